@@ -1,0 +1,138 @@
+#pragma once
+// The interface a backend implements. Plugins derive from these classes; the
+// op layer above has already validated shapes, dtypes and devices, so a backend
+// only computes. Every method that a backend does not support throws
+// ErrorCode::Unsupported, and supports() must say so beforehand.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "torsh/core/dtype.hpp"
+#include "torsh/core/error.hpp"
+#include "torsh/core/shape.hpp"
+#include "torsh/runtime/device_info.hpp"
+
+namespace torsh::rt {
+
+// Kernels index tensors of at most this many dimensions.
+inline constexpr std::size_t kMaxDims = 8;
+
+class BufferImpl {
+ public:
+  virtual ~BufferImpl() = default;
+  virtual std::size_t size() const = 0;
+  // Host address of the storage where the host can address it directly, else null.
+  virtual void* host_ptr() const { return nullptr; }
+};
+
+class EventImpl {
+ public:
+  virtual ~EventImpl() = default;
+  virtual void synchronize() = 0;
+  virtual bool query() = 0;
+  // Milliseconds from this event to `later`; both must have been recorded.
+  virtual double elapsed_ms(EventImpl& later) = 0;
+};
+
+class StreamImpl {
+ public:
+  virtual ~StreamImpl() = default;
+  virtual void synchronize() = 0;
+  virtual void record(EventImpl& e) = 0;
+  virtual void wait(EventImpl& e) = 0;
+};
+
+// A strided view handed to kernels. Offsets and strides count elements.
+struct TensorArg {
+  BufferImpl* buffer = nullptr;
+  DType dtype = DType::F32;
+  Shape shape;
+  Strides strides;
+  std::int64_t offset = 0;
+  std::int64_t numel() const { return shape.numel(); }
+};
+
+enum class OpKind { Copy, Binary, Matmul, Softmax };
+const char* op_kind_name(OpKind k);
+
+enum class BinaryOp { Add, Sub, Mul, Div, Maximum, Minimum };
+const char* binary_op_name(BinaryOp op);
+
+// out[i] = a[i] (op) b[i]; a and b are already broadcast to out.shape
+// (stride 0 on broadcast dims); all three share one dtype.
+struct BinaryArgs {
+  BinaryOp op;
+  TensorArg a, b, out;
+};
+
+// out = src with dtype conversion; shapes equal, strides arbitrary.
+struct CopyArgs {
+  TensorArg src, out;
+};
+
+// out[bi] = alpha * a[bi] @ b[bi] + beta * out[bi], all rank 3 (batch, rows, cols)
+// with arbitrary strides (transposes are strides; broadcast batches have stride 0).
+struct MatmulArgs {
+  TensorArg a, b, out;
+  float alpha = 1.0f, beta = 0.0f;
+};
+
+// Softmax over the middle axis of contiguous [outer, n, inner] tensors.
+struct SoftmaxArgs {
+  TensorArg x, out;
+  std::int64_t outer = 1, n = 1, inner = 1;
+  bool log = false;
+};
+
+class DeviceImpl {
+ public:
+  virtual ~DeviceImpl() = default;
+  virtual BackendType type() const = 0;
+  virtual const DeviceInfo& info() const = 0;
+  virtual Capabilities capabilities() const = 0;
+  virtual PerformanceHints hints() const = 0;
+
+  // Throws OutOfMemory when the device cannot satisfy the request.
+  virtual std::unique_ptr<BufferImpl> allocate(std::size_t bytes) = 0;
+  virtual std::unique_ptr<StreamImpl> create_stream() = 0;
+  virtual StreamImpl& default_stream() = 0;
+  virtual std::unique_ptr<EventImpl> create_event() = 0;
+  virtual void synchronize() = 0;
+
+  // Host -> device and device -> host. With blocking=false the host memory
+  // must stay valid until the stream has passed this point.
+  virtual void write(BufferImpl& dst, std::size_t offset, const void* src, std::size_t bytes,
+                     StreamImpl& s, bool blocking) = 0;
+  virtual void read(BufferImpl& src, std::size_t offset, void* dst, std::size_t bytes,
+                    StreamImpl& s, bool blocking) = 0;
+  // Device -> device within this device, stream-ordered.
+  virtual void copy(BufferImpl& src, std::size_t src_offset, BufferImpl& dst, std::size_t dst_offset,
+                    std::size_t bytes, StreamImpl& s) = 0;
+  // Repeats `pattern` (1, 2, 4 or 8 bytes) over [offset, offset + bytes).
+  virtual void fill(BufferImpl& dst, std::size_t offset, std::size_t bytes, const void* pattern,
+                    std::size_t pattern_size, StreamImpl& s) = 0;
+
+  // Ops. supports() is the capability query the dispatcher consults.
+  virtual bool supports(OpKind op, DType dtype) const = 0;
+  virtual void copy_strided(const CopyArgs& a, StreamImpl& s);
+  virtual void binary(const BinaryArgs& a, StreamImpl& s);
+  virtual void matmul(const MatmulArgs& a, StreamImpl& s);
+  virtual void softmax(const SoftmaxArgs& a, StreamImpl& s);
+
+ protected:
+  [[noreturn]] void unsupported(OpKind op, DType dtype) const;
+};
+
+// One per backend type: enumerates the devices of that backend.
+class Driver {
+ public:
+  virtual ~Driver() = default;
+  virtual BackendType type() const = 0;
+  virtual std::string version() const = 0;
+  virtual int device_count() const = 0;
+  // Devices live as long as the process; the same index returns the same object.
+  virtual std::shared_ptr<DeviceImpl> device(int index) = 0;
+};
+
+}  // namespace torsh::rt

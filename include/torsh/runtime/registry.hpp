@@ -1,0 +1,51 @@
+#pragma once
+// Which backends exist on this machine, why the others do not, and which one
+// auto-selection picks (with its reasons).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "torsh/core/device.hpp"
+#include "torsh/runtime/device_info.hpp"
+
+namespace torsh {
+
+struct BackendStatus {
+  BackendType type = BackendType::Cpu;
+  bool available = false;
+  std::string reason;   // why unavailable, or notes when available
+  std::string source;   // "built-in" or the plugin path
+  std::string version;  // driver / runtime version when loaded
+  std::vector<DeviceInfo> devices;
+};
+
+// Every concrete backend type, in auto-selection priority order.
+std::vector<BackendStatus> backend_statuses();
+
+struct SelectionReport {
+  Device chosen;
+  std::vector<std::string> reasons;  // one line per backend considered
+};
+// Explains auto-selection; with min_free_bytes > 0 only devices with that much free memory qualify.
+SelectionReport explain_selection(std::uint64_t min_free_bytes = 0);
+
+// The seed-002 style summary used by `torsh info`.
+std::string backend_summary();
+
+// Directories searched for plugins: TORSH_BACKEND_PATH entries, then the directory of libtorsh.
+std::vector<std::string> plugin_search_path();
+
+// Memory needed to run a decoder-only transformer for inference (seed 002).
+struct InferenceMemoryEstimate {
+  std::uint64_t weights_bytes = 0;
+  std::uint64_t kv_cache_bytes = 0;
+  std::uint64_t activation_bytes = 0;
+  std::uint64_t total_bytes = 0;
+  double total_gb() const { return static_cast<double>(total_bytes) / 1e9; }
+};
+InferenceMemoryEstimate estimate_inference_memory(std::uint64_t hidden, std::uint64_t intermediate,
+                                                  std::uint64_t layers, std::uint64_t vocab,
+                                                  std::uint64_t heads, std::uint64_t kv_heads,
+                                                  std::uint64_t max_seq, std::uint64_t bytes_per_param);
+
+}  // namespace torsh

@@ -1,0 +1,89 @@
+#include <algorithm>
+#include <cmath>
+
+#include "device.hpp"
+#include "strided.hpp"
+#include "thread_pool.hpp"
+#include "types.hpp"
+
+namespace torsh::cpu {
+namespace {
+
+template <rt::BinaryOp Op, class A>
+inline A apply(A x, A y) {
+  if constexpr (Op == rt::BinaryOp::Add) return x + y;
+  else if constexpr (Op == rt::BinaryOp::Sub) return x - y;
+  else if constexpr (Op == rt::BinaryOp::Mul) return x * y;
+  else if constexpr (Op == rt::BinaryOp::Div) return x / y;
+  // NaN propagates, as in torch.maximum / minimum.
+  else if constexpr (Op == rt::BinaryOp::Maximum) {
+    if constexpr (std::is_floating_point_v<A>) { if (std::isnan(x) || std::isnan(y)) return x + y; }
+    return x > y ? x : y;
+  } else {
+    if constexpr (std::is_floating_point_v<A>) { if (std::isnan(x) || std::isnan(y)) return x + y; }
+    return x < y ? x : y;
+  }
+}
+
+template <class T, rt::BinaryOp Op>
+void run(const rt::BinaryArgs& a) {
+  using A = typename Acc<T>::type;
+  const Layout<3> L(a.out.shape, {&a.a.strides, &a.b.strides, &a.out.strides});
+  const T* x = data_of<T>(a.a);
+  const T* y = data_of<T>(a.b);
+  T* z = data_of<T>(a.out);
+  const std::int64_t sx = L.inner_stride(0), sy = L.inner_stride(1), sz = L.inner_stride(2);
+  pool().parallel_for(a.out.numel(), 1 << 15, [&](std::int64_t b, std::int64_t e) {
+    for_each_run(L, b, e, [&](const std::array<std::int64_t, 3>& o, std::int64_t len) {
+      const T* px = x + o[0];
+      const T* py = y + o[1];
+      T* pz = z + o[2];
+      if (sx == 1 && sy == 1 && sz == 1) {
+        for (std::int64_t i = 0; i < len; ++i) pz[i] = from_acc<T>(apply<Op, A>(to_acc(px[i]), to_acc(py[i])));
+      } else {
+        for (std::int64_t i = 0; i < len; ++i)
+          pz[i * sz] = from_acc<T>(apply<Op, A>(to_acc(px[i * sx]), to_acc(py[i * sy])));
+      }
+    });
+  });
+}
+
+template <class T>
+void check_int_division(const rt::BinaryArgs& a) {
+  if constexpr (std::is_integral_v<T>) {
+    if (a.op != rt::BinaryOp::Div) return;
+    const Layout<1> L(a.b.shape, {&a.b.strides});
+    const T* y = data_of<T>(a.b);
+    bool zero = false;
+    for_each_run(L, 0, a.b.numel(), [&](const std::array<std::int64_t, 1>& o, std::int64_t len) {
+      for (std::int64_t i = 0; i < len; ++i) zero |= y[o[0] + i * L.inner_stride(0)] == 0;
+    });
+    if (zero)
+      throw Error(ErrorCode::InvalidArgument, "integer division by zero",
+                  {.op = "div", .dtypes = {std::string(dtype_name(a.out.dtype))}, .device = "cpu:0"},
+                  {"Cast to a floating dtype to get inf/NaN instead"});
+  }
+}
+
+}  // namespace
+
+void binary(const rt::BinaryArgs& a) {
+  visit_dtype(a.out.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, bool>) {
+      throw Error(ErrorCode::Unsupported, "binary arithmetic on bool", {.op = rt::binary_op_name(a.op)});
+    } else {
+      check_int_division<T>(a);
+      switch (a.op) {
+        case rt::BinaryOp::Add: return run<T, rt::BinaryOp::Add>(a);
+        case rt::BinaryOp::Sub: return run<T, rt::BinaryOp::Sub>(a);
+        case rt::BinaryOp::Mul: return run<T, rt::BinaryOp::Mul>(a);
+        case rt::BinaryOp::Div: return run<T, rt::BinaryOp::Div>(a);
+        case rt::BinaryOp::Maximum: return run<T, rt::BinaryOp::Maximum>(a);
+        case rt::BinaryOp::Minimum: return run<T, rt::BinaryOp::Minimum>(a);
+      }
+    }
+  });
+}
+
+}  // namespace torsh::cpu

@@ -1,0 +1,31 @@
+#include <cstring>
+
+#include "device.hpp"
+#include "strided.hpp"
+#include "thread_pool.hpp"
+#include "types.hpp"
+
+namespace torsh::cpu {
+
+void copy_strided(const rt::CopyArgs& a) {
+  const Layout<2> L(a.src.shape, {&a.src.strides, &a.out.strides});
+  const std::int64_t n = a.src.numel();
+  const std::size_t ss = dtype_size(a.src.dtype), ds = dtype_size(a.out.dtype);
+  const char* src = static_cast<const char*>(a.src.buffer->host_ptr()) + a.src.offset * static_cast<std::int64_t>(ss);
+  char* dst = static_cast<char*>(a.out.buffer->host_ptr()) + a.out.offset * static_cast<std::int64_t>(ds);
+  const bool unit = L.inner_stride(0) == 1 && L.inner_stride(1) == 1;
+  pool().parallel_for(n, 1 << 16, [&](std::int64_t b, std::int64_t e) {
+    for_each_run(L, b, e, [&](const std::array<std::int64_t, 2>& off, std::int64_t len) {
+      if (unit) {
+        convert(src + off[0] * static_cast<std::int64_t>(ss), a.src.dtype, dst + off[1] * static_cast<std::int64_t>(ds),
+                a.out.dtype, static_cast<std::size_t>(len));
+        return;
+      }
+      for (std::int64_t i = 0; i < len; ++i)
+        convert(src + (off[0] + i * L.inner_stride(0)) * static_cast<std::int64_t>(ss), a.src.dtype,
+                dst + (off[1] + i * L.inner_stride(1)) * static_cast<std::int64_t>(ds), a.out.dtype, 1);
+    });
+  });
+}
+
+}  // namespace torsh::cpu

@@ -1,0 +1,111 @@
+#include "device.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "../../runtime/registry_internal.hpp"
+#include "cpu_info.hpp"
+#include "thread_pool.hpp"
+
+namespace torsh::cpu {
+
+namespace {
+constexpr std::size_t kAlign = 64;
+}
+
+CpuBuffer::CpuBuffer(std::size_t bytes) : size_(bytes) {
+  const std::size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
+  data_ = std::aligned_alloc(kAlign, rounded);
+  if (!data_)
+    throw Error(ErrorCode::OutOfMemory, "host allocation of " + std::to_string(bytes) + " bytes failed",
+                {.op = "allocate", .device = "cpu:0"});
+}
+
+CpuBuffer::~CpuBuffer() { std::free(data_); }
+
+void CpuStream::record(rt::EventImpl& e) { static_cast<CpuEvent&>(e).when = std::chrono::steady_clock::now(); }
+
+double CpuEvent::elapsed_ms(rt::EventImpl& later) {
+  return std::chrono::duration<double, std::milli>(static_cast<CpuEvent&>(later).when - when).count();
+}
+
+CpuDevice::CpuDevice() : info_(query_host_cpu()) {}
+
+Capabilities CpuDevice::capabilities() const {
+  Capabilities c;
+  c.f16 = c.bf16 = c.f64 = true;
+  c.async_copy = false;
+  c.event_timing = true;
+  c.unified_memory = true;
+  c.max_allocation = info_.total_memory;
+  return c;
+}
+
+PerformanceHints CpuDevice::hints() const {
+  PerformanceHints h;
+  h.alignment = kAlign;
+  h.threads = pool().size();
+  h.min_parallel_elements = 1 << 15;
+  return h;
+}
+
+std::unique_ptr<rt::BufferImpl> CpuDevice::allocate(std::size_t bytes) { return std::make_unique<CpuBuffer>(bytes); }
+
+void CpuDevice::write(rt::BufferImpl& dst, std::size_t off, const void* src, std::size_t n, rt::StreamImpl&, bool) {
+  std::memcpy(static_cast<char*>(dst.host_ptr()) + off, src, n);
+}
+
+void CpuDevice::read(rt::BufferImpl& src, std::size_t off, void* dst, std::size_t n, rt::StreamImpl&, bool) {
+  std::memcpy(dst, static_cast<const char*>(src.host_ptr()) + off, n);
+}
+
+void CpuDevice::copy(rt::BufferImpl& src, std::size_t soff, rt::BufferImpl& dst, std::size_t doff, std::size_t n,
+                     rt::StreamImpl&) {
+  std::memmove(static_cast<char*>(dst.host_ptr()) + doff, static_cast<const char*>(src.host_ptr()) + soff, n);
+}
+
+void CpuDevice::fill(rt::BufferImpl& dst, std::size_t off, std::size_t n, const void* pattern, std::size_t psize,
+                     rt::StreamImpl&) {
+  char* p = static_cast<char*>(dst.host_ptr()) + off;
+  if (psize == 1) {
+    std::memset(p, *static_cast<const unsigned char*>(pattern), n);
+    return;
+  }
+  for (std::size_t i = 0; i < n; i += psize) std::memcpy(p + i, pattern, psize);
+}
+
+bool CpuDevice::supports(rt::OpKind op, DType dtype) const {
+  switch (op) {
+    case rt::OpKind::Copy: return true;
+    case rt::OpKind::Binary: return dtype != DType::Bool;
+    case rt::OpKind::Matmul:
+    case rt::OpKind::Softmax: return is_floating(dtype);
+  }
+  return false;
+}
+
+void CpuDevice::copy_strided(const rt::CopyArgs& a, rt::StreamImpl&) { cpu::copy_strided(a); }
+void CpuDevice::binary(const rt::BinaryArgs& a, rt::StreamImpl&) { cpu::binary(a); }
+void CpuDevice::matmul(const rt::MatmulArgs& a, rt::StreamImpl&) { cpu::matmul(a); }
+void CpuDevice::softmax(const rt::SoftmaxArgs& a, rt::StreamImpl&) { cpu::softmax(a); }
+
+namespace {
+class CpuDriver final : public rt::Driver {
+ public:
+  BackendType type() const override { return BackendType::Cpu; }
+  std::string version() const override { return "built-in, " + std::to_string(pool().size()) + " threads"; }
+  int device_count() const override { return 1; }
+  std::shared_ptr<rt::DeviceImpl> device(int) override { return dev_; }
+
+ private:
+  std::shared_ptr<CpuDevice> dev_ = std::make_shared<CpuDevice>();
+};
+}  // namespace
+
+}  // namespace torsh::cpu
+
+namespace torsh::rt {
+std::shared_ptr<Driver> make_cpu_driver() { return std::make_shared<cpu::CpuDriver>(); }
+void cpu_set_num_threads(DeviceImpl&, int threads) { cpu::set_pool_threads(threads); }
+}  // namespace torsh::rt

@@ -1,0 +1,77 @@
+#include "torsh/core/error.hpp"
+
+#include <sstream>
+
+namespace torsh {
+
+std::string_view error_code_name(ErrorCode c) {
+  switch (c) {
+    case ErrorCode::InvalidArgument: return "InvalidArgument";
+    case ErrorCode::ShapeMismatch: return "ShapeMismatch";
+    case ErrorCode::DTypeMismatch: return "DTypeMismatch";
+    case ErrorCode::DeviceMismatch: return "DeviceMismatch";
+    case ErrorCode::OutOfRange: return "OutOfRange";
+    case ErrorCode::OutOfMemory: return "OutOfMemory";
+    case ErrorCode::BackendUnavailable: return "BackendUnavailable";
+    case ErrorCode::Unsupported: return "Unsupported";
+    case ErrorCode::InvalidState: return "InvalidState";
+    case ErrorCode::KernelCompile: return "KernelCompile";
+    case ErrorCode::DeviceError: return "DeviceError";
+    case ErrorCode::Internal: return "Internal";
+  }
+  return "?";
+}
+
+std::vector<std::string> default_suggestions(ErrorCode c) {
+  switch (c) {
+    case ErrorCode::OutOfMemory:
+      return {"Reduce batch size or tensor dimensions", "Free unused buffers or empty the cache",
+              "Check the device's free memory with `torsh info`"};
+    case ErrorCode::BackendUnavailable:
+      return {"Run `torsh info` to see why the backend is unavailable",
+              "Check that the driver / ICD and the backend plugin are installed",
+              "Try a different backend, or BackendType::Auto"};
+    case ErrorCode::ShapeMismatch:
+      return {"Check the operand shapes; broadcasting follows NumPy rules"};
+    case ErrorCode::DTypeMismatch:
+      return {"Cast the operands to a common dtype first"};
+    case ErrorCode::DeviceMismatch:
+      return {"Copy the tensors to one device before the op (Tensor::to)"};
+    case ErrorCode::InvalidState:
+      return {"Do not use a buffer, stream or event after it was freed or destroyed"};
+    case ErrorCode::KernelCompile:
+      return {"Read the build log above; report it with `torsh info` output"};
+    case ErrorCode::Unsupported:
+      return {"Use a backend whose capabilities list this op or dtype, or the CPU backend"};
+    default: return {};
+  }
+}
+
+namespace {
+std::string format(ErrorCode code, const std::string& msg, const ErrorContext& ctx,
+                   const std::vector<std::string>& sugg) {
+  std::ostringstream os;
+  os << error_code_name(code);
+  if (!ctx.op.empty()) os << " in " << ctx.op;
+  os << ": " << msg;
+  auto join = [&](const char* label, const std::vector<std::string>& v) {
+    if (v.empty()) return;
+    os << "\n  " << label << ": ";
+    for (std::size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
+  };
+  join("shapes", ctx.shapes);
+  join("dtypes", ctx.dtypes);
+  if (!ctx.device.empty()) os << "\n  device: " << ctx.device;
+  for (const auto& s : sugg) os << "\n  suggestion: " << s;
+  return os.str();
+}
+}  // namespace
+
+Error::Error(ErrorCode code, std::string message, ErrorContext ctx, std::vector<std::string> suggestions)
+    : std::runtime_error(""), code_(code), message_(std::move(message)), ctx_(std::move(ctx)),
+      suggestions_(std::move(suggestions)) {
+  for (auto& s : default_suggestions(code_)) suggestions_.push_back(std::move(s));
+  static_cast<std::runtime_error&>(*this) = std::runtime_error(format(code_, message_, ctx_, suggestions_));
+}
+
+}  // namespace torsh

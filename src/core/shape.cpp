@@ -1,0 +1,68 @@
+#include "torsh/core/shape.hpp"
+
+#include <sstream>
+
+#include "torsh/core/error.hpp"
+
+namespace torsh {
+
+Shape::Shape(std::initializer_list<std::int64_t> dims) : Shape(std::vector<std::int64_t>(dims)) {}
+
+Shape::Shape(std::vector<std::int64_t> dims) : dims_(std::move(dims)) {
+  for (auto d : dims_)
+    if (d < 0)
+      throw Error(ErrorCode::InvalidArgument, "shape " + to_string() + " has a negative dimension",
+                  {}, {"Use sizes >= 0; a size of 0 makes an empty tensor"});
+}
+
+std::int64_t Shape::dim(std::int64_t axis, const char* op) const {
+  return dims_[normalize_axis(axis, dims_.size(), op)];
+}
+
+std::int64_t Shape::numel() const {
+  std::int64_t n = 1;
+  for (auto d : dims_) n *= d;
+  return n;
+}
+
+std::string Shape::to_string() const {
+  std::ostringstream os;
+  os << '[';
+  for (std::size_t i = 0; i < dims_.size(); ++i) os << (i ? ", " : "") << dims_[i];
+  os << ']';
+  return os.str();
+}
+
+Strides contiguous_strides(const Shape& s) {
+  Strides st(s.ndim());
+  std::int64_t acc = 1;
+  for (std::size_t i = s.ndim(); i-- > 0;) {
+    st[i] = acc;
+    acc *= s[i] > 0 ? s[i] : 1;
+  }
+  return st;
+}
+
+bool is_contiguous(const Shape& s, const Strides& st) {
+  std::int64_t acc = 1;
+  for (std::size_t i = s.ndim(); i-- > 0;) {
+    if (s[i] != 1 && st[i] != acc) return false;
+    acc *= s[i];
+  }
+  return true;
+}
+
+std::string strides_to_string(const Strides& st) { return Shape(std::vector<std::int64_t>(st.begin(), st.end())).to_string(); }
+
+std::size_t normalize_axis(std::int64_t axis, std::size_t ndim, const char* op) {
+  const auto n = static_cast<std::int64_t>(ndim);
+  const std::int64_t a = axis < 0 ? axis + n : axis;
+  if (a < 0 || a >= n)
+    throw Error(ErrorCode::OutOfRange,
+                "axis " + std::to_string(axis) + " is out of range for a tensor with " +
+                    std::to_string(ndim) + " dimension(s)",
+                {.op = op}, {"Use an axis in [-" + std::to_string(n) + ", " + std::to_string(n) + ")"});
+  return static_cast<std::size_t>(a);
+}
+
+}  // namespace torsh

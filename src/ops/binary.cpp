@@ -1,0 +1,70 @@
+#include <algorithm>
+
+#include "dispatch.hpp"
+
+namespace torsh::ops {
+
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
+  const std::size_t n = std::max(a.ndim(), b.ndim());
+  std::vector<std::int64_t> out(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int64_t da = i < n - a.ndim() ? 1 : a[i - (n - a.ndim())];
+    const std::int64_t db = i < n - b.ndim() ? 1 : b[i - (n - b.ndim())];
+    if (da != db && da != 1 && db != 1)
+      throw Error(ErrorCode::ShapeMismatch,
+                  "shapes " + a.to_string() + " and " + b.to_string() + " do not broadcast (dimension " +
+                      std::to_string(i) + ": " + std::to_string(da) + " vs " + std::to_string(db) + ")",
+                  {.op = op, .shapes = {a.to_string(), b.to_string()}},
+                  {"Each trailing dimension pair must be equal or one of them 1"});
+    out[i] = da == 1 ? db : da;
+  }
+  return Shape(out);
+}
+
+namespace {
+bool overlaps_partially(const Tensor& x, const Tensor& out) {
+  if (x.buffer().impl().host_ptr() != out.buffer().impl().host_ptr() || &x.buffer().impl() != &out.buffer().impl())
+    return false;
+  const bool same_view = x.offset() == out.offset() && x.shape() == out.shape() && x.strides() == out.strides();
+  return !same_view;
+}
+}  // namespace
+
+void binary_out(rt::BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
+  const char* name = rt::binary_op_name(op);
+  detail::check_same_device(name, {a, b, out});
+  detail::check_same_dtype(name, {a, b, out});
+  if (a.dtype() == DType::Bool)
+    throw Error(ErrorCode::DTypeMismatch, "arithmetic on bool tensors", detail::context(name, {a, b}),
+                {"Cast to an integer or float dtype first"});
+  const Shape s = broadcast_shapes(a.shape(), b.shape(), name);
+  if (out.shape() != s)
+    throw Error(ErrorCode::ShapeMismatch, "output shape " + out.shape().to_string() + " != broadcast shape " + s.to_string(),
+                detail::context(name, {a, b, out}));
+  if (overlaps_partially(a, out) || overlaps_partially(b, out))
+    throw Error(ErrorCode::InvalidArgument, "output overlaps an input without being the same view",
+                detail::context(name, {a, b, out}), {"Write to a fresh tensor, or exactly in place"});
+  if (s.numel() == 0) return;
+  const Tensor ab = a.broadcast_to(s), bb = b.broadcast_to(s);
+  detail::launch(rt::OpKind::Binary, a.dtype(), {ab, bb}, {out}, [op](auto& dev, auto& st, auto& in, auto& o) {
+    dev.binary({op, in[0], in[1], o[0]}, st);
+  });
+}
+
+Tensor binary(rt::BinaryOp op, const Tensor& a, const Tensor& b) {
+  const char* name = rt::binary_op_name(op);
+  detail::check_same_device(name, {a, b});
+  detail::check_same_dtype(name, {a, b});
+  Tensor out = a.backend().empty(broadcast_shapes(a.shape(), b.shape(), name), a.dtype());
+  binary_out(op, a, b, out);
+  return out;
+}
+
+Tensor add(const Tensor& a, const Tensor& b) { return binary(rt::BinaryOp::Add, a, b); }
+Tensor sub(const Tensor& a, const Tensor& b) { return binary(rt::BinaryOp::Sub, a, b); }
+Tensor mul(const Tensor& a, const Tensor& b) { return binary(rt::BinaryOp::Mul, a, b); }
+Tensor div(const Tensor& a, const Tensor& b) { return binary(rt::BinaryOp::Div, a, b); }
+Tensor maximum(const Tensor& a, const Tensor& b) { return binary(rt::BinaryOp::Maximum, a, b); }
+Tensor minimum(const Tensor& a, const Tensor& b) { return binary(rt::BinaryOp::Minimum, a, b); }
+
+}  // namespace torsh::ops

@@ -1,0 +1,24 @@
+#include "dispatch.hpp"
+
+namespace torsh::ops {
+
+void copy_into(const Tensor& x, Tensor& out) {
+  detail::check_same_device("copy", {x, out});
+  if (x.shape() != out.shape())
+    throw Error(ErrorCode::ShapeMismatch, "copy needs equal shapes", detail::context("copy", {x, out}));
+  if (x.numel() == 0) return;
+  detail::launch(rt::OpKind::Copy, x.dtype(), {x}, {out}, [](auto& dev, auto& st, auto& in, auto& o) {
+    dev.copy_strided({in[0], o[0]}, st);
+  });
+}
+
+Tensor cast(const Tensor& x, DType dtype) {
+  detail::check_same_device("cast", {x});
+  Tensor out = x.backend().empty(x.shape(), dtype);
+  copy_into(x, out);
+  return out;
+}
+
+Tensor contiguous(const Tensor& x) { return cast(x, x.dtype()); }
+
+}  // namespace torsh::ops

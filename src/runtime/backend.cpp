@@ -1,0 +1,432 @@
+// Handle classes: Backend, Buffer, Stream, Event, and the builder's validation.
+#include "torsh/runtime/backend.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <vector>
+
+#include "registry_internal.hpp"
+#include "torsh/runtime/tensor.hpp"
+
+namespace torsh {
+namespace detail {
+
+namespace {
+std::string fmt_bytes(std::size_t b) {
+  char buf[64];
+  if (b >= (1ull << 30)) std::snprintf(buf, sizeof buf, "%zu bytes (%.2f GiB)", b, b / double(1ull << 30));
+  else if (b >= (1ull << 20)) std::snprintf(buf, sizeof buf, "%zu bytes (%.2f MiB)", b, b / double(1ull << 20));
+  else std::snprintf(buf, sizeof buf, "%zu bytes", b);
+  return buf;
+}
+}  // namespace
+
+BufferState::~BufferState() { release(); }
+
+void BufferState::release() {
+  if (!impl) return;
+  impl.reset();
+  std::lock_guard lk(backend->mem->mu);
+  backend->mem->stats.live_buffers--;
+  backend->mem->stats.live_bytes -= size;
+}
+
+Buffer allocate_buffer(const std::shared_ptr<BackendState>& b, std::size_t bytes) {
+  const DeviceInfo& info = b->dev->info();
+  const ErrorContext ctx{.op = "allocate", .device = b->device.to_string()};
+  if (info.total_memory && bytes > info.total_memory)
+    throw Error(ErrorCode::OutOfMemory,
+                "requested " + fmt_bytes(bytes) + " but the device has " + fmt_bytes(info.total_memory) + " in total",
+                ctx, {"Check the size computation; this can never fit on " + info.name});
+  {
+    std::lock_guard lk(b->mem->mu);
+    if (b->mem->limit && b->mem->stats.live_bytes + bytes > b->mem->limit)
+      throw Error(ErrorCode::OutOfMemory,
+                  "requested " + fmt_bytes(bytes) + " with " + fmt_bytes(b->mem->stats.live_bytes) +
+                      " live exceeds the backend's memory_pool_size of " + fmt_bytes(b->mem->limit),
+                  ctx, {"Raise memory_pool_size in the BackendBuilder or free buffers"});
+  }
+  auto st = std::make_shared<BufferState>();
+  st->backend = b;
+  // Empty tensors still get a distinct (1-byte) allocation so every buffer has an identity.
+  st->impl = b->dev->allocate(std::max<std::size_t>(bytes, 1));
+  st->size = bytes;
+  {
+    std::lock_guard lk(b->mem->mu);
+    auto& s = b->mem->stats;
+    s.live_buffers++;
+    s.live_bytes += bytes;
+    s.total_allocations++;
+    s.peak_bytes = std::max(s.peak_bytes, s.live_bytes);
+  }
+  Buffer out;
+  Access::state(out) = std::move(st);
+  return out;
+}
+
+std::shared_ptr<BackendState> backend_state(const Backend& b) { return Access::state(b); }
+std::shared_ptr<BackendState> buffer_backend(const Buffer& b) {
+  if (!Access::state(b)) throw Error(ErrorCode::InvalidState, "empty buffer handle");
+  return Access::state(b)->backend;
+}
+Backend backend_from_state(std::shared_ptr<BackendState> s) {
+  Backend b;
+  Access::state(b) = std::move(s);
+  return b;
+}
+
+}  // namespace detail
+
+// ---------------------------------------------------------------- Buffer
+
+namespace {
+[[noreturn]] void freed_error(const char* what, const detail::BufferState& s) {
+  throw Error(ErrorCode::InvalidState, std::string("buffer of ") + std::to_string(s.size) + " bytes " + what,
+              {.op = "buffer", .device = s.backend->device.to_string()});
+}
+
+void check_range(const char* op, std::size_t off, std::size_t bytes, std::size_t size, const Device& d) {
+  if (off > size || bytes > size - off)
+    throw Error(ErrorCode::OutOfRange,
+                "range [" + std::to_string(off) + ", " + std::to_string(off + bytes) + ") exceeds the buffer's " +
+                    std::to_string(size) + " bytes",
+                {.op = op, .device = d.to_string()}, {"Check the copy size and offset against Buffer::size()"});
+}
+}  // namespace
+
+std::size_t Buffer::size() const { return s_ ? s_->size : 0; }
+Device Buffer::device() const { return s_ ? s_->backend->device : Device{}; }
+bool Buffer::valid() const { return s_ && !s_->freed; }
+
+rt::BufferImpl& Buffer::impl() const {
+  if (!s_) throw Error(ErrorCode::InvalidState, "use of an empty buffer handle", {.op = "buffer"});
+  if (s_->freed) freed_error("used after free()", *s_);
+  return *s_->impl;
+}
+
+void Buffer::free() {
+  if (!s_) throw Error(ErrorCode::InvalidState, "free() of an empty buffer handle", {.op = "buffer.free"});
+  std::lock_guard lk(s_->mu);
+  if (s_->freed) freed_error("freed twice", *s_);
+  s_->freed = true;
+  s_->backend->dev->synchronize();  // pending work may still read it
+  s_->release();
+}
+
+void Buffer::copy_from_host(const void* src, std::size_t bytes, std::size_t offset) {
+  auto& im = impl();
+  check_range("copy_from_host", offset, bytes, s_->size, device());
+  if (!bytes) return;
+  auto& dev = *s_->backend->dev;
+  dev.write(im, offset, src, bytes, dev.default_stream(), true);
+}
+
+void Buffer::copy_to_host(void* dst, std::size_t bytes, std::size_t offset) const {
+  auto& im = impl();
+  check_range("copy_to_host", offset, bytes, s_->size, device());
+  if (!bytes) return;
+  auto& dev = *s_->backend->dev;
+  dev.read(im, offset, dst, bytes, dev.default_stream(), true);
+}
+
+void Buffer::copy_from_host_async(const void* src, std::size_t bytes, Stream& s, std::size_t offset) {
+  auto& im = impl();
+  check_range("copy_from_host_async", offset, bytes, s_->size, device());
+  if (s.device() != device())
+    throw Error(ErrorCode::DeviceMismatch, "stream on " + s.device().to_string() + " used for a buffer on " +
+                device().to_string(), {.op = "copy_from_host_async", .device = device().to_string()});
+  if (bytes) s_->backend->dev->write(im, offset, src, bytes, s.impl(), false);
+}
+
+void Buffer::copy_to_host_async(void* dst, std::size_t bytes, Stream& s, std::size_t offset) const {
+  auto& im = impl();
+  check_range("copy_to_host_async", offset, bytes, s_->size, device());
+  if (s.device() != device())
+    throw Error(ErrorCode::DeviceMismatch, "stream on " + s.device().to_string() + " used for a buffer on " +
+                device().to_string(), {.op = "copy_to_host_async", .device = device().to_string()});
+  if (bytes) s_->backend->dev->read(im, offset, dst, bytes, s.impl(), false);
+}
+
+void Buffer::copy_from(const Buffer& src, std::size_t bytes, std::size_t src_offset, std::size_t dst_offset) {
+  auto& dst_im = impl();
+  auto& src_im = src.impl();
+  check_range("copy_from (source)", src_offset, bytes, src.size(), src.device());
+  check_range("copy_from (destination)", dst_offset, bytes, size(), device());
+  if (!bytes) return;
+  if (src.s_->backend->dev == s_->backend->dev) {
+    auto& dev = *s_->backend->dev;
+    dev.copy(src_im, src_offset, dst_im, dst_offset, bytes, dev.default_stream());
+    return;
+  }
+  // Across devices: stage through the host unless one side is host memory already.
+  if (void* p = src_im.host_ptr()) {
+    copy_from_host(static_cast<char*>(p) + src_offset, bytes, dst_offset);
+  } else if (void* q = dst_im.host_ptr()) {
+    src.copy_to_host(static_cast<char*>(q) + dst_offset, bytes, src_offset);
+  } else {
+    std::vector<unsigned char> staging(bytes);
+    src.copy_to_host(staging.data(), bytes, src_offset);
+    copy_from_host(staging.data(), bytes, dst_offset);
+  }
+}
+
+void Buffer::fill_bytes(unsigned char value) { fill_pattern(&value, 1, 0, size()); }
+
+void Buffer::fill_pattern(const void* pattern, std::size_t pattern_size, std::size_t offset, std::size_t bytes) {
+  auto& im = impl();
+  if (pattern_size != 1 && pattern_size != 2 && pattern_size != 4 && pattern_size != 8)
+    throw Error(ErrorCode::InvalidArgument, "fill pattern of " + std::to_string(pattern_size) + " bytes",
+                {.op = "fill", .device = device().to_string()}, {"Use a pattern of 1, 2, 4 or 8 bytes"});
+  check_range("fill", offset, bytes, size(), device());
+  if (bytes % pattern_size)
+    throw Error(ErrorCode::InvalidArgument, "fill size is not a multiple of the pattern size",
+                {.op = "fill", .device = device().to_string()});
+  if (!bytes) return;
+  auto& dev = *s_->backend->dev;
+  dev.fill(im, offset, bytes, pattern, pattern_size, dev.default_stream());
+}
+
+// ---------------------------------------------------------------- Stream / Event
+
+void Stream::synchronize() { impl().synchronize(); }
+void Stream::record(Event& e) {
+  if (e.device() != device())
+    throw Error(ErrorCode::DeviceMismatch, "event of " + e.device().to_string() + " recorded on a stream of " +
+                device().to_string(), {.op = "stream.record"});
+  impl().record(e.impl());
+  e.s_->recorded = true;
+}
+void Stream::wait(const Event& e) {
+  if (e.device() != device())
+    throw Error(ErrorCode::DeviceMismatch, "stream of " + device().to_string() + " waits on an event of " +
+                e.device().to_string(), {.op = "stream.wait"}, {"Synchronize the event on the host instead"});
+  impl().wait(e.impl());
+}
+Device Stream::device() const { return s_ ? s_->device : Device{}; }
+rt::StreamImpl& Stream::impl() const {
+  if (!s_) throw Error(ErrorCode::InvalidState, "use of an empty stream handle", {.op = "stream"});
+  return *s_->impl;
+}
+
+void Event::synchronize() { impl().synchronize(); }
+bool Event::query() { return impl().query(); }
+double Event::elapsed_ms(const Event& later) const {
+  if (!s_->recorded || !later.s_ || !later.s_->recorded)
+    throw Error(ErrorCode::InvalidState, "elapsed_ms needs both events recorded on a stream",
+                {.op = "event.elapsed_ms", .device = device().to_string()});
+  return s_->impl->elapsed_ms(*later.s_->impl);
+}
+rt::EventImpl& Event::impl() const {
+  if (!s_) throw Error(ErrorCode::InvalidState, "use of an empty event handle", {.op = "event"});
+  return *s_->impl;
+}
+Device Event::device() const { return s_ ? s_->device : Device{}; }
+
+// ---------------------------------------------------------------- Backend
+
+BackendType Backend::type() const { return s_->device.type; }
+Device Backend::device() const { return s_->device; }
+std::string Backend::name() const {
+  return std::string(backend_name(type())) + ":" + std::to_string(s_->device.index) + " (" + info().name + ")";
+}
+const DeviceInfo& Backend::info() const { return s_->dev->info(); }
+Capabilities Backend::capabilities() const { return s_->dev->capabilities(); }
+PerformanceHints Backend::hints() const { return s_->dev->hints(); }
+const BackendConfig& Backend::config() const { return s_->cfg; }
+bool Backend::supports(rt::OpKind op, DType dtype) const { return s_->dev->supports(op, dtype); }
+rt::DeviceImpl& Backend::impl() const { return *s_->dev; }
+
+Buffer Backend::allocate(std::size_t bytes) {
+  if (bytes == 0)
+    throw Error(ErrorCode::InvalidArgument, "allocation of 0 bytes", {.op = "allocate", .device = device().to_string()},
+                {"Allocate at least one byte; empty tensors do not need a raw buffer"});
+  return detail::allocate_buffer(s_, bytes);
+}
+
+Stream Backend::default_stream() const {
+  Stream s;
+  s.s_ = std::make_shared<detail::StreamState>();
+  s.s_->dev = s_->dev;
+  s.s_->device = s_->device;
+  s.s_->impl = &s_->dev->default_stream();
+  return s;
+}
+
+Stream Backend::create_stream() {
+  Stream s;
+  s.s_ = std::make_shared<detail::StreamState>();
+  s.s_->dev = s_->dev;
+  s.s_->device = s_->device;
+  s.s_->owned = s_->dev->create_stream();
+  s.s_->impl = s.s_->owned.get();
+  return s;
+}
+
+Event Backend::create_event() {
+  Event e;
+  e.s_ = std::make_shared<detail::EventState>();
+  e.s_->dev = s_->dev;
+  e.s_->device = s_->device;
+  e.s_->impl = s_->dev->create_event();
+  return e;
+}
+
+void Backend::synchronize() { s_->dev->synchronize(); }
+
+MemoryStats Backend::memory_stats() const {
+  std::lock_guard lk(s_->mem->mu);
+  return s_->mem->stats;
+}
+
+namespace {
+std::size_t checked_nbytes(const Shape& shape, DType dtype, const Device& d) {
+  std::size_t n = dtype_size(dtype);
+  for (auto dim : shape.dims()) {
+    if (dim != 0 && n > SIZE_MAX / static_cast<std::size_t>(dim))
+      throw Error(ErrorCode::InvalidArgument, "tensor size overflows: " + shape.to_string() + " of " +
+                  std::string(dtype_name(dtype)), {.op = "empty", .shapes = {shape.to_string()},
+                  .dtypes = {std::string(dtype_name(dtype))}, .device = d.to_string()});
+    n *= static_cast<std::size_t>(dim);
+  }
+  return n;
+}
+}  // namespace
+
+Tensor Backend::empty(const Shape& shape, DType dtype) {
+  auto buf = detail::allocate_buffer(s_, checked_nbytes(shape, dtype, device()));
+  return Tensor(std::move(buf), dtype, shape, contiguous_strides(shape), 0);
+}
+
+Tensor Backend::zeros(const Shape& shape, DType dtype) {
+  Tensor t = empty(shape, dtype);
+  if (t.nbytes()) t.buffer().impl();  // validity
+  if (t.nbytes()) const_cast<Buffer&>(t.buffer()).fill_bytes(0);
+  return t;
+}
+
+Tensor Backend::from_host(const void* data, const Shape& shape, DType dtype) {
+  Tensor t = empty(shape, dtype);
+  t.copy_from_host(data, t.nbytes());
+  return t;
+}
+
+// ---------------------------------------------------------------- creation
+
+namespace {
+std::map<const rt::DeviceImpl*, std::shared_ptr<detail::BackendState>>& default_states() {
+  static std::map<const rt::DeviceImpl*, std::shared_ptr<detail::BackendState>> m;
+  return m;
+}
+std::mutex& default_states_mu() {
+  static std::mutex m;
+  return m;
+}
+
+std::shared_ptr<rt::DeviceImpl> open_device(BackendType type, int index) {
+  auto& e = rt::Registry::get().entry(type);
+  if (!e.driver)
+    throw Error(ErrorCode::BackendUnavailable,
+                std::string(backend_name(type)) + " backend is not available: " + e.status.reason,
+                {.op = "create", .device = Device{type, index}.to_string()});
+  const int n = e.driver->device_count();
+  if (index < 0 || index >= n)
+    throw Error(ErrorCode::OutOfRange,
+                "device index " + std::to_string(index) + " is out of range: " + std::string(backend_name(type)) +
+                    " has " + std::to_string(n) + " device(s)",
+                {.op = "create", .device = Device{type, index}.to_string()},
+                {"Use an index in [0, " + std::to_string(n) + "); `torsh info` lists the devices"});
+  return e.driver->device(index);
+}
+}  // namespace
+
+std::vector<BackendType> Backend::available() {
+  std::vector<BackendType> out;
+  for (auto& e : rt::Registry::get().entries())
+    if (e.status.available) out.push_back(e.status.type);
+  return out;
+}
+
+Backend Backend::create(BackendType type, int device) {
+  if (type == BackendType::Auto) {
+    if (device != 0)
+      throw Error(ErrorCode::InvalidArgument, "a device index needs an explicit backend type",
+                  {.op = "create"}, {"Name the backend, e.g. Backend::create(BackendType::OpenCl, 1)"});
+    return auto_select();
+  }
+  auto dev = open_device(type, device);
+  std::lock_guard lk(default_states_mu());
+  auto& st = default_states()[dev.get()];
+  if (!st) {
+    st = std::make_shared<detail::BackendState>();
+    st->dev = dev;
+    st->device = Device{type, device};
+    st->cfg.type = type;
+    st->cfg.device_id = device;
+  }
+  return detail::backend_from_state(st);
+}
+
+Backend Backend::auto_select() {
+  auto r = explain_selection(0);
+  return create(r.chosen.type, r.chosen.index);
+}
+
+Backend Backend::with_free_memory(std::size_t bytes, BackendType preference) {
+  if (preference != BackendType::Auto) {
+    auto& e = rt::Registry::get().entry(preference);
+    for (auto& d : e.status.devices) {
+      const std::uint64_t free = d.free_memory.value_or(d.total_memory);
+      if (free >= bytes) return create(preference, d.index);
+    }
+    throw Error(ErrorCode::OutOfMemory,
+                "no " + std::string(backend_name(preference)) + " device has " + std::to_string(bytes) + " bytes free",
+                {.op = "with_free_memory"}, {"Use BackendType::Auto to consider every backend"});
+  }
+  auto r = explain_selection(bytes);
+  return create(r.chosen.type, r.chosen.index);
+}
+
+BackendBuilder Backend::builder() { return BackendBuilder(); }
+
+Backend BackendBuilder::build() const {
+  BackendConfig c = cfg_;
+  auto bad = [&](const std::string& msg, const std::string& fix) {
+    throw Error(ErrorCode::InvalidArgument, msg, {.op = "BackendBuilder::build"}, {fix});
+  };
+  if (c.device_id < 0) bad("device_id " + std::to_string(c.device_id) + " is negative", "Use a device index >= 0");
+  if (c.num_threads < 0) bad("num_threads " + std::to_string(c.num_threads) + " is negative", "Use 0 (one per core) or a positive count");
+  BackendType t = c.type;
+  if (t == BackendType::Auto) {
+    if (c.device_id != 0) bad("device_id needs an explicit backend type", "Set backend_type() as well");
+    t = explain_selection(0).chosen.type;
+  }
+  const bool gpu_vendor = t == BackendType::Cuda || t == BackendType::Rocm;
+  if (c.enable_tensor_cores && !gpu_vendor)
+    bad("enable_tensor_cores applies to CUDA and ROCm, not " + std::string(backend_name(t)),
+        "Drop enable_tensor_cores or choose BackendType::Cuda / Rocm");
+  if (c.enable_cudnn && t != BackendType::Cuda)
+    bad("enable_cudnn applies to CUDA only, not " + std::string(backend_name(t)), "Drop enable_cudnn or choose BackendType::Cuda");
+  if (c.num_threads > 0 && t != BackendType::Cpu)
+    bad("num_threads applies to the CPU backend, not " + std::string(backend_name(t)), "Drop num_threads for device backends");
+  if (!c.enable_simd && t != BackendType::Cpu)
+    bad("enable_simd(false) applies to the CPU backend only", "Drop enable_simd for device backends");
+  if (c.num_threads > 4096) bad("num_threads " + std::to_string(c.num_threads) + " is absurd", "Use at most the core count");
+
+  auto dev = open_device(t, c.device_id);
+  const auto total = dev->info().total_memory;
+  if (c.memory_pool_size && total && c.memory_pool_size > total)
+    bad("memory_pool_size of " + std::to_string(c.memory_pool_size) + " bytes exceeds the device's " +
+            std::to_string(total) + " bytes", "Use at most the device's total memory (see `torsh info`)");
+
+  auto st = std::make_shared<detail::BackendState>();
+  st->dev = dev;
+  st->device = Device{t, c.device_id};
+  c.type = t;
+  st->cfg = c;
+  st->mem->limit = c.memory_pool_size;
+  if (t == BackendType::Cpu && c.num_threads > 0) rt::cpu_set_num_threads(*dev, c.num_threads);
+  return detail::backend_from_state(st);
+}
+
+}  // namespace torsh

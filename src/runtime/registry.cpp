@@ -1,0 +1,261 @@
+// The backend registry: built-in CPU, plugins found on the search path, the
+// reasons for every backend that is missing, and auto-selection.
+#include "torsh/runtime/registry.hpp"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+
+#include "registry_internal.hpp"
+
+namespace torsh {
+namespace rt {
+
+int auto_priority(BackendType t) {
+  switch (t) {
+    case BackendType::Cuda: return 0;
+    case BackendType::Rocm: return 1;
+    case BackendType::Metal: return 2;
+    case BackendType::OpenCl: return 3;
+    case BackendType::WebGpu: return 4;
+    case BackendType::Cpu: return 5;
+    default: return 9;
+  }
+}
+
+Registry& Registry::get() {
+  // Never destroyed: drivers hold driver-library state that must not be torn down during exit.
+  static Registry* r = new Registry();
+  return *r;
+}
+
+const std::vector<DriverEntry>& Registry::entries() {
+  std::lock_guard lk(mu_);
+  if (!scanned_) scan_locked();
+  return entries_;
+}
+
+DriverEntry& Registry::entry(BackendType t) {
+  entries();
+  for (auto& e : entries_)
+    if (e.status.type == t) return e;
+  throw Error(ErrorCode::InvalidArgument, "Auto is not a concrete backend type", {.op = "registry"});
+}
+
+void Registry::rescan() {
+  std::lock_guard lk(mu_);
+  scan_locked();
+}
+
+namespace {
+bool file_exists(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string why_not_built(BackendType t) {
+  switch (t) {
+    case BackendType::Metal: return "Metal needs macOS and Apple GPUs; it is not built on this platform";
+    case BackendType::Rocm: return "no ROCm/HIP plugin was built (needs hipcc and the HIP runtime)";
+    case BackendType::WebGpu: return "no WebGPU plugin was built (needs wgpu-native)";
+    default: return "plugin not built";
+  }
+}
+
+void fill_devices(DriverEntry& e) {
+  e.status.devices.clear();
+  const int n = e.driver->device_count();
+  for (int i = 0; i < n; ++i) e.status.devices.push_back(e.driver->device(i)->info());
+  e.status.version = e.driver->version();
+}
+}  // namespace
+
+void Registry::scan_locked() {
+  std::vector<DriverEntry> old = std::move(entries_);
+  entries_.clear();
+  std::vector<BackendType> order(std::begin(kConcreteBackends), std::end(kConcreteBackends));
+  std::sort(order.begin(), order.end(), [](auto a, auto b) { return auto_priority(a) < auto_priority(b); });
+  const auto path = plugin_search_path();
+  for (BackendType t : order) {
+    DriverEntry e;
+    e.status.type = t;
+    // Keep drivers that loaded before: plugins are never unloaded.
+    for (auto& o : old)
+      if (o.status.type == t && o.driver) e = o;
+    if (!e.driver && t == BackendType::Cpu) {
+      e.driver = make_cpu_driver();
+      e.status.source = "built-in";
+    }
+    if (!e.driver) {
+      const std::string file = "libtorsh_backend_" + std::string(backend_key(t)) + ".so";
+      std::vector<std::string> errors;
+      for (const auto& dir : path) {
+        const std::string full = dir + "/" + file;
+        if (!file_exists(full)) continue;
+        auto r = load_plugin(full, t);
+        e.status.source = full;
+        if (r.driver) {
+          e.driver = r.driver;
+          break;
+        }
+        errors.push_back(r.error);
+      }
+      if (!e.driver) {
+        if (!errors.empty()) {
+          e.status.reason = errors.front();
+          for (std::size_t i = 1; i < errors.size(); ++i) e.status.reason += "; also: " + errors[i];
+        } else {
+          std::string dirs;
+          for (const auto& d : path) dirs += (dirs.empty() ? "" : ":") + d;
+          e.status.reason = why_not_built(t) + " (" + file + " not found in " + (dirs.empty() ? "<empty path>" : dirs) + ")";
+        }
+      }
+    }
+    if (e.driver) {
+      try {
+        fill_devices(e);
+        e.status.available = !e.status.devices.empty();
+        if (!e.status.available) e.status.reason = "the driver loaded but reports no device";
+      } catch (const std::exception& ex) {
+        e.status.available = false;
+        e.status.reason = std::string("device query failed: ") + ex.what();
+        e.driver.reset();
+      }
+    }
+    entries_.push_back(std::move(e));
+  }
+  scanned_ = true;
+}
+
+}  // namespace rt
+
+std::vector<std::string> plugin_search_path() {
+  std::vector<std::string> out;
+  if (const char* env = std::getenv("TORSH_BACKEND_PATH")) {
+    std::stringstream ss(env);
+    std::string item;
+    while (std::getline(ss, item, ':'))
+      if (!item.empty()) out.push_back(item);
+  }
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&plugin_search_path), &info) && info.dli_fname) {
+    std::string lib = info.dli_fname;
+    auto slash = lib.rfind('/');
+    std::string dir = slash == std::string::npos ? "." : lib.substr(0, slash);
+    if (std::find(out.begin(), out.end(), dir) == out.end()) out.push_back(dir);
+  }
+  return out;
+}
+
+std::vector<BackendStatus> backend_statuses() {
+  std::vector<BackendStatus> out;
+  for (auto& e : rt::Registry::get().entries()) out.push_back(e.status);
+  return out;
+}
+
+SelectionReport explain_selection(std::uint64_t min_free_bytes) {
+  SelectionReport rep;
+  bool chosen = false;
+  for (const auto& st : backend_statuses()) {
+    const std::string name(backend_name(st.type));
+    if (!st.available) {
+      rep.reasons.push_back(name + ": not available: " + st.reason);
+      continue;
+    }
+    const bool native_cpu = st.type == BackendType::Cpu;
+    for (const auto& d : st.devices) {
+      const std::string dev = name + ":" + std::to_string(d.index) + " (" + d.name + ")";
+      if (chosen) {
+        rep.reasons.push_back(dev + ": available; a higher-priority device was chosen");
+        continue;
+      }
+      if (!native_cpu && (d.software || d.kind == DeviceKind::Cpu)) {
+        rep.reasons.push_back(dev + ": skipped for auto: runs on the host CPU (" +
+                              std::string(d.software ? "software implementation" : "CPU device") +
+                              "), slower than the native CPU backend; request it by name");
+        continue;
+      }
+      const std::uint64_t free = d.free_memory.value_or(d.total_memory);
+      if (min_free_bytes && free < min_free_bytes) {
+        rep.reasons.push_back(dev + ": skipped: " + std::to_string(free) + " bytes free < " +
+                              std::to_string(min_free_bytes) + " needed");
+        continue;
+      }
+      rep.chosen = Device{st.type, d.index};
+      rep.reasons.push_back(dev + ": chosen (highest-priority usable device)");
+      chosen = true;
+    }
+  }
+  if (!chosen)
+    throw Error(ErrorCode::OutOfMemory,
+                "no device has " + std::to_string(min_free_bytes) + " bytes free",
+                {.op = "select"}, {"Reduce the model or batch size", "Quantize the weights"});
+  return rep;
+}
+
+namespace {
+std::string gb(std::uint64_t b) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f GB", static_cast<double>(b) / 1e9);
+  return buf;
+}
+}  // namespace
+
+std::string backend_summary() {
+  std::ostringstream os;
+  os << "=== Available Backends ===\n";
+  for (const auto& st : backend_statuses()) {
+    os << (st.available ? "✓ " : "✗ ") << backend_name(st.type) << " (" << backend_key(st.type) << ")";
+    if (!st.version.empty()) os << "  " << st.version;
+    os << "\n";
+    if (!st.available) {
+      os << "    Error: " << st.reason << "\n";
+      continue;
+    }
+    for (const auto& d : st.devices) {
+      os << "    [" << d.index << "] " << d.name << ": " << gb(d.total_memory);
+      if (d.unified_memory) os << " (unified memory";
+      else os << " (";
+      if (d.free_memory) os << (d.unified_memory ? ", " : "") << gb(*d.free_memory) << " free";
+      os << ")";
+      os << ", " << d.compute_units << " compute units";
+      if (!d.compute_capability.empty()) os << ", " << d.compute_capability;
+      if (d.peak_gflops > 0) os << ", ~" << static_cast<long long>(d.peak_gflops) << " GFLOP/s f32 peak";
+      if (d.software) os << ", software device";
+      os << "\n";
+    }
+  }
+  auto rep = explain_selection(0);
+  os << "\nSelection (priority CUDA > ROCm > Metal > OpenCL > WebGPU > CPU):\n";
+  for (const auto& r : rep.reasons) os << "  - " << r << "\n";
+  os << "\nRecommended backend: " << backend_name(rep.chosen.type) << " (" << rep.chosen.to_string() << ")\n";
+  return os.str();
+}
+
+InferenceMemoryEstimate estimate_inference_memory(std::uint64_t hidden, std::uint64_t intermediate,
+                                                  std::uint64_t layers, std::uint64_t vocab,
+                                                  std::uint64_t heads, std::uint64_t kv_heads,
+                                                  std::uint64_t max_seq, std::uint64_t bytes_per_param) {
+  if (!hidden || !heads || !kv_heads || hidden % heads || heads % kv_heads || !bytes_per_param)
+    throw Error(ErrorCode::InvalidArgument,
+                "hidden must be a multiple of heads, heads a multiple of kv_heads, all non-zero",
+                {.op = "estimate_inference_memory"});
+  const std::uint64_t head_dim = hidden / heads;
+  const std::uint64_t kv_dim = head_dim * kv_heads;
+  // Per layer: q and o projections (hidden^2 each), k and v (hidden * kv_dim each),
+  // gate/up/down MLP (3 * hidden * intermediate), two norm vectors.
+  const std::uint64_t per_layer = 2 * hidden * hidden + 2 * hidden * kv_dim + 3 * hidden * intermediate + 2 * hidden;
+  const std::uint64_t params = layers * per_layer + 2 * vocab * hidden + hidden;  // + embeddings, lm head, final norm
+  InferenceMemoryEstimate e;
+  e.weights_bytes = params * bytes_per_param;
+  e.kv_cache_bytes = 2 * layers * max_seq * kv_dim * bytes_per_param;
+  // One token's working set in f32: residual, q/k/v, attention scores over the context, MLP, logits.
+  e.activation_bytes = 4 * (4 * hidden + 2 * kv_dim + heads * max_seq + 2 * intermediate + vocab);
+  e.total_bytes = e.weights_bytes + e.kv_cache_bytes + e.activation_bytes;
+  return e;
+}
+
+}  // namespace torsh

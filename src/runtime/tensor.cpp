@@ -1,0 +1,186 @@
+#include "torsh/runtime/tensor.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "registry_internal.hpp"
+#include "torsh/ops/ops.hpp"
+
+namespace torsh {
+
+namespace {
+ErrorContext ctx_of(const char* op, const Tensor& t) {
+  return {.op = op, .shapes = {t.shape().to_string()}, .dtypes = {std::string(dtype_name(t.dtype()))},
+          .device = t.device().to_string()};
+}
+}  // namespace
+
+Tensor::Tensor(Buffer buffer, DType dtype, Shape shape, Strides strides, std::int64_t offset)
+    : buffer_(std::move(buffer)), dtype_(dtype), shape_(std::move(shape)), strides_(std::move(strides)), offset_(offset) {
+  if (strides_.size() != shape_.ndim())
+    throw Error(ErrorCode::InvalidArgument, "strides " + strides_to_string(strides_) + " do not match shape " +
+                shape_.to_string(), {.op = "Tensor"});
+  if (shape_.ndim() > rt::kMaxDims)
+    throw Error(ErrorCode::InvalidArgument, "tensors have at most " + std::to_string(rt::kMaxDims) + " dimensions",
+                {.op = "Tensor", .shapes = {shape_.to_string()}});
+  if (offset_ < 0) throw Error(ErrorCode::InvalidArgument, "negative offset", {.op = "Tensor"});
+  if (numel() == 0) return;
+  std::int64_t lo = offset_, hi = offset_;
+  for (std::size_t i = 0; i < shape_.ndim(); ++i) {
+    const std::int64_t span = (shape_[i] - 1) * strides_[i];
+    (span < 0 ? lo : hi) += span;
+  }
+  const auto limit = static_cast<std::int64_t>(buffer_.size() / dtype_size(dtype_));
+  if (lo < 0 || hi >= limit)
+    throw Error(ErrorCode::OutOfRange,
+                "view " + shape_.to_string() + " strides " + strides_to_string(strides_) + " offset " +
+                    std::to_string(offset_) + " reaches element " + std::to_string(hi) + " of a buffer holding " +
+                    std::to_string(limit),
+                ctx_of("Tensor", *this));
+}
+
+Backend Tensor::backend() const { return detail::backend_from_state(detail::buffer_backend(buffer_)); }
+
+std::string Tensor::describe() const {
+  return std::string(dtype_name(dtype_)) + shape_.to_string() + " on " + device().to_string();
+}
+
+rt::TensorArg Tensor::arg() const {
+  rt::TensorArg a;
+  a.buffer = &buffer_.impl();
+  a.dtype = dtype_;
+  a.shape = shape_;
+  a.strides = strides_;
+  a.offset = offset_;
+  return a;
+}
+
+Tensor Tensor::reshape(const Shape& target) const {
+  std::vector<std::int64_t> dims = target.dims();
+  std::int64_t known = 1;
+  int infer = -1;
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] == -1) {
+      if (infer >= 0) throw Error(ErrorCode::InvalidArgument, "reshape allows one -1 dimension", ctx_of("reshape", *this));
+      infer = static_cast<int>(i);
+    } else {
+      known *= dims[i];
+    }
+  }
+  if (infer >= 0) {
+    if (known == 0 || numel() % known)
+      throw Error(ErrorCode::ShapeMismatch, "cannot infer -1 for " + numel() + std::string(" elements"), ctx_of("reshape", *this));
+    dims[static_cast<std::size_t>(infer)] = numel() / known;
+  }
+  Shape s(dims);
+  if (s.numel() != numel())
+    throw Error(ErrorCode::ShapeMismatch, "cannot reshape " + shape_.to_string() + " (" + std::to_string(numel()) +
+                " elements) to " + s.to_string(), ctx_of("reshape", *this));
+  if (!is_contiguous())
+    throw Error(ErrorCode::InvalidArgument, "reshape needs a contiguous tensor", ctx_of("reshape", *this),
+                {"Call contiguous() first"});
+  return Tensor(buffer_, dtype_, s, contiguous_strides(s), offset_);
+}
+
+Tensor Tensor::transpose(std::int64_t d0, std::int64_t d1) const {
+  const auto a = normalize_axis(d0, ndim(), "transpose"), b = normalize_axis(d1, ndim(), "transpose");
+  Shape s = shape_;
+  Strides st = strides_;
+  std::swap(s[a], s[b]);
+  std::swap(st[a], st[b]);
+  return Tensor(buffer_, dtype_, s, st, offset_);
+}
+
+Tensor Tensor::permute(const std::vector<std::int64_t>& order) const {
+  if (order.size() != ndim())
+    throw Error(ErrorCode::InvalidArgument, "permute needs " + std::to_string(ndim()) + " axes", ctx_of("permute", *this));
+  std::vector<bool> seen(ndim());
+  std::vector<std::int64_t> dims(ndim());
+  Strides st(ndim());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const auto ax = normalize_axis(order[i], ndim(), "permute");
+    if (seen[ax]) throw Error(ErrorCode::InvalidArgument, "permute repeats an axis", ctx_of("permute", *this));
+    seen[ax] = true;
+    dims[i] = shape_[ax];
+    st[i] = strides_[ax];
+  }
+  return Tensor(buffer_, dtype_, Shape(dims), st, offset_);
+}
+
+Tensor Tensor::slice(std::int64_t axis, std::int64_t start, std::int64_t stop, std::int64_t step) const {
+  const auto ax = normalize_axis(axis, ndim(), "slice");
+  if (step <= 0) throw Error(ErrorCode::InvalidArgument, "slice step must be positive", ctx_of("slice", *this));
+  const std::int64_t n = shape_[ax];
+  auto clampi = [n](std::int64_t v) { return std::clamp<std::int64_t>(v < 0 ? v + n : v, 0, n); };
+  start = clampi(start);
+  stop = clampi(stop);
+  const std::int64_t len = stop > start ? (stop - start + step - 1) / step : 0;
+  Shape s = shape_;
+  Strides st = strides_;
+  s[ax] = len;
+  st[ax] = strides_[ax] * step;
+  return Tensor(buffer_, dtype_, s, st, offset_ + (len ? start * strides_[ax] : 0));
+}
+
+Tensor Tensor::broadcast_to(const Shape& target) const {
+  if (target.ndim() < ndim())
+    throw Error(ErrorCode::ShapeMismatch, "cannot broadcast " + shape_.to_string() + " to " + target.to_string(),
+                ctx_of("broadcast_to", *this));
+  Strides st(target.ndim(), 0);
+  const std::size_t lead = target.ndim() - ndim();
+  for (std::size_t i = 0; i < ndim(); ++i) {
+    if (shape_[i] == target[lead + i]) st[lead + i] = strides_[i];
+    else if (shape_[i] == 1) st[lead + i] = 0;
+    else
+      throw Error(ErrorCode::ShapeMismatch, "cannot broadcast " + shape_.to_string() + " to " + target.to_string(),
+                  ctx_of("broadcast_to", *this));
+  }
+  return Tensor(buffer_, dtype_, target, st, offset_);
+}
+
+Tensor Tensor::unsqueeze(std::int64_t axis) const {
+  const auto ax = normalize_axis(axis, ndim() + 1, "unsqueeze");
+  std::vector<std::int64_t> dims = shape_.dims();
+  Strides st = strides_;
+  dims.insert(dims.begin() + static_cast<std::ptrdiff_t>(ax), 1);
+  st.insert(st.begin() + static_cast<std::ptrdiff_t>(ax), ax < strides_.size() ? strides_[ax] * shape_[ax] : 1);
+  return Tensor(buffer_, dtype_, Shape(dims), st, offset_);
+}
+
+Tensor Tensor::contiguous() const { return is_contiguous() ? *this : ops::contiguous(*this); }
+Tensor Tensor::cast(DType dtype) const { return ops::cast(*this, dtype); }
+
+Tensor Tensor::to(Backend& target) const {
+  const Tensor src = contiguous();
+  Tensor out = target.empty(shape_, dtype_);
+  if (nbytes())
+    const_cast<Buffer&>(out.buffer()).copy_from(src.buffer(), nbytes(),
+                                                 static_cast<std::size_t>(src.offset()) * dtype_size(dtype_), 0);
+  return out;
+}
+
+void Tensor::copy_from_host(const void* data, std::size_t bytes) {
+  if (!is_contiguous())
+    throw Error(ErrorCode::InvalidArgument, "copy_from_host needs a contiguous tensor", ctx_of("copy_from_host", *this));
+  if (bytes != nbytes())
+    throw Error(ErrorCode::ShapeMismatch, "got " + std::to_string(bytes) + " bytes for a tensor of " +
+                std::to_string(nbytes()), ctx_of("copy_from_host", *this), {"Pass exactly numel() * dtype size bytes"});
+  buffer_.copy_from_host(data, bytes, static_cast<std::size_t>(offset_) * dtype_size(dtype_));
+}
+
+std::vector<unsigned char> Tensor::to_host_bytes() const {
+  const Tensor c = contiguous();
+  std::vector<unsigned char> out(nbytes());
+  if (!out.empty()) c.buffer().copy_to_host(out.data(), out.size(), static_cast<std::size_t>(c.offset()) * dtype_size(dtype_));
+  return out;
+}
+
+std::vector<float> Tensor::to_vector() const {
+  auto bytes = to_host_bytes();
+  std::vector<float> out(static_cast<std::size_t>(numel()));
+  convert(bytes.data(), dtype_, out.data(), DType::F32, out.size());
+  return out;
+}
+
+}  // namespace torsh

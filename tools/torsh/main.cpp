@@ -1,0 +1,3 @@
+#include <cstdio>
+#include "torsh/torsh.hpp"
+int main() { std::fputs(torsh::backend_summary().c_str(), stdout); }
