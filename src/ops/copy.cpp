@@ -7,7 +7,7 @@ void copy_into(const Tensor& x, Tensor& out) {
   if (x.shape() != out.shape())
     throw Error(ErrorCode::ShapeMismatch, "copy needs equal shapes", detail::context("copy", {x, out}));
   if (x.numel() == 0) return;
-  detail::launch(rt::OpKind::Copy, x.dtype(), {x}, {out}, [](auto& dev, auto& st, auto& in, auto& o) {
+  detail::launch(x.dtype() == out.dtype() ? rt::OpKind::Copy : rt::OpKind::Cast, out.dtype(), {x}, {out}, [](auto& dev, auto& st, auto& in, auto& o) {
     dev.copy_strided({in[0], o[0]}, st);
   });
 }

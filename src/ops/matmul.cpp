@@ -81,7 +81,7 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   std::vector<std::int64_t> fd = batch.dims();
   if (!a_vec) fd.push_back(m);
   if (!b_vec) fd.push_back(n);
-  return out.reshape(Shape(fd));
+  return out.reshape(fd);
 }
 
 Tensor gemm(const Tensor& a_in, const Tensor& b_in, float alpha, float beta, const std::optional<Tensor>& c,

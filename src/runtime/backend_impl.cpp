@@ -7,6 +7,7 @@ namespace torsh::rt {
 const char* op_kind_name(OpKind k) {
   switch (k) {
     case OpKind::Copy: return "copy";
+    case OpKind::Cast: return "cast";
     case OpKind::Binary: return "binary";
     case OpKind::Matmul: return "matmul";
     case OpKind::Softmax: return "softmax";

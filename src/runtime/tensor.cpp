@@ -56,8 +56,8 @@ rt::TensorArg Tensor::arg() const {
   return a;
 }
 
-Tensor Tensor::reshape(const Shape& target) const {
-  std::vector<std::int64_t> dims = target.dims();
+Tensor Tensor::reshape(const std::vector<std::int64_t>& target) const {
+  std::vector<std::int64_t> dims = target;
   std::int64_t known = 1;
   int infer = -1;
   for (std::size_t i = 0; i < dims.size(); ++i) {

@@ -53,7 +53,9 @@ struct TensorArg {
   std::int64_t numel() const { return shape.numel(); }
 };
 
-enum class OpKind { Copy, Binary, Matmul, Softmax };
+// Copy: strided copy within one dtype. Cast: strided copy converting between
+// dtypes (supports() is asked with the destination dtype).
+enum class OpKind { Copy, Cast, Binary, Matmul, Softmax };
 const char* op_kind_name(OpKind k);
 
 enum class BinaryOp { Add, Sub, Mul, Div, Maximum, Minimum };
@@ -66,7 +68,7 @@ struct BinaryArgs {
   TensorArg a, b, out;
 };
 
-// out = src with dtype conversion; shapes equal, strides arbitrary.
+// out = src (converted when the dtypes differ: OpKind::Cast); shapes equal, strides arbitrary.
 struct CopyArgs {
   TensorArg src, out;
 };

@@ -30,7 +30,7 @@ class Tensor {
   std::string describe() const;  // "f32[2, 3] on cpu:0"
 
   // Views (no copy).
-  Tensor reshape(const Shape& shape) const;   // needs a contiguous tensor; -1 infers one dim
+  Tensor reshape(const std::vector<std::int64_t>& dims) const;  // needs a contiguous tensor; -1 infers one dim
   Tensor transpose(std::int64_t d0, std::int64_t d1) const;
   Tensor permute(const std::vector<std::int64_t>& order) const;
   Tensor slice(std::int64_t axis, std::int64_t start, std::int64_t stop, std::int64_t step = 1) const;

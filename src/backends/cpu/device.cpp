@@ -77,7 +77,8 @@ void CpuDevice::fill(rt::BufferImpl& dst, std::size_t off, std::size_t n, const 
 
 bool CpuDevice::supports(rt::OpKind op, DType dtype) const {
   switch (op) {
-    case rt::OpKind::Copy: return true;
+    case rt::OpKind::Copy:
+    case rt::OpKind::Cast: return true;
     case rt::OpKind::Binary: return dtype != DType::Bool;
     case rt::OpKind::Matmul:
     case rt::OpKind::Softmax: return is_floating(dtype);

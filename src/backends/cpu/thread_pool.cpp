@@ -28,7 +28,9 @@ void ThreadPool::drain() {
 
 void ThreadPool::worker_loop() {
   t_in_pool = true;
-  std::uint64_t seen = generation_.load();
+  // Generation 0 is the pool's birth: a job posted before this thread first
+  // runs must still be seen as new.
+  std::uint64_t seen = 0;
   while (true) {
     int spins = 0;
     std::uint64_t g;
