@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the Debian packages torsh builds and tests with, only when missing.
+# The CUDA toolkit is not a Debian package here: when nvcc is present the CUDA
+# plugin is built, otherwise it is skipped and `torsh info` says so.
+set -euo pipefail
+pkgs=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev
+      ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd clinfo)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# Make nvcc visible when the toolkit lives in the usual place but not on PATH.
+if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
+  echo "note: add /usr/local/cuda/bin to PATH to build the CUDA plugin"
+fi

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Every test: install what is missing, build Release and run the suite, then
+# build with AddressSanitizer + UndefinedBehaviorSanitizer and run it again.
+# Tests for devices this machine lacks (CUDA without a GPU) report as skipped.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+[ -x /usr/local/cuda/bin/nvcc ] && export PATH="/usr/local/cuda/bin:$PATH"
+jobs=$(nproc)
+echo "== Release build and tests"
+cmake --preset release >/dev/null
+cmake --build --preset release -j"$jobs"
+ctest --preset release
+echo "== ASan + UBSan build and tests"
+cmake --preset asan >/dev/null
+cmake --build --preset asan -j"$jobs"
+ctest --preset asan
