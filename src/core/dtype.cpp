@@ -154,6 +154,7 @@ void store_from_double(void* p, DType t, double v) {
 }
 
 void convert(const void* src, DType st, void* dst, DType dt, std::size_t n) {
+  if (n == 0) return;
   const auto* s = static_cast<const unsigned char*>(src);
   auto* d = static_cast<unsigned char*>(dst);
   const std::size_t ss = dtype_size(st), ds = dtype_size(dt);
