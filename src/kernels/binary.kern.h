@@ -5,6 +5,7 @@
 #define BINARY_DIV 3
 #define BINARY_MAX 4
 #define BINARY_MIN 5
+#define BINARY_POW 6
 
 DEVICE_FN float binary_apply(int op, float x, float y) {
   switch (op) {
@@ -13,6 +14,7 @@ DEVICE_FN float binary_apply(int op, float x, float y) {
     case BINARY_MUL: return x * y;
     case BINARY_DIV: return x / y;
     case BINARY_MAX: return (x != x || y != y) ? x + y : (x > y ? x : y);
+    case BINARY_POW: return pow(x, y);
     default: return (x != x || y != y) ? x + y : (x < y ? x : y);
   }
 }

@@ -66,5 +66,8 @@ Tensor mul(const Tensor& a, const Tensor& b) { return binary(rt::BinaryOp::Mul, 
 Tensor div(const Tensor& a, const Tensor& b) { return binary(rt::BinaryOp::Div, a, b); }
 Tensor maximum(const Tensor& a, const Tensor& b) { return binary(rt::BinaryOp::Maximum, a, b); }
 Tensor minimum(const Tensor& a, const Tensor& b) { return binary(rt::BinaryOp::Minimum, a, b); }
+Tensor pow(const Tensor& a, const Tensor& b) { return binary(rt::BinaryOp::Pow, a, b); }
+
+void binary_(rt::BinaryOp op, Tensor& a, const Tensor& b) { binary_out(op, a, b, a); }
 
 }  // namespace torsh::ops

@@ -4,6 +4,8 @@
 // the CPU with explicit, counted copies when that device lacks it.
 #include <cstdint>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "torsh/runtime/tensor.hpp"
 
@@ -35,6 +37,87 @@ Tensor cast(const Tensor& x, DType dtype);
 Tensor contiguous(const Tensor& x);
 // Strided copy with conversion: out must have x's shape.
 void copy_into(const Tensor& x, Tensor& out);
+
+// ---- elementwise unary (any float dtype; neg/abs/relu also integers). *_ variants write in place.
+Tensor unary(rt::UnaryOp op, const Tensor& x);
+void unary_out(rt::UnaryOp op, const Tensor& x, Tensor& out);  // out may be x
+Tensor neg(const Tensor& x);
+Tensor abs(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor rsqrt(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor relu(const Tensor& x);
+Tensor gelu(const Tensor& x, bool tanh_approximation = false);
+Tensor silu(const Tensor& x);
+Tensor pow(const Tensor& a, const Tensor& b);
+// In-place binary: a = a (op) b, b broadcast to a's shape.
+void binary_(rt::BinaryOp op, Tensor& a, const Tensor& b);
+
+// ---- reductions over any set of axes (empty = all axes)
+Tensor sum(const Tensor& x, const std::vector<std::int64_t>& axes = {}, bool keepdim = false);
+Tensor mean(const Tensor& x, const std::vector<std::int64_t>& axes = {}, bool keepdim = false);
+Tensor max(const Tensor& x, const std::vector<std::int64_t>& axes = {}, bool keepdim = false);
+Tensor min(const Tensor& x, const std::vector<std::int64_t>& axes = {}, bool keepdim = false);
+Tensor var(const Tensor& x, const std::vector<std::int64_t>& axes = {}, std::int64_t correction = 1,
+           bool keepdim = false);
+Tensor argmax(const Tensor& x, std::int64_t axis, bool keepdim = false);  // i64
+
+// ---- normalisation over the last dimension (layer_norm, rms_norm) and per channel (batch_norm)
+Tensor layer_norm(const Tensor& x, const std::optional<Tensor>& weight = std::nullopt,
+                  const std::optional<Tensor>& bias = std::nullopt, float eps = 1e-5f);
+Tensor rms_norm(const Tensor& x, const std::optional<Tensor>& weight = std::nullopt, float eps = 1e-6f);
+// x [N, C, ...]; training updates running_mean / running_var in place.
+Tensor batch_norm(const Tensor& x, const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
+                  const std::optional<Tensor>& weight = std::nullopt, const std::optional<Tensor>& bias = std::nullopt,
+                  bool training = false, float momentum = 0.1f, float eps = 1e-5f);
+
+// ---- transformer kernels
+enum class RopeStyle { NeoX, GptJ };
+// cos/sin tables [max_pos, rot_dim / 2] for base^(-2i/rot_dim), as f32 on `backend`.
+std::pair<Tensor, Tensor> rope_cache(Backend& backend, std::int64_t max_pos, std::int64_t rot_dim, float base = 10000.0f);
+// x [batch, seq, heads, head_dim]; rot_dim defaults to head_dim.
+Tensor rope(const Tensor& x, const Tensor& cos, const Tensor& sin, RopeStyle style = RopeStyle::NeoX,
+            std::int64_t pos0 = 0, std::int64_t rot_dim = 0);
+// q [B, Hq, Sq, D], k/v [B, Hkv, Skv, D]; scale defaults to 1/sqrt(D). Flash-style: no Sq x Skv matrix.
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal = false,
+                 std::optional<float> scale = std::nullopt);
+// Seed-002 LLM helpers: w [n, k] @ x [k] -> [n]; weights [m] . matrix [m, n] -> [n].
+Tensor matmul_vec(const Tensor& w, const Tensor& x);
+Tensor weighted_sum_rows(const Tensor& weights, const Tensor& matrix);
+
+// ---- convolution and pooling (NCHW)
+struct Conv2dParams {
+  std::int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1, groups = 1;
+};
+Tensor conv2d(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias = std::nullopt,
+              const Conv2dParams& p = {});
+struct Pool2dParams {
+  std::int64_t kernel_h = 2, kernel_w = 2, stride_h = 0, stride_w = 0, pad_h = 0, pad_w = 0;  // stride 0 = kernel
+  bool count_include_pad = true;
+};
+Tensor max_pool2d(const Tensor& x, const Pool2dParams& p);
+Tensor avg_pool2d(const Tensor& x, const Pool2dParams& p);
+
+// ---- optimisers
+struct AdamConfig {
+  float lr = 1e-3f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f, weight_decay = 0.0f;
+  bool adamw = false;
+};
+// One fused step over every parameter tensor (in place); `step` is the 1-based step number.
+// grad_scale multiplies gradients first (the inverse loss scale in mixed precision).
+void adam_step(std::vector<Tensor>& params, const std::vector<Tensor>& grads, std::vector<Tensor>& exp_avg,
+               std::vector<Tensor>& exp_avg_sq, const AdamConfig& cfg, std::int64_t step, float grad_scale = 1.0f);
+
+// ---- random numbers: Philox4x32-10, reproducible across thread counts and devices
+Tensor rand(Backend& backend, const Shape& shape, std::uint64_t seed, DType dtype = DType::F32, float low = 0.0f,
+            float high = 1.0f, std::uint64_t offset = 0);
+Tensor randn(Backend& backend, const Shape& shape, std::uint64_t seed, DType dtype = DType::F32, float mean = 0.0f,
+             float stddev = 1.0f, std::uint64_t offset = 0);
+Tensor bernoulli(Backend& backend, const Shape& shape, float p, std::uint64_t seed, DType dtype = DType::F32,
+                 std::uint64_t offset = 0);
 
 // How often ops fell back to the CPU, and what that cost in copies.
 struct FallbackStats {

@@ -43,49 +43,11 @@ class StreamImpl {
   virtual void wait(EventImpl& e) = 0;
 };
 
-// A strided view handed to kernels. Offsets and strides count elements.
-struct TensorArg {
-  BufferImpl* buffer = nullptr;
-  DType dtype = DType::F32;
-  Shape shape;
-  Strides strides;
-  std::int64_t offset = 0;
-  std::int64_t numel() const { return shape.numel(); }
-};
+}  // namespace torsh::rt
 
-// Copy: strided copy within one dtype. Cast: strided copy converting between
-// dtypes (supports() is asked with the destination dtype).
-enum class OpKind { Copy, Cast, Binary, Matmul, Softmax };
-const char* op_kind_name(OpKind k);
+#include "torsh/runtime/op_args.hpp"
 
-enum class BinaryOp { Add, Sub, Mul, Div, Maximum, Minimum };
-const char* binary_op_name(BinaryOp op);
-
-// out[i] = a[i] (op) b[i]; a and b are already broadcast to out.shape
-// (stride 0 on broadcast dims); all three share one dtype.
-struct BinaryArgs {
-  BinaryOp op;
-  TensorArg a, b, out;
-};
-
-// out = src (converted when the dtypes differ: OpKind::Cast); shapes equal, strides arbitrary.
-struct CopyArgs {
-  TensorArg src, out;
-};
-
-// out[bi] = alpha * a[bi] @ b[bi] + beta * out[bi], all rank 3 (batch, rows, cols)
-// with arbitrary strides (transposes are strides; broadcast batches have stride 0).
-struct MatmulArgs {
-  TensorArg a, b, out;
-  float alpha = 1.0f, beta = 0.0f;
-};
-
-// Softmax over the middle axis of contiguous [outer, n, inner] tensors.
-struct SoftmaxArgs {
-  TensorArg x, out;
-  std::int64_t outer = 1, n = 1, inner = 1;
-  bool log = false;
-};
+namespace torsh::rt {
 
 class DeviceImpl {
  public:
@@ -121,6 +83,16 @@ class DeviceImpl {
   virtual void binary(const BinaryArgs& a, StreamImpl& s);
   virtual void matmul(const MatmulArgs& a, StreamImpl& s);
   virtual void softmax(const SoftmaxArgs& a, StreamImpl& s);
+  virtual void unary(const UnaryArgs& a, StreamImpl& s);
+  virtual void reduce(const ReduceArgs& a, StreamImpl& s);
+  virtual void norm(const NormArgs& a, StreamImpl& s);
+  virtual void batch_norm(const BatchNormArgs& a, StreamImpl& s);
+  virtual void rope(const RopeArgs& a, StreamImpl& s);
+  virtual void attention(const AttentionArgs& a, StreamImpl& s);
+  virtual void conv2d(const Conv2dArgs& a, StreamImpl& s);
+  virtual void pool2d(const Pool2dArgs& a, StreamImpl& s);
+  virtual void adam(const AdamArgs& a, StreamImpl& s);
+  virtual void random(const RandomArgs& a, StreamImpl& s);
 
  protected:
   [[noreturn]] void unsupported(OpKind op, DType dtype) const;

@@ -15,6 +15,7 @@ inline A apply(A x, A y) {
   else if constexpr (Op == rt::BinaryOp::Sub) return x - y;
   else if constexpr (Op == rt::BinaryOp::Mul) return x * y;
   else if constexpr (Op == rt::BinaryOp::Div) return x / y;
+  else if constexpr (Op == rt::BinaryOp::Pow) return static_cast<A>(std::pow(x, y));
   // NaN propagates, as in torch.maximum / minimum.
   else if constexpr (Op == rt::BinaryOp::Maximum) {
     if constexpr (std::is_floating_point_v<A>) { if (std::isnan(x) || std::isnan(y)) return x + y; }
@@ -81,6 +82,7 @@ void binary(const rt::BinaryArgs& a) {
         case rt::BinaryOp::Div: return run<T, rt::BinaryOp::Div>(a);
         case rt::BinaryOp::Maximum: return run<T, rt::BinaryOp::Maximum>(a);
         case rt::BinaryOp::Minimum: return run<T, rt::BinaryOp::Minimum>(a);
+        case rt::BinaryOp::Pow: return run<T, rt::BinaryOp::Pow>(a);
       }
     }
   });

@@ -82,8 +82,8 @@ bool CpuDevice::supports(rt::OpKind op, DType dtype) const {
     case rt::OpKind::Binary: return dtype != DType::Bool;
     case rt::OpKind::Matmul:
     case rt::OpKind::Softmax: return is_floating(dtype);
+    default: return false;
   }
-  return false;
 }
 
 void CpuDevice::copy_strided(const rt::CopyArgs& a, rt::StreamImpl&) { cpu::copy_strided(a); }

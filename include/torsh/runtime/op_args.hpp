@@ -1,0 +1,163 @@
+#pragma once
+// What each op family hands a backend. The op layer (src/ops) has validated
+// every field; layouts stated as "contiguous" are guaranteed contiguous.
+#include <cstdint>
+
+#include "torsh/core/dtype.hpp"
+#include "torsh/core/shape.hpp"
+
+namespace torsh::rt {
+
+class BufferImpl;
+
+// A strided view handed to kernels. Offsets and strides count elements.
+// An optional operand is absent when buffer == nullptr.
+struct TensorArg {
+  BufferImpl* buffer = nullptr;
+  DType dtype = DType::F32;
+  Shape shape;
+  Strides strides;
+  std::int64_t offset = 0;
+  std::int64_t numel() const { return shape.numel(); }
+  bool present() const { return buffer != nullptr; }
+};
+
+// Copy: strided copy within one dtype. Cast: strided copy converting between
+// dtypes (supports() is asked with the destination dtype).
+enum class OpKind {
+  Copy, Cast, Binary, Unary, Reduce, Matmul, Softmax, Norm, BatchNorm, Rope, Attention, Conv2d, Pool2d, Adam, Random
+};
+const char* op_kind_name(OpKind k);
+
+enum class BinaryOp { Add, Sub, Mul, Div, Maximum, Minimum, Pow };
+const char* binary_op_name(BinaryOp op);
+
+// out[i] = a[i] (op) b[i]; a and b are already broadcast to out.shape
+// (stride 0 on broadcast dims); all three share one dtype.
+struct BinaryArgs {
+  BinaryOp op;
+  TensorArg a, b, out;
+};
+
+enum class UnaryOp { Neg, Abs, Exp, Log, Sqrt, Rsqrt, Tanh, Sigmoid, Relu, Gelu, GeluTanh, Silu };
+const char* unary_op_name(UnaryOp op);
+
+// out[i] = op(x[i]); same shape and dtype, strides arbitrary (out may be x: in place).
+struct UnaryArgs {
+  UnaryOp op;
+  TensorArg x, out;
+};
+
+// out = src (converted when the dtypes differ: OpKind::Cast); shapes equal, strides arbitrary.
+struct CopyArgs {
+  TensorArg src, out;
+};
+
+enum class ReduceOp { Sum, Mean, Max, Min, Argmax, Var };
+const char* reduce_op_name(ReduceOp op);
+
+// Reduces the middle axis of contiguous x viewed as [outer, n, inner] into
+// contiguous out [outer, inner] (i64 for Argmax, x's dtype otherwise).
+// Var divides by max(n - correction, 0). n >= 1 for Max/Min/Argmax.
+struct ReduceArgs {
+  ReduceOp op;
+  TensorArg x, out;
+  std::int64_t outer = 1, n = 1, inner = 1;
+  std::int64_t correction = 1;
+};
+
+// out[bi] = alpha * a[bi] @ b[bi] + beta * out[bi], all rank 3 (batch, rows, cols)
+// with arbitrary strides (transposes are strides; broadcast batches have stride 0).
+// beta == 0 never reads out.
+struct MatmulArgs {
+  TensorArg a, b, out;
+  float alpha = 1.0f, beta = 0.0f;
+};
+
+// Softmax over the middle axis of contiguous [outer, n, inner] tensors.
+struct SoftmaxArgs {
+  TensorArg x, out;
+  std::int64_t outer = 1, n = 1, inner = 1;
+  bool log = false;
+};
+
+// LayerNorm (rms == false): (x - mean) / sqrt(var + eps) * weight + bias;
+// RMSNorm (rms == true): x / sqrt(mean(x^2) + eps) * weight.
+// x and out contiguous [rows, n]; weight and bias contiguous [n], optional.
+struct NormArgs {
+  TensorArg x, weight, bias, out;
+  std::int64_t rows = 1, n = 1;
+  float eps = 1e-5f;
+  bool rms = false;
+};
+
+// x and out contiguous [N, C, spatial]; all per-channel tensors contiguous [C], optional
+// except running stats in inference. training: normalise with batch statistics
+// (biased variance) and update running_mean/var with momentum (unbiased variance).
+struct BatchNormArgs {
+  TensorArg x, weight, bias, running_mean, running_var, out;
+  std::int64_t n = 1, c = 1, spatial = 1;
+  bool training = false;
+  float momentum = 0.1f, eps = 1e-5f;
+};
+
+// Rotary embedding on contiguous x [batch, seq, heads, head_dim] into out (same layout).
+// cos and sin are contiguous f32 [max_pos, rot_dim / 2]; position of token s is pos0 + s.
+// neox: rotate halves (x[i], x[i + rot_dim/2]); else GPT-J: interleaved pairs (x[2i], x[2i+1]).
+// Dimensions past rot_dim are copied unchanged.
+struct RopeArgs {
+  TensorArg x, cos, sin, out;
+  std::int64_t rot_dim = 0;
+  std::int64_t pos0 = 0;
+  bool neox = true;
+};
+
+// Scaled dot-product attention on contiguous q [B, Hq, Sq, D], k [B, Hkv, Skv, D],
+// v [B, Hkv, Skv, Dv] into out [B, Hq, Sq, Dv]; Hq is a multiple of Hkv (grouped-query).
+// causal: query i (aligned to the end of the keys) sees keys j <= i + Skv - Sq.
+struct AttentionArgs {
+  TensorArg q, k, v, out;
+  float scale = 1.0f;
+  bool causal = false;
+};
+
+// NCHW convolution: x [N, C, H, W], w [K, C / groups, R, S], bias [K] (optional),
+// out [N, K, P, Q]; all contiguous.
+struct Conv2dArgs {
+  TensorArg x, w, bias, out;
+  std::int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1, groups = 1;
+};
+
+enum class PoolKind { Max, Avg };
+// x [N, C, H, W] -> out [N, C, P, Q], contiguous. Padding counts as -inf for Max;
+// Avg divides by the full window when count_include_pad, else by the in-bounds part.
+struct Pool2dArgs {
+  PoolKind kind = PoolKind::Max;
+  TensorArg x, out;
+  std::int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
+  bool count_include_pad = true;
+};
+
+// One Adam / AdamW step on one parameter tensor, in place; all four contiguous
+// with equal numel. param/grad may be f32, f16 or bf16; exp_avg / exp_avg_sq are f32.
+// grad_scale multiplies the gradient first (1 / loss scale for mixed precision).
+struct AdamArgs {
+  TensorArg param, grad, exp_avg, exp_avg_sq;
+  float lr = 1e-3f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f, weight_decay = 0.0f;
+  bool adamw = false;
+  std::int64_t step = 1;  // 1-based, after increment
+  float grad_scale = 1.0f;
+};
+
+enum class RandomKind { Uniform, Normal, Bernoulli };
+// Fills contiguous out from Philox4x32-10 keyed by seed; element i uses counter
+// (offset + i / 4) so results do not depend on threads or devices.
+// Uniform: [a, b); Normal: mean a, std b (Box-Muller); Bernoulli: 1 with probability a.
+struct RandomArgs {
+  RandomKind kind = RandomKind::Uniform;
+  TensorArg out;
+  std::uint64_t seed = 0, offset = 0;
+  float a = 0.0f, b = 1.0f;
+};
+
+}  // namespace torsh::rt
