@@ -80,6 +80,7 @@ bool CpuDevice::supports(rt::OpKind op, DType dtype) const {
     case rt::OpKind::Copy:
     case rt::OpKind::Cast: return true;
     case rt::OpKind::Binary: return dtype != DType::Bool;
+    case rt::OpKind::Unary: return dtype != DType::Bool;
     case rt::OpKind::Matmul:
     case rt::OpKind::Softmax: return is_floating(dtype);
     default: return false;
@@ -90,6 +91,7 @@ void CpuDevice::copy_strided(const rt::CopyArgs& a, rt::StreamImpl&) { cpu::copy
 void CpuDevice::binary(const rt::BinaryArgs& a, rt::StreamImpl&) { cpu::binary(a); }
 void CpuDevice::matmul(const rt::MatmulArgs& a, rt::StreamImpl&) { cpu::matmul(a); }
 void CpuDevice::softmax(const rt::SoftmaxArgs& a, rt::StreamImpl&) { cpu::softmax(a); }
+void CpuDevice::unary(const rt::UnaryArgs& a, rt::StreamImpl&) { cpu::unary(a); }
 
 namespace {
 class CpuDriver final : public rt::Driver {

@@ -61,6 +61,7 @@ class CpuDevice final : public rt::DeviceImpl {
   void binary(const rt::BinaryArgs& a, rt::StreamImpl& s) override;
   void matmul(const rt::MatmulArgs& a, rt::StreamImpl& s) override;
   void softmax(const rt::SoftmaxArgs& a, rt::StreamImpl& s) override;
+  void unary(const rt::UnaryArgs& a, rt::StreamImpl& s) override;
 
  private:
   DeviceInfo info_;
@@ -72,6 +73,7 @@ void copy_strided(const rt::CopyArgs& a);
 void binary(const rt::BinaryArgs& a);
 void matmul(const rt::MatmulArgs& a);
 void softmax(const rt::SoftmaxArgs& a);
+void unary(const rt::UnaryArgs& a);
 
 // Typed base address of a tensor argument (offset applied).
 template <class T>
