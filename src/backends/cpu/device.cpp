@@ -81,8 +81,11 @@ bool CpuDevice::supports(rt::OpKind op, DType dtype) const {
     case rt::OpKind::Cast: return true;
     case rt::OpKind::Binary: return dtype != DType::Bool;
     case rt::OpKind::Unary: return dtype != DType::Bool;
+    case rt::OpKind::Reduce: return dtype != DType::Bool;
     case rt::OpKind::Matmul:
-    case rt::OpKind::Softmax: return is_floating(dtype);
+    case rt::OpKind::Softmax:
+    case rt::OpKind::Norm:
+    case rt::OpKind::BatchNorm: return is_floating(dtype);
     default: return false;
   }
 }
@@ -92,6 +95,9 @@ void CpuDevice::binary(const rt::BinaryArgs& a, rt::StreamImpl&) { cpu::binary(a
 void CpuDevice::matmul(const rt::MatmulArgs& a, rt::StreamImpl&) { cpu::matmul(a); }
 void CpuDevice::softmax(const rt::SoftmaxArgs& a, rt::StreamImpl&) { cpu::softmax(a); }
 void CpuDevice::unary(const rt::UnaryArgs& a, rt::StreamImpl&) { cpu::unary(a); }
+void CpuDevice::reduce(const rt::ReduceArgs& a, rt::StreamImpl&) { cpu::reduce(a); }
+void CpuDevice::norm(const rt::NormArgs& a, rt::StreamImpl&) { cpu::norm(a); }
+void CpuDevice::batch_norm(const rt::BatchNormArgs& a, rt::StreamImpl&) { cpu::batch_norm(a); }
 
 namespace {
 class CpuDriver final : public rt::Driver {

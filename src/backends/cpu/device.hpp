@@ -62,6 +62,9 @@ class CpuDevice final : public rt::DeviceImpl {
   void matmul(const rt::MatmulArgs& a, rt::StreamImpl& s) override;
   void softmax(const rt::SoftmaxArgs& a, rt::StreamImpl& s) override;
   void unary(const rt::UnaryArgs& a, rt::StreamImpl& s) override;
+  void reduce(const rt::ReduceArgs& a, rt::StreamImpl& s) override;
+  void norm(const rt::NormArgs& a, rt::StreamImpl& s) override;
+  void batch_norm(const rt::BatchNormArgs& a, rt::StreamImpl& s) override;
 
  private:
   DeviceInfo info_;
@@ -74,6 +77,9 @@ void binary(const rt::BinaryArgs& a);
 void matmul(const rt::MatmulArgs& a);
 void softmax(const rt::SoftmaxArgs& a);
 void unary(const rt::UnaryArgs& a);
+void reduce(const rt::ReduceArgs& a);
+void norm(const rt::NormArgs& a);
+void batch_norm(const rt::BatchNormArgs& a);
 
 // Typed base address of a tensor argument (offset applied).
 template <class T>
