@@ -85,7 +85,13 @@ bool CpuDevice::supports(rt::OpKind op, DType dtype) const {
     case rt::OpKind::Matmul:
     case rt::OpKind::Softmax:
     case rt::OpKind::Norm:
-    case rt::OpKind::BatchNorm: return is_floating(dtype);
+    case rt::OpKind::BatchNorm:
+    case rt::OpKind::Rope:
+    case rt::OpKind::Conv2d:
+    case rt::OpKind::Pool2d: return is_floating(dtype);
+    case rt::OpKind::Adam: return dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16;
+    case rt::OpKind::Random: return is_floating(dtype);
+    case rt::OpKind::Attention: return dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16;
     default: return false;
   }
 }
@@ -98,6 +104,12 @@ void CpuDevice::unary(const rt::UnaryArgs& a, rt::StreamImpl&) { cpu::unary(a); 
 void CpuDevice::reduce(const rt::ReduceArgs& a, rt::StreamImpl&) { cpu::reduce(a); }
 void CpuDevice::norm(const rt::NormArgs& a, rt::StreamImpl&) { cpu::norm(a); }
 void CpuDevice::batch_norm(const rt::BatchNormArgs& a, rt::StreamImpl&) { cpu::batch_norm(a); }
+void CpuDevice::rope(const rt::RopeArgs& a, rt::StreamImpl&) { cpu::rope(a); }
+void CpuDevice::attention(const rt::AttentionArgs& a, rt::StreamImpl&) { cpu::attention(a); }
+void CpuDevice::conv2d(const rt::Conv2dArgs& a, rt::StreamImpl&) { cpu::conv2d(a); }
+void CpuDevice::pool2d(const rt::Pool2dArgs& a, rt::StreamImpl&) { cpu::pool2d(a); }
+void CpuDevice::adam(const rt::AdamArgs& a, rt::StreamImpl&) { cpu::adam(a); }
+void CpuDevice::random(const rt::RandomArgs& a, rt::StreamImpl&) { cpu::random(a); }
 
 namespace {
 class CpuDriver final : public rt::Driver {

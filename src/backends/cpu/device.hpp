@@ -65,6 +65,12 @@ class CpuDevice final : public rt::DeviceImpl {
   void reduce(const rt::ReduceArgs& a, rt::StreamImpl& s) override;
   void norm(const rt::NormArgs& a, rt::StreamImpl& s) override;
   void batch_norm(const rt::BatchNormArgs& a, rt::StreamImpl& s) override;
+  void rope(const rt::RopeArgs& a, rt::StreamImpl& s) override;
+  void attention(const rt::AttentionArgs& a, rt::StreamImpl& s) override;
+  void conv2d(const rt::Conv2dArgs& a, rt::StreamImpl& s) override;
+  void pool2d(const rt::Pool2dArgs& a, rt::StreamImpl& s) override;
+  void adam(const rt::AdamArgs& a, rt::StreamImpl& s) override;
+  void random(const rt::RandomArgs& a, rt::StreamImpl& s) override;
 
  private:
   DeviceInfo info_;
@@ -80,6 +86,12 @@ void unary(const rt::UnaryArgs& a);
 void reduce(const rt::ReduceArgs& a);
 void norm(const rt::NormArgs& a);
 void batch_norm(const rt::BatchNormArgs& a);
+void rope(const rt::RopeArgs& a);
+void attention(const rt::AttentionArgs& a);
+void conv2d(const rt::Conv2dArgs& a);
+void pool2d(const rt::Pool2dArgs& a);
+void adam(const rt::AdamArgs& a);
+void random(const rt::RandomArgs& a);
 
 // Typed base address of a tensor argument (offset applied).
 template <class T>

@@ -1,0 +1,145 @@
+// conv2d as im2col + GEMM: each (image, group) unfolds its input into a
+// [C/g * R * S, P * Q] column matrix and multiplies by the [K/g, C/g * R * S]
+// filter with the CPU GEMM, so convolution speed follows GEMM speed.
+// Pointwise convolutions (1x1, stride 1, no padding) skip the unfold.
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "device.hpp"
+#include "thread_pool.hpp"
+#include "types.hpp"
+
+namespace torsh::cpu {
+namespace {
+
+// A host buffer that kernels can wrap as a TensorArg.
+class ScratchBuffer final : public rt::BufferImpl {
+ public:
+  explicit ScratchBuffer(std::size_t bytes) : data_(bytes) {}
+  std::size_t size() const override { return data_.size(); }
+  void* host_ptr() const override { return const_cast<unsigned char*>(data_.data()); }
+
+ private:
+  std::vector<unsigned char> data_;
+};
+
+rt::TensorArg view(rt::BufferImpl* buf, DType dt, std::int64_t offset, std::int64_t batch, std::int64_t rows,
+                   std::int64_t cols, std::int64_t bstride) {
+  rt::TensorArg t;
+  t.buffer = buf;
+  t.dtype = dt;
+  t.shape = Shape{batch, rows, cols};
+  t.strides = {bstride, cols, 1};
+  t.offset = offset;
+  return t;
+}
+
+template <class T>
+void im2col(const T* x, T* col, std::int64_t C, std::int64_t H, std::int64_t W, std::int64_t R, std::int64_t S,
+            std::int64_t P, std::int64_t Q, const rt::Conv2dArgs& a) {
+  pool().parallel_for(C * R * S, 1, [&](std::int64_t r0, std::int64_t r1) {
+    for (std::int64_t row = r0; row < r1; ++row) {
+      const std::int64_t c = row / (R * S), r = (row / S) % R, s = row % S;
+      T* dst = col + row * P * Q;
+      for (std::int64_t p = 0; p < P; ++p) {
+        const std::int64_t h = p * a.stride_h - a.pad_h + r * a.dil_h;
+        T* d = dst + p * Q;
+        if (h < 0 || h >= H) {
+          for (std::int64_t q = 0; q < Q; ++q) d[q] = from_acc<T>(0.0f);
+          continue;
+        }
+        const T* src = x + (c * H + h) * W;
+        const std::int64_t w0 = -a.pad_w + s * a.dil_w;
+        for (std::int64_t q = 0; q < Q; ++q) {
+          const std::int64_t w = w0 + q * a.stride_w;
+          d[q] = (w >= 0 && w < W) ? src[w] : from_acc<T>(0.0f);
+        }
+      }
+    }
+  });
+}
+
+template <class T>
+void run(const rt::Conv2dArgs& a) {
+  const std::int64_t N = a.x.shape[0], C = a.x.shape[1], H = a.x.shape[2], W = a.x.shape[3];
+  const std::int64_t K = a.w.shape[0], R = a.w.shape[2], S = a.w.shape[3];
+  const std::int64_t P = a.out.shape[2], Q = a.out.shape[3], G = a.groups;
+  const std::int64_t Cg = C / G, Kg = K / G, CRS = Cg * R * S, PQ = P * Q;
+  const bool pointwise = R == 1 && S == 1 && a.stride_h == 1 && a.stride_w == 1 && a.pad_h == 0 && a.pad_w == 0;
+  std::unique_ptr<ScratchBuffer> col;
+  if (!pointwise) col = std::make_unique<ScratchBuffer>(static_cast<std::size_t>(CRS * PQ) * sizeof(T));
+  const T* x = data_of<T>(a.x);
+  for (std::int64_t n = 0; n < N; ++n)
+    for (std::int64_t g = 0; g < G; ++g) {
+      rt::MatmulArgs mm;
+      mm.a = view(a.w.buffer, a.w.dtype, a.w.offset + g * Kg * CRS, 1, Kg, CRS, 0);
+      if (pointwise) {
+        mm.b = view(a.x.buffer, a.x.dtype, a.x.offset + (n * C + g * Cg) * H * W, 1, CRS, PQ, 0);
+      } else {
+        im2col(x + (n * C + g * Cg) * H * W, static_cast<T*>(col->host_ptr()), Cg, H, W, R, S, P, Q, a);
+        mm.b = view(col.get(), a.x.dtype, 0, 1, CRS, PQ, 0);
+      }
+      mm.out = view(a.out.buffer, a.out.dtype, a.out.offset + (n * K + g * Kg) * PQ, 1, Kg, PQ, 0);
+      matmul(mm);
+    }
+  if (a.bias.present()) {
+    const T* b = data_of<T>(a.bias);
+    T* y = data_of<T>(a.out);
+    pool().parallel_for(N * K, 1, [&](std::int64_t r0, std::int64_t r1) {
+      for (std::int64_t r = r0; r < r1; ++r) {
+        const auto bv = to_acc(b[r % K]);
+        T* yr = y + r * PQ;
+        for (std::int64_t i = 0; i < PQ; ++i) yr[i] = from_acc<T>(to_acc(yr[i]) + bv);
+      }
+    });
+  }
+}
+
+template <class T>
+void run_pool(const rt::Pool2dArgs& a) {
+  using A = typename Acc<T>::type;
+  const std::int64_t NC = a.x.shape[0] * a.x.shape[1], H = a.x.shape[2], W = a.x.shape[3];
+  const std::int64_t P = a.out.shape[2], Q = a.out.shape[3];
+  const T* x = data_of<T>(a.x);
+  T* y = data_of<T>(a.out);
+  const bool is_max = a.kind == rt::PoolKind::Max;
+  pool().parallel_for(NC, 1, [&](std::int64_t c0, std::int64_t c1) {
+    for (std::int64_t c = c0; c < c1; ++c) {
+      const T* xc = x + c * H * W;
+      for (std::int64_t p = 0; p < P; ++p)
+        for (std::int64_t q = 0; q < Q; ++q) {
+          const std::int64_t h0 = p * a.stride_h - a.pad_h, w0 = q * a.stride_w - a.pad_w;
+          A best = -std::numeric_limits<A>::infinity(), sum = 0;
+          std::int64_t count = 0;
+          for (std::int64_t i = 0; i < a.kernel_h; ++i) {
+            const std::int64_t h = h0 + i;
+            if (h < 0 || h >= H) continue;
+            for (std::int64_t j = 0; j < a.kernel_w; ++j) {
+              const std::int64_t w = w0 + j;
+              if (w < 0 || w >= W) continue;
+              const A v = to_acc(xc[h * W + w]);
+              if (v > best || v != v) best = v;
+              sum += v;
+              ++count;
+            }
+          }
+          const A div = a.count_include_pad ? static_cast<A>(a.kernel_h * a.kernel_w) : static_cast<A>(count);
+          y[(c * P + p) * Q + q] = from_acc<T>(is_max ? best : sum / div);
+        }
+    }
+  });
+}
+
+}  // namespace
+
+void conv2d(const rt::Conv2dArgs& a) {
+  visit_float_dtype(a.x.dtype, [&](auto tag) { run<typename decltype(tag)::type>(a); });
+}
+
+void pool2d(const rt::Pool2dArgs& a) {
+  visit_float_dtype(a.x.dtype, [&](auto tag) { run_pool<typename decltype(tag)::type>(a); });
+}
+
+}  // namespace torsh::cpu

@@ -1,0 +1,98 @@
+#include "dispatch.hpp"
+
+namespace torsh::ops {
+namespace {
+
+// Output length, or 0 when the (dilated) window does not fit the padded input
+// (C++ division truncates toward zero, so the sign is checked first).
+std::int64_t out_size(std::int64_t in, std::int64_t k, std::int64_t stride, std::int64_t pad, std::int64_t dil) {
+  const std::int64_t span = in + 2 * pad - dil * (k - 1) - 1;
+  return span < 0 ? 0 : span / stride + 1;
+}
+
+}  // namespace
+
+Tensor conv2d(const Tensor& x_in, const Tensor& w_in, const std::optional<Tensor>& bias, const Conv2dParams& p) {
+  const char* name = "conv2d";
+  std::vector<Tensor> all{x_in, w_in};
+  if (bias) all.push_back(*bias);
+  detail::check_same_device(name, all);
+  detail::check_same_dtype(name, all);
+  if (!is_floating(x_in.dtype()))
+    throw Error(ErrorCode::DTypeMismatch, "conv2d needs floating operands", detail::context(name, all));
+  if (x_in.ndim() != 4 || w_in.ndim() != 4)
+    throw Error(ErrorCode::ShapeMismatch, "conv2d takes x [N, C, H, W] and w [K, C / groups, R, S]",
+                detail::context(name, all));
+  if (p.stride_h < 1 || p.stride_w < 1 || p.dil_h < 1 || p.dil_w < 1 || p.pad_h < 0 || p.pad_w < 0 || p.groups < 1)
+    throw Error(ErrorCode::InvalidArgument, "stride and dilation must be >= 1, padding >= 0, groups >= 1",
+                detail::context(name, all));
+  const auto& xs = x_in.shape();
+  const auto& ws = w_in.shape();
+  const std::int64_t C = xs[1], K = ws[0];
+  if (C % p.groups || K % p.groups || ws[1] * p.groups != C)
+    throw Error(ErrorCode::ShapeMismatch,
+                "channels do not match: x has " + std::to_string(C) + ", w expects " + std::to_string(ws[1]) + " x " +
+                    std::to_string(p.groups) + " groups (K = " + std::to_string(K) + " must divide by groups too)",
+                detail::context(name, all));
+  if (bias && (bias->ndim() != 1 || bias->shape()[0] != K))
+    throw Error(ErrorCode::ShapeMismatch, "bias must be [K]", detail::context(name, all));
+  const std::int64_t P = out_size(xs[2], ws[2], p.stride_h, p.pad_h, p.dil_h);
+  const std::int64_t Q = out_size(xs[3], ws[3], p.stride_w, p.pad_w, p.dil_w);
+  if (P <= 0 || Q <= 0)
+    throw Error(ErrorCode::ShapeMismatch, "the kernel (with dilation) is larger than the padded input",
+                detail::context(name, all), {"Increase padding or use a smaller kernel"});
+  const Tensor x = x_in.contiguous(), w = w_in.contiguous();
+  Tensor out = x.backend().empty(Shape{xs[0], K, P, Q}, x.dtype());
+  if (out.numel() == 0) return out;
+  std::vector<Tensor> ins{x, w};
+  if (bias) ins.push_back(bias->contiguous());
+  const bool has_bias = bias.has_value();
+  detail::launch(rt::OpKind::Conv2d, x.dtype(), ins, {out}, [=](auto& dev, auto& st, auto& in, auto& o) {
+    rt::Conv2dArgs a;
+    a.x = in[0];
+    a.w = in[1];
+    if (has_bias) a.bias = in[2];
+    a.out = o[0];
+    a.stride_h = p.stride_h, a.stride_w = p.stride_w, a.pad_h = p.pad_h, a.pad_w = p.pad_w;
+    a.dil_h = p.dil_h, a.dil_w = p.dil_w, a.groups = p.groups;
+    dev.conv2d(a, st);
+  });
+  return out;
+}
+
+namespace {
+Tensor pool_impl(rt::PoolKind kind, const Tensor& x_in, const Pool2dParams& p) {
+  const char* name = kind == rt::PoolKind::Max ? "max_pool2d" : "avg_pool2d";
+  detail::check_same_device(name, {x_in});
+  if (!is_floating(x_in.dtype()))
+    throw Error(ErrorCode::DTypeMismatch, std::string(name) + " needs a floating dtype", detail::context(name, {x_in}));
+  if (x_in.ndim() != 4) throw Error(ErrorCode::ShapeMismatch, "pooling takes [N, C, H, W]", detail::context(name, {x_in}));
+  const std::int64_t sh = p.stride_h ? p.stride_h : p.kernel_h, sw = p.stride_w ? p.stride_w : p.kernel_w;
+  if (p.kernel_h < 1 || p.kernel_w < 1 || sh < 1 || sw < 1 || p.pad_h < 0 || p.pad_w < 0 || 2 * p.pad_h > p.kernel_h ||
+      2 * p.pad_w > p.kernel_w)
+    throw Error(ErrorCode::InvalidArgument, "kernel and stride must be >= 1 and padding at most half the kernel",
+                detail::context(name, {x_in}));
+  const auto& xs = x_in.shape();
+  const std::int64_t P = out_size(xs[2], p.kernel_h, sh, p.pad_h, 1), Q = out_size(xs[3], p.kernel_w, sw, p.pad_w, 1);
+  if (P <= 0 || Q <= 0)
+    throw Error(ErrorCode::ShapeMismatch, "the pooling window is larger than the padded input", detail::context(name, {x_in}));
+  const Tensor x = x_in.contiguous();
+  Tensor out = x.backend().empty(Shape{xs[0], xs[1], P, Q}, x.dtype());
+  if (out.numel() == 0) return out;
+  detail::launch(rt::OpKind::Pool2d, x.dtype(), {x}, {out}, [=](auto& dev, auto& st, auto& in, auto& o) {
+    rt::Pool2dArgs a;
+    a.kind = kind;
+    a.x = in[0];
+    a.out = o[0];
+    a.kernel_h = p.kernel_h, a.kernel_w = p.kernel_w, a.stride_h = sh, a.stride_w = sw;
+    a.pad_h = p.pad_h, a.pad_w = p.pad_w, a.count_include_pad = p.count_include_pad;
+    dev.pool2d(a, st);
+  });
+  return out;
+}
+}  // namespace
+
+Tensor max_pool2d(const Tensor& x, const Pool2dParams& p) { return pool_impl(rt::PoolKind::Max, x, p); }
+Tensor avg_pool2d(const Tensor& x, const Pool2dParams& p) { return pool_impl(rt::PoolKind::Avg, x, p); }
+
+}  // namespace torsh::ops

@@ -1,0 +1,96 @@
+// RoPE, scaled-dot-product attention and the seed-002 LLM helpers.
+#include <cmath>
+
+#include "dispatch.hpp"
+
+namespace torsh::ops {
+
+std::pair<Tensor, Tensor> rope_cache(Backend& backend, std::int64_t max_pos, std::int64_t rot_dim, float base) {
+  if (max_pos <= 0 || rot_dim <= 0 || rot_dim % 2 || !(base > 0.0f))
+    throw Error(ErrorCode::InvalidArgument, "rope_cache needs max_pos > 0, an even rot_dim > 0 and base > 0",
+                {.op = "rope_cache"});
+  const std::int64_t half = rot_dim / 2;
+  std::vector<float> c(static_cast<std::size_t>(max_pos * half)), s(c.size());
+  for (std::int64_t p = 0; p < max_pos; ++p)
+    for (std::int64_t i = 0; i < half; ++i) {
+      // Angles in double so long contexts keep their precision.
+      const double theta = static_cast<double>(p) * std::pow(static_cast<double>(base), -2.0 * i / rot_dim);
+      c[p * half + i] = static_cast<float>(std::cos(theta));
+      s[p * half + i] = static_cast<float>(std::sin(theta));
+    }
+  return {backend.from_host(c.data(), Shape{max_pos, half}, DType::F32),
+          backend.from_host(s.data(), Shape{max_pos, half}, DType::F32)};
+}
+
+Tensor rope(const Tensor& x_in, const Tensor& cos, const Tensor& sin, RopeStyle style, std::int64_t pos0,
+            std::int64_t rot_dim) {
+  const char* name = "rope";
+  detail::check_same_device(name, {x_in, cos, sin});
+  if (!is_floating(x_in.dtype()))
+    throw Error(ErrorCode::DTypeMismatch, "rope needs a floating input", detail::context(name, {x_in}));
+  if (x_in.ndim() != 4)
+    throw Error(ErrorCode::ShapeMismatch, "rope takes x as [batch, seq, heads, head_dim]", detail::context(name, {x_in}));
+  const std::int64_t seq = x_in.shape()[1], hd = x_in.shape()[3];
+  if (rot_dim == 0) rot_dim = hd;
+  if (rot_dim <= 0 || rot_dim > hd || rot_dim % 2)
+    throw Error(ErrorCode::InvalidArgument, "rot_dim must be even and in (0, head_dim]", detail::context(name, {x_in}));
+  if (cos.dtype() != DType::F32 || sin.dtype() != DType::F32)
+    throw Error(ErrorCode::DTypeMismatch, "cos/sin tables must be f32 (see rope_cache)", detail::context(name, {x_in, cos, sin}));
+  if (cos.ndim() != 2 || cos.shape() != sin.shape() || cos.shape()[1] != rot_dim / 2)
+    throw Error(ErrorCode::ShapeMismatch, "cos/sin must both be [max_pos, rot_dim / 2]", detail::context(name, {x_in, cos, sin}));
+  if (pos0 < 0 || pos0 + seq > cos.shape()[0])
+    throw Error(ErrorCode::OutOfRange, "positions [" + std::to_string(pos0) + ", " + std::to_string(pos0 + seq) +
+                ") exceed the table's " + std::to_string(cos.shape()[0]), detail::context(name, {x_in, cos}),
+                {"Build the tables with a larger max_pos"});
+  const Tensor x = x_in.contiguous();
+  Tensor out = x.backend().empty(x.shape(), x.dtype());
+  if (x.numel() == 0) return out;
+  detail::launch(rt::OpKind::Rope, x.dtype(), {x, cos.contiguous(), sin.contiguous()}, {out},
+                 [=](auto& dev, auto& st, auto& in, auto& o) {
+                   dev.rope({in[0], in[1], in[2], o[0], rot_dim, pos0, style == RopeStyle::NeoX}, st);
+                 });
+  return out;
+}
+
+Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, bool causal, std::optional<float> scale) {
+  const char* name = "attention";
+  detail::check_same_device(name, {q_in, k_in, v_in});
+  detail::check_same_dtype(name, {q_in, k_in, v_in});
+  if (!is_floating(q_in.dtype()))
+    throw Error(ErrorCode::DTypeMismatch, "attention needs floating inputs", detail::context(name, {q_in, k_in, v_in}));
+  if (q_in.ndim() != 4 || k_in.ndim() != 4 || v_in.ndim() != 4)
+    throw Error(ErrorCode::ShapeMismatch, "attention takes q [B, Hq, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv]",
+                detail::context(name, {q_in, k_in, v_in}));
+  const auto& qs = q_in.shape();
+  const auto& ks = k_in.shape();
+  const auto& vs = v_in.shape();
+  if (ks[0] != qs[0] || vs[0] != qs[0] || ks[1] != vs[1] || ks[2] != vs[2] || ks[3] != qs[3] || ks[1] == 0 ||
+      qs[1] % ks[1] != 0)
+    throw Error(ErrorCode::ShapeMismatch,
+                "incompatible attention shapes (batch must match, k/v must share heads and length, D must match, "
+                "Hq must be a multiple of Hkv)",
+                detail::context(name, {q_in, k_in, v_in}));
+  const Tensor q = q_in.contiguous(), k = k_in.contiguous(), v = v_in.contiguous();
+  Tensor out = q.backend().empty(Shape{qs[0], qs[1], qs[2], vs[3]}, q.dtype());
+  if (out.numel() == 0) return out;
+  const float sc = scale.value_or(1.0f / std::sqrt(static_cast<float>(qs[3] > 0 ? qs[3] : 1)));
+  detail::launch(rt::OpKind::Attention, q.dtype(), {q, k, v}, {out}, [=](auto& dev, auto& st, auto& in, auto& o) {
+    dev.attention({in[0], in[1], in[2], o[0], sc, causal}, st);
+  });
+  return out;
+}
+
+Tensor matmul_vec(const Tensor& w, const Tensor& x) {
+  if (w.ndim() != 2 || x.ndim() != 1)
+    throw Error(ErrorCode::ShapeMismatch, "matmul_vec takes w [n, k] and x [k]", detail::context("matmul_vec", {w, x}));
+  return matmul(w, x);
+}
+
+Tensor weighted_sum_rows(const Tensor& weights, const Tensor& matrix) {
+  if (weights.ndim() != 1 || matrix.ndim() != 2)
+    throw Error(ErrorCode::ShapeMismatch, "weighted_sum_rows takes weights [m] and matrix [m, n]",
+                detail::context("weighted_sum_rows", {weights, matrix}));
+  return matmul(weights, matrix);
+}
+
+}  // namespace torsh::ops

@@ -1,0 +1,276 @@
+// RoPE, attention, conv2d, pooling, Adam and random numbers on the CPU
+// backend, each against a naive f64 reference written here.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "backends/cpu/philox.hpp"
+#include "torsh/torsh.hpp"
+
+using namespace torsh;
+
+namespace {
+Backend host() { return Backend::create(BackendType::Cpu); }
+std::vector<float> rand_vec(std::size_t n, unsigned seed, float lo = -1, float hi = 1) {
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = u(g);
+  return v;
+}
+Tensor make(const std::vector<float>& v, const Shape& s) { return host().from_host(v.data(), s, DType::F32); }
+template <class F>
+ErrorCode code_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.code();
+  }
+  return ErrorCode::Internal;
+}
+}  // namespace
+
+TEST(OpsRope, NeoXAndGptJLayouts) {
+  const int B = 2, S = 5, H = 3, D = 8, rot = 6, pos0 = 3;
+  Backend b = host();
+  auto [cs, sn] = ops::rope_cache(b, 16, rot);
+  auto v = rand_vec(B * S * H * D, 1);
+  for (auto style : {ops::RopeStyle::NeoX, ops::RopeStyle::GptJ}) {
+    auto got = ops::rope(make(v, {B, S, H, D}), cs, sn, style, pos0, rot).to_vector();
+    for (int bs = 0; bs < B * S; ++bs)
+      for (int h = 0; h < H; ++h) {
+        const int pos = pos0 + bs % S;
+        const float* x = v.data() + (bs * H + h) * D;
+        const float* y = got.data() + (bs * H + h) * D;
+        for (int i = 0; i < rot / 2; ++i) {
+          const double th = pos * std::pow(10000.0, -2.0 * i / rot);
+          const int i0 = style == ops::RopeStyle::NeoX ? i : 2 * i, i1 = style == ops::RopeStyle::NeoX ? i + rot / 2 : 2 * i + 1;
+          EXPECT_NEAR(y[i0], x[i0] * std::cos(th) - x[i1] * std::sin(th), 1e-5);
+          EXPECT_NEAR(y[i1], x[i1] * std::cos(th) + x[i0] * std::sin(th), 1e-5);
+        }
+        for (int i = rot; i < D; ++i) EXPECT_EQ(y[i], x[i]);
+      }
+  }
+  EXPECT_EQ(code_of([&] { ops::rope(make(v, {B, S, H, D}), cs, sn, ops::RopeStyle::NeoX, 12, rot); }), ErrorCode::OutOfRange);
+  EXPECT_EQ(code_of([&] { ops::rope(make(v, {B, S, H, D}), cs, sn, ops::RopeStyle::NeoX, 0, 4); }), ErrorCode::ShapeMismatch);
+  EXPECT_EQ(code_of([&] { ops::rope(make(v, {B * S, H, D}), cs, sn); }), ErrorCode::ShapeMismatch);
+}
+
+namespace {
+std::vector<double> ref_attention(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
+                                  int B, int Hq, int Hkv, int Sq, int Skv, int D, bool causal) {
+  std::vector<double> out(static_cast<std::size_t>(B) * Hq * Sq * D);
+  const double scale = 1 / std::sqrt(double(D));
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < Hq; ++h) {
+      const int kh = h / (Hq / Hkv);
+      for (int i = 0; i < Sq; ++i) {
+        std::vector<double> s(Skv, -INFINITY);
+        double mx = -INFINITY;
+        for (int j = 0; j < Skv; ++j) {
+          if (causal && j > i + Skv - Sq) continue;
+          double d = 0;
+          for (int t = 0; t < D; ++t) d += double(q[((b * Hq + h) * Sq + i) * D + t]) * k[((b * Hkv + kh) * Skv + j) * D + t];
+          s[j] = d * scale;
+          mx = std::max(mx, s[j]);
+        }
+        double sum = 0;
+        for (int j = 0; j < Skv; ++j) sum += (s[j] = std::exp(s[j] - mx));
+        for (int t = 0; t < D; ++t) {
+          double acc = 0;
+          for (int j = 0; j < Skv; ++j) acc += s[j] * v[((b * Hkv + kh) * Skv + j) * D + t];
+          out[((b * Hq + h) * Sq + i) * D + t] = acc / sum;
+        }
+      }
+    }
+  return out;
+}
+}  // namespace
+
+TEST(OpsAttention, MatchesReferenceCausalAndGrouped) {
+  struct Case { int B, Hq, Hkv, Sq, Skv, D; bool causal; };
+  for (auto c : {Case{1, 1, 1, 1, 1, 4, false}, Case{2, 4, 2, 33, 33, 16, true}, Case{1, 2, 1, 7, 200, 8, false},
+                 Case{1, 8, 8, 130, 130, 64, true}, Case{1, 2, 2, 3, 150, 8, true}}) {
+    auto q = rand_vec(c.B * c.Hq * c.Sq * c.D, 1), k = rand_vec(c.B * c.Hkv * c.Skv * c.D, 2),
+         v = rand_vec(c.B * c.Hkv * c.Skv * c.D, 3);
+    auto got = ops::attention(make(q, {c.B, c.Hq, c.Sq, c.D}), make(k, {c.B, c.Hkv, c.Skv, c.D}),
+                              make(v, {c.B, c.Hkv, c.Skv, c.D}), c.causal)
+                   .to_vector();
+    auto ref = ref_attention(q, k, v, c.B, c.Hq, c.Hkv, c.Sq, c.Skv, c.D, c.causal);
+    for (std::size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(got[i], ref[i], 2e-5) << "Sq=" << c.Sq << " i=" << i;
+  }
+  // A large-magnitude query must not overflow the online softmax.
+  std::vector<float> q(8, 100.f), k = rand_vec(4 * 8, 5), v = rand_vec(4 * 8, 6);
+  auto big = ops::attention(make(q, {1, 1, 1, 8}), make(k, {1, 1, 4, 8}), make(v, {1, 1, 4, 8})).to_vector();
+  for (float x : big) EXPECT_TRUE(std::isfinite(x));
+  EXPECT_EQ(code_of([&] { ops::attention(make(q, {1, 1, 1, 8}), make(k, {1, 1, 4, 8}), make(v, {1, 1, 8, 4})); }),
+            ErrorCode::ShapeMismatch);
+  EXPECT_EQ(code_of([&] { ops::attention(make(rand_vec(24, 1), {1, 3, 1, 8}), make(k, {1, 2, 2, 8}), make(v, {1, 2, 2, 8})); }),
+            ErrorCode::ShapeMismatch);
+  // Seed-002 helpers are matmuls.
+  auto w = rand_vec(12, 7), x = rand_vec(4, 8);
+  auto mv = ops::matmul_vec(make(w, {3, 4}), make(x, {4})).to_vector();
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(mv[i], w[i * 4] * x[0] + w[i * 4 + 1] * x[1] + w[i * 4 + 2] * x[2] + w[i * 4 + 3] * x[3], 1e-6);
+  auto ws = ops::weighted_sum_rows(make({1, 2, 3}, {3}), make(w, {3, 4})).to_vector();
+  EXPECT_NEAR(ws[1], w[1] + 2 * w[5] + 3 * w[9], 1e-6);
+}
+
+TEST(OpsConv, MatchesReferenceWithStrideDilationGroupsBias) {
+  struct Case { int N, C, H, W, K, R, S; ops::Conv2dParams p; };
+  for (auto c : {Case{1, 1, 5, 5, 1, 3, 3, {}}, Case{2, 4, 9, 7, 6, 3, 3, {2, 1, 1, 1, 1, 1, 2}},
+                 Case{1, 6, 8, 8, 4, 3, 3, {1, 1, 2, 2, 2, 2, 2}}, Case{2, 8, 5, 5, 8, 1, 1, {}},
+                 Case{1, 4, 6, 6, 4, 3, 3, {1, 1, 1, 1, 1, 1, 4}}}) {
+    const int G = int(c.p.groups), Cg = c.C / G, Kg = c.K / G;
+    auto x = rand_vec(c.N * c.C * c.H * c.W, 1), w = rand_vec(c.K * Cg * c.R * c.S, 2), bias = rand_vec(c.K, 3);
+    Tensor out = ops::conv2d(make(x, {c.N, c.C, c.H, c.W}), make(w, {c.K, Cg, c.R, c.S}), make(bias, {c.K}), c.p);
+    const int P = int(out.shape()[2]), Q = int(out.shape()[3]);
+    EXPECT_EQ(P, (c.H + 2 * c.p.pad_h - c.p.dil_h * (c.R - 1) - 1) / c.p.stride_h + 1);
+    auto got = out.to_vector();
+    for (int n = 0; n < c.N; ++n)
+      for (int k = 0; k < c.K; ++k)
+        for (int p = 0; p < P; ++p)
+          for (int q = 0; q < Q; ++q) {
+            double acc = bias[k];
+            const int g = k / Kg;
+            for (int ci = 0; ci < Cg; ++ci)
+              for (int r = 0; r < c.R; ++r)
+                for (int s = 0; s < c.S; ++s) {
+                  const int h = p * c.p.stride_h - c.p.pad_h + r * c.p.dil_h, ww = q * c.p.stride_w - c.p.pad_w + s * c.p.dil_w;
+                  if (h < 0 || h >= c.H || ww < 0 || ww >= c.W) continue;
+                  acc += double(x[((n * c.C + g * Cg + ci) * c.H + h) * c.W + ww]) * w[((k * Cg + ci) * c.R + r) * c.S + s];
+                }
+            ASSERT_NEAR(got[((n * c.K + k) * P + p) * Q + q], acc, 1e-4);
+          }
+  }
+  auto x = rand_vec(2 * 3 * 4 * 4, 1);
+  EXPECT_EQ(code_of([&] { ops::conv2d(make(x, {2, 3, 4, 4}), make(rand_vec(2 * 2 * 9, 1), {2, 2, 3, 3})); }),
+            ErrorCode::ShapeMismatch);
+  EXPECT_EQ(code_of([&] { ops::conv2d(make(x, {2, 3, 4, 4}), make(rand_vec(3 * 3 * 25, 1), {3, 3, 5, 5})); }),
+            ErrorCode::ShapeMismatch);
+  ops::Conv2dParams bad;
+  bad.stride_h = 0;
+  EXPECT_EQ(code_of([&] { ops::conv2d(make(x, {2, 3, 4, 4}), make(rand_vec(27, 1), {1, 3, 3, 3}), std::nullopt, bad); }),
+            ErrorCode::InvalidArgument);
+}
+
+TEST(OpsPool, MaxAndAvgWithPadding) {
+  auto v = rand_vec(1 * 2 * 5 * 5, 4);
+  ops::Pool2dParams p;
+  p.kernel_h = p.kernel_w = 3;
+  p.stride_h = p.stride_w = 2;
+  p.pad_h = p.pad_w = 1;
+  auto mx = ops::max_pool2d(make(v, {1, 2, 5, 5}), p);
+  EXPECT_EQ(mx.shape(), (Shape{1, 2, 3, 3}));
+  p.count_include_pad = false;
+  auto av = ops::avg_pool2d(make(v, {1, 2, 5, 5}), p).to_vector();
+  auto mv = mx.to_vector();
+  for (int c = 0; c < 2; ++c)
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) {
+        double best = -INFINITY, sum = 0;
+        int cnt = 0;
+        for (int r = 0; r < 3; ++r)
+          for (int s = 0; s < 3; ++s) {
+            const int h = i * 2 - 1 + r, w = j * 2 - 1 + s;
+            if (h < 0 || h >= 5 || w < 0 || w >= 5) continue;
+            best = std::max(best, double(v[(c * 5 + h) * 5 + w]));
+            sum += v[(c * 5 + h) * 5 + w];
+            ++cnt;
+          }
+        EXPECT_FLOAT_EQ(mv[(c * 3 + i) * 3 + j], float(best));
+        EXPECT_NEAR(av[(c * 3 + i) * 3 + j], sum / cnt, 1e-6);
+      }
+  ops::Pool2dParams big;
+  big.kernel_h = big.kernel_w = 7;
+  EXPECT_EQ(code_of([&] { ops::max_pool2d(make(v, {1, 2, 5, 5}), big); }), ErrorCode::ShapeMismatch);
+}
+
+TEST(OpsAdam, AdamAndAdamWMatchReferenceOverSteps) {
+  for (bool adamw : {false, true}) {
+    ops::AdamConfig cfg;
+    cfg.lr = 0.01f;
+    cfg.weight_decay = 0.1f;
+    cfg.adamw = adamw;
+    const int n = 37;
+    auto p0 = rand_vec(n, 1);
+    std::vector<Tensor> params{make(p0, {n})}, m{make(std::vector<float>(n, 0.f), {n})}, v{make(std::vector<float>(n, 0.f), {n})};
+    std::vector<double> rp(p0.begin(), p0.end()), rm(n, 0), rv(n, 0);
+    for (int step = 1; step <= 3; ++step) {
+      auto g = rand_vec(n, 10 + step);
+      ops::adam_step(params, {make(g, {n})}, m, v, cfg, step);
+      for (int i = 0; i < n; ++i) {
+        double gi = g[i];
+        if (!adamw) gi += cfg.weight_decay * rp[i];
+        else rp[i] *= 1 - cfg.lr * cfg.weight_decay;
+        rm[i] = 0.9 * rm[i] + 0.1 * gi;
+        rv[i] = 0.999 * rv[i] + 0.001 * gi * gi;
+        const double mh = rm[i] / (1 - std::pow(0.9, step)), vh = rv[i] / (1 - std::pow(0.999, step));
+        rp[i] -= cfg.lr * mh / (std::sqrt(vh) + cfg.eps);
+      }
+    }
+    auto got = params[0].to_vector();
+    for (int i = 0; i < n; ++i) EXPECT_NEAR(got[i], rp[i], 1e-5) << (adamw ? "adamw" : "adam");
+  }
+  // Bad input changes nothing.
+  std::vector<Tensor> p{make({1, 2}, {2})}, m{make({0, 0}, {2})}, v{make({0, 0}, {2})};
+  EXPECT_EQ(code_of([&] { ops::adam_step(p, {make({1, 2, 3}, {3})}, m, v, {}, 1); }), ErrorCode::ShapeMismatch);
+  EXPECT_EQ(code_of([&] { ops::adam_step(p, {}, m, v, {}, 1); }), ErrorCode::InvalidArgument);
+  EXPECT_EQ(p[0].to_vector(), (std::vector<float>{1, 2}));
+}
+
+TEST(OpsRandom, PhiloxKnownAnswersAndReproducibility) {
+  // Random123 known-answer vectors for philox4x32-10.
+  auto z = torsh::cpu::philox::philox4x32_10_full(0, 0, 0, 0, 0, 0);
+  EXPECT_EQ(z.v[0], 0x6627e8d5u);
+  EXPECT_EQ(z.v[1], 0xe169c58du);
+  EXPECT_EQ(z.v[2], 0xbc57ac4cu);
+  EXPECT_EQ(z.v[3], 0x9b00dbd8u);
+  auto f = torsh::cpu::philox::philox4x32_10_full(~0u, ~0u, ~0u, ~0u, ~0u, ~0u);
+  EXPECT_EQ(f.v[0], 0x408f276du);
+  EXPECT_EQ(f.v[3], 0x6d5451fdu);
+  auto pi = torsh::cpu::philox::philox4x32_10_full(0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822, 0x299f31d0);
+  EXPECT_EQ(pi.v[0], 0xd16cfe09u);
+  EXPECT_EQ(pi.v[1], 0x94fdccebu);
+  EXPECT_EQ(pi.v[2], 0x5001e420u);
+  EXPECT_EQ(pi.v[3], 0x24126ea1u);
+
+  Backend b = host();
+  const int n = 1 << 18;
+  auto u1 = ops::rand(b, Shape{n}, 42).to_vector();
+  Backend one = Backend::builder().backend_type(BackendType::Cpu).num_threads(1).build();
+  auto u_single = ops::rand(one, Shape{n}, 42).to_vector();
+  Backend::builder().backend_type(BackendType::Cpu).num_threads(2).build();
+  EXPECT_EQ(u1, u_single);  // independent of the thread count
+  EXPECT_NE(u1, ops::rand(b, Shape{n}, 43).to_vector());
+  // Offsets continue the stream: elements [4, n) of seed 42 == offset 1.
+  auto shifted = ops::rand(b, Shape{n - 4}, 42, DType::F32, 0, 1, 1).to_vector();
+  EXPECT_TRUE(std::equal(shifted.begin(), shifted.end(), u1.begin() + 4));
+  double mean = 0, var = 0;
+  for (float x : u1) {
+    ASSERT_GE(x, 0.f);
+    ASSERT_LT(x, 1.f);
+    mean += x;
+  }
+  mean /= n;
+  EXPECT_NEAR(mean, 0.5, 0.005);
+  auto g = ops::randn(b, Shape{n}, 7, DType::F32, 2.0f, 3.0f).to_vector();
+  mean = 0;
+  for (float x : g) mean += x;
+  mean /= n;
+  for (float x : g) var += (x - mean) * (x - mean);
+  var /= n;
+  EXPECT_NEAR(mean, 2.0, 0.03);
+  EXPECT_NEAR(std::sqrt(var), 3.0, 0.03);
+  auto bern = ops::bernoulli(b, Shape{n}, 0.25f, 9).to_vector();
+  double ones = 0;
+  for (float x : bern) {
+    ASSERT_TRUE(x == 0.f || x == 1.f);
+    ones += x;
+  }
+  EXPECT_NEAR(ones / n, 0.25, 0.005);
+  EXPECT_EQ(ops::rand(b, Shape{8}, 1, DType::BF16).dtype(), DType::BF16);
+  EXPECT_EQ(code_of([&] { ops::rand(b, Shape{4}, 1, DType::F32, 1.f, 1.f); }), ErrorCode::InvalidArgument);
+  EXPECT_EQ(code_of([&] { ops::bernoulli(b, Shape{4}, 1.5f, 1); }), ErrorCode::InvalidArgument);
+  EXPECT_EQ(code_of([&] { ops::randn(b, Shape{4}, 1, DType::I32); }), ErrorCode::DTypeMismatch);
+}
