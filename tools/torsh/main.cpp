@@ -29,6 +29,8 @@ void usage() {
       "  demo [--backend NAME] [--size N]\n"
       "                                softmax(A @ B) on the auto-selected (or named) device,\n"
       "                                checked against an f64 CPU reference\n"
+      "  bench [--json] [--filter S] [--backend NAME] [--threads N] [--min-seconds T]\n"
+      "                                the benchmark suite (BENCHMARKS.md); one JSON object per line with --json\n"
       "  --version                     print the version\n"
       "Plugins are searched in TORSH_BACKEND_PATH, then next to libtorsh.");
 }
@@ -49,6 +51,7 @@ int main(int argc, char** argv) {
   try {
     if (cmd == "info") return torsh::cli::info(args);
     if (cmd == "demo") return torsh::cli::demo(args);
+    if (cmd == "bench") return torsh::cli::bench(args);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "torsh %s: %s\n", cmd.c_str(), e.what());
     return 1;

@@ -1,0 +1,156 @@
+#pragma once
+// The OpenCL backend: buffers are cl_mem, streams in-order command queues with
+// profiling, events cl_event markers, and the ops run the shared kernels of
+// src/kernels compiled at run time (program.cpp) and launched one way (launch.hpp).
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cl_error.hpp"
+#include "torsh/runtime/backend_impl.hpp"
+
+namespace torsh::opencl {
+
+class OpenClDevice;
+class Program;
+struct Kernel;
+
+class OpenClBuffer final : public rt::BufferImpl {
+ public:
+  OpenClBuffer(cl_mem mem, std::size_t size) : mem_(mem), size_(size) {}
+  ~OpenClBuffer() override { clReleaseMemObject(mem_); }
+  OpenClBuffer(const OpenClBuffer&) = delete;
+  OpenClBuffer& operator=(const OpenClBuffer&) = delete;
+  std::size_t size() const override { return size_; }
+  cl_mem mem() const { return mem_; }
+
+ private:
+  cl_mem mem_;
+  std::size_t size_;
+};
+
+// An in-order queue with profiling enabled. Work is flushed as it is enqueued
+// so that other queues and event queries see it progress.
+class OpenClStream final : public rt::StreamImpl {
+ public:
+  explicit OpenClStream(OpenClDevice& dev);
+  ~OpenClStream() override;
+  OpenClStream(const OpenClStream&) = delete;
+  OpenClStream& operator=(const OpenClStream&) = delete;
+  void synchronize() override;
+  void record(rt::EventImpl& e) override;
+  void wait(rt::EventImpl& e) override;
+
+  cl_command_queue queue() const { return q_; }
+  OpenClDevice& device() const { return dev_; }
+
+ private:
+  OpenClDevice& dev_;
+  cl_command_queue q_ = nullptr;
+};
+
+// A marker in a queue; its CL_PROFILING_COMMAND_END is the device time at
+// which the queue passed that point.
+class OpenClEvent final : public rt::EventImpl {
+ public:
+  explicit OpenClEvent(std::string device) : device_(std::move(device)) {}
+  ~OpenClEvent() override;
+  OpenClEvent(const OpenClEvent&) = delete;
+  OpenClEvent& operator=(const OpenClEvent&) = delete;
+  void synchronize() override;
+  bool query() override;
+  double elapsed_ms(rt::EventImpl& later) override;
+
+  void reset(cl_event ev);  // takes ownership, releases the previous marker
+  cl_event handle() const { return ev_; }
+
+ private:
+  cl_ulong end_time();
+  std::string device_;
+  cl_event ev_ = nullptr;
+};
+
+class OpenClDevice final : public rt::DeviceImpl {
+ public:
+  OpenClDevice(int index, cl_platform_id platform, cl_device_id device);
+  ~OpenClDevice() override;
+  OpenClDevice(const OpenClDevice&) = delete;
+  OpenClDevice& operator=(const OpenClDevice&) = delete;
+
+  BackendType type() const override { return BackendType::OpenCl; }
+  const DeviceInfo& info() const override { return info_; }
+  Capabilities capabilities() const override { return caps_; }
+  PerformanceHints hints() const override;
+
+  std::unique_ptr<rt::BufferImpl> allocate(std::size_t bytes) override;
+  std::unique_ptr<rt::StreamImpl> create_stream() override { return std::make_unique<OpenClStream>(*this); }
+  rt::StreamImpl& default_stream() override { return *default_stream_; }
+  std::unique_ptr<rt::EventImpl> create_event() override { return std::make_unique<OpenClEvent>(label_); }
+  void synchronize() override;
+
+  void write(rt::BufferImpl& dst, std::size_t off, const void* src, std::size_t n, rt::StreamImpl& s,
+             bool blocking) override;
+  void read(rt::BufferImpl& src, std::size_t off, void* dst, std::size_t n, rt::StreamImpl& s,
+            bool blocking) override;
+  void copy(rt::BufferImpl& src, std::size_t soff, rt::BufferImpl& dst, std::size_t doff, std::size_t n,
+            rt::StreamImpl& s) override;
+  void fill(rt::BufferImpl& dst, std::size_t off, std::size_t n, const void* pattern, std::size_t psize,
+            rt::StreamImpl& s) override;
+
+  bool supports(rt::OpKind op, DType dtype) const override;
+  void copy_strided(const rt::CopyArgs& a, rt::StreamImpl& s) override;
+  void binary(const rt::BinaryArgs& a, rt::StreamImpl& s) override;
+  void matmul(const rt::MatmulArgs& a, rt::StreamImpl& s) override;
+  void softmax(const rt::SoftmaxArgs& a, rt::StreamImpl& s) override;
+
+  // For the op files and the program cache.
+  const std::string& label() const { return label_; }  // "opencl:0 (device name)"
+  cl_context context() const { return ctx_; }
+  cl_device_id id() const { return dev_; }
+  std::size_t base_align() const { return base_align_; }  // sub-buffer origin alignment, bytes
+  // A kernel of the embedded program (src/kernels), built for this device on first use.
+  Kernel kernel(const char* name);
+  // Builds arbitrary OpenCL C for this device (run-time kernels); KernelCompile with the build log on failure.
+  std::unique_ptr<Program> build(const char* source, const char* options);
+  // A fresh device buffer for internal staging (not counted in the runtime's memory stats).
+  std::unique_ptr<OpenClBuffer> scratch(std::size_t bytes) { return make_buffer(bytes); }
+
+  void register_queue(cl_command_queue q);
+  void unregister_queue(cl_command_queue q);
+
+ private:
+  std::unique_ptr<OpenClBuffer> make_buffer(std::size_t bytes);
+
+  cl_platform_id platform_;
+  cl_device_id dev_;
+  cl_context ctx_ = nullptr;
+  DeviceInfo info_;
+  Capabilities caps_;
+  std::string label_;
+  std::size_t base_align_ = 128;
+  std::size_t preferred_group_ = 64;
+
+  std::mutex queues_mu_;
+  std::vector<cl_command_queue> queues_;
+  std::unique_ptr<OpenClStream> default_stream_;
+
+  std::mutex program_mu_;
+  std::unique_ptr<Program> program_;
+};
+
+// The queue behind a stream handed to this device (the runtime only hands a device its own streams).
+inline OpenClStream& stream_of(rt::StreamImpl& s) { return static_cast<OpenClStream&>(s); }
+inline cl_mem mem_of(const rt::BufferImpl& b) { return static_cast<const OpenClBuffer&>(b).mem(); }
+
+// Device facts from clGetDeviceInfo (driver.cpp).
+DeviceInfo query_device_info(int index, cl_device_id dev);
+Capabilities query_capabilities(cl_device_id dev, const DeviceInfo& info);
+
+// Op entry points, one file each (copy.cpp, binary.cpp, matmul.cpp, softmax.cpp).
+void copy_strided(OpenClStream& s, const rt::CopyArgs& a);
+void binary(OpenClStream& s, const rt::BinaryArgs& a);
+void matmul(OpenClStream& s, const rt::MatmulArgs& a);
+void softmax(OpenClStream& s, const rt::SoftmaxArgs& a);
+
+}  // namespace torsh::opencl

@@ -1,0 +1,66 @@
+#pragma once
+// The one launch idiom of the OpenCL backend, used by every op file:
+//
+//   launch(stream, dev.kernel("name"), global, local, arg0, arg1, ...);
+//
+// Arguments are set in order with clSetKernelArg (cl_mem buffers, cl_long,
+// cl_int, cl_float and the kernel_meta.hpp structs, by value), the kernel is
+// enqueued on the stream's queue and the queue flushed.
+#include <array>
+#include <cstdint>
+#include <type_traits>
+
+#include "device.hpp"
+#include "kernel_meta.hpp"
+#include "program.hpp"
+
+namespace torsh::opencl {
+
+struct NDRange {
+  cl_uint dims = 1;
+  std::array<std::size_t, 3> size{1, 1, 1};
+};
+inline NDRange range(std::size_t x) { return {1, {x, 1, 1}}; }
+inline NDRange range(std::size_t x, std::size_t y, std::size_t z) { return {3, {x, y, z}}; }
+
+template <class T>
+concept KernelArg = std::is_same_v<T, cl_mem> || std::is_same_v<T, cl_long> || std::is_same_v<T, cl_int> ||
+                    std::is_same_v<T, cl_float> || std::is_same_v<T, StridedMeta> || std::is_same_v<T, MatmulMeta>;
+
+void enqueue_kernel(OpenClStream& s, const Kernel& k, const NDRange& global, const NDRange& local);
+
+template <KernelArg... Args>
+void launch(OpenClStream& s, const Kernel& k, const NDRange& global, const NDRange& local, const Args&... args) {
+  std::lock_guard lk(*k.mu);
+  cl_uint i = 0;
+  (k.set_arg(i++, sizeof(Args), &args), ...);
+  enqueue_kernel(s, k, global, local);
+}
+
+// Global and local size for the grid-stride kernels (binary, copy): enough
+// work-groups to fill the device, each item looping over the rest.
+std::pair<NDRange, NDRange> grid_1d(OpenClDevice& dev, const Kernel& k, std::int64_t n);
+
+// A cl_mem whose byte 0 is a tensor's first element, for kernels that take no
+// offset: the buffer itself at offset 0, a sub-buffer at aligned offsets, else a
+// staged copy on the stream (outputs are copied back by commit()).
+class ElementView {
+ public:
+  ElementView(OpenClStream& s, const rt::TensorArg& t, std::size_t bytes, bool output);
+  ~ElementView();
+  ElementView(const ElementView&) = delete;
+  ElementView& operator=(const ElementView&) = delete;
+  cl_mem mem() const { return mem_; }
+  void commit();  // after the kernel: copies a staged output back into the tensor
+
+ private:
+  OpenClStream& s_;
+  cl_mem base_;
+  std::size_t origin_, bytes_;
+  bool output_;
+  cl_mem mem_ = nullptr;
+  cl_mem owned_ = nullptr;  // sub-buffer or staging buffer
+  bool staged_ = false;
+};
+
+}  // namespace torsh::opencl
