@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "device.hpp"
+#include "simd.hpp"
 #include "thread_pool.hpp"
 #include "types.hpp"
 
@@ -22,6 +23,10 @@ void run(const rt::AdamArgs& a) {
   const float decay = a.adamw ? 1.0f - a.lr * a.weight_decay : 1.0f;
   const float l2 = a.adamw ? 0.0f : a.weight_decay;
   pool().parallel_for(a.param.numel(), 1 << 14, [&](std::int64_t b, std::int64_t e) {
+    if constexpr (std::is_same_v<T, float>) {
+      return simd::adam_f32(p + b, g + b, m + b, v + b, e - b, b1, b2, step_size, inv_sqrt_bc2, a.eps, decay, l2,
+                            a.grad_scale);
+    }
     for (std::int64_t i = b; i < e; ++i) {
       float pi = to_acc(p[i]);
       const float gi = to_acc(g[i]) * a.grad_scale + l2 * pi;

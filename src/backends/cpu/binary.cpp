@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "device.hpp"
+#include "simd.hpp"
 #include "strided.hpp"
 #include "thread_pool.hpp"
 #include "types.hpp"
@@ -39,6 +40,9 @@ void run(const rt::BinaryArgs& a) {
       const T* px = x + o[0];
       const T* py = y + o[1];
       T* pz = z + o[2];
+      if constexpr (std::is_same_v<T, float>) {
+        if (sx == 1 && sz == 1 && (sy == 1 || sy == 0)) return simd::binary_f32(Op, px, py, sy, pz, len);
+      }
       if (sx == 1 && sy == 1 && sz == 1) {
         for (std::int64_t i = 0; i < len; ++i) pz[i] = from_acc<T>(apply<Op, A>(to_acc(px[i]), to_acc(py[i])));
       } else {

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "device.hpp"
+#include "simd.hpp"
 #include "thread_pool.hpp"
 #include "types.hpp"
 
@@ -21,6 +22,10 @@ void run_norm(const rt::NormArgs& a) {
     for (std::int64_t r = r0; r < r1; ++r) {
       const T* xr = x + r * n;
       T* yr = y + r * n;
+      if constexpr (std::is_same_v<T, float>) {
+        simd::norm_row_f32(xr, yr, w, b, n, a.eps, a.rms);
+        continue;
+      }
       A mean = 0, ss = 0;
       if (!a.rms) {
         for (std::int64_t i = 0; i < n; ++i) mean += to_acc(xr[i]);

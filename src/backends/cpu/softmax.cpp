@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "device.hpp"
+#include "simd.hpp"
 #include "thread_pool.hpp"
 #include "types.hpp"
 
@@ -19,6 +20,12 @@ void run(const rt::SoftmaxArgs& s) {
   pool().parallel_for(s.outer * inner, std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(1, n)),
                       [&](std::int64_t r0, std::int64_t r1) {
     for (std::int64_t r = r0; r < r1; ++r) {
+      if constexpr (std::is_same_v<T, float>) {
+        if (inner == 1) {
+          simd::softmax_row_f32(x + r * n, y + r * n, n, s.log);
+          continue;
+        }
+      }
       const std::int64_t base = (r / inner) * n * inner + (r % inner);
       A mx = -std::numeric_limits<A>::infinity();
       for (std::int64_t i = 0; i < n; ++i) {

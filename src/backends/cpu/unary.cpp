@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "device.hpp"
+#include "simd.hpp"
 #include "strided.hpp"
 #include "thread_pool.hpp"
 #include "types.hpp"
@@ -41,6 +42,9 @@ void run(const rt::UnaryArgs& a) {
     for_each_run(L, b, e, [&](const std::array<std::int64_t, 2>& o, std::int64_t len) {
       const T* px = x + o[0];
       T* py = y + o[1];
+      if constexpr (std::is_same_v<T, float>) {
+        if (sx == 1 && sy == 1) return simd::unary_f32(Op, px, py, len);
+      }
       if (sx == 1 && sy == 1) {
         for (std::int64_t i = 0; i < len; ++i) py[i] = from_acc<T>(apply<Op, A>(to_acc(px[i])));
       } else {

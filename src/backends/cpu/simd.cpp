@@ -1,0 +1,198 @@
+#include "simd.hpp"
+
+#include <bit>
+#include <cmath>
+#include <limits>
+
+namespace torsh::cpu::simd {
+namespace {
+
+// exp: Cody-Waite reduction to r in [-ln2/2, ln2/2] and the Cephes expf
+// polynomial; ~1 ulp. Below -87.3 the result flushes to 0 (the true value is
+// subnormal); NaN propagates.
+inline float exp_f32(float x) {
+  const float hi = 88.3762626647949f, lo = -87.3365447504f;
+  float xc = x < lo ? lo : x;  // NaN passes through both selects and is restored below
+  xc = xc > hi ? hi : xc;
+  const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest
+  float r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500E-4f;
+  p = p * r + 1.3981999507E-3f;
+  p = p * r + 8.3334519073E-3f;
+  p = p * r + 4.1665795894E-2f;
+  p = p * r + 1.6666665459E-1f;
+  p = p * r + 5.0000001201E-1f;
+  p = p * r * r + r + 1.0f;
+  const std::int32_t e = static_cast<std::int32_t>(n) + 127;
+  const float scale = std::bit_cast<float>(static_cast<std::uint32_t>(e) << 23);
+  float y = p * scale;
+  y = x < lo ? 0.0f : y;
+  y = x > hi ? std::numeric_limits<float>::infinity() : y;
+  return x != x ? x : y;
+}
+
+// erf: Abramowitz & Stegun 7.1.26 (absolute error <= 1.5e-7), odd extension.
+inline float erf_f32(float x) {
+  const float ax = std::fabs(x);
+  const float t = 1.0f / (1.0f + 0.3275911f * ax);
+  const float poly = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
+  const float y = 1.0f - poly * exp_f32(-ax * ax);
+  return std::copysign(y, x);
+}
+
+// tanh: 1 - 2 / (exp(2|x|) + 1), with an odd Taylor polynomial near 0 where the
+// subtraction would cancel; ~2 ulp.
+inline float tanh_f32(float x) {
+  const float ax = std::fabs(x);
+  const float e = exp_f32(2.0f * (ax < 20.0f ? ax : 20.0f));
+  const float big = 1.0f - 2.0f / (e + 1.0f);
+  const float x2 = x * x;
+  const float small = ax * (1.0f + x2 * (-0.333333333f + x2 * (0.133333333f + x2 * (-0.053968254f + x2 * 0.021869488f))));
+  const float y = ax < 0.125f ? small : big;
+  return x != x ? x : std::copysign(y, x);
+}
+
+inline float sigmoid_f32(float x) { return 1.0f / (1.0f + exp_f32(-x)); }
+
+// Float sums do not vectorise without reassociation; sixteen explicit lanes
+// do, and also keep long rows more accurate than one running sum.
+constexpr int kLanes = 16;
+
+template <class F>
+inline float lane_sum(std::int64_t n, F term) {
+  float acc[kLanes] = {};
+  std::int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int l = 0; l < kLanes; ++l) acc[l] += term(i + l);
+  float s = 0.0f;
+  for (; i < n; ++i) s += term(i);
+  for (int w = kLanes / 2; w > 0; w /= 2)
+    for (int l = 0; l < w; ++l) acc[l] += acc[l + w];
+  return acc[0] + s;
+}
+
+inline float lane_max(const float* x, std::int64_t n) {
+  float acc[kLanes];
+  for (int l = 0; l < kLanes; ++l) acc[l] = -std::numeric_limits<float>::infinity();
+  std::int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int l = 0; l < kLanes; ++l) acc[l] = x[i + l] > acc[l] ? x[i + l] : acc[l];
+  float m = -std::numeric_limits<float>::infinity();
+  for (; i < n; ++i) m = x[i] > m ? x[i] : m;
+  for (int l = 0; l < kLanes; ++l) m = acc[l] > m ? acc[l] : m;
+  return m;
+}
+
+template <class F>
+inline void map(const float* x, float* y, std::int64_t n, F f) {
+  for (std::int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
+}
+
+}  // namespace
+
+TORSH_SIMD_CLONES
+void unary_f32(rt::UnaryOp op, const float* x, float* y, std::int64_t n) {
+  using U = rt::UnaryOp;
+  switch (op) {
+    case U::Neg: return map(x, y, n, [](float v) { return -v; });
+    case U::Abs: return map(x, y, n, [](float v) { return std::fabs(v); });
+    case U::Relu: return map(x, y, n, [](float v) { return v > 0.0f ? v : (v != v ? v : 0.0f); });
+    case U::Exp: return map(x, y, n, exp_f32);
+    case U::Log: return map(x, y, n, [](float v) { return std::log(v); });
+    case U::Sqrt: return map(x, y, n, [](float v) { return std::sqrt(v); });
+    case U::Rsqrt: return map(x, y, n, [](float v) { return 1.0f / std::sqrt(v); });
+    case U::Tanh: return map(x, y, n, tanh_f32);
+    case U::Sigmoid: return map(x, y, n, sigmoid_f32);
+    case U::Silu: return map(x, y, n, [](float v) { return v * sigmoid_f32(v); });
+    case U::Gelu: return map(x, y, n, [](float v) { return 0.5f * v * (1.0f + erf_f32(v * 0.70710678118654752f)); });
+    case U::GeluTanh:
+      return map(x, y, n, [](float v) {
+        return 0.5f * v * (1.0f + tanh_f32(0.79788456080286535588f * (v + 0.044715f * v * v * v)));
+      });
+  }
+}
+
+namespace {
+template <class F>
+inline void zip(const float* a, const float* b, std::int64_t bs, float* out, std::int64_t n, F f) {
+  if (bs == 1) {
+    for (std::int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
+  } else {
+    const float s = b[0];
+    for (std::int64_t i = 0; i < n; ++i) out[i] = f(a[i], s);
+  }
+}
+}  // namespace
+
+TORSH_SIMD_CLONES
+void binary_f32(rt::BinaryOp op, const float* a, const float* b, std::int64_t bs, float* out, std::int64_t n) {
+  using B = rt::BinaryOp;
+  switch (op) {
+    case B::Add: return zip(a, b, bs, out, n, [](float x, float y) { return x + y; });
+    case B::Sub: return zip(a, b, bs, out, n, [](float x, float y) { return x - y; });
+    case B::Mul: return zip(a, b, bs, out, n, [](float x, float y) { return x * y; });
+    case B::Div: return zip(a, b, bs, out, n, [](float x, float y) { return x / y; });
+    case B::Maximum:
+      return zip(a, b, bs, out, n, [](float x, float y) { return (x != x || y != y) ? x + y : (x > y ? x : y); });
+    case B::Minimum:
+      return zip(a, b, bs, out, n, [](float x, float y) { return (x != x || y != y) ? x + y : (x < y ? x : y); });
+    case B::Pow: return zip(a, b, bs, out, n, [](float x, float y) { return std::pow(x, y); });
+  }
+}
+
+TORSH_SIMD_CLONES
+void softmax_row_f32(const float* x, float* y, std::int64_t n, bool log) {
+  const float mx = lane_max(x, n);
+  // NaN compares false everywhere, so look for it separately (it poisons the row, as in PyTorch).
+  const float probe = lane_sum(n, [&](std::int64_t i) { return x[i] * 0.0f; });
+  if (probe != probe) {
+    for (std::int64_t i = 0; i < n; ++i) y[i] = std::numeric_limits<float>::quiet_NaN();
+    return;
+  }
+  // A row of -inf stays finite: exp(-inf - -inf) would be NaN; the sum is 0 and the result 0/0 = NaN, as PyTorch.
+  const float shift = mx == -std::numeric_limits<float>::infinity() ? 0.0f : mx;
+  if (log) {
+    const float lse = std::log(lane_sum(n, [&](std::int64_t i) { return exp_f32(x[i] - shift); }));
+    for (std::int64_t i = 0; i < n; ++i) y[i] = x[i] - shift - lse;
+  } else {
+    for (std::int64_t i = 0; i < n; ++i) y[i] = exp_f32(x[i] - shift);
+    const float inv = 1.0f / lane_sum(n, [&](std::int64_t i) { return y[i]; });
+    for (std::int64_t i = 0; i < n; ++i) y[i] *= inv;
+  }
+}
+
+TORSH_SIMD_CLONES
+void norm_row_f32(const float* x, float* y, const float* w, const float* b, std::int64_t n, float eps, bool rms) {
+  const float mean = rms ? 0.0f : lane_sum(n, [&](std::int64_t i) { return x[i]; }) / static_cast<float>(n);
+  const float ss = lane_sum(n, [&](std::int64_t i) {
+    const float d = x[i] - mean;
+    return d * d;
+  });
+  const float inv = 1.0f / std::sqrt(ss / static_cast<float>(n) + eps);
+  if (w && b) {
+    for (std::int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * inv * w[i] + b[i];
+  } else if (w) {
+    for (std::int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * inv * w[i];
+  } else if (b) {
+    for (std::int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * inv + b[i];
+  } else {
+    for (std::int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * inv;
+  }
+}
+
+TORSH_SIMD_CLONES
+void adam_f32(float* p, const float* g, float* m, float* v, std::int64_t n, float b1, float b2, float step_size,
+              float inv_sqrt_bc2, float eps, float decay, float l2, float grad_scale) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float pi = p[i];
+    const float gi = g[i] * grad_scale + l2 * pi;
+    const float mi = b1 * m[i] + (1.0f - b1) * gi;
+    const float vi = b2 * v[i] + (1.0f - b2) * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    p[i] = pi * decay - step_size * mi / (std::sqrt(vi) * inv_sqrt_bc2 + eps);
+  }
+}
+
+}  // namespace torsh::cpu::simd

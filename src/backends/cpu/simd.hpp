@@ -1,0 +1,26 @@
+#pragma once
+// Contiguous f32 inner loops, compiled once per x86 level (AVX-512, AVX2,
+// baseline) through GCC target_clones and picked at load time by the CPU's
+// features. The transcendental functions are branch-free so every clone
+// vectorises; their accuracy is stated next to each.
+#include <cstdint>
+
+#include "torsh/runtime/op_args.hpp"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define TORSH_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define TORSH_SIMD_CLONES
+#endif
+
+namespace torsh::cpu::simd {
+
+void unary_f32(rt::UnaryOp op, const float* x, float* y, std::int64_t n);
+// b_stride is 1 (elementwise) or 0 (b is one scalar broadcast along the run).
+void binary_f32(rt::BinaryOp op, const float* a, const float* b, std::int64_t b_stride, float* out, std::int64_t n);
+void softmax_row_f32(const float* x, float* y, std::int64_t n, bool log);
+void norm_row_f32(const float* x, float* y, const float* w, const float* b, std::int64_t n, float eps, bool rms);
+void adam_f32(float* p, const float* g, float* m, float* v, std::int64_t n, float b1, float b2, float step_size,
+              float inv_sqrt_bc2, float eps, float decay, float l2, float grad_scale);
+
+}  // namespace torsh::cpu::simd
