@@ -206,6 +206,18 @@ TEST(Stream, AsyncCopiesAndEvents) {
   s.synchronize();
 }
 
+TEST(Tensor, CopyChecksShapeAndDtype) {
+  Backend cpu = Backend::create(BackendType::Cpu);
+  Tensor a = cpu.zeros(Shape{2, 3}, DType::F32);
+  std::vector<float> v{1, 2, 3, 4, 5, 6};
+  Tensor src = cpu.from_host(v.data(), Shape{3, 2}, DType::F32);
+  a.copy_(src.transpose(0, 1));
+  EXPECT_EQ(a.to_vector(), (std::vector<float>{1, 3, 5, 2, 4, 6}));
+  expect_error(ErrorCode::ShapeMismatch, [&] { a.copy_(src); });
+  expect_error(ErrorCode::DTypeMismatch, [&] { a.copy_(src.transpose(0, 1).cast(DType::F64)); });
+  EXPECT_EQ(a.to_vector(), (std::vector<float>{1, 3, 5, 2, 4, 6}));  // failed copies wrote nothing
+}
+
 TEST(Tensor, ViewsAndHostHelpers) {
   Backend cpu = Backend::create(BackendType::Cpu);
   std::vector<float> v(6);

@@ -160,6 +160,21 @@ Tensor Tensor::to(Backend& target) const {
   return out;
 }
 
+void Tensor::copy_(const Tensor& src) {
+  if (src.dtype() != dtype_)
+    throw Error(ErrorCode::DTypeMismatch, "copy from " + src.describe() + " into " + describe(), ctx_of("copy_", *this),
+                {"Use cast() to convert dtypes"});
+  if (src.shape() != shape_)
+    throw Error(ErrorCode::ShapeMismatch, "copy from " + src.describe() + " into " + describe(), ctx_of("copy_", *this));
+  if (src.device() == device()) {
+    ops::copy_into(src, *this);
+    return;
+  }
+  Backend here = backend();
+  Tensor staged = src.to(here);
+  ops::copy_into(staged, *this);
+}
+
 void Tensor::copy_from_host(const void* data, std::size_t bytes) {
   if (!is_contiguous())
     throw Error(ErrorCode::InvalidArgument, "copy_from_host needs a contiguous tensor", ctx_of("copy_from_host", *this));

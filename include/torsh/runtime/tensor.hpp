@@ -42,6 +42,9 @@ class Tensor {
   Tensor to(Backend& target) const;
   Tensor cast(DType dtype) const;
 
+  // Copies src's elements into this tensor (any devices, strides); shape and dtype must match.
+  void copy_(const Tensor& src);
+
   // Host helpers: element data in logical (row-major) order.
   void copy_from_host(const void* data, std::size_t bytes);  // contiguous tensors only
   std::vector<unsigned char> to_host_bytes() const;
