@@ -1,19 +1,20 @@
 // Flash-style attention: each task owns a block of queries of one (batch,
 // head), walks the keys in blocks with an online softmax (running max and
 // sum), and never stores the Sq x Skv score matrix. Extra memory per thread is
-// O(block^2 + block * Dv).
+// O(block^2 + block * D). The tile math is in simd.cpp.
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "device.hpp"
+#include "simd.hpp"
 #include "thread_pool.hpp"
 #include "types.hpp"
 
 namespace torsh::cpu {
 namespace {
 
-constexpr std::int64_t kBq = 64, kBk = 128;
+constexpr std::int64_t kBq = 64, kBk = 256;
 
 template <class T>
 void run(const rt::AttentionArgs& a) {
@@ -26,15 +27,15 @@ void run(const rt::AttentionArgs& a) {
   const T* V = data_of<T>(a.v);
   T* O = data_of<T>(a.out);
   const std::int64_t shift = Skv - Sq;  // causal: query i sees keys j <= i + shift
-  const std::int64_t tasks = B * Hq * qblocks;
-  pool().parallel_for(tasks, 1, [&](std::int64_t t0, std::int64_t t1) {
-    std::vector<float> q(kBq * D), kb(kBk * D), vb(kBk * Dv), s(kBq * kBk), acc(kBq * Dv), m(kBq), l(kBq);
+  // Causal tiles near the diagonal cost more; interleave block order so both threads get a mix.
+  pool().parallel_for(B * Hq * qblocks, 1, [&](std::int64_t t0, std::int64_t t1) {
+    std::vector<float> q(kBq * D), kt(D * kBk), vb(kBk * Dv), s(kBq * kBk), acc(kBq * Dv), m(kBq), l(kBq);
+    std::vector<std::int64_t> jmax(kBq);
     for (std::int64_t t = t0; t < t1; ++t) {
       const std::int64_t qb = t % qblocks, bh = t / qblocks, h = bh % Hq, b = bh / Hq;
       const std::int64_t kvh = h / group;
       const std::int64_t i0 = qb * kBq, nq = std::min(kBq, Sq - i0);
       const T* qp = Q + ((b * Hq + h) * Sq + i0) * D;
-      // Scale folded into q once.
       for (std::int64_t i = 0; i < nq * D; ++i) q[i] = static_cast<float>(to_acc(qp[i])) * a.scale;
       std::fill(acc.begin(), acc.end(), 0.0f);
       std::fill(m.begin(), m.end(), -std::numeric_limits<float>::infinity());
@@ -44,38 +45,12 @@ void run(const rt::AttentionArgs& a) {
         const std::int64_t nk = std::min(kBk, kend - j0);
         const T* kp = K + ((b * Hkv + kvh) * Skv + j0) * D;
         const T* vp = V + ((b * Hkv + kvh) * Skv + j0) * Dv;
-        for (std::int64_t i = 0; i < nk * D; ++i) kb[i] = static_cast<float>(to_acc(kp[i]));
+        for (std::int64_t j = 0; j < nk; ++j)
+          for (std::int64_t d = 0; d < D; ++d) kt[d * nk + j] = static_cast<float>(to_acc(kp[j * D + d]));
         for (std::int64_t i = 0; i < nk * Dv; ++i) vb[i] = static_cast<float>(to_acc(vp[i]));
-        for (std::int64_t i = 0; i < nq; ++i) {
-          float* srow = s.data() + i * kBk;
-          const float* qi = q.data() + i * D;
-          const std::int64_t jmax = a.causal ? std::min(nk, i0 + i + shift + 1 - j0) : nk;
-          float rowmax = -std::numeric_limits<float>::infinity();
-          for (std::int64_t j = 0; j < jmax; ++j) {
-            const float* kj = kb.data() + j * D;
-            float dot = 0.0f;
-            for (std::int64_t d = 0; d < D; ++d) dot += qi[d] * kj[d];
-            srow[j] = dot;
-            rowmax = std::max(rowmax, dot);
-          }
-          if (jmax <= 0) continue;
-          const float mnew = std::max(m[i], rowmax);
-          const float corr = std::exp(m[i] - mnew);
-          float rowsum = 0.0f;
-          for (std::int64_t j = 0; j < jmax; ++j) {
-            srow[j] = std::exp(srow[j] - mnew);
-            rowsum += srow[j];
-          }
-          l[i] = l[i] * corr + rowsum;
-          m[i] = mnew;
-          float* ai = acc.data() + i * Dv;
-          for (std::int64_t d = 0; d < Dv; ++d) ai[d] *= corr;
-          for (std::int64_t j = 0; j < jmax; ++j) {
-            const float p = srow[j];
-            const float* vj = vb.data() + j * Dv;
-            for (std::int64_t d = 0; d < Dv; ++d) ai[d] += p * vj[d];
-          }
-        }
+        for (std::int64_t i = 0; i < nq; ++i) jmax[i] = a.causal ? i0 + i + shift + 1 - j0 : nk;
+        simd::attention_tile_f32(q.data(), nq, kt.data(), nk, vb.data(), D, Dv, jmax.data(), s.data(), m.data(),
+                                 l.data(), acc.data());
       }
       T* op = O + ((b * Hq + h) * Sq + i0) * Dv;
       for (std::int64_t i = 0; i < nq; ++i) {

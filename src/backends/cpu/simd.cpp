@@ -182,6 +182,37 @@ void norm_row_f32(const float* x, float* y, const float* w, const float* b, std:
 }
 
 TORSH_SIMD_CLONES
+void attention_tile_f32(const float* q, std::int64_t nq, const float* kt, std::int64_t nk, const float* v,
+                        std::int64_t D, std::int64_t Dv, const std::int64_t* jmax, float* s, float* m, float* l,
+                        float* acc) {
+  for (std::int64_t i = 0; i < nq; ++i) {
+    const std::int64_t nj = jmax[i] < nk ? jmax[i] : nk;
+    if (nj <= 0) continue;
+    float* srow = s + i * nk;
+    // Scores as rank-1 updates over d, so the inner loop runs along keys and vectorises.
+    for (std::int64_t j = 0; j < nj; ++j) srow[j] = 0.0f;
+    for (std::int64_t d = 0; d < D; ++d) {
+      const float qd = q[i * D + d];
+      const float* kr = kt + d * nk;
+      for (std::int64_t j = 0; j < nj; ++j) srow[j] += qd * kr[j];
+    }
+    float rowmax = m[i];
+    for (std::int64_t j = 0; j < nj; ++j) rowmax = srow[j] > rowmax ? srow[j] : rowmax;
+    const float corr = exp_f32(m[i] - rowmax);
+    for (std::int64_t j = 0; j < nj; ++j) srow[j] = exp_f32(srow[j] - rowmax);
+    l[i] = l[i] * corr + lane_sum(nj, [&](std::int64_t j) { return srow[j]; });
+    m[i] = rowmax;
+    float* ai = acc + i * Dv;
+    for (std::int64_t d = 0; d < Dv; ++d) ai[d] *= corr;
+    for (std::int64_t j = 0; j < nj; ++j) {
+      const float p = srow[j];
+      const float* vj = v + j * Dv;
+      for (std::int64_t d = 0; d < Dv; ++d) ai[d] += p * vj[d];
+    }
+  }
+}
+
+TORSH_SIMD_CLONES
 void adam_f32(float* p, const float* g, float* m, float* v, std::int64_t n, float b1, float b2, float step_size,
               float inv_sqrt_bc2, float eps, float decay, float l2, float grad_scale) {
   for (std::int64_t i = 0; i < n; ++i) {

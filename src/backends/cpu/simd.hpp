@@ -20,6 +20,13 @@ void unary_f32(rt::UnaryOp op, const float* x, float* y, std::int64_t n);
 void binary_f32(rt::BinaryOp op, const float* a, const float* b, std::int64_t b_stride, float* out, std::int64_t n);
 void softmax_row_f32(const float* x, float* y, std::int64_t n, bool log);
 void norm_row_f32(const float* x, float* y, const float* w, const float* b, std::int64_t n, float eps, bool rms);
+// One flash-attention tile: queries q [nq, D] (pre-scaled) against keys kt
+// [D, nk] (transposed) and values v [nk, Dv]. Updates the running row max m,
+// row sum l and unnormalised output acc [nq, Dv]. Query i sees keys j < jmax[i].
+// s is scratch of nq * nk floats.
+void attention_tile_f32(const float* q, std::int64_t nq, const float* kt, std::int64_t nk, const float* v,
+                        std::int64_t D, std::int64_t Dv, const std::int64_t* jmax, float* s, float* m, float* l,
+                        float* acc);
 void adam_f32(float* p, const float* g, float* m, float* v, std::int64_t n, float b1, float b2, float step_size,
               float inv_sqrt_bc2, float eps, float decay, float l2, float grad_scale);
 
