@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Runs the peers (../shared/peers: FMA peak, memory bandwidth, OpenBLAS, PyTorch)
+# and `torsh bench` in one go on this machine, then prints the comparison table
+# used in BENCHMARKS.md. Needs: a Release build (bash scripts/run.sh),
+# libopenblas-dev and python3-torch (apt). The OPENBLAS_* overrides of these
+# machines are unset for the peers only, as the peers' run.sh does.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+peers=${PEERS_DIR:-../shared/peers}
+out=${TMPDIR:-/tmp}/torsh-bench; mkdir -p "$out"
+filter=${1:-}
+bash "$peers/run.sh" 256 1024 2048 4096 > "$out/peers.jsonl"
+./build/release/bin/torsh bench --json ${filter:+--filter "$filter"} > "$out/torsh.jsonl"
+/usr/bin/python3 scripts/bench_table.py "$out/peers.jsonl" "$out/torsh.jsonl"
