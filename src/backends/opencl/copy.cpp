@@ -1,0 +1,23 @@
+// Strided copy of 4-byte elements (f32, i32): copy.kern.h's copy_b32_strided,
+// or one clEnqueueCopyBuffer when both sides are dense.
+#include "launch.hpp"
+
+namespace torsh::opencl {
+
+void copy_strided(OpenClStream& s, const rt::CopyArgs& a) {
+  const std::int64_t n = a.src.numel();
+  if (n == 0) return;
+  const StridedMeta m = make_strided_meta(a.src.shape, {&a.src, &a.out});
+  if (m.nd == 1 && m.st[0][0] == 1 && m.st[1][0] == 1) {
+    const std::size_t es = dtype_size(a.out.dtype);
+    const auto off = [&](const rt::TensorArg& t) { return static_cast<std::size_t>(t.offset) * es; };
+    s.device().copy(*a.src.buffer, off(a.src), *a.out.buffer, off(a.out), static_cast<std::size_t>(n) * es, s);
+    return;
+  }
+  OpenClDevice& dev = s.device();
+  const Kernel k = dev.kernel("copy_b32_strided");
+  const auto [global, local] = grid_1d(dev, k, n);
+  launch(s, k, global, local, mem_of(*a.src.buffer), mem_of(*a.out.buffer), m);
+}
+
+}  // namespace torsh::opencl
