@@ -6,9 +6,11 @@
 
 namespace torsh {
 
-Shape::Shape(std::initializer_list<std::int64_t> dims) : Shape(std::vector<std::int64_t>(dims)) {}
+Shape::Shape(std::initializer_list<std::int64_t> dims) : Shape(DimVec(dims)) {}
 
-Shape::Shape(std::vector<std::int64_t> dims) : dims_(std::move(dims)) {
+Shape::Shape(const std::vector<std::int64_t>& dims) : Shape(DimVec(dims)) {}
+
+Shape::Shape(const DimVec& dims) : dims_(dims) {
   for (auto d : dims_)
     if (d < 0)
       throw Error(ErrorCode::InvalidArgument, "shape " + to_string() + " has a negative dimension",
@@ -52,7 +54,13 @@ bool is_contiguous(const Shape& s, const Strides& st) {
   return true;
 }
 
-std::string strides_to_string(const Strides& st) { return Shape(std::vector<std::int64_t>(st.begin(), st.end())).to_string(); }
+std::string strides_to_string(const Strides& st) {
+  std::ostringstream os;
+  os << '[';
+  for (std::size_t i = 0; i < st.size(); ++i) os << (i ? ", " : "") << st[i];
+  os << ']';
+  return os.str();
+}
 
 std::size_t normalize_axis(std::int64_t axis, std::size_t ndim, const char* op) {
   const auto n = static_cast<std::int64_t>(ndim);

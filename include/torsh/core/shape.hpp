@@ -5,15 +5,18 @@
 #include <string>
 #include <vector>
 
+#include "torsh/core/small_vector.hpp"
+
 namespace torsh {
 
-using Strides = std::vector<std::int64_t>;
+using Strides = DimVec;
 
 class Shape {
  public:
   Shape() = default;
   Shape(std::initializer_list<std::int64_t> dims);
-  explicit Shape(std::vector<std::int64_t> dims);
+  explicit Shape(const std::vector<std::int64_t>& dims);
+  explicit Shape(const DimVec& dims);
 
   std::size_t ndim() const { return dims_.size(); }
   std::int64_t operator[](std::size_t i) const { return dims_[i]; }
@@ -21,13 +24,13 @@ class Shape {
   // Negative axes count from the back; throws OutOfRange naming `op`.
   std::int64_t dim(std::int64_t axis, const char* op = "shape") const;
   std::int64_t numel() const;
-  const std::vector<std::int64_t>& dims() const { return dims_; }
+  const DimVec& dims() const { return dims_; }
   std::string to_string() const;
   bool operator==(const Shape& o) const { return dims_ == o.dims_; }
   bool operator!=(const Shape& o) const { return dims_ != o.dims_; }
 
  private:
-  std::vector<std::int64_t> dims_;
+  DimVec dims_;
 };
 
 // Row-major strides (elements).
