@@ -5,8 +5,9 @@
 namespace torsh::ops {
 
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
+  if (a == b) return a;
   const std::size_t n = std::max(a.ndim(), b.ndim());
-  std::vector<std::int64_t> out(n);
+  DimVec out(n);
   for (std::size_t i = 0; i < n; ++i) {
     const std::int64_t da = i < n - a.ndim() ? 1 : a[i - (n - a.ndim())];
     const std::int64_t db = i < n - b.ndim() ? 1 : b[i - (n - b.ndim())];
@@ -30,13 +31,26 @@ bool overlaps_partially(const Tensor& x, const Tensor& out) {
 }
 }  // namespace
 
+namespace {
+// The checks binary() has already made are not repeated here.
+void binary_checked(rt::BinaryOp op, const char* name, const Tensor& a, const Tensor& b, const Shape& s, Tensor& out) {
+  if (a.dtype() == DType::Bool)
+    throw Error(ErrorCode::DTypeMismatch, "arithmetic on bool tensors", detail::context(name, {a, b}),
+                {"Cast to an integer or float dtype first"});
+  if (s.numel() == 0) return;
+  const auto run = [op](auto& dev, auto& st, auto& in, auto& o) { dev.binary({op, in[0], in[1], o[0]}, st); };
+  // Operands already of the output's shape are passed as they are (no view).
+  const bool ba = a.shape() != s, bb = b.shape() != s;
+  if (!ba && !bb) return detail::launch(name, rt::OpKind::Binary, a.dtype(), {a, b}, {out}, run);
+  const Tensor av = ba ? a.broadcast_to(s) : a, bv = bb ? b.broadcast_to(s) : b;
+  detail::launch(name, rt::OpKind::Binary, a.dtype(), {av, bv}, {out}, run);
+}
+}  // namespace
+
 void binary_out(rt::BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
   const char* name = rt::binary_op_name(op);
   detail::check_same_device(name, {a, b, out});
   detail::check_same_dtype(name, {a, b, out});
-  if (a.dtype() == DType::Bool)
-    throw Error(ErrorCode::DTypeMismatch, "arithmetic on bool tensors", detail::context(name, {a, b}),
-                {"Cast to an integer or float dtype first"});
   const Shape s = broadcast_shapes(a.shape(), b.shape(), name);
   if (out.shape() != s)
     throw Error(ErrorCode::ShapeMismatch, "output shape " + out.shape().to_string() + " != broadcast shape " + s.to_string(),
@@ -44,19 +58,16 @@ void binary_out(rt::BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) 
   if (overlaps_partially(a, out) || overlaps_partially(b, out))
     throw Error(ErrorCode::InvalidArgument, "output overlaps an input without being the same view",
                 detail::context(name, {a, b, out}), {"Write to a fresh tensor, or exactly in place"});
-  if (s.numel() == 0) return;
-  const Tensor ab = a.broadcast_to(s), bb = b.broadcast_to(s);
-  detail::launch(rt::OpKind::Binary, a.dtype(), {ab, bb}, {out}, [op](auto& dev, auto& st, auto& in, auto& o) {
-    dev.binary({op, in[0], in[1], o[0]}, st);
-  });
+  binary_checked(op, name, a, b, s, out);
 }
 
 Tensor binary(rt::BinaryOp op, const Tensor& a, const Tensor& b) {
   const char* name = rt::binary_op_name(op);
   detail::check_same_device(name, {a, b});
   detail::check_same_dtype(name, {a, b});
-  Tensor out = a.backend().empty(broadcast_shapes(a.shape(), b.shape(), name), a.dtype());
-  binary_out(op, a, b, out);
+  const Shape s = broadcast_shapes(a.shape(), b.shape(), name);
+  Tensor out = a.backend().empty(s, a.dtype());
+  binary_checked(op, name, a, b, s, out);
   return out;
 }
 

@@ -7,9 +7,9 @@ void copy_into(const Tensor& x, Tensor& out) {
   if (x.shape() != out.shape())
     throw Error(ErrorCode::ShapeMismatch, "copy needs equal shapes", detail::context("copy", {x, out}));
   if (x.numel() == 0) return;
-  detail::launch(x.dtype() == out.dtype() ? rt::OpKind::Copy : rt::OpKind::Cast, out.dtype(), {x}, {out}, [](auto& dev, auto& st, auto& in, auto& o) {
-    dev.copy_strided({in[0], o[0]}, st);
-  });
+  const bool same = x.dtype() == out.dtype();
+  detail::launch(same ? "copy" : "cast", same ? rt::OpKind::Copy : rt::OpKind::Cast, out.dtype(), {x}, {out},
+                 [](auto& dev, auto& st, auto& in, auto& o) { dev.copy_strided({in[0], o[0]}, st); });
 }
 
 Tensor cast(const Tensor& x, DType dtype) {

@@ -2,6 +2,8 @@
 
 #include <atomic>
 
+#include "../runtime/graph_internal.hpp"
+#include "../runtime/profiler_internal.hpp"
 #include "../runtime/registry_internal.hpp"
 
 namespace torsh::ops {
@@ -18,52 +20,75 @@ void reset_fallback_stats() {
 
 namespace detail {
 
-ErrorContext context(const char* op, const std::vector<Tensor>& ts) {
+using torsh::detail::Access;
+using torsh::detail::capturing_any;
+using torsh::detail::GraphNode;
+using torsh::detail::GraphState;
+
+void TensorRefs::push(const Tensor* t) {
+  if (n_ == p_.size())
+    throw Error(ErrorCode::Internal, "an op passed more than " + std::to_string(p_.size()) + " operands to one launch");
+  p_[n_++] = t;
+}
+
+ErrorContext context(const char* op, TensorRefs ts) {
   ErrorContext c{.op = op};
-  for (const auto& t : ts) {
-    c.shapes.push_back(t.shape().to_string());
-    c.dtypes.push_back(std::string(dtype_name(t.dtype())));
+  for (const Tensor* t : ts) {
+    c.shapes.push_back(t->shape().to_string());
+    c.dtypes.push_back(std::string(dtype_name(t->dtype())));
   }
-  if (!ts.empty()) c.device = ts.front().device().to_string();
+  if (ts.size() && ts[0].defined()) c.device = ts[0].device().to_string();
   return c;
 }
 
-void check_same_device(const char* op, const std::vector<Tensor>& ts) {
-  for (const auto& t : ts)
-    if (!t.defined())
+void check_same_device(const char* op, TensorRefs ts) {
+  for (const Tensor* t : ts)
+    if (!t->defined())
       throw Error(ErrorCode::InvalidState, "an operand's buffer is freed or the tensor is undefined", {.op = op});
-  for (const auto& t : ts)
-    if (t.device() != ts.front().device()) {
+  for (const Tensor* t : ts)
+    if (t->device() != ts[0].device()) {
       std::string devs;
-      for (const auto& u : ts) devs += (devs.empty() ? "" : ", ") + u.device().to_string();
+      for (const Tensor* u : ts) devs += (devs.empty() ? "" : ", ") + u->device().to_string();
       throw Error(ErrorCode::DeviceMismatch, "operands live on different devices (" + devs + ")", context(op, ts));
     }
 }
 
-void check_same_dtype(const char* op, const std::vector<Tensor>& ts) {
-  for (const auto& t : ts)
-    if (t.dtype() != ts.front().dtype())
+void check_same_dtype(const char* op, TensorRefs ts) {
+  for (const Tensor* t : ts)
+    if (t->dtype() != ts[0].dtype())
       throw Error(ErrorCode::DTypeMismatch, "operands have different dtypes", context(op, ts));
 }
 
-void launch(rt::OpKind kind, DType dtype, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
-            const Launch& fn) {
-  Backend home = outputs.front().backend();
-  rt::DeviceImpl& dev = home.impl();
-  auto args = [](const std::vector<Tensor>& ts) {
-    std::vector<rt::TensorArg> a;
-    a.reserve(ts.size());
-    for (const auto& t : ts) a.push_back(t.arg());
-    return a;
-  };
-  if (dev.supports(kind, dtype)) {
-    fn(dev, dev.default_stream(), args(inputs), args(outputs));
-    return;
+namespace {
+
+ArgList args_of(TensorRefs ts) {
+  ArgList a;
+  for (const Tensor* t : ts) a.push(t->arg());
+  return a;
+}
+
+std::string shapes_of(TensorRefs in, TensorRefs out) {
+  std::string s;
+  for (const Tensor* t : in) {
+    if (!s.empty()) s += ' ';
+    s += t->shape().to_string();
   }
+  s += " ->";
+  for (const Tensor* t : out) {
+    s += ' ';
+    s += t->shape().to_string();
+  }
+  return s;
+}
+
+// Runs the op on the CPU with staged copies of every operand.
+void run_on_cpu(const char* name, rt::OpKind kind, DType dtype, const std::vector<Tensor>& inputs,
+                const std::vector<Tensor>& outputs, const OwnedKernel& fn) {
   Backend cpu = Backend::create(BackendType::Cpu);
-  if (&cpu.impl() == &dev)
-    throw Error(ErrorCode::Unsupported, std::string(rt::op_kind_name(kind)) + " has no CPU implementation for " +
-                std::string(dtype_name(dtype)), context(rt::op_kind_name(kind), inputs));
+  Backend home = outputs.front().backend();
+  if (&cpu.impl() == &home.impl())
+    throw Error(ErrorCode::Unsupported, std::string(name) + " has no CPU implementation for " + std::string(dtype_name(dtype)),
+                context(name, inputs));
   g_ops++;
   std::vector<Tensor> cin, cout;
   for (const auto& t : inputs) {
@@ -78,7 +103,7 @@ void launch(rt::OpKind kind, DType dtype, const std::vector<Tensor>& inputs, con
     g_bytes += t.nbytes();
   }
   rt::DeviceImpl& cdev = cpu.impl();
-  fn(cdev, cdev.default_stream(), args(cin), args(cout));
+  fn(cdev, cdev.default_stream(), args_of(cin), args_of(cout));
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     Tensor dst = outputs[i];
     if (dst.is_contiguous()) {
@@ -89,6 +114,69 @@ void launch(rt::OpKind kind, DType dtype, const std::vector<Tensor>& inputs, con
     }
     g_copies++;
     g_bytes += dst.nbytes();
+  }
+}
+
+std::vector<Tensor> owned(TensorRefs ts) {
+  std::vector<Tensor> v;
+  for (const Tensor* t : ts) v.push_back(*t);
+  return v;
+}
+
+void record(GraphState& g, const char* name, rt::DeviceImpl& dev, bool native, rt::OpKind kind, DType dtype,
+            TensorRefs inputs, TensorRefs outputs, const KernelRef& fn) {
+  GraphNode node;
+  node.name = name;
+  for (const Tensor* t : inputs) node.keep.push_back(t->buffer());
+  for (const Tensor* t : outputs) node.keep.push_back(t->buffer());
+  if (native) {
+    // Operands are resolved now, so replay is one indirect call per op.
+    node.run = [&dev, k = fn.own(fn.obj), in = args_of(inputs), out = args_of(outputs)] {
+      k(dev, dev.default_stream(), in, out);
+    };
+  } else {
+    node.run = [n = std::string(name), kind, dtype, in = owned(inputs), out = owned(outputs), k = fn.own(fn.obj)] {
+      run_on_cpu(n.c_str(), kind, dtype, in, out, k);
+    };
+  }
+  g.nodes.push_back(std::move(node));
+}
+
+}  // namespace
+
+void launch_impl(const char* name, rt::OpKind kind, DType dtype, TensorRefs inputs, TensorRefs outputs,
+                 const KernelRef& fn) {
+  const Buffer& home_buf = outputs[0].buffer();
+  rt::DeviceImpl& dev = *Access::state(home_buf)->backend->dev;
+  const bool native = dev.supports(kind, dtype);
+  if (GraphState* any = capturing_any(); any) {
+    if (any->device != &dev)
+      throw Error(ErrorCode::InvalidState, std::string(name) + " issued on " + outputs[0].device().to_string() +
+                  " while a graph captures " + any->backend.device().to_string(), context(name, inputs),
+                  {"Issue only ops on the captured backend, or end the capture first"});
+    record(*any, name, dev, native, kind, dtype, inputs, outputs, fn);
+  }
+  const bool profiling = profiler::detail::on();
+  double t0 = 0;
+  std::unique_ptr<rt::EventImpl> e0, e1;
+  if (profiling) {
+    t0 = profiler::detail::now_us();
+    if (native && dev.type() != BackendType::Cpu) {
+      e0 = dev.create_event();
+      e1 = dev.create_event();
+      dev.default_stream().record(*e0);
+    }
+  }
+  if (native) {
+    fn.call(fn.obj, dev, dev.default_stream(), args_of(inputs), args_of(outputs));
+  } else {
+    run_on_cpu(name, kind, dtype, owned(inputs), owned(outputs), fn.own(fn.obj));
+  }
+  if (profiling) {
+    if (e1) dev.default_stream().record(*e1);
+    const double t1 = profiler::detail::now_us();
+    profiler::detail::record_op(name, outputs[0].device().to_string(), shapes_of(inputs, outputs), t0, t1 - t0,
+                                std::move(e0), std::move(e1));
   }
 }
 

@@ -37,8 +37,8 @@ void adam_step(std::vector<Tensor>& params, const std::vector<Tensor>& grads, st
   }
   for (std::size_t i = 0; i < params.size(); ++i) {
     if (params[i].numel() == 0) continue;
-    detail::launch(rt::OpKind::Adam, params[i].dtype(), {grads[i]}, {params[i], exp_avg[i], exp_avg_sq[i]},
-                   [&](auto& dev, auto& st, auto& in, auto& o) {
+    detail::launch(name, rt::OpKind::Adam, params[i].dtype(), {grads[i]}, {params[i], exp_avg[i], exp_avg_sq[i]},
+                   [=](auto& dev, auto& st, auto& in, auto& o) {
                      rt::AdamArgs a;
                      a.param = o[0];
                      a.grad = in[0];
@@ -66,7 +66,7 @@ Tensor random_impl(rt::RandomKind kind, Backend& backend, const Shape& shape, st
     throw Error(ErrorCode::InvalidArgument, "bernoulli needs p in [0, 1]", {.op = name});
   Tensor out = backend.empty(shape, dtype);
   if (out.numel() == 0) return out;
-  detail::launch(rt::OpKind::Random, dtype, {}, {out}, [=](auto& dev, auto& st, auto&, auto& o) {
+  detail::launch(name, rt::OpKind::Random, dtype, {}, {out}, [=](auto& dev, auto& st, auto&, auto& o) {
     rt::RandomArgs r;
     r.kind = kind;
     r.out = o[0];

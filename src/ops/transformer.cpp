@@ -45,7 +45,8 @@ Tensor rope(const Tensor& x_in, const Tensor& cos, const Tensor& sin, RopeStyle 
   const Tensor x = x_in.contiguous();
   Tensor out = x.backend().empty(x.shape(), x.dtype());
   if (x.numel() == 0) return out;
-  detail::launch(rt::OpKind::Rope, x.dtype(), {x, cos.contiguous(), sin.contiguous()}, {out},
+  const Tensor cc = cos.contiguous(), sc = sin.contiguous();
+  detail::launch(name, rt::OpKind::Rope, x.dtype(), {x, cc, sc}, {out},
                  [=](auto& dev, auto& st, auto& in, auto& o) {
                    dev.rope({in[0], in[1], in[2], o[0], rot_dim, pos0, style == RopeStyle::NeoX}, st);
                  });
@@ -74,7 +75,7 @@ Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, boo
   Tensor out = q.backend().empty(Shape{qs[0], qs[1], qs[2], vs[3]}, q.dtype());
   if (out.numel() == 0) return out;
   const float sc = scale.value_or(1.0f / std::sqrt(static_cast<float>(qs[3] > 0 ? qs[3] : 1)));
-  detail::launch(rt::OpKind::Attention, q.dtype(), {q, k, v}, {out}, [=](auto& dev, auto& st, auto& in, auto& o) {
+  detail::launch(name, rt::OpKind::Attention, q.dtype(), {q, k, v}, {out}, [=](auto& dev, auto& st, auto& in, auto& o) {
     dev.attention({in[0], in[1], in[2], o[0], sc, causal}, st);
   });
   return out;

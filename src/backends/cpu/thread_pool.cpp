@@ -73,9 +73,8 @@ void ThreadPool::run(int tasks, const std::function<void(int)>& fn) {
   }
 }
 
-void ThreadPool::parallel_for(std::int64_t n, std::int64_t grain,
-                              const std::function<void(std::int64_t, std::int64_t)>& fn) {
-  if (n <= 0) return;
+void ThreadPool::parallel_for_split(std::int64_t n, std::int64_t grain,
+                                    const std::function<void(std::int64_t, std::int64_t)>& fn) {
   grain = std::max<std::int64_t>(grain, 1);
   const std::int64_t max_tasks = (n + grain - 1) / grain;
   const int tasks = static_cast<int>(std::min<std::int64_t>(max_tasks, size()));
@@ -97,21 +96,30 @@ int default_threads() {
 
 namespace {
 std::mutex g_pool_mu;
-std::unique_ptr<ThreadPool>& pool_ptr() {
-  // Leaked on purpose: joining threads during static destruction can hang.
-  static auto* p = new std::unique_ptr<ThreadPool>(std::make_unique<ThreadPool>(default_threads()));
-  return *p;
+// Read on every op without a lock. Replaced pools are retired, never freed:
+// an op on another thread may still be running on one, and joining threads
+// during static destruction can hang.
+std::atomic<ThreadPool*> g_pool{nullptr};
+std::vector<ThreadPool*>& retired() {
+  static auto* v = new std::vector<ThreadPool*>;
+  return *v;
 }
 }  // namespace
 
 ThreadPool& pool() {
+  if (ThreadPool* p = g_pool.load(std::memory_order_acquire)) return *p;
   std::lock_guard lk(g_pool_mu);
-  return *pool_ptr();
+  if (!g_pool.load()) g_pool.store(new ThreadPool(default_threads()), std::memory_order_release);
+  return *g_pool.load();
 }
 
 void set_pool_threads(int threads) {
+  pool();
   std::lock_guard lk(g_pool_mu);
-  if (pool_ptr()->size() != threads) pool_ptr() = std::make_unique<ThreadPool>(threads);
+  ThreadPool* old = g_pool.load();
+  if (old->size() == threads) return;
+  g_pool.store(new ThreadPool(threads), std::memory_order_release);
+  retired().push_back(old);
 }
 
 }  // namespace torsh::cpu

@@ -22,9 +22,19 @@ class ThreadPool {
   // Runs fn(task) for task in [0, tasks), spread over the pool.
   void run(int tasks, const std::function<void(int)>& fn);
   // Runs fn(begin, end) over [0, n) in chunks of at least `grain` elements.
-  void parallel_for(std::int64_t n, std::int64_t grain, const std::function<void(std::int64_t, std::int64_t)>& fn);
+  // Work that fits one chunk runs inline: no std::function, no pool traffic.
+  template <class F>
+  void parallel_for(std::int64_t n, std::int64_t grain, F&& fn) {
+    if (n <= 0) return;
+    if (n <= grain || size() == 1) {
+      fn(std::int64_t{0}, n);
+      return;
+    }
+    parallel_for_split(n, grain, fn);
+  }
 
  private:
+  void parallel_for_split(std::int64_t n, std::int64_t grain, const std::function<void(std::int64_t, std::int64_t)>& fn);
   void worker_loop();
   void drain();
 
