@@ -6,6 +6,8 @@
 #include "torsh/core/shape.hpp"
 #include "torsh/ops/ops.hpp"
 #include "torsh/runtime/backend.hpp"
+#include "torsh/runtime/graph.hpp"
+#include "torsh/runtime/profiler.hpp"
 #include "torsh/runtime/registry.hpp"
 #include "torsh/runtime/tensor.hpp"
 #include "torsh/version.hpp"
