@@ -9,18 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "bench_common.hpp"
 #include "commands.hpp"
 #include "torsh/torsh.hpp"
 
 namespace torsh::cli {
-namespace {
 
-struct Ctx {
-  Backend dev;
-  bool json = false;
-  std::string filter;
-  double min_seconds = 0.3;
-};
 
 double median_ms(Backend& dev, const std::function<void()>& fn, int max_reps, double min_seconds) {
   fn();  // warm up: first-touch pages, pool spin-up, kernel compilation
@@ -51,6 +45,8 @@ void emit(const Ctx& c, const std::string& name, const char* dtype, double ms, c
 }
 
 bool wanted(const Ctx& c, const std::string& name) { return c.filter.empty() || name.find(c.filter) != std::string::npos; }
+
+namespace {
 
 void run_suite(Ctx& c) {
   Backend& d = c.dev;
@@ -139,6 +135,7 @@ void run_suite(Ctx& c) {
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / reps;
     emit(c, "add_f32_4", "f32", ms, "us_per_call", ms * 1e3);
   }
+  bench_graph(c);
 }
 
 }  // namespace
@@ -155,7 +152,15 @@ int bench(const Args& args) {
                                   : Backend::create(*type),
         flag(args, "--json"), option(args, "--filter", ""), std::stod(option(args, "--min-seconds", "0.3"))};
   if (!c.json) std::printf("torsh bench on %s\n", c.dev.name().c_str());
+  const std::string trace = option(args, "--profile", "");
+  if (!trace.empty()) profiler::start();
   run_suite(c);
+  if (!trace.empty()) {
+    profiler::stop();
+    profiler::write_chrome_trace(trace);
+    std::fprintf(stderr, "%s\nprofile: Chrome trace written to %s (open in https://ui.perfetto.dev)\n",
+                 profiler::table().c_str(), trace.c_str());
+  }
   return 0;
 }
 

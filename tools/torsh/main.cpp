@@ -29,7 +29,7 @@ void usage() {
       "  demo [--backend NAME] [--size N]\n"
       "                                softmax(A @ B) on the auto-selected (or named) device,\n"
       "                                checked against an f64 CPU reference\n"
-      "  bench [--json] [--filter S] [--backend NAME] [--threads N] [--min-seconds T]\n"
+      "  bench [--json] [--filter S] [--backend NAME] [--threads N] [--min-seconds T] [--profile trace.json]\n"
       "                                the benchmark suite (BENCHMARKS.md); one JSON object per line with --json\n"
       "  --version                     print the version\n"
       "Plugins are searched in TORSH_BACKEND_PATH, then next to libtorsh.");

@@ -1,0 +1,26 @@
+#pragma once
+// What every `torsh bench` case file shares: the context, the timing loop and
+// the one output format.
+#include <functional>
+#include <string>
+
+#include "torsh/torsh.hpp"
+
+namespace torsh::cli {
+
+struct Ctx {
+  Backend dev;
+  bool json = false;
+  std::string filter;
+  double min_seconds = 0.3;
+};
+
+// Median of repeated runs of fn (each followed by a device synchronize), after one warm-up run.
+double median_ms(Backend& dev, const std::function<void()>& fn, int max_reps, double min_seconds);
+void emit(const Ctx& c, const std::string& name, const char* dtype, double ms, const char* unit, double value);
+bool wanted(const Ctx& c, const std::string& name);
+
+// Case groups kept in their own files.
+void bench_graph(Ctx& c);
+
+}  // namespace torsh::cli
