@@ -1,0 +1,24 @@
+// Strided copy of 4-byte elements (f32, i32): copy.kern.h's copy_b32_strided,
+// or one cudaMemcpyAsync when both sides are dense.
+#include "launch.hpp"
+
+#include "kernels/copy.kern.h"
+
+namespace torsh::cuda {
+
+void copy_strided(CudaStream& s, const rt::CopyArgs& a) {
+  const std::int64_t n = a.src.numel();
+  if (n == 0) return;
+  const StridedMeta m = make_strided_meta(a.src.shape, {&a.src, &a.out});
+  if (m.nd == 1 && m.st[0][0] == 1 && m.st[1][0] == 1) {
+    const std::size_t es = dtype_size(a.out.dtype);
+    const auto off = [&](const rt::TensorArg& t) { return static_cast<std::size_t>(t.offset) * es; };
+    s.device().copy(*a.src.buffer, off(a.src), *a.out.buffer, off(a.out), static_cast<std::size_t>(n) * es, s);
+    return;
+  }
+  const auto [grid, block] = grid_1d(s.device(), n);
+  launch(s, TORSH_CUDA_KERNEL(copy_b32_strided), grid, block, static_cast<const uint*>(ptr_of(*a.src.buffer)),
+         static_cast<uint*>(ptr_of(*a.out.buffer)), m);
+}
+
+}  // namespace torsh::cuda

@@ -1,0 +1,141 @@
+#pragma once
+// The CUDA backend: buffers are cudaMalloc allocations, streams non-blocking
+// cudaStream_t, events timing cudaEvent_t, and the ops run the shared kernels
+// of src/kernels compiled by nvcc (the .cu files) and launched one way
+// (launch.hpp). Every public entry point selects its device first (DeviceGuard).
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "cuda_error.hpp"
+#include "torsh/runtime/backend_impl.hpp"
+
+namespace torsh::cuda {
+
+class CudaDevice;
+
+class CudaBuffer final : public rt::BufferImpl {
+ public:
+  CudaBuffer(int ordinal, void* ptr, std::size_t size) : ordinal_(ordinal), ptr_(ptr), size_(size) {}
+  ~CudaBuffer() override;
+  CudaBuffer(const CudaBuffer&) = delete;
+  CudaBuffer& operator=(const CudaBuffer&) = delete;
+  std::size_t size() const override { return size_; }
+  void* ptr() const { return ptr_; }
+
+ private:
+  int ordinal_;
+  void* ptr_;
+  std::size_t size_;
+};
+
+// Non-blocking, so it never serialises against the legacy default stream of
+// other CUDA code in the process.
+class CudaStream final : public rt::StreamImpl {
+ public:
+  explicit CudaStream(CudaDevice& dev);
+  ~CudaStream() override;
+  CudaStream(const CudaStream&) = delete;
+  CudaStream& operator=(const CudaStream&) = delete;
+  void synchronize() override;
+  void record(rt::EventImpl& e) override;
+  void wait(rt::EventImpl& e) override;
+
+  cudaStream_t handle() const { return s_; }
+  CudaDevice& device() const { return dev_; }
+
+ private:
+  CudaDevice& dev_;
+  cudaStream_t s_ = nullptr;
+};
+
+class CudaEvent final : public rt::EventImpl {
+ public:
+  explicit CudaEvent(CudaDevice& dev);
+  ~CudaEvent() override;
+  CudaEvent(const CudaEvent&) = delete;
+  CudaEvent& operator=(const CudaEvent&) = delete;
+  void synchronize() override;
+  bool query() override;
+  double elapsed_ms(rt::EventImpl& later) override;
+
+  void record(CudaStream& s);
+  cudaEvent_t handle() const { return ev_; }
+  bool recorded() const { return recorded_; }
+
+ private:
+  const std::string& label() const;
+  CudaDevice& dev_;
+  cudaEvent_t ev_ = nullptr;
+  bool recorded_ = false;
+};
+
+class CudaDevice final : public rt::DeviceImpl {
+ public:
+  // `index` as torsh numbers its CUDA devices, `ordinal` as the CUDA runtime
+  // does (after CUDA_VISIBLE_DEVICES); they differ only after a device failed to open.
+  CudaDevice(int index, int ordinal);
+  ~CudaDevice() override;
+  CudaDevice(const CudaDevice&) = delete;
+  CudaDevice& operator=(const CudaDevice&) = delete;
+
+  BackendType type() const override { return BackendType::Cuda; }
+  const DeviceInfo& info() const override { return info_; }
+  Capabilities capabilities() const override { return caps_; }
+  PerformanceHints hints() const override { return hints_; }
+
+  std::unique_ptr<rt::BufferImpl> allocate(std::size_t bytes) override;
+  std::unique_ptr<rt::StreamImpl> create_stream() override;
+  rt::StreamImpl& default_stream() override { return *default_stream_; }
+  std::unique_ptr<rt::EventImpl> create_event() override;
+  void synchronize() override;
+
+  void write(rt::BufferImpl& dst, std::size_t off, const void* src, std::size_t n, rt::StreamImpl& s,
+             bool blocking) override;
+  void read(rt::BufferImpl& src, std::size_t off, void* dst, std::size_t n, rt::StreamImpl& s,
+            bool blocking) override;
+  void copy(rt::BufferImpl& src, std::size_t soff, rt::BufferImpl& dst, std::size_t doff, std::size_t n,
+            rt::StreamImpl& s) override;
+  void fill(rt::BufferImpl& dst, std::size_t off, std::size_t n, const void* pattern, std::size_t psize,
+            rt::StreamImpl& s) override;
+
+  bool supports(rt::OpKind op, DType dtype) const override;
+  void copy_strided(const rt::CopyArgs& a, rt::StreamImpl& s) override;
+  void binary(const rt::BinaryArgs& a, rt::StreamImpl& s) override;
+  void matmul(const rt::MatmulArgs& a, rt::StreamImpl& s) override;
+  void softmax(const rt::SoftmaxArgs& a, rt::StreamImpl& s) override;
+
+  int ordinal() const { return ordinal_; }
+  const std::string& label() const { return label_; }  // "cuda:0 (device name)"
+
+ private:
+  int ordinal_;
+  DeviceInfo info_;
+  Capabilities caps_;
+  PerformanceHints hints_;
+  std::string label_;
+  bool memory_pools_ = false;  // cudaMallocAsync usable (stream-ordered scratch)
+  std::unique_ptr<CudaStream> default_stream_;
+};
+
+// The stream behind a StreamImpl handed to this device (the runtime only hands a device its own streams).
+inline CudaStream& stream_of(rt::StreamImpl& s) { return static_cast<CudaStream&>(s); }
+inline void* ptr_of(const rt::BufferImpl& b) { return static_cast<const CudaBuffer&>(b).ptr(); }
+inline unsigned char* bytes_of(const rt::BufferImpl& b) { return static_cast<unsigned char*>(ptr_of(b)); }
+
+// Device facts from cudaGetDeviceProperties and friends (driver.cpp). The
+// calling thread's current device must be `ordinal` (cudaMemGetInfo asks it).
+DeviceInfo query_device_info(int index, int ordinal, const cudaDeviceProp& p);
+Capabilities query_capabilities(const cudaDeviceProp& p, const DeviceInfo& info);
+PerformanceHints query_hints(int ordinal, const DeviceInfo& info);
+
+// Repeats `pattern` (psize bytes) over n bytes at dst, stream-ordered (fill.cu).
+void fill(CudaStream& s, unsigned char* dst, std::size_t n, const void* pattern, std::size_t psize);
+
+// Op entry points, one file each (copy.cu, binary.cu, matmul.cu, softmax.cu).
+void copy_strided(CudaStream& s, const rt::CopyArgs& a);
+void binary(CudaStream& s, const rt::BinaryArgs& a);
+void matmul(CudaStream& s, const rt::MatmulArgs& a);
+void softmax(CudaStream& s, const rt::SoftmaxArgs& a);
+
+}  // namespace torsh::cuda
