@@ -1,0 +1,156 @@
+// Python objects -> torsh arguments: dtypes, devices, shapes, axes, operands.
+#include <nanobind/stl/string.h>
+
+#include <cmath>
+#include <string>
+
+#include "common.hpp"
+
+namespace torsh::py {
+namespace {
+
+std::optional<DType> dtype_from_string(std::string s) {
+  if (s.rfind("torch.", 0) == 0) s = s.substr(6);
+  if (s == "bool_" || s == "bool") return DType::Bool;
+  if (s == "float") return DType::F32;  // torch's meaning; NumPy spells f64 "float64"
+  return dtype_from_name(s);
+}
+
+bool is_scalar(nb::handle h) {
+  return PyBool_Check(h.ptr()) || PyLong_Check(h.ptr()) || PyFloat_Check(h.ptr());
+}
+
+bool is_array_like(nb::handle h) {
+  return nb::hasattr(h, "__dlpack__") || PyObject_CheckBuffer(h.ptr());
+}
+
+Tensor scalar_tensor(nb::handle h, const Tensor* like) {
+  DType dt = like ? like->dtype()
+                  : PyBool_Check(h.ptr()) ? DType::Bool
+                  : PyLong_Check(h.ptr()) ? DType::I64
+                                          : DType::F32;
+  Backend b = like ? like->backend() : cpu_backend();
+  const double v = PyBool_Check(h.ptr()) ? (h.ptr() == Py_True ? 1.0 : 0.0)
+                   : PyLong_Check(h.ptr()) ? static_cast<double>(nb::cast<std::int64_t>(h))
+                                           : nb::cast<double>(h);
+  unsigned char bytes[8] = {};
+  store_from_double(bytes, dt, v);
+  return b.from_host(bytes, Shape{}, dt);
+}
+
+}  // namespace
+
+const char* numpy_name(DType t) {
+  switch (t) {
+    case DType::F32: return "float32";
+    case DType::F64: return "float64";
+    case DType::F16: return "float16";
+    case DType::BF16: return "bfloat16";  // NumPy itself has none (ml_dtypes adds it)
+    case DType::I8: return "int8";
+    case DType::U8: return "uint8";
+    case DType::I32: return "int32";
+    case DType::I64: return "int64";
+    case DType::Bool: return "bool";
+  }
+  return "?";
+}
+
+Backend cpu_backend() { return Backend::create(BackendType::Cpu); }
+
+DType to_dtype(nb::handle h) {
+  if (nb::isinstance<DType>(h)) return nb::cast<DType>(h);
+  std::string name;
+  if (nb::isinstance<nb::str>(h)) name = nb::cast<std::string>(h);
+  else if (PyType_Check(h.ptr())) name = nb::cast<std::string>(h.attr("__name__"));
+  else if (nb::hasattr(h, "name") && nb::isinstance<nb::str>(h.attr("name"))) name = nb::cast<std::string>(h.attr("name"));
+  else name = nb::cast<std::string>(nb::str(h));
+  if (auto t = dtype_from_string(name)) return *t;
+  raise_error(ErrorCode::InvalidArgument, "unknown or unsupported dtype '" + name + "'", "dtype",
+              {"Use one of f32, f64, f16, bf16, i8, u8, i32, i64, bool (or the NumPy names)"});
+}
+
+Backend to_backend(nb::handle h) {
+  if (h.is_none()) return cpu_backend();
+  if (nb::isinstance<Backend>(h)) return nb::cast<Backend>(h);
+  if (!nb::isinstance<nb::str>(h))
+    raise_error(ErrorCode::InvalidArgument, "a device is a Backend or a string such as 'cpu' or 'opencl:0'", "device");
+  const std::string s = nb::cast<std::string>(h);
+  const auto colon = s.find(':');
+  const std::string name = s.substr(0, colon);
+  int index = 0;
+  if (colon != std::string::npos) {
+    try {
+      std::size_t used = 0;
+      index = std::stoi(s.substr(colon + 1), &used);
+      if (used != s.size() - colon - 1) throw std::invalid_argument(s);
+    } catch (const std::exception&) {
+      raise_error(ErrorCode::InvalidArgument, "bad device index in '" + s + "'", "device",
+                  {"Write the device as NAME or NAME:INDEX, e.g. 'opencl:0'"});
+    }
+  }
+  auto type = backend_from_name(name);
+  if (!type)
+    raise_error(ErrorCode::InvalidArgument, "unknown backend '" + name + "'", "device",
+                {"Use auto, cpu, cuda, rocm, metal, webgpu or opencl; torsh_backend.available() lists the usable ones"});
+  return Backend::create(*type, index);
+}
+
+std::vector<std::int64_t> to_int_list(nb::handle h, const char* what) {
+  std::vector<std::int64_t> out;
+  if (PyLong_Check(h.ptr())) {
+    out.push_back(nb::cast<std::int64_t>(h));
+    return out;
+  }
+  if (!PySequence_Check(h.ptr()) || nb::isinstance<nb::str>(h))
+    raise_error(ErrorCode::InvalidArgument, std::string(what) + " must be an int or a sequence of ints", what);
+  for (nb::handle item : nb::iter(h)) {
+    if (!PyLong_Check(item.ptr()) && !nb::hasattr(item, "__index__"))
+      raise_error(ErrorCode::InvalidArgument, std::string(what) + " must contain ints only", what);
+    out.push_back(nb::cast<std::int64_t>(nb::int_(item)));
+  }
+  return out;
+}
+
+Shape to_shape(nb::handle h) {
+  auto dims = to_int_list(h, "shape");
+  for (auto d : dims)
+    if (d < 0) raise_error(ErrorCode::InvalidArgument, "negative dimension " + std::to_string(d) + " in a shape", "shape");
+  return Shape(dims);
+}
+
+Tensor as_tensor(const TensorLike& x, const Tensor* like) {
+  nb::handle h = x.obj;
+  if (nb::isinstance<Tensor>(h)) return nb::cast<Tensor>(h);
+  if (is_scalar(h)) return scalar_tensor(h, like);
+  if (is_array_like(h)) return from_dlpack(h, std::nullopt, std::nullopt);
+  // Nested lists and other array-likes go through NumPy, in `like`'s dtype.
+  nb::module_ np = nb::module_::import_("numpy");
+  nb::object arr;
+  if (like && like->dtype() != DType::BF16) {
+    arr = np.attr("asarray")(h, nb::arg("dtype") = numpy_name(like->dtype()));
+  } else {
+    arr = np.attr("asarray")(h);
+    if (nb::cast<std::string>(arr.attr("dtype").attr("name")) == "float64") arr = arr.attr("astype")("float32");
+  }
+  Tensor t = from_dlpack(arr, std::nullopt, std::nullopt);
+  if (like && like->device() != t.device()) {
+    Backend b = like->backend();
+    return t.to(b);
+  }
+  return t;
+}
+
+std::pair<Tensor, Tensor> as_tensor_pair(const TensorLike& a, const TensorLike& b) {
+  const bool a_follows = !nb::isinstance<Tensor>(a.obj) && !is_array_like(a.obj);
+  if (a_follows && (nb::isinstance<Tensor>(b.obj) || is_array_like(b.obj))) {
+    Tensor tb = as_tensor(b);
+    Tensor ta = as_tensor(a, &tb);
+    return {ta, tb};
+  }
+  Tensor ta = as_tensor(a);
+  const bool b_follows = !nb::isinstance<Tensor>(b.obj) && !is_array_like(b.obj);
+  Tensor tb = as_tensor(b, b_follows ? &ta : nullptr);
+  return {ta, tb};
+}
+
+}  // namespace torsh::py
