@@ -1,0 +1,631 @@
+"""
+torsh-backend: one API over the compute devices of a machine (CPU, OpenCL, CUDA, ...).
+"""
+
+from collections.abc import Sequence
+import enum
+from typing import Any
+
+import numpy.typing
+
+
+class DType(enum.Enum):
+    """
+    Element types. Functions taking a dtype also accept 'f32', 'float32', numpy.float32, ...
+    """
+
+    f32 = 0
+
+    f64 = 1
+
+    f16 = 2
+
+    bf16 = 3
+
+    i8 = 4
+
+    u8 = 5
+
+    i32 = 6
+
+    i64 = 7
+
+    bool = 8
+
+def dtype(d: DType | numpy.typing.DTypeLike) -> DType:
+    """
+    The DType of any spelling: DType.f32, 'f32', 'float32', numpy.float32, numpy.dtype('f4'), torch.float32.
+    """
+
+def device(d: Backend | str | None) -> Backend:
+    """
+    The Backend of a device spelling: None (the CPU), 'cpu', 'opencl', 'opencl:1', 'auto' or a Backend.
+    """
+
+class DeviceInfo:
+    """Facts about one device, as its backend reports them."""
+
+    @property
+    def index(self) -> int:
+        """Device index within its backend."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def vendor(self) -> str: ...
+
+    @property
+    def kind(self) -> str:
+        """'cpu', 'gpu' or 'accelerator'."""
+
+    @property
+    def software(self) -> bool:
+        """
+        True for a device emulated on the host CPU (PoCL, lavapipe); never auto-selected over the CPU backend.
+        """
+
+    @property
+    def total_memory(self) -> int:
+        """Bytes."""
+
+    @property
+    def free_memory(self) -> int | None:
+        """Bytes, or None when the driver cannot tell."""
+
+    @property
+    def compute_units(self) -> int: ...
+
+    @property
+    def compute_capability(self) -> str: ...
+
+    @property
+    def unified_memory(self) -> bool: ...
+
+    @property
+    def peak_gflops(self) -> float:
+        """Estimated f32 FMA peak."""
+
+    @property
+    def driver_version(self) -> str: ...
+
+    @property
+    def features(self) -> list[str]: ...
+
+    def __repr__(self) -> str: ...
+
+class Capabilities:
+    """What a device can do beyond f32 compute."""
+
+    @property
+    def f16(self) -> bool: ...
+
+    @property
+    def bf16(self) -> bool: ...
+
+    @property
+    def f64(self) -> bool: ...
+
+    @property
+    def int8(self) -> bool: ...
+
+    @property
+    def async_copy(self) -> bool: ...
+
+    @property
+    def event_timing(self) -> bool: ...
+
+    @property
+    def runtime_kernels(self) -> bool: ...
+
+    @property
+    def unified_memory(self) -> bool: ...
+
+    @property
+    def max_allocation(self) -> int: ...
+
+    @property
+    def max_work_group(self) -> int: ...
+
+class MemoryStats:
+    """Live and peak memory of one backend handle."""
+
+    @property
+    def live_buffers(self) -> int: ...
+
+    @property
+    def live_bytes(self) -> int: ...
+
+    @property
+    def peak_bytes(self) -> int: ...
+
+    @property
+    def total_allocations(self) -> int: ...
+
+class BackendStatus:
+    """One backend type: available or not, and why."""
+
+    @property
+    def type(self) -> str: ...
+
+    @property
+    def available(self) -> bool: ...
+
+    @property
+    def reason(self) -> str:
+        """Why it is unavailable, or notes when it is available."""
+
+    @property
+    def source(self) -> str:
+        """'built-in' or the plugin's path."""
+
+    @property
+    def version(self) -> str: ...
+
+    @property
+    def devices(self) -> list[DeviceInfo]: ...
+
+    def __repr__(self) -> str: ...
+
+class Backend:
+    """
+    One device of one backend type. Handles are cheap and share state; create them with torsh_backend.create().
+    """
+
+    @property
+    def type(self) -> str:
+        """The backend key: 'cpu', 'opencl', 'cuda', ..."""
+
+    @property
+    def device(self) -> str:
+        """'opencl:0' and so on."""
+
+    @property
+    def index(self) -> int: ...
+
+    @property
+    def name(self) -> str:
+        """'OpenCL:0 (pthread-...)' and so on."""
+
+    @property
+    def info(self) -> DeviceInfo:
+        """DeviceInfo of this device."""
+
+    @property
+    def capabilities(self) -> Capabilities: ...
+
+    def memory_stats(self) -> MemoryStats:
+        """Live and peak bytes allocated through this backend."""
+
+    def supports(self, op: str, dtype: DType | numpy.typing.DTypeLike = 'f32') -> bool:
+        """
+        Whether the device runs an op family ('matmul', 'softmax', ...) natively for a dtype; ops it lacks fall back to the CPU with counted copies.
+        """
+
+    def synchronize(self) -> None:
+        """Waits until all work queued on the device has finished."""
+
+    def __eq__(self, arg: object, /) -> bool: ...
+
+    def __hash__(self) -> int: ...
+
+    def __repr__(self) -> str: ...
+
+def available() -> list[str]:
+    """
+    Backend keys with at least one usable device, in auto-selection order (the CPU is always there).
+    """
+
+def create(name: str = 'auto', index: int = 0) -> Backend:
+    """
+    Creates a backend: 'auto' (the best device: CUDA > ROCm > Metal > OpenCL GPU > WebGPU > CPU, never a software device over the CPU), 'cpu', 'opencl', 'cuda', ... or 'opencl:1'. Raises TorshError with the reason when the backend is unavailable.
+    """
+
+def statuses() -> list[BackendStatus]:
+    """
+    Every backend type with its availability, the reason when unavailable, where it was loaded from and its devices.
+    """
+
+def explain_selection(min_free_bytes: int = 0) -> tuple[str, list[str]]:
+    """
+    The device auto-selection picks, and one line of reasoning per backend considered.
+    """
+
+def info() -> str:
+    """The backend summary printed by `torsh info`, as a string."""
+
+def plugin_search_path() -> list[str]:
+    """
+    Directories searched for backend plugins: TORSH_BACKEND_PATH, then the folder of libtorsh.
+    """
+
+def fallback_stats() -> dict[str, int]:
+    """
+    How many ops fell back to the CPU because their device lacks them, and the copies that cost.
+    """
+
+def reset_fallback_stats() -> None: ...
+
+class Tensor:
+    """
+    A typed, shaped, strided view of device memory. Views share memory; ops return new tensors. Create tensors with zeros/empty/full/rand/randn, asarray, or from_dlpack.
+    """
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Dimensions, as a tuple."""
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """
+        Strides in elements (NumPy's .strides counts bytes: multiply by itemsize).
+        """
+
+    @property
+    def dtype(self) -> DType: ...
+
+    @property
+    def device(self) -> str:
+        """'cpu:0', 'opencl:0', ..."""
+
+    @property
+    def backend(self) -> Backend:
+        """The Backend of the device holding the data."""
+
+    @property
+    def ndim(self) -> int: ...
+
+    @property
+    def size(self) -> int:
+        """Number of elements."""
+
+    @property
+    def nbytes(self) -> int: ...
+
+    @property
+    def itemsize(self) -> int: ...
+
+    @property
+    def offset(self) -> int:
+        """Offset of the first element in its buffer, in elements."""
+
+    @property
+    def is_contiguous(self) -> bool: ...
+
+    def __len__(self) -> int: ...
+
+    def __repr__(self) -> str: ...
+
+    def __str__(self) -> str: ...
+
+    def reshape(self, *shape: int | Sequence[int]) -> Tensor:
+        """
+        A view with another shape (one dimension may be -1); needs a contiguous tensor.
+        """
+
+    def transpose(self, *axes: int | Sequence[int]) -> Tensor:
+        """NumPy's transpose: axes reversed, or permuted as given. A view."""
+
+    def permute(self, *axes: int | Sequence[int]) -> Tensor:
+        """A view with the axes in the given order."""
+
+    def swapaxes(self, axis1: int, axis2: int) -> Tensor:
+        """A view with two axes exchanged."""
+
+    @property
+    def T(self) -> Tensor:
+        """All axes reversed (a view)."""
+
+    @property
+    def mT(self) -> Tensor:
+        """The last two axes swapped (a view)."""
+
+    def unsqueeze(self, axis: int) -> Tensor:
+        """A view with a new axis of length 1."""
+
+    def expand_dims(self, axis: int) -> Tensor:
+        """Same as unsqueeze (NumPy's name)."""
+
+    def broadcast_to(self, shape: int | Sequence[int]) -> Tensor:
+        """A broadcast view (stride 0 on the new dimensions)."""
+
+    def __getitem__(self, key: Any, /) -> Tensor:
+        """Basic indexing: ints, slices (any step), None and Ellipsis give views."""
+
+    def __setitem__(self, key: Any, value: Tensor | numpy.typing.ArrayLike, /) -> None:
+        """
+        Copies a tensor, array or scalar (broadcast, cast) into the indexed view.
+        """
+
+    def to(self, device: Backend | str) -> Tensor:
+        """
+        A copy on another device ('cpu', 'opencl', a Backend); the tensor itself when already there.
+        """
+
+    def cpu(self) -> Tensor:
+        """Same as to('cpu')."""
+
+    def contiguous(self) -> Tensor:
+        """A row-major copy, or the tensor itself when already row-major."""
+
+    def clone(self) -> Tensor:
+        """A row-major copy on the same device."""
+
+    def cast(self, dtype: DType | numpy.typing.DTypeLike) -> Tensor:
+        """A copy converted to another dtype on the same device."""
+
+    def astype(self, dtype: DType | numpy.typing.DTypeLike) -> Tensor:
+        """Same as cast (NumPy's name)."""
+
+    def copy_(self, src: Tensor | numpy.typing.ArrayLike) -> Tensor:
+        """Copies src into this tensor in place (any device, broadcast, cast)."""
+
+    def fill_(self, value: Tensor | numpy.typing.ArrayLike) -> Tensor:
+        """Fills the tensor with a scalar in place."""
+
+    def numpy(self) -> numpy.typing.NDArray[Any]:
+        """
+        A NumPy array. A CPU tensor is shared without a copy (writes are seen by both); a device tensor is copied to the host (explicitly, by this call).
+        """
+
+    def __array__(self, dtype: numpy.typing.DTypeLike | None = None, copy: bool | None = None) -> numpy.typing.NDArray[Any]: ...
+
+    def tolist(self) -> Any:
+        """Nested Python lists (a host copy)."""
+
+    def item(self) -> int | float | bool:
+        """The single element as a Python scalar."""
+
+    def __float__(self) -> float: ...
+
+    def __int__(self) -> int: ...
+
+    def __bool__(self) -> bool: ...
+
+    def __add__(self, arg: Tensor | numpy.typing.ArrayLike, /) -> Tensor: ...
+
+    def __radd__(self, arg: Tensor | numpy.typing.ArrayLike, /) -> Tensor: ...
+
+    def __iadd__(self, arg: Tensor | numpy.typing.ArrayLike, /) -> Tensor: ...
+
+    def __sub__(self, arg: Tensor | numpy.typing.ArrayLike, /) -> Tensor: ...
+
+    def __rsub__(self, arg: Tensor | numpy.typing.ArrayLike, /) -> Tensor: ...
+
+    def __isub__(self, arg: Tensor | numpy.typing.ArrayLike, /) -> Tensor: ...
+
+    def __mul__(self, arg: Tensor | numpy.typing.ArrayLike, /) -> Tensor: ...
+
+    def __rmul__(self, arg: Tensor | numpy.typing.ArrayLike, /) -> Tensor: ...
+
+    def __imul__(self, arg: Tensor | numpy.typing.ArrayLike, /) -> Tensor: ...
+
+    def __truediv__(self, arg: Tensor | numpy.typing.ArrayLike, /) -> Tensor: ...
+
+    def __rtruediv__(self, arg: Tensor | numpy.typing.ArrayLike, /) -> Tensor: ...
+
+    def __itruediv__(self, arg: Tensor | numpy.typing.ArrayLike, /) -> Tensor: ...
+
+    def __pow__(self, arg: Tensor | numpy.typing.ArrayLike, /) -> Tensor: ...
+
+    def __rpow__(self, arg: Tensor | numpy.typing.ArrayLike, /) -> Tensor: ...
+
+    def __ipow__(self, arg: Tensor | numpy.typing.ArrayLike, /) -> Tensor: ...
+
+    def __matmul__(self, arg: Tensor | numpy.typing.ArrayLike, /) -> Tensor: ...
+
+    def __rmatmul__(self, arg: Tensor | numpy.typing.ArrayLike, /) -> Tensor: ...
+
+    def __neg__(self) -> Tensor: ...
+
+    def __abs__(self) -> Tensor: ...
+
+    def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None, dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:
+        """
+        Exports the tensor through DLPack. A CPU tensor is shared without a copy; a device tensor is copied only when the consumer asks for the host (dl_device=(1, 0)), and raises TorshError otherwise.
+        """
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """The DLPack (device_type, device_id) of the tensor's memory."""
+
+def empty(shape: int | Sequence[int], dtype: DType | numpy.typing.DTypeLike = 'f32', device: Backend | str | None = None) -> Tensor:
+    """An uninitialised tensor."""
+
+def zeros(shape: int | Sequence[int], dtype: DType | numpy.typing.DTypeLike = 'f32', device: Backend | str | None = None) -> Tensor:
+    """A tensor of zeros."""
+
+def full(shape: int | Sequence[int], fill_value: Tensor | numpy.typing.ArrayLike, dtype: DType | numpy.typing.DTypeLike = 'f32', device: Backend | str | None = None) -> Tensor:
+    """A tensor filled with one value."""
+
+def from_dlpack(x: Any, *, device: Backend | str | None = None, copy: bool | None = None) -> Tensor:
+    """
+    A tensor sharing the memory of a DLPack producer (NumPy array, PyTorch CPU tensor, ...): writes through either side are seen by the other. copy=None copies only when needed (a read-only producer, another device requested), copy=False never copies, copy=True always does.
+    """
+
+def add(a: Tensor | numpy.typing.ArrayLike, b: Tensor | numpy.typing.ArrayLike) -> Tensor:
+    """a + b with NumPy broadcasting; both operands share a dtype."""
+
+def subtract(a: Tensor | numpy.typing.ArrayLike, b: Tensor | numpy.typing.ArrayLike) -> Tensor:
+    """a - b with NumPy broadcasting."""
+
+def sub(a: Tensor | numpy.typing.ArrayLike, b: Tensor | numpy.typing.ArrayLike) -> Tensor:
+    """a - b with NumPy broadcasting."""
+
+def multiply(a: Tensor | numpy.typing.ArrayLike, b: Tensor | numpy.typing.ArrayLike) -> Tensor:
+    """a * b with NumPy broadcasting."""
+
+def mul(a: Tensor | numpy.typing.ArrayLike, b: Tensor | numpy.typing.ArrayLike) -> Tensor:
+    """a * b with NumPy broadcasting."""
+
+def divide(a: Tensor | numpy.typing.ArrayLike, b: Tensor | numpy.typing.ArrayLike) -> Tensor:
+    """a / b with NumPy broadcasting."""
+
+def div(a: Tensor | numpy.typing.ArrayLike, b: Tensor | numpy.typing.ArrayLike) -> Tensor:
+    """a / b with NumPy broadcasting."""
+
+def maximum(a: Tensor | numpy.typing.ArrayLike, b: Tensor | numpy.typing.ArrayLike) -> Tensor:
+    """Elementwise maximum with NumPy broadcasting."""
+
+def minimum(a: Tensor | numpy.typing.ArrayLike, b: Tensor | numpy.typing.ArrayLike) -> Tensor:
+    """Elementwise minimum with NumPy broadcasting."""
+
+def power(a: Tensor | numpy.typing.ArrayLike, b: Tensor | numpy.typing.ArrayLike) -> Tensor:
+    """a ** b with NumPy broadcasting."""
+
+def pow(a: Tensor | numpy.typing.ArrayLike, b: Tensor | numpy.typing.ArrayLike) -> Tensor:
+    """a ** b with NumPy broadcasting."""
+
+def negative(x: Tensor | numpy.typing.ArrayLike) -> Tensor:
+    """-x."""
+
+def neg(x: Tensor | numpy.typing.ArrayLike) -> Tensor:
+    """-x."""
+
+def abs(x: Tensor | numpy.typing.ArrayLike) -> Tensor:
+    """|x|."""
+
+def exp(x: Tensor | numpy.typing.ArrayLike) -> Tensor:
+    """e ** x."""
+
+def log(x: Tensor | numpy.typing.ArrayLike) -> Tensor:
+    """Natural logarithm."""
+
+def sqrt(x: Tensor | numpy.typing.ArrayLike) -> Tensor:
+    """Square root."""
+
+def rsqrt(x: Tensor | numpy.typing.ArrayLike) -> Tensor:
+    """1 / sqrt(x)."""
+
+def tanh(x: Tensor | numpy.typing.ArrayLike) -> Tensor:
+    """Hyperbolic tangent."""
+
+def sigmoid(x: Tensor | numpy.typing.ArrayLike) -> Tensor:
+    """1 / (1 + exp(-x))."""
+
+def relu(x: Tensor | numpy.typing.ArrayLike) -> Tensor:
+    """max(x, 0)."""
+
+def silu(x: Tensor | numpy.typing.ArrayLike) -> Tensor:
+    """x * sigmoid(x)."""
+
+def gelu(x: Tensor | numpy.typing.ArrayLike, approximate: str = 'none') -> Tensor:
+    """
+    GELU: x * Phi(x) with the erf, or the tanh approximation (approximate='tanh'), as in PyTorch.
+    """
+
+def matmul(a: Tensor | numpy.typing.ArrayLike, b: Tensor | numpy.typing.ArrayLike) -> Tensor:
+    """
+    a @ b as in NumPy: [..., m, k] @ [..., k, n] with batch broadcasting; 1-D operands are promoted and the added axis removed.
+    """
+
+def gemm(a: Tensor | numpy.typing.ArrayLike, b: Tensor | numpy.typing.ArrayLike, *, alpha: float = 1.0, beta: float = 0.0, c: Tensor | numpy.typing.ArrayLike | None = None, trans_a: bool = False, trans_b: bool = False) -> Tensor:
+    """
+    alpha * op(a) @ op(b) + beta * c for 2-D or batched 3-D operands (op transposes when trans_a / trans_b); c may be omitted when beta == 0.
+    """
+
+def matmul_vec(w: Tensor | numpy.typing.ArrayLike, x: Tensor | numpy.typing.ArrayLike) -> Tensor:
+    """w [n, k] @ x [k] -> [n] (the matrix-vector product of LLM decoding)."""
+
+def weighted_sum_rows(weights: Tensor | numpy.typing.ArrayLike, matrix: Tensor | numpy.typing.ArrayLike) -> Tensor:
+    """weights [m] . matrix [m, n] -> [n]."""
+
+def softmax(x: Tensor | numpy.typing.ArrayLike, axis: int = -1) -> Tensor:
+    """exp(x) / sum(exp(x)) along an axis, computed stably."""
+
+def log_softmax(x: Tensor | numpy.typing.ArrayLike, axis: int = -1) -> Tensor:
+    """log(softmax(x)) along an axis, computed stably."""
+
+def sum(x: Tensor | numpy.typing.ArrayLike, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Tensor:
+    """Sum over axis (None: every axis)."""
+
+def mean(x: Tensor | numpy.typing.ArrayLike, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Tensor:
+    """Mean over axis (None: every axis)."""
+
+def max(x: Tensor | numpy.typing.ArrayLike, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Tensor:
+    """Maximum over axis (None: every axis)."""
+
+def min(x: Tensor | numpy.typing.ArrayLike, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Tensor:
+    """Minimum over axis (None: every axis)."""
+
+def amax(x: Tensor | numpy.typing.ArrayLike, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Tensor:
+    """Same as max."""
+
+def amin(x: Tensor | numpy.typing.ArrayLike, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Tensor:
+    """Same as min."""
+
+def var(x: Tensor | numpy.typing.ArrayLike, axis: int | Sequence[int] | None = None, ddof: int = 0, keepdims: bool = False) -> Tensor:
+    """
+    Variance over axis, dividing by n - ddof (NumPy's default ddof=0; PyTorch's unbiased var is ddof=1).
+    """
+
+def argmax(x: Tensor | numpy.typing.ArrayLike, axis: int | None = None, keepdims: bool = False) -> Tensor:
+    """
+    Index of the maximum along axis (None: into the flattened tensor), as int64.
+    """
+
+def cast(x: Tensor | numpy.typing.ArrayLike, dtype: DType | numpy.typing.DTypeLike) -> Tensor:
+    """
+    A copy converted to dtype (f32, f16, bf16, i8, ...) on the same device.
+    """
+
+def contiguous(x: Tensor | numpy.typing.ArrayLike) -> Tensor:
+    """A row-major copy, or x itself when already row-major."""
+
+def layer_norm(x: Tensor | numpy.typing.ArrayLike, weight: Tensor | numpy.typing.ArrayLike | None = None, bias: Tensor | numpy.typing.ArrayLike | None = None, eps: float = 1e-05) -> Tensor:
+    """
+    Normalises over the last dimension: (x - mean) / sqrt(var + eps) * weight + bias.
+    """
+
+def rms_norm(x: Tensor | numpy.typing.ArrayLike, weight: Tensor | numpy.typing.ArrayLike | None = None, eps: float = 1e-06) -> Tensor:
+    """x / sqrt(mean(x**2) + eps) * weight over the last dimension."""
+
+def batch_norm(x: Tensor | numpy.typing.ArrayLike, running_mean: Tensor | numpy.typing.ArrayLike | None = None, running_var: Tensor | numpy.typing.ArrayLike | None = None, weight: Tensor | numpy.typing.ArrayLike | None = None, bias: Tensor | numpy.typing.ArrayLike | None = None, training: bool = False, momentum: float = 0.1, eps: float = 1e-05) -> Tensor:
+    """
+    Per-channel normalisation of x [N, C, ...]. training=True normalises with the batch statistics and updates running_mean / running_var in place (NumPy arrays passed there are updated too: they are shared).
+    """
+
+def rope_cache(max_pos: int, rot_dim: int, base: float = 10000.0, device: Backend | str | None = None) -> tuple[Tensor, Tensor]:
+    """
+    (cos, sin) tables [max_pos, rot_dim / 2] for the frequencies base ** (-2i / rot_dim).
+    """
+
+def rope(x: Tensor | numpy.typing.ArrayLike, cos: Tensor | numpy.typing.ArrayLike, sin: Tensor | numpy.typing.ArrayLike, style: str = 'neox', pos0: int = 0, rot_dim: int = 0) -> Tensor:
+    """
+    Rotary position embedding of x [batch, seq, heads, head_dim] at positions pos0...; rot_dim=0 rotates the whole head.
+    """
+
+def attention(q: Tensor | numpy.typing.ArrayLike, k: Tensor | numpy.typing.ArrayLike, v: Tensor | numpy.typing.ArrayLike, causal: bool = False, scale: float | None = None) -> Tensor:
+    """
+    Scaled dot-product attention: q [B, Hq, Sq, D], k/v [B, Hkv, Skv, D] (grouped heads when Hkv divides Hq); scale defaults to 1/sqrt(D).
+    """
+
+def conv2d(x: Tensor | numpy.typing.ArrayLike, weight: Tensor | numpy.typing.ArrayLike, bias: Tensor | numpy.typing.ArrayLike | None = None, *, stride: int | tuple[int, int] = 1, padding: int | tuple[int, int] = 0, dilation: int | tuple[int, int] = 1, groups: int = 1) -> Tensor:
+    """
+    2-D convolution (cross-correlation, as PyTorch) of x [N, C, H, W] with weight [K, C / groups, R, S].
+    """
+
+def max_pool2d(x: Tensor | numpy.typing.ArrayLike, kernel_size: int | tuple[int, int], stride: int | tuple[int, int] | None = None, padding: int | tuple[int, int] = 0) -> Tensor:
+    """Max pooling of x [N, C, H, W]; stride defaults to kernel_size."""
+
+def avg_pool2d(x: Tensor | numpy.typing.ArrayLike, kernel_size: int | tuple[int, int], stride: int | tuple[int, int] | None = None, padding: int | tuple[int, int] = 0, count_include_pad: bool = True) -> Tensor:
+    """
+    Average pooling of x [N, C, H, W]; stride defaults to kernel_size; padding counts in the divisor unless count_include_pad=False.
+    """
+
+def adam_step(params: Sequence[Tensor | numpy.typing.ArrayLike], grads: Sequence[Tensor | numpy.typing.ArrayLike], exp_avg: Sequence[Tensor | numpy.typing.ArrayLike], exp_avg_sq: Sequence[Tensor | numpy.typing.ArrayLike], *, step: int, lr: float = 0.001, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-08, weight_decay: float = 0.0, adamw: bool = False, grad_scale: float = 1.0) -> None:
+    """
+    One fused Adam (adamw=True: AdamW) step over lists of tensors, in place; step is 1-based. grad_scale multiplies the gradients first (the inverse loss scale). NumPy arrays are updated in place (shared memory).
+    """
+
+def rand(shape: int | Sequence[int], *, seed: int | None = None, dtype: DType | numpy.typing.DTypeLike = 'f32', low: float = 0.0, high: float = 1.0, offset: int = 0, device: Backend | str | None = None) -> Tensor:
+    """
+    Uniform [low, high) from Philox4x32-10: the same seed gives the same numbers on every device and thread count. seed=None draws a fresh seed.
+    """
+
+def randn(shape: int | Sequence[int], *, seed: int | None = None, dtype: DType | numpy.typing.DTypeLike = 'f32', mean: float = 0.0, std: float = 1.0, offset: int = 0, device: Backend | str | None = None) -> Tensor:
+    """
+    Normal(mean, std) from Philox4x32-10, reproducible across devices. seed=None draws a fresh seed.
+    """
+
+def bernoulli(shape: int | Sequence[int], p: float = 0.5, *, seed: int | None = None, dtype: DType | numpy.typing.DTypeLike = 'f32', offset: int = 0, device: Backend | str | None = None) -> Tensor:
+    """1 with probability p, else 0. seed=None draws a fresh seed."""
