@@ -1,0 +1,88 @@
+"""Backends and devices: discovery, creation, facts and the summary."""
+
+import pytest
+
+import torsh_backend as tb
+
+
+def test_cpu_is_always_available():
+    assert "cpu" in tb.available()
+
+
+def test_create_cpu_and_its_facts():
+    b = tb.create("cpu")
+    assert b.type == "cpu"
+    assert b.device == "cpu:0"
+    info = b.info
+    assert info.kind == "cpu"
+    assert info.compute_units >= 1
+    assert info.total_memory > 0
+    assert isinstance(info.features, list)
+    assert "cpu:0" in repr(b)
+    assert b == tb.create("cpu") and hash(b) == hash(tb.create("cpu"))
+
+
+def test_auto_picks_an_available_backend():
+    b = tb.create("auto")
+    assert b.type in tb.available()
+    chosen, reasons = tb.explain_selection()
+    assert chosen == b.device
+    assert reasons and all(isinstance(r, str) for r in reasons)
+
+
+def test_device_spellings():
+    assert tb.device(None).type == "cpu"
+    assert tb.device("cpu:0").device == "cpu:0"
+    assert tb.device(tb.create("cpu")).type == "cpu"
+
+
+def test_statuses_explain_unavailable_backends():
+    statuses = {s.type: s for s in tb.statuses()}
+    assert statuses["cpu"].available and statuses["cpu"].source == "built-in"
+    for s in statuses.values():
+        if not s.available:
+            assert s.reason, f"{s.type} is unavailable without a reason"
+
+
+def test_info_summary_is_a_string():
+    text = tb.info()
+    assert isinstance(text, str) and "CPU" in text
+
+
+def test_unknown_backend_raises_torsh_error():
+    with pytest.raises(tb.TorshError) as e:
+        tb.create("nosuchbackend")
+    assert e.value.code == "InvalidArgument"
+    assert e.value.suggestions
+
+
+def test_out_of_range_device_index():
+    with pytest.raises(tb.TorshError) as e:
+        tb.create("cpu", 7)
+    assert e.value.code == "OutOfRange"
+
+
+def test_supports_and_capabilities():
+    b = tb.create("cpu")
+    assert b.supports("matmul", "f32")
+    assert b.capabilities.f64
+    with pytest.raises(tb.TorshError):
+        b.supports("no_such_op")
+
+
+def test_plugin_search_path_lists_the_library_folder():
+    assert tb.plugin_search_path()
+
+
+def test_memory_stats_follow_allocations():
+    b = tb.create("cpu")
+    t = tb.zeros((1024,), device=b)
+    stats = b.memory_stats()
+    assert stats.live_bytes >= t.nbytes
+    assert stats.peak_bytes >= stats.live_bytes
+
+
+def test_unavailable_backends_are_reported():
+    missing = [f"{s.type}: {s.reason}" for s in tb.statuses() if not s.available]
+    if missing:
+        pytest.skip("unavailable here: " + " | ".join(missing))
