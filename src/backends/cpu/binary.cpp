@@ -5,6 +5,7 @@
 #include "simd.hpp"
 #include "strided.hpp"
 #include "thread_pool.hpp"
+#include "tuning.hpp"
 #include "types.hpp"
 
 namespace torsh::cpu {
@@ -35,7 +36,7 @@ void run(const rt::BinaryArgs& a) {
   T* z = data_of<T>(a.out);
   // Dense operands of one layout: a flat loop, skipping the strided walker.
   if (a.a.strides == a.out.strides && a.b.strides == a.out.strides && is_contiguous(a.out.shape, a.out.strides)) {
-    pool().parallel_for(a.out.numel(), 1 << 15, [&](std::int64_t b, std::int64_t e) {
+    pool().parallel_for(a.out.numel(), elementwise_grain(a.out.numel(), 1 << 15), [&](std::int64_t b, std::int64_t e) {
       if constexpr (std::is_same_v<T, float>) return simd::binary_f32(Op, x + b, y + b, 1, z + b, e - b);
       for (std::int64_t i = b; i < e; ++i) z[i] = from_acc<T>(apply<Op, A>(to_acc(x[i]), to_acc(y[i])));
     });
@@ -43,7 +44,7 @@ void run(const rt::BinaryArgs& a) {
   }
   const Layout<3> L(a.out.shape, {&a.a.strides, &a.b.strides, &a.out.strides});
   const std::int64_t sx = L.inner_stride(0), sy = L.inner_stride(1), sz = L.inner_stride(2);
-  pool().parallel_for(a.out.numel(), 1 << 15, [&](std::int64_t b, std::int64_t e) {
+  pool().parallel_for(a.out.numel(), elementwise_grain(a.out.numel(), 1 << 15), [&](std::int64_t b, std::int64_t e) {
     for_each_run(L, b, e, [&](const std::array<std::int64_t, 3>& o, std::int64_t len) {
       const T* px = x + o[0];
       const T* py = y + o[1];

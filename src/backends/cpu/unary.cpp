@@ -6,6 +6,7 @@
 #include "simd.hpp"
 #include "strided.hpp"
 #include "thread_pool.hpp"
+#include "tuning.hpp"
 #include "types.hpp"
 
 namespace torsh::cpu {
@@ -38,7 +39,7 @@ void run(const rt::UnaryArgs& a) {
   const T* x = data_of<T>(a.x);
   T* y = data_of<T>(a.out);
   const std::int64_t sx = L.inner_stride(0), sy = L.inner_stride(1);
-  pool().parallel_for(a.out.numel(), 1 << 14, [&](std::int64_t b, std::int64_t e) {
+  pool().parallel_for(a.out.numel(), elementwise_grain(a.out.numel(), 1 << 14), [&](std::int64_t b, std::int64_t e) {
     for_each_run(L, b, e, [&](const std::array<std::int64_t, 2>& o, std::int64_t len) {
       const T* px = x + o[0];
       T* py = y + o[1];
