@@ -43,6 +43,14 @@ std::vector<std::string> default_suggestions(ErrorCode c) {
       return {"Read the build log above; report it with `torsh info` output"};
     case ErrorCode::Unsupported:
       return {"Use a backend whose capabilities list this op or dtype, or the CPU backend"};
+    case ErrorCode::InvalidArgument:
+      return {"Check the argument against the op's documentation in torsh/ops/ops.hpp"};
+    case ErrorCode::OutOfRange:
+      return {"Axes run from -ndim to ndim - 1; sizes, offsets and indices must lie inside the tensor or buffer"};
+    case ErrorCode::DeviceError:
+      return {"The driver reported a failure: check `torsh info`, the driver version, or run on another backend"};
+    case ErrorCode::Internal:
+      return {"This is a bug in torsh: please report it with this message and the output of `torsh info`"};
     default: return {};
   }
 }

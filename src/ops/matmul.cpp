@@ -111,7 +111,11 @@ Tensor gemm(const Tensor& a_in, const Tensor& b_in, float alpha, float beta, con
   od.push_back(n);
   const Shape os(od);
   if (beta != 0.0f && !c)
-    throw Error(ErrorCode::InvalidArgument, "beta != 0 needs a c operand", detail::context("gemm", all));
+    throw Error(ErrorCode::InvalidArgument, "beta != 0 needs a c operand", detail::context("gemm", all),
+                {"Pass c, or use beta = 0"});
+  if (c && broadcast_shapes(c->shape(), os, "gemm") != os)
+    throw Error(ErrorCode::ShapeMismatch, "c " + c->shape().to_string() + " does not broadcast to the result " +
+                os.to_string(), detail::context("gemm", all), {"c must broadcast to [..., m, n]"});
   Tensor out = a.backend().empty(os, a.dtype());
   // beta == 0 means c is not read (BLAS semantics), so NaNs in c do not leak through.
   if (c && beta != 0.0f) copy_into(c->broadcast_to(os), out);
