@@ -9,6 +9,7 @@
 // types exactly (pointers may gain const): a `long` parameter given an `int`
 // is a compile error, not a silent conversion. Included by .cu files only.
 #include <cstdint>
+#include <initializer_list>
 #include <type_traits>
 #include <utility>
 
