@@ -6,63 +6,64 @@
 #include <map>
 #include <vector>
 
+#include "memory_pool_internal.hpp"
 #include "registry_internal.hpp"
 #include "torsh/runtime/tensor.hpp"
 
 namespace torsh {
 namespace detail {
 
-namespace {
-std::string fmt_bytes(std::size_t b) {
-  char buf[64];
-  if (b >= (1ull << 30)) std::snprintf(buf, sizeof buf, "%zu bytes (%.2f GiB)", b, b / double(1ull << 30));
-  else if (b >= (1ull << 20)) std::snprintf(buf, sizeof buf, "%zu bytes (%.2f MiB)", b, b / double(1ull << 20));
-  else std::snprintf(buf, sizeof buf, "%zu bytes", b);
-  return buf;
-}
-}  // namespace
-
 BufferState::~BufferState() { release(); }
 
 void BufferState::release() {
-  if (!impl) return;
-  impl.reset();
-  std::lock_guard lk(backend->mem->mu);
-  backend->mem->stats.live_buffers--;
-  backend->mem->stats.live_bytes -= size;
+  if (block) {
+    pool->free(block);
+    block = nullptr;
+    view = BlockView{};
+  } else {
+    impl.reset();
+  }
 }
 
-Buffer allocate_buffer(const std::shared_ptr<BackendState>& b, std::size_t bytes) {
+Buffer allocate_buffer(const std::shared_ptr<BackendState>& b, std::size_t bytes, rt::StreamImpl* stream) {
   const DeviceInfo& info = b->dev->info();
-  const ErrorContext ctx{.op = "allocate", .device = b->device.to_string()};
   if (info.total_memory && bytes > info.total_memory)
     throw Error(ErrorCode::OutOfMemory,
-                "requested " + fmt_bytes(bytes) + " but the device has " + fmt_bytes(info.total_memory) + " in total",
-                ctx, {"Check the size computation; this can never fit on " + info.name});
-  {
-    std::lock_guard lk(b->mem->mu);
-    if (b->mem->limit && b->mem->stats.live_bytes + bytes > b->mem->limit)
-      throw Error(ErrorCode::OutOfMemory,
-                  "requested " + fmt_bytes(bytes) + " with " + fmt_bytes(b->mem->stats.live_bytes) +
-                      " live exceeds the backend's memory_pool_size of " + fmt_bytes(b->mem->limit),
-                  ctx, {"Raise memory_pool_size in the BackendBuilder or free buffers"});
-  }
-  auto st = std::make_shared<BufferState>();
+                "requested " + format_bytes(bytes) + " but the device has " + format_bytes(info.total_memory) +
+                    " in total",
+                {.op = "allocate", .device = b->device.to_string()},
+                {"Check the size computation; this can never fit on " + info.name});
+  auto st = std::make_shared<BufferState>();  // first, so that a failure here leaves no block behind
   st->backend = b;
-  // Empty tensors still get a distinct (1-byte) allocation so every buffer has an identity.
-  st->impl = b->dev->allocate(std::max<std::size_t>(bytes, 1));
+  st->pool = b->pool.get();
+  PoolBlock* blk = b->pool->allocate(bytes, stream ? stream : b->default_stream);
+  st->block = blk;
+  st->view.raw_ = blk->seg->mem.get();
+  st->view.offset_ = blk->offset;
+  st->view.size_ = bytes;
   st->size = bytes;
-  {
-    std::lock_guard lk(b->mem->mu);
-    auto& s = b->mem->stats;
-    s.live_buffers++;
-    s.live_bytes += bytes;
-    s.total_allocations++;
-    s.peak_bytes = std::max(s.peak_bytes, s.live_bytes);
-  }
   Buffer out;
   Access::state(out) = std::move(st);
   return out;
+}
+
+std::shared_ptr<BackendState> make_backend_state(std::shared_ptr<rt::DeviceImpl> dev, Device device, BackendConfig cfg) {
+  auto st = std::make_shared<BackendState>();
+  st->dev = dev;
+  st->device = device;
+  st->default_stream = &dev->default_stream();
+  st->pool = std::make_shared<MemoryPool>(dev, device, MemoryPool::Kind::Device, cfg.pool);
+  st->cfg = std::move(cfg);
+  return st;
+}
+
+void check_buffer_range(const char* op, std::size_t off, std::size_t bytes, const BufferState& b) {
+  if (off > b.size || bytes > b.size - off)
+    throw Error(ErrorCode::OutOfRange,
+                "range [" + std::to_string(off) + ", " + std::to_string(off + bytes) + ") exceeds the buffer's " +
+                    std::to_string(b.size) + " bytes",
+                {.op = op, .device = b.backend->device.to_string()},
+                {"Check the copy size and offset against Buffer::size()"});
 }
 
 std::shared_ptr<BackendState> backend_state(const Backend& b) { return Access::state(b); }
@@ -86,83 +87,87 @@ namespace {
               {.op = "buffer", .device = s.backend->device.to_string()});
 }
 
-void check_range(const char* op, std::size_t off, std::size_t bytes, std::size_t size, const Device& d) {
-  if (off > size || bytes > size - off)
-    throw Error(ErrorCode::OutOfRange,
-                "range [" + std::to_string(off) + ", " + std::to_string(off + bytes) + ") exceeds the buffer's " +
-                    std::to_string(size) + " bytes",
-                {.op = op, .device = d.to_string()}, {"Check the copy size and offset against Buffer::size()"});
-}
 }  // namespace
 
 std::size_t Buffer::size() const { return s_ ? s_->size : 0; }
 Device Buffer::device() const { return s_ ? s_->backend->device : Device{}; }
 bool Buffer::valid() const { return s_ && !s_->freed; }
 
-rt::BufferImpl& Buffer::impl() const {
+detail::BufferState& Buffer::live() const {
   if (!s_) throw Error(ErrorCode::InvalidState, "use of an empty buffer handle", {.op = "buffer"});
   if (s_->freed) freed_error("used after free()", *s_);
-  return *s_->impl;
+  return *s_;
 }
+
+rt::BufferImpl& Buffer::impl() const { return live().own(); }
+void* Buffer::host_ptr() const { return live().own().host_ptr(); }
 
 void Buffer::free() {
   if (!s_) throw Error(ErrorCode::InvalidState, "free() of an empty buffer handle", {.op = "buffer.free"});
   std::lock_guard lk(s_->mu);
   if (s_->freed) freed_error("freed twice", *s_);
   s_->freed = true;
-  s_->backend->dev->synchronize();  // pending work may still read it
+  // No wait for queued work: the pool reuses the memory in stream order (see record_stream).
   s_->release();
 }
 
 void Buffer::copy_from_host(const void* src, std::size_t bytes, std::size_t offset) {
-  auto& im = impl();
-  check_range("copy_from_host", offset, bytes, s_->size, device());
+  auto& st = live();
+  detail::check_buffer_range("copy_from_host", offset, bytes, st);
   if (!bytes) return;
-  auto& dev = *s_->backend->dev;
-  dev.write(im, offset, src, bytes, dev.default_stream(), true);
+  auto& dev = *st.backend->dev;
+  dev.write(st.raw(), st.offset() + offset, src, bytes, dev.default_stream(), true);
 }
 
 void Buffer::copy_to_host(void* dst, std::size_t bytes, std::size_t offset) const {
-  auto& im = impl();
-  check_range("copy_to_host", offset, bytes, s_->size, device());
+  auto& st = live();
+  detail::check_buffer_range("copy_to_host", offset, bytes, st);
   if (!bytes) return;
-  auto& dev = *s_->backend->dev;
-  dev.read(im, offset, dst, bytes, dev.default_stream(), true);
+  auto& dev = *st.backend->dev;
+  dev.read(st.raw(), st.offset() + offset, dst, bytes, dev.default_stream(), true);
 }
 
-void Buffer::copy_from_host_async(const void* src, std::size_t bytes, Stream& s, std::size_t offset) {
-  auto& im = impl();
-  check_range("copy_from_host_async", offset, bytes, s_->size, device());
-  if (s.device() != device())
+namespace {
+void check_stream(const char* op, const Stream& s, const Device& d) {
+  if (s.device() != d)
     throw Error(ErrorCode::DeviceMismatch, "stream on " + s.device().to_string() + " used for a buffer on " +
-                device().to_string(), {.op = "copy_from_host_async", .device = device().to_string()});
-  if (bytes) s_->backend->dev->write(im, offset, src, bytes, s.impl(), false);
+                d.to_string(), {.op = op, .device = d.to_string()});
+}
+}  // namespace
+
+void Buffer::copy_from_host_async(const void* src, std::size_t bytes, Stream& s, std::size_t offset) {
+  auto& st = live();
+  detail::check_buffer_range("copy_from_host_async", offset, bytes, st);
+  check_stream("copy_from_host_async", s, device());
+  if (!bytes) return;
+  st.backend->dev->write(st.raw(), st.offset() + offset, src, bytes, s.impl(), false);
+  record_stream(s);
 }
 
 void Buffer::copy_to_host_async(void* dst, std::size_t bytes, Stream& s, std::size_t offset) const {
-  auto& im = impl();
-  check_range("copy_to_host_async", offset, bytes, s_->size, device());
-  if (s.device() != device())
-    throw Error(ErrorCode::DeviceMismatch, "stream on " + s.device().to_string() + " used for a buffer on " +
-                device().to_string(), {.op = "copy_to_host_async", .device = device().to_string()});
-  if (bytes) s_->backend->dev->read(im, offset, dst, bytes, s.impl(), false);
+  auto& st = live();
+  detail::check_buffer_range("copy_to_host_async", offset, bytes, st);
+  check_stream("copy_to_host_async", s, device());
+  if (!bytes) return;
+  st.backend->dev->read(st.raw(), st.offset() + offset, dst, bytes, s.impl(), false);
+  record_stream(s);
 }
 
 void Buffer::copy_from(const Buffer& src, std::size_t bytes, std::size_t src_offset, std::size_t dst_offset) {
-  auto& dst_im = impl();
-  auto& src_im = src.impl();
-  check_range("copy_from (source)", src_offset, bytes, src.size(), src.device());
-  check_range("copy_from (destination)", dst_offset, bytes, size(), device());
+  auto& d = live();
+  auto& sr = src.live();
+  detail::check_buffer_range("copy_from (source)", src_offset, bytes, sr);
+  detail::check_buffer_range("copy_from (destination)", dst_offset, bytes, d);
   if (!bytes) return;
-  if (src.s_->backend->dev == s_->backend->dev) {
-    auto& dev = *s_->backend->dev;
-    dev.copy(src_im, src_offset, dst_im, dst_offset, bytes, dev.default_stream());
+  if (sr.backend->dev == d.backend->dev) {
+    auto& dev = *d.backend->dev;
+    dev.copy(sr.raw(), sr.offset() + src_offset, d.raw(), d.offset() + dst_offset, bytes, dev.default_stream());
     return;
   }
   // Across devices: stage through the host unless one side is host memory already.
-  if (void* p = src_im.host_ptr()) {
+  if (void* p = sr.own().host_ptr()) {
     copy_from_host(static_cast<char*>(p) + src_offset, bytes, dst_offset);
-  } else if (void* q = dst_im.host_ptr()) {
+  } else if (void* q = d.own().host_ptr()) {
     src.copy_to_host(static_cast<char*>(q) + dst_offset, bytes, src_offset);
   } else {
     std::vector<unsigned char> staging(bytes);
@@ -174,17 +179,17 @@ void Buffer::copy_from(const Buffer& src, std::size_t bytes, std::size_t src_off
 void Buffer::fill_bytes(unsigned char value) { fill_pattern(&value, 1, 0, size()); }
 
 void Buffer::fill_pattern(const void* pattern, std::size_t pattern_size, std::size_t offset, std::size_t bytes) {
-  auto& im = impl();
+  auto& st = live();
   if (pattern_size != 1 && pattern_size != 2 && pattern_size != 4 && pattern_size != 8)
     throw Error(ErrorCode::InvalidArgument, "fill pattern of " + std::to_string(pattern_size) + " bytes",
                 {.op = "fill", .device = device().to_string()}, {"Use a pattern of 1, 2, 4 or 8 bytes"});
-  check_range("fill", offset, bytes, size(), device());
+  detail::check_buffer_range("fill", offset, bytes, st);
   if (bytes % pattern_size)
     throw Error(ErrorCode::InvalidArgument, "fill size is not a multiple of the pattern size",
                 {.op = "fill", .device = device().to_string()});
   if (!bytes) return;
-  auto& dev = *s_->backend->dev;
-  dev.fill(im, offset, bytes, pattern, pattern_size, dev.default_stream());
+  auto& dev = *st.backend->dev;
+  dev.fill(st.raw(), st.offset() + offset, bytes, pattern, pattern_size, dev.default_stream());
 }
 
 // ---------------------------------------------------------------- Stream / Event
@@ -244,6 +249,16 @@ Buffer Backend::allocate(std::size_t bytes) {
   return detail::allocate_buffer(s_, bytes);
 }
 
+Buffer Backend::allocate(std::size_t bytes, const Stream& stream) {
+  if (bytes == 0)
+    throw Error(ErrorCode::InvalidArgument, "allocation of 0 bytes", {.op = "allocate", .device = device().to_string()},
+                {"Allocate at least one byte; empty tensors do not need a raw buffer"});
+  if (stream.device() != device())
+    throw Error(ErrorCode::DeviceMismatch, "allocation on " + device().to_string() + " for a stream of " +
+                stream.device().to_string(), {.op = "allocate", .device = device().to_string()});
+  return detail::allocate_buffer(s_, bytes, &stream.impl());
+}
+
 Stream Backend::default_stream() const {
   Stream s;
   s.s_ = std::make_shared<detail::StreamState>();
@@ -273,11 +288,6 @@ Event Backend::create_event() {
 }
 
 void Backend::synchronize() { s_->dev->synchronize(); }
-
-MemoryStats Backend::memory_stats() const {
-  std::lock_guard lk(s_->mem->mu);
-  return s_->mem->stats;
-}
 
 namespace {
 std::size_t checked_nbytes(const Shape& shape, DType dtype, const Device& d) {
@@ -358,11 +368,10 @@ Backend Backend::create(BackendType type, int device) {
   std::lock_guard lk(default_states_mu());
   auto& st = default_states()[dev.get()];
   if (!st) {
-    st = std::make_shared<detail::BackendState>();
-    st->dev = dev;
-    st->device = Device{type, device};
-    st->cfg.type = type;
-    st->cfg.device_id = device;
+    BackendConfig cfg;
+    cfg.type = type;
+    cfg.device_id = device;
+    st = detail::make_backend_state(dev, Device{type, device}, cfg);
   }
   return detail::backend_from_state(st);
 }
@@ -413,18 +422,22 @@ Backend BackendBuilder::build() const {
     bad("enable_simd(false) applies to the CPU backend only", "Drop enable_simd for device backends");
   if (c.num_threads > 4096) bad("num_threads " + std::to_string(c.num_threads) + " is absurd", "Use at most the core count");
 
+  // One limit, settable from either place.
+  if (c.memory_pool_size && c.pool.max_size && c.memory_pool_size != c.pool.max_size)
+    bad("memory_pool_size of " + std::to_string(c.memory_pool_size) + " bytes and MemoryPoolConfig::max_size of " +
+            std::to_string(c.pool.max_size) + " bytes disagree",
+        "Set the limit in one place");
+  c.memory_pool_size = c.pool.max_size = std::max(c.memory_pool_size, c.pool.max_size);
+
   auto dev = open_device(t, c.device_id);
   const auto total = dev->info().total_memory;
   if (c.memory_pool_size && total && c.memory_pool_size > total)
     bad("memory_pool_size of " + std::to_string(c.memory_pool_size) + " bytes exceeds the device's " +
             std::to_string(total) + " bytes", "Use at most the device's total memory (see `torsh info`)");
+  detail::validate_pool_config(c.pool, total);
 
-  auto st = std::make_shared<detail::BackendState>();
-  st->dev = dev;
-  st->device = Device{t, c.device_id};
   c.type = t;
-  st->cfg = c;
-  st->mem->limit = c.memory_pool_size;
+  auto st = detail::make_backend_state(dev, Device{t, c.device_id}, c);
   if (t == BackendType::Cpu && c.num_threads > 0) rt::cpu_set_num_threads(*dev, c.num_threads);
   return detail::backend_from_state(st);
 }

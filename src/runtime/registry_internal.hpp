@@ -55,27 +55,52 @@ struct Access {
   static const auto& state(const Handle& h) { return h.s_; }
 };
 
-struct MemoryCounter {
-  std::mutex mu;
-  MemoryStats stats;
-  std::size_t limit = 0;  // 0: none
-};
+class MemoryPool;
+struct PoolBlock;
 
 struct BackendState {
   std::shared_ptr<rt::DeviceImpl> dev;
   Device device;
   BackendConfig cfg;
-  std::shared_ptr<MemoryCounter> mem = std::make_shared<MemoryCounter>();
+  rt::StreamImpl* default_stream = nullptr;  // dev->default_stream(), the key of ordinary allocations
+  std::shared_ptr<MemoryPool> pool;          // device memory
+  std::shared_ptr<MemoryPool> host_pool;     // allocate_pinned(); made on first use
+  std::mutex host_pool_mu;
 };
 
+// What Buffer::impl() hands out for pooled memory: the buffer's own identity
+// and host address. Device calls get the segment and offset instead (raw()).
+class BlockView final : public rt::BufferImpl {
+ public:
+  std::size_t size() const override { return size_; }
+  void* host_ptr() const override {
+    void* base = raw_ ? raw_->host_ptr() : nullptr;
+    return base ? static_cast<char*>(base) + offset_ : nullptr;
+  }
+  rt::BufferImpl* raw_ = nullptr;
+  std::size_t offset_ = 0;
+  std::size_t size_ = 0;
+};
+
+// A buffer is a pool block (pool + block) or memory of its own (impl), e.g. a
+// wrapper of external host memory.
 struct BufferState {
-  std::shared_ptr<BackendState> backend;
+  std::shared_ptr<BackendState> backend;  // the device it lives on, for ops and copies (keeps its pool alive)
+  MemoryPool* pool = nullptr;             // owns `block`
+  std::shared_ptr<MemoryPool> pool_owner; // when that is not backend->pool (pinned memory)
+  PoolBlock* block = nullptr;
+  BlockView view;
   std::unique_ptr<rt::BufferImpl> impl;
   std::size_t size = 0;
   std::mutex mu;
   bool freed = false;
+  BufferState() {}  // user-provided: make_shared then skips zeroing the whole state first
   ~BufferState();
-  void release();  // returns memory and updates the counters
+  void release();  // gives the memory back
+  // The storage device calls address and this buffer's byte offset in it.
+  rt::BufferImpl& raw() const { return block ? *view.raw_ : *impl; }
+  std::size_t offset() const { return block ? view.offset_ : 0; }
+  rt::BufferImpl& own() { return block ? static_cast<rt::BufferImpl&>(view) : *impl; }
 };
 
 struct StreamState {
@@ -92,9 +117,14 @@ struct EventState {
   bool recorded = false;
 };
 
-// Allocates through a backend handle, honouring its memory limit; bytes may be 0 (empty tensors).
-Buffer allocate_buffer(const std::shared_ptr<BackendState>& b, std::size_t bytes);
+// Allocates from the backend's pool for use on `stream` (null: the default
+// stream); bytes may be 0 (empty tensors).
+Buffer allocate_buffer(const std::shared_ptr<BackendState>& b, std::size_t bytes, rt::StreamImpl* stream = nullptr);
+// A backend state for `dev` with its pool (the pool's initial reserve is allocated here).
+std::shared_ptr<BackendState> make_backend_state(std::shared_ptr<rt::DeviceImpl> dev, Device device, BackendConfig cfg);
 std::shared_ptr<BackendState> backend_state(const Backend& b);
+// Throws OutOfRange unless [off, off + bytes) lies in the buffer.
+void check_buffer_range(const char* op, std::size_t off, std::size_t bytes, const BufferState& b);
 std::shared_ptr<BackendState> buffer_backend(const Buffer& b);
 Backend backend_from_state(std::shared_ptr<BackendState> s);
 

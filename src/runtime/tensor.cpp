@@ -47,12 +47,16 @@ std::string Tensor::describe() const {
 }
 
 rt::TensorArg Tensor::arg() const {
+  // Kernels address the pool segment; the buffer's place in it is a whole number
+  // of elements because blocks start at multiples of the pool's rounding.
+  const auto& st = buffer_.live();
   rt::TensorArg a;
-  a.buffer = &buffer_.impl();
+  a.buffer = &st.raw();
   a.dtype = dtype_;
   a.shape = shape_;
   a.strides = strides_;
-  a.offset = offset_;
+  const std::size_t base = st.offset();
+  a.offset = offset_ + (base ? static_cast<std::int64_t>(base / dtype_size(dtype_)) : 0);
   return a;
 }
 

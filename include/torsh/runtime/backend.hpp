@@ -11,6 +11,7 @@
 #include "torsh/core/shape.hpp"
 #include "torsh/runtime/backend_impl.hpp"
 #include "torsh/runtime/device_info.hpp"
+#include "torsh/runtime/memory_pool.hpp"
 
 namespace torsh {
 
@@ -67,24 +68,44 @@ class Buffer {
   void copy_to_host_async(void* dst, std::size_t bytes, Stream& s, std::size_t offset = 0) const;
   // Device -> device; across devices the bytes go through the host.
   void copy_from(const Buffer& src, std::size_t bytes, std::size_t src_offset = 0, std::size_t dst_offset = 0);
+  // Stream-ordered copy between buffers of s's device, or between one of them and
+  // host memory of Backend::allocate_pinned() for that device; both buffers are
+  // recorded as used on `s`. Other host memory is copied before this returns.
+  void copy_from_async(const Buffer& src, std::size_t bytes, Stream& s, std::size_t src_offset = 0,
+                       std::size_t dst_offset = 0);
   void fill_bytes(unsigned char value);
   void fill_pattern(const void* pattern, std::size_t pattern_size, std::size_t offset, std::size_t bytes);
-  // Releases the memory now; any later use (or a second free) throws InvalidState.
+  // Gives the memory back now; any later use (or a second free) throws InvalidState.
+  // Freed memory is reused for work on the stream it was allocated for, which runs
+  // after the work already queued there.
   void free();
+  // Marks the buffer as used by work on `s` besides the stream it was allocated
+  // for: once freed, its memory is reused only after `s` has passed the point of
+  // the free (as torch.Tensor.record_stream). The runtime's own async copies
+  // record their stream; call this for work queued through DeviceImpl directly.
+  void record_stream(const Stream& s) const;
+  // The host address of the bytes when the host can address them (CPU and pinned memory), else null.
+  void* host_ptr() const;
+  // True for page-locked / mapped host memory from allocate_pinned() on a device that has it.
+  bool pinned() const;
 
-  rt::BufferImpl& impl() const;  // throws InvalidState after free
+  // This buffer's own BufferImpl (its identity; host_ptr() at its first byte).
+  // Device calls take the pool segment and offset behind it instead. Throws InvalidState after free.
+  rt::BufferImpl& impl() const;
 
  private:
   friend struct detail::Access;
   friend class Backend;
   friend class Tensor;
+  detail::BufferState& live() const;  // throws InvalidState for empty or freed handles
   std::shared_ptr<detail::BufferState> s_;
 };
 
 struct BackendConfig {
   BackendType type = BackendType::Auto;
   int device_id = 0;
-  std::size_t memory_pool_size = 0;  // 0: no limit beyond the device's memory
+  std::size_t memory_pool_size = 0;  // hard limit on reserved memory; 0: the device's memory
+  MemoryPoolConfig pool;             // pool.max_size and memory_pool_size are the same limit
   int num_threads = 0;               // CPU only; 0: one per core
   bool enable_simd = true;           // CPU only
   bool enable_tensor_cores = false;  // CUDA / ROCm only
@@ -92,11 +113,30 @@ struct BackendConfig {
   bool enable_profiling = false;
 };
 
+// Sizes in bytes. "Allocated" counts the pool blocks in use (sizes rounded up),
+// "reserved" the memory held from the device, cached blocks included.
 struct MemoryStats {
   std::size_t live_buffers = 0;
-  std::size_t live_bytes = 0;
+  std::size_t live_bytes = 0;  // as requested
   std::size_t peak_bytes = 0;
   std::size_t total_allocations = 0;
+  std::size_t allocated_bytes = 0, peak_allocated_bytes = 0;
+  std::size_t reserved_bytes = 0, peak_reserved_bytes = 0;
+  std::size_t segments = 0;            // device allocations held
+  std::size_t cache_hits = 0;          // allocations served from cached blocks
+  std::size_t device_allocations = 0;  // segments allocated from the device, ever
+  std::size_t device_frees = 0;        // segments given back to the device, ever
+  std::size_t oom_retries = 0;         // refusals answered by freeing cached blocks and retrying
+  std::size_t ooms = 0;                // allocations that failed with OutOfMemory
+  std::size_t pending_bytes = 0;       // freed, waiting for other streams to pass the free
+  std::size_t free_bytes = 0;          // cached and reusable
+  std::size_t largest_free_block = 0;
+  std::size_t limit = 0;               // 0: none
+  std::size_t pinned_reserved_bytes = 0;  // host memory held for allocate_pinned()
+  std::size_t pinned_allocated_bytes = 0;
+  double hit_rate() const { return total_allocations ? double(cache_hits) / double(total_allocations) : 0.0; }
+  // External fragmentation of the cache: 0 when the free bytes are one block, towards 1 as they scatter.
+  double fragmentation() const { return free_bytes ? 1.0 - double(largest_free_block) / double(free_bytes) : 0.0; }
 };
 
 class Backend {
@@ -122,11 +162,22 @@ class Backend {
   bool supports(rt::OpKind op, DType dtype) const;
 
   Buffer allocate(std::size_t bytes);
+  // For work on `stream`: the pool reuses memory per stream (see Buffer::free()).
+  Buffer allocate(std::size_t bytes, const Stream& stream);
+  // Host memory this device copies to and from asynchronously (page-locked or
+  // mapped; ordinary host memory on the CPU backend), cached like device memory.
+  // The buffer lives on the host (device() is cpu:0), so CPU tensors can wrap it.
+  Buffer allocate_pinned(std::size_t bytes);
   Stream default_stream() const;
   Stream create_stream();
   Event create_event();
   void synchronize();
   MemoryStats memory_stats() const;
+  void reset_peak_memory_stats();
+  // Gives every cached, entirely free segment back to the device (the initial
+  // reserve stays) and returns how many bytes that was. Blocks never move, so
+  // this is also the defragmentation step: later allocations get fresh segments.
+  std::size_t empty_cache();
 
   Tensor empty(const Shape& shape, DType dtype);
   Tensor zeros(const Shape& shape, DType dtype);
@@ -145,6 +196,7 @@ class BackendBuilder {
   BackendBuilder& backend_type(BackendType t) { cfg_.type = t; return *this; }
   BackendBuilder& device_id(int id) { cfg_.device_id = id; return *this; }
   BackendBuilder& memory_pool_size(std::size_t bytes) { cfg_.memory_pool_size = bytes; return *this; }
+  BackendBuilder& memory_pool(const MemoryPoolConfig& pool) { cfg_.pool = pool; return *this; }
   BackendBuilder& num_threads(int n) { cfg_.num_threads = n; return *this; }
   BackendBuilder& enable_simd(bool on) { cfg_.enable_simd = on; return *this; }
   BackendBuilder& enable_tensor_cores(bool on) { cfg_.enable_tensor_cores = on; return *this; }

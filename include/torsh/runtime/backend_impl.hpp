@@ -57,8 +57,19 @@ class DeviceImpl {
   virtual Capabilities capabilities() const = 0;
   virtual PerformanceHints hints() const = 0;
 
-  // Throws OutOfMemory when the device cannot satisfy the request.
+  // Throws OutOfMemory when the device cannot satisfy the request. The runtime's
+  // pool (src/runtime/memory_pool_internal.hpp) calls this for whole segments and
+  // hands out pieces of them: ops and copies receive the segment's BufferImpl and
+  // a byte offset. Destroying a BufferImpl must be safe while queued work still
+  // uses it (OpenCL defers the release, cudaFree waits, CPU work is synchronous).
   virtual std::unique_ptr<BufferImpl> allocate(std::size_t bytes) = 0;
+  // Host memory that this device copies to and from without staging, with
+  // host_ptr() set: page-locked (cudaHostAlloc) or mapped (CL_MEM_ALLOC_HOST_PTR).
+  // Null: the device has none, and the runtime uses ordinary host memory.
+  virtual std::unique_ptr<BufferImpl> allocate_host(std::size_t bytes) {
+    (void)bytes;
+    return nullptr;
+  }
   virtual std::unique_ptr<StreamImpl> create_stream() = 0;
   virtual StreamImpl& default_stream() = 0;
   virtual std::unique_ptr<EventImpl> create_event() = 0;
