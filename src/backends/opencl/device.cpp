@@ -144,6 +144,35 @@ void OpenClDevice::synchronize() {
   for (cl_command_queue q : queues_) check_cl(clFinish(q), "clFinish", label_);
 }
 
+// Unmapping is queued; OpenCL releases the object once the unmap has run.
+OpenClHostBuffer::~OpenClHostBuffer() {
+  clEnqueueUnmapMemObject(q_, mem_, ptr_, 0, nullptr, nullptr);
+  clFlush(q_);
+  clReleaseMemObject(mem_);
+}
+
+std::unique_ptr<rt::BufferImpl> OpenClDevice::allocate_host(std::size_t bytes) {
+  if (bytes > caps_.max_allocation)
+    throw Error(ErrorCode::OutOfMemory,
+                "requested " + fmt_bytes(bytes) + " of pinned host memory in one buffer, but " + info_.name +
+                    " allows at most " + fmt_bytes(caps_.max_allocation) + " (CL_DEVICE_MAX_MEM_ALLOC_SIZE)",
+                {.op = "allocate_pinned", .device = label_});
+  cl_int err = CL_SUCCESS;
+  cl_mem m = clCreateBuffer(ctx_, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, nullptr, &err);
+  if (err != CL_SUCCESS)
+    throw_cl(err, ("clCreateBuffer(CL_MEM_ALLOC_HOST_PTR, " + std::to_string(bytes) + " bytes)").c_str(), label_,
+             is_allocation_failure(err) || err == CL_INVALID_BUFFER_SIZE ? ErrorCode::OutOfMemory
+                                                                         : ErrorCode::DeviceError);
+  cl_command_queue q = default_stream_->queue();
+  void* p = clEnqueueMapBuffer(q, m, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, nullptr, nullptr, &err);
+  if (err != CL_SUCCESS) {
+    clReleaseMemObject(m);
+    throw_cl(err, "clEnqueueMapBuffer (pinned host memory)", label_,
+             is_allocation_failure(err) ? ErrorCode::OutOfMemory : ErrorCode::DeviceError);
+  }
+  return std::make_unique<OpenClHostBuffer>(m, q, p, bytes);
+}
+
 std::unique_ptr<OpenClBuffer> OpenClDevice::make_buffer(std::size_t bytes) {
   if (bytes > caps_.max_allocation)
     throw Error(ErrorCode::OutOfMemory,

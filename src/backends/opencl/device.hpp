@@ -30,6 +30,26 @@ class OpenClBuffer final : public rt::BufferImpl {
   std::size_t size_;
 };
 
+// Host memory for Backend::allocate_pinned(): a CL_MEM_ALLOC_HOST_PTR buffer
+// mapped for its whole life. Drivers back it with page-locked memory and DMA
+// straight from the mapped pointer, which is what makes async copies overlap.
+class OpenClHostBuffer final : public rt::BufferImpl {
+ public:
+  OpenClHostBuffer(cl_mem mem, cl_command_queue q, void* ptr, std::size_t size)
+      : mem_(mem), q_(q), ptr_(ptr), size_(size) {}
+  ~OpenClHostBuffer() override;
+  OpenClHostBuffer(const OpenClHostBuffer&) = delete;
+  OpenClHostBuffer& operator=(const OpenClHostBuffer&) = delete;
+  std::size_t size() const override { return size_; }
+  void* host_ptr() const override { return ptr_; }
+
+ private:
+  cl_mem mem_;
+  cl_command_queue q_;  // the device's default queue, which outlives every pool
+  void* ptr_;
+  std::size_t size_;
+};
+
 // An in-order queue with profiling enabled. Work is flushed as it is enqueued
 // so that other queues and event queries see it progress.
 class OpenClStream final : public rt::StreamImpl {
@@ -84,6 +104,7 @@ class OpenClDevice final : public rt::DeviceImpl {
   PerformanceHints hints() const override;
 
   std::unique_ptr<rt::BufferImpl> allocate(std::size_t bytes) override;
+  std::unique_ptr<rt::BufferImpl> allocate_host(std::size_t bytes) override;
   std::unique_ptr<rt::StreamImpl> create_stream() override { return std::make_unique<OpenClStream>(*this); }
   rt::StreamImpl& default_stream() override { return *default_stream_; }
   std::unique_ptr<rt::EventImpl> create_event() override { return std::make_unique<OpenClEvent>(label_); }
