@@ -171,3 +171,17 @@ def test_cast_round_trip(rng, dtype):
     t = tb.cast(a, dtype)
     assert t.dtype == tb.dtype(dtype)
     np.testing.assert_allclose(t.cast("f32").numpy(), np.clip(a, -128, 127) if dtype == "i8" else a, rtol=1e-2)
+
+
+def test_ops_run_concurrently_from_threads(rng):
+    from concurrent.futures import ThreadPoolExecutor
+
+    a = f32(rng, 96, 96)
+    ref = a @ a
+
+    def work(_):
+        t = tb.from_dlpack(a)
+        return float(np.abs(tb.matmul(t, t).numpy() - ref).max())
+
+    with ThreadPoolExecutor(4) as pool:
+        assert max(pool.map(work, range(16))) < 1e-3
