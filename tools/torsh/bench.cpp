@@ -46,6 +46,8 @@ void emit(const Ctx& c, const std::string& name, const char* dtype, double ms, c
 
 bool wanted(const Ctx& c, const std::string& name) { return c.filter.empty() || name.find(c.filter) != std::string::npos; }
 
+void bench_alloc(Ctx& c);  // bench_alloc.cpp
+
 namespace {
 
 void run_suite(Ctx& c) {
@@ -136,6 +138,7 @@ void run_suite(Ctx& c) {
     emit(c, "add_f32_4", "f32", ms, "us_per_call", ms * 1e3);
   }
   bench_graph(c);
+  bench_alloc(c);
 }
 
 }  // namespace
