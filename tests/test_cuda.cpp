@@ -227,6 +227,25 @@ TEST_F(Cuda, AsyncCopiesAndEventsOrderStreams) {
   EXPECT_EQ(error_code_of([&] { b.copy_from_host_async(src.data(), 4, cs); }), ErrorCode::DeviceMismatch);
 }
 
+TEST_F(Cuda, PinnedHostMemoryRoundTrip) {
+  const std::size_t n = 1 << 20, bytes = n * sizeof(float);
+  Buffer up = dev.allocate_pinned(bytes), down = dev.allocate_pinned(bytes);
+  EXPECT_TRUE(up.pinned()) << "cudaHostAlloc memory";
+  ASSERT_NE(up.host_ptr(), nullptr);
+  auto* src = static_cast<float*>(up.host_ptr());
+  for (std::size_t i = 0; i < n; ++i) src[i] = static_cast<float>(i) * 0.25f;
+  std::memset(down.host_ptr(), 0, bytes);
+  Buffer d = dev.allocate(bytes);
+  Stream s = dev.create_stream();
+  Event done = dev.create_event();
+  d.copy_from_async(up, bytes, s);
+  down.copy_from_async(d, bytes, s);
+  s.record(done);
+  done.synchronize();
+  EXPECT_EQ(std::memcmp(down.host_ptr(), up.host_ptr(), bytes), 0);
+  EXPECT_GE(dev.memory_stats().pinned_allocated_bytes, 2 * bytes);
+}
+
 TEST_F(Cuda, EventsMeasureDeviceTime) {
   Tensor a = on_gpu(rand_vec(256 * 256, 1), {256, 256});
   Stream s = dev.default_stream();

@@ -1,5 +1,6 @@
 #include "device.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace torsh::cuda {
@@ -24,6 +25,12 @@ CudaBuffer::~CudaBuffer() {
                         cudaSetDevice(ordinal_) == cudaSuccess;
   (void)cudaFree(ptr_);
   if (switched) (void)cudaSetDevice(previous);
+  (void)cudaGetLastError();
+}
+
+// cudaFreeHost waits for the device, so copies still queued from this memory complete first.
+CudaHostBuffer::~CudaHostBuffer() {
+  (void)cudaFreeHost(ptr_);
   (void)cudaGetLastError();
 }
 
@@ -135,6 +142,23 @@ std::unique_ptr<rt::BufferImpl> CudaDevice::allocate(std::size_t bytes) {
   }
   check_cuda(err, "cudaMalloc", label_);
   return std::make_unique<CudaBuffer>(ordinal_, p, bytes);
+}
+
+std::unique_ptr<rt::BufferImpl> CudaDevice::allocate_host(std::size_t bytes) {
+  DeviceGuard g(ordinal_, label_);
+  void* p = nullptr;
+  // Portable: page-locked for every device's copies, not only this context's.
+  const cudaError_t err = cudaHostAlloc(&p, std::max<std::size_t>(bytes, 1), cudaHostAllocPortable);
+  if (err == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    throw Error(ErrorCode::OutOfMemory,
+                "cudaHostAlloc of " + fmt_bytes(bytes) + " of page-locked host memory failed with " +
+                    cuda_error_text(err),
+                {.op = "cudaHostAlloc", .device = label_},
+                {"Pin less memory (page-locked memory is limited by RAM and ulimit -l)", "Use ordinary host memory"});
+  }
+  check_cuda(err, "cudaHostAlloc", label_);
+  return std::make_unique<CudaHostBuffer>(p, bytes);
 }
 
 std::unique_ptr<rt::StreamImpl> CudaDevice::create_stream() { return std::make_unique<CudaStream>(*this); }

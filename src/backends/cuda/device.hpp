@@ -29,6 +29,22 @@ class CudaBuffer final : public rt::BufferImpl {
   std::size_t size_;
 };
 
+// Page-locked host memory (Backend::allocate_pinned): cudaMemcpyAsync moves it
+// by DMA without staging through a driver buffer, so async copies overlap host work.
+class CudaHostBuffer final : public rt::BufferImpl {
+ public:
+  CudaHostBuffer(void* ptr, std::size_t size) : ptr_(ptr), size_(size) {}
+  ~CudaHostBuffer() override;
+  CudaHostBuffer(const CudaHostBuffer&) = delete;
+  CudaHostBuffer& operator=(const CudaHostBuffer&) = delete;
+  std::size_t size() const override { return size_; }
+  void* host_ptr() const override { return ptr_; }
+
+ private:
+  void* ptr_;
+  std::size_t size_;
+};
+
 // Non-blocking, so it never serialises against the legacy default stream of
 // other CUDA code in the process.
 class CudaStream final : public rt::StreamImpl {
@@ -85,6 +101,7 @@ class CudaDevice final : public rt::DeviceImpl {
   PerformanceHints hints() const override { return hints_; }
 
   std::unique_ptr<rt::BufferImpl> allocate(std::size_t bytes) override;
+  std::unique_ptr<rt::BufferImpl> allocate_host(std::size_t bytes) override;
   std::unique_ptr<rt::StreamImpl> create_stream() override;
   rt::StreamImpl& default_stream() override { return *default_stream_; }
   std::unique_ptr<rt::EventImpl> create_event() override;
