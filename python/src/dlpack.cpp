@@ -67,7 +67,8 @@ Tensor clone(const Tensor& t) {
   return out;
 }
 
-// Imports without conversion; `writable` false accepts read-only producers too.
+// Imports as the producer lays the data out (no conversion); with nb::ro in
+// Flags read-only producers are accepted too.
 template <class... Flags>
 std::optional<nb::ndarray<Flags...>> try_import(nb::handle obj) {
   nb::ndarray<Flags...> arr;
@@ -90,6 +91,11 @@ Tensor import_ndarray(const nb::ndarray<nb::ro>& arr) {
                     " bits) has no torsh equivalent",
                 op, {"Convert it to one of float32/64/16, bfloat16, int8/32/64, uint8, bool first"});
   const std::size_t nd = arr.ndim();
+  if (nd > rt::kMaxDims)
+    raise_error(ErrorCode::InvalidArgument,
+                "the array has " + std::to_string(nd) + " dimensions; tensors have at most " +
+                    std::to_string(rt::kMaxDims),
+                op, {"Reshape it to fewer dimensions first"});
   const auto item = static_cast<std::int64_t>(dtype_size(*dt));
   std::vector<std::int64_t> dims(nd);
   Strides strides(nd);

@@ -134,6 +134,12 @@ def test_unsupported_dtype_raises_torsh_error():
     assert e.value.op == "from_dlpack"
 
 
+def test_too_many_dimensions():
+    with pytest.raises(tb.TorshError) as e:
+        tb.from_dlpack(np.zeros((1,) * 9, np.float32))
+    assert e.value.code == "InvalidArgument"
+
+
 def test_non_arrays_are_refused_clearly():
     with pytest.raises(tb.TorshError) as e:
         tb.from_dlpack(object())
