@@ -1,0 +1,164 @@
+// Kernel choice (once, from cpuid) and the split of a batch of GEMMs over the
+// thread pool.
+#include "gemm.hpp"
+
+#include <algorithm>
+
+#include "thread_pool.hpp"
+#include "types.hpp"
+
+namespace torsh::cpu::gemm {
+namespace {
+
+// Below this many multiply-adds per matrix, packing and the blocked loops
+// cost more than they save (a 32^3 product is ~1 us unpacked).
+constexpr std::int64_t kDirectMaxMacs = 32 * 32 * 32;
+// Below this many multiply-adds in all, waking the pool costs more than it saves.
+constexpr std::int64_t kParallelMinMacs = 64 * 64 * 64;
+
+// The AVX-512 kernels and packers use F, BW and VL (every AVX-512 x86 core
+// since Skylake-X has all three); the bf16 kernel adds AVX512_BF16.
+bool has_avx512() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+#else
+  return false;
+#endif
+}
+
+bool has_avx512_bf16() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  return has_avx512() && __builtin_cpu_supports("avx512bf16");
+#else
+  return false;
+#endif
+}
+
+bool has_avx2_fma() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
+}
+
+const Kernel& best_f32() {
+  static const Kernel& k = has_avx512()     ? kernel_avx512_f32()
+                           : has_avx2_fma() ? kernel_avx2_f32()
+                                            : kernel_generic_f32();
+  return k;
+}
+
+Problem item(const Batch& bt, std::int64_t b) {
+  Problem p = bt.p;
+  auto shift = [b](const void* ptr, std::int64_t bs, DType t) {
+    return static_cast<const char*>(ptr) + b * bs * static_cast<std::int64_t>(dtype_size(t));
+  };
+  p.a.p = shift(p.a.p, bt.a_bs, p.a.dtype);
+  p.b.p = shift(p.b.p, bt.b_bs, p.b.dtype);
+  p.c = const_cast<char*>(shift(p.c, bt.c_bs, p.c_dtype));
+  return p;
+}
+
+// The rectangle [r0, r1) x [c0, c1) of C as a problem of its own.
+Problem sub(const Problem& p, std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1) {
+  Problem s = p;
+  const auto a_es = static_cast<std::int64_t>(dtype_size(p.a.dtype));
+  const auto b_es = static_cast<std::int64_t>(dtype_size(p.b.dtype));
+  const auto c_es = static_cast<std::int64_t>(dtype_size(p.c_dtype));
+  s.a.p = static_cast<const char*>(p.a.p) + r0 * p.a.rs * a_es;
+  s.b.p = static_cast<const char*>(p.b.p) + c0 * p.b.cs * b_es;
+  s.c = static_cast<char*>(p.c) + (r0 * p.c_rs + c0 * p.c_cs) * c_es;
+  s.m = r1 - r0;
+  s.n = c1 - c0;
+  return s;
+}
+
+void run_one(const Kernel* kern, const Problem& p) {
+  if (kern) run_blocked(*kern, p);
+  else run_direct(p);
+}
+
+// Splits one problem into `threads` rectangles of whole tiles. Each thread
+// packs the A rows and B columns of its rectangle, so the grid that minimises
+// a thread's packing (rows + columns) while keeping the tile counts even wins.
+void run_split(const Kernel* kern, const Problem& p, int threads) {
+  const std::int64_t MR = kern ? kern->mr : 1, NR = kern ? kern->nr : p.n;
+  const std::int64_t rt = (p.m + MR - 1) / MR, ct = (p.n + NR - 1) / NR;
+  int best_tm = 1;
+  double best_cost = 0;
+  for (int tm = 1; tm <= threads; ++tm) {
+    if (threads % tm) continue;
+    const int tn = threads / tm;
+    if (tm > rt || tn > ct) continue;
+    const double rows = static_cast<double>((rt + tm - 1) / tm), cols = static_cast<double>((ct + tn - 1) / tn);
+    // Compute of the largest rectangle plus its packing, in tile-k units.
+    const double cost = rows * cols * static_cast<double>(MR * NR) / 16.0 + rows * MR + cols * NR;
+    if (best_cost == 0 || cost < best_cost) {
+      best_cost = cost;
+      best_tm = tm;
+    }
+  }
+  const int tm = best_tm, tn = threads / best_tm;
+  pool().run(tm * tn, [&](int t) {
+    const std::int64_t r = t / tn, c = t % tn;
+    const std::int64_t r0 = std::min(p.m, rt * r / tm * MR), r1 = std::min(p.m, rt * (r + 1) / tm * MR);
+    const std::int64_t c0 = std::min(p.n, ct * c / tn * NR), c1 = std::min(p.n, ct * (c + 1) / tn * NR);
+    if (r0 < r1 && c0 < c1) run_one(kern, sub(p, r0, r1, c0, c1));
+  });
+}
+
+// k == 0: the product is zero, so C = beta * C (beta == 0 writes zeros).
+void scale_c(const Batch& bt) {
+  visit_float_dtype(bt.p.c_dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using A = typename Acc<T>::type;
+    const auto beta = static_cast<A>(bt.p.beta);
+    for (std::int64_t b = 0; b < bt.count; ++b) {
+      const Problem q = item(bt, b);
+      T* c = static_cast<T*>(q.c);
+      for (std::int64_t i = 0; i < q.m; ++i)
+        for (std::int64_t j = 0; j < q.n; ++j) {
+          T& v = c[i * q.c_rs + j * q.c_cs];
+          v = from_acc<T>(beta == A(0) ? A(0) : beta * to_acc(v));
+        }
+    }
+  });
+}
+
+}  // namespace
+
+const Kernel& kernel_for(DType in) {
+  if (in == DType::BF16) {
+    static const bool bf16 = has_avx512_bf16();
+    if (bf16) return kernel_avx512_bf16();
+  }
+  return best_f32();
+}
+
+void run(const Batch& bt) {
+  const Problem& p = bt.p;
+  if (bt.count <= 0 || p.m <= 0 || p.n <= 0) return;
+  if (p.k == 0) return scale_c(bt);
+  const std::int64_t macs = p.m * p.n * p.k;
+  // f64 has no packed kernels: it runs unpacked, split over rows.
+  const Kernel* kern = p.a.dtype == DType::F64 || macs <= kDirectMaxMacs ? nullptr : &kernel_for(p.a.dtype);
+  const int threads = macs * bt.count < kParallelMinMacs ? 1 : pool().size();
+  if (threads == 1) {
+    for (std::int64_t b = 0; b < bt.count; ++b) run_one(kern, item(bt, b));
+    return;
+  }
+  // Many matrices: one thread per matrix, when that divides evenly or the
+  // matrices are too small to split well; otherwise split each one.
+  if (bt.count >= threads && (bt.count % threads == 0 || bt.count >= 4 * threads || macs < 256 * 256 * 256)) {
+    pool().parallel_for(bt.count, 1, [&](std::int64_t b0, std::int64_t b1) {
+      for (std::int64_t b = b0; b < b1; ++b) run_one(kern, item(bt, b));
+    });
+    return;
+  }
+  for (std::int64_t b = 0; b < bt.count; ++b) run_split(kern, item(bt, b), threads);
+}
+
+}  // namespace torsh::cpu::gemm

@@ -1,0 +1,110 @@
+#pragma once
+// Blocked GEMM for the CPU backend, GotoBLAS/BLIS style, written for row-major
+// output: C[i, j] is computed by micro-kernels whose vectors run along j.
+//
+//   for ic in M step MC:        Ã = A[ic.., pc..] packed into MR-row panels   (L3)
+//     for pc in K step KC:
+//       for jc in N step NC:    B̃ = B[pc.., jc..] packed into NR-column panels (L2)
+//         for ir in MC step MR:   one Ã panel, reused across the jr loop
+//           for jr in NC step NR: micro-kernel: MR x NR tile of C += Ã_ir · B̃_jr
+//
+// Packing absorbs transposes, strides and input dtype (f16 -> f32, bf16 pairs
+// for vdpbf16ps), so a micro-kernel only ever reads two contiguous panels.
+// Each thread owns a rectangle of C and packs its own operands: nothing is
+// shared between threads, so there is no barrier that a busy pool (which runs
+// tasks serially) could deadlock on.
+#include <cstddef>
+#include <cstdint>
+
+#include "torsh/core/dtype.hpp"
+
+namespace torsh::cpu::gemm {
+
+// A matrix operand: element (i, j) lives at p + (i * rs + j * cs) elements of dtype.
+struct Mat {
+  const void* p = nullptr;
+  DType dtype = DType::F32;
+  std::int64_t rs = 0, cs = 0;
+};
+
+// What a micro-kernel reads. F32: A panels are kc x MR floats (one column of
+// the MR rows per k), B panels kc x NR floats. Bf16Pairs: k is taken two at a
+// time; an A panel is ceil(kc/2) x MR pairs (a[i][2p], a[i][2p+1]) and a B
+// panel ceil(kc/2) x NR pairs (b[2p][j], b[2p+1][j]), an odd k padded with 0.
+enum class Panel { F32, Bf16Pairs };
+
+// acc = Ã · B̃ over kc for the top-left mr x nr of the tile, then
+// c[i * ldc + j] = alpha * acc + beta * c[i * ldc + j]; beta == 0 never reads c.
+using TileFn = void (*)(int mr, int nr, std::int64_t kc, const void* a, const void* b, float* c, std::int64_t ldc,
+                        float alpha, float beta);
+
+struct Kernel;
+// Packs rows [0, rows) x k [0, kc) of `a` (rows <= MR) into one A panel; rows
+// past `rows` are left unwritten (kernels for fewer rows never read them).
+using PackAFn = void (*)(const Kernel& kern, const Mat& a, std::int64_t rows, std::int64_t kc, void* dst);
+// Packs k [0, kc) x columns [0, cols) of `b` (cols <= NR) into one B panel,
+// zero-filling columns past `cols` (kernels load whole vectors).
+using PackBFn = void (*)(const Kernel& kern, const Mat& b, std::int64_t kc, std::int64_t cols, void* dst);
+
+struct Kernel {
+  const char* name;
+  Panel panel;
+  int mr, nr;               // register tile
+  std::int64_t kc, nc, mc;  // cache blocks (kc in elements of k, even for pairs)
+  TileFn tile;
+  PackAFn pack_a;
+  PackBFn pack_b;
+};
+
+// Kernels by instruction set; the first three are always usable on x86-64
+// hosts that have the features (callers check), the generic one anywhere.
+const Kernel& kernel_avx512_f32();
+const Kernel& kernel_avx512_bf16();
+const Kernel& kernel_avx2_f32();
+const Kernel& kernel_generic_f32();
+
+// The fastest kernel this CPU runs for inputs of `in` (f32, f16 or bf16).
+const Kernel& kernel_for(DType in);
+
+// Bytes of one packed panel of kc values of k (A: MR rows, B: NR columns).
+std::size_t a_panel_bytes(const Kernel& kern, std::int64_t kc);
+std::size_t b_panel_bytes(const Kernel& kern, std::int64_t kc);
+
+// Packing for any layout and input dtype, in portable code.
+void pack_a_generic(const Kernel& kern, const Mat& a, std::int64_t rows, std::int64_t kc, void* dst);
+void pack_b_generic(const Kernel& kern, const Mat& b, std::int64_t kc, std::int64_t cols, void* dst);
+// AVX-512 packing: transposes 16 x 16 blocks in registers when k is the
+// contiguous dimension of A and the columns of B are contiguous; other
+// layouts go to the generic code.
+void pack_a_avx512(const Kernel& kern, const Mat& a, std::int64_t rows, std::int64_t kc, void* dst);
+void pack_b_avx512(const Kernel& kern, const Mat& b, std::int64_t kc, std::int64_t cols, void* dst);
+
+// C = alpha * A · B + beta * C for one matrix; C may be f32, f16 or bf16 with
+// any strides. beta == 0 never reads C.
+struct Problem {
+  Mat a, b;
+  void* c = nullptr;
+  DType c_dtype = DType::F32;
+  std::int64_t c_rs = 0, c_cs = 0;
+  std::int64_t m = 0, n = 0, k = 0;
+  float alpha = 1.0f, beta = 0.0f;
+};
+
+// Runs one problem on the calling thread with the blocked algorithm.
+void run_blocked(const Kernel& kern, const Problem& p);
+
+// Runs one problem on the calling thread without packing: for tiny products
+// where packing would cost more than it saves.
+void run_direct(const Problem& p);
+
+// A batch of problems sharing shapes: item b offsets a, b and c by b * *_bs.
+struct Batch {
+  Problem p;
+  std::int64_t count = 1;
+  std::int64_t a_bs = 0, b_bs = 0, c_bs = 0;
+};
+
+// Splits a batch over the thread pool (by items or by rectangles of C) and runs it.
+void run(const Batch& batch);
+
+}  // namespace torsh::cpu::gemm

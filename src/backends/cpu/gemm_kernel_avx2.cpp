@@ -1,0 +1,88 @@
+// f32 micro-kernel for AVX2 + FMA (x86-64-v3): a 6 x 16 tile is 12 ymm
+// accumulators, two B vectors and one broadcast register, 15 of the 16.
+#include <immintrin.h>
+
+#include "gemm.hpp"
+#include "gemm_tile.hpp"
+
+namespace torsh::cpu::gemm {
+namespace {
+
+constexpr int kMR = 6, kNR = 16;
+constexpr int kPrefetch = 16;  // k steps ahead: 1 KB of B panel
+
+#define TORSH_AVX2 __attribute__((target("avx2,fma"), always_inline)) inline
+
+TORSH_AVX2 __m256i lanes_mask(int n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+struct Avx2F32 {
+  template <int M, int NV>
+  __attribute__((target("avx2,fma"))) static void run(std::int64_t kc, const void* pa, const void* pb, float* c,
+                                                      std::int64_t ldc, float alpha, float beta, int nr) {
+    const float* a = static_cast<const float*>(pa);
+    const float* b = static_cast<const float*>(pb);
+    __m256 acc[M][NV];
+#pragma GCC unroll 8
+    for (int i = 0; i < M; ++i)
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_setzero_ps();
+#pragma GCC unroll 4
+    for (std::int64_t p = 0; p < kc; ++p) {
+      _mm_prefetch(reinterpret_cast<const char*>(b + kPrefetch * kNR), _MM_HINT_T0);
+      __m256 bv[NV];
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v) bv[v] = _mm256_load_ps(b + 8 * v);
+#pragma GCC unroll 8
+      for (int i = 0; i < M; ++i) {
+        const __m256 av = _mm256_broadcast_ss(a + i);
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_fmadd_ps(av, bv[v], acc[i][v]);
+      }
+      a += kMR;
+      b += kNR;
+    }
+    const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+    if (nr == 8 * NV) {
+#pragma GCC unroll 8
+      for (int i = 0; i < M; ++i)
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v) {
+          float* cp = c + i * ldc + 8 * v;
+          __m256 r = _mm256_mul_ps(acc[i][v], va);
+          if (beta != 0.0f) r = _mm256_fmadd_ps(_mm256_loadu_ps(cp), vb, r);
+          _mm256_storeu_ps(cp, r);
+        }
+      return;
+    }
+    __m256i mk[NV];
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) mk[v] = lanes_mask(nr - 8 * v);
+#pragma GCC unroll 8
+    for (int i = 0; i < M; ++i)
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v) {
+        float* cp = c + i * ldc + 8 * v;
+        __m256 r = _mm256_mul_ps(acc[i][v], va);
+        if (beta != 0.0f) r = _mm256_fmadd_ps(_mm256_maskload_ps(cp, mk[v]), vb, r);
+        _mm256_maskstore_ps(cp, mk[v], r);
+      }
+  }
+};
+
+void tile(int mr, int nr, std::int64_t kc, const void* a, const void* b, float* c, std::int64_t ldc, float alpha,
+          float beta) {
+  static constexpr TileTable<Avx2F32, kMR, 2> table;
+  table.call(mr, nr, 8, kc, a, b, c, ldc, alpha, beta);
+}
+
+}  // namespace
+
+const Kernel& kernel_avx2_f32() {
+  // kc x nc of B (384 KB) fits the L2 of AVX2-era cores from 512 KB up.
+  static const Kernel k{"avx2-f32-6x16", Panel::F32, kMR, kNR, 256, 384, 960, &tile, &pack_a_generic, &pack_b_generic};
+  return k;
+}
+
+}  // namespace torsh::cpu::gemm

@@ -1,0 +1,82 @@
+// bf16 micro-kernel for AVX512_BF16: vdpbf16ps multiplies 16 pairs of bf16 and
+// adds both products to 16 f32 lanes, so one instruction does two k steps of
+// a 16-column FMA. Panels hold k in pairs (gemm.hpp); the tile is 14 x 32 as
+// in the f32 kernel, with a 32-bit pair of A broadcast per row.
+#include <immintrin.h>
+
+#include "gemm.hpp"
+#include "gemm_avx512.hpp"
+#include "gemm_tile.hpp"
+
+namespace torsh::cpu::gemm {
+namespace {
+
+constexpr int kMR = 14, kNR = 32;
+constexpr int kPrefetch = 12;  // pair steps ahead
+
+#define TORSH_BF16_INLINE __attribute__((target("avx512f,avx512bw,avx512bf16"), always_inline)) inline
+
+// One pair step: acc[i][v] += a[i].lo * b[v].lo + a[i].hi * b[v].hi per lane.
+template <int M, int NV>
+TORSH_BF16_INLINE void step(__m512 (&acc)[M][NV], const std::int32_t* a, const std::int32_t* b) {
+  __m512bh bv[NV];
+#pragma GCC unroll 2
+  for (int v = 0; v < NV; ++v) bv[v] = (__m512bh)_mm512_load_si512(b + 16 * v);
+#pragma GCC unroll 16
+  for (int i = 0; i < M; ++i) {
+    const __m512bh av = (__m512bh)_mm512_set1_epi32(a[i]);
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_dpbf16_ps(acc[i][v], av, bv[v]);
+  }
+}
+
+struct Avx512Bf16 {
+  template <int M, int NV>
+  __attribute__((target("avx512f,avx512bw,avx512bf16"))) static void run(std::int64_t kc, const void* pa,
+                                                                          const void* pb, float* c, std::int64_t ldc,
+                                                                          float alpha, float beta, int nr) {
+    const auto* a = static_cast<const std::int32_t*>(pa);
+    const auto* b = static_cast<const std::int32_t*>(pb);
+    __m512 acc[M][NV];
+#pragma GCC unroll 16
+    for (int i = 0; i < M; ++i)
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_setzero_ps();
+    const std::int64_t steps = (kc + 1) / 2;
+    const std::int64_t main_steps = steps > 16 ? steps - 16 : 0;
+    std::int64_t q = 0;
+#pragma GCC unroll 4
+    for (; q < main_steps; ++q) {
+      _mm_prefetch(reinterpret_cast<const char*>(b + kPrefetch * kNR), _MM_HINT_T0);
+      if constexpr (NV == 2) _mm_prefetch(reinterpret_cast<const char*>(b + kPrefetch * kNR + 16), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(a + kPrefetch * kMR), _MM_HINT_T0);
+      step<M, NV>(acc, a, b);
+      a += kMR;
+      b += kNR;
+    }
+    prefetch_c<M, NV>(c, ldc);
+#pragma GCC unroll 4
+    for (; q < steps; ++q) {
+      step<M, NV>(acc, a, b);
+      a += kMR;
+      b += kNR;
+    }
+    store_tile<M, NV>(acc, c, ldc, alpha, beta, nr);
+  }
+};
+
+void tile(int mr, int nr, std::int64_t kc, const void* a, const void* b, float* c, std::int64_t ldc, float alpha,
+          float beta) {
+  static constexpr TileTable<Avx512Bf16, kMR, 2> table;
+  table.call(mr, nr, 16, kc, a, b, c, ldc, alpha, beta);
+}
+
+}  // namespace
+
+const Kernel& kernel_avx512_bf16() {
+  // Same footprints as the f32 kernel with half the bytes per k: kc doubles.
+  static const Kernel k{"avx512bf16-14x32", Panel::Bf16Pairs, kMR, kNR, 768, 512, 1008, &tile, &pack_a_avx512, &pack_b_avx512};
+  return k;
+}
+
+}  // namespace torsh::cpu::gemm
