@@ -33,6 +33,13 @@ Tensor scalar_tensor(nb::handle h, const Tensor* like) {
   const double v = PyBool_Check(h.ptr()) ? (h.ptr() == Py_True ? 1.0 : 0.0)
                    : PyLong_Check(h.ptr()) ? static_cast<double>(nb::cast<std::int64_t>(h))
                                            : nb::cast<double>(h);
+  // NumPy and PyTorch would promote `int_tensor * 2.5` to floats; torsh has no
+  // implicit promotion, and truncating the scalar would be a silent wrong answer.
+  if (like && !is_floating(dt) && PyFloat_Check(h.ptr()) && v != std::trunc(v))
+    raise_error(ErrorCode::DTypeMismatch,
+                "the scalar " + nb::cast<std::string>(nb::repr(h)) + " meets a " + std::string(dtype_name(dt)) +
+                    " tensor",
+                "scalar operand", {"Cast the tensor to a float dtype first, e.g. .cast('f32')"});
   unsigned char bytes[8] = {};
   store_from_double(bytes, dt, v);
   return b.from_host(bytes, Shape{}, dt);

@@ -86,6 +86,10 @@ def test_integer_ops_keep_integers():
     t = tb.from_dlpack(a) * 2 + 1
     assert t.dtype == tb.int32
     np.testing.assert_array_equal(t.numpy(), a * 2 + 1)
+    np.testing.assert_array_equal((tb.from_dlpack(a) * 2.0).numpy(), a * 2)
+    with pytest.raises(tb.TorshError) as e:
+        tb.from_dlpack(a) * 2.5
+    assert e.value.code == "DTypeMismatch"
 
 
 UNARY = [("negative", np.negative), ("abs", np.abs), ("exp", np.exp), ("tanh", np.tanh),
