@@ -163,6 +163,8 @@ class Backend {
 
   Buffer allocate(std::size_t bytes);
   // For work on `stream`: the pool reuses memory per stream (see Buffer::free()).
+  // Ops run on the default stream; a buffer of another stream that ops use
+  // needs record_stream(default_stream()) before it is freed.
   Buffer allocate(std::size_t bytes, const Stream& stream);
   // Host memory this device copies to and from asynchronously (page-locked or
   // mapped; ordinary host memory on the CPU backend), cached like device memory.
