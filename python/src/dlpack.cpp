@@ -144,6 +144,17 @@ Tensor from_dlpack(nb::handle obj, std::optional<Backend> device, std::optional<
                   "from_dlpack", {"Pass copy=None (the default) or a writable array"});
     t = clone(import_ndarray(*r));
     copied = true;
+  } else if (nb::hasattr(obj, "__dlpack__")) {
+    // A producer that refuses to export (a PyTorch tensor that requires grad,
+    // a byte-swapped NumPy array) says why; pass its reason on.
+    std::string reason = "its __dlpack__ returned nothing nanobind can import";
+    try {
+      obj.attr("__dlpack__")();
+    } catch (nb::python_error& e) {
+      reason = e.what();
+    }
+    raise_error(ErrorCode::InvalidArgument, "DLPack import failed: " + reason, "from_dlpack",
+                {"Make the array exportable first (for PyTorch: tensor.detach().cpu())"});
   } else {
     const std::string type_name = nb::cast<std::string>(nb::type_name(obj.type()));
     raise_error(ErrorCode::InvalidArgument,

@@ -140,6 +140,18 @@ def test_too_many_dimensions():
     assert e.value.code == "InvalidArgument"
 
 
+def test_a_refusing_producer_gives_its_reason():
+    class Refuses:
+        def __dlpack__(self, **kw):
+            raise BufferError("not today")
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    with pytest.raises(tb.TorshError, match="not today"):
+        tb.from_dlpack(Refuses())
+
+
 def test_non_arrays_are_refused_clearly():
     with pytest.raises(tb.TorshError) as e:
         tb.from_dlpack(object())
