@@ -59,7 +59,6 @@ MemoryPool::~MemoryPool() {
   for (PoolBlock* b : spare_blocks_) delete b;
 }
 
-
 std::size_t MemoryPool::segment_size(std::size_t rounded, bool small) const {
   if (!cfg_.caching) return rounded;
   if (small) return std::max(cfg_.small_segment, rounded);
