@@ -31,11 +31,11 @@ void emit_with(const Ctx& c, const std::string& name, double ms, const char* uni
   if (c.json) {
     std::printf("{\"name\":\"%s\",\"backend\":\"%s\",\"median_ms\":%.5f,\"%s\":%.4f", name.c_str(), backend.c_str(), ms,
                 unit, value);
-    for (const auto& [k, v] : extra) std::printf(",\"%s\":%.4g", k, v);
+    for (const auto& [k, v] : extra) std::printf(",\"%s\":%.6g", k, v);
     std::printf("}\n");
   } else {
     std::printf("%-30s %-7s %10.4f ms %10.4f %s", name.c_str(), backend.c_str(), ms, value, unit);
-    for (const auto& [k, v] : extra) std::printf("  %s %.4g", k, v);
+    for (const auto& [k, v] : extra) std::printf("  %s %.6g", k, v);
     std::printf("\n");
   }
   std::fflush(stdout);
@@ -163,7 +163,7 @@ void pinned(Ctx& c) {
     emit(c, "h2d_pinned_64MiB", "u8", ms, "gbps", n / ms / 1e6);
   }
   if (wanted(c, "h2d_pinned_overlap_matmul")) {
-    Tensor a = ops::randn(d, Shape{768, 768}, 1), b = ops::randn(d, Shape{768, 768}, 2);
+    Tensor a = ops::randn(d, Shape{512, 512}, 1), b = ops::randn(d, Shape{512, 512}, 2);
     const double t_copy = median_ms(d, copy, 20, c.min_seconds);
     const double t_mm = median_ms(d, [&] { ops::matmul(a, b); }, 20, c.min_seconds);
     const double t_both = median_ms(d, [&] {
