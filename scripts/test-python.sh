@@ -2,17 +2,28 @@
 # The Python package: a virtual environment in build/pyenv, the build tools
 # from PyPI, `pip install .` (the wheel build compiles libtorsh, the plugins
 # and the nanobind extension), then the pytest suite in tests/python.
-# PyTorch interop tests run only when torch is already importable there
-# (its wheels are too large to fetch for CI); they are reported as skipped.
+# The environment is built on Debian's python3 with its system packages
+# visible, so Debian's NumPy and PyTorch (python3-torch; PyPI's wheels are
+# gigabytes) are the ones the interop tests exchange memory with. Without
+# Debian's python3 the tests run on any python3 and skip the PyTorch part.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=build/pyenv
+if [ -x /usr/bin/apt-get ]; then
+  bash scripts/install-deps.sh python3-venv python3-dev python3-numpy python3-torch
+  base=/usr/bin/python3
+else
+  base=python3
+fi
 if [ ! -x "$venv/bin/python" ]; then
-  python3 -m venv "$venv"
+  "$base" -m venv --system-site-packages "$venv"
 fi
 py="$venv/bin/python"
 echo "== Python package: build tools"
-"$py" -m pip install -q --disable-pip-version-check numpy pytest "nanobind>=2.2" "scikit-build-core>=0.10"
+# NumPy comes from pip only when the base interpreter lacks it: a newer pip
+# NumPy would shadow the one Debian's PyTorch was built against.
+"$py" -c "import numpy" 2>/dev/null || "$py" -m pip install -q --disable-pip-version-check numpy
+"$py" -m pip install -q --disable-pip-version-check pytest "nanobind>=2.2" "scikit-build-core>=0.10"
 echo "== Python package: pip install ."
 # The build dependencies are installed above, so pip needs no isolated build environment.
 CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \

@@ -18,6 +18,8 @@ cmake -S examples/consumer -B build/consumer -G Ninja -DCMAKE_PREFIX_PATH="$PWD/
 cmake --build build/consumer >/dev/null
 ./build/consumer/consumer
 PKG_CONFIG_PATH="$PWD/build/install/lib/pkgconfig" pkg-config --cflags --libs torsh
+echo "== Python package: pip install . and pytest"
+bash scripts/test-python.sh
 echo "== ASan + UBSan build and tests"
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j"$jobs"

@@ -29,3 +29,24 @@ def device_params():
 
 def f32(rng, *shape):
     return rng.standard_normal(shape).astype(np.float32)
+
+
+def _numpy_dlpack_features():
+    """What this NumPy's DLPack import can do: NumPy 1.x imports read-only, without
+    bool, and without the copy=/device= keywords that NumPy 2.1 added."""
+    src = np.zeros(2, np.float32)
+    writable = np.from_dlpack(src).flags.writeable
+    try:
+        np.from_dlpack(np.zeros(2, bool))
+        bools = True
+    except (RuntimeError, TypeError, BufferError):
+        bools = False
+    try:
+        np.from_dlpack(src, copy=True)
+        keywords = True
+    except TypeError:
+        keywords = False
+    return writable, bools, keywords
+
+
+NUMPY_DLPACK_WRITABLE, NUMPY_DLPACK_BOOL, NUMPY_DLPACK_KEYWORDS = _numpy_dlpack_features()
