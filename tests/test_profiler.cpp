@@ -129,3 +129,24 @@ TEST(Profiler, OpenClOpsAreTimedOnTheDevice) {
     if (e.value("cat", "") == "device") ++device_track;
   EXPECT_EQ(device_track, 4);
 }
+
+TEST(Profiler, MemoryEventsAndLiveBytesCounter) {
+  Backend b = Backend::create(BackendType::Cpu);
+  auto v = iota(1024);
+  Tensor x = b.from_host(v.data(), {1024}, DType::F32);
+  profiler::start();
+  { Tensor y = ops::exp(x); }  // one 4 KiB output, allocated and freed
+  profiler::stop();
+  std::size_t allocs = 0, frees = 0;
+  for (const auto& r : profiler::records()) {
+    if (r.kind == profiler::Record::Kind::Alloc && r.bytes == 4096) ++allocs;
+    if (r.kind == profiler::Record::Kind::Free && r.bytes == 4096) ++frees;
+  }
+  EXPECT_EQ(allocs, 1u);
+  EXPECT_EQ(frees, 1u);
+  const auto j = nlohmann::json::parse(profiler::chrome_trace_json());
+  int counters = 0;
+  for (const auto& e : j["traceEvents"])
+    if (e["ph"] == "C") ++counters;
+  EXPECT_EQ(counters, 2);
+}

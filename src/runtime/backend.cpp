@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "memory_pool_internal.hpp"
+#include "profiler_internal.hpp"
 #include "registry_internal.hpp"
 #include "torsh/runtime/tensor.hpp"
 
@@ -17,6 +18,7 @@ BufferState::~BufferState() { release(); }
 
 void BufferState::release() {
   if (block) {
+    if (profiler::detail::on()) profiler::detail::record_memory(false, size, backend->device.to_string());
     pool->free(block);
     block = nullptr;
     view = BlockView{};
@@ -42,6 +44,7 @@ Buffer allocate_buffer(const std::shared_ptr<BackendState>& b, std::size_t bytes
   st->view.offset_ = blk->offset;
   st->view.size_ = bytes;
   st->size = bytes;
+  if (profiler::detail::on()) profiler::detail::record_memory(true, bytes, b->device.to_string());
   Buffer out;
   Access::state(out) = std::move(st);
   return out;
