@@ -26,7 +26,10 @@ print()
 print("| case | torsh | OpenBLAS | PyTorch | torsh / best peer |")
 print("|---|---|---|---|---|")
 for o in ours:
-    unit = next(k for k in ("gflops", "gbps", "us_per_call") if k in o)
+    units = ("gflops", "gbps", "us_per_call", "us_per_op", "mpairs_per_s")
+    unit = next((k for k in units if k in o), None)
+    if unit is None:
+        continue
     val = o[unit]
     cols, best = [], None
     for backend in ("openblas", "pytorch-cpu"):
@@ -34,14 +37,14 @@ for o in ours:
         if match and unit in match[0]:
             pv = match[0][unit]
             cols.append(f"{pv:g} {unit}")
-            if unit == "us_per_call":
+            if unit.startswith("us_"):
                 best = pv if best is None else min(best, pv)
             else:
                 best = pv if best is None else max(best, pv)
         else:
             cols.append("-")
     if best:
-        ratio = best / val if unit == "us_per_call" else val / best
+        ratio = best / val if unit.startswith("us_") else val / best
         r = f"{ratio:.2f}x"
     else:
         r = "-"
