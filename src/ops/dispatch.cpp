@@ -1,6 +1,7 @@
 #include "dispatch.hpp"
 
 #include <atomic>
+#include <exception>
 
 #include "../runtime/graph_internal.hpp"
 #include "../runtime/profiler_internal.hpp"
@@ -138,9 +139,32 @@ void record(GraphState& g, const char* name, rt::DeviceImpl& dev, bool native, r
     node.run = [n = std::string(name), kind, dtype, in = owned(inputs), out = owned(outputs), k = fn.own(fn.obj)] {
       run_on_cpu(n.c_str(), kind, dtype, in, out, k);
     };
+    // Its host copies and CPU work are no device commands a backend could record.
+    g.invalidate_native(std::string(name) + " falls back to the CPU (" + dev.info().name + " has no " +
+                        rt::op_kind_name(kind) + " for " + std::string(dtype_name(dtype)) + ")");
   }
   g.nodes.push_back(std::move(node));
 }
+
+// Arms the capture's native recording while one op runs (see rt::NativeGraph).
+class NativeRecording {
+ public:
+  explicit NativeRecording(GraphState* g) : n_(g && g->native ? g->native.get() : nullptr) {
+    if (n_) n_->arm(true);
+  }
+  ~NativeRecording() {
+    if (!n_) return;
+    n_->arm(false);
+    // An op that threw may have recorded part of its commands.
+    if (std::uncaught_exceptions() > unwinding_) n_->invalidate("an op failed while it was being recorded");
+  }
+  NativeRecording(const NativeRecording&) = delete;
+  NativeRecording& operator=(const NativeRecording&) = delete;
+
+ private:
+  rt::NativeGraph* n_;
+  int unwinding_ = std::uncaught_exceptions();
+};
 
 }  // namespace
 
@@ -149,7 +173,8 @@ void launch_impl(const char* name, rt::OpKind kind, DType dtype, TensorRefs inpu
   const Buffer& home_buf = outputs[0].buffer();
   rt::DeviceImpl& dev = *Access::state(home_buf)->backend->dev;
   const bool native = dev.supports(kind, dtype);
-  if (GraphState* any = capturing_any(); any) {
+  GraphState* any = capturing_any();
+  if (any) {
     if (any->device != &dev)
       throw Error(ErrorCode::InvalidState, std::string(name) + " issued on " + outputs[0].device().to_string() +
                   " while a graph captures " + any->backend.device().to_string(), context(name, inputs),
@@ -168,6 +193,7 @@ void launch_impl(const char* name, rt::OpKind kind, DType dtype, TensorRefs inpu
     }
   }
   if (native) {
+    NativeRecording recording(any);
     fn.call(fn.obj, dev, dev.default_stream(), args_of(inputs), args_of(outputs));
   } else {
     run_on_cpu(name, kind, dtype, owned(inputs), owned(outputs), fn.own(fn.obj));

@@ -25,13 +25,25 @@ detail::GraphState& state_of(const std::shared_ptr<detail::GraphState>& s) {
 }
 }  // namespace
 
-GraphCapture::GraphCapture(const Backend& backend) : s_(std::make_shared<detail::GraphState>()) {
+GraphCapture::GraphCapture(const Backend& backend, Replay replay) : s_(std::make_shared<detail::GraphState>()) {
   if (detail::t_capture)
     throw Error(ErrorCode::InvalidState, "a graph capture is already open on this thread",
                 {.op = "graph.capture", .device = backend.device().to_string()},
                 {"End the open capture first; captures do not nest"});
   s_->device = &backend.impl();
   s_->backend = backend;
+  // Ops run on the device's default stream (ops/dispatch.cpp), so that is the one recorded.
+  if (replay == Replay::KernelList) {
+    s_->no_native = "the capture asked for kernel-list replay";
+  } else {
+    try {
+      s_->native = s_->device->begin_native_capture(s_->device->default_stream());
+    } catch (const std::exception& e) {
+      s_->no_native = std::string("starting a native recording failed: ") + e.what();
+    }
+  }
+  if (!s_->native && s_->no_native.empty())
+    s_->no_native = "the " + std::string(backend_key(backend.type())) + " backend replays graphs as a kernel list";
   detail::t_capture = s_.get();
 }
 
@@ -44,6 +56,13 @@ Graph GraphCapture::end() {
   ended_ = true;
   if (detail::t_capture == s_.get()) detail::t_capture = nullptr;
   s_->open = false;
+  if (s_->native) {
+    try {
+      s_->native->finalize();
+    } catch (const std::exception& e) {
+      s_->native->invalidate(std::string("finalizing failed: ") + e.what());
+    }
+  }
   Graph g;
   g.s_ = s_;
   return g;
@@ -54,6 +73,12 @@ void Graph::replay() {
   if (detail::t_capture)
     throw Error(ErrorCode::InvalidState, "replay inside an open capture", {.op = "graph.replay"},
                 {"End the capture before replaying"});
+  if (s.native && s.native->ok()) {
+    rt::StreamImpl& stream = s.device->default_stream();
+    s.native->replay(stream);
+    stream.synchronize();
+    return;
+  }
   for (auto& n : s.nodes) n.run();
   s.device->synchronize();
 }
@@ -76,8 +101,14 @@ std::size_t Graph::planned_bytes() const {
 }
 
 std::string Graph::replay_mode() const {
-  state_of(s_);
-  return "kernel list";
+  const auto& s = state_of(s_);
+  return s.native && s.native->ok() ? s.native->mode() : "kernel list";
+}
+
+std::string Graph::native_unavailable_reason() const {
+  const auto& s = state_of(s_);
+  if (!s.native) return s.no_native;
+  return s.native->ok() ? std::string() : s.native->reason();
 }
 
 }  // namespace torsh

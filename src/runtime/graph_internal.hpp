@@ -19,7 +19,17 @@ struct GraphState {
   rt::DeviceImpl* device = nullptr;
   Backend backend;
   std::vector<GraphNode> nodes;
+  // The backend's recording of the same ops, when it has one. Declared after
+  // `nodes` so that it is released first: it may reference their memory.
+  std::unique_ptr<rt::NativeGraph> native;
+  std::string no_native;  // why `native` is absent or unusable
   bool open = true;
+
+  // Native replay is off for this graph, for `reason` (the first one stays).
+  void invalidate_native(const std::string& reason) {
+    if (native) native->invalidate(reason);
+    else if (no_native.empty()) no_native = reason;
+  }
 };
 
 // The capture recording on this thread for ops on `dev`, or null.

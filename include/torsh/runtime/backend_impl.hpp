@@ -49,6 +49,33 @@ class StreamImpl {
 
 namespace torsh::rt {
 
+// A backend's own form of a captured graph (OpenCL: a cl_khr_command_buffer).
+// The runtime's kernel list re-issues every op from the host on replay; a
+// native graph holds the device commands, recorded once during the capture,
+// and replays them with one enqueue. The runtime arms it around each op it
+// records, and the backend records what that op enqueues on the captured
+// stream from the capturing thread (nothing else: host transfers and work
+// outside ops are not part of a graph). Whatever the backend cannot record
+// invalidates it; replay then falls back to the kernel list, which is always
+// complete.
+class NativeGraph {
+ public:
+  virtual ~NativeGraph() = default;
+  // On while the runtime runs one recorded op on the capturing thread.
+  virtual void arm(bool on) = 0;
+  // Native replay is off for good; the first reason is the one reported.
+  virtual void invalidate(const std::string& reason) = 0;
+  // Ends recording. False when the graph cannot be replayed natively.
+  virtual bool finalize() = 0;
+  virtual bool ok() const = 0;
+  // Why ok() is false ("" while it is true).
+  virtual std::string reason() const = 0;
+  // Enqueues the recorded commands on `s`; the caller waits for them.
+  virtual void replay(StreamImpl& s) = 0;
+  // The name Graph::replay_mode() reports, e.g. "cl_khr_command_buffer".
+  virtual std::string mode() const = 0;
+};
+
 class DeviceImpl {
  public:
   virtual ~DeviceImpl() = default;
@@ -74,6 +101,14 @@ class DeviceImpl {
   virtual StreamImpl& default_stream() = 0;
   virtual std::unique_ptr<EventImpl> create_event() = 0;
   virtual void synchronize() = 0;
+  // Starts a native recording of the ops a graph capture issues on `s`, or
+  // null where graphs replay as a kernel list only (see NativeGraph). A backend
+  // that has the means but cannot use them returns an invalidated graph whose
+  // reason() says why.
+  virtual std::unique_ptr<NativeGraph> begin_native_capture(StreamImpl& s) {
+    (void)s;
+    return nullptr;
+  }
 
   // Host -> device and device -> host. With blocking=false the host memory
   // must stay valid until the stream has passed this point.

@@ -32,8 +32,13 @@ class Graph {
   // Bytes of device memory the graph keeps alive for its operands.
   std::size_t planned_bytes() const;
   // How the backend replays: "kernel list" (host re-issues recorded kernels)
-  // or a backend's native form such as "cl_khr_command_buffer".
+  // or a backend's native form such as "cl_khr_command_buffer" (the device
+  // commands recorded once, replayed with one enqueue).
   std::string replay_mode() const;
+  // Why replay_mode() is "kernel list": the backend has no native form, or an
+  // op could not be recorded in it (a CPU fallback, a host transfer, ...).
+  // Empty when the native form is used.
+  std::string native_unavailable_reason() const;
 
  private:
   friend class GraphCapture;
@@ -42,8 +47,12 @@ class Graph {
 
 class GraphCapture {
  public:
+  // Native: replay in the backend's native form where it has one (see
+  // Graph::replay_mode); KernelList: always re-issue the recorded kernels
+  // (to compare the two, or to work around a driver's command buffers).
+  enum class Replay { Native, KernelList };
   // Records ops issued from this thread whose outputs live on `backend`.
-  explicit GraphCapture(const Backend& backend);
+  explicit GraphCapture(const Backend& backend, Replay replay = Replay::Native);
   ~GraphCapture();  // abandons the capture if end() was not called
   GraphCapture(const GraphCapture&) = delete;
   GraphCapture& operator=(const GraphCapture&) = delete;
