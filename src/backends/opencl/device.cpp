@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "graph.hpp"
 #include "program.hpp"
 
 extern const char* const torsh_opencl_kernel_source;  // kernels_embedded.cpp (cmake/EmbedKernels.cmake)
@@ -144,6 +145,13 @@ void OpenClDevice::synchronize() {
   for (cl_command_queue q : queues_) check_cl(clFinish(q), "clFinish", label_);
 }
 
+std::unique_ptr<rt::NativeGraph> OpenClDevice::begin_native_capture(rt::StreamImpl& s) {
+  std::call_once(command_buffer_once_, [&] {
+    command_buffer_ = std::make_unique<CommandBufferApi>(load_command_buffer_api(platform_, dev_));
+  });
+  return std::make_unique<CommandBufferGraph>(stream_of(s), *command_buffer_);
+}
+
 // Unmapping is queued; OpenCL releases the object once the unmap has run.
 OpenClHostBuffer::~OpenClHostBuffer() {
   clEnqueueUnmapMemObject(q_, mem_, ptr_, 0, nullptr, nullptr);
@@ -194,6 +202,7 @@ std::unique_ptr<rt::BufferImpl> OpenClDevice::allocate(std::size_t bytes) { retu
 void OpenClDevice::write(rt::BufferImpl& dst, std::size_t off, const void* src, std::size_t n, rt::StreamImpl& s,
                          bool blocking) {
   cl_command_queue q = stream_of(s).queue();
+  if (CommandBufferGraph* g = recording(stream_of(s))) g->invalidate("an op wrote host memory to the device");
   check_cl(clEnqueueWriteBuffer(q, mem_of(dst), blocking ? CL_TRUE : CL_FALSE, off, n, src, 0, nullptr, nullptr),
            "clEnqueueWriteBuffer", label_);
   if (!blocking) check_cl(clFlush(q), "clFlush", label_);
@@ -202,6 +211,7 @@ void OpenClDevice::write(rt::BufferImpl& dst, std::size_t off, const void* src, 
 void OpenClDevice::read(rt::BufferImpl& src, std::size_t off, void* dst, std::size_t n, rt::StreamImpl& s,
                         bool blocking) {
   cl_command_queue q = stream_of(s).queue();
+  if (CommandBufferGraph* g = recording(stream_of(s))) g->invalidate("an op read device memory to the host");
   check_cl(clEnqueueReadBuffer(q, mem_of(src), blocking ? CL_TRUE : CL_FALSE, off, n, dst, 0, nullptr, nullptr),
            "clEnqueueReadBuffer", label_);
   if (!blocking) check_cl(clFlush(q), "clFlush", label_);
@@ -210,17 +220,21 @@ void OpenClDevice::read(rt::BufferImpl& src, std::size_t off, void* dst, std::si
 void OpenClDevice::copy(rt::BufferImpl& src, std::size_t soff, rt::BufferImpl& dst, std::size_t doff, std::size_t n,
                         rt::StreamImpl& s) {
   cl_command_queue q = stream_of(s).queue();
+  CommandBufferGraph* g = recording(stream_of(s));
+  const auto copy_one = [&](cl_mem from, std::size_t from_off, cl_mem to, std::size_t to_off) {
+    check_cl(clEnqueueCopyBuffer(q, from, to, from_off, to_off, n, 0, nullptr, nullptr), "clEnqueueCopyBuffer",
+             label_);
+    if (g) g->copy(from, to, from_off, to_off, n);
+  };
   const bool overlap = &src == &dst && soff < doff + n && doff < soff + n;
   if (!overlap) {
-    check_cl(clEnqueueCopyBuffer(q, mem_of(src), mem_of(dst), soff, doff, n, 0, nullptr, nullptr),
-             "clEnqueueCopyBuffer", label_);
+    copy_one(mem_of(src), soff, mem_of(dst), doff);
   } else {
     // clEnqueueCopyBuffer rejects overlapping ranges (CL_MEM_COPY_OVERLAP); go through a scratch buffer (memmove).
     auto tmp = make_buffer(n);
-    check_cl(clEnqueueCopyBuffer(q, mem_of(src), tmp->mem(), soff, 0, n, 0, nullptr, nullptr),
-             "clEnqueueCopyBuffer", label_);
-    check_cl(clEnqueueCopyBuffer(q, tmp->mem(), mem_of(dst), 0, doff, n, 0, nullptr, nullptr),
-             "clEnqueueCopyBuffer", label_);
+    if (g) g->keep(tmp->mem());
+    copy_one(mem_of(src), soff, tmp->mem(), 0);
+    copy_one(tmp->mem(), 0, mem_of(dst), doff);
   }
   check_cl(clFlush(q), "clFlush", label_);
 }
@@ -232,6 +246,7 @@ void OpenClDevice::fill(rt::BufferImpl& dst, std::size_t off, std::size_t n, con
     // The pattern is copied at enqueue time; the caller's memory may go away.
     check_cl(clEnqueueFillBuffer(q, mem_of(dst), pattern, psize, off, n, 0, nullptr, nullptr), "clEnqueueFillBuffer",
              label_);
+    if (CommandBufferGraph* g = recording(stream_of(s))) g->fill(mem_of(dst), pattern, psize, off, n);
     check_cl(clFlush(q), "clFlush", label_);
     return;
   }

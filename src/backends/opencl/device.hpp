@@ -15,6 +15,7 @@ namespace torsh::opencl {
 class OpenClDevice;
 class Program;
 struct Kernel;
+struct CommandBufferApi;
 
 class OpenClBuffer final : public rt::BufferImpl {
  public:
@@ -109,6 +110,8 @@ class OpenClDevice final : public rt::DeviceImpl {
   rt::StreamImpl& default_stream() override { return *default_stream_; }
   std::unique_ptr<rt::EventImpl> create_event() override { return std::make_unique<OpenClEvent>(label_); }
   void synchronize() override;
+  // A cl_khr_command_buffer recording (graph.hpp); an invalid one where the extension cannot be used.
+  std::unique_ptr<rt::NativeGraph> begin_native_capture(rt::StreamImpl& s) override;
 
   void write(rt::BufferImpl& dst, std::size_t off, const void* src, std::size_t n, rt::StreamImpl& s,
              bool blocking) override;
@@ -158,6 +161,9 @@ class OpenClDevice final : public rt::DeviceImpl {
 
   std::mutex program_mu_;
   std::unique_ptr<Program> program_;
+
+  std::once_flag command_buffer_once_;
+  std::unique_ptr<CommandBufferApi> command_buffer_;
 };
 
 // The queue behind a stream handed to this device (the runtime only hands a device its own streams).

@@ -43,13 +43,17 @@ StridedMeta make_strided_meta(const Shape& shape, std::initializer_list<const rt
   return m;
 }
 
-void enqueue_kernel(OpenClStream& s, const Kernel& k, const NDRange& global, const NDRange& local) {
+void launch_args(OpenClStream& s, const Kernel& k, const NDRange& global, const NDRange& local,
+                 std::span<const ArgValue> args) {
+  std::lock_guard lk(*k.mu);
+  for (cl_uint i = 0; i < args.size(); ++i) k.set_arg(i, args[i].size, args[i].value);
   const std::string call = std::string("clEnqueueNDRangeKernel(") + k.name + ")";
   const cl_int err = clEnqueueNDRangeKernel(s.queue(), k.handle, global.dims, nullptr, global.size.data(),
                                             local.size.data(), 0, nullptr, nullptr);
   if (err != CL_SUCCESS)
     throw_cl(err, call.c_str(), s.device().label(),
              is_allocation_failure(err) ? ErrorCode::OutOfMemory : ErrorCode::DeviceError);
+  if (CommandBufferGraph* g = recording(s)) g->kernel(k, global.dims, global.size.data(), local.size.data(), args);
   check_cl(clFlush(s.queue()), "clFlush", s.device().label());
 }
 
@@ -79,6 +83,8 @@ ElementView::ElementView(OpenClStream& s, const rt::TensorArg& t, std::size_t by
     owned_ = clCreateSubBuffer(base_, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
     if (err == CL_SUCCESS) {
       mem_ = owned_;
+      // A recorded kernel names the sub-buffer; it must outlive this op.
+      if (CommandBufferGraph* g = recording(s)) g->keep(owned_);
       return;
     }
     owned_ = nullptr;  // fall through to staging
@@ -89,19 +95,25 @@ ElementView::ElementView(OpenClStream& s, const rt::TensorArg& t, std::size_t by
              is_allocation_failure(err) ? ErrorCode::OutOfMemory : ErrorCode::DeviceError);
   mem_ = owned_;
   staged_ = true;
+  if (CommandBufferGraph* g = recording(s)) g->keep(owned_);
   if (!output_) {
-    err = clEnqueueCopyBuffer(s.queue(), base_, owned_, origin_, 0, bytes_, 0, nullptr, nullptr);
-    if (err != CL_SUCCESS) {
+    try {
+      copy(base_, owned_, origin_, 0, "clEnqueueCopyBuffer (staging in)");
+    } catch (...) {
       clReleaseMemObject(owned_);
-      throw_cl(err, "clEnqueueCopyBuffer (staging in)", dev.label());
+      throw;
     }
   }
 }
 
+void ElementView::copy(cl_mem src, cl_mem dst, std::size_t src_offset, std::size_t dst_offset, const char* what) {
+  check_cl(clEnqueueCopyBuffer(s_.queue(), src, dst, src_offset, dst_offset, bytes_, 0, nullptr, nullptr), what,
+           s_.device().label());
+  if (CommandBufferGraph* g = recording(s_)) g->copy(src, dst, src_offset, dst_offset, bytes_);
+}
+
 void ElementView::commit() {
-  if (staged_ && output_)
-    check_cl(clEnqueueCopyBuffer(s_.queue(), owned_, base_, 0, origin_, bytes_, 0, nullptr, nullptr),
-             "clEnqueueCopyBuffer (staging out)", s_.device().label());
+  if (staged_ && output_) copy(owned_, base_, 0, origin_, "clEnqueueCopyBuffer (staging out)");
 }
 
 // Releasing is safe with commands in flight: OpenCL frees the object once they finish.

@@ -5,12 +5,14 @@
 //
 // Arguments are set in order with clSetKernelArg (cl_mem buffers, cl_long,
 // cl_int, cl_float and the kernel_meta.hpp structs, by value), the kernel is
-// enqueued on the stream's queue and the queue flushed.
+// enqueued on the stream's queue and the queue flushed. While a graph capture
+// records the op, the same launch is also recorded (graph.hpp).
 #include <array>
 #include <cstdint>
 #include <type_traits>
 
 #include "device.hpp"
+#include "graph.hpp"
 #include "kernel_meta.hpp"
 #include "program.hpp"
 
@@ -27,14 +29,14 @@ template <class T>
 concept KernelArg = std::is_same_v<T, cl_mem> || std::is_same_v<T, cl_long> || std::is_same_v<T, cl_int> ||
                     std::is_same_v<T, cl_float> || std::is_same_v<T, StridedMeta> || std::is_same_v<T, MatmulMeta>;
 
-void enqueue_kernel(OpenClStream& s, const Kernel& k, const NDRange& global, const NDRange& local);
+// Sets `args` on k, enqueues it and, during a capture, records it.
+void launch_args(OpenClStream& s, const Kernel& k, const NDRange& global, const NDRange& local,
+                 std::span<const ArgValue> args);
 
 template <KernelArg... Args>
 void launch(OpenClStream& s, const Kernel& k, const NDRange& global, const NDRange& local, const Args&... args) {
-  std::lock_guard lk(*k.mu);
-  cl_uint i = 0;
-  (k.set_arg(i++, sizeof(Args), &args), ...);
-  enqueue_kernel(s, k, global, local);
+  const ArgValue values[] = {{sizeof(Args), &args}...};
+  launch_args(s, k, global, local, values);
 }
 
 // Global and local size for the grid-stride kernels (binary, copy): enough
@@ -54,6 +56,8 @@ class ElementView {
   void commit();  // after the kernel: copies a staged output back into the tensor
 
  private:
+  void copy(cl_mem src, cl_mem dst, std::size_t src_offset, std::size_t dst_offset, const char* what);
+
   OpenClStream& s_;
   cl_mem base_;
   std::size_t origin_, bytes_;
