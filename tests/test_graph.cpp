@@ -2,6 +2,7 @@
 // same results as eager execution, on every available backend.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -143,4 +144,118 @@ TEST(Graph, OpsFallingBackToTheCpuReplayToo) {
     g.replay();
     for (float e : y.to_vector()) EXPECT_NEAR(e, std::tanh(0.5f), 1e-6f);
   }
+}
+
+TEST(Graph, CpuReplaysAKernelListAndSaysWhy) {
+  Backend cpu = Backend::create(BackendType::Cpu);
+  auto v = rand_vec(16, 13);
+  Tensor x = cpu.from_host(v.data(), {16}, DType::F32);
+  GraphCapture cap(cpu);
+  Tensor y = ops::add(x, x);
+  Graph g = cap.end();
+  EXPECT_EQ(g.replay_mode(), "kernel list");
+  EXPECT_NE(g.native_unavailable_reason().find("kernel list"), std::string::npos) << g.native_unavailable_reason();
+}
+
+namespace {
+bool has_opencl() {
+  const auto av = Backend::available();
+  return std::find(av.begin(), av.end(), BackendType::OpenCl) != av.end();
+}
+
+std::string opencl_reason() {
+  for (const auto& st : backend_statuses())
+    if (st.type == BackendType::OpenCl) return st.reason;
+  return "not a known backend";
+}
+
+// Ops OpenCL runs natively, reaching every path the command buffer records:
+// tiled matmul, broadcast (strided) and dense binary kernels, a strided copy,
+// and softmax on views at an offset, which go through a sub-buffer (aligned)
+// or a staging copy in and out (unaligned).
+std::vector<Tensor> native_chain(const Tensor& x, const Tensor& w, const Tensor& b) {
+  Tensor h = ops::add(ops::matmul(x, w), b);    // [8, 64]
+  Tensor t = h.transpose(0, 1).contiguous();    // [64, 8]
+  Tensor aligned = ops::softmax(t.slice(0, 16, 64), -1);   // starts 512 bytes in
+  Tensor unaligned = ops::softmax(t.slice(0, 1, 64), -1);  // starts 32 bytes in
+  return {ops::mul(aligned, aligned), ops::sub(unaligned, t.slice(0, 1, 64))};
+}
+}  // namespace
+
+TEST(Graph, OpenClReplaysACommandBuffer) {
+  if (!has_opencl()) GTEST_SKIP() << "OpenCL backend unavailable: " << opencl_reason();
+  Backend be = Backend::create(BackendType::OpenCl);
+  auto xv = rand_vec(8 * 16, 21), wv = rand_vec(16 * 64, 22), bv = rand_vec(64, 23);
+  Tensor x = be.from_host(xv.data(), {8, 16}, DType::F32);
+  Tensor w = be.from_host(wv.data(), {16, 64}, DType::F32);
+  Tensor b = be.from_host(bv.data(), {64}, DType::F32);
+
+  ops::reset_fallback_stats();
+  GraphCapture cap(be);
+  const std::vector<Tensor> out = native_chain(x, w, b);
+  Graph g = cap.end();
+  ASSERT_EQ(ops::fallback_stats().ops, 0u) << "the chain must run natively on OpenCL";
+  EXPECT_EQ(g.replay_mode(), "cl_khr_command_buffer") << g.native_unavailable_reason();
+  EXPECT_EQ(g.native_unavailable_reason(), "");
+
+  for (unsigned round = 0; round < 3; ++round) {
+    auto nx = rand_vec(8 * 16, 200 + round), nb = rand_vec(64, 300 + round);
+    x.copy_from_host(nx.data(), nx.size() * sizeof(float));
+    b.copy_from_host(nb.data(), nb.size() * sizeof(float));
+    g.replay();
+    Tensor fx = be.from_host(nx.data(), {8, 16}, DType::F32), fb = be.from_host(nb.data(), {64}, DType::F32);
+    const std::vector<Tensor> eager = native_chain(fx, w, fb);
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      SCOPED_TRACE("output " + std::to_string(i) + ", round " + std::to_string(round));
+      expect_near(out[i].to_vector(), eager[i].to_vector(), 1e-5f);
+    }
+  }
+}
+
+TEST(Graph, OpenClFallbackOpReplaysAsAKernelList) {
+  if (!has_opencl()) GTEST_SKIP() << "OpenCL backend unavailable: " << opencl_reason();
+  Backend be = Backend::create(BackendType::OpenCl);
+  if (be.supports(rt::OpKind::Unary, DType::F32)) GTEST_SKIP() << "OpenCL runs relu natively; no fallback to capture";
+  auto xv = rand_vec(8 * 16, 31), wv = rand_vec(16 * 12, 32), bv = rand_vec(12, 33);
+  Tensor x = be.from_host(xv.data(), {8, 16}, DType::F32);
+  Tensor w = be.from_host(wv.data(), {16, 12}, DType::F32);
+  Tensor b = be.from_host(bv.data(), {12}, DType::F32);
+
+  GraphCapture cap(be);
+  Tensor y = chain(x, w, b);  // relu falls back to the CPU
+  Graph g = cap.end();
+  EXPECT_EQ(g.replay_mode(), "kernel list");
+  const std::string why = g.native_unavailable_reason();
+  EXPECT_NE(why.find("relu"), std::string::npos) << why;
+  EXPECT_NE(why.find("falls back to the CPU"), std::string::npos) << why;
+
+  for (unsigned round = 0; round < 2; ++round) {
+    auto nx = rand_vec(8 * 16, 400 + round);
+    x.copy_from_host(nx.data(), nx.size() * sizeof(float));
+    g.replay();
+    Tensor fresh = be.from_host(nx.data(), {8, 16}, DType::F32);
+    expect_near(y.to_vector(), chain(fresh, w, b).to_vector(), 1e-5f);
+  }
+}
+
+TEST(Graph, OpenClNativeReplaysManyTimesAndOutlivesItsTemporaries) {
+  if (!has_opencl()) GTEST_SKIP() << "OpenCL backend unavailable: " << opencl_reason();
+  Backend be = Backend::create(BackendType::OpenCl);
+  auto v = rand_vec(1000, 41);
+  Tensor x = be.from_host(v.data(), {1000}, DType::F32);
+  Tensor acc = be.from_host(std::vector<float>(1000, 0.0f).data(), {1000}, DType::F32);
+  Tensor out;
+  GraphCapture cap(be);
+  {
+    // Temporaries dropped inside the capture: the command buffer still uses their memory.
+    Tensor t = ops::mul(x, x);
+    Tensor u = ops::softmax(t.slice(0, 3, 1000), 0);
+    out = ops::add(acc.slice(0, 3, 1000), u);
+  }
+  Graph g = cap.end();
+  ASSERT_EQ(g.replay_mode(), "cl_khr_command_buffer") << g.native_unavailable_reason();
+  std::vector<float> ones(1000, 1.0f);
+  x.copy_from_host(ones.data(), ones.size() * sizeof(float));
+  for (int i = 0; i < 20; ++i) g.replay();
+  for (float e : out.to_vector()) ASSERT_NEAR(e, 1.0f / 997.0f, 1e-7f);
 }
