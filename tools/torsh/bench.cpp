@@ -33,13 +33,16 @@ double median_ms(Backend& dev, const std::function<void()>& fn, int max_reps, do
   return t[t.size() / 2];
 }
 
-void emit(const Ctx& c, const std::string& name, const char* dtype, double ms, const char* unit, double value) {
+void emit(const Ctx& c, const std::string& name, const char* dtype, double ms, const char* unit, double value,
+          const std::string& note) {
   if (c.json) {
-    std::printf("{\"name\":\"%s\",\"backend\":\"%s\",\"dtype\":\"%s\",\"median_ms\":%.5f,\"%s\":%.3f}\n", name.c_str(),
-                std::string(backend_key(c.dev.type())).c_str(), dtype, ms, unit, value);
+    const std::string extra = note.empty() ? "" : ",\"note\":\"" + note + "\"";
+    std::printf("{\"name\":\"%s\",\"backend\":\"%s\",\"dtype\":\"%s\",\"median_ms\":%.5f,\"%s\":%.3f%s}\n", name.c_str(),
+                std::string(backend_key(c.dev.type())).c_str(), dtype, ms, unit, value, extra.c_str());
   } else {
-    std::printf("%-38s %-7s %-5s %10.4f ms  %10.2f %s\n", name.c_str(), std::string(backend_key(c.dev.type())).c_str(),
-                dtype, ms, value, unit);
+    const std::string extra = note.empty() ? "" : "  [" + note + "]";
+    std::printf("%-38s %-7s %-5s %10.4f ms  %10.2f %s%s\n", name.c_str(), std::string(backend_key(c.dev.type())).c_str(),
+                dtype, ms, value, unit, extra.c_str());
   }
   std::fflush(stdout);
 }

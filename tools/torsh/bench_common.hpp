@@ -17,7 +17,9 @@ struct Ctx {
 
 // Median of repeated runs of fn (each followed by a device synchronize), after one warm-up run.
 double median_ms(Backend& dev, const std::function<void()>& fn, int max_reps, double min_seconds);
-void emit(const Ctx& c, const std::string& name, const char* dtype, double ms, const char* unit, double value);
+// `note` (optional) qualifies how the figure was made, e.g. a graph's replay mode.
+void emit(const Ctx& c, const std::string& name, const char* dtype, double ms, const char* unit, double value,
+          const std::string& note = {});
 bool wanted(const Ctx& c, const std::string& name);
 
 // Case groups kept in their own files.
