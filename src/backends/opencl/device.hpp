@@ -9,6 +9,7 @@
 
 #include "cl_error.hpp"
 #include "torsh/runtime/backend_impl.hpp"
+#include "tuning.hpp"
 
 namespace torsh::opencl {
 
@@ -139,6 +140,8 @@ class OpenClDevice final : public rt::DeviceImpl {
   std::unique_ptr<Program> build(const char* source, const char* options);
   // A fresh device buffer for internal staging (not counted in the runtime's memory stats).
   std::unique_ptr<OpenClBuffer> scratch(std::size_t bytes) { return make_buffer(bytes); }
+  // The work-group sizes chosen for this device by auto-tuning.
+  WorkGroupTuning& work_groups() { return work_groups_; }
 
   void register_queue(cl_command_queue q);
   void unregister_queue(cl_command_queue q);
@@ -161,6 +164,8 @@ class OpenClDevice final : public rt::DeviceImpl {
 
   std::mutex program_mu_;
   std::unique_ptr<Program> program_;
+
+  WorkGroupTuning work_groups_;
 
   std::once_flag command_buffer_once_;
   std::unique_ptr<CommandBufferApi> command_buffer_;

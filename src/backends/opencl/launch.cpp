@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "tuning.hpp"
+
 namespace torsh::opencl {
 
 StridedMeta make_strided_meta(const Shape& shape, std::initializer_list<const rt::TensorArg*> tensors) {
@@ -48,12 +50,13 @@ void launch_args(OpenClStream& s, const Kernel& k, const NDRange& global, const 
   std::lock_guard lk(*k.mu);
   for (cl_uint i = 0; i < args.size(); ++i) k.set_arg(i, args[i].size, args[i].value);
   const std::string call = std::string("clEnqueueNDRangeKernel(") + k.name + ")";
-  const cl_int err = clEnqueueNDRangeKernel(s.queue(), k.handle, global.dims, nullptr, global.size.data(),
-                                            local.size.data(), 0, nullptr, nullptr);
+  const std::size_t* group = local.dims ? local.size.data() : nullptr;
+  const cl_int err =
+      clEnqueueNDRangeKernel(s.queue(), k.handle, global.dims, nullptr, global.size.data(), group, 0, nullptr, nullptr);
   if (err != CL_SUCCESS)
     throw_cl(err, call.c_str(), s.device().label(),
              is_allocation_failure(err) ? ErrorCode::OutOfMemory : ErrorCode::DeviceError);
-  if (CommandBufferGraph* g = recording(s)) g->kernel(k, global.dims, global.size.data(), local.size.data(), args);
+  if (CommandBufferGraph* g = recording(s)) g->kernel(k, global.dims, global.size.data(), group, args);
   check_cl(clFlush(s.queue()), "clFlush", s.device().label());
 }
 
@@ -61,11 +64,21 @@ std::pair<NDRange, NDRange> grid_1d(OpenClDevice& dev, const Kernel& k, std::int
   std::size_t wg = 0;
   check_cl(clGetKernelWorkGroupInfo(k.handle, dev.id(), CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, nullptr),
            "clGetKernelWorkGroupInfo", dev.label());
-  const std::size_t local = std::max<std::size_t>(1, std::min<std::size_t>(wg, dev.hints().preferred_work_group));
+  const int tuned = dev.work_groups().local_size(dev, k, n, wg);
+  if (tuned != WorkGroupTuning::kDefault) return grid_1d_with(dev, n, static_cast<std::size_t>(tuned));
+  return grid_1d_with(dev, n, std::max<std::size_t>(1, std::min<std::size_t>(wg, dev.hints().preferred_work_group)));
+}
+
+std::pair<NDRange, NDRange> grid_1d_with(OpenClDevice& dev, std::int64_t n, std::size_t local) {
   // Enough groups to occupy every compute unit several times over; the kernels stride over the rest.
   const std::size_t max_groups = static_cast<std::size_t>(std::max(1, dev.info().compute_units)) * 16;
-  const std::size_t groups =
-      std::clamp<std::size_t>((static_cast<std::size_t>(n) + local - 1) / local, 1, max_groups);
+  const std::size_t items = static_cast<std::size_t>(std::max<std::int64_t>(n, 1));
+  if (local == 0) {
+    // The driver picks the group size; the grid is as large as the default one would be.
+    const std::size_t cap = max_groups * std::max<std::size_t>(1, dev.hints().preferred_work_group);
+    return {range(std::min(items, cap)), NDRange{0, {1, 1, 1}}};
+  }
+  const std::size_t groups = std::clamp<std::size_t>((items + local - 1) / local, 1, max_groups);
   return {range(groups * local), range(local)};
 }
 

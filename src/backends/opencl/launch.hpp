@@ -18,6 +18,8 @@
 
 namespace torsh::opencl {
 
+// A global or local size. A local size with dims == 0 leaves the work-group
+// size to the driver (a NULL local_work_size).
 struct NDRange {
   cl_uint dims = 1;
   std::array<std::size_t, 3> size{1, 1, 1};
@@ -40,8 +42,12 @@ void launch(OpenClStream& s, const Kernel& k, const NDRange& global, const NDRan
 }
 
 // Global and local size for the grid-stride kernels (binary, copy): enough
-// work-groups to fill the device, each item looping over the rest.
+// work-groups to fill the device, each item looping over the rest. The
+// work-group size is the device's preferred one, or the tuned one with
+// auto-tuning on (tuning.hpp).
 std::pair<NDRange, NDRange> grid_1d(OpenClDevice& dev, const Kernel& k, std::int64_t n);
+// The same grid for a given work-group size; 0 leaves it to the driver.
+std::pair<NDRange, NDRange> grid_1d_with(OpenClDevice& dev, std::int64_t n, std::size_t local);
 
 // A cl_mem whose byte 0 is a tensor's first element, for kernels that take no
 // offset: the buffer itself at offset 0, a sub-buffer at aligned offsets, else a
