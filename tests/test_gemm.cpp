@@ -136,7 +136,9 @@ TEST(Gemm, ZeroK) {
 
 TEST(Gemm, TransposesAlphaBeta) {
   // The last shape has several k blocks: beta must apply once, not per block.
-  for (auto [m, k, n] : std::vector<std::array<std::int64_t, 3>>{{5, 3, 4}, {37, 129, 70}, {130, 800, 70}})
+  // Then matrix-vector shapes, which skip packing.
+  for (auto [m, k, n] : std::vector<std::array<std::int64_t, 3>>{
+           {5, 3, 4}, {37, 129, 70}, {130, 800, 70}, {1, 700, 300}, {400, 500, 1}, {1, 40, 5000}})
     for (int ta = 0; ta < 2; ++ta)
       for (int tb = 0; tb < 2; ++tb)
         for (auto [alpha, beta] : std::vector<std::array<float, 2>>{{1.0f, 0.0f}, {-0.5f, 2.0f}, {2.0f, 1.0f}}) {
@@ -200,6 +202,8 @@ TEST(Gemm, HalfInputsAccumulateInF32) {
     check_matmul(7, 2001, 33, dt, 32);
     check_matmul(64, 1025, 96, dt, 33);
     check_matmul(29, 31, 61, dt, 34);
+    check_matmul(1, 2001, 300, dt, 35);
+    check_matmul(300, 2001, 1, dt, 36);
   }
   // Odd k with bf16 pairs, transposed operands and beta, in one k block and in
   // several (where the half-precision output is accumulated in f32 first).
@@ -264,8 +268,21 @@ TEST(Gemm, ThreadCountsThatDoNotDivideTheWork) {
     check_matmul(301, 129, 97, DType::F32, 41);
     check_matmul(5, 300, 1000, DType::F32, 42);
     check_matmul(101, 64, 3, DType::BF16, 43);
+    check_matmul(2000, 50, 1, DType::F32, 44);
+    check_matmul(1, 50, 2000, DType::F16, 45);
   }
   Backend::builder().backend_type(BackendType::Cpu).num_threads(hw).build();
+}
+
+TEST(Gemm, ConcurrentCallers) {
+  // While one caller holds the pool, another's tasks run one after another on
+  // its own thread, each with its own packing buffers.
+  std::vector<std::thread> callers;
+  for (unsigned t = 0; t < 3; ++t)
+    callers.emplace_back([t] {
+      for (unsigned rep = 0; rep < 4; ++rep) check_matmul(150 + t, 170, 190 + rep, DType::F32, 60 + 4 * t + rep);
+    });
+  for (auto& c : callers) c.join();
 }
 
 TEST(Gemm, F64) {

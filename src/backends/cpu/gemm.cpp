@@ -10,11 +10,12 @@
 namespace torsh::cpu::gemm {
 namespace {
 
-// Below this many multiply-adds per matrix, packing and the blocked loops
-// cost more than they save (a 32^3 product is ~1 us unpacked).
-constexpr std::int64_t kDirectMaxMacs = 32 * 32 * 32;
-// Below this many multiply-adds in all, waking the pool costs more than it saves.
-constexpr std::int64_t kParallelMinMacs = 64 * 64 * 64;
+// Up to this many multiply-adds per matrix (an 8 x 8 x 8 product) the plain
+// loop is as fast as packing; the packed kernels win from there on.
+constexpr std::int64_t kDirectMaxMacs = 8 * 8 * 8;
+// Below this many multiply-adds in all (~15 us on one core) a second thread
+// saves less than handing it the work can cost.
+constexpr std::int64_t kParallelMinMacs = 96 * 96 * 96;
 
 // The AVX-512 kernels and packers use F, BW and VL (every AVX-512 x86 core
 // since Skylake-X has all three); the bf16 kernel adds AVX512_BF16.
@@ -65,27 +66,49 @@ Problem item(const Batch& bt, std::int64_t b) {
 // The rectangle [r0, r1) x [c0, c1) of C as a problem of its own.
 Problem sub(const Problem& p, std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1) {
   Problem s = p;
-  const auto a_es = static_cast<std::int64_t>(dtype_size(p.a.dtype));
-  const auto b_es = static_cast<std::int64_t>(dtype_size(p.b.dtype));
-  const auto c_es = static_cast<std::int64_t>(dtype_size(p.c_dtype));
-  s.a.p = static_cast<const char*>(p.a.p) + r0 * p.a.rs * a_es;
-  s.b.p = static_cast<const char*>(p.b.p) + c0 * p.b.cs * b_es;
-  s.c = static_cast<char*>(p.c) + (r0 * p.c_rs + c0 * p.c_cs) * c_es;
+  s.a = p.a.at(r0, 0);
+  s.b = p.b.at(0, c0);
+  s.c = static_cast<char*>(p.c) + (r0 * p.c_rs + c0 * p.c_cs) * static_cast<std::int64_t>(dtype_size(p.c_dtype));
   s.m = r1 - r0;
   s.n = c1 - c0;
   return s;
 }
 
-void run_one(const Kernel* kern, const Problem& p) {
-  if (kern) run_blocked(*kern, p);
-  else run_direct(p);
+// How one matrix is computed.
+struct Plan {
+  enum Kind { Direct, Gemv, Blocked } kind;
+  const Kernel* kern = nullptr;
+};
+
+Plan plan_for(const Problem& p) {
+  const std::int64_t macs = p.m * p.n * p.k;
+  if (p.a.dtype == DType::F64 || macs <= kDirectMaxMacs) return {Plan::Direct, nullptr};  // f64: no kernels
+  if (p.m == 1 || p.n == 1) return {Plan::Gemv, nullptr};
+  return {Plan::Blocked, &kernel_for(p.a.dtype)};
+}
+
+void run_one(const Plan& plan, const Problem& p) {
+  switch (plan.kind) {
+    case Plan::Direct: return run_direct(p);
+    case Plan::Gemv: return run_gemv(p);
+    case Plan::Blocked: return run_blocked(*plan.kern, p);
+  }
+}
+
+// The unpacked paths split C along its longer side (rows of a column of C,
+// columns of a row); each part reads only its share of the matrix.
+void run_split(const Plan& plan, const Problem& p) {
+  const bool by_cols = p.m < p.n;
+  pool().parallel_for(by_cols ? p.n : p.m, 64, [&](std::int64_t b, std::int64_t e) {
+    run_one(plan, by_cols ? sub(p, 0, p.m, b, e) : sub(p, b, e, 0, p.n));
+  });
 }
 
 // Splits one problem into `threads` rectangles of whole tiles. Each thread
 // packs the A rows and B columns of its rectangle, so the grid that minimises
 // a thread's packing (rows + columns) while keeping the tile counts even wins.
-void run_split(const Kernel* kern, const Problem& p, int threads) {
-  const std::int64_t MR = kern ? kern->mr : 1, NR = kern ? kern->nr : p.n;
+void run_rects(const Kernel& kern, const Problem& p, int threads) {
+  const std::int64_t MR = kern.mr, NR = kern.nr;
   const std::int64_t rt = (p.m + MR - 1) / MR, ct = (p.n + NR - 1) / NR;
   int best_tm = 1;
   double best_cost = 0;
@@ -94,7 +117,6 @@ void run_split(const Kernel* kern, const Problem& p, int threads) {
     const int tn = threads / tm;
     if (tm > rt || tn > ct) continue;
     const double rows = static_cast<double>((rt + tm - 1) / tm), cols = static_cast<double>((ct + tn - 1) / tn);
-    // Compute of the largest rectangle plus its packing, in tile-k units.
     const double cost = rows * cols * static_cast<double>(MR * NR) / 16.0 + rows * MR + cols * NR;
     if (best_cost == 0 || cost < best_cost) {
       best_cost = cost;
@@ -106,7 +128,7 @@ void run_split(const Kernel* kern, const Problem& p, int threads) {
     const std::int64_t r = t / tn, c = t % tn;
     const std::int64_t r0 = std::min(p.m, rt * r / tm * MR), r1 = std::min(p.m, rt * (r + 1) / tm * MR);
     const std::int64_t c0 = std::min(p.n, ct * c / tn * NR), c1 = std::min(p.n, ct * (c + 1) / tn * NR);
-    if (r0 < r1 && c0 < c1) run_one(kern, sub(p, r0, r1, c0, c1));
+    if (r0 < r1 && c0 < c1) run_blocked(kern, sub(p, r0, r1, c0, c1));
   });
 }
 
@@ -143,22 +165,24 @@ void run(const Batch& bt) {
   if (bt.count <= 0 || p.m <= 0 || p.n <= 0) return;
   if (p.k == 0) return scale_c(bt);
   const std::int64_t macs = p.m * p.n * p.k;
-  // f64 has no packed kernels: it runs unpacked, split over rows.
-  const Kernel* kern = p.a.dtype == DType::F64 || macs <= kDirectMaxMacs ? nullptr : &kernel_for(p.a.dtype);
+  const Plan plan = plan_for(p);
   const int threads = macs * bt.count < kParallelMinMacs ? 1 : pool().size();
   if (threads == 1) {
-    for (std::int64_t b = 0; b < bt.count; ++b) run_one(kern, item(bt, b));
+    for (std::int64_t b = 0; b < bt.count; ++b) run_one(plan, item(bt, b));
     return;
   }
   // Many matrices: one thread per matrix, when that divides evenly or the
   // matrices are too small to split well; otherwise split each one.
   if (bt.count >= threads && (bt.count % threads == 0 || bt.count >= 4 * threads || macs < 256 * 256 * 256)) {
     pool().parallel_for(bt.count, 1, [&](std::int64_t b0, std::int64_t b1) {
-      for (std::int64_t b = b0; b < b1; ++b) run_one(kern, item(bt, b));
+      for (std::int64_t b = b0; b < b1; ++b) run_one(plan, item(bt, b));
     });
     return;
   }
-  for (std::int64_t b = 0; b < bt.count; ++b) run_split(kern, item(bt, b), threads);
+  for (std::int64_t b = 0; b < bt.count; ++b) {
+    if (plan.kind == Plan::Blocked) run_rects(*plan.kern, item(bt, b), threads);
+    else run_split(plan, item(bt, b));
+  }
 }
 
 }  // namespace torsh::cpu::gemm

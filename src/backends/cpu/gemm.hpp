@@ -10,9 +10,9 @@
 //
 // Packing absorbs transposes, strides and input dtype (f16 -> f32, bf16 pairs
 // for vdpbf16ps), so a micro-kernel only ever reads two contiguous panels.
-// Each thread owns a rectangle of C and packs its own operands: nothing is
-// shared between threads, so there is no barrier that a busy pool (which runs
-// tasks serially) could deadlock on.
+// Each thread computes a rectangle of C and packs its own operands
+// (gemm.cpp); matrix-vector shapes, tiny products and f64 run unpacked
+// (gemm_unpacked.cpp).
 #include <cstddef>
 #include <cstdint>
 
@@ -25,6 +25,11 @@ struct Mat {
   const void* p = nullptr;
   DType dtype = DType::F32;
   std::int64_t rs = 0, cs = 0;
+
+  // The same matrix starting at element (i, j).
+  Mat at(std::int64_t i, std::int64_t j) const {
+    return {static_cast<const char*>(p) + (i * rs + j * cs) * static_cast<std::int64_t>(dtype_size(dtype)), dtype, rs, cs};
+  }
 };
 
 // What a micro-kernel reads. F32: A panels are kc x MR floats (one column of
@@ -39,11 +44,13 @@ using TileFn = void (*)(int mr, int nr, std::int64_t kc, const void* a, const vo
                         float alpha, float beta);
 
 struct Kernel;
-// Packs rows [0, rows) x k [0, kc) of `a` (rows <= MR) into one A panel; rows
-// past `rows` are left unwritten (kernels for fewer rows never read them).
+// Packs rows [0, rows) x k [0, kc) of `a` into ceil(rows / MR) consecutive A
+// panels of a_panel_bytes(kc) each; in a last, partial panel the rows past
+// `rows` are left unwritten (kernels for fewer rows never read them).
 using PackAFn = void (*)(const Kernel& kern, const Mat& a, std::int64_t rows, std::int64_t kc, void* dst);
-// Packs k [0, kc) x columns [0, cols) of `b` (cols <= NR) into one B panel,
-// zero-filling columns past `cols` (kernels load whole vectors).
+// Packs k [0, kc) x columns [0, cols) of `b` into ceil(cols / NR) consecutive
+// B panels of b_panel_bytes(kc) each, zero-filling columns past `cols`
+// (kernels load whole vectors).
 using PackBFn = void (*)(const Kernel& kern, const Mat& b, std::int64_t kc, std::int64_t cols, void* dst);
 
 struct Kernel {
@@ -79,8 +86,9 @@ void pack_b_generic(const Kernel& kern, const Mat& b, std::int64_t kc, std::int6
 void pack_a_avx512(const Kernel& kern, const Mat& a, std::int64_t rows, std::int64_t kc, void* dst);
 void pack_b_avx512(const Kernel& kern, const Mat& b, std::int64_t kc, std::int64_t cols, void* dst);
 
-// C = alpha * A · B + beta * C for one matrix; C may be f32, f16 or bf16 with
-// any strides. beta == 0 never reads C.
+// C = alpha * A · B + beta * C for one matrix. A and B share a dtype; C has
+// it too (run_blocked alone also takes an f32 C for half-precision inputs).
+// Any strides; beta == 0 never reads C.
 struct Problem {
   Mat a, b;
   void* c = nullptr;
@@ -94,8 +102,16 @@ struct Problem {
 void run_blocked(const Kernel& kern, const Problem& p);
 
 // Runs one problem on the calling thread without packing: for tiny products
-// where packing would cost more than it saves.
+// where packing would cost more than it saves, and for f64.
 void run_direct(const Problem& p);
+
+// Runs a problem with m == 1 or n == 1 (f32, f16 or bf16 inputs) on the
+// calling thread: matrix-vector products read the matrix once, unpacked.
+void run_gemv(const Problem& p);
+
+// c = alpha * acc + beta * c for the mr x nr tile of p's C at (i0, j0), in C's
+// dtype and strides; acc[i * lda + j] holds the f32 sums. beta == 0 never reads c.
+void store_tile(const float* acc, std::int64_t lda, const Problem& p, std::int64_t i0, std::int64_t j0, int mr, int nr);
 
 // A batch of problems sharing shapes: item b offsets a, b and c by b * *_bs.
 struct Batch {

@@ -2,32 +2,16 @@
 // against the kernels' O(n^3), but for n of a few hundred it is a visible
 // share, so the common layouts (the walked dimension contiguous) get loops the
 // compiler vectorises, cloned per x86 level like simd.cpp.
-#include <bit>
+#include <algorithm>
 #include <cstring>
 
 #include "gemm.hpp"
+#include "gemm_convert.hpp"
 #include "simd.hpp"
 #include "types.hpp"
 
 namespace torsh::cpu::gemm {
 namespace {
-
-// Exact f16 -> f32 without branches (subnormals, inf and NaN included), so
-// loops over it vectorise: the exponent is rebased by one multiply, and
-// subnormals are rebuilt from a magic float (M. Maratos, FP16 library).
-inline float half_to_float(std::uint16_t h) {
-  const std::uint32_t w = static_cast<std::uint32_t>(h) << 16;
-  const std::uint32_t sign = w & 0x80000000u;
-  const std::uint32_t two_w = w + w;
-  const float normal = std::bit_cast<float>((two_w >> 4) + (0xe0u << 23)) * 0x1.0p-112f;
-  const float denormal = std::bit_cast<float>((two_w >> 17) | (126u << 23)) - 0.5f;
-  const std::uint32_t bits = two_w < (1u << 27) ? std::bit_cast<std::uint32_t>(denormal) : std::bit_cast<std::uint32_t>(normal);
-  return std::bit_cast<float>(sign | bits);
-}
-
-inline float to_f32(float v) { return v; }
-inline float to_f32(f16_t v) { return half_to_float(v.bits); }
-inline float to_f32(bf16_t v) { return std::bit_cast<float>(static_cast<std::uint32_t>(v.bits) << 16); }
 
 // A panel: dst[p * MR + i] = a[i, p].
 template <class T>
@@ -166,7 +150,9 @@ std::size_t b_panel_bytes(const Kernel& kern, std::int64_t kc) {
   return static_cast<std::size_t>(kc * kern.nr) * sizeof(float);
 }
 
-void pack_a_generic(const Kernel& kern, const Mat& a, std::int64_t rows, std::int64_t kc, void* dst) {
+namespace {
+
+void pack_a_panel(const Kernel& kern, const Mat& a, std::int64_t rows, std::int64_t kc, void* dst) {
   if (kern.panel == Panel::Bf16Pairs) {
     pack_a_pairs(at<std::uint16_t>(a), a.rs, a.cs, rows, kc, kern.mr, static_cast<std::uint16_t*>(dst));
     return;
@@ -179,7 +165,7 @@ void pack_a_generic(const Kernel& kern, const Mat& a, std::int64_t rows, std::in
   }
 }
 
-void pack_b_generic(const Kernel& kern, const Mat& b, std::int64_t kc, std::int64_t cols, void* dst) {
+void pack_b_panel(const Kernel& kern, const Mat& b, std::int64_t kc, std::int64_t cols, void* dst) {
   if (kern.panel == Panel::Bf16Pairs) {
     pack_b_pairs(at<std::uint16_t>(b), b.rs, b.cs, kc, cols, kern.nr, static_cast<std::uint16_t*>(dst));
     return;
@@ -190,6 +176,22 @@ void pack_b_generic(const Kernel& kern, const Mat& b, std::int64_t kc, std::int6
     case DType::BF16: return pack_b_f32_from_bf16(at<bf16_t>(b), b.rs, b.cs, kc, cols, kern.nr, d);
     default: return pack_b_f32_from_f32(at<float>(b), b.rs, b.cs, kc, cols, kern.nr, d);
   }
+}
+
+}  // namespace
+
+void pack_a_generic(const Kernel& kern, const Mat& a, std::int64_t rows, std::int64_t kc, void* dst) {
+  const std::size_t stride = a_panel_bytes(kern, kc);
+  for (std::int64_t r = 0; r < rows; r += kern.mr)
+    pack_a_panel(kern, a.at(r, 0), std::min<std::int64_t>(kern.mr, rows - r), kc,
+                 static_cast<char*>(dst) + r / kern.mr * stride);
+}
+
+void pack_b_generic(const Kernel& kern, const Mat& b, std::int64_t kc, std::int64_t cols, void* dst) {
+  const std::size_t stride = b_panel_bytes(kern, kc);
+  for (std::int64_t j = 0; j < cols; j += kern.nr)
+    pack_b_panel(kern, b.at(0, j), kc, std::min<std::int64_t>(kern.nr, cols - j),
+                 static_cast<char*>(dst) + j / kern.nr * stride);
 }
 
 }  // namespace torsh::cpu::gemm

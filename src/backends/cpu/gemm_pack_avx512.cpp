@@ -82,15 +82,24 @@ TORSH_PACK_INLINE void transpose16(__m512 (&r)[16]) {
 }
 
 // dst[q * mr + i] = row i, column q for q < cols (32-bit elements), mr <= 16.
+// `next` is the next panel's first row: its first lines are fetched while
+// this panel is transposed, since each panel reads its rows from a new place.
 template <class L>
-TORSH_PACK_TARGET void transpose_rows(const typename L::T* src, std::int64_t rs, std::int64_t rows, std::int64_t cols,
-                                      int mr, float* dst) {
+TORSH_PACK_INLINE void transpose_rows(const typename L::T* src, std::int64_t rs, std::int64_t rows, std::int64_t cols,
+                                      int mr, float* dst, const typename L::T* next, std::int64_t next_rows) {
+  constexpr std::int64_t kAhead = 64;  // columns: 4 blocks ahead along each row
   const __mmask16 out_mask = mask16(mr);
   for (std::int64_t q0 = 0; q0 < cols; q0 += 16) {
     const __mmask16 in_mask = mask16(cols - q0);
     __m512 r[16];
 #pragma GCC unroll 16
-    for (int i = 0; i < 16; ++i) r[i] = i < rows ? L::row(src + i * rs + q0 * L::kStep, in_mask) : _mm512_setzero_ps();
+    for (int i = 0; i < 16; ++i) {
+      if (i < rows) {
+        if (q0 + kAhead < cols) _mm_prefetch(reinterpret_cast<const char*>(src + i * rs + (q0 + kAhead) * L::kStep), _MM_HINT_T0);
+        else if (i < next_rows) _mm_prefetch(reinterpret_cast<const char*>(next + i * rs + (q0 + kAhead - cols) * L::kStep), _MM_HINT_T0);
+      }
+      r[i] = i < rows ? L::row(src + i * rs + q0 * L::kStep, in_mask) : _mm512_setzero_ps();
+    }
     transpose16(r);
     float* d = dst + q0 * mr;
 #pragma GCC unroll 16
@@ -99,26 +108,49 @@ TORSH_PACK_TARGET void transpose_rows(const typename L::T* src, std::int64_t rs,
   }
 }
 
+// Panels of mr rows, `stride` floats apart.
 template <class L>
-TORSH_PACK_TARGET void copy_rows(const typename L::T* src, std::int64_t rs, std::int64_t kc, std::int64_t cols, int nr,
-                                 float* dst) {
-  for (std::int64_t p = 0; p < kc; ++p)
-    for (int v = 0; v < nr / 16; ++v)
-      _mm512_store_ps(dst + p * nr + 16 * v, L::row(src + p * rs + 16 * v, mask16(cols - 16 * v)));
+TORSH_PACK_TARGET void transpose_panels(const typename L::T* src, std::int64_t rs, std::int64_t rows, std::int64_t cols,
+                                        int mr, float* dst, std::int64_t stride) {
+  for (std::int64_t r = 0; r < rows; r += mr) {
+    const std::int64_t n = rows - r < mr ? rows - r : mr;
+    const std::int64_t next_rows = rows - r - n < mr ? rows - r - n : mr;
+    transpose_rows<L>(src + r * rs, rs, n, cols, mr, dst + r / mr * stride, src + (r + n) * rs, next_rows);
+  }
 }
 
-// dst word (q, j) = b[2q, j] | b[2q + 1, j] << 16, zero past kc and cols.
-TORSH_PACK_TARGET void interleave_rows(const std::uint16_t* src, std::int64_t rs, std::int64_t kc, std::int64_t cols,
-                                       int nr, std::uint32_t* dst) {
+// B panels (nr columns, `stride` floats apart) filled row by row, so B is read
+// along its rows: contiguous runs that the hardware prefetcher follows.
+template <class L>
+TORSH_PACK_TARGET void copy_panels(const typename L::T* src, std::int64_t rs, std::int64_t kc, std::int64_t cols,
+                                   int nr, float* dst, std::int64_t stride) {
+  const std::int64_t panels = (cols + nr - 1) / nr;
+  for (std::int64_t p = 0; p < kc; ++p) {
+    const typename L::T* s = src + p * rs;
+    for (std::int64_t jp = 0; jp < panels; ++jp)
+      for (int v = 0; v < nr / 16; ++v) {
+        const std::int64_t j = jp * nr + 16 * v;
+        _mm512_store_ps(dst + jp * stride + p * nr + 16 * v, L::row(s + j, mask16(cols - j)));
+      }
+  }
+}
+
+// Pair panels: word (q, j) = b[2q, j] | b[2q + 1, j] << 16, zero past kc and cols.
+TORSH_PACK_TARGET void interleave_panels(const std::uint16_t* src, std::int64_t rs, std::int64_t kc, std::int64_t cols,
+                                         int nr, std::uint32_t* dst, std::int64_t stride) {
+  const std::int64_t panels = (cols + nr - 1) / nr;
   for (std::int64_t q = 0; 2 * q < kc; ++q) {
     const std::uint16_t* r0 = src + 2 * q * rs;
     const bool has1 = 2 * q + 1 < kc;
-    for (int v = 0; v < nr / 16; ++v) {
-      const __mmask16 m = mask16(cols - 16 * v);
-      const __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + 16 * v));
-      const __m512i hi = has1 ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + rs + 16 * v)) : _mm512_setzero_si512();
-      _mm512_store_si512(dst + q * nr + 16 * v, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
-    }
+    for (std::int64_t jp = 0; jp < panels; ++jp)
+      for (int v = 0; v < nr / 16; ++v) {
+        const std::int64_t j = jp * nr + 16 * v;
+        const __mmask16 m = mask16(cols - j);
+        const __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + j));
+        const __m512i hi =
+            has1 ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + rs + j)) : _mm512_setzero_si512();
+        _mm512_store_si512(dst + jp * stride + q * nr + 16 * v, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+      }
   }
 }
 
@@ -127,40 +159,39 @@ TORSH_PACK_TARGET void interleave_rows(const std::uint16_t* src, std::int64_t rs
 void pack_a_avx512(const Kernel& kern, const Mat& a, std::int64_t rows, std::int64_t kc, void* dst) {
   if (a.cs != 1 || kern.mr > 16) return pack_a_generic(kern, a, rows, kc, dst);
   float* d = static_cast<float*>(dst);
+  const auto stride = static_cast<std::int64_t>(a_panel_bytes(kern, kc) / 4);
+  const auto* s16 = static_cast<const std::uint16_t*>(a.p);
   if (kern.panel == Panel::Bf16Pairs) {
     // Whole pairs as 32-bit words; an odd last k is paired with zero.
-    const auto* src = static_cast<const std::uint16_t*>(a.p);
     const std::int64_t full = kc / 2;
-    if (full > 0) transpose_rows<LoadPairs>(src, a.rs, rows, full, kern.mr, d);
-    if (kc % 2) {
-      auto* d16 = static_cast<std::uint16_t*>(dst) + full * kern.mr * 2;
+    if (full > 0) transpose_panels<LoadPairs>(s16, a.rs, rows, full, kern.mr, d, stride);
+    if (kc % 2)
       for (std::int64_t i = 0; i < rows; ++i) {
-        d16[2 * i] = src[i * a.rs + kc - 1];
-        d16[2 * i + 1] = 0;
+        auto* w = static_cast<std::uint16_t*>(dst) + ((i / kern.mr) * stride + full * kern.mr + i % kern.mr) * 2;
+        w[0] = s16[i * a.rs + kc - 1];
+        w[1] = 0;
       }
-    }
     return;
   }
   switch (a.dtype) {
-    case DType::F32: return transpose_rows<LoadF32>(static_cast<const float*>(a.p), a.rs, rows, kc, kern.mr, d);
-    case DType::F16:
-      return transpose_rows<LoadF16>(static_cast<const std::uint16_t*>(a.p), a.rs, rows, kc, kern.mr, d);
-    case DType::BF16:
-      return transpose_rows<LoadBf16>(static_cast<const std::uint16_t*>(a.p), a.rs, rows, kc, kern.mr, d);
+    case DType::F32: return transpose_panels<LoadF32>(static_cast<const float*>(a.p), a.rs, rows, kc, kern.mr, d, stride);
+    case DType::F16: return transpose_panels<LoadF16>(s16, a.rs, rows, kc, kern.mr, d, stride);
+    case DType::BF16: return transpose_panels<LoadBf16>(s16, a.rs, rows, kc, kern.mr, d, stride);
     default: return pack_a_generic(kern, a, rows, kc, dst);
   }
 }
 
 void pack_b_avx512(const Kernel& kern, const Mat& b, std::int64_t kc, std::int64_t cols, void* dst) {
   if (b.cs != 1 || kern.nr % 16) return pack_b_generic(kern, b, kc, cols, dst);
+  const auto stride = static_cast<std::int64_t>(b_panel_bytes(kern, kc) / 4);
+  const auto* s16 = static_cast<const std::uint16_t*>(b.p);
   if (kern.panel == Panel::Bf16Pairs)
-    return interleave_rows(static_cast<const std::uint16_t*>(b.p), b.rs, kc, cols, kern.nr,
-                           static_cast<std::uint32_t*>(dst));
+    return interleave_panels(s16, b.rs, kc, cols, kern.nr, static_cast<std::uint32_t*>(dst), stride);
   float* d = static_cast<float*>(dst);
   switch (b.dtype) {
-    case DType::F32: return copy_rows<LoadF32>(static_cast<const float*>(b.p), b.rs, kc, cols, kern.nr, d);
-    case DType::F16: return copy_rows<LoadF16>(static_cast<const std::uint16_t*>(b.p), b.rs, kc, cols, kern.nr, d);
-    case DType::BF16: return copy_rows<LoadBf16>(static_cast<const std::uint16_t*>(b.p), b.rs, kc, cols, kern.nr, d);
+    case DType::F32: return copy_panels<LoadF32>(static_cast<const float*>(b.p), b.rs, kc, cols, kern.nr, d, stride);
+    case DType::F16: return copy_panels<LoadF16>(s16, b.rs, kc, cols, kern.nr, d, stride);
+    case DType::BF16: return copy_panels<LoadBf16>(s16, b.rs, kc, cols, kern.nr, d, stride);
     default: return pack_b_generic(kern, b, kc, cols, dst);
   }
 }
