@@ -120,7 +120,10 @@ TEST(OpsConv, MatchesReferenceWithStrideDilationGroupsBias) {
   struct Case { int N, C, H, W, K, R, S; ops::Conv2dParams p; };
   for (auto c : {Case{1, 1, 5, 5, 1, 3, 3, {}}, Case{2, 4, 9, 7, 6, 3, 3, {2, 1, 1, 1, 1, 1, 2}},
                  Case{1, 6, 8, 8, 4, 3, 3, {1, 1, 2, 2, 2, 2, 2}}, Case{2, 8, 5, 5, 8, 1, 1, {}},
-                 Case{1, 4, 6, 6, 4, 3, 3, {1, 1, 1, 1, 1, 1, 4}}}) {
+                 Case{1, 4, 6, 6, 4, 3, 3, {1, 1, 1, 1, 1, 1, 4}},
+                 // Padding wider than the image (whole rows and columns of taps
+                 // fall outside), a width stride of 3, a strided 1x1.
+                 Case{1, 2, 4, 3, 3, 3, 3, {2, 3, 3, 3, 1, 2, 1}}, Case{2, 3, 7, 9, 5, 1, 1, {2, 2, 0, 1, 1, 1, 1}}}) {
     const int G = int(c.p.groups), Cg = c.C / G, Kg = c.K / G;
     auto x = rand_vec(c.N * c.C * c.H * c.W, 1), w = rand_vec(c.K * Cg * c.R * c.S, 2), bias = rand_vec(c.K, 3);
     Tensor out = ops::conv2d(make(x, {c.N, c.C, c.H, c.W}), make(w, {c.K, Cg, c.R, c.S}), make(bias, {c.K}), c.p);

@@ -2,28 +2,33 @@
 // [C/g * R * S, P * Q] column matrix and multiplies by the [K/g, C/g * R * S]
 // filter with the CPU GEMM, so convolution speed follows GEMM speed.
 // Pointwise convolutions (1x1, stride 1, no padding) skip the unfold.
+#include <algorithm>
 #include <cmath>
 #include <limits>
-#include <memory>
-#include <vector>
 
 #include "device.hpp"
+#include "scratch.hpp"
 #include "thread_pool.hpp"
 #include "types.hpp"
 
 namespace torsh::cpu {
 namespace {
 
-// A host buffer that kernels can wrap as a TensorArg.
-class ScratchBuffer final : public rt::BufferImpl {
+// A view of host memory that kernels can wrap as a TensorArg.
+class HostView final : public rt::BufferImpl {
  public:
-  explicit ScratchBuffer(std::size_t bytes) : data_(bytes) {}
-  std::size_t size() const override { return data_.size(); }
-  void* host_ptr() const override { return const_cast<unsigned char*>(data_.data()); }
+  HostView(void* p, std::size_t bytes) : p_(p), bytes_(bytes) {}
+  std::size_t size() const override { return bytes_; }
+  void* host_ptr() const override { return p_; }
 
  private:
-  std::vector<unsigned char> data_;
+  void* p_;
+  std::size_t bytes_;
 };
+
+// The column matrix of the calling thread, kept between calls up to this size.
+thread_local Scratch t_col;
+constexpr std::size_t kKeepColBytes = std::size_t(64) << 20;
 
 rt::TensorArg view(rt::BufferImpl* buf, DType dt, std::int64_t offset, std::int64_t batch, std::int64_t rows,
                    std::int64_t cols, std::int64_t bstride) {
@@ -36,26 +41,37 @@ rt::TensorArg view(rt::BufferImpl* buf, DType dt, std::int64_t offset, std::int6
   return t;
 }
 
+// Row (c, r, s) of the column matrix holds, for each output pixel (p, q), the
+// input pixel it sees through filter tap (r, s). Along q the taps that fall
+// in the image form one range: padding on either side is zero-filled and the
+// range is a plain copy when the stride is 1.
 template <class T>
 void im2col(const T* x, T* col, std::int64_t C, std::int64_t H, std::int64_t W, std::int64_t R, std::int64_t S,
             std::int64_t P, std::int64_t Q, const rt::Conv2dArgs& a) {
-  pool().parallel_for(C * R * S, 1, [&](std::int64_t r0, std::int64_t r1) {
+  const T zero = from_acc<T>(0.0f);
+  pool().parallel_for(C * R * S, 4, [&](std::int64_t r0, std::int64_t r1) {
     for (std::int64_t row = r0; row < r1; ++row) {
       const std::int64_t c = row / (R * S), r = (row / S) % R, s = row % S;
+      const std::int64_t w0 = -a.pad_w + s * a.dil_w;
+      // First and one-past-last q whose input column w0 + q * stride lies in [0, W).
+      const std::int64_t q_lo = std::min(Q, w0 >= 0 ? 0 : (-w0 + a.stride_w - 1) / a.stride_w);
+      const std::int64_t q_hi = std::max(q_lo, std::min(Q, W - w0 > 0 ? (W - w0 + a.stride_w - 1) / a.stride_w : 0));
       T* dst = col + row * P * Q;
       for (std::int64_t p = 0; p < P; ++p) {
         const std::int64_t h = p * a.stride_h - a.pad_h + r * a.dil_h;
         T* d = dst + p * Q;
         if (h < 0 || h >= H) {
-          for (std::int64_t q = 0; q < Q; ++q) d[q] = from_acc<T>(0.0f);
+          std::fill(d, d + Q, zero);
           continue;
         }
         const T* src = x + (c * H + h) * W;
-        const std::int64_t w0 = -a.pad_w + s * a.dil_w;
-        for (std::int64_t q = 0; q < Q; ++q) {
-          const std::int64_t w = w0 + q * a.stride_w;
-          d[q] = (w >= 0 && w < W) ? src[w] : from_acc<T>(0.0f);
+        std::fill(d, d + q_lo, zero);
+        if (a.stride_w == 1) {
+          std::copy(src + w0 + q_lo, src + w0 + q_hi, d + q_lo);
+        } else {
+          for (std::int64_t q = q_lo; q < q_hi; ++q) d[q] = src[w0 + q * a.stride_w];
         }
+        std::fill(d + q_hi, d + Q, zero);
       }
     }
   });
@@ -68,8 +84,8 @@ void run(const rt::Conv2dArgs& a) {
   const std::int64_t P = a.out.shape[2], Q = a.out.shape[3], G = a.groups;
   const std::int64_t Cg = C / G, Kg = K / G, CRS = Cg * R * S, PQ = P * Q;
   const bool pointwise = R == 1 && S == 1 && a.stride_h == 1 && a.stride_w == 1 && a.pad_h == 0 && a.pad_w == 0;
-  std::unique_ptr<ScratchBuffer> col;
-  if (!pointwise) col = std::make_unique<ScratchBuffer>(static_cast<std::size_t>(CRS * PQ) * sizeof(T));
+  const std::size_t col_bytes = pointwise ? 0 : static_cast<std::size_t>(CRS * PQ) * sizeof(T);
+  HostView col(pointwise ? nullptr : t_col.get(col_bytes), col_bytes);
   const T* x = data_of<T>(a.x);
   for (std::int64_t n = 0; n < N; ++n)
     for (std::int64_t g = 0; g < G; ++g) {
@@ -78,12 +94,13 @@ void run(const rt::Conv2dArgs& a) {
       if (pointwise) {
         mm.b = view(a.x.buffer, a.x.dtype, a.x.offset + (n * C + g * Cg) * H * W, 1, CRS, PQ, 0);
       } else {
-        im2col(x + (n * C + g * Cg) * H * W, static_cast<T*>(col->host_ptr()), Cg, H, W, R, S, P, Q, a);
-        mm.b = view(col.get(), a.x.dtype, 0, 1, CRS, PQ, 0);
+        im2col(x + (n * C + g * Cg) * H * W, static_cast<T*>(col.host_ptr()), Cg, H, W, R, S, P, Q, a);
+        mm.b = view(&col, a.x.dtype, 0, 1, CRS, PQ, 0);
       }
       mm.out = view(a.out.buffer, a.out.dtype, a.out.offset + (n * K + g * Kg) * PQ, 1, Kg, PQ, 0);
       matmul(mm);
     }
+  t_col.trim(kKeepColBytes);
   if (a.bias.present()) {
     const T* b = data_of<T>(a.bias);
     T* y = data_of<T>(a.out);

@@ -2,37 +2,12 @@
 // thread. Threads each run it on their own rectangle (gemm.cpp): they share
 // nothing, so a busy pool that runs the tasks one after another is no hazard.
 #include <algorithm>
-#include <cstdlib>
-#include <new>
 
 #include "gemm.hpp"
+#include "scratch.hpp"
 
 namespace torsh::cpu::gemm {
 namespace {
-
-// Grow-only, 64-byte aligned scratch owned by one thread; pool workers and
-// callers live long, so steady-state GEMMs allocate nothing. What a thread
-// holds is bounded by the block sizes (a few MB).
-class Scratch {
- public:
-  ~Scratch() { std::free(p_); }
-  void* get(std::size_t bytes) {
-    if (bytes > cap_) {
-      std::free(p_);
-      cap_ = (bytes + 4095) / 4096 * 4096;
-      p_ = std::aligned_alloc(64, cap_);
-      if (!p_) {
-        cap_ = 0;
-        throw std::bad_alloc();
-      }
-    }
-    return p_;
-  }
-
- private:
-  void* p_ = nullptr;
-  std::size_t cap_ = 0;
-};
 
 thread_local Scratch t_pack_a, t_pack_b, t_acc;
 
