@@ -72,15 +72,27 @@ inline float lane_sum(std::int64_t n, F term) {
   return acc[0] + s;
 }
 
-inline float lane_max(const float* x, std::int64_t n) {
-  float acc[kLanes];
+// The max of x[0, n), and in `probe` the sum of x * 0 (NaN when the row holds
+// a NaN or an infinity).
+inline float lane_max(const float* x, std::int64_t n, float& probe) {
+  float acc[kLanes], pr[kLanes] = {};
   for (int l = 0; l < kLanes; ++l) acc[l] = -std::numeric_limits<float>::infinity();
   std::int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes)
-    for (int l = 0; l < kLanes; ++l) acc[l] = x[i + l] > acc[l] ? x[i + l] : acc[l];
-  float m = -std::numeric_limits<float>::infinity();
-  for (; i < n; ++i) m = x[i] > m ? x[i] : m;
-  for (int l = 0; l < kLanes; ++l) m = acc[l] > m ? acc[l] : m;
+    for (int l = 0; l < kLanes; ++l) {
+      acc[l] = x[i + l] > acc[l] ? x[i + l] : acc[l];
+      pr[l] += x[i + l] * 0.0f;
+    }
+  float m = -std::numeric_limits<float>::infinity(), p = 0.0f;
+  for (; i < n; ++i) {
+    m = x[i] > m ? x[i] : m;
+    p += x[i] * 0.0f;
+  }
+  for (int l = 0; l < kLanes; ++l) {
+    m = acc[l] > m ? acc[l] : m;
+    p += pr[l];
+  }
+  probe = p;
   return m;
 }
 
@@ -143,9 +155,11 @@ void binary_f32(rt::BinaryOp op, const float* a, const float* b, std::int64_t bs
 
 TORSH_SIMD_CLONES
 void softmax_row_f32(const float* x, float* y, std::int64_t n, bool log) {
-  const float mx = lane_max(x, n);
-  // NaN compares false everywhere, so look for it separately (it poisons the row, as in PyTorch).
-  const float probe = lane_sum(n, [&](std::int64_t i) { return x[i] * 0.0f; });
+  // One pass finds the max and, as the sum of x * 0, whether the row holds a
+  // NaN or an infinity (NaN compares false, so the max alone misses it; an
+  // infinity gives inf - inf below). Either poisons the row, as in PyTorch.
+  float probe = 0.0f;
+  const float mx = lane_max(x, n, probe);
   if (probe != probe) {
     for (std::int64_t i = 0; i < n; ++i) y[i] = std::numeric_limits<float>::quiet_NaN();
     return;
@@ -156,8 +170,13 @@ void softmax_row_f32(const float* x, float* y, std::int64_t n, bool log) {
     const float lse = std::log(lane_sum(n, [&](std::int64_t i) { return exp_f32(x[i] - shift); }));
     for (std::int64_t i = 0; i < n; ++i) y[i] = x[i] - shift - lse;
   } else {
-    for (std::int64_t i = 0; i < n; ++i) y[i] = exp_f32(x[i] - shift);
-    const float inv = 1.0f / lane_sum(n, [&](std::int64_t i) { return y[i]; });
+    // The exponentials are written and summed in the same pass.
+    const float sum = lane_sum(n, [&](std::int64_t i) {
+      const float e = exp_f32(x[i] - shift);
+      y[i] = e;
+      return e;
+    });
+    const float inv = 1.0f / sum;
     for (std::int64_t i = 0; i < n; ++i) y[i] *= inv;
   }
 }
