@@ -1,7 +1,14 @@
 #!/usr/bin/env python3
-"""Joins peer and torsh benchmark JSON lines by case name into a markdown table of ratios."""
+"""Joins peer and torsh benchmark JSON lines by case name into a markdown table of ratios.
+
+Both files may hold several rounds of the same cases (scripts/bench.sh
+interleaves them); each side keeps its best figure per case, so a burst of
+load from a neighbour on a shared machine does not decide a ratio.
+"""
 import json
 import sys
+
+UNITS = ("gflops", "gbps", "us_per_call", "us_per_op", "mpairs_per_s")
 
 
 def load(path):
@@ -14,33 +21,48 @@ def load(path):
     return rows
 
 
+def unit_of(row):
+    return next((k for k in UNITS if k in row), None)
+
+
+def better(unit, a, b):
+    """The better of two figures in `unit` (times: lower; rates: higher)."""
+    if a is None:
+        return b
+    return min(a, b) if unit.startswith("us_") else max(a, b)
+
+
+def best_by_case(rows, key):
+    """{(name, key(row)): best figure}, and the case order of first appearance."""
+    best, order = {}, []
+    for r in rows:
+        unit = unit_of(r)
+        if unit is None:
+            continue
+        k = (r["name"], key(r))
+        if k not in best:
+            order.append(k)
+        best[k] = (unit, better(unit, best.get(k, (unit, None))[1], r[unit]))
+    return best, order
+
+
 peers, ours = load(sys.argv[1]), load(sys.argv[2])
-fma = [p for p in peers if "fma" in p.get("name", "")]
-bw = [p for p in peers if "triad" in p.get("name", "") or "copy" in p.get("name", "")]
-for p in fma + bw:
-    print("peer:", json.dumps(p))
-by_name = {}
-for p in peers:
-    by_name.setdefault(p["name"], []).append(p)
+limits, _ = best_by_case([p for p in peers if "fma" in p["name"] or "stream" in p["name"]], lambda r: r.get("threads"))
+for (name, threads), (unit, v) in limits.items():
+    print(f"limit: {name} threads={threads} {v:g} {unit}")
+peer_best, _ = best_by_case([p for p in peers if "backend" in p], lambda r: r["backend"])
+our_best, order = best_by_case(ours, lambda r: "torsh")
 print()
 print("| case | torsh | OpenBLAS | PyTorch | torsh / best peer |")
 print("|---|---|---|---|---|")
-for o in ours:
-    units = ("gflops", "gbps", "us_per_call", "us_per_op", "mpairs_per_s")
-    unit = next((k for k in units if k in o), None)
-    if unit is None:
-        continue
-    val = o[unit]
+for name, _ in order:
+    unit, val = our_best[(name, "torsh")]
     cols, best = [], None
     for backend in ("openblas", "pytorch-cpu"):
-        match = [p for p in by_name.get(o["name"], []) if p.get("backend", "").startswith(backend)]
-        if match and unit in match[0]:
-            pv = match[0][unit]
-            cols.append(f"{pv:g} {unit}")
-            if unit.startswith("us_"):
-                best = pv if best is None else min(best, pv)
-            else:
-                best = pv if best is None else max(best, pv)
+        hit = peer_best.get((name, backend))
+        if hit and hit[0] == unit:
+            cols.append(f"{hit[1]:g} {unit}")
+            best = better(unit, best, hit[1])
         else:
             cols.append("-")
     if best:
@@ -48,4 +70,4 @@ for o in ours:
         r = f"{ratio:.2f}x"
     else:
         r = "-"
-    print(f"| {o['name']} | {val:g} {unit} | {cols[0]} | {cols[1]} | {r} |")
+    print(f"| {name} | {val:g} {unit} | {cols[0]} | {cols[1]} | {r} |")
