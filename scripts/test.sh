@@ -20,6 +20,10 @@ cmake --build build/consumer >/dev/null
 PKG_CONFIG_PATH="$PWD/build/install/lib/pkgconfig" pkg-config --cflags --libs torsh
 echo "== Python package: pip install . and pytest"
 bash scripts/test-python.sh
+# The asan test preset runs with use_sigaltstack=0: loading PoCL makes its
+# LLVM (llvm::sys::RemoveFileOnSignal) install a malloc'd alternate signal
+# stack on that thread, and ASan aborts trying to unmap it as its own when
+# the thread exits.
 echo "== ASan + UBSan build and tests"
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j"$jobs"
