@@ -349,3 +349,55 @@ TEST(Gemm, EveryKernelThisCpuRuns) {
           }
   }
 }
+
+// Every kernel with blocks far smaller than its own, in both loop orders and
+// on 1 to 3 threads, so small products cross many k, row and column blocks,
+// work items split columns, and a half-precision C with several k blocks is
+// accumulated in bands of a few rows.
+TEST(Gemm, TinyBlocksInBothLoopOrders) {
+  namespace g = torsh::cpu::gemm;
+  std::vector<const g::Kernel*> kernels = {&g::kernel_generic_f32()};
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) kernels.push_back(&g::kernel_avx2_f32());
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
+    kernels.push_back(&g::kernel_avx512_f32());
+#endif
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal;
+  for (const g::Kernel* base : kernels)
+    for (g::Resident order : {g::Resident::APanel, g::Resident::BPanel})
+      for (DType out : {DType::F32, DType::F16})
+        for (int threads : {1, 2, 3}) {
+        g::Kernel kern = *base;
+        kern.resident = order;
+        kern.kc = 16;
+        kern.mc = 2 * kern.mr;
+        kern.nc = 2 * kern.nr;
+        const std::int64_t m = 5 * kern.mr + 3, k = 53, n = 3 * kern.nr + 5;
+        std::vector<float> av(m * k), bv(k * n), cv(m * n);
+        for (auto* v : {&av, &bv, &cv})
+          for (auto& x : *v) x = normal(rng);
+        Tensor at = cpu_backend().from_host(av.data(), Shape{m, k}, DType::F32);
+        Tensor bt = cpu_backend().from_host(bv.data(), Shape{k, n}, DType::F32);
+        Tensor ct = cpu_backend().from_host(cv.data(), Shape{m, n}, DType::F32).cast(out);
+        cv = ct.to_vector();
+        g::Problem p;
+        p.a = {host_data(at), DType::F32, k, 1};
+        p.b = {host_data(bt), DType::F32, n, 1};
+        p.c = host_data(ct);
+        p.c_dtype = out;
+        p.c_rs = n;
+        p.c_cs = 1;
+        p.m = m;
+        p.n = n;
+        p.k = k;
+        p.alpha = 0.75f;
+        p.beta = -1.5f;
+        // Room for two tile rows of the f32 copy: bands of 2 * MR rows.
+        g::run_blocked(kern, p, threads, static_cast<std::size_t>(2 * kern.mr * (n + kern.nr)) * sizeof(float));
+        Tensor c3 = cpu_backend().from_host(cv.data(), Shape{1, m, n}, DType::F32);
+        expect_gemm(ct.reshape({1, m, n}), at.reshape({1, m, k}), bt.reshape({1, k, n}), 0.75f, -1.5f, c3,
+                    std::string(kern.name) + (order == g::Resident::APanel ? " A-resident " : " B-resident ") +
+                        std::string(dtype_name(out)) + " threads=" + std::to_string(threads));
+      }
+}

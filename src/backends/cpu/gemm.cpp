@@ -39,7 +39,7 @@ bool has_avx512_bf16() {
 bool has_avx2_fma() {
 #if defined(__x86_64__) && defined(__GNUC__)
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
 #else
   return false;
 #endif
@@ -104,34 +104,6 @@ void run_split(const Plan& plan, const Problem& p) {
   });
 }
 
-// Splits one problem into `threads` rectangles of whole tiles. Each thread
-// packs the A rows and B columns of its rectangle, so the grid that minimises
-// a thread's packing (rows + columns) while keeping the tile counts even wins.
-void run_rects(const Kernel& kern, const Problem& p, int threads) {
-  const std::int64_t MR = kern.mr, NR = kern.nr;
-  const std::int64_t rt = (p.m + MR - 1) / MR, ct = (p.n + NR - 1) / NR;
-  int best_tm = 1;
-  double best_cost = 0;
-  for (int tm = 1; tm <= threads; ++tm) {
-    if (threads % tm) continue;
-    const int tn = threads / tm;
-    if (tm > rt || tn > ct) continue;
-    const double rows = static_cast<double>((rt + tm - 1) / tm), cols = static_cast<double>((ct + tn - 1) / tn);
-    const double cost = rows * cols * static_cast<double>(MR * NR) / 16.0 + rows * MR + cols * NR;
-    if (best_cost == 0 || cost < best_cost) {
-      best_cost = cost;
-      best_tm = tm;
-    }
-  }
-  const int tm = best_tm, tn = threads / best_tm;
-  pool().run(tm * tn, [&](int t) {
-    const std::int64_t r = t / tn, c = t % tn;
-    const std::int64_t r0 = std::min(p.m, rt * r / tm * MR), r1 = std::min(p.m, rt * (r + 1) / tm * MR);
-    const std::int64_t c0 = std::min(p.n, ct * c / tn * NR), c1 = std::min(p.n, ct * (c + 1) / tn * NR);
-    if (r0 < r1 && c0 < c1) run_blocked(kern, sub(p, r0, r1, c0, c1));
-  });
-}
-
 // k == 0: the product is zero, so C = beta * C (beta == 0 writes zeros).
 void scale_c(const Batch& bt) {
   visit_float_dtype(bt.p.c_dtype, [&](auto tag) {
@@ -180,7 +152,7 @@ void run(const Batch& bt) {
     return;
   }
   for (std::int64_t b = 0; b < bt.count; ++b) {
-    if (plan.kind == Plan::Blocked) run_rects(*plan.kern, item(bt, b), threads);
+    if (plan.kind == Plan::Blocked) run_blocked(*plan.kern, item(bt, b), threads);
     else run_split(plan, item(bt, b));
   }
 }

@@ -1,12 +1,14 @@
 #pragma once
 // Blocked GEMM for the CPU backend, GotoBLAS/BLIS style, written for row-major
 // output: C[i, j] is computed by micro-kernels whose vectors run along j.
+// Two loop nests (Kernel::resident):
 //
-//   for ic in M step MC:        Ã = A[ic.., pc..] packed into MR-row panels   (L3)
-//     for pc in K step KC:
-//       for jc in N step NC:    B̃ = B[pc.., jc..] packed into NR-column panels (L2)
-//         for ir in MC step MR:   one Ã panel, reused across the jr loop
-//           for jr in NC step NR: micro-kernel: MR x NR tile of C += Ã_ir · B̃_jr
+//   APanel                                       BPanel
+//   for ic in M step MC:   pack Ã (L3)           for jc in N step NC:
+//     for pc in K step KC:                         for pc in K step KC:   pack B̃ (L3)
+//       for jc in N step NC: pack B̃ (L2)             for ic in M step MC: pack Ã (L2)
+//         for ir: one Ã panel in L1                    for jr: one B̃ panel in L1
+//           for jr: MR x NR tile += Ã_ir · B̃_jr          for ir: tile += Ã_ir · B̃_jr
 //
 // Packing absorbs transposes, strides and input dtype (f16 -> f32, bf16 pairs
 // for vdpbf16ps), so a micro-kernel only ever reads two contiguous panels.
@@ -53,9 +55,15 @@ using PackAFn = void (*)(const Kernel& kern, const Mat& a, std::int64_t rows, st
 // (kernels load whole vectors).
 using PackBFn = void (*)(const Kernel& kern, const Mat& b, std::int64_t kc, std::int64_t cols, void* dst);
 
+// Which micro-panel the innermost loop keeps in L1 while it walks the other:
+// APanel (GotoBLAS: B block in L2, A block in L3) suits kernels whose B panel
+// is the larger, BPanel (BLIS: A block in L2, B block in L3) the others.
+enum class Resident { APanel, BPanel };
+
 struct Kernel {
   const char* name;
   Panel panel;
+  Resident resident;
   int mr, nr;               // register tile
   std::int64_t kc, nc, mc;  // cache blocks (kc in elements of k, even for pairs)
   TileFn tile;
@@ -85,6 +93,9 @@ void pack_b_generic(const Kernel& kern, const Mat& b, std::int64_t kc, std::int6
 // layouts go to the generic code.
 void pack_a_avx512(const Kernel& kern, const Mat& a, std::int64_t rows, std::int64_t kc, void* dst);
 void pack_b_avx512(const Kernel& kern, const Mat& b, std::int64_t kc, std::int64_t cols, void* dst);
+// AVX2 packing: 8 x 8 transposes for A, vector row copies for B (f32 panels).
+void pack_a_avx2(const Kernel& kern, const Mat& a, std::int64_t rows, std::int64_t kc, void* dst);
+void pack_b_avx2(const Kernel& kern, const Mat& b, std::int64_t kc, std::int64_t cols, void* dst);
 
 // C = alpha * A · B + beta * C for one matrix. A and B share a dtype; C has
 // it too (run_blocked alone also takes an f32 C for half-precision inputs).
@@ -98,8 +109,12 @@ struct Problem {
   float alpha = 1.0f, beta = 0.0f;
 };
 
-// Runs one problem on the calling thread with the blocked algorithm.
-void run_blocked(const Kernel& kern, const Problem& p);
+// Runs one problem with the blocked algorithm on `threads` threads of the
+// pool (1: the calling thread alone). A C that is half-precision or strided,
+// with k past one k block, is accumulated in an f32 copy of at most
+// acc_budget bytes, a band of rows at a time.
+constexpr std::size_t kAccBudget = std::size_t(8) << 20;
+void run_blocked(const Kernel& kern, const Problem& p, int threads = 1, std::size_t acc_budget = kAccBudget);
 
 // Runs one problem on the calling thread without packing: for tiny products
 // where packing would cost more than it saves, and for f64.

@@ -1,18 +1,24 @@
-// The blocked loop nest of gemm.hpp for one rectangle of C on the calling
-// thread. Threads each run it on their own rectangle (gemm.cpp): they share
-// nothing, so a busy pool that runs the tasks one after another is no hazard.
+// The blocked loop nests of gemm.hpp. For each (nc, kc) block the B block
+// is packed once into memory all threads read; the mc x nc blocks of C under
+// it are then work items that threads claim one by one, so a thread slowed
+// by another tenant leaves its share to the others. Each step is one
+// fork-join on the pool, so a busy pool that runs the tasks one after another
+// on the caller still computes the right thing.
 #include <algorithm>
 
 #include "gemm.hpp"
 #include "scratch.hpp"
+#include "thread_pool.hpp"
 
 namespace torsh::cpu::gemm {
 namespace {
 
-thread_local Scratch t_pack_a, t_pack_b, t_acc;
+// Shared packed blocks live in the calling thread's scratch, an A block that
+// a work item packs for itself in the scratch of the thread that runs it.
+thread_local Scratch t_pack_a, t_pack_b, t_acc, t_item_a;
 
-// Above this, the f32 accumulator of a half-precision C block caps mc instead.
-constexpr std::size_t kAccBudget = std::size_t(8) << 20;
+// Rows of A packed per k block when items share them (4096 x 256 f32: 4 MB).
+constexpr std::int64_t kBandRows = 4096;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 std::int64_t round_up(std::int64_t a, std::int64_t b) { return ceil_div(a, b) * b; }
@@ -24,51 +30,96 @@ std::int64_t even_block(std::int64_t total, std::int64_t cap, std::int64_t quant
   return std::max(quantum, round_up(ceil_div(total, blocks), quantum));
 }
 
+// fn(task) for task in [0, tasks): on the pool, or inline for one thread.
+template <class F>
+void fork(int threads, std::int64_t tasks, F&& fn) {
+  if (threads <= 1 || tasks <= 1) {
+    for (std::int64_t t = 0; t < tasks; ++t) fn(t);
+    return;
+  }
+  pool().run(static_cast<int>(tasks), [&](int t) { fn(t); });
+}
+
 }  // namespace
 
-void run_blocked(const Kernel& kern, const Problem& p) {
+void run_blocked(const Kernel& kern, const Problem& p, int threads, std::size_t acc_budget) {
   const std::int64_t m = p.m, n = p.n, k = p.k, MR = kern.mr, NR = kern.nr;
   const bool pairs = kern.panel == Panel::Bf16Pairs;
   const std::int64_t kc_blk = even_block(k, kern.kc, pairs ? 2 : 1);
   const std::int64_t nc_blk = even_block(n, kern.nc, NR);
 
   // Where tiles accumulate: C itself when it is f32 with unit column stride;
-  // otherwise an f32 tile (one k block) or an f32 copy of the mc x n block
-  // of C (several k blocks), converted into C after the last k block.
+  // otherwise an f32 tile (one k block) or an f32 copy of a band of rows of
+  // C (several k blocks), converted into C after the last k block. The band
+  // keeps that copy within acc_budget bytes.
   const bool direct = p.c_dtype == DType::F32 && p.c_cs == 1;
   const bool multi_k = k > kc_blk;
-  const std::int64_t ldw = direct ? p.c_rs : multi_k ? round_up(n, NR) : NR;
-  std::int64_t mc_cap = kern.mc;
-  if (!direct && multi_k)
-    mc_cap = std::min<std::int64_t>(mc_cap, std::max<std::int64_t>(MR, kAccBudget / sizeof(float) / ldw));
-  const std::int64_t mc_blk = even_block(m, mc_cap, MR);
+  const bool accumulate = !direct && multi_k;
+  const std::int64_t ldw = round_up(n, NR);
+  const std::int64_t row_cap =
+      accumulate ? std::max<std::int64_t>(MR, static_cast<std::int64_t>(acc_budget / sizeof(float)) / ldw / MR * MR)
+                 : m;
+  const std::int64_t mc_blk = even_block(std::min(row_cap, m), kern.mc, MR);
+  const std::int64_t band = mc_blk * std::max<std::int64_t>(1, std::min(row_cap, kBandRows) / mc_blk);
 
-  auto* abuf = static_cast<char*>(
-      t_pack_a.get(static_cast<std::size_t>(ceil_div(mc_blk, MR)) * a_panel_bytes(kern, kc_blk) + 64));
-  auto* bbuf = static_cast<char*>(
-      t_pack_b.get(static_cast<std::size_t>(ceil_div(nc_blk, NR)) * b_panel_bytes(kern, kc_blk) + 64));
-  float* wbuf = !direct && multi_k
-                    ? static_cast<float*>(t_acc.get(static_cast<std::size_t>(mc_blk * ldw) * sizeof(float)))
-                    : nullptr;
+  // Work items of a band: row blocks times column chunks of the nc block.
+  // One thread takes whole row blocks and packs each A block just before
+  // using it (it is then in L2); threads split the columns as well when there
+  // are too few row blocks to go round evenly, and share A packed up front.
+  const std::int64_t panels_max = ceil_div(nc_blk, NR);
+  auto chunks_for = [&](std::int64_t rb) -> std::int64_t {
+    if (threads <= 1) return 1;
+    for (std::int64_t cb = 1; cb <= panels_max; ++cb)
+      if ((rb * cb) % threads == 0 && rb * cb >= 2 * threads) return cb;
+    return panels_max;
+  };
+
+  const std::size_t a_panel_max = a_panel_bytes(kern, kc_blk), b_panel_max = b_panel_bytes(kern, kc_blk);
+  auto* bbuf = static_cast<char*>(t_pack_b.get(static_cast<std::size_t>(panels_max) * b_panel_max + 64));
+  auto* abuf = static_cast<char*>(t_pack_a.get(static_cast<std::size_t>(ceil_div(band, MR)) * a_panel_max + 64));
+  float* wbuf = accumulate ? static_cast<float*>(
+                                 t_acc.get(static_cast<std::size_t>(std::min(band, m) * ldw) * sizeof(float)))
+                           : nullptr;
   float* c32 = static_cast<float*>(p.c);
 
-  alignas(64) float tile_buf[16 * 64];  // one f32 tile for a half-precision C with one k block
-  for (std::int64_t ic = 0; ic < m; ic += mc_blk) {
-    const std::int64_t mc = std::min(mc_blk, m - ic);
-    for (std::int64_t pc = 0; pc < k; pc += kc_blk) {
-      const std::int64_t kc = std::min(kc_blk, k - pc);
-      const bool first = pc == 0, last = pc + kc >= k;
-      const std::size_t a_panel = a_panel_bytes(kern, kc), b_panel = b_panel_bytes(kern, kc);
-      kern.pack_a(kern, p.a.at(ic, pc), mc, kc, abuf);
-      for (std::int64_t jc = 0; jc < n; jc += nc_blk) {
-        const std::int64_t nc = std::min(nc_blk, n - jc);
-        kern.pack_b(kern, p.b.at(pc, jc), kc, nc, bbuf);
-        for (std::int64_t ir = 0; ir < mc; ir += MR) {
-          const int mr = static_cast<int>(std::min(MR, mc - ir));
-          const char* ap = abuf + ir / MR * a_panel;
-          for (std::int64_t jr = 0; jr < nc; jr += NR) {
-            const int nr = static_cast<int>(std::min(NR, nc - jr));
+  for (std::int64_t i0 = 0; i0 < m; i0 += band) {
+    const std::int64_t i1 = std::min(m, i0 + band);
+    const std::int64_t rb = ceil_div(i1 - i0, mc_blk), cb = chunks_for(rb);
+    const bool shared_a = cb > 1;
+    const std::int64_t a_panels = ceil_div(i1 - i0, MR);
+    for (std::int64_t jc = 0; jc < n; jc += nc_blk) {
+      const std::int64_t nc = std::min(nc_blk, n - jc), panels = ceil_div(nc, NR);
+      for (std::int64_t pc = 0; pc < k; pc += kc_blk) {
+        const std::int64_t kc = std::min(kc_blk, k - pc);
+        const bool first = pc == 0, last = pc + kc >= k;
+        const std::size_t a_panel = a_panel_bytes(kern, kc), b_panel = b_panel_bytes(kern, kc);
+
+        // Each task packs an equal share of the B panels (and of the A panels when shared).
+        const int packers = static_cast<int>(std::min<std::int64_t>(threads, panels));
+        fork(threads, packers, [&](std::int64_t t) {
+          const std::int64_t b0 = panels * t / packers, b1 = panels * (t + 1) / packers;
+          if (b0 < b1)
+            kern.pack_b(kern, p.b.at(pc, jc + b0 * NR), kc, std::min(nc, b1 * NR) - b0 * NR, bbuf + b0 * b_panel);
+          if (!shared_a) return;
+          const std::int64_t a0 = a_panels * t / packers, a1 = a_panels * (t + 1) / packers;
+          if (a0 < a1)
+            kern.pack_a(kern, p.a.at(i0 + a0 * MR, pc), std::min(i1 - i0, a1 * MR) - a0 * MR, kc, abuf + a0 * a_panel);
+        });
+
+        fork(threads, rb * cb, [&](std::int64_t item) {
+          const std::int64_t ic = i0 + item / cb * mc_blk, mc = std::min(mc_blk, i1 - ic);
+          const std::int64_t c = item % cb, j0 = panels * c / cb * NR, j1 = std::min(nc, panels * (c + 1) / cb * NR);
+          const char* ablk = abuf + (ic - i0) / MR * a_panel;
+          if (!shared_a) {
+            auto* own = static_cast<char*>(t_item_a.get(static_cast<std::size_t>(ceil_div(mc_blk, MR)) * a_panel_max + 64));
+            kern.pack_a(kern, p.a.at(ic, pc), mc, kc, own);
+            ablk = own;
+          }
+          alignas(64) float tile_buf[16 * 64];  // one f32 tile for a half-precision C with one k block
+          auto tile = [&](std::int64_t ir, std::int64_t jr) {
+            const char* ap = ablk + ir / MR * a_panel;
             const char* bp = bbuf + jr / NR * b_panel;
+            const int mr = static_cast<int>(std::min(MR, mc - ir)), nr = static_cast<int>(std::min(NR, nc - jr));
             const std::int64_t i = ic + ir, j = jc + jr;
             if (direct) {
               kern.tile(mr, nr, kc, ap, bp, c32 + i * p.c_rs + j, p.c_rs, p.alpha, first ? p.beta : 1.0f);
@@ -76,12 +127,19 @@ void run_blocked(const Kernel& kern, const Problem& p) {
               kern.tile(mr, nr, kc, ap, bp, tile_buf, NR, 1.0f, 0.0f);
               store_tile(tile_buf, NR, p, i, j, mr, nr);
             } else {
-              float* w = wbuf + ir * ldw + j;
+              float* w = wbuf + (i - i0) * ldw + j;
               kern.tile(mr, nr, kc, ap, bp, w, ldw, 1.0f, first ? 0.0f : 1.0f);
               if (last) store_tile(w, ldw, p, i, j, mr, nr);
             }
+          };
+          if (kern.resident == Resident::APanel) {
+            for (std::int64_t ir = 0; ir < mc; ir += MR)
+              for (std::int64_t jr = j0; jr < j1; jr += NR) tile(ir, jr);
+          } else {
+            for (std::int64_t jr = j0; jr < j1; jr += NR)
+              for (std::int64_t ir = 0; ir < mc; ir += MR) tile(ir, jr);
           }
-        }
+        });
       }
     }
   }

@@ -9,7 +9,7 @@ namespace torsh::cpu::gemm {
 namespace {
 
 constexpr int kMR = 6, kNR = 16;
-constexpr int kPrefetch = 16;  // k steps ahead: 1 KB of B panel
+constexpr int kPrefetch = 16;  // k steps ahead along the A panel, which streams from L2
 
 #define TORSH_AVX2 __attribute__((target("avx2,fma"), always_inline)) inline
 
@@ -25,12 +25,16 @@ struct Avx2F32 {
     const float* b = static_cast<const float*>(pb);
     __m256 acc[M][NV];
 #pragma GCC unroll 8
-    for (int i = 0; i < M; ++i)
+    for (int i = 0; i < M; ++i) {
+      // C comes from L3 or memory; its first and last line are fetched while the k loop runs.
+      _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 8 * NV - 1), _MM_HINT_T0);
 #pragma GCC unroll 2
       for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_setzero_ps();
+    }
 #pragma GCC unroll 4
     for (std::int64_t p = 0; p < kc; ++p) {
-      _mm_prefetch(reinterpret_cast<const char*>(b + kPrefetch * kNR), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(a + kPrefetch * kMR), _MM_HINT_T0);
       __m256 bv[NV];
 #pragma GCC unroll 2
       for (int v = 0; v < NV; ++v) bv[v] = _mm256_load_ps(b + 8 * v);
@@ -80,8 +84,10 @@ void tile(int mr, int nr, std::int64_t kc, const void* a, const void* b, float* 
 }  // namespace
 
 const Kernel& kernel_avx2_f32() {
-  // kc x nc of B (384 KB) fits the L2 of AVX2-era cores from 512 KB up.
-  static const Kernel k{"avx2-f32-6x16", Panel::F32, kMR, kNR, 256, 384, 960, &tile, &pack_a_generic, &pack_b_generic};
+  // BLIS order: a 16 KB B panel (kc = 256) stays in L1, the mc x kc A block
+  // in L2, the kc x nc B block in L3.
+  static const Kernel k{"avx2-f32-6x16", Panel::F32, Resident::BPanel, kMR, kNR, 256, 4080, 120,
+                        &tile, &pack_a_avx2, &pack_b_avx2};
   return k;
 }
 

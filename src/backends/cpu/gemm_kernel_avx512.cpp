@@ -75,7 +75,7 @@ void tile(int mr, int nr, std::int64_t kc, const void* a, const void* b, float* 
 const Kernel& kernel_avx512_f32() {
   // kc: a 14 x kc A panel (21 KB) stays in L1 across a row of tiles; kc x nc of
   // B (768 KB) in the 1 MB L2; mc x kc of A (1.5 MB) in L3.
-  static const Kernel k{"avx512-f32-14x32", Panel::F32, kMR, kNR, 384, 512, 1008, &tile, &pack_a_avx512, &pack_b_avx512};
+  static const Kernel k{"avx512-f32-14x32", Panel::F32, Resident::APanel, kMR, kNR, 384, 512, 1008, &tile, &pack_a_avx512, &pack_b_avx512};
   return k;
 }
 

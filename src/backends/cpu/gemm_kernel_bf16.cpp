@@ -75,7 +75,7 @@ void tile(int mr, int nr, std::int64_t kc, const void* a, const void* b, float* 
 
 const Kernel& kernel_avx512_bf16() {
   // Same footprints as the f32 kernel with half the bytes per k: kc doubles.
-  static const Kernel k{"avx512bf16-14x32", Panel::Bf16Pairs, kMR, kNR, 768, 512, 1008, &tile, &pack_a_avx512, &pack_b_avx512};
+  static const Kernel k{"avx512bf16-14x32", Panel::Bf16Pairs, Resident::APanel, kMR, kNR, 768, 512, 1008, &tile, &pack_a_avx512, &pack_b_avx512};
   return k;
 }
 
