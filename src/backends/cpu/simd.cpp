@@ -1,5 +1,7 @@
 #include "simd.hpp"
 
+#include "simd_avx2.hpp"
+
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -8,10 +10,11 @@ namespace torsh::cpu::simd {
 namespace {
 
 // exp: Cody-Waite reduction to r in [-ln2/2, ln2/2] and the Cephes expf
-// polynomial; ~1 ulp. Below -87.3 the result flushes to 0 (the true value is
-// subnormal); NaN propagates.
+// polynomial; ~1 ulp. Above ln(FLT_MAX) the result is inf; below -87.3 it
+// flushes to 0 (the true value is subnormal); NaN propagates. At the top n
+// reaches 128, whose 2^n is no float, so it is applied as 2^127 * 2.
 inline float exp_f32(float x) {
-  const float hi = 88.3762626647949f, lo = -87.3365447504f;
+  const float hi = 88.72283905f, lo = -87.3365447504f;
   float xc = x < lo ? lo : x;  // NaN passes through both selects and is restored below
   xc = xc > hi ? hi : xc;
   const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest
@@ -24,9 +27,10 @@ inline float exp_f32(float x) {
   p = p * r + 1.6666665459E-1f;
   p = p * r + 5.0000001201E-1f;
   p = p * r * r + r + 1.0f;
-  const std::int32_t e = static_cast<std::int32_t>(n) + 127;
+  const float nc = n < 127.0f ? n : 127.0f;
+  const std::int32_t e = static_cast<std::int32_t>(nc) + 127;
   const float scale = std::bit_cast<float>(static_cast<std::uint32_t>(e) << 23);
-  float y = p * scale;
+  float y = p * scale * (n - nc + 1.0f);
   y = x < lo ? 0.0f : y;
   y = x > hi ? std::numeric_limits<float>::infinity() : y;
   return x != x ? x : y;
@@ -72,8 +76,8 @@ inline float lane_sum(std::int64_t n, F term) {
   return acc[0] + s;
 }
 
-// The max of x[0, n), and in `probe` the sum of x * 0 (NaN when the row holds
-// a NaN or an infinity).
+// The max of x[0, n), and in `probe` the sum of x * 0 over x > -inf (NaN
+// when the row holds a NaN or +inf).
 inline float lane_max(const float* x, std::int64_t n, float& probe) {
   float acc[kLanes], pr[kLanes] = {};
   for (int l = 0; l < kLanes; ++l) acc[l] = -std::numeric_limits<float>::infinity();
@@ -81,12 +85,12 @@ inline float lane_max(const float* x, std::int64_t n, float& probe) {
   for (; i + kLanes <= n; i += kLanes)
     for (int l = 0; l < kLanes; ++l) {
       acc[l] = x[i + l] > acc[l] ? x[i + l] : acc[l];
-      pr[l] += x[i + l] * 0.0f;
+      pr[l] += x[i + l] > -std::numeric_limits<float>::infinity() ? x[i + l] * 0.0f : 0.0f;
     }
   float m = -std::numeric_limits<float>::infinity(), p = 0.0f;
   for (; i < n; ++i) {
     m = x[i] > m ? x[i] : m;
-    p += x[i] * 0.0f;
+    p += x[i] > -std::numeric_limits<float>::infinity() ? x[i] * 0.0f : 0.0f;
   }
   for (int l = 0; l < kLanes; ++l) {
     m = acc[l] > m ? acc[l] : m;
@@ -104,7 +108,7 @@ inline void map(const float* x, float* y, std::int64_t n, F f) {
 }  // namespace
 
 TORSH_SIMD_CLONES
-void unary_f32(rt::UnaryOp op, const float* x, float* y, std::int64_t n) {
+void unary_f32_portable(rt::UnaryOp op, const float* x, float* y, std::int64_t n) {
   using U = rt::UnaryOp;
   switch (op) {
     case U::Neg: return map(x, y, n, [](float v) { return -v; });
@@ -154,18 +158,18 @@ void binary_f32(rt::BinaryOp op, const float* a, const float* b, std::int64_t bs
 }
 
 TORSH_SIMD_CLONES
-void softmax_row_f32(const float* x, float* y, std::int64_t n, bool log) {
-  // One pass finds the max and, as the sum of x * 0, whether the row holds a
-  // NaN or an infinity (NaN compares false, so the max alone misses it; an
-  // infinity gives inf - inf below). Either poisons the row, as in PyTorch.
+void softmax_row_f32_portable(const float* x, float* y, std::int64_t n, bool log) {
+  // One pass finds the max and, as the sum of x * 0 over the values above
+  // -inf, whether the row holds a NaN or +inf (NaN compares false, so the max
+  // alone misses it). Either poisons the row, as does a row of -inf (0/0), as
+  // in PyTorch; -inf beside finite values gives probability 0.
   float probe = 0.0f;
   const float mx = lane_max(x, n, probe);
-  if (probe != probe) {
+  if (probe != probe || mx == -std::numeric_limits<float>::infinity()) {
     for (std::int64_t i = 0; i < n; ++i) y[i] = std::numeric_limits<float>::quiet_NaN();
     return;
   }
-  // A row of -inf stays finite: exp(-inf - -inf) would be NaN; the sum is 0 and the result 0/0 = NaN, as PyTorch.
-  const float shift = mx == -std::numeric_limits<float>::infinity() ? 0.0f : mx;
+  const float shift = mx;
   if (log) {
     const float lse = std::log(lane_sum(n, [&](std::int64_t i) { return exp_f32(x[i] - shift); }));
     for (std::int64_t i = 0; i < n; ++i) y[i] = x[i] - shift - lse;
@@ -179,6 +183,16 @@ void softmax_row_f32(const float* x, float* y, std::int64_t n, bool log) {
     const float inv = 1.0f / sum;
     for (std::int64_t i = 0; i < n; ++i) y[i] *= inv;
   }
+}
+
+void unary_f32(rt::UnaryOp op, const float* x, float* y, std::int64_t n) {
+  if (avx2_fma_usable() && unary_f32_avx2(op, x, y, n)) return;
+  unary_f32_portable(op, x, y, n);
+}
+
+void softmax_row_f32(const float* x, float* y, std::int64_t n, bool log) {
+  if (avx2_fma_usable()) return softmax_row_f32_avx2(x, y, n, log);
+  softmax_row_f32_portable(x, y, n, log);
 }
 
 TORSH_SIMD_CLONES

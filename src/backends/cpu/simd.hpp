@@ -16,6 +16,10 @@
 namespace torsh::cpu::simd {
 
 void unary_f32(rt::UnaryOp op, const float* x, float* y, std::int64_t n);
+// The target_clones loops alone, without the AVX2 bodies of simd_avx2.cpp:
+// what CPUs without AVX2 run, callable anywhere so tests check both.
+void unary_f32_portable(rt::UnaryOp op, const float* x, float* y, std::int64_t n);
+void softmax_row_f32_portable(const float* x, float* y, std::int64_t n, bool log);
 // b_stride is 1 (elementwise) or 0 (b is one scalar broadcast along the run).
 void binary_f32(rt::BinaryOp op, const float* a, const float* b, std::int64_t b_stride, float* out, std::int64_t n);
 void softmax_row_f32(const float* x, float* y, std::int64_t n, bool log);

@@ -1,0 +1,242 @@
+// AVX2 + FMA bodies for the loops of simd.hpp whose cost is transcendental
+// math rather than memory: GCC's auto-vectorised versions of softmax and the
+// exp-based activations spill, and do the row max one lane at a time. Same
+// formulas and constants as the portable code in simd.cpp, so results agree
+// to rounding. Tails run through masked loads and stores, never past n.
+#include "simd_avx2.hpp"
+
+#include <cmath>
+#include <limits>
+
+namespace torsh::cpu::simd {
+
+bool avx2_fma_usable() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool ok = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  }();
+  return ok;
+#else
+  return false;
+#endif
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+// Everything below, lambdas included, is AVX2 code: callers check
+// avx2_fma_usable() first.
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+// GCC 12 warns that lambdas taking __m256 change the ABI, although the
+// pragma compiles them with AVX as well; they are all inlined here.
+#pragma GCC diagnostic ignored "-Wpsabi"
+#define TORSH_AVX2_INLINE __attribute__((always_inline)) inline
+
+namespace {
+
+TORSH_AVX2_INLINE __m256i tail_mask(std::int64_t n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// ln(FLT_MAX), and the x below which exp(x) is subnormal (flushed to 0).
+constexpr float kExpHi = 88.72283905f, kExpLo = -87.3365447504f;
+
+// exp(x) for x already clamped to [kExpLo, kExpHi]: Cody-Waite reduction and
+// the Cephes polynomial (~1 ulp), as exp_f32 in simd.cpp. Near the top n
+// reaches 128, whose 2^n is no float: with kBig it is applied as 2^127 * 2.
+template <bool kBig>
+TORSH_AVX2_INLINE __m256 exp_core(__m256 x) {
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.9875691500E-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507E-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073E-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894E-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459E-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201E-1f));
+  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  const __m256 nc = kBig ? _mm256_min_ps(n, _mm256_set1_ps(127.0f)) : n;
+  const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(nc), _mm256_set1_epi32(127)), 23);
+  const __m256 y = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+  return kBig ? _mm256_mul_ps(y, _mm256_add_ps(_mm256_sub_ps(n, nc), _mm256_set1_ps(1.0f))) : y;
+}
+
+// exp(x) for x <= 0 or NaN-free inputs that cannot overflow: 0 below kExpLo
+// (also for -inf).
+TORSH_AVX2_INLINE __m256 exp_nonpos(__m256 x) {
+  const __m256 lo = _mm256_set1_ps(kExpLo);
+  const __m256 y = exp_core<false>(_mm256_max_ps(x, lo));
+  return _mm256_andnot_ps(_mm256_cmp_ps(x, lo, _CMP_LT_OQ), y);
+}
+
+// exp(x) over the whole range: 0 below kExpLo, inf above kExpHi, NaN kept.
+TORSH_AVX2_INLINE __m256 exp_full(__m256 x) {
+  const __m256 lo = _mm256_set1_ps(kExpLo), hi = _mm256_set1_ps(kExpHi);
+  __m256 y = exp_core<true>(_mm256_min_ps(_mm256_max_ps(x, lo), hi));
+  y = _mm256_andnot_ps(_mm256_cmp_ps(x, lo, _CMP_LT_OQ), y);
+  y = _mm256_blendv_ps(y, _mm256_set1_ps(std::numeric_limits<float>::infinity()), _mm256_cmp_ps(x, hi, _CMP_GT_OQ));
+  return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+
+TORSH_AVX2_INLINE __m256 abs_ps(__m256 x) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x); }
+TORSH_AVX2_INLINE __m256 copysign_ps(__m256 mag, __m256 sign) {
+  const __m256 s = _mm256_set1_ps(-0.0f);
+  return _mm256_or_ps(_mm256_andnot_ps(s, mag), _mm256_and_ps(s, sign));
+}
+
+// erf: Abramowitz & Stegun 7.1.26 (absolute error <= 1.5e-7), odd extension.
+TORSH_AVX2_INLINE __m256 erf_ps(__m256 x) {
+  const __m256 ax = abs_ps(x), one = _mm256_set1_ps(1.0f);
+  const __m256 t = _mm256_div_ps(one, _mm256_fmadd_ps(_mm256_set1_ps(0.3275911f), ax, one));
+  __m256 p = _mm256_set1_ps(1.061405429f);
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-1.453152027f));
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(1.421413741f));
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-0.284496736f));
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.254829592f));
+  p = _mm256_mul_ps(p, t);
+  const __m256 e = exp_nonpos(_mm256_mul_ps(_mm256_sub_ps(_mm256_setzero_ps(), ax), ax));
+  return copysign_ps(_mm256_fnmadd_ps(p, e, one), x);
+}
+
+// tanh: 1 - 2 / (exp(2|x|) + 1), an odd Taylor polynomial below 0.125.
+TORSH_AVX2_INLINE __m256 tanh_ps(__m256 x) {
+  const __m256 ax = abs_ps(x), one = _mm256_set1_ps(1.0f);
+  const __m256 e = exp_core<false>(_mm256_mul_ps(_mm256_set1_ps(2.0f), _mm256_min_ps(ax, _mm256_set1_ps(20.0f))));
+  const __m256 big = _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, one)));
+  const __m256 x2 = _mm256_mul_ps(x, x);
+  __m256 p = _mm256_set1_ps(0.021869488f);
+  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(-0.053968254f));
+  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(0.133333333f));
+  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(-0.333333333f));
+  p = _mm256_fmadd_ps(p, x2, one);
+  const __m256 small = _mm256_mul_ps(ax, p);
+  const __m256 y = copysign_ps(_mm256_blendv_ps(big, small, _mm256_cmp_ps(ax, _mm256_set1_ps(0.125f), _CMP_LT_OQ)), x);
+  return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+
+TORSH_AVX2_INLINE __m256 sigmoid_ps(__m256 x) {
+  const __m256 one = _mm256_set1_ps(1.0f);
+  return _mm256_div_ps(one, _mm256_add_ps(one, exp_full(_mm256_sub_ps(_mm256_setzero_ps(), x))));
+}
+
+template <class F>
+TORSH_AVX2_INLINE void map(const float* x, float* y, std::int64_t n, F f) {
+  std::int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, f(_mm256_loadu_ps(x + i)));
+  if (i < n) {
+    const __m256i m = tail_mask(n - i);
+    _mm256_maskstore_ps(y + i, m, f(_mm256_maskload_ps(x + i, m)));
+  }
+}
+
+TORSH_AVX2_INLINE float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+TORSH_AVX2_INLINE float hmax(__m256 v) {
+  __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_max_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+}  // namespace
+
+bool unary_f32_avx2(rt::UnaryOp op, const float* x, float* y, std::int64_t n) {
+  using U = rt::UnaryOp;
+  const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f);
+  switch (op) {
+    case U::Exp: map(x, y, n, [](__m256 v) { return exp_full(v); }); return true;
+    case U::Tanh: map(x, y, n, [](__m256 v) { return tanh_ps(v); }); return true;
+    case U::Sigmoid: map(x, y, n, [](__m256 v) { return sigmoid_ps(v); }); return true;
+    case U::Silu: map(x, y, n, [](__m256 v) { return _mm256_mul_ps(v, sigmoid_ps(v)); }); return true;
+    case U::Gelu:
+      map(x, y, n, [&](__m256 v) {
+        const __m256 e = erf_ps(_mm256_mul_ps(v, _mm256_set1_ps(0.70710678118654752f)));
+        return _mm256_mul_ps(_mm256_mul_ps(half, v), _mm256_add_ps(one, e));
+      });
+      return true;
+    case U::GeluTanh:
+      map(x, y, n, [&](__m256 v) {
+        const __m256 v3 = _mm256_mul_ps(_mm256_mul_ps(v, v), v);
+        const __m256 in = _mm256_mul_ps(_mm256_set1_ps(0.79788456080286535588f),
+                                        _mm256_fmadd_ps(_mm256_set1_ps(0.044715f), v3, v));
+        return _mm256_mul_ps(_mm256_mul_ps(half, v), _mm256_add_ps(one, tanh_ps(in)));
+      });
+      return true;
+    default: return false;
+  }
+}
+
+void softmax_row_f32_avx2(const float* x, float* y, std::int64_t n, bool log) {
+  const float kInf = std::numeric_limits<float>::infinity();
+  // Pass 1: the max, and whether any lane is NaN.
+  const __m256 ninf = _mm256_set1_ps(-kInf);
+  __m256 mx0 = ninf, mx1 = ninf, nan = _mm256_setzero_ps();
+  std::int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256 a = _mm256_loadu_ps(x + i), b = _mm256_loadu_ps(x + i + 8);
+    mx0 = _mm256_max_ps(mx0, a);
+    mx1 = _mm256_max_ps(mx1, b);
+    nan = _mm256_or_ps(nan, _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
+  }
+  for (; i < n; i += 8) {
+    const __m256i m = tail_mask(n - i);
+    const __m256 a = _mm256_blendv_ps(ninf, _mm256_maskload_ps(x + i, m), _mm256_castsi256_ps(m));
+    mx0 = _mm256_max_ps(mx0, a);
+    nan = _mm256_or_ps(nan, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
+  }
+  const float mx = hmax(_mm256_max_ps(mx0, mx1));
+  // A NaN or +inf anywhere, or a row of -inf (0/0), makes the whole row NaN,
+  // as in PyTorch; -inf entries beside finite ones give probability 0.
+  if (_mm256_movemask_ps(nan) != 0 || mx == kInf || mx == -kInf) {
+    const __m256 q = _mm256_set1_ps(std::numeric_limits<float>::quiet_NaN());
+    for (i = 0; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, q);
+    if (i < n) _mm256_maskstore_ps(y + i, tail_mask(n - i), q);
+    return;
+  }
+  // Pass 2: exp(x - max), written (softmax) and summed.
+  const __m256 vmx = _mm256_set1_ps(mx);
+  __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+  for (i = 0; i + 16 <= n; i += 16) {
+    const __m256 a = exp_nonpos(_mm256_sub_ps(_mm256_loadu_ps(x + i), vmx));
+    const __m256 b = exp_nonpos(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8), vmx));
+    if (!log) {
+      _mm256_storeu_ps(y + i, a);
+      _mm256_storeu_ps(y + i + 8, b);
+    }
+    s0 = _mm256_add_ps(s0, a);
+    s1 = _mm256_add_ps(s1, b);
+  }
+  for (; i < n; i += 8) {
+    const __m256i m = tail_mask(n - i);
+    const __m256 a = _mm256_and_ps(exp_nonpos(_mm256_sub_ps(_mm256_maskload_ps(x + i, m), vmx)), _mm256_castsi256_ps(m));
+    if (!log) _mm256_maskstore_ps(y + i, m, a);
+    s0 = _mm256_add_ps(s0, a);
+  }
+  const float sum = hsum(_mm256_add_ps(s0, s1));
+  // Pass 3: normalise (softmax) or subtract max + log(sum) (log_softmax).
+  if (log) {
+    const __m256 lse = _mm256_set1_ps(std::log(sum));
+    map(x, y, n, [&](__m256 v) { return _mm256_sub_ps(_mm256_sub_ps(v, vmx), lse); });
+  } else {
+    const __m256 inv = _mm256_set1_ps(1.0f / sum);
+    map(y, y, n, [&](__m256 v) { return _mm256_mul_ps(v, inv); });
+  }
+}
+
+#pragma GCC pop_options
+
+#else  // no x86: avx2_fma_usable() is false and these are never called.
+bool unary_f32_avx2(rt::UnaryOp, const float*, float*, std::int64_t) { return false; }
+void softmax_row_f32_avx2(const float*, float*, std::int64_t, bool) {}
+#endif
+
+}  // namespace torsh::cpu::simd

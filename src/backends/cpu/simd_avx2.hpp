@@ -1,0 +1,15 @@
+#pragma once
+// AVX2 + FMA versions of the simd.hpp loops that are bound by vector math
+// (simd_avx2.cpp); simd.cpp calls them when avx2_fma_usable().
+#include <cstdint>
+
+#include "torsh/runtime/op_args.hpp"
+
+namespace torsh::cpu::simd {
+
+bool avx2_fma_usable();
+// False when `op` has no AVX2 body here (the caller runs the portable loop).
+bool unary_f32_avx2(rt::UnaryOp op, const float* x, float* y, std::int64_t n);
+void softmax_row_f32_avx2(const float* x, float* y, std::int64_t n, bool log);
+
+}  // namespace torsh::cpu::simd

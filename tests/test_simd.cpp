@@ -1,0 +1,145 @@
+// The contiguous f32 loops of the CPU backend, both the AVX2 bodies (when this
+// CPU has AVX2) and the portable target_clones loops, against double-precision
+// references: every length up to 40 (vector bodies and masked tails), special
+// values, and a sentinel past the end that must survive.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/simd.hpp"
+#include "backends/cpu/simd_avx2.hpp"
+
+namespace simd = torsh::cpu::simd;
+using torsh::rt::UnaryOp;
+
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kSentinel = 12345.0f;
+
+double reference(UnaryOp op, double x) {
+  switch (op) {
+    case UnaryOp::Exp: return std::exp(x);
+    case UnaryOp::Tanh: return std::tanh(x);
+    case UnaryOp::Sigmoid: return 1.0 / (1.0 + std::exp(-x));
+    case UnaryOp::Silu: return x / (1.0 + std::exp(-x));
+    case UnaryOp::Gelu: return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+    case UnaryOp::GeluTanh:
+      return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+    default: return std::nan("");
+  }
+}
+
+std::vector<float> inputs(std::size_t n, unsigned seed) {
+  const float specials[] = {0.0f, -0.0f, 1e-30f, -1e-30f, 0.1f, -0.1f, 1.0f, -1.0f, 5.0f, -5.0f, 20.0f, -20.0f,
+                            87.0f, -87.0f, 88.5f, -88.5f, 100.0f, -100.0f, 1e4f, -1e4f, kInf, -kInf,
+                            std::nanf("")};
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 4.0f);
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = i % 3 == 0 ? specials[(i / 3 + seed) % std::size(specials)] : normal(rng);
+  return v;
+}
+
+void check_unary(UnaryOp op, const char* name, bool portable) {
+  for (std::size_t n : {0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 23, 31, 33, 40, 1023}) {
+    const auto x = inputs(n, static_cast<unsigned>(n));
+    std::vector<float> y(n + 1, kSentinel);
+    if (portable) simd::unary_f32_portable(op, x.data(), y.data(), static_cast<std::int64_t>(n));
+    else simd::unary_f32(op, x.data(), y.data(), static_cast<std::int64_t>(n));
+    EXPECT_EQ(y[n], kSentinel) << name << " wrote past n = " << n;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double ref = reference(op, x[i]);
+      const std::string where = std::string(name) + (portable ? " portable" : "") + " x=" + std::to_string(x[i]);
+      if (std::isnan(ref)) {
+        EXPECT_TRUE(std::isnan(y[i])) << where << " got " << y[i];
+      } else if (std::isinf(ref) || std::fabs(ref) > 3.4e38) {
+        EXPECT_EQ(y[i], ref > 0 ? kInf : -kInf) << where;
+      } else {
+        // The erf approximation is good to 1.5e-7 absolute; the rest to a few ulp.
+        const double abs_part = op == UnaryOp::Exp ? 0.0 : 2e-6 * (1.0 + std::fabs(x[i]));
+        const double tol = abs_part + 4e-6 * std::fabs(ref) + 1.2e-38;
+        EXPECT_NEAR(y[i], ref, tol) << where;
+      }
+    }
+  }
+}
+
+// Softmax semantics of PyTorch: a NaN or +inf anywhere, or a row of -inf,
+// gives a row of NaN; -inf beside finite values gives 0 (log: -inf).
+void check_softmax_row(const std::vector<float>& x, bool log, bool portable, const std::string& what) {
+  const std::size_t n = x.size();
+  std::vector<float> y(n + 1, kSentinel);
+  if (portable) simd::softmax_row_f32_portable(x.data(), y.data(), static_cast<std::int64_t>(n), log);
+  else simd::softmax_row_f32(x.data(), y.data(), static_cast<std::int64_t>(n), log);
+  const std::string where = what + (log ? " log" : "") + (portable ? " portable" : "") + " n=" + std::to_string(n);
+  EXPECT_EQ(y[n], kSentinel) << where << ": wrote past n";
+  double mx = -INFINITY;
+  bool poison = false;
+  for (float v : x) {
+    poison |= std::isnan(v) || v == kInf;
+    mx = std::max(mx, static_cast<double>(v));
+  }
+  poison |= mx == -INFINITY;
+  double sum = 0;
+  if (!poison)
+    for (float v : x) sum += std::exp(v - mx);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (poison) {
+      EXPECT_TRUE(std::isnan(y[i])) << where << " i=" << i;
+      continue;
+    }
+    if (log) {
+      const double ref = x[i] - mx - std::log(sum);
+      if (std::isinf(ref)) EXPECT_EQ(y[i], -kInf) << where << " i=" << i;
+      else EXPECT_NEAR(y[i], ref, 1e-5 + 2.5e-7 * std::fabs(ref)) << where << " i=" << i;
+    } else {
+      EXPECT_NEAR(y[i], std::exp(x[i] - mx) / sum, 1e-6) << where << " i=" << i;
+    }
+  }
+}
+
+}  // namespace
+
+TEST(Simd, UnaryActivationsMatchDouble) {
+  const std::pair<UnaryOp, const char*> ops[] = {{UnaryOp::Exp, "exp"},         {UnaryOp::Tanh, "tanh"},
+                                                 {UnaryOp::Sigmoid, "sigmoid"}, {UnaryOp::Silu, "silu"},
+                                                 {UnaryOp::Gelu, "gelu"},       {UnaryOp::GeluTanh, "gelu_tanh"}};
+  for (auto [op, name] : ops) {
+    check_unary(op, name, false);
+    check_unary(op, name, true);
+  }
+  if (!simd::avx2_fma_usable()) GTEST_SKIP() << "no AVX2+FMA on this CPU: only the portable loops were checked";
+}
+
+TEST(Simd, SoftmaxRowsMatchDouble) {
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  for (bool portable : {false, true})
+    for (bool log : {false, true})
+      for (std::size_t n : {1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 40, 1023, 4096}) {
+        std::vector<float> x(n);
+        for (auto& v : x) v = normal(rng);
+        check_softmax_row(x, log, portable, "random");
+        auto big = x;
+        big[n / 2] = 1e4f;
+        check_softmax_row(big, log, portable, "1e4");
+        if (n > 1) {
+          auto masked = x;  // attention-style mask: -inf entries, one at the tail
+          for (std::size_t i = 0; i < n; i += 3) masked[i] = -kInf;
+          masked[n - 1] = -kInf;
+          check_softmax_row(masked, log, portable, "masked");
+        }
+        check_softmax_row(std::vector<float>(n, -kInf), log, portable, "all -inf");
+        auto with_nan = x;
+        with_nan[n - 1] = std::nanf("");
+        check_softmax_row(with_nan, log, portable, "NaN at the tail");
+        auto with_inf = x;
+        with_inf[0] = kInf;
+        check_softmax_row(with_inf, log, portable, "+inf");
+      }
+}
