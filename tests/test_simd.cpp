@@ -143,3 +143,39 @@ TEST(Simd, SoftmaxRowsMatchDouble) {
         check_softmax_row(with_inf, log, portable, "+inf");
       }
 }
+
+TEST(Simd, NormRowsMatchDouble) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  for (bool portable : {false, true})
+    for (bool rms : {false, true})
+      for (int affine = 0; affine < 4; ++affine)
+        for (std::size_t n : {1, 2, 7, 8, 9, 17, 31, 32, 33, 40, 1023, 4096}) {
+          std::vector<float> x(n), w(n), b(n);
+          for (std::size_t i = 0; i < n; ++i) {
+            x[i] = 100.0f + normal(rng);  // far from zero: a one-pass variance would cancel
+            w[i] = normal(rng);
+            b[i] = normal(rng);
+          }
+          const float* wp = affine & 1 ? w.data() : nullptr;
+          const float* bp = affine & 2 ? b.data() : nullptr;
+          std::vector<float> y(n + 1, kSentinel);
+          const float eps = 1e-5f;
+          if (portable) simd::norm_row_f32_portable(x.data(), y.data(), wp, bp, static_cast<std::int64_t>(n), eps, rms);
+          else simd::norm_row_f32(x.data(), y.data(), wp, bp, static_cast<std::int64_t>(n), eps, rms);
+          const std::string where = std::string(rms ? "rms_norm" : "layer_norm") + (portable ? " portable" : "") +
+                                    " affine=" + std::to_string(affine) + " n=" + std::to_string(n);
+          EXPECT_EQ(y[n], kSentinel) << where << ": wrote past n";
+          double mean = 0, ss = 0;
+          if (!rms) {
+            for (float v : x) mean += v;
+            mean /= static_cast<double>(n);
+          }
+          for (float v : x) ss += (v - mean) * (v - mean);
+          const double inv = 1.0 / std::sqrt(ss / static_cast<double>(n) + eps);
+          for (std::size_t i = 0; i < n; ++i) {
+            const double ref = (x[i] - mean) * inv * (wp ? w[i] : 1.0) + (bp ? b[i] : 0.0);
+            EXPECT_NEAR(y[i], ref, 2e-4 * (1.0 + std::fabs(ref))) << where << " i=" << i;
+          }
+        }
+}

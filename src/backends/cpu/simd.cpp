@@ -195,8 +195,13 @@ void softmax_row_f32(const float* x, float* y, std::int64_t n, bool log) {
   softmax_row_f32_portable(x, y, n, log);
 }
 
-TORSH_SIMD_CLONES
 void norm_row_f32(const float* x, float* y, const float* w, const float* b, std::int64_t n, float eps, bool rms) {
+  if (avx2_fma_usable()) return norm_row_f32_avx2(x, y, w, b, n, eps, rms);
+  norm_row_f32_portable(x, y, w, b, n, eps, rms);
+}
+
+TORSH_SIMD_CLONES
+void norm_row_f32_portable(const float* x, float* y, const float* w, const float* b, std::int64_t n, float eps, bool rms) {
   const float mean = rms ? 0.0f : lane_sum(n, [&](std::int64_t i) { return x[i]; }) / static_cast<float>(n);
   const float ss = lane_sum(n, [&](std::int64_t i) {
     const float d = x[i] - mean;

@@ -1,6 +1,6 @@
-// AVX2 + FMA bodies for the loops of simd.hpp whose cost is transcendental
-// math rather than memory: GCC's auto-vectorised versions of softmax and the
-// exp-based activations spill, and do the row max one lane at a time. Same
+// AVX2 + FMA bodies for the row loops of simd.hpp that GCC's auto-vectoriser
+// handles poorly: softmax and the exp-based activations spill and do the row
+// max one lane at a time, and the row reductions of the norms run short. Same
 // formulas and constants as the portable code in simd.cpp, so results agree
 // to rounding. Tails run through masked loads and stores, never past n.
 #include "simd_avx2.hpp"
@@ -232,11 +232,50 @@ void softmax_row_f32_avx2(const float* x, float* y, std::int64_t n, bool log) {
   }
 }
 
+void norm_row_f32_avx2(const float* x, float* y, const float* w, const float* b, std::int64_t n, float eps, bool rms) {
+  // Two reductions over the row (mean, then squared deviations: no
+  // cancellation for rows far from zero) and one output pass; the row stays in
+  // L1 between them.
+  auto reduce = [&](auto term) {
+    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
+    std::int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+      s0 = _mm256_add_ps(s0, term(_mm256_loadu_ps(x + i)));
+      s1 = _mm256_add_ps(s1, term(_mm256_loadu_ps(x + i + 8)));
+      s2 = _mm256_add_ps(s2, term(_mm256_loadu_ps(x + i + 16)));
+      s3 = _mm256_add_ps(s3, term(_mm256_loadu_ps(x + i + 24)));
+    }
+    for (; i < n; i += 8) {
+      const __m256i m = tail_mask(n - i);
+      s0 = _mm256_add_ps(s0, _mm256_and_ps(term(_mm256_maskload_ps(x + i, m)), _mm256_castsi256_ps(m)));
+    }
+    return hsum(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
+  };
+  const float mean = rms ? 0.0f : reduce([](__m256 v) { return v; }) / static_cast<float>(n);
+  const __m256 vm = _mm256_set1_ps(mean);
+  const float ss = reduce([&](__m256 v) {
+    const __m256 d = _mm256_sub_ps(v, vm);
+    return _mm256_mul_ps(d, d);
+  });
+  const __m256 inv = _mm256_set1_ps(1.0f / std::sqrt(ss / static_cast<float>(n) + eps));
+  std::int64_t i = 0;
+  auto out = [&](__m256 v, __m256 wv, __m256 bv) { return _mm256_fmadd_ps(_mm256_mul_ps(_mm256_sub_ps(v, vm), inv), wv, bv); };
+  const __m256 one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(y + i, out(_mm256_loadu_ps(x + i), w ? _mm256_loadu_ps(w + i) : one, b ? _mm256_loadu_ps(b + i) : zero));
+  if (i < n) {
+    const __m256i m = tail_mask(n - i);
+    _mm256_maskstore_ps(y + i, m, out(_mm256_maskload_ps(x + i, m), w ? _mm256_maskload_ps(w + i, m) : one,
+                                      b ? _mm256_maskload_ps(b + i, m) : zero));
+  }
+}
+
 #pragma GCC pop_options
 
 #else  // no x86: avx2_fma_usable() is false and these are never called.
 bool unary_f32_avx2(rt::UnaryOp, const float*, float*, std::int64_t) { return false; }
 void softmax_row_f32_avx2(const float*, float*, std::int64_t, bool) {}
+void norm_row_f32_avx2(const float*, float*, const float*, const float*, std::int64_t, float, bool) {}
 #endif
 
 }  // namespace torsh::cpu::simd

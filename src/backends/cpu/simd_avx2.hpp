@@ -11,5 +11,6 @@ bool avx2_fma_usable();
 // False when `op` has no AVX2 body here (the caller runs the portable loop).
 bool unary_f32_avx2(rt::UnaryOp op, const float* x, float* y, std::int64_t n);
 void softmax_row_f32_avx2(const float* x, float* y, std::int64_t n, bool log);
+void norm_row_f32_avx2(const float* x, float* y, const float* w, const float* b, std::int64_t n, float eps, bool rms);
 
 }  // namespace torsh::cpu::simd
