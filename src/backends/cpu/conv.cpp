@@ -85,9 +85,9 @@ void run(const rt::Conv2dArgs& a) {
   const std::int64_t Cg = C / G, Kg = K / G, CRS = Cg * R * S, PQ = P * Q;
   const bool pointwise = R == 1 && S == 1 && a.stride_h == 1 && a.stride_w == 1 && a.pad_h == 0 && a.pad_w == 0;
   const std::size_t col_bytes = pointwise ? 0 : static_cast<std::size_t>(CRS * PQ) * sizeof(T);
-  HostView col(pointwise ? nullptr : t_col.get(col_bytes), col_bytes);
   const T* x = data_of<T>(a.x);
-  for (std::int64_t n = 0; n < N; ++n)
+  auto image = [&](std::int64_t n) {
+    HostView col(pointwise ? nullptr : t_col.get(col_bytes), col_bytes);
     for (std::int64_t g = 0; g < G; ++g) {
       rt::MatmulArgs mm;
       mm.a = view(a.w.buffer, a.w.dtype, a.w.offset + g * Kg * CRS, 1, Kg, CRS, 0);
@@ -100,7 +100,19 @@ void run(const rt::Conv2dArgs& a) {
       mm.out = view(a.out.buffer, a.out.dtype, a.out.offset + (n * K + g * Kg) * PQ, 1, Kg, PQ, 0);
       matmul(mm);
     }
-  t_col.trim(kKeepColBytes);
+    t_col.trim(kKeepColBytes);
+  };
+  // A batch that divides evenly over the threads (or is long enough for the
+  // remainder not to matter) runs one image per thread, each with its own
+  // column matrix and a single-threaded GEMM: no fork-join inside an image.
+  const std::int64_t threads = pool().size();
+  if (threads > 1 && N >= threads && (N % threads == 0 || N >= 4 * threads)) {
+    pool().parallel_for(N, 1, [&](std::int64_t n0, std::int64_t n1) {
+      for (std::int64_t n = n0; n < n1; ++n) image(n);
+    });
+  } else {
+    for (std::int64_t n = 0; n < N; ++n) image(n);
+  }
   if (a.bias.present()) {
     const T* b = data_of<T>(a.bias);
     T* y = data_of<T>(a.out);
