@@ -352,8 +352,9 @@ TEST(Gemm, EveryKernelThisCpuRuns) {
 
 // Every kernel with blocks far smaller than its own, in both loop orders and
 // on 1 to 3 threads, so small products cross many k, row and column blocks,
-// work items split columns, and a half-precision C with several k blocks is
-// accumulated in bands of a few rows.
+// work items split columns, k blocks are packed all at once or one ahead of
+// their use, and a half-precision C with several k blocks is accumulated in
+// bands of a few rows.
 TEST(Gemm, TinyBlocksInBothLoopOrders) {
   namespace g = torsh::cpu::gemm;
   std::vector<const g::Kernel*> kernels = {&g::kernel_generic_f32()};
@@ -367,7 +368,8 @@ TEST(Gemm, TinyBlocksInBothLoopOrders) {
   for (const g::Kernel* base : kernels)
     for (g::Resident order : {g::Resident::APanel, g::Resident::BPanel})
       for (DType out : {DType::F32, DType::F16})
-        for (int threads : {1, 2, 3}) {
+        for (int threads : {1, 2, 3})
+          for (bool whole_k : {true, false}) {
         g::Kernel kern = *base;
         kern.resident = order;
         kern.kc = 16;
@@ -394,10 +396,14 @@ TEST(Gemm, TinyBlocksInBothLoopOrders) {
         p.alpha = 0.75f;
         p.beta = -1.5f;
         // Room for two tile rows of the f32 copy: bands of 2 * MR rows.
-        g::run_blocked(kern, p, threads, static_cast<std::size_t>(2 * kern.mr * (n + kern.nr)) * sizeof(float));
+        g::Limits lim;
+        lim.acc_budget = static_cast<std::size_t>(2 * kern.mr * (n + kern.nr)) * sizeof(float);
+        lim.whole_k_bytes = whole_k ? lim.whole_k_bytes : 0;  // 0: k blocks packed one fork ahead of their use
+        g::run_blocked(kern, p, threads, lim);
         Tensor c3 = cpu_backend().from_host(cv.data(), Shape{1, m, n}, DType::F32);
         expect_gemm(ct.reshape({1, m, n}), at.reshape({1, m, k}), bt.reshape({1, k, n}), 0.75f, -1.5f, c3,
                     std::string(kern.name) + (order == g::Resident::APanel ? " A-resident " : " B-resident ") +
-                        std::string(dtype_name(out)) + " threads=" + std::to_string(threads));
-      }
+                        std::string(dtype_name(out)) + " threads=" + std::to_string(threads) +
+                        (whole_k ? " whole-k" : " pipelined"));
+          }
 }

@@ -109,12 +109,20 @@ struct Problem {
   float alpha = 1.0f, beta = 0.0f;
 };
 
+// Memory the blocked algorithm may use beyond its packing buffers.
+struct Limits {
+  // A C that is half-precision or strided, with k past one k block, is
+  // accumulated in an f32 copy of at most this many bytes, a band of rows at
+  // a time.
+  std::size_t acc_budget = std::size_t(8) << 20;
+  // On several threads, packed operands of every k block up to this size are
+  // packed in one go (one fork-join for the whole product).
+  std::size_t whole_k_bytes = std::size_t(8) << 20;
+};
+
 // Runs one problem with the blocked algorithm on `threads` threads of the
-// pool (1: the calling thread alone). A C that is half-precision or strided,
-// with k past one k block, is accumulated in an f32 copy of at most
-// acc_budget bytes, a band of rows at a time.
-constexpr std::size_t kAccBudget = std::size_t(8) << 20;
-void run_blocked(const Kernel& kern, const Problem& p, int threads = 1, std::size_t acc_budget = kAccBudget);
+// pool (1: the calling thread alone).
+void run_blocked(const Kernel& kern, const Problem& p, int threads = 1, const Limits& lim = {});
 
 // Runs one problem on the calling thread without packing: for tiny products
 // where packing would cost more than it saves, and for f64.

@@ -20,8 +20,6 @@ thread_local Scratch t_pack_a, t_pack_b, t_acc, t_item_a;
 
 // Rows of A packed per k block when items share them (4096 x 256 f32: 4 MB).
 constexpr std::int64_t kBandRows = 4096;
-// Packed bytes up to which all k blocks are packed in one fork (see below).
-constexpr std::size_t kWholeKBytes = std::size_t(8) << 20;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 std::int64_t round_up(std::int64_t a, std::int64_t b) { return ceil_div(a, b) * b; }
@@ -45,7 +43,7 @@ void fork(int threads, std::int64_t tasks, F&& fn) {
 
 }  // namespace
 
-void run_blocked(const Kernel& kern, const Problem& p, int threads, std::size_t acc_budget) {
+void run_blocked(const Kernel& kern, const Problem& p, int threads, const Limits& lim) {
   const std::int64_t m = p.m, n = p.n, k = p.k, MR = kern.mr, NR = kern.nr;
   const bool pairs = kern.panel == Panel::Bf16Pairs;
   auto envi=[](const char* n, std::int64_t d){ const char* v=std::getenv(n); return v? std::int64_t(std::atoll(v)) : d; };
@@ -55,13 +53,13 @@ void run_blocked(const Kernel& kern, const Problem& p, int threads, std::size_t 
   // Where tiles accumulate: C itself when it is f32 with unit column stride;
   // otherwise an f32 tile (one k block) or an f32 copy of a band of rows of
   // C (several k blocks), converted into C after the last k block. The band
-  // keeps that copy within acc_budget bytes.
+  // keeps that copy within lim.acc_budget bytes.
   const bool direct = p.c_dtype == DType::F32 && p.c_cs == 1;
   const bool multi_k = k > kc_blk;
   const bool accumulate = !direct && multi_k;
   const std::int64_t ldw = round_up(n, NR);
   const std::int64_t row_cap =
-      accumulate ? std::max<std::int64_t>(MR, static_cast<std::int64_t>(acc_budget / sizeof(float)) / ldw / MR * MR)
+      accumulate ? std::max<std::int64_t>(MR, static_cast<std::int64_t>(lim.acc_budget / sizeof(float)) / ldw / MR * MR)
                  : m;
   const std::int64_t mc_blk = even_block(std::min(row_cap, m), envi("XMC", kern.mc), MR);
   const std::int64_t band = mc_blk * std::max<std::int64_t>(1, std::min(row_cap, kBandRows) / mc_blk);
@@ -83,17 +81,24 @@ void run_blocked(const Kernel& kern, const Problem& p, int threads, std::size_t 
   const std::int64_t band_panels = ceil_div(std::min(band, m), MR);
   // On several threads every fork-join costs a wake-up and a wait for the
   // slowest thread. When the packed B of all k blocks (and A, if shared) fits
-  // kWholeKBytes, it is packed in one fork and each item runs all k blocks,
+  // lim.whole_k_bytes, it is packed in one fork and each item runs all k blocks,
   // so a long, narrow product (a convolution's) takes two forks, not 2 per kc.
   const std::size_t b_all = static_cast<std::size_t>(k_blocks * panels_max) * b_panel_max;
   const std::size_t a_all = static_cast<std::size_t>(k_blocks * band_panels) * a_panel_max;
-  const bool whole_k = threads > 1 && k_blocks > 1 && b_all + a_all <= kWholeKBytes;
+  const bool whole_k = threads > 1 && k_blocks > 1 && b_all + a_all <= lim.whole_k_bytes;
   const std::int64_t k_group = whole_k ? k_blocks : 1;  // k blocks packed per fork
   const std::size_t b_stride = static_cast<std::size_t>(panels_max) * b_panel_max;
   const std::size_t a_stride = static_cast<std::size_t>(band_panels) * a_panel_max;
 
-  auto* bbuf = static_cast<char*>(t_pack_b.get(static_cast<std::size_t>(k_group) * b_stride + 64));
-  auto* abuf = static_cast<char*>(t_pack_a.get(static_cast<std::size_t>(k_group) * a_stride + 64));
+  // Several groups on several threads: the packing of group g + 1 (into the
+  // other half of the buffers) joins the work items of group g in one fork,
+  // so the threads meet once per k block, and packing is shared out as
+  // dynamically as the items.
+  const std::int64_t groups = ceil_div(k_blocks, k_group);
+  const bool pipelined = threads > 1 && groups > 1;
+  const std::size_t b_half = static_cast<std::size_t>(k_group) * b_stride, a_half = static_cast<std::size_t>(k_group) * a_stride;
+  auto* bbuf = static_cast<char*>(t_pack_b.get((pipelined ? 2 : 1) * b_half + 64));
+  auto* abuf = static_cast<char*>(t_pack_a.get((pipelined ? 2 : 1) * a_half + 64));
   float* wbuf = accumulate ? static_cast<float*>(
                                  t_acc.get(static_cast<std::size_t>(std::min(band, m) * ldw) * sizeof(float)))
                            : nullptr;
@@ -106,66 +111,86 @@ void run_blocked(const Kernel& kern, const Problem& p, int threads, std::size_t 
     const std::int64_t a_panels = ceil_div(i1 - i0, MR);
     for (std::int64_t jc = 0; jc < n; jc += nc_blk) {
       const std::int64_t nc = std::min(nc_blk, n - jc), panels = ceil_div(nc, NR);
-      for (std::int64_t g0 = 0; g0 < k_blocks; g0 += k_group) {
-        const std::int64_t g1 = std::min(k_blocks, g0 + k_group);
+      const int packers = static_cast<int>(std::min<std::int64_t>(threads, panels));
 
-        // Each task packs an equal share of the B panels (and of the A panels when shared) of every k block.
-        const int packers = static_cast<int>(std::min<std::int64_t>(threads, panels));
-        fork(threads, packers, [&](std::int64_t t) {
-          for (std::int64_t g = g0; g < g1; ++g) {
-            const std::int64_t pc = g * kc_blk, kc = std::min(kc_blk, k - pc);
-            const std::size_t a_panel = a_panel_bytes(kern, kc), b_panel = b_panel_bytes(kern, kc);
-            char* bdst = bbuf + (g - g0) * b_stride;
-            const std::int64_t b0 = panels * t / packers, b1 = panels * (t + 1) / packers;
-            if (b0 < b1)
-              kern.pack_b(kern, p.b.at(pc, jc + b0 * NR), kc, std::min(nc, b1 * NR) - b0 * NR, bdst + b0 * b_panel);
-            if (!shared_a) continue;
-            char* adst = abuf + (g - g0) * a_stride;
-            const std::int64_t a0 = a_panels * t / packers, a1 = a_panels * (t + 1) / packers;
-            if (a0 < a1)
-              kern.pack_a(kern, p.a.at(i0 + a0 * MR, pc), std::min(i1 - i0, a1 * MR) - a0 * MR, kc, adst + a0 * a_panel);
+      // Share t of `packers` of the B panels (and of the A panels when shared)
+      // of every k block of group gi, into buffer half h.
+      auto pack = [&](std::int64_t gi, int h, std::int64_t t) {
+        const std::int64_t g0 = gi * k_group, g1 = std::min(k_blocks, g0 + k_group);
+        for (std::int64_t g = g0; g < g1; ++g) {
+          const std::int64_t pc = g * kc_blk, kc = std::min(kc_blk, k - pc);
+          const std::size_t a_panel = a_panel_bytes(kern, kc), b_panel = b_panel_bytes(kern, kc);
+          char* bdst = bbuf + h * b_half + (g - g0) * b_stride;
+          const std::int64_t b0 = panels * t / packers, b1 = panels * (t + 1) / packers;
+          if (b0 < b1)
+            kern.pack_b(kern, p.b.at(pc, jc + b0 * NR), kc, std::min(nc, b1 * NR) - b0 * NR, bdst + b0 * b_panel);
+          if (!shared_a) continue;
+          char* adst = abuf + h * a_half + (g - g0) * a_stride;
+          const std::int64_t a0 = a_panels * t / packers, a1 = a_panels * (t + 1) / packers;
+          if (a0 < a1)
+            kern.pack_a(kern, p.a.at(i0 + a0 * MR, pc), std::min(i1 - i0, a1 * MR) - a0 * MR, kc, adst + a0 * a_panel);
+        }
+      };
+
+      // Work item `item` (a row block times a column chunk) over every k block of group gi, from buffer half h.
+      auto compute = [&](std::int64_t gi, int h, std::int64_t item) {
+        const std::int64_t g0 = gi * k_group, g1 = std::min(k_blocks, g0 + k_group);
+        const std::int64_t ic = i0 + item / cb * mc_blk, mc = std::min(mc_blk, i1 - ic);
+        const std::int64_t c = item % cb, j0 = panels * c / cb * NR, j1 = std::min(nc, panels * (c + 1) / cb * NR);
+        alignas(64) float tile_buf[16 * 64];  // one f32 tile for a half-precision C with one k block
+        for (std::int64_t g = g0; g < g1; ++g) {
+          const std::int64_t pc = g * kc_blk, kc = std::min(kc_blk, k - pc);
+          const bool first = pc == 0, last = pc + kc >= k;
+          const std::size_t a_panel = a_panel_bytes(kern, kc), b_panel = b_panel_bytes(kern, kc);
+          const char* bblk = bbuf + h * b_half + (g - g0) * b_stride;
+          const char* ablk = abuf + h * a_half + (g - g0) * a_stride + (ic - i0) / MR * a_panel;
+          if (!shared_a) {
+            auto* own = static_cast<char*>(t_item_a.get(static_cast<std::size_t>(ceil_div(mc_blk, MR)) * a_panel_max + 64));
+            kern.pack_a(kern, p.a.at(ic, pc), mc, kc, own);
+            ablk = own;
           }
-        });
-
-        fork(threads, rb * cb, [&](std::int64_t item) {
-          const std::int64_t ic = i0 + item / cb * mc_blk, mc = std::min(mc_blk, i1 - ic);
-          const std::int64_t c = item % cb, j0 = panels * c / cb * NR, j1 = std::min(nc, panels * (c + 1) / cb * NR);
-          alignas(64) float tile_buf[16 * 64];  // one f32 tile for a half-precision C with one k block
-          for (std::int64_t g = g0; g < g1; ++g) {
-            const std::int64_t pc = g * kc_blk, kc = std::min(kc_blk, k - pc);
-            const bool first = pc == 0, last = pc + kc >= k;
-            const std::size_t a_panel = a_panel_bytes(kern, kc), b_panel = b_panel_bytes(kern, kc);
-            const char* bblk = bbuf + (g - g0) * b_stride;
-            const char* ablk = abuf + (g - g0) * a_stride + (ic - i0) / MR * a_panel;
-            if (!shared_a) {
-              auto* own = static_cast<char*>(t_item_a.get(static_cast<std::size_t>(ceil_div(mc_blk, MR)) * a_panel_max + 64));
-              kern.pack_a(kern, p.a.at(ic, pc), mc, kc, own);
-              ablk = own;
-            }
-            auto tile = [&](std::int64_t ir, std::int64_t jr) {
-              const char* ap = ablk + ir / MR * a_panel;
-              const char* bp = bblk + jr / NR * b_panel;
-              const int mr = static_cast<int>(std::min(MR, mc - ir)), nr = static_cast<int>(std::min(NR, nc - jr));
-              const std::int64_t i = ic + ir, j = jc + jr;
-              if (direct) {
-                kern.tile(mr, nr, kc, ap, bp, c32 + i * p.c_rs + j, p.c_rs, p.alpha, first ? p.beta : 1.0f);
-              } else if (!multi_k) {
-                kern.tile(mr, nr, kc, ap, bp, tile_buf, NR, 1.0f, 0.0f);
-                store_tile(tile_buf, NR, p, i, j, mr, nr);
-              } else {
-                float* w = wbuf + (i - i0) * ldw + j;
-                kern.tile(mr, nr, kc, ap, bp, w, ldw, 1.0f, first ? 0.0f : 1.0f);
-                if (last) store_tile(w, ldw, p, i, j, mr, nr);
-              }
-            };
-            if (kern.resident == Resident::APanel) {
-              for (std::int64_t ir = 0; ir < mc; ir += MR)
-                for (std::int64_t jr = j0; jr < j1; jr += NR) tile(ir, jr);
+          auto tile = [&](std::int64_t ir, std::int64_t jr) {
+            const char* ap = ablk + ir / MR * a_panel;
+            const char* bp = bblk + jr / NR * b_panel;
+            const int mr = static_cast<int>(std::min(MR, mc - ir)), nr = static_cast<int>(std::min(NR, nc - jr));
+            const std::int64_t i = ic + ir, j = jc + jr;
+            if (direct) {
+              kern.tile(mr, nr, kc, ap, bp, c32 + i * p.c_rs + j, p.c_rs, p.alpha, first ? p.beta : 1.0f);
+            } else if (!multi_k) {
+              kern.tile(mr, nr, kc, ap, bp, tile_buf, NR, 1.0f, 0.0f);
+              store_tile(tile_buf, NR, p, i, j, mr, nr);
             } else {
-              for (std::int64_t jr = j0; jr < j1; jr += NR)
-                for (std::int64_t ir = 0; ir < mc; ir += MR) tile(ir, jr);
+              float* w = wbuf + (i - i0) * ldw + j;
+              kern.tile(mr, nr, kc, ap, bp, w, ldw, 1.0f, first ? 0.0f : 1.0f);
+              if (last) store_tile(w, ldw, p, i, j, mr, nr);
             }
+          };
+          if (kern.resident == Resident::APanel) {
+            for (std::int64_t ir = 0; ir < mc; ir += MR)
+              for (std::int64_t jr = j0; jr < j1; jr += NR) tile(ir, jr);
+          } else {
+            for (std::int64_t jr = j0; jr < j1; jr += NR)
+              for (std::int64_t ir = 0; ir < mc; ir += MR) tile(ir, jr);
           }
+        }
+      };
+
+      const std::int64_t items = rb * cb;
+      if (!pipelined) {
+        for (std::int64_t gi = 0; gi < groups; ++gi) {
+          fork(threads, packers, [&](std::int64_t t) { pack(gi, 0, t); });
+          fork(threads, items, [&](std::int64_t it) { compute(gi, 0, it); });
+        }
+        continue;
+      }
+      fork(threads, packers, [&](std::int64_t t) { pack(0, 0, t); });
+      for (std::int64_t gi = 0; gi < groups; ++gi) {
+        const int h = static_cast<int>(gi % 2);
+        const std::int64_t next_packs = gi + 1 < groups ? packers : 0;
+        // The pool hands out tasks in order: the packing of the next group first.
+        fork(threads, next_packs + items, [&](std::int64_t task) {
+          if (task < next_packs) pack(gi + 1, 1 - h, task);
+          else compute(gi, h, task - next_packs);
         });
       }
     }
