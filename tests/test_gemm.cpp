@@ -100,6 +100,24 @@ void check_matmul(std::int64_t m, std::int64_t k, std::int64_t n, DType dt, unsi
                   std::to_string(n));
 }
 
+// A row-major m x n C (dtype `out`) of `c` as a problem over the operands a and b.
+torsh::cpu::gemm::Problem problem(const torsh::cpu::gemm::Mat& a, const torsh::cpu::gemm::Mat& b, const Tensor& c,
+                                  DType out, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, float beta) {
+  torsh::cpu::gemm::Problem p;
+  p.a = a;
+  p.b = b;
+  p.c = host_data(c);
+  p.c_dtype = out;
+  p.c_rs = n;
+  p.c_cs = 1;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.alpha = alpha;
+  p.beta = beta;
+  return p;
+}
+
 }  // namespace
 
 TEST(Gemm, OddAndEdgeSizesF32) {
@@ -327,19 +345,8 @@ TEST(Gemm, EveryKernelThisCpuRuns) {
             Tensor at = rounded(av, in), bt = rounded(bv, in), ct = rounded(cv, out);
             if (ta) at = at.reshape({m, k}).transpose(0, 1).contiguous();  // stored [k, m]
             if (tb) bt = bt.reshape({k, n}).transpose(0, 1).contiguous();  // stored [n, k]
-            g::Problem p;
-            p.a = {host_data(at), in, ta ? 1 : k, ta ? m : 1};
-            p.b = {host_data(bt), in, tb ? 1 : n, tb ? k : 1};
-            p.c = host_data(ct);
-            p.c_dtype = out;
-            p.c_rs = n;
-            p.c_cs = 1;
-            p.m = m;
-            p.n = n;
-            p.k = k;
-            p.alpha = alpha;
-            p.beta = beta;
-            g::run_blocked(*kern, p);
+            g::run_blocked(*kern, problem({host_data(at), in, ta ? 1 : k, ta ? m : 1},
+                                          {host_data(bt), in, tb ? 1 : n, tb ? k : 1}, ct, out, m, n, k, alpha, beta));
             Tensor a3 = cpu_backend().from_host(av.data(), Shape{1, m, k}, DType::F32);
             Tensor b3 = cpu_backend().from_host(bv.data(), Shape{1, k, n}, DType::F32);
             Tensor c3 = cpu_backend().from_host(cv.data(), Shape{1, m, n}, DType::F32);
@@ -383,18 +390,8 @@ TEST(Gemm, TinyBlocksInBothLoopOrders) {
         Tensor bt = cpu_backend().from_host(bv.data(), Shape{k, n}, DType::F32);
         Tensor ct = cpu_backend().from_host(cv.data(), Shape{m, n}, DType::F32).cast(out);
         cv = ct.to_vector();
-        g::Problem p;
-        p.a = {host_data(at), DType::F32, k, 1};
-        p.b = {host_data(bt), DType::F32, n, 1};
-        p.c = host_data(ct);
-        p.c_dtype = out;
-        p.c_rs = n;
-        p.c_cs = 1;
-        p.m = m;
-        p.n = n;
-        p.k = k;
-        p.alpha = 0.75f;
-        p.beta = -1.5f;
+        const g::Problem p =
+            problem({host_data(at), DType::F32, k, 1}, {host_data(bt), DType::F32, n, 1}, ct, out, m, n, k, 0.75f, -1.5f);
         // Room for two tile rows of the f32 copy: bands of 2 * MR rows.
         g::Limits lim;
         lim.acc_budget = static_cast<std::size_t>(2 * kern.mr * (n + kern.nr)) * sizeof(float);
