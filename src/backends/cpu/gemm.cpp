@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "simd_avx2.hpp"
 #include "thread_pool.hpp"
 #include "types.hpp"
 
@@ -36,10 +37,10 @@ bool has_avx512_bf16() {
 #endif
 }
 
+// The AVX2 packers also widen f16 with F16C.
 bool has_avx2_fma() {
 #if defined(__x86_64__) && defined(__GNUC__)
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+  return simd::avx2_fma_usable() && __builtin_cpu_supports("f16c");
 #else
   return false;
 #endif

@@ -5,7 +5,6 @@
 // fork-join on the pool, so a busy pool that runs the tasks one after another
 // on the caller still computes the right thing.
 #include <algorithm>
-#include <cstdlib>
 
 #include "gemm.hpp"
 #include "scratch.hpp"
@@ -46,9 +45,8 @@ void fork(int threads, std::int64_t tasks, F&& fn) {
 void run_blocked(const Kernel& kern, const Problem& p, int threads, const Limits& lim) {
   const std::int64_t m = p.m, n = p.n, k = p.k, MR = kern.mr, NR = kern.nr;
   const bool pairs = kern.panel == Panel::Bf16Pairs;
-  auto envi=[](const char* n, std::int64_t d){ const char* v=std::getenv(n); return v? std::int64_t(std::atoll(v)) : d; };
-  const std::int64_t kc_blk = even_block(k, envi("XKC", kern.kc), pairs ? 2 : 1);
-  const std::int64_t nc_blk = even_block(n, envi("XNC", kern.nc), NR);
+  const std::int64_t kc_blk = even_block(k, kern.kc, pairs ? 2 : 1);
+  const std::int64_t nc_blk = even_block(n, kern.nc, NR);
 
   // Where tiles accumulate: C itself when it is f32 with unit column stride;
   // otherwise an f32 tile (one k block) or an f32 copy of a band of rows of
@@ -61,7 +59,7 @@ void run_blocked(const Kernel& kern, const Problem& p, int threads, const Limits
   const std::int64_t row_cap =
       accumulate ? std::max<std::int64_t>(MR, static_cast<std::int64_t>(lim.acc_budget / sizeof(float)) / ldw / MR * MR)
                  : m;
-  const std::int64_t mc_blk = even_block(std::min(row_cap, m), envi("XMC", kern.mc), MR);
+  const std::int64_t mc_blk = even_block(std::min(row_cap, m), kern.mc, MR);
   const std::int64_t band = mc_blk * std::max<std::int64_t>(1, std::min(row_cap, kBandRows) / mc_blk);
 
   // Work items of a band: row blocks times column chunks of the nc block.

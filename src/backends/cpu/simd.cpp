@@ -169,14 +169,13 @@ void softmax_row_f32_portable(const float* x, float* y, std::int64_t n, bool log
     for (std::int64_t i = 0; i < n; ++i) y[i] = std::numeric_limits<float>::quiet_NaN();
     return;
   }
-  const float shift = mx;
   if (log) {
-    const float lse = std::log(lane_sum(n, [&](std::int64_t i) { return exp_f32(x[i] - shift); }));
-    for (std::int64_t i = 0; i < n; ++i) y[i] = x[i] - shift - lse;
+    const float lse = std::log(lane_sum(n, [&](std::int64_t i) { return exp_f32(x[i] - mx); }));
+    for (std::int64_t i = 0; i < n; ++i) y[i] = x[i] - mx - lse;
   } else {
     // The exponentials are written and summed in the same pass.
     const float sum = lane_sum(n, [&](std::int64_t i) {
-      const float e = exp_f32(x[i] - shift);
+      const float e = exp_f32(x[i] - mx);
       y[i] = e;
       return e;
     });
