@@ -42,6 +42,17 @@ TEST(MixedPrecision, Conv2dAccumulatesInF32) {
       SCOPED_TRACE(b.name() + " " + std::string(dtype_name(dt)));
       Tensor x = filled(b, {1, 4096, 2, 2}, 1.0f, dt), w = filled(b, {2, 4096, 1, 1}, 1.0f, dt);
       for (float v : ops::conv2d(x, w).to_vector()) EXPECT_EQ(v, 4096.0f);
+      // 3x3 with padding (the packed-from-the-image path): each output sums
+      // 512 ones per tap inside the image, 2048 to 4608.
+      Tensor x3 = filled(b, {1, 512, 5, 5}, 1.0f, dt), w3 = filled(b, {2, 512, 3, 3}, 1.0f, dt);
+      ops::Conv2dParams same;
+      same.pad_h = same.pad_w = 1;
+      const auto y = ops::conv2d(x3, w3, std::nullopt, same).to_vector();
+      ASSERT_EQ(y.size(), 50u);
+      auto taps = [](int i) { return i == 0 || i == 4 ? 2 : 3; };
+      for (int k = 0; k < 2; ++k)
+        for (int p = 0; p < 5; ++p)
+          for (int q = 0; q < 5; ++q) EXPECT_EQ(y[(k * 5 + p) * 5 + q], 512.0f * taps(p) * taps(q)) << p << "," << q;
     }
   }
 }

@@ -125,7 +125,10 @@ TEST(OpsConv, MatchesReferenceWithStrideDilationGroupsBias) {
                  // fall outside), a width stride of 3, a strided 1x1.
                  Case{1, 2, 4, 3, 3, 3, 3, {2, 3, 3, 3, 1, 2, 1}}, Case{2, 3, 7, 9, 5, 1, 1, {2, 2, 0, 1, 1, 1, 1}},
                  // Batches that split unevenly over threads (one image per thread, or images in turn).
-                 Case{3, 3, 5, 6, 4, 3, 3, {1, 1, 1, 1, 1, 1, 1}}, Case{9, 2, 5, 5, 4, 3, 3, {1, 1, 1, 1, 1, 1, 2}}}) {
+                 Case{3, 3, 5, 6, 4, 3, 3, {1, 1, 1, 1, 1, 1, 1}}, Case{9, 2, 5, 5, 4, 3, 3, {1, 1, 1, 1, 1, 1, 2}},
+                 // Several k blocks and column panels of the GEMM, on one image
+                 // split over the threads and on one image per thread.
+                 Case{1, 32, 30, 30, 16, 3, 3, {1, 1, 1, 1, 1, 1, 1}}, Case{2, 40, 12, 11, 20, 3, 3, {1, 1, 1, 1, 1, 1, 1}}}) {
     const int G = int(c.p.groups), Cg = c.C / G, Kg = c.K / G;
     auto x = rand_vec(c.N * c.C * c.H * c.W, 1), w = rand_vec(c.K * Cg * c.R * c.S, 2), bias = rand_vec(c.K, 3);
     Tensor out = ops::conv2d(make(x, {c.N, c.C, c.H, c.W}), make(w, {c.K, Cg, c.R, c.S}), make(bias, {c.K}), c.p);

@@ -1,12 +1,16 @@
-// conv2d as im2col + GEMM: each (image, group) unfolds its input into a
-// [C/g * R * S, P * Q] column matrix and multiplies by the [K/g, C/g * R * S]
-// filter with the CPU GEMM, so convolution speed follows GEMM speed.
-// Pointwise convolutions (1x1, stride 1, no padding) skip the unfold.
+// conv2d as a GEMM: each (image, group) multiplies the [K/g, C/g * R * S]
+// filter by the [C/g * R * S, P * Q] column matrix of its input, so
+// convolution speed follows GEMM speed. The GEMM packs the columns straight
+// from the image (conv_columns.hpp); pointwise convolutions (1x1, stride 1,
+// no padding) read the image as the matrix itself.
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
+#include "conv_columns.hpp"
 #include "device.hpp"
+#include "gemm.hpp"
 #include "scratch.hpp"
 #include "thread_pool.hpp"
 #include "types.hpp"
@@ -29,6 +33,8 @@ class HostView final : public rt::BufferImpl {
 // The column matrix of the calling thread, kept between calls up to this size.
 thread_local Scratch t_col;
 constexpr std::size_t kKeepColBytes = std::size_t(64) << 20;
+// Below this many multiply-adds (~15 us on one core) a GEMM stays on one thread.
+constexpr std::int64_t kParallelMinMacs = 96 * 96 * 96;
 
 rt::TensorArg view(rt::BufferImpl* buf, DType dt, std::int64_t offset, std::int64_t batch, std::int64_t rows,
                    std::int64_t cols, std::int64_t bstride) {
@@ -77,41 +83,65 @@ void im2col(const T* x, T* col, std::int64_t C, std::int64_t H, std::int64_t W, 
   });
 }
 
+// One image's (one group's) GEMM: out[K/g, P*Q] = w[K/g, C/g*R*S] · columns.
+// f32, f16 and bf16 pack the columns straight from the image (ConvColumns);
+// f64, which has no packed kernels, unfolds them into a matrix first.
 template <class T>
-void run(const rt::Conv2dArgs& a) {
-  const std::int64_t N = a.x.shape[0], C = a.x.shape[1], H = a.x.shape[2], W = a.x.shape[3];
+void run_image(const rt::Conv2dArgs& a, std::int64_t n, int threads) {
+  const std::int64_t C = a.x.shape[1], H = a.x.shape[2], W = a.x.shape[3];
   const std::int64_t K = a.w.shape[0], R = a.w.shape[2], S = a.w.shape[3];
   const std::int64_t P = a.out.shape[2], Q = a.out.shape[3], G = a.groups;
   const std::int64_t Cg = C / G, Kg = K / G, CRS = Cg * R * S, PQ = P * Q;
   const bool pointwise = R == 1 && S == 1 && a.stride_h == 1 && a.stride_w == 1 && a.pad_h == 0 && a.pad_w == 0;
-  const std::size_t col_bytes = pointwise ? 0 : static_cast<std::size_t>(CRS * PQ) * sizeof(T);
+  const bool implicit = !pointwise && !std::is_same_v<T, double> && H * W <= std::numeric_limits<std::int32_t>::max();
   const T* x = data_of<T>(a.x);
-  auto image = [&](std::int64_t n) {
-    HostView col(pointwise ? nullptr : t_col.get(col_bytes), col_bytes);
-    for (std::int64_t g = 0; g < G; ++g) {
-      rt::MatmulArgs mm;
-      mm.a = view(a.w.buffer, a.w.dtype, a.w.offset + g * Kg * CRS, 1, Kg, CRS, 0);
-      if (pointwise) {
-        mm.b = view(a.x.buffer, a.x.dtype, a.x.offset + (n * C + g * Cg) * H * W, 1, CRS, PQ, 0);
-      } else {
-        im2col(x + (n * C + g * Cg) * H * W, static_cast<T*>(col.host_ptr()), Cg, H, W, R, S, P, Q, a);
-        mm.b = view(&col, a.x.dtype, 0, 1, CRS, PQ, 0);
-      }
-      mm.out = view(a.out.buffer, a.out.dtype, a.out.offset + (n * K + g * Kg) * PQ, 1, Kg, PQ, 0);
-      matmul(mm);
+  const T* w = data_of<T>(a.w);
+  T* y = data_of<T>(a.out);
+  const ConvGeometry geo{Cg, H, W, R, S, P, Q, a.stride_h, a.stride_w, a.pad_h, a.pad_w, a.dil_h, a.dil_w};
+  for (std::int64_t g = 0; g < G; ++g) {
+    const T* xg = x + (n * C + g * Cg) * H * W;
+    if (implicit) {
+      const ConvColumns cols(xg, a.x.dtype, geo);
+      gemm::Problem p;
+      p.a = {w + g * Kg * CRS, a.w.dtype, CRS, 1};
+      p.b_source = &cols;
+      p.c = y + (n * K + g * Kg) * PQ;
+      p.c_dtype = a.out.dtype;
+      p.c_rs = PQ;
+      p.c_cs = 1;
+      p.m = Kg, p.n = PQ, p.k = CRS;
+      gemm::run_blocked(gemm::kernel_for(a.x.dtype), p, Kg * PQ * CRS < kParallelMinMacs ? 1 : threads);
+      continue;
     }
+    const std::size_t col_bytes = pointwise ? 0 : static_cast<std::size_t>(CRS * PQ) * sizeof(T);
+    HostView col(pointwise ? nullptr : t_col.get(col_bytes), col_bytes);
+    rt::MatmulArgs mm;
+    mm.a = view(a.w.buffer, a.w.dtype, a.w.offset + g * Kg * CRS, 1, Kg, CRS, 0);
+    if (pointwise) {
+      mm.b = view(a.x.buffer, a.x.dtype, a.x.offset + (n * C + g * Cg) * H * W, 1, CRS, PQ, 0);
+    } else {
+      im2col(xg, static_cast<T*>(col.host_ptr()), Cg, H, W, R, S, P, Q, a);
+      mm.b = view(&col, a.x.dtype, 0, 1, CRS, PQ, 0);
+    }
+    mm.out = view(a.out.buffer, a.out.dtype, a.out.offset + (n * K + g * Kg) * PQ, 1, Kg, PQ, 0);
+    matmul(mm);
     t_col.trim(kKeepColBytes);
-  };
+  }
+}
+
+template <class T>
+void run(const rt::Conv2dArgs& a) {
+  const std::int64_t N = a.x.shape[0], K = a.w.shape[0], PQ = a.out.shape[2] * a.out.shape[3];
   // A batch that divides evenly over the threads (or is long enough for the
-  // remainder not to matter) runs one image per thread, each with its own
-  // column matrix and a single-threaded GEMM: no fork-join inside an image.
-  const std::int64_t threads = pool().size();
+  // remainder not to matter) runs one image per thread with a single-threaded
+  // GEMM: no fork-join inside an image.
+  const int threads = pool().size();
   if (threads > 1 && N >= threads && (N % threads == 0 || N >= 4 * threads)) {
     pool().parallel_for(N, 1, [&](std::int64_t n0, std::int64_t n1) {
-      for (std::int64_t n = n0; n < n1; ++n) image(n);
+      for (std::int64_t n = n0; n < n1; ++n) run_image<T>(a, n, 1);
     });
   } else {
-    for (std::int64_t n = 0; n < N; ++n) image(n);
+    for (std::int64_t n = 0; n < N; ++n) run_image<T>(a, n, threads);
   }
   if (a.bias.present()) {
     const T* b = data_of<T>(a.bias);

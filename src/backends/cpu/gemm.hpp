@@ -97,10 +97,23 @@ void pack_b_avx512(const Kernel& kern, const Mat& b, std::int64_t kc, std::int64
 void pack_a_avx2(const Kernel& kern, const Mat& a, std::int64_t rows, std::int64_t kc, void* dst);
 void pack_b_avx2(const Kernel& kern, const Mat& b, std::int64_t kc, std::int64_t cols, void* dst);
 
+// A B operand that exists only as a rule for packing it (a convolution's
+// unfolded input): pack() writes k [k0, k0 + kc) x columns [j0, j0 + cols)
+// as PackBFn does, into ceil(cols / NR) panels of b_panel_bytes(kc). Called
+// from several threads at once.
+class BSource {
+ public:
+  virtual ~BSource() = default;
+  virtual void pack(const Kernel& kern, std::int64_t k0, std::int64_t kc, std::int64_t j0, std::int64_t cols,
+                    void* dst) const = 0;
+};
+
 // C = alpha * A · B + beta * C for one matrix. A and B share a dtype; C has
 // it too (run_blocked alone also takes an f32 C for half-precision inputs).
-// Any strides; beta == 0 never reads C.
+// Any strides; beta == 0 never reads C. run_blocked alone takes B from a
+// BSource instead of b.
 struct Problem {
+  const BSource* b_source = nullptr;
   Mat a, b;
   void* c = nullptr;
   DType c_dtype = DType::F32;

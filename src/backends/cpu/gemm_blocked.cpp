@@ -120,8 +120,11 @@ void run_blocked(const Kernel& kern, const Problem& p, int threads, const Limits
           const std::size_t a_panel = a_panel_bytes(kern, kc), b_panel = b_panel_bytes(kern, kc);
           char* bdst = bbuf + h * b_half + (g - g0) * b_stride;
           const std::int64_t b0 = panels * t / packers, b1 = panels * (t + 1) / packers;
-          if (b0 < b1)
-            kern.pack_b(kern, p.b.at(pc, jc + b0 * NR), kc, std::min(nc, b1 * NR) - b0 * NR, bdst + b0 * b_panel);
+          if (b0 < b1) {
+            const std::int64_t cols = std::min(nc, b1 * NR) - b0 * NR;
+            if (p.b_source) p.b_source->pack(kern, pc, kc, jc + b0 * NR, cols, bdst + b0 * b_panel);
+            else kern.pack_b(kern, p.b.at(pc, jc + b0 * NR), kc, cols, bdst + b0 * b_panel);
+          }
           if (!shared_a) continue;
           char* adst = abuf + h * a_half + (g - g0) * a_stride;
           const std::int64_t a0 = a_panels * t / packers, a1 = a_panels * (t + 1) / packers;
