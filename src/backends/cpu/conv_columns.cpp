@@ -33,6 +33,12 @@ void gather_block(const E* x, const ConvGeometry& g, const std::int32_t* off, st
 
 }  // namespace
 
+bool conv_fits_int32(const ConvGeometry& g) {
+  constexpr std::int64_t kLimit = std::int64_t(1) << 30;
+  return g.H * g.W < kLimit && g.P * g.stride_h + g.R * g.dil_h + g.H + g.pad_h < kLimit &&
+         g.Q * g.stride_w + g.S * g.dil_w + g.W + g.pad_w < kLimit;
+}
+
 void conv_tap_offsets(const ConvGeometry& g, std::int64_t j0, std::int64_t cols, int nr, std::int32_t* off) {
   std::int64_t p = j0 / g.Q, q = j0 % g.Q;
   for (int l = 0; l < nr; ++l) {
@@ -68,7 +74,8 @@ void conv_pack_any(const void* x, DType dtype, const ConvGeometry& g, const gemm
 
 void ConvColumns::pack(const gemm::Kernel& kern, std::int64_t k0, std::int64_t kc, std::int64_t j0, std::int64_t cols,
                        void* dst) const {
-  if (dtype_ == DType::F32 && kern.panel == gemm::Panel::F32 && kern.nr % 8 == 0 && simd::avx2_fma_usable())
+  if (dtype_ == DType::F32 && kern.panel == gemm::Panel::F32 && kern.nr % 8 == 0 && kern.nr <= 64 && fits_int32_ &&
+      simd::avx2_fma_usable())
     return conv_pack_f32_avx2(static_cast<const float*>(x_), g_, k0, kc, j0, cols, kern.nr, static_cast<float*>(dst));
   conv_pack_any(x_, dtype_, g_, kern, k0, kc, j0, cols, dst);
 }

@@ -18,10 +18,15 @@ struct ConvGeometry {
   std::int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1;
 };
 
+// Whether every row, column and offset the packers compute for g fits int32
+// (the AVX2 packer computes them in int32 lanes).
+bool conv_fits_int32(const ConvGeometry& g);
+
 class ConvColumns final : public gemm::BSource {
  public:
   // x: channel 0 of the image (or group) in NCHW, of dtype f32, f16 or bf16.
-  ConvColumns(const void* x, DType dtype, const ConvGeometry& g) : x_(x), dtype_(dtype), g_(g) {}
+  ConvColumns(const void* x, DType dtype, const ConvGeometry& g)
+      : x_(x), dtype_(dtype), g_(g), fits_int32_(conv_fits_int32(g)) {}
 
   void pack(const gemm::Kernel& kern, std::int64_t k0, std::int64_t kc, std::int64_t j0, std::int64_t cols,
             void* dst) const override;
@@ -30,6 +35,7 @@ class ConvColumns final : public gemm::BSource {
   const void* x_;
   DType dtype_;
   ConvGeometry g_;
+  bool fits_int32_;
 };
 
 // Offsets from the channel base of the image of the taps (r, s) for columns
@@ -39,7 +45,7 @@ void conv_tap_offsets(const ConvGeometry& g, std::int64_t j0, std::int64_t cols,
 
 // The packers ConvColumns::pack chooses from: any dtype and panel layout
 // (through the kernel's own pack_b), and f32 into f32 panels with AVX2 (NR a
-// multiple of 8), in conv_columns_avx2.cpp.
+// multiple of 8 up to 64, geometry within int32), in conv_columns_avx2.cpp.
 void conv_pack_any(const void* x, DType dtype, const ConvGeometry& g, const gemm::Kernel& kern, std::int64_t k0,
                    std::int64_t kc, std::int64_t j0, std::int64_t cols, void* dst);
 void conv_pack_f32_avx2(const float* x, const ConvGeometry& g, std::int64_t k0, std::int64_t kc, std::int64_t j0,

@@ -17,7 +17,9 @@
 namespace torsh::cpu {
 namespace {
 
-thread_local Scratch t_offsets, t_lanes;
+thread_local Scratch t_lanes;
+
+constexpr int kMaxNr = 64;
 
 enum class Kind : std::int32_t { Zero, Full, Masked, Gather };
 
@@ -28,23 +30,55 @@ struct alignas(32) Lanes {
   std::int32_t base;  // Full, Masked: lane l reads base + l
 };
 
-void classify(const std::int32_t* off, Lanes& e) {
-  int valid = 0, first = -1;
-  for (int l = 0; l < 8; ++l) {
-    const bool in = off[l] >= 0;
-    e.mask[l] = in ? -1 : 0;
-    e.idx[l] = in ? off[l] : 0;
-    if (in && first < 0) first = l;
-    valid += in;
+// The lanes of every (tap, group of 8 columns) of the panel of columns
+// [j0, j0 + cols), nr wide, in int32 vectors (the caller checked that the
+// geometry fits int32).
+TORSH_CONV_TARGET void classify_panel(const ConvGeometry& g, std::int64_t j0, std::int64_t cols, int groups,
+                                      Lanes* lanes) {
+  alignas(32) std::int32_t h0[kMaxNr], w0[kMaxNr], live[kMaxNr], diff[8];
+  std::int64_t p = j0 / g.Q, q = j0 % g.Q;
+  for (int l = 0; l < groups * 8; ++l) {
+    h0[l] = static_cast<std::int32_t>(p * g.stride_h - g.pad_h);
+    w0[l] = static_cast<std::int32_t>(q * g.stride_w - g.pad_w);
+    live[l] = l < cols ? -1 : 0;
+    if (++q == g.Q) q = 0, ++p;
   }
-  if (valid == 0) {
-    e.kind = Kind::Zero;
-    return;
+  const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), minus1 = _mm256_set1_epi32(-1);
+  const __m256i H = _mm256_set1_epi32(static_cast<std::int32_t>(g.H)), W = _mm256_set1_epi32(static_cast<std::int32_t>(g.W));
+  for (int grp = 0; grp < groups; ++grp) {
+    const __m256i vh0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(h0 + 8 * grp));
+    const __m256i vw0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(w0 + 8 * grp));
+    const __m256i vlive = _mm256_load_si256(reinterpret_cast<const __m256i*>(live + 8 * grp));
+    for (std::int64_t r = 0; r < g.R; ++r) {
+      const __m256i h = _mm256_add_epi32(vh0, _mm256_set1_epi32(static_cast<std::int32_t>(r * g.dil_h)));
+      const __m256i h_in = _mm256_and_si256(_mm256_cmpgt_epi32(h, minus1), _mm256_cmpgt_epi32(H, h));
+      const __m256i row = _mm256_mullo_epi32(h, W);
+      for (std::int64_t s = 0; s < g.S; ++s) {
+        const __m256i w = _mm256_add_epi32(vw0, _mm256_set1_epi32(static_cast<std::int32_t>(s * g.dil_w)));
+        const __m256i valid = _mm256_and_si256(_mm256_and_si256(vlive, h_in),
+                                               _mm256_and_si256(_mm256_cmpgt_epi32(w, minus1), _mm256_cmpgt_epi32(W, w)));
+        const __m256i off = _mm256_add_epi32(row, w);
+        Lanes& e = lanes[(r * g.S + s) * groups + grp];
+        _mm256_store_si256(reinterpret_cast<__m256i*>(e.mask), valid);
+        const int m = _mm256_movemask_ps(_mm256_castsi256_ps(valid));
+        if (m == 0) {
+          e.kind = Kind::Zero;
+          continue;
+        }
+        // Lanes read base + l when off - l is the same in every valid lane.
+        const __m256i d = _mm256_sub_epi32(off, iota);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(diff), d);
+        e.base = diff[__builtin_ctz(static_cast<unsigned>(m))];
+        const int same = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(d, _mm256_set1_epi32(e.base))));
+        if ((same & m) == m) {
+          e.kind = m == 0xFF ? Kind::Full : Kind::Masked;
+        } else {
+          e.kind = Kind::Gather;
+          _mm256_store_si256(reinterpret_cast<__m256i*>(e.idx), _mm256_and_si256(off, valid));
+        }
+      }
+    }
   }
-  e.base = off[first] - first;
-  bool consecutive = true;
-  for (int l = 0; l < 8; ++l) consecutive &= off[l] < 0 || off[l] == e.base + l;
-  e.kind = !consecutive ? Kind::Gather : valid == 8 ? Kind::Full : Kind::Masked;
 }
 
 // xc + i as an address, i possibly negative or past the channel: only ever
@@ -53,38 +87,61 @@ const float* shifted(const float* xc, std::int32_t i) {
   return reinterpret_cast<const float*>(reinterpret_cast<std::intptr_t>(xc) + std::intptr_t(i) * 4);
 }
 
+// One panel, tap by tap within blocks of channels: the 8 columns of a group
+// read the same offsets through a tap in every channel, so the kind of load
+// is chosen once per block and the loop over its channels is a load and a
+// store; the block's image lines stay in L1 while its taps go by.
+constexpr std::int64_t kChannelBlock = 16;
+
+TORSH_CONV_TARGET void copy_panel(const float* x, std::int64_t HW, std::int64_t RS, const Lanes* lanes, int groups,
+                                  std::int64_t k0, std::int64_t kc, float* d) {
+  const std::int64_t k1 = k0 + kc, nr = groups * 8, row_step = RS * nr;
+  for (std::int64_t cb = k0 / RS; cb * RS < k1; cb += kChannelBlock) {
+    for (std::int64_t rs = 0; rs < RS; ++rs) {
+      // Rows k = c * RS + rs of [k0, k1) with c in this block.
+      const std::int64_t c0 = std::max(cb, k0 <= rs ? 0 : (k0 - rs + RS - 1) / RS);
+      const std::int64_t c1 = std::min(cb + kChannelBlock, k1 <= rs ? 0 : (k1 - rs + RS - 1) / RS);
+      if (c0 >= c1) continue;
+      const std::int64_t n = c1 - c0;
+      for (int q = 0; q < groups; ++q) {
+        const Lanes& e = lanes[rs * groups + q];
+        float* dd = d + (c0 * RS + rs - k0) * nr + q * 8;
+        const float* src = x + c0 * HW;
+        const __m256i mask = _mm256_load_si256(reinterpret_cast<const __m256i*>(e.mask));
+        switch (e.kind) {
+          case Kind::Zero:
+            for (std::int64_t i = 0; i < n; ++i, dd += row_step) _mm256_storeu_ps(dd, _mm256_setzero_ps());
+            break;
+          case Kind::Full:
+            src += e.base;
+            for (std::int64_t i = 0; i < n; ++i, dd += row_step, src += HW) _mm256_storeu_ps(dd, _mm256_loadu_ps(src));
+            break;
+          case Kind::Masked:
+            for (std::int64_t i = 0; i < n; ++i, dd += row_step, src += HW)
+              _mm256_storeu_ps(dd, _mm256_maskload_ps(shifted(src, e.base), mask));
+            break;
+          case Kind::Gather: {
+            const __m256i idx = _mm256_load_si256(reinterpret_cast<const __m256i*>(e.idx));
+            for (std::int64_t i = 0; i < n; ++i, dd += row_step, src += HW)
+              _mm256_storeu_ps(dd, _mm256_mask_i32gather_ps(_mm256_setzero_ps(), src, idx, _mm256_castsi256_ps(mask), 4));
+            break;
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 TORSH_CONV_TARGET void conv_pack_f32_avx2(const float* x, const ConvGeometry& g, std::int64_t k0, std::int64_t kc,
                                           std::int64_t j0, std::int64_t cols, int nr, float* dst) {
   const std::int64_t RS = g.R * g.S, HW = g.H * g.W;
   const int groups = nr / 8;
-  auto* off = static_cast<std::int32_t*>(t_offsets.get(static_cast<std::size_t>(RS * nr) * sizeof(std::int32_t)));
   auto* lanes = static_cast<Lanes*>(t_lanes.get(static_cast<std::size_t>(RS * groups) * sizeof(Lanes)));
   for (std::int64_t b = 0; b * nr < cols; ++b) {
-    conv_tap_offsets(g, j0 + b * nr, std::min<std::int64_t>(nr, cols - b * nr), nr, off);
-    for (std::int64_t i = 0; i < RS * groups; ++i) classify(off + i * 8, lanes[i]);
-    float* d = dst + b * kc * nr;
-    std::int64_t c = k0 / RS, rs = k0 % RS;
-    for (std::int64_t k = 0; k < kc; ++k, d += nr) {
-      const float* xc = x + c * HW;
-      const Lanes* e = lanes + rs * groups;
-      for (int q = 0; q < groups; ++q, ++e) {
-        __m256 v;
-        switch (e->kind) {
-          case Kind::Zero: v = _mm256_setzero_ps(); break;
-          case Kind::Full: v = _mm256_loadu_ps(xc + e->base); break;
-          case Kind::Masked:
-            v = _mm256_maskload_ps(shifted(xc, e->base), _mm256_load_si256(reinterpret_cast<const __m256i*>(e->mask)));
-            break;
-          default:
-            v = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), xc, _mm256_load_si256(reinterpret_cast<const __m256i*>(e->idx)),
-                                         _mm256_castsi256_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(e->mask))), 4);
-        }
-        _mm256_storeu_ps(d + q * 8, v);
-      }
-      if (++rs == RS) rs = 0, ++c;
-    }
+    classify_panel(g, j0 + b * nr, std::min<std::int64_t>(nr, cols - b * nr), groups, lanes);
+    copy_panel(x, HW, RS, lanes, groups, k0, kc, dst + b * kc * nr);
   }
 }
 
