@@ -360,8 +360,8 @@ TEST(Gemm, EveryKernelThisCpuRuns) {
 // Every kernel with blocks far smaller than its own, in both loop orders and
 // on 1 to 3 threads, so small products cross many k, row and column blocks,
 // work items split columns, k blocks are packed all at once or one ahead of
-// their use, and a half-precision C with several k blocks is accumulated in
-// bands of a few rows.
+// their use (or, within one row block, by each item for itself), and a
+// half-precision C with several k blocks is accumulated in bands of a few rows.
 TEST(Gemm, TinyBlocksInBothLoopOrders) {
   namespace g = torsh::cpu::gemm;
   std::vector<const g::Kernel*> kernels = {&g::kernel_generic_f32()};
@@ -376,13 +376,18 @@ TEST(Gemm, TinyBlocksInBothLoopOrders) {
     for (g::Resident order : {g::Resident::APanel, g::Resident::BPanel})
       for (DType out : {DType::F32, DType::F16})
         for (int threads : {1, 2, 3})
-          for (bool whole_k : {true, false}) {
+          for (int shape : {0, 1, 2, 3}) {
         g::Kernel kern = *base;
         kern.resident = order;
         kern.kc = 16;
         kern.mc = 2 * kern.mr;
         kern.nc = 2 * kern.nr;
-        const std::int64_t m = 5 * kern.mr + 3, k = 53, n = 3 * kern.nr + 5;
+        // 0, 1: several row blocks, k blocks packed all at once or one ahead
+        // of their use; 2, 3: one row block (items pack their own B), with
+        // several k blocks or one.
+        const bool whole_k = shape == 0, one_block = shape >= 2;
+        const std::int64_t m = one_block ? 2 * kern.mr - 1 : 5 * kern.mr + 3, k = shape == 3 ? 9 : 53,
+                           n = (one_block ? 13 : 3) * kern.nr + 5;  // one block: items of several panels
         std::vector<float> av(m * k), bv(k * n), cv(m * n);
         for (auto* v : {&av, &bv, &cv})
           for (auto& x : *v) x = normal(rng);
@@ -401,6 +406,6 @@ TEST(Gemm, TinyBlocksInBothLoopOrders) {
         expect_gemm(ct.reshape({1, m, n}), at.reshape({1, m, k}), bt.reshape({1, k, n}), 0.75f, -1.5f, c3,
                     std::string(kern.name) + (order == g::Resident::APanel ? " A-resident " : " B-resident ") +
                         std::string(dtype_name(out)) + " threads=" + std::to_string(threads) +
-                        (whole_k ? " whole-k" : " pipelined"));
+                        (one_block ? " one row block k=" + std::to_string(k) : whole_k ? " whole-k" : " pipelined"));
           }
 }

@@ -15,7 +15,7 @@ namespace {
 
 // Shared packed blocks live in the calling thread's scratch, an A block that
 // a work item packs for itself in the scratch of the thread that runs it.
-thread_local Scratch t_pack_a, t_pack_b, t_acc, t_item_a;
+thread_local Scratch t_pack_a, t_pack_b, t_acc, t_item_a, t_item_b;
 
 // Rows of A packed per k block when items share them (4096 x 256 f32: 4 MB).
 constexpr std::int64_t kBandRows = 4096;
@@ -38,6 +38,81 @@ void fork(int threads, std::int64_t tasks, F&& fn) {
     return;
   }
   pool().run(static_cast<int>(tasks), [&](int t) { fn(t); });
+}
+
+// Where the sums of a tile go: C itself when it is f32 with unit column
+// stride; otherwise an f32 tile (one k block) or an f32 copy of a band of rows
+// of C starting at row i0 (several k blocks), converted into C after the last.
+struct Out {
+  const Problem& p;
+  bool direct, multi_k;
+  float* wbuf;
+  std::int64_t ldw, i0;
+
+  void tile(const Kernel& kern, const char* ap, const char* bp, int mr, int nr, std::int64_t kc, std::int64_t i,
+            std::int64_t j, bool first, bool last) const {
+    if (direct) {
+      kern.tile(mr, nr, kc, ap, bp, static_cast<float*>(p.c) + i * p.c_rs + j, p.c_rs, p.alpha, first ? p.beta : 1.0f);
+    } else if (!multi_k) {
+      alignas(64) float buf[16 * 64];  // the largest register tile
+      kern.tile(mr, nr, kc, ap, bp, buf, kern.nr, 1.0f, 0.0f);
+      store_tile(buf, kern.nr, p, i, j, mr, nr);
+    } else {
+      float* w = wbuf + (i - i0) * ldw + j;
+      kern.tile(mr, nr, kc, ap, bp, w, ldw, 1.0f, first ? 0.0f : 1.0f);
+      if (last) store_tile(w, ldw, p, i, j, mr, nr);
+    }
+  }
+};
+
+// Packs k [pc, pc + kc) x columns [j0, j0 + cols) of B into panels at dst.
+void pack_b(const Kernel& kern, const Problem& p, std::int64_t pc, std::int64_t kc, std::int64_t j0, std::int64_t cols,
+            void* dst) {
+  if (p.b_source) p.b_source->pack(kern, pc, kc, j0, cols, dst);
+  else kern.pack_b(kern, p.b.at(pc, j0), kc, cols, dst);
+}
+
+// C within one row block (m <= mc): each B panel serves that block alone, so
+// nothing of B is worth sharing. A is packed for every k block up front and
+// shared; a work item is a chunk of columns that packs its own B one k block
+// at a time into memory that stays in L2 and is read back at once. One fork
+// for the whole product, B never goes out to L3.
+void run_one_row_block(const Kernel& kern, const Problem& p, int threads, std::int64_t kc_blk, const Out& out) {
+  const std::int64_t m = p.m, n = p.n, k = p.k, MR = kern.mr, NR = kern.nr;
+  const std::int64_t k_blocks = ceil_div(k, kc_blk), a_panels = ceil_div(m, MR), panels = ceil_div(n, NR);
+  const std::size_t a_stride = static_cast<std::size_t>(a_panels) * a_panel_bytes(kern, kc_blk);
+  auto* abuf = static_cast<char*>(t_pack_a.get(static_cast<std::size_t>(k_blocks) * a_stride + 64));
+  fork(threads, k_blocks, [&](std::int64_t g) {
+    const std::int64_t pc = g * kc_blk;
+    kern.pack_a(kern, p.a.at(0, pc), m, std::min(kc_blk, k - pc), abuf + g * a_stride);
+  });
+  // Chunks of up to kChunkBytes of packed B, at least 4 per thread so that
+  // one slowed thread leaves its share to the others.
+  constexpr std::size_t kChunkBytes = std::size_t(128) << 10;
+  const std::int64_t chunk_max = std::max<std::int64_t>(1, static_cast<std::int64_t>(kChunkBytes / b_panel_bytes(kern, kc_blk)));
+  const std::int64_t chunk = std::clamp<std::int64_t>(ceil_div(panels, 4 * threads), 1, chunk_max);
+  fork(threads, ceil_div(panels, chunk), [&](std::int64_t item) {
+    const std::int64_t j0 = item * chunk * NR, j1 = std::min(n, j0 + chunk * NR);
+    auto* bbuf = static_cast<char*>(t_item_b.get(static_cast<std::size_t>(chunk) * b_panel_bytes(kern, kc_blk) + 64));
+    for (std::int64_t g = 0; g < k_blocks; ++g) {
+      const std::int64_t pc = g * kc_blk, kc = std::min(kc_blk, k - pc);
+      const std::size_t a_panel = a_panel_bytes(kern, kc), b_panel = b_panel_bytes(kern, kc);
+      pack_b(kern, p, pc, kc, j0, j1 - j0, bbuf);
+      const char* ablk = abuf + g * a_stride;
+      auto tile = [&](std::int64_t ir, std::int64_t jr) {
+        const int mr = static_cast<int>(std::min(MR, m - ir)), nr = static_cast<int>(std::min(NR, j1 - jr));
+        out.tile(kern, ablk + ir / MR * a_panel, bbuf + (jr - j0) / NR * b_panel, mr, nr, kc, ir, jr, pc == 0,
+                 pc + kc >= k);
+      };
+      if (kern.resident == Resident::APanel) {
+        for (std::int64_t ir = 0; ir < m; ir += MR)
+          for (std::int64_t jr = j0; jr < j1; jr += NR) tile(ir, jr);
+      } else {
+        for (std::int64_t jr = j0; jr < j1; jr += NR)
+          for (std::int64_t ir = 0; ir < m; ir += MR) tile(ir, jr);
+      }
+    }
+  });
 }
 
 }  // namespace
@@ -100,7 +175,8 @@ void run_blocked(const Kernel& kern, const Problem& p, int threads, const Limits
   float* wbuf = accumulate ? static_cast<float*>(
                                  t_acc.get(static_cast<std::size_t>(std::min(band, m) * ldw) * sizeof(float)))
                            : nullptr;
-  float* c32 = static_cast<float*>(p.c);
+  const Out out{p, direct, multi_k, wbuf, ldw, 0};
+  if (m <= mc_blk) return run_one_row_block(kern, p, threads, kc_blk, out);
 
   for (std::int64_t i0 = 0; i0 < m; i0 += band) {
     const std::int64_t i1 = std::min(m, i0 + band);
@@ -120,11 +196,7 @@ void run_blocked(const Kernel& kern, const Problem& p, int threads, const Limits
           const std::size_t a_panel = a_panel_bytes(kern, kc), b_panel = b_panel_bytes(kern, kc);
           char* bdst = bbuf + h * b_half + (g - g0) * b_stride;
           const std::int64_t b0 = panels * t / packers, b1 = panels * (t + 1) / packers;
-          if (b0 < b1) {
-            const std::int64_t cols = std::min(nc, b1 * NR) - b0 * NR;
-            if (p.b_source) p.b_source->pack(kern, pc, kc, jc + b0 * NR, cols, bdst + b0 * b_panel);
-            else kern.pack_b(kern, p.b.at(pc, jc + b0 * NR), kc, cols, bdst + b0 * b_panel);
-          }
+          if (b0 < b1) pack_b(kern, p, pc, kc, jc + b0 * NR, std::min(nc, b1 * NR) - b0 * NR, bdst + b0 * b_panel);
           if (!shared_a) continue;
           char* adst = abuf + h * a_half + (g - g0) * a_stride;
           const std::int64_t a0 = a_panels * t / packers, a1 = a_panels * (t + 1) / packers;
@@ -138,7 +210,6 @@ void run_blocked(const Kernel& kern, const Problem& p, int threads, const Limits
         const std::int64_t g0 = gi * k_group, g1 = std::min(k_blocks, g0 + k_group);
         const std::int64_t ic = i0 + item / cb * mc_blk, mc = std::min(mc_blk, i1 - ic);
         const std::int64_t c = item % cb, j0 = panels * c / cb * NR, j1 = std::min(nc, panels * (c + 1) / cb * NR);
-        alignas(64) float tile_buf[16 * 64];  // one f32 tile for a half-precision C with one k block
         for (std::int64_t g = g0; g < g1; ++g) {
           const std::int64_t pc = g * kc_blk, kc = std::min(kc_blk, k - pc);
           const bool first = pc == 0, last = pc + kc >= k;
@@ -151,20 +222,10 @@ void run_blocked(const Kernel& kern, const Problem& p, int threads, const Limits
             ablk = own;
           }
           auto tile = [&](std::int64_t ir, std::int64_t jr) {
-            const char* ap = ablk + ir / MR * a_panel;
-            const char* bp = bblk + jr / NR * b_panel;
             const int mr = static_cast<int>(std::min(MR, mc - ir)), nr = static_cast<int>(std::min(NR, nc - jr));
-            const std::int64_t i = ic + ir, j = jc + jr;
-            if (direct) {
-              kern.tile(mr, nr, kc, ap, bp, c32 + i * p.c_rs + j, p.c_rs, p.alpha, first ? p.beta : 1.0f);
-            } else if (!multi_k) {
-              kern.tile(mr, nr, kc, ap, bp, tile_buf, NR, 1.0f, 0.0f);
-              store_tile(tile_buf, NR, p, i, j, mr, nr);
-            } else {
-              float* w = wbuf + (i - i0) * ldw + j;
-              kern.tile(mr, nr, kc, ap, bp, w, ldw, 1.0f, first ? 0.0f : 1.0f);
-              if (last) store_tile(w, ldw, p, i, j, mr, nr);
-            }
+            const Out band_out{p, direct, multi_k, wbuf, ldw, i0};
+            band_out.tile(kern, ablk + ir / MR * a_panel, bblk + jr / NR * b_panel, mr, nr, kc, ic + ir, jc + jr, first,
+                          last);
           };
           if (kern.resident == Resident::APanel) {
             for (std::int64_t ir = 0; ir < mc; ir += MR)
