@@ -31,7 +31,7 @@ class HostView final : public rt::BufferImpl {
 };
 
 // The column matrix of the calling thread, kept between calls up to this size.
-thread_local Scratch t_col;
+thread_local Scratch t_col, t_filter;
 constexpr std::size_t kKeepColBytes = std::size_t(64) << 20;
 // Below this many multiply-adds (~15 us on one core) a GEMM stays on one thread.
 constexpr std::int64_t kParallelMinMacs = 96 * 96 * 96;
@@ -83,17 +83,29 @@ void im2col(const T* x, T* col, std::int64_t C, std::int64_t H, std::int64_t W, 
   });
 }
 
+bool is_pointwise(const rt::Conv2dArgs& a) {
+  return a.w.shape[2] == 1 && a.w.shape[3] == 1 && a.stride_h == 1 && a.stride_w == 1 && a.pad_h == 0 && a.pad_w == 0;
+}
+
+// Whether the GEMM packs the columns straight from the image.
+template <class T>
+bool implicit_columns(const rt::Conv2dArgs& a) {
+  return !is_pointwise(a) && !std::is_same_v<T, double> &&
+         a.x.shape[2] * a.x.shape[3] <= std::numeric_limits<std::int32_t>::max();
+}
+
 // One image's (one group's) GEMM: out[K/g, P*Q] = w[K/g, C/g*R*S] · columns.
 // f32, f16 and bf16 pack the columns straight from the image (ConvColumns);
 // f64, which has no packed kernels, unfolds them into a matrix first.
 template <class T>
-void run_image(const rt::Conv2dArgs& a, std::int64_t n, int threads) {
+void run_image(const rt::Conv2dArgs& a, std::int64_t n, int threads, const char* w_packed,
+               std::size_t w_packed_group) {
   const std::int64_t C = a.x.shape[1], H = a.x.shape[2], W = a.x.shape[3];
   const std::int64_t K = a.w.shape[0], R = a.w.shape[2], S = a.w.shape[3];
   const std::int64_t P = a.out.shape[2], Q = a.out.shape[3], G = a.groups;
   const std::int64_t Cg = C / G, Kg = K / G, CRS = Cg * R * S, PQ = P * Q;
-  const bool pointwise = R == 1 && S == 1 && a.stride_h == 1 && a.stride_w == 1 && a.pad_h == 0 && a.pad_w == 0;
-  const bool implicit = !pointwise && !std::is_same_v<T, double> && H * W <= std::numeric_limits<std::int32_t>::max();
+  const bool pointwise = is_pointwise(a);
+  const bool implicit = implicit_columns<T>(a);
   const T* x = data_of<T>(a.x);
   const T* w = data_of<T>(a.w);
   T* y = data_of<T>(a.out);
@@ -105,6 +117,7 @@ void run_image(const rt::Conv2dArgs& a, std::int64_t n, int threads) {
       gemm::Problem p;
       p.a = {w + g * Kg * CRS, a.w.dtype, CRS, 1};
       p.b_source = &cols;
+      p.a_packed = w_packed ? w_packed + g * w_packed_group : nullptr;
       p.c = y + (n * K + g * Kg) * PQ;
       p.c_dtype = a.out.dtype;
       p.c_rs = PQ;
@@ -132,17 +145,31 @@ void run_image(const rt::Conv2dArgs& a, std::int64_t n, int threads) {
 template <class T>
 void run(const rt::Conv2dArgs& a) {
   const std::int64_t N = a.x.shape[0], K = a.w.shape[0], PQ = a.out.shape[2] * a.out.shape[3];
+  const std::int64_t G = a.groups, Kg = K / G, CRS = a.w.shape[1] * a.w.shape[2] * a.w.shape[3];
+  const int threads = pool().size();
+  // Several images share the filter: pack it for the GEMM once per call.
+  const char* w_packed = nullptr;
+  std::size_t w_group = 0;
+  if (N > 1 && implicit_columns<T>(a)) {
+    const gemm::Kernel& kern = gemm::kernel_for(a.x.dtype);
+    w_group = (gemm::packed_a_layout(kern, Kg, CRS).bytes + 63) / 64 * 64;
+    auto* buf = static_cast<char*>(t_filter.get(static_cast<std::size_t>(G) * w_group));
+    const T* w = data_of<T>(a.w);
+    for (std::int64_t g = 0; g < G; ++g)
+      gemm::pack_a_all(kern, gemm::Mat{w + g * Kg * CRS, a.w.dtype, CRS, 1}, Kg, CRS, buf + g * w_group, threads);
+    w_packed = buf;
+  }
   // A batch that divides evenly over the threads (or is long enough for the
   // remainder not to matter) runs one image per thread with a single-threaded
   // GEMM: no fork-join inside an image.
-  const int threads = pool().size();
   if (threads > 1 && N >= threads && (N % threads == 0 || N >= 4 * threads)) {
     pool().parallel_for(N, 1, [&](std::int64_t n0, std::int64_t n1) {
-      for (std::int64_t n = n0; n < n1; ++n) run_image<T>(a, n, 1);
+      for (std::int64_t n = n0; n < n1; ++n) run_image<T>(a, n, 1, w_packed, w_group);
     });
   } else {
-    for (std::int64_t n = 0; n < N; ++n) run_image<T>(a, n, threads);
+    for (std::int64_t n = 0; n < N; ++n) run_image<T>(a, n, threads, w_packed, w_group);
   }
+  t_filter.trim(kKeepColBytes);
   if (a.bias.present()) {
     const T* b = data_of<T>(a.bias);
     T* y = data_of<T>(a.out);

@@ -114,6 +114,7 @@ class BSource {
 // BSource instead of b.
 struct Problem {
   const BSource* b_source = nullptr;
+  const void* a_packed = nullptr;  // run_blocked alone: A as pack_a_all wrote it, or null
   Mat a, b;
   void* c = nullptr;
   DType c_dtype = DType::F32;
@@ -132,6 +133,16 @@ struct Limits {
   // packed in one go (one fork-join for the whole product).
   std::size_t whole_k_bytes = std::size_t(8) << 20;
 };
+
+// A packed whole, in the blocks run_blocked uses, for products that share it
+// (a convolution's filter over a batch of images): k block g holds the
+// panels of all m rows, g * block_stride bytes in.
+struct PackedALayout {
+  std::int64_t kc_blk = 0, k_blocks = 0;
+  std::size_t block_stride = 0, bytes = 0;
+};
+PackedALayout packed_a_layout(const Kernel& kern, std::int64_t m, std::int64_t k);
+void pack_a_all(const Kernel& kern, const Mat& a, std::int64_t m, std::int64_t k, void* dst, int threads = 1);
 
 // Runs one problem with the blocked algorithm on `threads` threads of the
 // pool (1: the calling thread alone).

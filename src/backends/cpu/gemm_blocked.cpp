@@ -81,11 +81,12 @@ void run_one_row_block(const Kernel& kern, const Problem& p, int threads, std::i
   const std::int64_t m = p.m, n = p.n, k = p.k, MR = kern.mr, NR = kern.nr;
   const std::int64_t k_blocks = ceil_div(k, kc_blk), a_panels = ceil_div(m, MR), panels = ceil_div(n, NR);
   const std::size_t a_stride = static_cast<std::size_t>(a_panels) * a_panel_bytes(kern, kc_blk);
-  auto* abuf = static_cast<char*>(t_pack_a.get(static_cast<std::size_t>(k_blocks) * a_stride + 64));
-  fork(threads, k_blocks, [&](std::int64_t g) {
-    const std::int64_t pc = g * kc_blk;
-    kern.pack_a(kern, p.a.at(0, pc), m, std::min(kc_blk, k - pc), abuf + g * a_stride);
-  });
+  const char* abuf = static_cast<const char*>(p.a_packed);
+  if (!abuf) {
+    void* own = t_pack_a.get(static_cast<std::size_t>(k_blocks) * a_stride + 64);
+    pack_a_all(kern, p.a, m, k, own, threads);
+    abuf = static_cast<const char*>(own);
+  }
   // Chunks of up to kChunkBytes of packed B, at least 4 per thread so that
   // one slowed thread leaves its share to the others.
   constexpr std::size_t kChunkBytes = std::size_t(128) << 10;
@@ -116,6 +117,23 @@ void run_one_row_block(const Kernel& kern, const Problem& p, int threads, std::i
 }
 
 }  // namespace
+
+PackedALayout packed_a_layout(const Kernel& kern, std::int64_t m, std::int64_t k) {
+  PackedALayout l;
+  l.kc_blk = even_block(k, kern.kc, kern.panel == Panel::Bf16Pairs ? 2 : 1);
+  l.k_blocks = ceil_div(k, l.kc_blk);
+  l.block_stride = static_cast<std::size_t>(ceil_div(m, kern.mr)) * a_panel_bytes(kern, l.kc_blk);
+  l.bytes = static_cast<std::size_t>(l.k_blocks) * l.block_stride;
+  return l;
+}
+
+void pack_a_all(const Kernel& kern, const Mat& a, std::int64_t m, std::int64_t k, void* dst, int threads) {
+  const PackedALayout l = packed_a_layout(kern, m, k);
+  fork(threads, l.k_blocks, [&](std::int64_t g) {
+    const std::int64_t pc = g * l.kc_blk;
+    kern.pack_a(kern, a.at(0, pc), m, std::min(l.kc_blk, k - pc), static_cast<char*>(dst) + g * l.block_stride);
+  });
+}
 
 void run_blocked(const Kernel& kern, const Problem& p, int threads, const Limits& lim) {
   const std::int64_t m = p.m, n = p.n, k = p.k, MR = kern.mr, NR = kern.nr;
@@ -162,6 +180,7 @@ void run_blocked(const Kernel& kern, const Problem& p, int threads, const Limits
   const std::int64_t k_group = whole_k ? k_blocks : 1;  // k blocks packed per fork
   const std::size_t b_stride = static_cast<std::size_t>(panels_max) * b_panel_max;
   const std::size_t a_stride = static_cast<std::size_t>(band_panels) * a_panel_max;
+  const std::size_t a_stride_all = static_cast<std::size_t>(ceil_div(m, MR)) * a_panel_max;  // of a_packed
 
   // Several groups on several threads: the packing of group g + 1 (into the
   // other half of the buffers) joins the work items of group g in one fork,
@@ -197,7 +216,7 @@ void run_blocked(const Kernel& kern, const Problem& p, int threads, const Limits
           char* bdst = bbuf + h * b_half + (g - g0) * b_stride;
           const std::int64_t b0 = panels * t / packers, b1 = panels * (t + 1) / packers;
           if (b0 < b1) pack_b(kern, p, pc, kc, jc + b0 * NR, std::min(nc, b1 * NR) - b0 * NR, bdst + b0 * b_panel);
-          if (!shared_a) continue;
+          if (!shared_a || p.a_packed) continue;
           char* adst = abuf + h * a_half + (g - g0) * a_stride;
           const std::int64_t a0 = a_panels * t / packers, a1 = a_panels * (t + 1) / packers;
           if (a0 < a1)
@@ -216,7 +235,9 @@ void run_blocked(const Kernel& kern, const Problem& p, int threads, const Limits
           const std::size_t a_panel = a_panel_bytes(kern, kc), b_panel = b_panel_bytes(kern, kc);
           const char* bblk = bbuf + h * b_half + (g - g0) * b_stride;
           const char* ablk = abuf + h * a_half + (g - g0) * a_stride + (ic - i0) / MR * a_panel;
-          if (!shared_a) {
+          if (p.a_packed) {
+            ablk = static_cast<const char*>(p.a_packed) + g * a_stride_all + ic / MR * a_panel;
+          } else if (!shared_a) {
             auto* own = static_cast<char*>(t_item_a.get(static_cast<std::size_t>(ceil_div(mc_blk, MR)) * a_panel_max + 64));
             kern.pack_a(kern, p.a.at(ic, pc), mc, kc, own);
             ablk = own;
