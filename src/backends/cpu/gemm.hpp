@@ -12,9 +12,9 @@
 //
 // Packing absorbs transposes, strides and input dtype (f16 -> f32, bf16 pairs
 // for vdpbf16ps), so a micro-kernel only ever reads two contiguous panels.
-// Each thread computes a rectangle of C and packs its own operands
-// (gemm.cpp); matrix-vector shapes, tiny products and f64 run unpacked
-// (gemm_unpacked.cpp).
+// Threads share packed blocks and claim blocks of C as work items
+// (gemm_blocked.cpp); matrix-vector shapes, tiny products and f64 run
+// unpacked (gemm_unpacked.cpp).
 #include <cstddef>
 #include <cstdint>
 

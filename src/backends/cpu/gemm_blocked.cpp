@@ -189,13 +189,12 @@ void run_blocked(const Kernel& kern, const Problem& p, int threads, const Limits
   const std::int64_t groups = ceil_div(k_blocks, k_group);
   const bool pipelined = threads > 1 && groups > 1;
   const std::size_t b_half = static_cast<std::size_t>(k_group) * b_stride, a_half = static_cast<std::size_t>(k_group) * a_stride;
-  auto* bbuf = static_cast<char*>(t_pack_b.get((pipelined ? 2 : 1) * b_half + 64));
-  auto* abuf = static_cast<char*>(t_pack_a.get((pipelined ? 2 : 1) * a_half + 64));
   float* wbuf = accumulate ? static_cast<float*>(
                                  t_acc.get(static_cast<std::size_t>(std::min(band, m) * ldw) * sizeof(float)))
                            : nullptr;
-  const Out out{p, direct, multi_k, wbuf, ldw, 0};
-  if (m <= mc_blk) return run_one_row_block(kern, p, threads, kc_blk, out);
+  if (m <= mc_blk) return run_one_row_block(kern, p, threads, kc_blk, Out{p, direct, multi_k, wbuf, ldw, 0});
+  auto* bbuf = static_cast<char*>(t_pack_b.get((pipelined ? 2 : 1) * b_half + 64));
+  auto* abuf = static_cast<char*>(t_pack_a.get((pipelined ? 2 : 1) * a_half + 64));
 
   for (std::int64_t i0 = 0; i0 < m; i0 += band) {
     const std::int64_t i1 = std::min(m, i0 + band);

@@ -90,31 +90,73 @@ TORSH_AVX2_INLINE __m256 copysign_ps(__m256 mag, __m256 sign) {
   return _mm256_or_ps(_mm256_andnot_ps(s, mag), _mm256_and_ps(s, sign));
 }
 
-// erf on [0, 4) as 8 pieces of width 1/2, each a degree-7 polynomial in the
+// erf on [0, 4) as 4 pieces of width 1, each a degree-8 polynomial in the
 // offset from the piece's middle (least squares, scripts/fit_erf.py; max
-// error 7.4e-8); row j holds coefficient j of every piece, so one permute per
-// coefficient picks the lane's piece. erf(4) rounds to 1 in f32. No exp and
-// no division, about a third of the cost of the usual exp-based forms.
-alignas(32) constexpr float kErfPieces[8][8] = {
-    {0.276326388f, 0.711155653f, 0.92290014f, 0.986671686f, 0.998537302f, 0.999899387f, 0.999995708f, 0.999999881f},
-    {1.06001413f, 0.642931044f, 0.236521125f, 0.0527749956f, 0.00714231934f, 0.000586277281f, 2.91890119e-05f, 8.81428832e-07f},
-    {-0.265002966f, -0.482198149f, -0.295651734f, -0.092356205f, -0.0160701573f, -0.00161226746f, -9.48693341e-05f, -3.30607099e-06f},
-    {-0.309170485f, 0.0267883502f, 0.167535886f, 0.0901573896f, 0.0217245128f, 0.00276038027f, 0.000195812623f, 7.97032772e-06f},
-    {0.126934558f, 0.150675625f, -0.00613203505f, -0.048105523f, -0.0190882571f, -0.00325771049f, -0.000286169437f, -1.37854086e-05f},
-    {0.0800362676f, -0.0532170907f, -0.0471865535f, 0.00661847321f, 0.0106600598f, 0.00275629107f, 0.000313628872f, 1.8330069e-05f},
-    {-0.0393407941f, -0.0265828297f, 0.0205977373f, 0.00904949475f, -0.00277956529f, -0.00166785065f, -0.000273758458f, -2.0692436e-05f},
-    {-0.0158033706f, 0.017885495f, 0.00374511047f, -0.00593309943f, -0.000721527147f, 0.000635815319f, 0.000173596418f, 1.71446281e-05f},
+// error 9.91e-08); row j holds coefficient j of every piece, twice, so an
+// in-lane permute (vpermilps: a cheap instruction, where a lane-crossing
+// permute of 8 pieces costs several cycles) picks the lane's piece. erf(4)
+// rounds to 1 in f32. No exp and no division.
+alignas(32) constexpr float kErfPieces[9][8] = {
+    {0.520499885f, 0.966105163f, 0.999593019f, 0.999999285f, 0.520499885f, 0.966105163f, 0.999593019f, 0.999999285f},
+    {0.878782809f, 0.118930072f, 0.0021783181f, 5.39729444e-06f, 0.878782809f, 0.118930072f, 0.0021783181f, 5.39729444e-06f},
+    {-0.439390749f, -0.17839542f, -0.00544573693f, -1.8896344e-05f, -0.439390749f, -0.17839542f, -0.00544573693f, -1.8896344e-05f},
+    {-0.146477684f, 0.138763487f, 0.00834828522f, 4.24091668e-05f, -0.146477684f, 0.138763487f, 0.00834828522f, 4.24091668e-05f},
+    {0.183061972f, -0.0445994474f, -0.0086215185f, -6.77708304e-05f, 0.183061972f, -0.0445994474f, -0.0086215185f, -6.77708304e-05f},
+    {0.00752667151f, -0.0150333075f, 0.00614338135f, 8.04814335e-05f, 0.00752667151f, -0.0150333075f, 0.00614338135f, 8.04814335e-05f},
+    {-0.0498414077f, 0.0193334296f, -0.00280821207f, -7.71457126e-05f, -0.0498414077f, 0.0193334296f, -0.00280821207f, -7.71457126e-05f},
+    {0.00428718049f, -0.00383468205f, 0.000403042475f, 6.68906869e-05f, 0.00428718049f, -0.00383468205f, 0.000403042475f, 6.68906869e-05f},
+    {0.00911555905f, -0.00240193028f, 0.000306311907f, -3.70374364e-05f, 0.00911555905f, -0.00240193028f, 0.000306311907f, -3.70374364e-05f},
 };
 
-TORSH_AVX2_INLINE __m256 erf_ps(__m256 x) {
-  const __m256 z = _mm256_min_ps(abs_ps(x), _mm256_set1_ps(3.99999976f));
-  const __m256i piece = _mm256_cvttps_epi32(_mm256_add_ps(z, z));
-  const __m256 t = _mm256_sub_ps(_mm256_fnmadd_ps(_mm256_cvtepi32_ps(piece), _mm256_set1_ps(0.5f), z), _mm256_set1_ps(0.25f));
-  __m256 p = _mm256_permutevar8x32_ps(_mm256_load_ps(kErfPieces[7]), piece);
-#pragma GCC unroll 7
-  for (int j = 6; j >= 0; --j) p = _mm256_fmadd_ps(p, t, _mm256_permutevar8x32_ps(_mm256_load_ps(kErfPieces[j]), piece));
-  const __m256 y = copysign_ps(_mm256_min_ps(p, _mm256_set1_ps(1.0f)), x);
-  return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+// gelu(x) = 0.5 x (1 + erf(x / sqrt 2)) = 0.5 x + 0.5 |x| erf(|x| / sqrt 2)
+// for N vectors at once: erf is odd, so no sign is restored, and a NaN x
+// (whose clamped z gives a finite erf) is NaN in both terms; -inf gives NaN,
+// as the formula does. Each step runs on all N vectors before the next, so
+// the 9-deep Horner chains overlap: one vector at a time leaves the loop
+// waiting on FMA latency (the out-of-order window holds about two).
+template <int N>
+TORSH_AVX2_INLINE void gelu_erf_n(const __m256 (&x)[N], __m256 (&y)[N]) {
+  __m256 t[N], p[N];
+  __m256i piece[N];
+#pragma GCC unroll 4
+  for (int i = 0; i < N; ++i) {
+    // z = |x| / sqrt 2, below 4
+    const __m256 z = _mm256_min_ps(_mm256_mul_ps(abs_ps(x[i]), _mm256_set1_ps(0.70710678118654752f)),
+                                   _mm256_set1_ps(3.99999976f));
+    const __m256 zf = _mm256_round_ps(z, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    piece[i] = _mm256_cvttps_epi32(zf);
+    t[i] = _mm256_sub_ps(_mm256_sub_ps(z, zf), _mm256_set1_ps(0.5f));
+    p[i] = _mm256_permutevar_ps(_mm256_load_ps(kErfPieces[8]), piece[i]);
+  }
+#pragma GCC unroll 8
+  for (int j = 7; j >= 0; --j) {
+    const __m256 row = _mm256_load_ps(kErfPieces[j]);
+#pragma GCC unroll 4
+    for (int i = 0; i < N; ++i) p[i] = _mm256_fmadd_ps(p[i], t[i], _mm256_permutevar_ps(row, piece[i]));
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < N; ++i) {
+    const __m256 h = _mm256_mul_ps(x[i], _mm256_set1_ps(0.5f));
+    y[i] = _mm256_fmadd_ps(abs_ps(h), _mm256_min_ps(p[i], _mm256_set1_ps(1.0f)), h);
+  }
+}
+
+TORSH_AVX2_INLINE void gelu_erf_loop(const float* x, float* y, std::int64_t n) {
+  std::int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m256 v[4], r[4];
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) v[k] = _mm256_loadu_ps(x + i + 8 * k);
+    gelu_erf_n<4>(v, r);
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) _mm256_storeu_ps(y + i + 8 * k, r[k]);
+  }
+  for (; i < n; i += 8) {
+    const __m256i m = tail_mask(n - i);
+    __m256 v[1] = {_mm256_maskload_ps(x + i, m)}, r[1];
+    gelu_erf_n<1>(v, r);
+    _mm256_maskstore_ps(y + i, m, r[0]);
+  }
 }
 
 // tanh: 1 - 2 / (exp(2|x|) + 1), an odd Taylor polynomial below 0.125.
@@ -173,10 +215,7 @@ bool unary_f32_avx2(rt::UnaryOp op, const float* x, float* y, std::int64_t n) {
     case U::Sigmoid: map(x, y, n, [](__m256 v) { return sigmoid_ps(v); }); return true;
     case U::Silu: map(x, y, n, [](__m256 v) { return _mm256_mul_ps(v, sigmoid_ps(v)); }); return true;
     case U::Gelu:
-      map(x, y, n, [&](__m256 v) {
-        const __m256 e = erf_ps(_mm256_mul_ps(v, _mm256_set1_ps(0.70710678118654752f)));
-        return _mm256_mul_ps(_mm256_mul_ps(half, v), _mm256_add_ps(one, e));
-      });
+      gelu_erf_loop(x, y, n);
       return true;
     case U::GeluTanh:
       map(x, y, n, [&](__m256 v) {
