@@ -40,6 +40,19 @@ void fork(int threads, std::int64_t tasks, F&& fn) {
   pool().run(static_cast<int>(tasks), [&](int t) { fn(t); });
 }
 
+// fn(ir, jr) for the tiles of rows [0, rows) x columns [j0, j1), in the
+// kernel's loop order (which panel stays in L1).
+template <class F>
+void for_each_tile(const Kernel& kern, std::int64_t rows, std::int64_t j0, std::int64_t j1, F&& fn) {
+  if (kern.resident == Resident::APanel) {
+    for (std::int64_t ir = 0; ir < rows; ir += kern.mr)
+      for (std::int64_t jr = j0; jr < j1; jr += kern.nr) fn(ir, jr);
+  } else {
+    for (std::int64_t jr = j0; jr < j1; jr += kern.nr)
+      for (std::int64_t ir = 0; ir < rows; ir += kern.mr) fn(ir, jr);
+  }
+}
+
 // Where the sums of a tile go: C itself when it is f32 with unit column
 // stride; otherwise an f32 tile (one k block) or an f32 copy of a band of rows
 // of C starting at row i0 (several k blocks), converted into C after the last.
@@ -105,13 +118,7 @@ void run_one_row_block(const Kernel& kern, const Problem& p, int threads, std::i
         out.tile(kern, ablk + ir / MR * a_panel, bbuf + (jr - j0) / NR * b_panel, mr, nr, kc, ir, jr, pc == 0,
                  pc + kc >= k);
       };
-      if (kern.resident == Resident::APanel) {
-        for (std::int64_t ir = 0; ir < m; ir += MR)
-          for (std::int64_t jr = j0; jr < j1; jr += NR) tile(ir, jr);
-      } else {
-        for (std::int64_t jr = j0; jr < j1; jr += NR)
-          for (std::int64_t ir = 0; ir < m; ir += MR) tile(ir, jr);
-      }
+      for_each_tile(kern, m, j0, j1, tile);
     }
   });
 }
@@ -227,6 +234,7 @@ void run_blocked(const Kernel& kern, const Problem& p, int threads, const Limits
       auto compute = [&](std::int64_t gi, int h, std::int64_t item) {
         const std::int64_t g0 = gi * k_group, g1 = std::min(k_blocks, g0 + k_group);
         const std::int64_t ic = i0 + item / cb * mc_blk, mc = std::min(mc_blk, i1 - ic);
+        const Out band_out{p, direct, multi_k, wbuf, ldw, i0};
         const std::int64_t c = item % cb, j0 = panels * c / cb * NR, j1 = std::min(nc, panels * (c + 1) / cb * NR);
         for (std::int64_t g = g0; g < g1; ++g) {
           const std::int64_t pc = g * kc_blk, kc = std::min(kc_blk, k - pc);
@@ -243,17 +251,10 @@ void run_blocked(const Kernel& kern, const Problem& p, int threads, const Limits
           }
           auto tile = [&](std::int64_t ir, std::int64_t jr) {
             const int mr = static_cast<int>(std::min(MR, mc - ir)), nr = static_cast<int>(std::min(NR, nc - jr));
-            const Out band_out{p, direct, multi_k, wbuf, ldw, i0};
             band_out.tile(kern, ablk + ir / MR * a_panel, bblk + jr / NR * b_panel, mr, nr, kc, ic + ir, jc + jr, first,
                           last);
           };
-          if (kern.resident == Resident::APanel) {
-            for (std::int64_t ir = 0; ir < mc; ir += MR)
-              for (std::int64_t jr = j0; jr < j1; jr += NR) tile(ir, jr);
-          } else {
-            for (std::int64_t jr = j0; jr < j1; jr += NR)
-              for (std::int64_t ir = 0; ir < mc; ir += MR) tile(ir, jr);
-          }
+          for_each_tile(kern, mc, j0, j1, tile);
         }
       };
 
