@@ -62,6 +62,34 @@ TEST(OpsUnary, AllOpsMatchReferenceOnOddSizes) {
   }
 }
 
+// Outputs larger than the last-level cache (48 MiB here) are written with
+// non-temporal stores; every element must still land, including a tail and
+// the row ends that are not on a 16-byte boundary.
+TEST(OpsUnary, OutputsLargerThanTheCacheAreWrittenIntact) {
+  const std::int64_t rows = 2929, cols = 4099, n = rows * cols;
+  const auto v = rand_vec(static_cast<std::size_t>(n), 77, -4.f, 4.f);
+  const Tensor x = make(v, {rows, cols});
+  const auto gelu = ops::unary(rt::UnaryOp::Gelu, x).to_vector();
+  const auto sum = ops::add(x, x).to_vector();
+  const auto sm = ops::softmax(x).to_vector();
+  const auto ln = ops::layer_norm(x).to_vector();
+  for (std::int64_t r : {std::int64_t{0}, std::int64_t{1}, rows / 2, rows - 1}) {
+    const float* xr = v.data() + r * cols;
+    double mx = -1e30, se = 0, mean = 0, ss = 0;
+    for (std::int64_t j = 0; j < cols; ++j) mx = std::max<double>(mx, xr[j]), mean += xr[j];
+    mean /= static_cast<double>(cols);
+    for (std::int64_t j = 0; j < cols; ++j) se += std::exp(xr[j] - mx), ss += (xr[j] - mean) * (xr[j] - mean);
+    const double inv = 1.0 / std::sqrt(ss / static_cast<double>(cols) + 1e-5);
+    for (std::int64_t j = 0; j < cols; ++j) {
+      const std::size_t i = static_cast<std::size_t>(r * cols + j);
+      ASSERT_NEAR(gelu[i], ref_unary(rt::UnaryOp::Gelu, xr[j]), 2e-6 * (1 + std::fabs(xr[j]))) << "gelu at " << i;
+      ASSERT_EQ(sum[i], xr[j] + xr[j]) << "add at " << i;
+      ASSERT_NEAR(sm[i], std::exp(xr[j] - mx) / se, 1e-6 * std::exp(xr[j] - mx) / se + 1e-12) << "softmax at " << i;
+      ASSERT_NEAR(ln[i], (xr[j] - mean) * inv, 1e-4) << "layer_norm at " << i;
+    }
+  }
+}
+
 TEST(OpsUnary, StridedInPlaceHalfAndSpecialValues) {
   auto v = rand_vec(12, 5);
   Tensor t = make(v, {3, 4});

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <random>
 #include <string>
@@ -12,6 +13,7 @@
 
 #include "backends/cpu/simd.hpp"
 #include "backends/cpu/simd_avx2.hpp"
+#include "backends/cpu/stream_store.hpp"
 
 namespace simd = torsh::cpu::simd;
 using torsh::rt::UnaryOp;
@@ -45,16 +47,22 @@ std::vector<float> inputs(std::size_t n, unsigned seed) {
   return v;
 }
 
-void check_unary(UnaryOp op, const char* name, bool portable) {
+// stream: the non-temporal path, into a y that starts off its 32-byte
+// boundary (so its plain-store head runs too).
+void check_unary(UnaryOp op, const char* name, bool portable, bool stream = false) {
   for (std::size_t n : {0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 23, 31, 33, 40, 1023}) {
     const auto x = inputs(n, static_cast<unsigned>(n));
-    std::vector<float> y(n + 1, kSentinel);
-    if (portable) simd::unary_f32_portable(op, x.data(), y.data(), static_cast<std::int64_t>(n));
-    else simd::unary_f32(op, x.data(), y.data(), static_cast<std::int64_t>(n));
+    std::vector<float> buf(n + 3, kSentinel);
+    float* y = buf.data() + 1 + (reinterpret_cast<std::uintptr_t>(buf.data() + 1) % 32 == 0 ? 1 : 0);
+    if (portable) simd::unary_f32_portable(op, x.data(), y, static_cast<std::int64_t>(n));
+    else simd::unary_f32(op, x.data(), y, static_cast<std::int64_t>(n), stream);
+    if (stream) torsh::cpu::stream_fence();
+    EXPECT_EQ(y[-1], kSentinel) << name << " wrote before y, n = " << n;
     EXPECT_EQ(y[n], kSentinel) << name << " wrote past n = " << n;
     for (std::size_t i = 0; i < n; ++i) {
       const double ref = reference(op, x[i]);
-      const std::string where = std::string(name) + (portable ? " portable" : "") + " x=" + std::to_string(x[i]);
+      const std::string where =
+          std::string(name) + (portable ? " portable" : "") + (stream ? " streamed" : "") + " x=" + std::to_string(x[i]);
       if (std::isnan(ref)) {
         EXPECT_TRUE(std::isnan(y[i])) << where << " got " << y[i];
       } else if (std::isinf(ref) || std::fabs(ref) > 3.4e38) {
@@ -75,7 +83,7 @@ void check_softmax_row(const std::vector<float>& x, bool log, bool portable, con
   const std::size_t n = x.size();
   std::vector<float> y(n + 1, kSentinel);
   if (portable) simd::softmax_row_f32_portable(x.data(), y.data(), static_cast<std::int64_t>(n), log);
-  else simd::softmax_row_f32(x.data(), y.data(), static_cast<std::int64_t>(n), log);
+  else simd::softmax_row_f32(x.data(), y.data(), static_cast<std::int64_t>(n), log, x.data());  // a prefetch hint
   const std::string where = what + (log ? " log" : "") + (portable ? " portable" : "") + " n=" + std::to_string(n);
   EXPECT_EQ(y[n], kSentinel) << where << ": wrote past n";
   double mx = -INFINITY;
@@ -112,6 +120,7 @@ TEST(Simd, UnaryActivationsMatchDouble) {
   for (auto [op, name] : ops) {
     check_unary(op, name, false);
     check_unary(op, name, true);
+    check_unary(op, name, false, true);
   }
   if (!simd::avx2_fma_usable()) GTEST_SKIP() << "no AVX2+FMA on this CPU: only the portable loops were checked";
 }
@@ -162,7 +171,7 @@ TEST(Simd, NormRowsMatchDouble) {
           std::vector<float> y(n + 1, kSentinel);
           const float eps = 1e-5f;
           if (portable) simd::norm_row_f32_portable(x.data(), y.data(), wp, bp, static_cast<std::int64_t>(n), eps, rms);
-          else simd::norm_row_f32(x.data(), y.data(), wp, bp, static_cast<std::int64_t>(n), eps, rms);
+          else simd::norm_row_f32(x.data(), y.data(), wp, bp, static_cast<std::int64_t>(n), eps, rms, w.data());
           const std::string where = std::string(rms ? "rms_norm" : "layer_norm") + (portable ? " portable" : "") +
                                     " affine=" + std::to_string(affine) + " n=" + std::to_string(n);
           EXPECT_EQ(y[n], kSentinel) << where << ": wrote past n";
@@ -178,4 +187,21 @@ TEST(Simd, NormRowsMatchDouble) {
             EXPECT_NEAR(y[i], ref, 2e-4 * (1.0 + std::fabs(ref))) << where << " i=" << i;
           }
         }
+}
+
+// The non-temporal copy at every alignment of the destination and lengths
+// around its 4- and 16-float steps: every element once, nothing outside.
+TEST(Simd, StreamingCopyWritesExactlyTheRange) {
+  std::vector<float> src(300);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i) * 0.5f - 7.0f;
+  for (std::size_t off = 0; off < 8; ++off)
+    for (std::size_t n : {0, 1, 3, 4, 5, 15, 16, 17, 33, 64, 255, 290}) {
+      std::vector<float> dst(n + 10, kSentinel);
+      torsh::cpu::copy_streaming(src.data(), dst.data() + off, static_cast<std::int64_t>(n));
+      torsh::cpu::stream_fence();
+      for (std::size_t i = 0; i < dst.size(); ++i) {
+        const bool inside = i >= off && i < off + n;
+        EXPECT_EQ(dst[i], inside ? src[i - off] : kSentinel) << "offset " << off << " n " << n << " i " << i;
+      }
+    }
 }

@@ -3,6 +3,7 @@
 
 #include "device.hpp"
 #include "simd.hpp"
+#include "stream_store.hpp"
 #include "strided.hpp"
 #include "thread_pool.hpp"
 #include "tuning.hpp"
@@ -36,8 +37,14 @@ void run(const rt::BinaryArgs& a) {
   T* z = data_of<T>(a.out);
   // Dense operands of one layout: a flat loop, skipping the strided walker.
   if (a.a.strides == a.out.strides && a.b.strides == a.out.strides && is_contiguous(a.out.shape, a.out.strides)) {
+    const bool stream = stream_worthwhile(a.out.numel() * static_cast<std::int64_t>(sizeof(T)));
     pool().parallel_for(a.out.numel(), elementwise_grain(a.out.numel(), 1 << 15), [&](std::int64_t b, std::int64_t e) {
-      if constexpr (std::is_same_v<T, float>) return simd::binary_f32(Op, x + b, y + b, 1, z + b, e - b);
+      if constexpr (std::is_same_v<T, float>) {
+        if (!stream) return simd::binary_f32(Op, x + b, y + b, 1, z + b, e - b);
+        return write_streaming(z + b, e - b, [&](float* out, std::int64_t i, std::int64_t m) {
+          simd::binary_f32(Op, x + b + i, y + b + i, 1, out, m);
+        });
+      }
       for (std::int64_t i = b; i < e; ++i) z[i] = from_acc<T>(apply<Op, A>(to_acc(x[i]), to_acc(y[i])));
     });
     return;

@@ -1,7 +1,9 @@
 #include "simd.hpp"
 
 #include "simd_avx2.hpp"
+#include "stream_store.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -184,18 +186,27 @@ void softmax_row_f32_portable(const float* x, float* y, std::int64_t n, bool log
   }
 }
 
-void unary_f32(rt::UnaryOp op, const float* x, float* y, std::int64_t n) {
-  if (avx2_fma_usable() && unary_f32_avx2(op, x, y, n)) return;
-  unary_f32_portable(op, x, y, n);
+void unary_f32(rt::UnaryOp op, const float* x, float* y, std::int64_t n, bool stream) {
+  if (avx2_fma_usable() && unary_f32_avx2(op, x, y, n, stream)) return;
+  if (!stream) return unary_f32_portable(op, x, y, n);
+  // The portable loops write an L1 block that is then streamed out.
+  constexpr std::int64_t kBlock = 1024;
+  alignas(64) float stage[kBlock];
+  for (std::int64_t i = 0; i < n; i += kBlock) {
+    const std::int64_t len = std::min(kBlock, n - i);
+    unary_f32_portable(op, x + i, stage, len);
+    copy_streaming(stage, y + i, len);
+  }
 }
 
-void softmax_row_f32(const float* x, float* y, std::int64_t n, bool log) {
-  if (avx2_fma_usable()) return softmax_row_f32_avx2(x, y, n, log);
+void softmax_row_f32(const float* x, float* y, std::int64_t n, bool log, const float* next) {
+  if (avx2_fma_usable()) return softmax_row_f32_avx2(x, y, n, log, next);
   softmax_row_f32_portable(x, y, n, log);
 }
 
-void norm_row_f32(const float* x, float* y, const float* w, const float* b, std::int64_t n, float eps, bool rms) {
-  if (avx2_fma_usable()) return norm_row_f32_avx2(x, y, w, b, n, eps, rms);
+void norm_row_f32(const float* x, float* y, const float* w, const float* b, std::int64_t n, float eps, bool rms,
+                  const float* next) {
+  if (avx2_fma_usable()) return norm_row_f32_avx2(x, y, w, b, n, eps, rms, next);
   norm_row_f32_portable(x, y, w, b, n, eps, rms);
 }
 

@@ -15,7 +15,9 @@
 
 namespace torsh::cpu::simd {
 
-void unary_f32(rt::UnaryOp op, const float* x, float* y, std::int64_t n);
+// stream: write y around the cache (stream_store.hpp); the caller issues
+// stream_fence() before the data is read by another thread.
+void unary_f32(rt::UnaryOp op, const float* x, float* y, std::int64_t n, bool stream = false);
 // The target_clones loops alone, without the AVX2 bodies of simd_avx2.cpp:
 // what CPUs without AVX2 run, callable anywhere so tests check both.
 void unary_f32_portable(rt::UnaryOp op, const float* x, float* y, std::int64_t n);
@@ -23,8 +25,11 @@ void softmax_row_f32_portable(const float* x, float* y, std::int64_t n, bool log
 void norm_row_f32_portable(const float* x, float* y, const float* w, const float* b, std::int64_t n, float eps, bool rms);
 // b_stride is 1 (elementwise) or 0 (b is one scalar broadcast along the run).
 void binary_f32(rt::BinaryOp op, const float* a, const float* b, std::int64_t b_stride, float* out, std::int64_t n);
-void softmax_row_f32(const float* x, float* y, std::int64_t n, bool log);
-void norm_row_f32(const float* x, float* y, const float* w, const float* b, std::int64_t n, float eps, bool rms);
+// next: the row the caller processes after this one, or null; it is
+// prefetched while this row's later passes run from L1.
+void softmax_row_f32(const float* x, float* y, std::int64_t n, bool log, const float* next = nullptr);
+void norm_row_f32(const float* x, float* y, const float* w, const float* b, std::int64_t n, float eps, bool rms,
+                  const float* next = nullptr);
 // One flash-attention tile: queries q [nq, D] (pre-scaled) against keys kt
 // [D, nk] (transposed) and values v [nk, Dv]. Updates the running row max m,
 // row sum l and unnormalised output acc [nq, Dv]. Query i sees keys j < jmax[i].

@@ -7,7 +7,9 @@
 // never past n.
 #include "simd_avx2.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 namespace torsh::cpu::simd {
@@ -50,8 +52,12 @@ constexpr float kExpHi = 88.72283905f, kExpLo = -87.3365447504f;
 // reaches 128, whose 2^n is no float: with kBig it is applied as 2^127 * 2.
 template <bool kBig>
 TORSH_AVX2_INLINE __m256 exp_core(__m256 x) {
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  // n = round(x log2 e): adding 1.5 * 2^23 rounds to nearest in the FMA and
+  // leaves n in the low mantissa bits, where the 2^n below reads it without
+  // a round or a conversion.
+  const __m256 magic = _mm256_set1_ps(12582912.0f);
+  const __m256 t = _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), magic);
+  const __m256 n = _mm256_sub_ps(t, magic);
   __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
   r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
   __m256 p = _mm256_set1_ps(1.9875691500E-4f);
@@ -61,10 +67,16 @@ TORSH_AVX2_INLINE __m256 exp_core(__m256 x) {
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459E-1f));
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201E-1f));
   p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-  const __m256 nc = kBig ? _mm256_min_ps(n, _mm256_set1_ps(127.0f)) : n;
-  const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(nc), _mm256_set1_epi32(127)), 23);
-  const __m256 y = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
-  return kBig ? _mm256_mul_ps(y, _mm256_add_ps(_mm256_sub_ps(n, nc), _mm256_set1_ps(1.0f))) : y;
+  if constexpr (kBig) {
+    const __m256 nc = _mm256_min_ps(n, _mm256_set1_ps(127.0f));
+    const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(nc), _mm256_set1_epi32(127)), 23);
+    const __m256 y = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+    return _mm256_mul_ps(y, _mm256_add_ps(_mm256_sub_ps(n, nc), _mm256_set1_ps(1.0f)));
+  } else {
+    // (bits of t) + 127, shifted: the magic's own bits fall off the top.
+    const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+  }
 }
 
 // exp(x) for x <= 0 or NaN-free inputs that cannot overflow: 0 below kExpLo
@@ -141,6 +153,14 @@ TORSH_AVX2_INLINE void gelu_erf_n(const __m256 (&x)[N], __m256 (&y)[N]) {
   }
 }
 
+// kStream: y is 32-byte aligned and written around the cache (simd.hpp).
+template <bool kStream>
+TORSH_AVX2_INLINE void store(float* p, __m256 v) {
+  if constexpr (kStream) _mm256_stream_ps(p, v);
+  else _mm256_storeu_ps(p, v);
+}
+
+template <bool kStream>
 TORSH_AVX2_INLINE void gelu_erf_loop(const float* x, float* y, std::int64_t n) {
   std::int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
@@ -149,7 +169,7 @@ TORSH_AVX2_INLINE void gelu_erf_loop(const float* x, float* y, std::int64_t n) {
     for (int k = 0; k < 4; ++k) v[k] = _mm256_loadu_ps(x + i + 8 * k);
     gelu_erf_n<4>(v, r);
 #pragma GCC unroll 4
-    for (int k = 0; k < 4; ++k) _mm256_storeu_ps(y + i + 8 * k, r[k]);
+    for (int k = 0; k < 4; ++k) store<kStream>(y + i + 8 * k, r[k]);
   }
   for (; i < n; i += 8) {
     const __m256i m = tail_mask(n - i);
@@ -180,10 +200,10 @@ TORSH_AVX2_INLINE __m256 sigmoid_ps(__m256 x) {
   return _mm256_div_ps(one, _mm256_add_ps(one, exp_full(_mm256_sub_ps(_mm256_setzero_ps(), x))));
 }
 
-template <class F>
+template <bool kStream = false, class F>
 TORSH_AVX2_INLINE void map(const float* x, float* y, std::int64_t n, F f) {
   std::int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, f(_mm256_loadu_ps(x + i)));
+  for (; i + 8 <= n; i += 8) store<kStream>(y + i, f(_mm256_loadu_ps(x + i)));
   if (i < n) {
     const __m256i m = tail_mask(n - i);
     _mm256_maskstore_ps(y + i, m, f(_mm256_maskload_ps(x + i, m)));
@@ -206,19 +226,22 @@ TORSH_AVX2_INLINE float hmax(__m256 v) {
 
 }  // namespace
 
-bool unary_f32_avx2(rt::UnaryOp op, const float* x, float* y, std::int64_t n) {
+namespace {
+
+template <bool kStream>
+bool unary_body(rt::UnaryOp op, const float* x, float* y, std::int64_t n) {
   using U = rt::UnaryOp;
   const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f);
   switch (op) {
-    case U::Exp: map(x, y, n, [](__m256 v) { return exp_full(v); }); return true;
-    case U::Tanh: map(x, y, n, [](__m256 v) { return tanh_ps(v); }); return true;
-    case U::Sigmoid: map(x, y, n, [](__m256 v) { return sigmoid_ps(v); }); return true;
-    case U::Silu: map(x, y, n, [](__m256 v) { return _mm256_mul_ps(v, sigmoid_ps(v)); }); return true;
+    case U::Exp: map<kStream>(x, y, n, [](__m256 v) { return exp_full(v); }); return true;
+    case U::Tanh: map<kStream>(x, y, n, [](__m256 v) { return tanh_ps(v); }); return true;
+    case U::Sigmoid: map<kStream>(x, y, n, [](__m256 v) { return sigmoid_ps(v); }); return true;
+    case U::Silu: map<kStream>(x, y, n, [](__m256 v) { return _mm256_mul_ps(v, sigmoid_ps(v)); }); return true;
     case U::Gelu:
-      gelu_erf_loop(x, y, n);
+      gelu_erf_loop<kStream>(x, y, n);
       return true;
     case U::GeluTanh:
-      map(x, y, n, [&](__m256 v) {
+      map<kStream>(x, y, n, [&](__m256 v) {
         const __m256 v3 = _mm256_mul_ps(_mm256_mul_ps(v, v), v);
         const __m256 in = _mm256_mul_ps(_mm256_set1_ps(0.79788456080286535588f),
                                         _mm256_fmadd_ps(_mm256_set1_ps(0.044715f), v3, v));
@@ -229,7 +252,18 @@ bool unary_f32_avx2(rt::UnaryOp op, const float* x, float* y, std::int64_t n) {
   }
 }
 
-void softmax_row_f32_avx2(const float* x, float* y, std::int64_t n, bool log) {
+}  // namespace
+
+bool unary_f32_avx2(rt::UnaryOp op, const float* x, float* y, std::int64_t n, bool stream) {
+  if (!stream) return unary_body<false>(op, x, y, n);
+  // Plain stores up to y's first 32-byte boundary, streaming ones after it.
+  const auto misaligned = static_cast<std::int64_t>((reinterpret_cast<std::uintptr_t>(y) & 31) / sizeof(float));
+  const std::int64_t head = std::min(n, misaligned ? 8 - misaligned : 0);
+  if (!unary_body<false>(op, x, y, head)) return false;
+  return unary_body<true>(op, x + head, y + head, n - head);
+}
+
+void softmax_row_f32_avx2(const float* x, float* y, std::int64_t n, bool log, const float* next) {
   const float kInf = std::numeric_limits<float>::infinity();
   // Pass 1: the max, and whether any lane is NaN.
   const __m256 ninf = _mm256_set1_ps(-kInf);
@@ -258,16 +292,23 @@ void softmax_row_f32_avx2(const float* x, float* y, std::int64_t n, bool log) {
   }
   // Pass 2: exp(x - max), written (softmax) and summed.
   const __m256 vmx = _mm256_set1_ps(mx);
+  // Four vectors per step: each exp is a ~15-deep dependency chain, and with
+  // fewer in flight the loop waits on latency rather than on the FMA units.
   __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
-  for (i = 0; i + 16 <= n; i += 16) {
-    const __m256 a = exp_nonpos(_mm256_sub_ps(_mm256_loadu_ps(x + i), vmx));
-    const __m256 b = exp_nonpos(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8), vmx));
-    if (!log) {
-      _mm256_storeu_ps(y + i, a);
-      _mm256_storeu_ps(y + i + 8, b);
+  for (i = 0; i + 32 <= n; i += 32) {
+    if (next) {
+      _mm_prefetch(reinterpret_cast<const char*>(next + i), _MM_HINT_T1);
+      _mm_prefetch(reinterpret_cast<const char*>(next + i + 16), _MM_HINT_T1);
     }
-    s0 = _mm256_add_ps(s0, a);
-    s1 = _mm256_add_ps(s1, b);
+    __m256 e[4];
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) e[k] = exp_nonpos(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8 * k), vmx));
+    if (!log) {
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) _mm256_storeu_ps(y + i + 8 * k, e[k]);
+    }
+    s0 = _mm256_add_ps(s0, _mm256_add_ps(e[0], e[1]));
+    s1 = _mm256_add_ps(s1, _mm256_add_ps(e[2], e[3]));
   }
   for (; i < n; i += 8) {
     const __m256i m = tail_mask(n - i);
@@ -286,14 +327,19 @@ void softmax_row_f32_avx2(const float* x, float* y, std::int64_t n, bool log) {
   }
 }
 
-void norm_row_f32_avx2(const float* x, float* y, const float* w, const float* b, std::int64_t n, float eps, bool rms) {
+void norm_row_f32_avx2(const float* x, float* y, const float* w, const float* b, std::int64_t n, float eps, bool rms,
+                       const float* next) {
   // Two reductions over the row (mean, then squared deviations: no
   // cancellation for rows far from zero) and one output pass; the row stays in
   // L1 between them.
-  auto reduce = [&](auto term) {
+  auto reduce = [&](auto term, const float* pf) {
     __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
     std::int64_t i = 0;
     for (; i + 32 <= n; i += 32) {
+      if (pf) {
+        _mm_prefetch(reinterpret_cast<const char*>(pf + i), _MM_HINT_T1);
+        _mm_prefetch(reinterpret_cast<const char*>(pf + i + 16), _MM_HINT_T1);
+      }
       s0 = _mm256_add_ps(s0, term(_mm256_loadu_ps(x + i)));
       s1 = _mm256_add_ps(s1, term(_mm256_loadu_ps(x + i + 8)));
       s2 = _mm256_add_ps(s2, term(_mm256_loadu_ps(x + i + 16)));
@@ -305,18 +351,25 @@ void norm_row_f32_avx2(const float* x, float* y, const float* w, const float* b,
     }
     return hsum(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
   };
-  const float mean = rms ? 0.0f : reduce([](__m256 v) { return v; }) / static_cast<float>(n);
+  // The first pass reads x from memory; the second, from L1, prefetches next.
+  const float mean = rms ? 0.0f : reduce([](__m256 v) { return v; }, nullptr) / static_cast<float>(n);
   const __m256 vm = _mm256_set1_ps(mean);
-  const float ss = reduce([&](__m256 v) {
-    const __m256 d = _mm256_sub_ps(v, vm);
-    return _mm256_mul_ps(d, d);
-  });
+  const float ss = reduce(
+      [&](__m256 v) {
+        const __m256 d = _mm256_sub_ps(v, vm);
+        return _mm256_mul_ps(d, d);
+      },
+      rms ? nullptr : next);
   const __m256 inv = _mm256_set1_ps(1.0f / std::sqrt(ss / static_cast<float>(n) + eps));
   std::int64_t i = 0;
   auto out = [&](__m256 v, __m256 wv, __m256 bv) { return _mm256_fmadd_ps(_mm256_mul_ps(_mm256_sub_ps(v, vm), inv), wv, bv); };
   const __m256 one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
-  for (; i + 8 <= n; i += 8)
+  // rms_norm has no second pass from L1: its output pass prefetches instead.
+  const float* pf = rms ? next : nullptr;
+  for (; i + 8 <= n; i += 8) {
+    if (pf && (i & 15) == 0) _mm_prefetch(reinterpret_cast<const char*>(pf + i), _MM_HINT_T1);
     _mm256_storeu_ps(y + i, out(_mm256_loadu_ps(x + i), w ? _mm256_loadu_ps(w + i) : one, b ? _mm256_loadu_ps(b + i) : zero));
+  }
   if (i < n) {
     const __m256i m = tail_mask(n - i);
     _mm256_maskstore_ps(y + i, m, out(_mm256_maskload_ps(x + i, m), w ? _mm256_maskload_ps(w + i, m) : one,
@@ -327,9 +380,9 @@ void norm_row_f32_avx2(const float* x, float* y, const float* w, const float* b,
 #pragma GCC pop_options
 
 #else  // no x86: avx2_fma_usable() is false and these are never called.
-bool unary_f32_avx2(rt::UnaryOp, const float*, float*, std::int64_t) { return false; }
-void softmax_row_f32_avx2(const float*, float*, std::int64_t, bool) {}
-void norm_row_f32_avx2(const float*, float*, const float*, const float*, std::int64_t, float, bool) {}
+bool unary_f32_avx2(rt::UnaryOp, const float*, float*, std::int64_t, bool) { return false; }
+void softmax_row_f32_avx2(const float*, float*, std::int64_t, bool, const float*) {}
+void norm_row_f32_avx2(const float*, float*, const float*, const float*, std::int64_t, float, bool, const float*) {}
 #endif
 
 }  // namespace torsh::cpu::simd

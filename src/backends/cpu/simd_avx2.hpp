@@ -9,8 +9,12 @@ namespace torsh::cpu::simd {
 
 bool avx2_fma_usable();
 // False when `op` has no AVX2 body here (the caller runs the portable loop).
-bool unary_f32_avx2(rt::UnaryOp op, const float* x, float* y, std::int64_t n);
-void softmax_row_f32_avx2(const float* x, float* y, std::int64_t n, bool log);
-void norm_row_f32_avx2(const float* x, float* y, const float* w, const float* b, std::int64_t n, float eps, bool rms);
+// stream: as in simd::unary_f32.
+bool unary_f32_avx2(rt::UnaryOp op, const float* x, float* y, std::int64_t n, bool stream = false);
+// next: the row the caller reads after this one (or null), prefetched during
+// the passes that run from L1 so its DRAM read overlaps this row's math.
+void softmax_row_f32_avx2(const float* x, float* y, std::int64_t n, bool log, const float* next = nullptr);
+void norm_row_f32_avx2(const float* x, float* y, const float* w, const float* b, std::int64_t n, float eps, bool rms,
+                       const float* next = nullptr);
 
 }  // namespace torsh::cpu::simd

@@ -4,6 +4,7 @@
 
 #include "device.hpp"
 #include "simd.hpp"
+#include "stream_store.hpp"
 #include "strided.hpp"
 #include "thread_pool.hpp"
 #include "tuning.hpp"
@@ -39,12 +40,13 @@ void run(const rt::UnaryArgs& a) {
   const T* x = data_of<T>(a.x);
   T* y = data_of<T>(a.out);
   const std::int64_t sx = L.inner_stride(0), sy = L.inner_stride(1);
+  const bool stream = stream_worthwhile(a.out.numel() * static_cast<std::int64_t>(sizeof(T)));
   pool().parallel_for(a.out.numel(), elementwise_grain(a.out.numel(), 1 << 14), [&](std::int64_t b, std::int64_t e) {
     for_each_run(L, b, e, [&](const std::array<std::int64_t, 2>& o, std::int64_t len) {
       const T* px = x + o[0];
       T* py = y + o[1];
       if constexpr (std::is_same_v<T, float>) {
-        if (sx == 1 && sy == 1) return simd::unary_f32(Op, px, py, len);
+        if (sx == 1 && sy == 1) return simd::unary_f32(Op, px, py, len, stream);
       }
       if (sx == 1 && sy == 1) {
         for (std::int64_t i = 0; i < len; ++i) py[i] = from_acc<T>(apply<Op, A>(to_acc(px[i])));
@@ -52,6 +54,7 @@ void run(const rt::UnaryArgs& a) {
         for (std::int64_t i = 0; i < len; ++i) py[i * sy] = from_acc<T>(apply<Op, A>(to_acc(px[i * sx])));
       }
     });
+    if (stream) stream_fence();
   });
 }
 
