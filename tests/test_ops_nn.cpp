@@ -116,6 +116,28 @@ TEST(OpsAttention, MatchesReferenceCausalAndGrouped) {
   EXPECT_NEAR(ws[1], w[1] + 2 * w[5] + 3 * w[9], 1e-6);
 }
 
+// conv2d in f64 at output (n, k, p, q), with the sum of |terms| beside it
+// (the scale of the rounding error).
+struct ConvRef {
+  double value, magnitude;
+};
+ConvRef ref_conv_at(const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& bias, int C,
+                    int H, int W, int K, int R, int S, const ops::Conv2dParams& cp, int n, int k, int p, int q) {
+  const int G = int(cp.groups), Cg = C / G, Kg = K / G, g = k / Kg;
+  ConvRef r{bias.empty() ? 0.0 : bias[k], 0.0};
+  for (int ci = 0; ci < Cg; ++ci)
+    for (int i = 0; i < R; ++i)
+      for (int j = 0; j < S; ++j) {
+        const int h = p * int(cp.stride_h) - int(cp.pad_h) + i * int(cp.dil_h);
+        const int ww = q * int(cp.stride_w) - int(cp.pad_w) + j * int(cp.dil_w);
+        if (h < 0 || h >= H || ww < 0 || ww >= W) continue;
+        const double t = double(x[((n * C + g * Cg + ci) * H + h) * W + ww]) * w[((k * Cg + ci) * R + i) * S + j];
+        r.value += t;
+        r.magnitude += std::fabs(t);
+      }
+  return r;
+}
+
 TEST(OpsConv, MatchesReferenceWithStrideDilationGroupsBias) {
   struct Case { int N, C, H, W, K, R, S; ops::Conv2dParams p; };
   for (auto c : {Case{1, 1, 5, 5, 1, 3, 3, {}}, Case{2, 4, 9, 7, 6, 3, 3, {2, 1, 1, 1, 1, 1, 2}},
@@ -160,6 +182,51 @@ TEST(OpsConv, MatchesReferenceWithStrideDilationGroupsBias) {
   bad.stride_h = 0;
   EXPECT_EQ(code_of([&] { ops::conv2d(make(x, {2, 3, 4, 4}), make(rand_vec(27, 1), {1, 3, 3, 3}), std::nullopt, bad); }),
             ErrorCode::InvalidArgument);
+}
+
+// Winograd F(2x2, 3x3), asked for and picked by Auto: odd and even output
+// sizes (partial tiles), padding 0 to 2, groups, a batch whose tile rows
+// split into several chunks, bias. Its error grows with the magnitude of
+// the terms, a few times the direct sum's.
+TEST(OpsConv, WinogradMatchesReference) {
+  struct Case { int N, C, H, W, K; ops::Conv2dParams p; };
+  for (auto algo : {ops::ConvAlgo::Winograd, ops::ConvAlgo::Auto, ops::ConvAlgo::Gemm})
+    for (auto c : {Case{1, 1, 5, 5, 1, {}}, Case{2, 3, 7, 9, 5, {1, 1, 1, 1}}, Case{1, 4, 4, 4, 2, {1, 1, 2, 2}},
+                   Case{2, 8, 6, 11, 6, {1, 1, 1, 0, 1, 1, 2}}, Case{1, 2, 3, 3, 3, {1, 1, 0, 0}},
+                   Case{3, 20, 30, 29, 24, {1, 1, 1, 1}}, Case{2, 32, 9, 9, 32, {1, 1, 1, 1, 1, 1, 2}},
+                   Case{1, 17, 64, 70, 19, {1, 1, 1, 1}}}) {
+      c.p.algo = algo;
+      const int Cg = c.C / int(c.p.groups);
+      auto x = rand_vec(c.N * c.C * c.H * c.W, 11), w = rand_vec(c.K * Cg * 9, 12), bias = rand_vec(c.K, 13);
+      Tensor out = ops::conv2d(make(x, {c.N, c.C, c.H, c.W}), make(w, {c.K, Cg, 3, 3}), make(bias, {c.K}), c.p);
+      const int P = int(out.shape()[2]), Q = int(out.shape()[3]);
+      ASSERT_EQ(P, c.H + 2 * int(c.p.pad_h) - 2);
+      ASSERT_EQ(Q, c.W + 2 * int(c.p.pad_w) - 2);
+      auto got = out.to_vector();
+      for (int n = 0; n < c.N; ++n)
+        for (int k = 0; k < c.K; ++k)
+          for (int p = 0; p < P; ++p)
+            for (int q = 0; q < Q; ++q) {
+              const ConvRef r = ref_conv_at(x, w, bias, c.C, c.H, c.W, c.K, 3, 3, c.p, n, k, p, q);
+              ASSERT_NEAR(got[((n * c.K + k) * P + p) * Q + q], r.value, 1e-5 + 2e-6 * r.magnitude)
+                  << "algo " << int(algo) << " C=" << c.C << " H=" << c.H << " W=" << c.W << " at " << n << "," << k
+                  << "," << p << "," << q;
+            }
+    }
+  // Winograd where it does not apply: a clear error, not a silent fallback.
+  auto x = rand_vec(2 * 4 * 6 * 6, 1);
+  ops::Conv2dParams strided;
+  strided.stride_h = strided.stride_w = 2;
+  strided.algo = ops::ConvAlgo::Winograd;
+  EXPECT_EQ(code_of([&] { ops::conv2d(make(x, {2, 4, 6, 6}), make(rand_vec(4 * 4 * 9, 2), {4, 4, 3, 3}), std::nullopt, strided); }),
+            ErrorCode::InvalidArgument);
+  ops::Conv2dParams wino;
+  wino.algo = ops::ConvAlgo::Winograd;
+  EXPECT_EQ(code_of([&] { ops::conv2d(make(x, {2, 4, 6, 6}), make(rand_vec(4 * 4 * 25, 2), {4, 4, 5, 5}), std::nullopt, wino); }),
+            ErrorCode::InvalidArgument);
+  const Tensor x64 = host().from_host(std::vector<double>(2 * 4 * 6 * 6, 1.0).data(), {2, 4, 6, 6}, DType::F64);
+  const Tensor w64 = host().from_host(std::vector<double>(4 * 4 * 9, 1.0).data(), {4, 4, 3, 3}, DType::F64);
+  EXPECT_EQ(code_of([&] { ops::conv2d(x64, w64, std::nullopt, wino); }), ErrorCode::InvalidArgument);
 }
 
 TEST(OpsPool, MaxAndAvgWithPadding) {

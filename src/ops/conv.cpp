@@ -41,6 +41,15 @@ Tensor conv2d(const Tensor& x_in, const Tensor& w_in, const std::optional<Tensor
   if (P <= 0 || Q <= 0)
     throw Error(ErrorCode::ShapeMismatch, "the kernel (with dilation) is larger than the padded input",
                 detail::context(name, all), {"Increase padding or use a smaller kernel"});
+  if (p.algo == ConvAlgo::Winograd &&
+      (x_in.dtype() != DType::F32 || ws[2] != 3 || ws[3] != 3 || p.stride_h != 1 || p.stride_w != 1 || p.dil_h != 1 ||
+       p.dil_w != 1))
+    throw Error(ErrorCode::InvalidArgument,
+                "Winograd F(2x2, 3x3) needs f32 operands, a 3x3 filter, stride 1 and dilation 1; got a " +
+                    std::to_string(ws[2]) + "x" + std::to_string(ws[3]) + " filter, stride " +
+                    std::to_string(p.stride_h) + "x" + std::to_string(p.stride_w) + ", dilation " +
+                    std::to_string(p.dil_h) + "x" + std::to_string(p.dil_w),
+                detail::context(name, all), {"Use ConvAlgo::Auto or ConvAlgo::Gemm for this convolution"});
   const Tensor x = x_in.contiguous(), w = w_in.contiguous();
   Tensor out = x.backend().empty(Shape{xs[0], K, P, Q}, x.dtype());
   if (out.numel() == 0) return out;
@@ -55,6 +64,7 @@ Tensor conv2d(const Tensor& x_in, const Tensor& w_in, const std::optional<Tensor
     a.out = o[0];
     a.stride_h = p.stride_h, a.stride_w = p.stride_w, a.pad_h = p.pad_h, a.pad_w = p.pad_w;
     a.dil_h = p.dil_h, a.dil_w = p.dil_w, a.groups = p.groups;
+    a.algo = p.algo;
     dev.conv2d(a, st);
   });
   return out;

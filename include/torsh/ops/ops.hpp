@@ -89,8 +89,10 @@ Tensor matmul_vec(const Tensor& w, const Tensor& x);
 Tensor weighted_sum_rows(const Tensor& weights, const Tensor& matrix);
 
 // ---- convolution and pooling (NCHW)
+using rt::ConvAlgo;
 struct Conv2dParams {
   std::int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1, groups = 1;
+  ConvAlgo algo = ConvAlgo::Auto;  // Winograd: f32, 3x3, stride 1, dilation 1 (else InvalidArgument)
 };
 Tensor conv2d(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias = std::nullopt,
               const Conv2dParams& p = {});

@@ -123,9 +123,16 @@ struct AttentionArgs {
 
 // NCHW convolution: x [N, C, H, W], w [K, C / groups, R, S], bias [K] (optional),
 // out [N, K, P, Q]; all contiguous.
+// How conv2d computes: Auto lets the backend choose; Gemm is the direct sum
+// (as a GEMM over unfolded input); Winograd is F(2x2, 3x3), for f32 3x3
+// filters at stride 1 and dilation 1 only: 2.25x fewer multiply-adds, a few
+// times the rounding error of the direct sum.
+enum class ConvAlgo { Auto, Gemm, Winograd };
+
 struct Conv2dArgs {
   TensorArg x, w, bias, out;
   std::int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1, groups = 1;
+  ConvAlgo algo = ConvAlgo::Auto;
 };
 
 enum class PoolKind { Max, Avg };

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "conv_columns.hpp"
+#include "conv_winograd.hpp"
 #include "device.hpp"
 #include "gemm.hpp"
 #include "scratch.hpp"
@@ -143,10 +144,31 @@ void run_image(const rt::Conv2dArgs& a, std::int64_t n, int threads, const char*
 }
 
 template <class T>
-void run(const rt::Conv2dArgs& a) {
+void add_bias(const rt::Conv2dArgs& a) {
+  if (!a.bias.present()) return;
   const std::int64_t N = a.x.shape[0], K = a.w.shape[0], PQ = a.out.shape[2] * a.out.shape[3];
+  const T* b = data_of<T>(a.bias);
+  T* y = data_of<T>(a.out);
+  pool().parallel_for(N * K, 1, [&](std::int64_t r0, std::int64_t r1) {
+    for (std::int64_t r = r0; r < r1; ++r) {
+      const auto bv = to_acc(b[r % K]);
+      T* yr = y + r * PQ;
+      for (std::int64_t i = 0; i < PQ; ++i) yr[i] = from_acc<T>(to_acc(yr[i]) + bv);
+    }
+  });
+}
+
+template <class T>
+void run(const rt::Conv2dArgs& a) {
+  const std::int64_t N = a.x.shape[0], K = a.w.shape[0];
   const std::int64_t G = a.groups, Kg = K / G, CRS = a.w.shape[1] * a.w.shape[2] * a.w.shape[3];
   const int threads = pool().size();
+  const bool winograd = a.algo == rt::ConvAlgo::Winograd || (a.algo == rt::ConvAlgo::Auto && winograd_pays(a));
+  if (winograd && winograd_fits(a)) {
+    conv2d_winograd(a);
+    add_bias<T>(a);
+    return;
+  }
   // Several images share the filter: pack it for the GEMM once per call.
   const char* w_packed = nullptr;
   std::size_t w_group = 0;
@@ -170,17 +192,7 @@ void run(const rt::Conv2dArgs& a) {
     for (std::int64_t n = 0; n < N; ++n) run_image<T>(a, n, threads, w_packed, w_group);
   }
   t_filter.trim(kKeepColBytes);
-  if (a.bias.present()) {
-    const T* b = data_of<T>(a.bias);
-    T* y = data_of<T>(a.out);
-    pool().parallel_for(N * K, 1, [&](std::int64_t r0, std::int64_t r1) {
-      for (std::int64_t r = r0; r < r1; ++r) {
-        const auto bv = to_acc(b[r % K]);
-        T* yr = y + r * PQ;
-        for (std::int64_t i = 0; i < PQ; ++i) yr[i] = from_acc<T>(to_acc(yr[i]) + bv);
-      }
-    });
-  }
+  add_bias<T>(a);
 }
 
 template <class T>
