@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include "conv_winograd_rows.hpp"
 #include "device.hpp"
+#include "simd_avx2.hpp"
 #include "gemm.hpp"
 #include "scratch.hpp"
 #include "simd.hpp"
@@ -34,12 +36,12 @@ struct Geometry {
   std::int64_t row_bytes() const { return kPoints * (Cg + Kg) * TQ * static_cast<std::int64_t>(sizeof(float)); }
 };
 
-// U[ξ][k][c] = (G g Gᵀ)[ξ] for each filter g = w[k][c], G = [1 0 0; ½ ½ ½; ½ -½ ½; 0 0 1].
+// U[ξ][c] = (G g Gᵀ)[ξ] for the filters g = w[c] of one output channel,
+// G = [1 0 0; ½ ½ ½; ½ -½ ½; 0 0 1]; point ξ is xi_stride floats apart.
 TORSH_SIMD_CLONES
-void transform_filters(const float* w, std::int64_t K, std::int64_t Cg, float* u) {
-  const std::int64_t plane = K * Cg;
-  for (std::int64_t kc = 0; kc < plane; ++kc) {
-    const float* g = w + kc * 9;
+void transform_filters(const float* w, std::int64_t c0, std::int64_t Cg, std::int64_t xi_stride, float* u) {
+  for (std::int64_t c = c0; c < Cg; ++c) {
+    const float* g = w + c * 9;
     float h[4][3];
     for (int s = 0; s < 3; ++s) {
       h[0][s] = g[s];
@@ -48,11 +50,11 @@ void transform_filters(const float* w, std::int64_t K, std::int64_t Cg, float* u
       h[3][s] = g[6 + s];
     }
     for (int i = 0; i < 4; ++i) {
-      float* ui = u + (i * 4) * plane + kc;
+      float* ui = u + (i * 4) * xi_stride + c;
       ui[0] = h[i][0];
-      ui[plane] = 0.5f * (h[i][0] + h[i][1] + h[i][2]);
-      ui[2 * plane] = 0.5f * (h[i][0] - h[i][1] + h[i][2]);
-      ui[3 * plane] = h[i][2];
+      ui[xi_stride] = 0.5f * (h[i][0] + h[i][1] + h[i][2]);
+      ui[2 * xi_stride] = 0.5f * (h[i][0] - h[i][1] + h[i][2]);
+      ui[3 * xi_stride] = h[i][2];
     }
   }
 }
@@ -61,12 +63,13 @@ void transform_filters(const float* w, std::int64_t K, std::int64_t Cg, float* u
 // zero-padded, from column -pad. V[ξ] of tile tx goes to v[ξ * xi_stride + tx],
 // with Bᵀ = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1].
 TORSH_SIMD_CLONES
-void transform_input_row(const float* rows, std::int64_t row_len, std::int64_t TQ, float* v, std::int64_t xi_stride) {
+void transform_input_row(const float* rows, std::int64_t row_len, std::int64_t tx0, std::int64_t TQ, float* v,
+                         std::int64_t xi_stride) {
   const float* r0 = rows;
   const float* r1 = rows + row_len;
   const float* r2 = rows + 2 * row_len;
   const float* r3 = rows + 3 * row_len;
-  for (std::int64_t tx = 0; tx < TQ; ++tx) {
+  for (std::int64_t tx = tx0; tx < TQ; ++tx) {
     const std::int64_t o = 2 * tx;
     float e[4][4];
     for (int j = 0; j < 4; ++j) {
@@ -88,8 +91,9 @@ void transform_input_row(const float* rows, std::int64_t row_len, std::int64_t T
 // One row of tiles of one output channel: m[ξ * xi_stride + tx] -> the two
 // output rows y0, y1 (2 * TQ values each), with Aᵀ = [1 1 1 0; 0 1 -1 -1].
 TORSH_SIMD_CLONES
-void transform_output_row(const float* m, std::int64_t xi_stride, std::int64_t TQ, float* y0, float* y1) {
-  for (std::int64_t tx = 0; tx < TQ; ++tx) {
+void transform_output_row(const float* m, std::int64_t xi_stride, std::int64_t tx0, std::int64_t TQ, float* y0,
+                          float* y1) {
+  for (std::int64_t tx = tx0; tx < TQ; ++tx) {
     float t[16];
     for (int x = 0; x < kPoints; ++x) t[x] = m[x * xi_stride + tx];
     float f[2][4];
@@ -135,6 +139,7 @@ void conv2d_winograd(const rt::Conv2dArgs& a) {
   const float* w = data_of<float>(a.w);
   float* out = data_of<float>(a.out);
   const int threads = pool().size();
+  const bool avx2 = simd::avx2_fma_usable();
   const gemm::Kernel& kern = gemm::kernel_for(DType::F32);
 
   // Filters: transformed, then packed for the GEMM once per call (16 per group).
@@ -144,9 +149,14 @@ void conv2d_winograd(const rt::Conv2dArgs& a) {
   auto* base = static_cast<char*>(t_u.get(u_bytes + static_cast<std::size_t>(g.G * kPoints) * a_stride));
   auto* u = reinterpret_cast<float*>(base);
   char* u_packed = base + u_bytes;
-  pool().parallel_for(g.G, 1, [&](std::int64_t g0, std::int64_t g1) {
-    for (std::int64_t gi = g0; gi < g1; ++gi)
-      transform_filters(w + gi * g.Kg * g.Cg * 9, g.Kg, g.Cg, u + gi * kPoints * g.Kg * g.Cg);
+  // U is [group][ξ][Kg][Cg]; rows of K are transformed in parallel.
+  pool().parallel_for(g.K, 8, [&](std::int64_t k0, std::int64_t k1) {
+    for (std::int64_t k = k0; k < k1; ++k) {
+      const std::int64_t gi = k / g.Kg, kk = k % g.Kg;
+      float* uk = u + gi * kPoints * g.Kg * g.Cg + kk * g.Cg;
+      const std::int64_t done = avx2 ? winograd::filters_avx2(w + k * g.Cg * 9, g.Cg, g.Kg * g.Cg, uk) : 0;
+      transform_filters(w + k * g.Cg * 9, done, g.Cg, g.Kg * g.Cg, uk);
+    }
   });
   pool().parallel_for(g.G * kPoints, 1, [&](std::int64_t b0, std::int64_t b1) {
     for (std::int64_t b = b0; b < b1; ++b)
@@ -154,16 +164,18 @@ void conv2d_winograd(const rt::Conv2dArgs& a) {
   });
 
   const std::int64_t total_rows = g.N * g.TP, chunk_rows = rows_per_chunk(g, threads);
-  const std::int64_t row_len = 2 * g.TQ + 2;  // padded input row: the tiles' 4-wide windows overlap by 2
+  // Padded input row: the tiles' 4-wide windows overlap by 2; the AVX2 body
+  // reads up to 16 columns past its last tile's start, hence the round-up.
+  const std::int64_t row_len = (2 * g.TQ + 18 + 15) / 16 * 16;
   pool().parallel_for(ceil_div(total_rows, chunk_rows), 1, [&](std::int64_t c0, std::int64_t c1) {
     for (std::int64_t chunk = c0; chunk < c1; ++chunk) {
       const std::int64_t r0 = chunk * chunk_rows, r1 = std::min(total_rows, r0 + chunk_rows);
       const std::int64_t Tc = (r1 - r0) * g.TQ;
       auto* v = static_cast<float*>(t_v.get(static_cast<std::size_t>(kPoints * g.Cg * Tc) * sizeof(float)));
       auto* m = static_cast<float*>(t_m.get(static_cast<std::size_t>(kPoints * g.Kg * Tc) * sizeof(float)));
-      auto* rows = static_cast<float*>(t_rows.get(static_cast<std::size_t>(4 * row_len + 2 * 2 * g.TQ) * sizeof(float)));
+      auto* rows = static_cast<float*>(t_rows.get(static_cast<std::size_t>(4 * row_len + 2 * (2 * g.TQ + 16)) * sizeof(float)));
       float* y0 = rows + 4 * row_len;
-      float* y1 = y0 + 2 * g.TQ;
+      float* y1 = y0 + 2 * g.TQ + 16;
       for (std::int64_t gi = 0; gi < g.G; ++gi) {
         for (std::int64_t c = 0; c < g.Cg; ++c) {
           for (std::int64_t r = r0; r < r1; ++r) {
@@ -178,7 +190,9 @@ void conv2d_winograd(const rt::Conv2dArgs& a) {
               const std::int64_t hi = std::min<std::int64_t>(g.W, row_len - g.pad_w);
               if (hi > lo) std::memcpy(dst + lo + g.pad_w, plane + h * g.W + lo, static_cast<std::size_t>(hi - lo) * sizeof(float));
             }
-            transform_input_row(rows, row_len, g.TQ, v + c * Tc + (r - r0) * g.TQ, g.Cg * Tc);
+            float* vr = v + c * Tc + (r - r0) * g.TQ;
+            const std::int64_t done = avx2 ? winograd::input_row_avx2(rows, row_len, g.TQ, vr, g.Cg * Tc) : 0;
+            transform_input_row(rows, row_len, done, g.TQ, vr, g.Cg * Tc);
           }
         }
         for (int xi = 0; xi < kPoints; ++xi) {
@@ -196,7 +210,9 @@ void conv2d_winograd(const rt::Conv2dArgs& a) {
         for (std::int64_t k = 0; k < g.Kg; ++k) {
           for (std::int64_t r = r0; r < r1; ++r) {
             const std::int64_t n = r / g.TP, ty = r % g.TP;
-            transform_output_row(m + k * Tc + (r - r0) * g.TQ, g.Kg * Tc, g.TQ, y0, y1);
+            const float* mr = m + k * Tc + (r - r0) * g.TQ;
+            const std::int64_t done = avx2 ? winograd::output_row_avx2(mr, g.Kg * Tc, g.TQ, y0, y1) : 0;
+            transform_output_row(mr, g.Kg * Tc, done, g.TQ, y0, y1);
             float* plane = out + ((n * g.K) + gi * g.Kg + k) * g.P * g.Q;
             std::memcpy(plane + 2 * ty * g.Q, y0, static_cast<std::size_t>(g.Q) * sizeof(float));
             if (2 * ty + 1 < g.P) std::memcpy(plane + (2 * ty + 1) * g.Q, y1, static_cast<std::size_t>(g.Q) * sizeof(float));
