@@ -102,7 +102,7 @@ void bind_transformer(nb::module_& m) {
 
 void bind_conv(nb::module_& m) {
   m.def("conv2d", [](const TensorLike& x, const TensorLike& w, std::optional<TensorLike> bias, const PairArg& stride,
-                     const PairArg& padding, const PairArg& dilation, std::int64_t groups) {
+                     const PairArg& padding, const PairArg& dilation, std::int64_t groups, const std::string& algorithm) {
         Tensor tx = as_tensor(x);
         Tensor tw = as_tensor(w, &tx);
         auto b = optional_tensor(bias, tx);
@@ -111,11 +111,19 @@ void bind_conv(nb::module_& m) {
         std::tie(p.pad_h, p.pad_w) = pair_arg(padding, "padding");
         std::tie(p.dil_h, p.dil_w) = pair_arg(dilation, "dilation");
         p.groups = groups;
+        if (algorithm == "auto") p.algo = ops::ConvAlgo::Auto;
+        else if (algorithm == "gemm") p.algo = ops::ConvAlgo::Gemm;
+        else if (algorithm == "winograd") p.algo = ops::ConvAlgo::Winograd;
+        else
+          throw Error(ErrorCode::InvalidArgument, "unknown conv2d algorithm '" + algorithm + "'", {.op = "conv2d"},
+                      {"Use 'auto', 'gemm' or 'winograd'"});
         nb::gil_scoped_release r;
         return ops::conv2d(tx, tw, b, p);
       }, arg("x"), arg("weight"), arg("bias").none() = nb::none(), nb::kw_only(), arg("stride") = 1, arg("padding") = 0,
-      arg("dilation") = 1, arg("groups") = 1,
-      "2-D convolution (cross-correlation, as PyTorch) of x [N, C, H, W] with weight [K, C / groups, R, S].");
+      arg("dilation") = 1, arg("groups") = 1, arg("algorithm") = "auto",
+      "2-D convolution (cross-correlation, as PyTorch) of x [N, C, H, W] with weight [K, C / groups, R, S]. "
+      "algorithm: 'auto' (the backend chooses), 'gemm' (the direct sum), or 'winograd' (F(2x2, 3x3): f32, 3x3, "
+      "stride 1, dilation 1; fewer multiply-adds, a few times the rounding error).");
   auto pool = [](bool is_max) {
     return [is_max](const TensorLike& x, const PairArg& kernel_size, const std::optional<PairArg>& stride, const PairArg& padding,
                     bool count_include_pad) {

@@ -118,6 +118,25 @@ def test_conv2d(rng, stride, padding, dilation, groups):
     close(got, ref, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("algorithm", ["auto", "gemm", "winograd"])
+@pytest.mark.parametrize("padding,groups", [(0, 1), (1, 1), (2, 2)])
+def test_conv2d_algorithms(rng, algorithm, padding, groups):
+    x = f32(rng, 2, 32, 13, 10)
+    w = f32(rng, 24, 32 // groups, 3, 3)
+    b = f32(rng, 24)
+    ref = np_conv2d(x, w, b, (1, 1), (padding, padding), (1, 1), groups)
+    got = tb.conv2d(x, w, b, padding=padding, groups=groups, algorithm=algorithm)
+    close(got, ref, rtol=1e-4, atol=2e-4)
+
+
+def test_conv2d_algorithm_errors(rng):
+    x, w = f32(rng, 1, 4, 6, 6), f32(rng, 4, 4, 3, 3)
+    with pytest.raises(tb.TorshError, match="Winograd"):
+        tb.conv2d(x, w, stride=2, algorithm="winograd")
+    with pytest.raises(tb.TorshError, match="unknown conv2d algorithm"):
+        tb.conv2d(x, w, algorithm="fft")
+
+
 def np_pool(x, k, s, pad, op, count_include_pad=True):
     n, c, h, w = x.shape
     fill = -np.inf if op == "max" else 0.0
