@@ -3,7 +3,6 @@
 #include "simd_avx2.hpp"
 #include "stream_store.hpp"
 
-#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -190,13 +189,9 @@ void unary_f32(rt::UnaryOp op, const float* x, float* y, std::int64_t n, bool st
   if (avx2_fma_usable() && unary_f32_avx2(op, x, y, n, stream)) return;
   if (!stream) return unary_f32_portable(op, x, y, n);
   // The portable loops write an L1 block that is then streamed out.
-  constexpr std::int64_t kBlock = 1024;
-  alignas(64) float stage[kBlock];
-  for (std::int64_t i = 0; i < n; i += kBlock) {
-    const std::int64_t len = std::min(kBlock, n - i);
+  write_streaming(y, n, [&](float* stage, std::int64_t i, std::int64_t len) {
     unary_f32_portable(op, x + i, stage, len);
-    copy_streaming(stage, y + i, len);
-  }
+  });
 }
 
 void softmax_row_f32(const float* x, float* y, std::int64_t n, bool log, const float* next) {

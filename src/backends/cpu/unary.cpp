@@ -40,7 +40,8 @@ void run(const rt::UnaryArgs& a) {
   const T* x = data_of<T>(a.x);
   T* y = data_of<T>(a.out);
   const std::int64_t sx = L.inner_stride(0), sy = L.inner_stride(1);
-  const bool stream = stream_worthwhile(a.out.numel() * static_cast<std::int64_t>(sizeof(T)));
+  const bool stream =
+      std::is_same_v<T, float> && stream_worthwhile(a.out.numel() * static_cast<std::int64_t>(sizeof(T)));
   pool().parallel_for(a.out.numel(), elementwise_grain(a.out.numel(), 1 << 14), [&](std::int64_t b, std::int64_t e) {
     for_each_run(L, b, e, [&](const std::array<std::int64_t, 2>& o, std::int64_t len) {
       const T* px = x + o[0];
