@@ -86,9 +86,11 @@ void tile(int mr, int nr, std::int64_t kc, const void* a, const void* b, float* 
 }  // namespace
 
 const Kernel& kernel_avx2_f32() {
-  // BLIS order: a 16 KB B panel (kc = 256) stays in L1, the mc x kc A block
-  // in L2, the kc x nc B block in L3.
-  static const Kernel k{"avx2-f32-6x16", Panel::F32, Resident::BPanel, kMR, kNR, 256, 4080, 120,
+  // BLIS order: a 24 KB B panel stays in L1, the mc x kc A block in L2, the
+  // kc x nc B block in L3. kc = 384 (OpenBLAS's choice for this kernel shape)
+  // rather than BLIS's 256: a third fewer passes over C, which matters once
+  // C outgrows the last-level cache, and fewer tile prologues and epilogues.
+  static const Kernel k{"avx2-f32-6x16", Panel::F32, Resident::BPanel, kMR, kNR, 384, 4080, 120,
                         &tile, &pack_a_avx2, &pack_b_avx2};
   return k;
 }
