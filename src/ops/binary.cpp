@@ -66,7 +66,7 @@ Tensor binary(rt::BinaryOp op, const Tensor& a, const Tensor& b) {
   detail::check_same_device(name, {a, b});
   detail::check_same_dtype(name, {a, b});
   const Shape s = broadcast_shapes(a.shape(), b.shape(), name);
-  Tensor out = a.backend().empty(s, a.dtype());
+  Tensor out = detail::empty_like(a, s, a.dtype());
   binary_checked(op, name, a, b, s, out);
   return out;
 }

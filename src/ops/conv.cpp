@@ -51,7 +51,7 @@ Tensor conv2d(const Tensor& x_in, const Tensor& w_in, const std::optional<Tensor
                     std::to_string(p.dil_h) + "x" + std::to_string(p.dil_w),
                 detail::context(name, all), {"Use ConvAlgo::Auto or ConvAlgo::Gemm for this convolution"});
   const Tensor x = x_in.contiguous(), w = w_in.contiguous();
-  Tensor out = x.backend().empty(Shape{xs[0], K, P, Q}, x.dtype());
+  Tensor out = detail::empty_like(x, Shape{xs[0], K, P, Q}, x.dtype());
   if (out.numel() == 0) return out;
   std::vector<Tensor> ins{x, w};
   if (bias) ins.push_back(bias->contiguous());
@@ -87,7 +87,7 @@ Tensor pool_impl(rt::PoolKind kind, const Tensor& x_in, const Pool2dParams& p) {
   if (P <= 0 || Q <= 0)
     throw Error(ErrorCode::ShapeMismatch, "the pooling window is larger than the padded input", detail::context(name, {x_in}));
   const Tensor x = x_in.contiguous();
-  Tensor out = x.backend().empty(Shape{xs[0], xs[1], P, Q}, x.dtype());
+  Tensor out = detail::empty_like(x, Shape{xs[0], xs[1], P, Q}, x.dtype());
   if (out.numel() == 0) return out;
   detail::launch(name, rt::OpKind::Pool2d, x.dtype(), {x}, {out}, [=](auto& dev, auto& st, auto& in, auto& o) {
     rt::Pool2dArgs a;

@@ -14,7 +14,7 @@ void copy_into(const Tensor& x, Tensor& out) {
 
 Tensor cast(const Tensor& x, DType dtype) {
   detail::check_same_device("cast", {x});
-  Tensor out = x.backend().empty(x.shape(), dtype);
+  Tensor out = detail::empty_like(x, x.shape(), dtype);
   copy_into(x, out);
   return out;
 }

@@ -54,6 +54,12 @@ void check_same_device(const char* op, TensorRefs ts) {
     }
 }
 
+Tensor empty_like(const Tensor& like, const Shape& shape, DType dtype) {
+  const auto& st = Access::state(like.buffer());
+  if (!st) throw Error(ErrorCode::InvalidState, "an operand is an undefined tensor", {.op = "empty_like"});
+  return torsh::detail::empty_on(st->backend, shape, dtype);
+}
+
 void check_same_dtype(const char* op, TensorRefs ts) {
   for (const Tensor* t : ts)
     if (t->dtype() != ts[0].dtype())
@@ -163,7 +169,7 @@ class NativeRecording {
 
  private:
   rt::NativeGraph* n_;
-  int unwinding_ = std::uncaught_exceptions();
+  int unwinding_ = n_ ? std::uncaught_exceptions() : 0;
 };
 
 }  // namespace

@@ -87,6 +87,11 @@ void launch(const char* name, rt::OpKind kind, DType dtype, TensorRefs inputs, T
   launch_impl(name, kind, dtype, inputs, outputs, ref);
 }
 
+// An uninitialised contiguous tensor on the backend `like` lives on: what
+// like.backend().empty() gives, without making a Backend handle (an atomic
+// increment and decrement on every op).
+Tensor empty_like(const Tensor& like, const Shape& shape, DType dtype);
+
 // Every input on one device, else DeviceMismatch naming all of them.
 void check_same_device(const char* op, TensorRefs ts);
 void check_same_dtype(const char* op, TensorRefs ts);

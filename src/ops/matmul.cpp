@@ -73,7 +73,7 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   std::vector<std::int64_t> od = batch.dims();
   od.push_back(m);
   od.push_back(n);
-  Tensor out = a.backend().empty(Shape(od), a.dtype());
+  Tensor out = detail::empty_like(a, Shape(od), a.dtype());
   if (out.numel() > 0) {
     Tensor o3 = as_rank3(out, batch);
     run_gemm(as_rank3(a, batch), as_rank3(b, batch), o3, 1.0f, 0.0f);
@@ -116,7 +116,7 @@ Tensor gemm(const Tensor& a_in, const Tensor& b_in, float alpha, float beta, con
   if (c && broadcast_shapes(c->shape(), os, "gemm") != os)
     throw Error(ErrorCode::ShapeMismatch, "c " + c->shape().to_string() + " does not broadcast to the result " +
                 os.to_string(), detail::context("gemm", all), {"c must broadcast to [..., m, n]"});
-  Tensor out = a.backend().empty(os, a.dtype());
+  Tensor out = detail::empty_like(a, os, a.dtype());
   // beta == 0 means c is not read (BLAS semantics), so NaNs in c do not leak through.
   if (c && beta != 0.0f) copy_into(c->broadcast_to(os), out);
   if (out.numel() == 0) return out;

@@ -36,7 +36,7 @@ Tensor norm_impl(bool rms, const Tensor& x_in, const std::optional<Tensor>& weig
   check_vector(name, "weight", weight, x_in, n);
   check_vector(name, "bias", bias, x_in, n);
   const Tensor x = x_in.contiguous();
-  Tensor out = x.backend().empty(x.shape(), x.dtype());
+  Tensor out = detail::empty_like(x, x.shape(), x.dtype());
   if (x.numel() == 0) return out;
   rt::NormArgs proto;
   proto.rows = x.numel() / n;
@@ -91,7 +91,7 @@ Tensor batch_norm(const Tensor& x_in, const std::optional<Tensor>& running_mean,
   if (!(momentum >= 0.0f && momentum <= 1.0f) || !(eps >= 0.0f))
     throw Error(ErrorCode::InvalidArgument, "momentum must be in [0, 1] and eps >= 0", detail::context(name, {x_in}));
   const Tensor x = x_in.contiguous();
-  Tensor out = x.backend().empty(x.shape(), x.dtype());
+  Tensor out = detail::empty_like(x, x.shape(), x.dtype());
   if (x.numel() == 0) return out;
   rt::BatchNormArgs proto;
   proto.n = x.shape()[0];

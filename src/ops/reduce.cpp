@@ -38,7 +38,7 @@ Tensor reduce_impl(rt::ReduceOp op, const Tensor& x_in, std::vector<std::int64_t
     throw Error(ErrorCode::InvalidArgument, std::string(name) + " of an empty dimension has no identity",
                 detail::context(name, {x_in}), {"Reduce a non-empty dimension, or use sum"});
   const DType out_dtype = op == rt::ReduceOp::Argmax ? DType::I64 : x_in.dtype();
-  Tensor out = x_in.backend().empty(Shape(out_dims), out_dtype);
+  Tensor out = detail::empty_like(x_in, Shape(out_dims), out_dtype);
   if (out.numel() == 0) return out;
 
   // Lay the reduced axes out as one block: [outer, n, inner] if they already are

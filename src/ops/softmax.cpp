@@ -13,7 +13,7 @@ Tensor softmax_impl(const Tensor& x_in, std::int64_t axis, bool log) {
     throw Error(ErrorCode::ShapeMismatch, std::string(name) + " of a 0-d tensor", detail::context(name, {x_in}));
   const std::size_t ax = normalize_axis(axis, x_in.ndim(), name);
   const Tensor x = x_in.contiguous();
-  Tensor out = x.backend().empty(x.shape(), x.dtype());
+  Tensor out = detail::empty_like(x, x.shape(), x.dtype());
   if (x.numel() == 0) return out;
   rt::SoftmaxArgs proto;
   for (std::size_t i = 0; i < ax; ++i) proto.outer *= x.shape()[i];

@@ -43,7 +43,7 @@ Tensor rope(const Tensor& x_in, const Tensor& cos, const Tensor& sin, RopeStyle 
                 ") exceed the table's " + std::to_string(cos.shape()[0]), detail::context(name, {x_in, cos}),
                 {"Build the tables with a larger max_pos"});
   const Tensor x = x_in.contiguous();
-  Tensor out = x.backend().empty(x.shape(), x.dtype());
+  Tensor out = detail::empty_like(x, x.shape(), x.dtype());
   if (x.numel() == 0) return out;
   const Tensor cc = cos.contiguous(), sc = sin.contiguous();
   detail::launch(name, rt::OpKind::Rope, x.dtype(), {x, cc, sc}, {out},
@@ -72,7 +72,7 @@ Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, boo
                 "Hq must be a multiple of Hkv)",
                 detail::context(name, {q_in, k_in, v_in}));
   const Tensor q = q_in.contiguous(), k = k_in.contiguous(), v = v_in.contiguous();
-  Tensor out = q.backend().empty(Shape{qs[0], qs[1], qs[2], vs[3]}, q.dtype());
+  Tensor out = detail::empty_like(q, Shape{qs[0], qs[1], qs[2], vs[3]}, q.dtype());
   if (out.numel() == 0) return out;
   const float sc = scale.value_or(1.0f / std::sqrt(static_cast<float>(qs[3] > 0 ? qs[3] : 1)));
   detail::launch(name, rt::OpKind::Attention, q.dtype(), {q, k, v}, {out}, [=](auto& dev, auto& st, auto& in, auto& o) {

@@ -28,7 +28,7 @@ void unary_out(rt::UnaryOp op, const Tensor& x, Tensor& out) {
 
 Tensor unary(rt::UnaryOp op, const Tensor& x) {
   detail::check_same_device(rt::unary_op_name(op), {x});
-  Tensor out = x.backend().empty(x.shape(), x.dtype());
+  Tensor out = detail::empty_like(x, x.shape(), x.dtype());
   unary_out(op, x, out);
   return out;
 }

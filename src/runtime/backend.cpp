@@ -306,10 +306,12 @@ std::size_t checked_nbytes(const Shape& shape, DType dtype, const Device& d) {
 }
 }  // namespace
 
-Tensor Backend::empty(const Shape& shape, DType dtype) {
-  auto buf = detail::allocate_buffer(s_, checked_nbytes(shape, dtype, device()));
+Tensor detail::empty_on(const std::shared_ptr<BackendState>& b, const Shape& shape, DType dtype) {
+  auto buf = allocate_buffer(b, checked_nbytes(shape, dtype, b->device));
   return Tensor(std::move(buf), dtype, shape, contiguous_strides(shape), 0);
 }
+
+Tensor Backend::empty(const Shape& shape, DType dtype) { return detail::empty_on(s_, shape, dtype); }
 
 Tensor Backend::zeros(const Shape& shape, DType dtype) {
   Tensor t = empty(shape, dtype);

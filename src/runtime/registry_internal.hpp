@@ -120,6 +120,8 @@ struct EventState {
 // Allocates from the backend's pool for use on `stream` (null: the default
 // stream); bytes may be 0 (empty tensors).
 Buffer allocate_buffer(const std::shared_ptr<BackendState>& b, std::size_t bytes, rt::StreamImpl* stream = nullptr);
+// Backend::empty for the backend behind a state pointer (no handle copy).
+Tensor empty_on(const std::shared_ptr<BackendState>& b, const Shape& shape, DType dtype);
 // A backend state for `dev` with its pool (the pool's initial reserve is allocated here).
 std::shared_ptr<BackendState> make_backend_state(std::shared_ptr<rt::DeviceImpl> dev, Device device, BackendConfig cfg);
 std::shared_ptr<BackendState> backend_state(const Backend& b);

@@ -12,7 +12,16 @@ enum class DType : std::uint8_t { F32, F64, F16, BF16, I8, U8, I32, I64, Bool };
 inline constexpr DType kAllDTypes[] = {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I8,
                                        DType::U8,  DType::I32, DType::I64, DType::Bool};
 
-std::size_t dtype_size(DType t);
+// Inline: it is asked several times for every op.
+constexpr std::size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::F64: case DType::I64: return 8;
+    case DType::F32: case DType::I32: return 4;
+    case DType::F16: case DType::BF16: return 2;
+    case DType::I8: case DType::U8: case DType::Bool: return 1;
+  }
+  return 0;
+}
 std::string_view dtype_name(DType t);
 std::optional<DType> dtype_from_name(std::string_view name);
 bool is_floating(DType t);

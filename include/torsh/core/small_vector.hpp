@@ -51,7 +51,14 @@ class DimVec {
     ++n_;
     return v_ + i;
   }
-  bool operator==(const DimVec& o) const { return n_ == o.n_ && std::equal(begin(), end(), o.begin()); }
+  // A plain loop: std::equal becomes a call to memcmp, which costs more than
+  // comparing at most 8 values (shapes are compared on every op).
+  bool operator==(const DimVec& o) const {
+    if (n_ != o.n_) return false;
+    for (std::size_t i = 0; i < n_; ++i)
+      if (v_[i] != o.v_[i]) return false;
+    return true;
+  }
   bool operator!=(const DimVec& o) const { return !(*this == o); }
 
  private:
