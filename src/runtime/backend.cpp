@@ -296,11 +296,11 @@ namespace {
 std::size_t checked_nbytes(const Shape& shape, DType dtype, const Device& d) {
   std::size_t n = dtype_size(dtype);
   for (auto dim : shape.dims()) {
-    if (dim != 0 && n > SIZE_MAX / static_cast<std::size_t>(dim))
+    // A multiply with an overflow flag, not a division: this runs on every op.
+    if (__builtin_mul_overflow(n, static_cast<std::size_t>(dim), &n))
       throw Error(ErrorCode::InvalidArgument, "tensor size overflows: " + shape.to_string() + " of " +
                   std::string(dtype_name(dtype)), {.op = "empty", .shapes = {shape.to_string()},
                   .dtypes = {std::string(dtype_name(dtype))}, .device = d.to_string()});
-    n *= static_cast<std::size_t>(dim);
   }
   return n;
 }

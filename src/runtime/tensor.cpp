@@ -1,6 +1,7 @@
 #include "torsh/runtime/tensor.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <numeric>
 
@@ -31,12 +32,14 @@ Tensor::Tensor(Buffer buffer, DType dtype, Shape shape, Strides strides, std::in
     const std::int64_t span = (shape_[i] - 1) * strides_[i];
     (span < 0 ? lo : hi) += span;
   }
-  const auto limit = static_cast<std::int64_t>(buffer_.size() / dtype_size(dtype_));
-  if (lo < 0 || hi >= limit)
+  // hi >= bytes / esize, tested without a division: this runs for every tensor made.
+  const auto esize = static_cast<std::int64_t>(dtype_size(dtype_));
+  const auto bytes = static_cast<std::int64_t>(buffer_.size());
+  if (lo < 0 || hi >= bytes || (hi + 1) * esize > bytes)
     throw Error(ErrorCode::OutOfRange,
                 "view " + shape_.to_string() + " strides " + strides_to_string(strides_) + " offset " +
                     std::to_string(offset_) + " reaches element " + std::to_string(hi) + " of a buffer holding " +
-                    std::to_string(limit),
+                    std::to_string(bytes / esize),
                 ctx_of("Tensor", *this));
 }
 
@@ -56,7 +59,8 @@ rt::TensorArg Tensor::arg() const {
   a.shape = shape_;
   a.strides = strides_;
   const std::size_t base = st.offset();
-  a.offset = offset_ + (base ? static_cast<std::int64_t>(base / dtype_size(dtype_)) : 0);
+  // Element sizes are powers of two: a shift, not a division, on every op.
+  a.offset = offset_ + static_cast<std::int64_t>(base >> std::countr_zero(dtype_size(dtype_)));
   return a;
 }
 
