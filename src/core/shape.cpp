@@ -21,12 +21,6 @@ std::int64_t Shape::dim(std::int64_t axis, const char* op) const {
   return dims_[normalize_axis(axis, dims_.size(), op)];
 }
 
-std::int64_t Shape::numel() const {
-  std::int64_t n = 1;
-  for (auto d : dims_) n *= d;
-  return n;
-}
-
 std::string Shape::to_string() const {
   std::ostringstream os;
   os << '[';

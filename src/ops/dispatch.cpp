@@ -26,10 +26,8 @@ using torsh::detail::capturing_any;
 using torsh::detail::GraphNode;
 using torsh::detail::GraphState;
 
-void TensorRefs::push(const Tensor* t) {
-  if (n_ == p_.size())
-    throw Error(ErrorCode::Internal, "an op passed more than " + std::to_string(p_.size()) + " operands to one launch");
-  p_[n_++] = t;
+void TensorRefs::too_many() const {
+  throw Error(ErrorCode::Internal, "an op passed more than " + std::to_string(p_.size()) + " operands to one launch");
 }
 
 ErrorContext context(const char* op, TensorRefs ts) {

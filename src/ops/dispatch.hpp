@@ -34,7 +34,11 @@ class TensorRefs {
   const Tensor* const* end() const { return p_.data() + n_; }
 
  private:
-  void push(const Tensor* t);
+  void push(const Tensor* t) {
+    if (n_ == p_.size()) too_many();
+    p_[n_++] = t;
+  }
+  [[noreturn]] void too_many() const;
   std::array<const Tensor*, 8> p_{};
   std::size_t n_ = 0;
 };

@@ -23,7 +23,11 @@ class Shape {
   std::int64_t& operator[](std::size_t i) { return dims_[i]; }
   // Negative axes count from the back; throws OutOfRange naming `op`.
   std::int64_t dim(std::int64_t axis, const char* op = "shape") const;
-  std::int64_t numel() const;
+  std::int64_t numel() const {
+    std::int64_t n = 1;
+    for (auto d : dims_) n *= d;
+    return n;
+  }
   const DimVec& dims() const { return dims_; }
   std::string to_string() const;
   bool operator==(const Shape& o) const { return dims_ == o.dims_; }
