@@ -383,8 +383,9 @@ TEST(Gemm, TinyBlocksInBothLoopOrders) {
         kern.mc = 2 * kern.mr;
         kern.nc = 2 * kern.nr;
         // 0, 1: several row blocks, k blocks packed all at once or one ahead
-        // of their use; 2, 3: one row block (items pack their own B), with
-        // several k blocks or one.
+        // of their use (on several threads with C in place: column chunks,
+        // A shared for all k blocks or one k block at a time); 2, 3: one row
+        // block (items pack their own B), with several k blocks or one.
         const bool whole_k = shape == 0, one_block = shape >= 2;
         const std::int64_t m = one_block ? 2 * kern.mr - 1 : 5 * kern.mr + 3, k = shape == 3 ? 9 : 53,
                            n = (one_block ? 13 : 3) * kern.nr + 5;  // one block: items of several panels
@@ -401,6 +402,7 @@ TEST(Gemm, TinyBlocksInBothLoopOrders) {
         g::Limits lim;
         lim.acc_budget = static_cast<std::size_t>(2 * kern.mr * (n + kern.nr)) * sizeof(float);
         lim.whole_k_bytes = whole_k ? lim.whole_k_bytes : 0;  // 0: k blocks packed one fork ahead of their use
+        lim.shared_a_bytes = whole_k ? lim.shared_a_bytes : 1;  // 1: A shared one k block at a time
         g::run_blocked(kern, p, threads, lim);
         Tensor c3 = cpu_backend().from_host(cv.data(), Shape{1, m, n}, DType::F32);
         expect_gemm(ct.reshape({1, m, n}), at.reshape({1, m, k}), bt.reshape({1, k, n}), 0.75f, -1.5f, c3,

@@ -132,6 +132,9 @@ struct Limits {
   // On several threads, packed operands of every k block up to this size are
   // packed in one go (one fork-join for the whole product).
   std::size_t whole_k_bytes = std::size_t(8) << 20;
+  // On several threads, A is packed and shared this many bytes of k blocks
+  // at a time when threads split C by columns.
+  std::size_t shared_a_bytes = std::size_t(32) << 20;
 };
 
 // A packed whole, in the blocks run_blocked uses, for products that share it
