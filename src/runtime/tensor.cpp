@@ -32,7 +32,8 @@ Tensor::Tensor(Buffer buffer, DType dtype, Shape shape, Strides strides, std::in
     const std::int64_t span = (shape_[i] - 1) * strides_[i];
     (span < 0 ? lo : hi) += span;
   }
-  // hi >= bytes / esize, tested without a division: this runs for every tensor made.
+  // hi >= bytes / esize, tested without a division (this runs for every tensor
+  // made); hi >= bytes first keeps the multiply from overflowing.
   const auto esize = static_cast<std::int64_t>(dtype_size(dtype_));
   const auto bytes = static_cast<std::int64_t>(buffer_.size());
   if (lo < 0 || hi >= bytes || (hi + 1) * esize > bytes)

@@ -131,20 +131,11 @@ void run_suite(Ctx& c) {
     emit(c, "adam_f32_16M", "f32", ms, "gbps", 16.0 * N / ms / 1e6);
   }
   if (wanted(c, "add_f32_4")) {
-    // Per-call latency: the median over 21 batches of 10000 calls, so a
+    // Per-call latency: the median over up to 21 batches of 10000 calls, so a
     // batch slowed by another tenant of the machine does not set the figure.
     Tensor a = ops::randn(d, Shape{4}, 1), b = ops::randn(d, Shape{4}, 2);
-    constexpr int kBatch = 10000, kBatches = 21;
-    for (int i = 0; i < 1000; ++i) ops::add(a, b);
-    std::vector<double> per_call;
-    for (int r = 0; r < kBatches; ++r) {
-      const auto t0 = std::chrono::steady_clock::now();
-      for (int i = 0; i < kBatch; ++i) ops::add(a, b);
-      d.synchronize();
-      per_call.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / kBatch);
-    }
-    std::nth_element(per_call.begin(), per_call.begin() + kBatches / 2, per_call.end());
-    const double ms = per_call[kBatches / 2];
+    constexpr int kBatch = 10000;
+    const double ms = median_ms(d, [&] { for (int i = 0; i < kBatch; ++i) ops::add(a, b); }, 21, c.min_seconds) / kBatch;
     emit(c, "add_f32_4", "f32", ms, "us_per_call", ms * 1e3);
   }
   bench_graph(c);

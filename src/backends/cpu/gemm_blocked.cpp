@@ -218,16 +218,15 @@ void run_blocked(const Kernel& kern, const Problem& p, int threads, const Limits
   float* wbuf = accumulate ? static_cast<float*>(
                                  t_acc.get(static_cast<std::size_t>(std::min(band, m) * ldw) * sizeof(float)))
                            : nullptr;
+  const Out out{p, direct, multi_k, wbuf, ldw, 0};
   // One row block: chunks of 128 KB of B, A of every k block packed at once.
-  if (m <= mc_blk)
-    return run_column_chunks(kern, p, threads, kc_blk, mc_blk, std::size_t(128) << 10, SIZE_MAX,
-                             Out{p, direct, multi_k, wbuf, ldw, 0});
-  // Several threads, C written in place: chunks of 256 KB of B (measured 3-10%
-  // faster than the blocks of rows below at n = 256-4096 on 2 threads, and
-  // equal on one). An accumulated copy of C would need all m rows at once.
+  if (m <= mc_blk) return run_column_chunks(kern, p, threads, kc_blk, mc_blk, std::size_t(128) << 10, SIZE_MAX, out);
+  // Several threads, C written in place: chunks of 256 KB of B (1.3x the
+  // blocks of rows below at n = 256 on 2 threads, equal within noise at
+  // 1024-4096; no better on one thread). An accumulated copy of C would need
+  // all m rows at once.
   if (threads > 1 && !accumulate)
-    return run_column_chunks(kern, p, threads, kc_blk, mc_blk, std::size_t(256) << 10, lim.shared_a_bytes,
-                             Out{p, direct, multi_k, wbuf, ldw, 0});
+    return run_column_chunks(kern, p, threads, kc_blk, mc_blk, std::size_t(256) << 10, lim.shared_a_bytes, out);
   auto* bbuf = static_cast<char*>(t_pack_b.get((pipelined ? 2 : 1) * b_half + 64));
   auto* abuf = static_cast<char*>(t_pack_a.get((pipelined ? 2 : 1) * a_half + 64));
 

@@ -4,18 +4,12 @@
 
 #include "device.hpp"
 #include "simd.hpp"
-#include "scratch.hpp"
 #include "stream_store.hpp"
 #include "thread_pool.hpp"
 #include "types.hpp"
 
 namespace torsh::cpu {
 namespace {
-
-// Rows up to this many floats are built in a per-thread buffer and streamed
-// out when the whole output is larger than the cache (stream_store.hpp).
-constexpr std::int64_t kStreamRow = 16384;
-thread_local Scratch t_row;
 
 template <class T>
 void run_norm(const rt::NormArgs& a) {
@@ -25,7 +19,7 @@ void run_norm(const rt::NormArgs& a) {
   const T* w = a.weight.present() ? data_of<T>(a.weight) : nullptr;
   const T* b = a.bias.present() ? data_of<T>(a.bias) : nullptr;
   const std::int64_t n = a.n;
-  const bool stream = std::is_same_v<T, float> && stream_worthwhile(a.rows * n * 4) && n <= kStreamRow;
+  const bool stream = std::is_same_v<T, float> && stream_rows_worthwhile(a.rows, n);
   pool().parallel_for(a.rows, std::max<std::int64_t>(1, 16384 / n), [&](std::int64_t r0, std::int64_t r1) {
     for (std::int64_t r = r0; r < r1; ++r) {
       const T* xr = x + r * n;
@@ -36,7 +30,7 @@ void run_norm(const rt::NormArgs& a) {
           simd::norm_row_f32(xr, yr, w, b, n, a.eps, a.rms, next);
           continue;
         }
-        float* row = static_cast<float*>(t_row.get(static_cast<std::size_t>(n) * sizeof(float)));
+        float* row = stream_row_buffer(n);
         simd::norm_row_f32(xr, row, w, b, n, a.eps, a.rms, next);
         copy_streaming(row, yr, n);
         continue;

@@ -5,7 +5,6 @@
 
 #include "device.hpp"
 #include "simd.hpp"
-#include "scratch.hpp"
 #include "stream_store.hpp"
 #include "thread_pool.hpp"
 #include "types.hpp"
@@ -13,18 +12,13 @@
 namespace torsh::cpu {
 namespace {
 
-// Rows up to this many floats are built in a per-thread buffer and streamed
-// out when the whole output is larger than the cache (stream_store.hpp).
-constexpr std::int64_t kStreamRow = 16384;
-thread_local Scratch t_row;
-
 template <class T>
 void run(const rt::SoftmaxArgs& s) {
   using A = typename Acc<T>::type;
   const T* x = data_of<T>(s.x);
   T* y = data_of<T>(s.out);
   const std::int64_t n = s.n, inner = s.inner;
-  const bool stream = std::is_same_v<T, float> && inner == 1 && stream_worthwhile(s.x.numel() * 4) && n <= kStreamRow;
+  const bool stream = std::is_same_v<T, float> && inner == 1 && stream_rows_worthwhile(s.outer, n);
   pool().parallel_for(s.outer * inner, std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(1, n)),
                       [&](std::int64_t r0, std::int64_t r1) {
     for (std::int64_t r = r0; r < r1; ++r) {
@@ -36,7 +30,7 @@ void run(const rt::SoftmaxArgs& s) {
             continue;
           }
           // The row is built in cache (written, then rescaled) and streamed out once.
-          float* row = static_cast<float*>(t_row.get(static_cast<std::size_t>(n) * sizeof(float)));
+          float* row = stream_row_buffer(n);
           simd::softmax_row_f32(x + r * n, row, n, s.log, next);
           copy_streaming(row, y + r * n, n);
           continue;

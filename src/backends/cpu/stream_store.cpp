@@ -7,6 +7,8 @@
 #include <fstream>
 #include <string>
 
+#include "scratch.hpp"
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -61,6 +63,16 @@ void stream_fence() {
 #if defined(__x86_64__)
   _mm_sfence();
 #endif
+}
+
+bool stream_rows_worthwhile(std::int64_t rows, std::int64_t n) {
+  constexpr std::int64_t kMaxRow = 16384;
+  return n <= kMaxRow && stream_worthwhile(rows * n * static_cast<std::int64_t>(sizeof(float)));
+}
+
+float* stream_row_buffer(std::int64_t n) {
+  thread_local Scratch row;
+  return static_cast<float*>(row.get(static_cast<std::size_t>(n) * sizeof(float)));
 }
 
 }  // namespace torsh::cpu

@@ -19,6 +19,13 @@ bool stream_worthwhile(std::int64_t bytes);
 void copy_streaming(const float* src, float* dst, std::int64_t n);
 void stream_fence();
 
+// Row-wise ops (softmax, the norms) build each row in a per-thread buffer
+// and stream it out: worth it when `rows` rows of n floats outgrow the cache
+// and a row (at most 16384 floats) stays in L2 while it is built.
+bool stream_rows_worthwhile(std::int64_t rows, std::int64_t n);
+// The calling thread's buffer for one row of n floats.
+float* stream_row_buffer(std::int64_t n);
+
 // Runs produce(stage, offset, len) into a block that stays in L1, and streams
 // each block to y[offset, offset + len).
 template <class F>
