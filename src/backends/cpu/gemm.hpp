@@ -85,6 +85,15 @@ const Kernel& kernel_for(DType in);
 std::size_t a_panel_bytes(const Kernel& kern, std::int64_t kc);
 std::size_t b_panel_bytes(const Kernel& kern, std::int64_t kc);
 
+// Starts fetching `bytes` from p into the cache. Packing B reads k rows of a
+// few hundred bytes each, every one on a new page, which the hardware
+// prefetcher follows too late: fetched 8 rows ahead, an AVX-512 B pack went
+// from 0.50 to 0.15 ns per element.
+inline void prefetch_bytes(const void* p, std::int64_t bytes) {
+  for (std::int64_t o = 0; o < bytes; o += 64) __builtin_prefetch(static_cast<const char*>(p) + o);
+}
+inline constexpr std::int64_t kPackRowsAhead = 8;
+
 // Packing for any layout and input dtype, in portable code.
 void pack_a_generic(const Kernel& kern, const Mat& a, std::int64_t rows, std::int64_t kc, void* dst);
 void pack_b_generic(const Kernel& kern, const Mat& b, std::int64_t kc, std::int64_t cols, void* dst);
@@ -133,8 +142,10 @@ struct Limits {
   // packed in one go (one fork-join for the whole product).
   std::size_t whole_k_bytes = std::size_t(8) << 20;
   // On several threads, A is packed and shared this many bytes of k blocks
-  // at a time when threads split C by columns.
-  std::size_t shared_a_bytes = std::size_t(32) << 20;
+  // at a time when threads split C by columns. Small enough that the packed
+  // block is still in L3 when the column chunks read it (n = 2048 on 2
+  // threads: 1.035x the speed of 32 MB, which packed all of A first).
+  std::size_t shared_a_bytes = std::size_t(4) << 20;
 };
 
 // A packed whole, in the blocks run_blocked uses, for products that share it

@@ -103,6 +103,8 @@ void run_column_chunks(const Kernel& kern, const Problem& p, int threads, std::i
   const std::size_t a_stride = static_cast<std::size_t>(a_panels) * a_panel_bytes(kern, kc_blk);
   const std::int64_t group =
       p.a_packed ? k_blocks : std::clamp<std::int64_t>(static_cast<std::int64_t>(a_budget / a_stride), 1, k_blocks);
+  // A packed for group g + 1 by the first tasks of group g's fork (double
+  // buffered) measured 0.98x of packing it in a fork of its own.
   char* own = p.a_packed ? nullptr : static_cast<char*>(t_pack_a.get(static_cast<std::size_t>(group) * a_stride + 64));
   // Chunks of up to chunk_bytes of packed B, at least 4 per thread so that
   // one slowed thread leaves its share to the others, in a number that the
@@ -112,37 +114,41 @@ void run_column_chunks(const Kernel& kern, const Problem& p, int threads, std::i
   std::int64_t items = std::max(ceil_div(panels, chunk_max), std::min<std::int64_t>(4 * threads, panels));
   if (items > threads && round_up(items, threads) <= panels) items = round_up(items, threads);
   const std::int64_t chunk = ceil_div(panels, items);  // the widest chunk
-  for (std::int64_t g0 = 0; g0 < k_blocks; g0 += group) {
-    const std::int64_t g1 = std::min(k_blocks, g0 + group);
-    const char* abuf = p.a_packed ? static_cast<const char*>(p.a_packed) + g0 * a_stride : own;
-    if (!p.a_packed) {
-      // Each thread packs its share of the row panels of every k block of the group.
-      const std::int64_t packers = std::min<std::int64_t>(threads, a_panels);
-      fork(threads, packers, [&](std::int64_t t) {
-        const std::int64_t r0 = a_panels * t / packers, r1 = a_panels * (t + 1) / packers;
-        for (std::int64_t g = g0; g < g1 && r0 < r1; ++g) {
-          const std::int64_t pc = g * kc_blk, kc = std::min(kc_blk, k - pc);
-          kern.pack_a(kern, p.a.at(r0 * MR, pc), std::min(m, r1 * MR) - r0 * MR, kc,
-                      own + (g - g0) * a_stride + r0 * a_panel_bytes(kern, kc));
-        }
-      });
+  const std::int64_t packers = p.a_packed ? 0 : std::min<std::int64_t>(threads, a_panels);
+
+  // Packer t's share of the row panels of every k block of group gi.
+  auto pack_a = [&](std::int64_t gi, std::int64_t t) {
+    const std::int64_t g0 = gi * group, g1 = std::min(k_blocks, g0 + group);
+    const std::int64_t r0 = a_panels * t / packers, r1 = a_panels * (t + 1) / packers;
+    for (std::int64_t g = g0; g < g1 && r0 < r1; ++g) {
+      const std::int64_t pc = g * kc_blk, kc = std::min(kc_blk, k - pc);
+      kern.pack_a(kern, p.a.at(r0 * MR, pc), std::min(m, r1 * MR) - r0 * MR, kc,
+                  own + (g - g0) * a_stride + r0 * a_panel_bytes(kern, kc));
     }
-    fork(threads, items, [&](std::int64_t item) {
-      const std::int64_t j0 = panels * item / items * NR, j1 = std::min(n, panels * (item + 1) / items * NR);
-      auto* bbuf = static_cast<char*>(t_item_b.get(static_cast<std::size_t>(chunk) * b_panel_bytes(kern, kc_blk) + 64));
-      for (std::int64_t g = g0; g < g1; ++g) {
-        const std::int64_t pc = g * kc_blk, kc = std::min(kc_blk, k - pc);
-        const std::size_t a_panel = a_panel_bytes(kern, kc), b_panel = b_panel_bytes(kern, kc);
-        pack_b(kern, p, pc, kc, j0, j1 - j0, bbuf);
-        const char* ablk = abuf + (g - g0) * a_stride;
-        auto tile = [&](std::int64_t ir, std::int64_t jr) {
-          const int mr = static_cast<int>(std::min(MR, m - ir)), nr = static_cast<int>(std::min(NR, j1 - jr));
-          out.tile(kern, ablk + ir / MR * a_panel, bbuf + (jr - j0) / NR * b_panel, mr, nr, kc, ir, jr, pc == 0,
-                   pc + kc >= k);
-        };
-        for (std::int64_t i0 = 0; i0 < m; i0 += mc_blk) for_each_tile(kern, i0, std::min(m, i0 + mc_blk), j0, j1, tile);
-      }
-    });
+  };
+  // Column chunk `item` over every k block of group gi.
+  auto compute = [&](std::int64_t gi, std::int64_t item) {
+    const std::int64_t g0 = gi * group, g1 = std::min(k_blocks, g0 + group);
+    const char* abuf = p.a_packed ? static_cast<const char*>(p.a_packed) + g0 * a_stride : own;
+    const std::int64_t j0 = panels * item / items * NR, j1 = std::min(n, panels * (item + 1) / items * NR);
+    auto* bbuf = static_cast<char*>(t_item_b.get(static_cast<std::size_t>(chunk) * b_panel_bytes(kern, kc_blk) + 64));
+    for (std::int64_t g = g0; g < g1; ++g) {
+      const std::int64_t pc = g * kc_blk, kc = std::min(kc_blk, k - pc);
+      const std::size_t a_panel = a_panel_bytes(kern, kc), b_panel = b_panel_bytes(kern, kc);
+      pack_b(kern, p, pc, kc, j0, j1 - j0, bbuf);
+      const char* ablk = abuf + (g - g0) * a_stride;
+      auto tile = [&](std::int64_t ir, std::int64_t jr) {
+        const int mr = static_cast<int>(std::min(MR, m - ir)), nr = static_cast<int>(std::min(NR, j1 - jr));
+        out.tile(kern, ablk + ir / MR * a_panel, bbuf + (jr - j0) / NR * b_panel, mr, nr, kc, ir, jr, pc == 0,
+                 pc + kc >= k);
+      };
+      for (std::int64_t i0 = 0; i0 < m; i0 += mc_blk) for_each_tile(kern, i0, std::min(m, i0 + mc_blk), j0, j1, tile);
+    }
+  };
+
+  for (std::int64_t gi = 0; gi < ceil_div(k_blocks, group); ++gi) {
+    fork(threads, packers, [&](std::int64_t t) { pack_a(gi, t); });
+    fork(threads, items, [&](std::int64_t item) { compute(gi, item); });
   }
 }
 

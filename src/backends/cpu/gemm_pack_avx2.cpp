@@ -117,6 +117,7 @@ TORSH_PACK_TARGET void copy_panels(const typename L::T* src, std::int64_t rs, st
   const std::int64_t panels = (cols + nr - 1) / nr;
   for (std::int64_t p = 0; p < kc; ++p) {
     const typename L::T* s = src + p * rs;
+    if (p + kPackRowsAhead < kc) prefetch_bytes(s + kPackRowsAhead * rs, cols * std::int64_t(sizeof(typename L::T)));
     for (std::int64_t jp = 0; jp < panels; ++jp)
       for (int v = 0; v < nr / 8; ++v) {
         const std::int64_t j = jp * nr + 8 * v;

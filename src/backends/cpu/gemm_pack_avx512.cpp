@@ -127,6 +127,7 @@ TORSH_PACK_TARGET void copy_panels(const typename L::T* src, std::int64_t rs, st
   const std::int64_t panels = (cols + nr - 1) / nr;
   for (std::int64_t p = 0; p < kc; ++p) {
     const typename L::T* s = src + p * rs;
+    if (p + kPackRowsAhead < kc) prefetch_bytes(s + kPackRowsAhead * rs, cols * std::int64_t(sizeof(typename L::T)));
     for (std::int64_t jp = 0; jp < panels; ++jp)
       for (int v = 0; v < nr / 16; ++v) {
         const std::int64_t j = jp * nr + 16 * v;
@@ -142,6 +143,10 @@ TORSH_PACK_TARGET void interleave_panels(const std::uint16_t* src, std::int64_t 
   for (std::int64_t q = 0; 2 * q < kc; ++q) {
     const std::uint16_t* r0 = src + 2 * q * rs;
     const bool has1 = 2 * q + 1 < kc;
+    if (2 * q + kPackRowsAhead + 1 < kc) {
+      prefetch_bytes(r0 + kPackRowsAhead * rs, cols * 2);
+      prefetch_bytes(r0 + (kPackRowsAhead + 1) * rs, cols * 2);
+    }
     for (std::int64_t jp = 0; jp < panels; ++jp)
       for (int v = 0; v < nr / 16; ++v) {
         const std::int64_t j = jp * nr + 16 * v;
