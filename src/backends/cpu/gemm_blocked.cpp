@@ -259,11 +259,13 @@ void run_blocked(const Kernel& kern, const Problem& p, int threads, const Limits
   const Out out{p, direct, multi_k, wbuf, ldw, 0};
   // One row block: chunks of 128 KB of B, A of every k block packed at once.
   if (m <= mc_blk) return run_column_chunks(kern, p, threads, kc_blk, mc_blk, std::size_t(128) << 10, SIZE_MAX, out);
-  // Several threads, C written in place: chunks of column_chunk_bytes (1.3x
-  // the blocks of rows below at n = 256 on 2 threads, equal within noise at
-  // 1024-4096; no better on one thread). An accumulated copy of C would need
-  // all m rows at once.
-  if (threads > 1 && !accumulate)
+  // C written in place, several threads or a GotoBLAS-order kernel: chunks
+  // of column_chunk_bytes. On 2 threads with the AVX2 kernel, 1.3x the
+  // blocks of rows below at n = 256 and equal within noise at 1024-4096 (and
+  // no better on one thread); on one thread with the AVX-512 kernel, 1.01x
+  // at n = 1024 and 1.036x at 2048. An accumulated copy of C would need all
+  // m rows at once.
+  if ((threads > 1 || kern.resident == Resident::APanel) && !accumulate)
     return run_column_chunks(kern, p, threads, kc_blk, mc_blk, column_chunk_bytes(kern), lim.shared_a_bytes, out);
   auto* bbuf = static_cast<char*>(t_pack_b.get((pipelined ? 2 : 1) * b_half + 64));
   auto* abuf = static_cast<char*>(t_pack_a.get((pipelined ? 2 : 1) * a_half + 64));
