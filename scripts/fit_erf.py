@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Coefficients of the piecewise erf in src/backends/cpu/simd_avx2.cpp.
+"""Coefficients of the piecewise erf in src/backends/cpu/simd_erf.hpp.
 
 erf(z) on [0, 4) is split into 4 intervals of width 1; on interval i it is a
 degree-8 polynomial in t = z - (i + 1/2), fitted by least squares on 64
 Chebyshev nodes in double precision. Prints the C++ table (coefficient j of
-every interval on one line, twice, so an in-lane permute of either 128-bit
-half picks interval i's) and the worst error against math.erf over a fine
+every interval on one line; the kernels broadcast it to each 128-bit lane,
+where an in-lane permute picks interval i's) and the worst error against math.erf over a fine
 grid, evaluated as the kernel does (Horner in float32).
 """
 import math
@@ -38,4 +38,4 @@ def erf32(z):
 worst = max(abs(erf32(z) - math.erf(z)) for z in np.linspace(0, 3.9999, 200001))
 print(f"// max |error| on [0, 4): {worst:.2e}")
 for j in range(DEGREE + 1):
-    print("    {" + ", ".join(f"{float(v):.9g}f" for v in list(coef[:, j]) * 2) + "},")
+    print("    {" + ", ".join(f"{float(v):.9g}f" for v in list(coef[:, j])) + "},")

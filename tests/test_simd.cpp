@@ -13,6 +13,7 @@
 
 #include "backends/cpu/simd.hpp"
 #include "backends/cpu/simd_avx2.hpp"
+#include "backends/cpu/simd_avx512.hpp"
 #include "backends/cpu/stream_store.hpp"
 
 namespace simd = torsh::cpu::simd;
@@ -47,22 +48,44 @@ std::vector<float> inputs(std::size_t n, unsigned seed) {
   return v;
 }
 
+// Which loop runs: the dispatched one (the best this CPU has), the portable
+// one, or one instruction-set level called directly.
+enum class Level { Dispatched, Portable, Avx2, Avx512 };
+
+const char* level_name(Level l) {
+  switch (l) {
+    case Level::Portable: return " portable";
+    case Level::Avx2: return " avx2";
+    case Level::Avx512: return " avx512";
+    default: return "";
+  }
+}
+
+// y = op(x) at `level`; false when that level has no body for op.
+bool run_unary(Level level, UnaryOp op, const float* x, float* y, std::int64_t n, bool stream) {
+  switch (level) {
+    case Level::Portable: simd::unary_f32_portable(op, x, y, n); return true;
+    case Level::Avx2: return simd::unary_f32_avx2(op, x, y, n, stream);
+    case Level::Avx512: return simd::unary_f32_avx512(op, x, y, n, stream);
+    default: simd::unary_f32(op, x, y, n, stream); return true;
+  }
+}
+
 // stream: the non-temporal path, into a y that starts off its 32-byte
 // boundary (so its plain-store head runs too).
-void check_unary(UnaryOp op, const char* name, bool portable, bool stream = false) {
-  for (std::size_t n : {0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 23, 31, 33, 40, 1023}) {
+void check_unary(UnaryOp op, const char* name, Level level, bool stream = false) {
+  for (std::size_t n : {0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 23, 31, 33, 40, 64, 65, 127, 1023}) {
     const auto x = inputs(n, static_cast<unsigned>(n));
     std::vector<float> buf(n + 3, kSentinel);
     float* y = buf.data() + 1 + (reinterpret_cast<std::uintptr_t>(buf.data() + 1) % 32 == 0 ? 1 : 0);
-    if (portable) simd::unary_f32_portable(op, x.data(), y, static_cast<std::int64_t>(n));
-    else simd::unary_f32(op, x.data(), y, static_cast<std::int64_t>(n), stream);
+    if (!run_unary(level, op, x.data(), y, static_cast<std::int64_t>(n), stream)) return;
     if (stream) torsh::cpu::stream_fence();
     EXPECT_EQ(y[-1], kSentinel) << name << " wrote before y, n = " << n;
     EXPECT_EQ(y[n], kSentinel) << name << " wrote past n = " << n;
     for (std::size_t i = 0; i < n; ++i) {
       const double ref = reference(op, x[i]);
       const std::string where =
-          std::string(name) + (portable ? " portable" : "") + (stream ? " streamed" : "") + " x=" + std::to_string(x[i]);
+          std::string(name) + level_name(level) + (stream ? " streamed" : "") + " x=" + std::to_string(x[i]);
       if (std::isnan(ref)) {
         EXPECT_TRUE(std::isnan(y[i])) << where << " got " << y[i];
       } else if (std::isinf(ref) || std::fabs(ref) > 3.4e38) {
@@ -118,11 +141,43 @@ TEST(Simd, UnaryActivationsMatchDouble) {
                                                  {UnaryOp::Sigmoid, "sigmoid"}, {UnaryOp::Silu, "silu"},
                                                  {UnaryOp::Gelu, "gelu"},       {UnaryOp::GeluTanh, "gelu_tanh"}};
   for (auto [op, name] : ops) {
-    check_unary(op, name, false);
-    check_unary(op, name, true);
-    check_unary(op, name, false, true);
+    check_unary(op, name, Level::Dispatched);
+    check_unary(op, name, Level::Portable);
+    check_unary(op, name, Level::Dispatched, true);
+    if (simd::avx2_fma_usable()) {
+      check_unary(op, name, Level::Avx2);
+      check_unary(op, name, Level::Avx2, true);
+    }
   }
   if (!simd::avx2_fma_usable()) GTEST_SKIP() << "no AVX2+FMA on this CPU: only the portable loops were checked";
+}
+
+TEST(Simd, Avx512ActivationsMatchDouble) {
+  if (!simd::avx512_usable()) GTEST_SKIP() << "no AVX-512 on this CPU";
+  check_unary(UnaryOp::Gelu, "gelu", Level::Avx512);
+  check_unary(UnaryOp::Gelu, "gelu", Level::Avx512, true);
+}
+
+// The AVX-512 gelu evaluates the AVX2 one's operations lane for lane on the
+// same coefficients: equal bit for bit (NaN for NaN), streamed or not.
+TEST(Simd, Avx512GeluEqualsAvx2BitForBit) {
+  if (!simd::avx2_fma_usable() || !simd::avx512_usable()) GTEST_SKIP() << "needs AVX2+FMA and AVX-512";
+  for (std::size_t n : {1, 15, 16, 17, 63, 64, 65, 1000}) {
+    auto x = inputs(n, 7u + static_cast<unsigned>(n));
+    for (std::size_t i = 0; i < n; i += 5) x[i] = static_cast<float>(i) * 0.37f - 30.0f;  // across every erf piece
+    for (bool stream : {false, true}) {
+      std::vector<float> a(n + 16), b(n + 16);
+      float* ya = a.data() + 3;  // off the 64-byte boundary: the streamed head runs too
+      float* yb = b.data() + 3;
+      ASSERT_TRUE(simd::unary_f32_avx2(UnaryOp::Gelu, x.data(), ya, static_cast<std::int64_t>(n), stream));
+      ASSERT_TRUE(simd::unary_f32_avx512(UnaryOp::Gelu, x.data(), yb, static_cast<std::int64_t>(n), stream));
+      torsh::cpu::stream_fence();
+      for (std::size_t i = 0; i < n; ++i) {
+        if (std::isnan(ya[i])) EXPECT_TRUE(std::isnan(yb[i])) << "x=" << x[i];
+        else EXPECT_EQ(ya[i], yb[i]) << "x=" << x[i] << " n=" << n << (stream ? " streamed" : "");
+      }
+    }
+  }
 }
 
 TEST(Simd, SoftmaxRowsMatchDouble) {

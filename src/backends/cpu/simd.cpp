@@ -1,6 +1,7 @@
 #include "simd.hpp"
 
 #include "simd_avx2.hpp"
+#include "simd_avx512.hpp"
 #include "stream_store.hpp"
 
 #include <bit>
@@ -186,6 +187,7 @@ void softmax_row_f32_portable(const float* x, float* y, std::int64_t n, bool log
 }
 
 void unary_f32(rt::UnaryOp op, const float* x, float* y, std::int64_t n, bool stream) {
+  if (avx512_usable() && unary_f32_avx512(op, x, y, n, stream)) return;
   if (avx2_fma_usable() && unary_f32_avx2(op, x, y, n, stream)) return;
   if (!stream) return unary_f32_portable(op, x, y, n);
   // The portable loops write an L1 block that is then streamed out.

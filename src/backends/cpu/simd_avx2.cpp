@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "simd_erf.hpp"
+
 namespace torsh::cpu::simd {
 
 bool avx2_fma_usable() {
@@ -102,24 +104,6 @@ TORSH_AVX2_INLINE __m256 copysign_ps(__m256 mag, __m256 sign) {
   return _mm256_or_ps(_mm256_andnot_ps(s, mag), _mm256_and_ps(s, sign));
 }
 
-// erf on [0, 4) as 4 pieces of width 1, each a degree-8 polynomial in the
-// offset from the piece's middle (least squares, scripts/fit_erf.py; max
-// error 9.91e-08); row j holds coefficient j of every piece, twice, so an
-// in-lane permute (vpermilps: a cheap instruction, where a lane-crossing
-// permute of 8 pieces costs several cycles) picks the lane's piece. erf(4)
-// rounds to 1 in f32. No exp and no division.
-alignas(32) constexpr float kErfPieces[9][8] = {
-    {0.520499885f, 0.966105163f, 0.999593019f, 0.999999285f, 0.520499885f, 0.966105163f, 0.999593019f, 0.999999285f},
-    {0.878782809f, 0.118930072f, 0.0021783181f, 5.39729444e-06f, 0.878782809f, 0.118930072f, 0.0021783181f, 5.39729444e-06f},
-    {-0.439390749f, -0.17839542f, -0.00544573693f, -1.8896344e-05f, -0.439390749f, -0.17839542f, -0.00544573693f, -1.8896344e-05f},
-    {-0.146477684f, 0.138763487f, 0.00834828522f, 4.24091668e-05f, -0.146477684f, 0.138763487f, 0.00834828522f, 4.24091668e-05f},
-    {0.183061972f, -0.0445994474f, -0.0086215185f, -6.77708304e-05f, 0.183061972f, -0.0445994474f, -0.0086215185f, -6.77708304e-05f},
-    {0.00752667151f, -0.0150333075f, 0.00614338135f, 8.04814335e-05f, 0.00752667151f, -0.0150333075f, 0.00614338135f, 8.04814335e-05f},
-    {-0.0498414077f, 0.0193334296f, -0.00280821207f, -7.71457126e-05f, -0.0498414077f, 0.0193334296f, -0.00280821207f, -7.71457126e-05f},
-    {0.00428718049f, -0.00383468205f, 0.000403042475f, 6.68906869e-05f, 0.00428718049f, -0.00383468205f, 0.000403042475f, 6.68906869e-05f},
-    {0.00911555905f, -0.00240193028f, 0.000306311907f, -3.70374364e-05f, 0.00911555905f, -0.00240193028f, 0.000306311907f, -3.70374364e-05f},
-};
-
 // gelu(x) = 0.5 x (1 + erf(x / sqrt 2)) = 0.5 x + 0.5 |x| erf(|x| / sqrt 2)
 // for N vectors at once: erf is odd, so no sign is restored, and a NaN x
 // (whose clamped z gives a finite erf) is NaN in both terms; -inf gives NaN,
@@ -138,11 +122,11 @@ TORSH_AVX2_INLINE void gelu_erf_n(const __m256 (&x)[N], __m256 (&y)[N]) {
     const __m256 zf = _mm256_round_ps(z, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
     piece[i] = _mm256_cvttps_epi32(zf);
     t[i] = _mm256_sub_ps(_mm256_sub_ps(z, zf), _mm256_set1_ps(0.5f));
-    p[i] = _mm256_permutevar_ps(_mm256_load_ps(kErfPieces[8]), piece[i]);
+    p[i] = _mm256_permutevar_ps(_mm256_broadcast_ps(reinterpret_cast<const __m128*>(kErfPieces[8])), piece[i]);
   }
 #pragma GCC unroll 8
   for (int j = 7; j >= 0; --j) {
-    const __m256 row = _mm256_load_ps(kErfPieces[j]);
+    const __m256 row = _mm256_broadcast_ps(reinterpret_cast<const __m128*>(kErfPieces[j]));
 #pragma GCC unroll 4
     for (int i = 0; i < N; ++i) p[i] = _mm256_fmadd_ps(p[i], t[i], _mm256_permutevar_ps(row, piece[i]));
   }
