@@ -4,14 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <random>
 #include <thread>
 
-#include "backends/cpu/host_alloc.hpp"
 #include "runtime/memory_pool_internal.hpp"
 #include "torsh/torsh.hpp"
 
@@ -624,24 +621,5 @@ TEST(PooledBuffers, BuffersForAStreamAreOrderedThroughIt) {
     s.synchronize();
     EXPECT_EQ(got, v);
     EXPECT_EQ(test_hooks::check_memory_pool(b), "");
-  }
-}
-
-// Host blocks: small ones 64-byte aligned, blocks of 2 MiB and more on a
-// 2 MiB boundary (where transparent huge pages can back them), every byte of
-// the requested size usable.
-TEST(CpuHostMemory, LargeBlocksStartOnAHugePageBoundary) {
-  for (std::size_t bytes : {std::size_t(1), std::size_t(4096), torsh::cpu::kHugePage - 1, torsh::cpu::kHugePage,
-                            torsh::cpu::kHugePage * 3 + 5}) {
-    auto* p = static_cast<unsigned char*>(torsh::cpu::host_alloc(bytes));
-    ASSERT_NE(p, nullptr) << bytes;
-    const auto addr = reinterpret_cast<std::uintptr_t>(p);
-    EXPECT_EQ(addr % 64, 0u) << bytes;
-    if (bytes >= torsh::cpu::kHugePage) {
-      EXPECT_EQ(addr % torsh::cpu::kHugePage, 0u) << bytes;
-    }
-    std::memset(p, 0xab, bytes);
-    EXPECT_EQ(p[bytes - 1], 0xab);
-    std::free(p);
   }
 }

@@ -6,7 +6,6 @@
 
 #include "../../runtime/registry_internal.hpp"
 #include "cpu_info.hpp"
-#include "host_alloc.hpp"
 #include "thread_pool.hpp"
 
 namespace torsh::cpu {
@@ -16,7 +15,8 @@ constexpr std::size_t kAlign = 64;
 }
 
 CpuBuffer::CpuBuffer(std::size_t bytes) : size_(bytes) {
-  data_ = host_alloc(bytes);
+  const std::size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
+  data_ = std::aligned_alloc(kAlign, rounded);
   if (!data_)
     throw Error(ErrorCode::OutOfMemory, "host allocation of " + std::to_string(bytes) + " bytes failed",
                 {.op = "allocate", .device = "cpu:0"});

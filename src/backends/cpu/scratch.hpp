@@ -6,8 +6,6 @@
 #include <cstdlib>
 #include <new>
 
-#include "host_alloc.hpp"
-
 namespace torsh::cpu {
 
 class Scratch {
@@ -22,7 +20,7 @@ class Scratch {
     if (bytes > cap_) {
       std::free(p_);
       cap_ = (bytes + 4095) / 4096 * 4096;
-      p_ = host_alloc(cap_);
+      p_ = std::aligned_alloc(64, cap_);
       if (!p_) {
         cap_ = 0;
         throw std::bad_alloc();
