@@ -1,6 +1,7 @@
-// The blocked loop nests of gemm.hpp. On several threads C is cut into
-// chunks of columns (run_column_chunks): A is packed once and shared, each
-// chunk packs its own B. Otherwise, for each (nc, kc) block the B block is
+// The blocked loop nests of gemm.hpp. On several threads, and on one with a
+// GotoBLAS-order kernel, C is cut into chunks of columns (run_column_chunks):
+// A is packed a few k blocks at a time and shared, each chunk packs its own
+// B. Otherwise, for each (nc, kc) block the B block is
 // packed once into memory all threads read and the mc x nc blocks of C under
 // it are the work items. Threads claim items one by one, so a thread slowed
 // by another tenant leaves its share to the others. Each step is one
@@ -103,7 +104,8 @@ void pack_b(const Kernel& kern, const Problem& p, std::int64_t pc, std::int64_t 
 // columns that packs its own B one k block at a time into memory that stays
 // in its thread's L2, and runs it against A one block of mc rows at a time.
 // No B panel is read by two threads, and the threads meet twice per group.
-// For m <= mc (a single row block) this is also the one-thread plan: B never
+// For m <= mc (a single row block), and for GotoBLAS-order kernels, this is
+// also the one-thread plan: B never
 // goes out to L3.
 void run_column_chunks(const Kernel& kern, const Problem& p, int threads, std::int64_t kc_blk, std::int64_t mc_blk,
                        std::size_t chunk_bytes, std::size_t a_budget, const Out& out) {
