@@ -105,8 +105,7 @@ void pack_b(const Kernel& kern, const Problem& p, std::int64_t pc, std::int64_t 
 // in its thread's L2, and runs it against A one block of mc rows at a time.
 // No B panel is read by two threads, and the threads meet twice per group.
 // For m <= mc (a single row block), and for GotoBLAS-order kernels, this is
-// also the one-thread plan: B never
-// goes out to L3.
+// also the one-thread plan: B never goes out to L3.
 void run_column_chunks(const Kernel& kern, const Problem& p, int threads, std::int64_t kc_blk, std::int64_t mc_blk,
                        std::size_t chunk_bytes, std::size_t a_budget, const Out& out) {
   const std::int64_t m = p.m, n = p.n, k = p.k, MR = kern.mr, NR = kern.nr;
