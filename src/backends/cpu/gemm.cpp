@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "simd_avx2.hpp"
+#include "simd_avx512.hpp"
 #include "thread_pool.hpp"
 #include "types.hpp"
 
@@ -18,16 +19,9 @@ constexpr std::int64_t kDirectMaxMacs = 8 * 8 * 8;
 // saves less than handing it the work can cost.
 constexpr std::int64_t kParallelMinMacs = 96 * 96 * 96;
 
-// The AVX-512 kernels and packers use F, BW and VL (every AVX-512 x86 core
-// since Skylake-X has all three); the bf16 kernel adds AVX512_BF16.
-bool has_avx512() {
-#if defined(__x86_64__) && defined(__GNUC__)
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
-#else
-  return false;
-#endif
-}
+// The AVX-512 kernels and packers use F, BW and VL (simd::avx512_usable);
+// the bf16 kernel adds AVX512_BF16.
+bool has_avx512() { return simd::avx512_usable(); }
 
 bool has_avx512_bf16() {
 #if defined(__x86_64__) && defined(__GNUC__)

@@ -12,7 +12,9 @@
 #include <cstdint>
 #include <limits>
 
-#include "simd_erf.hpp"
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 namespace torsh::cpu::simd {
 
@@ -28,8 +30,9 @@ bool avx2_fma_usable() {
 #endif
 }
 
+}  // namespace torsh::cpu::simd
+
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
 
 // Everything below, lambdas included, is AVX2 code: callers check
 // avx2_fma_usable() first.
@@ -40,6 +43,9 @@ bool avx2_fma_usable() {
 #pragma GCC diagnostic ignored "-Wpsabi"
 #define TORSH_AVX2_INLINE __attribute__((always_inline)) inline
 
+#include "simd_gelu.hpp"
+
+namespace torsh::cpu::simd {
 namespace {
 
 TORSH_AVX2_INLINE __m256i tail_mask(std::int64_t n) {
@@ -104,38 +110,21 @@ TORSH_AVX2_INLINE __m256 copysign_ps(__m256 mag, __m256 sign) {
   return _mm256_or_ps(_mm256_andnot_ps(s, mag), _mm256_and_ps(s, sign));
 }
 
-// gelu(x) = 0.5 x (1 + erf(x / sqrt 2)) = 0.5 x + 0.5 |x| erf(|x| / sqrt 2)
-// for N vectors at once: erf is odd, so no sign is restored, and a NaN x
-// (whose clamped z gives a finite erf) is NaN in both terms; -inf gives NaN,
-// as the formula does. Each step runs on all N vectors before the next, so
-// the 9-deep Horner chains overlap: one vector at a time leaves the loop
-// waiting on FMA latency (the out-of-order window holds about two).
-template <int N>
-TORSH_AVX2_INLINE void gelu_erf_n(const __m256 (&x)[N], __m256 (&y)[N]) {
-  __m256 t[N], p[N];
-  __m256i piece[N];
-#pragma GCC unroll 4
-  for (int i = 0; i < N; ++i) {
-    // z = |x| / sqrt 2, below 4
-    const __m256 z = _mm256_min_ps(_mm256_mul_ps(abs_ps(x[i]), _mm256_set1_ps(0.70710678118654752f)),
-                                   _mm256_set1_ps(3.99999976f));
-    const __m256 zf = _mm256_round_ps(z, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-    piece[i] = _mm256_cvttps_epi32(zf);
-    t[i] = _mm256_sub_ps(_mm256_sub_ps(z, zf), _mm256_set1_ps(0.5f));
-    p[i] = _mm256_permutevar_ps(_mm256_broadcast_ps(reinterpret_cast<const __m128*>(kErfPieces[8])), piece[i]);
-  }
-#pragma GCC unroll 8
-  for (int j = 7; j >= 0; --j) {
-    const __m256 row = _mm256_broadcast_ps(reinterpret_cast<const __m128*>(kErfPieces[j]));
-#pragma GCC unroll 4
-    for (int i = 0; i < N; ++i) p[i] = _mm256_fmadd_ps(p[i], t[i], _mm256_permutevar_ps(row, piece[i]));
-  }
-#pragma GCC unroll 4
-  for (int i = 0; i < N; ++i) {
-    const __m256 h = _mm256_mul_ps(x[i], _mm256_set1_ps(0.5f));
-    y[i] = _mm256_fmadd_ps(abs_ps(h), _mm256_min_ps(p[i], _mm256_set1_ps(1.0f)), h);
-  }
-}
+// The 8-lane operations of gelu_erf_n (simd_gelu.hpp).
+struct V256 {
+  using reg = __m256;
+  using ireg = __m256i;
+  static TORSH_AVX2_INLINE reg set1(float v) { return _mm256_set1_ps(v); }
+  static TORSH_AVX2_INLINE reg abs(reg a) { return abs_ps(a); }
+  static TORSH_AVX2_INLINE reg mul(reg a, reg b) { return _mm256_mul_ps(a, b); }
+  static TORSH_AVX2_INLINE reg sub(reg a, reg b) { return _mm256_sub_ps(a, b); }
+  static TORSH_AVX2_INLINE reg min(reg a, reg b) { return _mm256_min_ps(a, b); }
+  static TORSH_AVX2_INLINE reg fmadd(reg a, reg b, reg c) { return _mm256_fmadd_ps(a, b, c); }
+  static TORSH_AVX2_INLINE reg trunc(reg a) { return _mm256_round_ps(a, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC); }
+  static TORSH_AVX2_INLINE ireg to_int(reg a) { return _mm256_cvttps_epi32(a); }
+  static TORSH_AVX2_INLINE reg row(const float (&r)[4]) { return _mm256_broadcast_ps(reinterpret_cast<const __m128*>(r)); }
+  static TORSH_AVX2_INLINE reg permute(reg table, ireg idx) { return _mm256_permutevar_ps(table, idx); }
+};
 
 // kStream: y is 32-byte aligned and written around the cache (simd.hpp).
 template <bool kStream>
@@ -151,14 +140,14 @@ TORSH_AVX2_INLINE void gelu_erf_loop(const float* x, float* y, std::int64_t n) {
     __m256 v[4], r[4];
 #pragma GCC unroll 4
     for (int k = 0; k < 4; ++k) v[k] = _mm256_loadu_ps(x + i + 8 * k);
-    gelu_erf_n<4>(v, r);
+    gelu_erf_n<V256, 4>(v, r);
 #pragma GCC unroll 4
     for (int k = 0; k < 4; ++k) store<kStream>(y + i + 8 * k, r[k]);
   }
   for (; i < n; i += 8) {
     const __m256i m = tail_mask(n - i);
     __m256 v[1] = {_mm256_maskload_ps(x + i, m)}, r[1];
-    gelu_erf_n<1>(v, r);
+    gelu_erf_n<V256, 1>(v, r);
     _mm256_maskstore_ps(y + i, m, r[0]);
   }
 }
@@ -361,12 +350,14 @@ void norm_row_f32_avx2(const float* x, float* y, const float* w, const float* b,
   }
 }
 
+}  // namespace torsh::cpu::simd
+
 #pragma GCC pop_options
 
 #else  // no x86: avx2_fma_usable() is false and these are never called.
+namespace torsh::cpu::simd {
 bool unary_f32_avx2(rt::UnaryOp, const float*, float*, std::int64_t, bool) { return false; }
 void softmax_row_f32_avx2(const float*, float*, std::int64_t, bool, const float*) {}
 void norm_row_f32_avx2(const float*, float*, const float*, const float*, std::int64_t, float, bool, const float*) {}
-#endif
-
 }  // namespace torsh::cpu::simd
+#endif

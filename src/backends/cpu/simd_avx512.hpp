@@ -9,6 +9,7 @@
 
 namespace torsh::cpu::simd {
 
+// AVX-512 F, BW and VL.
 bool avx512_usable();
 // False when `op` has no AVX-512 body here (the caller tries the next level).
 // stream: as in simd::unary_f32.
