@@ -173,7 +173,7 @@ TEST_F(Cuda, CapabilityQueryIsHonest) {
   EXPECT_FALSE(dev.supports(rt::OpKind::Unary, DType::F32));
   Tensor x = dev.zeros(Shape{4}, DType::F32);
   Tensor y = dev.empty(Shape{4}, DType::F64);
-  EXPECT_EQ(error_code_of([&] { dev.impl().copy_strided({x.arg(), y.arg()}, dev.impl().default_stream()); }),
+  EXPECT_EQ(error_code_of([&] { dev.impl().run(rt::OpKind::Cast, rt::CopyArgs{x.arg(), y.arg()}, dev.impl().default_stream()); }),
             ErrorCode::Unsupported);
 }
 

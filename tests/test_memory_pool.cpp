@@ -86,7 +86,6 @@ class FakeDevice final : public rt::DeviceImpl {
   void read(rt::BufferImpl&, std::size_t, void*, std::size_t, rt::StreamImpl&, bool) override {}
   void copy(rt::BufferImpl&, std::size_t, rt::BufferImpl&, std::size_t, std::size_t, rt::StreamImpl&) override {}
   void fill(rt::BufferImpl&, std::size_t, std::size_t, const void*, std::size_t, rt::StreamImpl&) override {}
-  bool supports(rt::OpKind, DType) const override { return false; }
 
   std::size_t capacity;
   std::size_t live = 0;  // bytes the pool holds from this device

@@ -163,7 +163,7 @@ TEST_F(OpenCl, CapabilityQueryIsHonest) {
   // Asked directly anyway, an unsupported op says so instead of computing garbage.
   Tensor x = dev.zeros(Shape{4}, DType::F32);
   Tensor y = dev.empty(Shape{4}, DType::F64);
-  EXPECT_EQ(error_code_of([&] { dev.impl().copy_strided({x.arg(), y.arg()}, dev.impl().default_stream()); }),
+  EXPECT_EQ(error_code_of([&] { dev.impl().run(rt::OpKind::Cast, rt::CopyArgs{x.arg(), y.arg()}, dev.impl().default_stream()); }),
             ErrorCode::Unsupported);
 }
 

@@ -23,15 +23,9 @@ const char* kind_name(DeviceKind k) {
 }
 
 rt::OpKind op_kind(const std::string& name) {
-  for (int i = 0; i <= static_cast<int>(rt::OpKind::Random); ++i) {
-    const auto k = static_cast<rt::OpKind>(i);
-    std::string n = rt::op_kind_name(k);
-    for (auto& c : n) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (n == name) return k;
-  }
+  if (const auto k = rt::op_kind_from_name(name)) return *k;
   raise_error(ErrorCode::InvalidArgument, "unknown op family '" + name + "'", "Backend.supports",
-              {"Use one of copy, cast, binary, unary, reduce, matmul, softmax, norm, batchnorm, rope, attention, "
-               "conv2d, pool2d, adam, random"});
+              {"Use one of " + rt::op_kind_names()});
 }
 
 std::string info_repr(const DeviceInfo& d) {

@@ -1,11 +1,4 @@
-/* Elementwise binary op over broadcast, strided operands (f32). */
-#define BINARY_ADD 0
-#define BINARY_SUB 1
-#define BINARY_MUL 2
-#define BINARY_DIV 3
-#define BINARY_MAX 4
-#define BINARY_MIN 5
-#define BINARY_POW 6
+/* Elementwise binary op over broadcast, strided operands (f32). Op codes: meta.h. */
 
 DEVICE_FN float binary_apply(int op, float x, float y) {
   switch (op) {

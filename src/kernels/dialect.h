@@ -32,17 +32,10 @@
 typedef unsigned int uint;
 #endif
 
-#define TORSH_MAX_DIMS 8
-
-/* Shapes and strides (elements) of up to three tensors walking one index space.
- * The host fills the same layout (runtime/kernel_meta.hpp). */
-typedef struct {
-  long nd;
-  long numel;
-  long dims[TORSH_MAX_DIMS];
-  long st[3][TORSH_MAX_DIMS];
-  long off[3];
-} StridedMeta;
+/* OpenCL compiles the files concatenated, meta.h first; nvcc and hipcc include it. */
+#if !defined(__OPENCL_VERSION__)
+#include "meta.h"
+#endif
 
 /* Element offset of linear index i in tensor t. */
 DEVICE_FN long strided_offset(const StridedMeta* m, int t, long i) {

@@ -1,14 +1,7 @@
 /* Tiled batched GEMM (f32): out[b] = alpha * a[b] @ b[b] + beta * out[b].
  * Work-group TILE x TILE; dims: 0 -> columns, 1 -> rows, 2 -> batch.
  * Strides in elements: {batch, row, col} per operand. beta == 0 never reads out. */
-#define MM_TILE 16
-
-typedef struct {
-  long m, n, k;
-  long sa[3], sb[3], so[3];
-  long oa, ob, oo;
-  float alpha, beta;
-} MatmulMeta;
+/* MM_TILE and MatmulMeta: meta.h. */
 
 KERNEL void matmul_f32_tiled(GLOBAL const float* a, GLOBAL const float* b, GLOBAL float* out, META(MatmulMeta) g) {
   LOCAL_ARRAY(float, ta, MM_TILE * MM_TILE);

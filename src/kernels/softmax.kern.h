@@ -1,7 +1,7 @@
 /* Softmax / log-softmax over the middle axis of contiguous [outer, n, inner]
  * (f32). One work-group of SM_GROUP items per row; max and sum are reduced in
  * local memory. */
-#define SM_GROUP 128
+/* SM_GROUP: meta.h. */
 
 KERNEL void softmax_f32_rows(GLOBAL const float* x, GLOBAL float* y, long n, long inner, int log_out) {
   LOCAL_ARRAY(float, red, SM_GROUP);

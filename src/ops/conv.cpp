@@ -56,7 +56,7 @@ Tensor conv2d(const Tensor& x_in, const Tensor& w_in, const std::optional<Tensor
   std::vector<Tensor> ins{x, w};
   if (bias) ins.push_back(bias->contiguous());
   const bool has_bias = bias.has_value();
-  detail::launch(name, rt::OpKind::Conv2d, x.dtype(), ins, {out}, [=](auto& dev, auto& st, auto& in, auto& o) {
+  detail::launch(name, rt::OpKind::Conv2d, ins, {out}, [=](auto& in, auto& o) {
     rt::Conv2dArgs a;
     a.x = in[0];
     a.w = in[1];
@@ -65,7 +65,7 @@ Tensor conv2d(const Tensor& x_in, const Tensor& w_in, const std::optional<Tensor
     a.stride_h = p.stride_h, a.stride_w = p.stride_w, a.pad_h = p.pad_h, a.pad_w = p.pad_w;
     a.dil_h = p.dil_h, a.dil_w = p.dil_w, a.groups = p.groups;
     a.algo = p.algo;
-    dev.conv2d(a, st);
+    return a;
   });
   return out;
 }
@@ -89,14 +89,14 @@ Tensor pool_impl(rt::PoolKind kind, const Tensor& x_in, const Pool2dParams& p) {
   const Tensor x = x_in.contiguous();
   Tensor out = detail::empty_like(x, Shape{xs[0], xs[1], P, Q}, x.dtype());
   if (out.numel() == 0) return out;
-  detail::launch(name, rt::OpKind::Pool2d, x.dtype(), {x}, {out}, [=](auto& dev, auto& st, auto& in, auto& o) {
+  detail::launch(name, rt::OpKind::Pool2d, {x}, {out}, [=](auto& in, auto& o) {
     rt::Pool2dArgs a;
     a.kind = kind;
     a.x = in[0];
     a.out = o[0];
     a.kernel_h = p.kernel_h, a.kernel_w = p.kernel_w, a.stride_h = sh, a.stride_w = sw;
     a.pad_h = p.pad_h, a.pad_w = p.pad_w, a.count_include_pad = p.count_include_pad;
-    dev.pool2d(a, st);
+    return a;
   });
   return out;
 }

@@ -8,8 +8,8 @@ void copy_into(const Tensor& x, Tensor& out) {
     throw Error(ErrorCode::ShapeMismatch, "copy needs equal shapes", detail::context("copy", {x, out}));
   if (x.numel() == 0) return;
   const bool same = x.dtype() == out.dtype();
-  detail::launch(same ? "copy" : "cast", same ? rt::OpKind::Copy : rt::OpKind::Cast, out.dtype(), {x}, {out},
-                 [](auto& dev, auto& st, auto& in, auto& o) { dev.copy_strided({in[0], o[0]}, st); });
+  detail::launch(same ? "copy" : "cast", same ? rt::OpKind::Copy : rt::OpKind::Cast, {x}, {out},
+                 [](auto& in, auto& o) { return rt::CopyArgs{in[0], o[0]}; });
 }
 
 Tensor cast(const Tensor& x, DType dtype) {

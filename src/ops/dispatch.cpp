@@ -87,13 +87,9 @@ std::string shapes_of(TensorRefs in, TensorRefs out) {
 }
 
 // Runs the op on the CPU with staged copies of every operand.
-void run_on_cpu(const char* name, rt::OpKind kind, DType dtype, const std::vector<Tensor>& inputs,
-                const std::vector<Tensor>& outputs, const OwnedKernel& fn) {
+void run_on_cpu(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs, const OwnedKernel& fn) {
   Backend cpu = Backend::create(BackendType::Cpu);
   Backend home = outputs.front().backend();
-  if (&cpu.impl() == &home.impl())
-    throw Error(ErrorCode::Unsupported, std::string(name) + " has no CPU implementation for " + std::string(dtype_name(dtype)),
-                context(name, inputs));
   g_ops++;
   std::vector<Tensor> cin, cout;
   for (const auto& t : inputs) {
@@ -108,7 +104,7 @@ void run_on_cpu(const char* name, rt::OpKind kind, DType dtype, const std::vecto
     g_bytes += t.nbytes();
   }
   rt::DeviceImpl& cdev = cpu.impl();
-  fn(cdev, cdev.default_stream(), args_of(cin), args_of(cout));
+  fn(cdev, cdev.default_stream(), args_of(cin), args_of(cout), true);
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     Tensor dst = outputs[i];
     if (dst.is_contiguous()) {
@@ -128,24 +124,23 @@ std::vector<Tensor> owned(TensorRefs ts) {
   return v;
 }
 
-void record(GraphState& g, const char* name, rt::DeviceImpl& dev, bool native, rt::OpKind kind, DType dtype,
-            TensorRefs inputs, TensorRefs outputs, const KernelRef& fn) {
+void record(GraphState& g, const char* name, rt::DeviceImpl& dev, bool native, rt::OpKind kind, TensorRefs inputs,
+            TensorRefs outputs, const KernelRef& fn) {
   GraphNode node;
   node.name = name;
   for (const Tensor* t : inputs) node.keep.push_back(t->buffer());
   for (const Tensor* t : outputs) node.keep.push_back(t->buffer());
   if (native) {
     // Operands are resolved now, so replay is one indirect call per op.
-    node.run = [&dev, k = fn.own(fn.obj), in = args_of(inputs), out = args_of(outputs)] {
-      k(dev, dev.default_stream(), in, out);
+    node.run = [&dev, k = fn.own(fn.obj, kind), in = args_of(inputs), out = args_of(outputs)] {
+      k(dev, dev.default_stream(), in, out, true);
     };
   } else {
-    node.run = [n = std::string(name), kind, dtype, in = owned(inputs), out = owned(outputs), k = fn.own(fn.obj)] {
-      run_on_cpu(n.c_str(), kind, dtype, in, out, k);
-    };
+    node.run = [in = owned(inputs), out = owned(outputs), k = fn.own(fn.obj, kind)] { run_on_cpu(in, out, k); };
     // Its host copies and CPU work are no device commands a backend could record.
     g.invalidate_native(std::string(name) + " falls back to the CPU (" + dev.info().name + " has no " +
-                        rt::op_kind_name(kind) + " for " + std::string(dtype_name(dtype)) + ")");
+                        rt::op_kind_name(kind) + " kernel for these arguments; it takes: " +
+                        dev.kernels().describe(kind) + ")");
   }
   g.nodes.push_back(std::move(node));
 }
@@ -172,36 +167,39 @@ class NativeRecording {
 
 }  // namespace
 
-void launch_impl(const char* name, rt::OpKind kind, DType dtype, TensorRefs inputs, TensorRefs outputs,
-                 const KernelRef& fn) {
+void launch_impl(const char* name, rt::OpKind kind, TensorRefs inputs, TensorRefs outputs, const KernelRef& fn) {
   const Buffer& home_buf = outputs[0].buffer();
   rt::DeviceImpl& dev = *Access::state(home_buf)->backend->dev;
-  const bool native = dev.supports(kind, dtype);
+  // The CPU is the last resort: with no kernel there the op is Unsupported.
+  const bool on_cpu = dev.type() == BackendType::Cpu;
   GraphState* any = capturing_any();
-  if (any) {
-    if (any->device != &dev)
-      throw Error(ErrorCode::InvalidState, std::string(name) + " issued on " + outputs[0].device().to_string() +
-                  " while a graph captures " + any->backend.device().to_string(), context(name, inputs),
-                  {"Issue only ops on the captured backend, or end the capture first"});
-    record(*any, name, dev, native, kind, dtype, inputs, outputs, fn);
-  }
+  if (any && any->device != &dev)
+    throw Error(ErrorCode::InvalidState, std::string(name) + " issued on " + outputs[0].device().to_string() +
+                " while a graph captures " + any->backend.device().to_string(), context(name, inputs),
+                {"Issue only ops on the captured backend, or end the capture first"});
   const bool profiling = profiler::detail::on();
   double t0 = 0;
   std::unique_ptr<rt::EventImpl> e0, e1;
   if (profiling) {
     t0 = profiler::detail::now_us();
-    if (native && dev.type() != BackendType::Cpu) {
+    if (!on_cpu) {
       e0 = dev.create_event();
       e1 = dev.create_event();
       dev.default_stream().record(*e0);
     }
   }
-  if (native) {
+  bool native;
+  {
     NativeRecording recording(any);
-    fn.call(fn.obj, dev, dev.default_stream(), args_of(inputs), args_of(outputs));
-  } else {
-    run_on_cpu(name, kind, dtype, owned(inputs), owned(outputs), fn.own(fn.obj));
+    native = fn.run(fn.obj, kind, dev, dev.default_stream(), args_of(inputs), args_of(outputs), on_cpu);
   }
+  if (!native) {
+    // Device events would time the staging copies, not the op.
+    e0.reset();
+    e1.reset();
+    run_on_cpu(owned(inputs), owned(outputs), fn.own(fn.obj, kind));
+  }
+  if (any) record(*any, name, dev, native, kind, inputs, outputs, fn);
   if (profiling) {
     if (e1) dev.default_stream().record(*e1);
     const double t1 = profiler::detail::now_us();

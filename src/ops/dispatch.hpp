@@ -1,12 +1,14 @@
 #pragma once
 // The single launch idiom every op uses: validated tensors in, a closure that
-// calls one DeviceImpl method. When the device lacks the op (its supports()
-// says no), inputs and outputs are copied to the CPU, the op runs there and
-// the outputs are copied back; each copy is counted in fallback_stats().
+// turns the kernel-facing operands into the op kind's argument struct
+// (rt::ArgsOf<kind>). The device's kernel table is asked for exactly those
+// arguments; when no kernel takes them, inputs and outputs are copied to the
+// CPU, the arguments are rebuilt there and run, and the outputs are copied
+// back; each copy is counted in fallback_stats().
 //
 // The closure is passed by reference and never copied on the eager path, so a
-// launch allocates nothing; only graph capture and the profiler, when active,
-// pay for owning copies.
+// launch allocates nothing; only graph capture, when active, pays for an
+// owning copy.
 #include <array>
 #include <cstring>
 #include <new>
@@ -66,29 +68,49 @@ class ArgList {
   std::size_t n_ = 0;
 };
 
-using OwnedKernel = std::function<void(rt::DeviceImpl&, rt::StreamImpl&, const ArgList&, const ArgList&)>;
+// Builds the arguments from the operand lists and runs them on the device.
+// With require == false it returns false, running nothing, when the device
+// has no kernel for them; with require == true that is an Unsupported error.
+using OwnedKernel = std::function<bool(rt::DeviceImpl&, rt::StreamImpl&, const ArgList&, const ArgList&, bool require)>;
 
 // A borrowed closure plus the means to copy it when a graph records it.
 struct KernelRef {
   const void* obj;
-  void (*call)(const void*, rt::DeviceImpl&, rt::StreamImpl&, const ArgList&, const ArgList&);
-  OwnedKernel (*own)(const void*);
+  bool (*run)(const void*, rt::OpKind, rt::DeviceImpl&, rt::StreamImpl&, const ArgList&, const ArgList&, bool require);
+  OwnedKernel (*own)(const void*, rt::OpKind);
 };
 
-void launch_impl(const char* name, rt::OpKind kind, DType dtype, TensorRefs inputs, TensorRefs outputs,
-                 const KernelRef& fn);
+template <class A>
+bool run_args(rt::OpKind kind, rt::DeviceImpl& dev, rt::StreamImpl& s, const A& a, bool require) {
+  if (!rt::takes<A>(kind)) rt::DeviceImpl::wrong_args(kind);
+  const DType key = rt::key_dtype(kind, a);
+  const rt::KernelTable::Entry* e = dev.kernels().find(dev, kind, key, &a);
+  if (!e) {
+    if (!require) return false;
+    dev.unsupported(kind, key);
+  }
+  (*e)(dev, s, &a);
+  return true;
+}
 
-// fn(DeviceImpl&, StreamImpl&, const ArgList& in, const ArgList& out). It must
-// capture by value: a captured graph replays it after the caller has returned.
+void launch_impl(const char* name, rt::OpKind kind, TensorRefs inputs, TensorRefs outputs, const KernelRef& fn);
+
+// build(const ArgList& in, const ArgList& out) returns the argument struct of
+// `kind`. It must capture by value: a captured graph replays it after the
+// caller has returned.
 template <class F>
-void launch(const char* name, rt::OpKind kind, DType dtype, TensorRefs inputs, TensorRefs outputs, const F& fn) {
+void launch(const char* name, rt::OpKind kind, TensorRefs inputs, TensorRefs outputs, const F& build) {
   const KernelRef ref{
-      &fn,
-      [](const void* f, rt::DeviceImpl& d, rt::StreamImpl& s, const ArgList& in, const ArgList& out) {
-        (*static_cast<const F*>(f))(d, s, in, out);
-      },
-      [](const void* f) { return OwnedKernel(*static_cast<const F*>(f)); }};
-  launch_impl(name, kind, dtype, inputs, outputs, ref);
+      &build,
+      [](const void* f, rt::OpKind k, rt::DeviceImpl& d, rt::StreamImpl& s, const ArgList& in, const ArgList& out,
+         bool require) { return run_args(k, d, s, (*static_cast<const F*>(f))(in, out), require); },
+      [](const void* f, rt::OpKind k) {
+        return OwnedKernel([fn = *static_cast<const F*>(f), k](rt::DeviceImpl& d, rt::StreamImpl& s, const ArgList& in,
+                                                               const ArgList& out, bool require) {
+          return run_args(k, d, s, fn(in, out), require);
+        });
+      }};
+  launch_impl(name, kind, inputs, outputs, ref);
 }
 
 // An uninitialised contiguous tensor on the backend `like` lives on: what

@@ -46,14 +46,14 @@ Tensor norm_impl(bool rms, const Tensor& x_in, const std::optional<Tensor>& weig
   std::vector<Tensor> ins{x};
   const bool has_w = weight.has_value(), has_b = bias.has_value();
   for (auto& t : present({&weight, &bias})) ins.push_back(t);
-  detail::launch(name, rt::OpKind::Norm, x.dtype(), ins, {out}, [proto, has_w, has_b](auto& dev, auto& st, auto& in, auto& o) {
+  detail::launch(name, rt::OpKind::Norm, ins, {out}, [proto, has_w, has_b](auto& in, auto& o) {
     rt::NormArgs a = proto;
     a.x = in[0];
     std::size_t i = 1;
     if (has_w) a.weight = in[i++];
     if (has_b) a.bias = in[i++];
     a.out = o[0];
-    dev.norm(a, st);
+    return a;
   });
   return out;
 }
@@ -112,7 +112,7 @@ Tensor batch_norm(const Tensor& x_in, const std::optional<Tensor>& running_mean,
     outs.push_back(*running_mean);
     outs.push_back(*running_var);
   }
-  detail::launch(name, rt::OpKind::BatchNorm, x.dtype(), ins, outs, [=](auto& dev, auto& st, auto& in, auto& o) {
+  detail::launch(name, rt::OpKind::BatchNorm, ins, outs, [=](auto& in, auto& o) {
     rt::BatchNormArgs a = proto;
     a.x = in[0];
     std::size_t i = 1;
@@ -123,7 +123,7 @@ Tensor batch_norm(const Tensor& x_in, const std::optional<Tensor>& running_mean,
       a.running_mean = o[1];
       a.running_var = o[2];
     }
-    dev.batch_norm(a, st);
+    return a;
   });
   return out;
 }

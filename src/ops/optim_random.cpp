@@ -37,8 +37,8 @@ void adam_step(std::vector<Tensor>& params, const std::vector<Tensor>& grads, st
   }
   for (std::size_t i = 0; i < params.size(); ++i) {
     if (params[i].numel() == 0) continue;
-    detail::launch(name, rt::OpKind::Adam, params[i].dtype(), {grads[i]}, {params[i], exp_avg[i], exp_avg_sq[i]},
-                   [=](auto& dev, auto& st, auto& in, auto& o) {
+    detail::launch(name, rt::OpKind::Adam, {grads[i]}, {params[i], exp_avg[i], exp_avg_sq[i]},
+                   [=](auto& in, auto& o) {
                      rt::AdamArgs a;
                      a.param = o[0];
                      a.grad = in[0];
@@ -46,7 +46,7 @@ void adam_step(std::vector<Tensor>& params, const std::vector<Tensor>& grads, st
                      a.exp_avg_sq = o[2];
                      a.lr = cfg.lr, a.beta1 = cfg.beta1, a.beta2 = cfg.beta2, a.eps = cfg.eps;
                      a.weight_decay = cfg.weight_decay, a.adamw = cfg.adamw, a.step = step, a.grad_scale = grad_scale;
-                     dev.adam(a, st);
+                     return a;
                    });
   }
 }
@@ -66,7 +66,7 @@ Tensor random_impl(rt::RandomKind kind, Backend& backend, const Shape& shape, st
     throw Error(ErrorCode::InvalidArgument, "bernoulli needs p in [0, 1]", {.op = name});
   Tensor out = backend.empty(shape, dtype);
   if (out.numel() == 0) return out;
-  detail::launch(name, rt::OpKind::Random, dtype, {}, {out}, [=](auto& dev, auto& st, auto&, auto& o) {
+  detail::launch(name, rt::OpKind::Random, {}, {out}, [=](auto&, auto& o) {
     rt::RandomArgs r;
     r.kind = kind;
     r.out = o[0];
@@ -74,7 +74,7 @@ Tensor random_impl(rt::RandomKind kind, Backend& backend, const Shape& shape, st
     r.offset = offset;
     r.a = a;
     r.b = b;
-    dev.random(r, st);
+    return r;
   });
   return out;
 }

@@ -67,11 +67,11 @@ Tensor reduce_impl(rt::ReduceOp op, const Tensor& x_in, std::vector<std::int64_t
   }
   args.n = n;
   if (nd == 0) args.n = 1;
-  detail::launch(name, rt::OpKind::Reduce, x.dtype(), {x}, {out}, [args](auto& dev, auto& st, auto& in, auto& o) {
+  detail::launch(name, rt::OpKind::Reduce, {x}, {out}, [args](auto& in, auto& o) {
     rt::ReduceArgs a = args;
     a.x = in[0];
     a.out = o[0];
-    dev.reduce(a, st);
+    return a;
   });
   return out;
 }

@@ -20,11 +20,11 @@ Tensor softmax_impl(const Tensor& x_in, std::int64_t axis, bool log) {
   proto.n = x.shape()[ax];
   for (std::size_t i = ax + 1; i < x.ndim(); ++i) proto.inner *= x.shape()[i];
   proto.log = log;
-  detail::launch(name, rt::OpKind::Softmax, x.dtype(), {x}, {out}, [proto](auto& dev, auto& st, auto& in, auto& o) {
+  detail::launch(name, rt::OpKind::Softmax, {x}, {out}, [proto](auto& in, auto& o) {
     rt::SoftmaxArgs a = proto;
     a.x = in[0];
     a.out = o[0];
-    dev.softmax(a, st);
+    return a;
   });
   return out;
 }

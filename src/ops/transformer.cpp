@@ -46,10 +46,9 @@ Tensor rope(const Tensor& x_in, const Tensor& cos, const Tensor& sin, RopeStyle 
   Tensor out = detail::empty_like(x, x.shape(), x.dtype());
   if (x.numel() == 0) return out;
   const Tensor cc = cos.contiguous(), sc = sin.contiguous();
-  detail::launch(name, rt::OpKind::Rope, x.dtype(), {x, cc, sc}, {out},
-                 [=](auto& dev, auto& st, auto& in, auto& o) {
-                   dev.rope({in[0], in[1], in[2], o[0], rot_dim, pos0, style == RopeStyle::NeoX}, st);
-                 });
+  detail::launch(name, rt::OpKind::Rope, {x, cc, sc}, {out}, [=](auto& in, auto& o) {
+    return rt::RopeArgs{in[0], in[1], in[2], o[0], rot_dim, pos0, style == RopeStyle::NeoX};
+  });
   return out;
 }
 
@@ -75,8 +74,8 @@ Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, boo
   Tensor out = detail::empty_like(q, Shape{qs[0], qs[1], qs[2], vs[3]}, q.dtype());
   if (out.numel() == 0) return out;
   const float sc = scale.value_or(1.0f / std::sqrt(static_cast<float>(qs[3] > 0 ? qs[3] : 1)));
-  detail::launch(name, rt::OpKind::Attention, q.dtype(), {q, k, v}, {out}, [=](auto& dev, auto& st, auto& in, auto& o) {
-    dev.attention({in[0], in[1], in[2], o[0], sc, causal}, st);
+  detail::launch(name, rt::OpKind::Attention, {q, k, v}, {out}, [=](auto& in, auto& o) {
+    return rt::AttentionArgs{in[0], in[1], in[2], o[0], sc, causal};
   });
   return out;
 }

@@ -21,8 +21,8 @@ void unary_out(rt::UnaryOp op, const Tensor& x, Tensor& out) {
     throw Error(ErrorCode::InvalidArgument, "output overlaps the input without being the same view",
                 detail::context(name, {x, out}), {"Write to a fresh tensor, or exactly in place"});
   if (x.numel() == 0) return;
-  detail::launch(name, rt::OpKind::Unary, x.dtype(), {x}, {out}, [op](auto& dev, auto& st, auto& in, auto& o) {
-    dev.unary({op, in[0], o[0]}, st);
+  detail::launch(name, rt::OpKind::Unary, {x}, {out}, [op](auto& in, auto& o) {
+    return rt::UnaryArgs{op, in[0], o[0]};
   });
 }
 

@@ -1,28 +1,60 @@
 #include "torsh/runtime/backend_impl.hpp"
 
+#include <cctype>
 #include <string>
 
 namespace torsh::rt {
 
 const char* op_kind_name(OpKind k) {
   switch (k) {
-    case OpKind::Copy: return "copy";
-    case OpKind::Cast: return "cast";
-    case OpKind::Binary: return "binary";
-    case OpKind::Unary: return "unary";
-    case OpKind::Reduce: return "reduce";
-    case OpKind::Matmul: return "matmul";
-    case OpKind::Softmax: return "softmax";
-    case OpKind::Norm: return "norm";
-    case OpKind::BatchNorm: return "batch_norm";
-    case OpKind::Rope: return "rope";
-    case OpKind::Attention: return "attention";
-    case OpKind::Conv2d: return "conv2d";
-    case OpKind::Pool2d: return "pool2d";
-    case OpKind::Adam: return "adam";
-    case OpKind::Random: return "random";
+#define TORSH_X(e, name, args, key) \
+  case OpKind::e: return name;
+    TORSH_OP_KINDS(TORSH_X)
+#undef TORSH_X
   }
   return "?";
+}
+
+std::optional<OpKind> op_kind_from_name(std::string_view name) {
+  const auto squash = [](std::string_view v) {
+    std::string r;
+    for (char c : v)
+      if (c != '_') r += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return r;
+  };
+  const std::string want = squash(name);
+  for (OpKind k : kAllOpKinds)
+    if (squash(op_kind_name(k)) == want) return k;
+  return std::nullopt;
+}
+
+std::string op_kind_names() {
+  std::string r;
+  for (OpKind k : kAllOpKinds) r += (r.empty() ? "" : ", ") + std::string(op_kind_name(k));
+  return r;
+}
+
+std::string DTypes::to_string() const {
+  std::string r;
+  for (DType t : kAllDTypes)
+    if (contains(t)) r += (r.empty() ? "" : ", ") + std::string(dtype_name(t));
+  return r;
+}
+
+bool KernelTable::has(OpKind k, DType t) const {
+  for (const Entry& e : slots_[static_cast<std::size_t>(k)])
+    if (e.dtypes.contains(t)) return true;
+  return false;
+}
+
+std::string KernelTable::describe(OpKind k) const {
+  std::string r;
+  for (const Entry& e : slots_[static_cast<std::size_t>(k)]) {
+    if (!r.empty()) r += "; ";
+    r += e.dtypes.to_string();
+    if (*e.limits) r += std::string(" (") + e.limits + ")";
+  }
+  return r.empty() ? "nothing" : r;
 }
 
 const char* binary_op_name(BinaryOp op) {
@@ -68,27 +100,27 @@ const char* reduce_op_name(ReduceOp op) {
   return "?";
 }
 
+namespace {
+const KernelTable& no_kernels() {
+  static const KernelTable t;
+  return t;
+}
+}  // namespace
+
+DeviceImpl::DeviceImpl() : kernels_(&no_kernels()) {}
+
 void DeviceImpl::unsupported(OpKind op, DType dtype) const {
   Device d{type(), info().index};
   throw Error(ErrorCode::Unsupported,
-              std::string("op '") + op_kind_name(op) + "' is not implemented for " +
-                  std::string(dtype_name(dtype)) + " on this device",
+              std::string("op '") + op_kind_name(op) + "' is not implemented for " + std::string(dtype_name(dtype)) +
+                  " with these arguments on this device; its " + op_kind_name(op) +
+                  " kernels take: " + kernels_->describe(op),
               {.op = op_kind_name(op), .dtypes = {std::string(dtype_name(dtype))}, .device = d.to_string()});
 }
 
-void DeviceImpl::copy_strided(const CopyArgs& a, StreamImpl&) { unsupported(OpKind::Copy, a.src.dtype); }
-void DeviceImpl::binary(const BinaryArgs& a, StreamImpl&) { unsupported(OpKind::Binary, a.out.dtype); }
-void DeviceImpl::matmul(const MatmulArgs& a, StreamImpl&) { unsupported(OpKind::Matmul, a.out.dtype); }
-void DeviceImpl::softmax(const SoftmaxArgs& a, StreamImpl&) { unsupported(OpKind::Softmax, a.out.dtype); }
-void DeviceImpl::unary(const UnaryArgs& a, StreamImpl&) { unsupported(OpKind::Unary, a.out.dtype); }
-void DeviceImpl::reduce(const ReduceArgs& a, StreamImpl&) { unsupported(OpKind::Reduce, a.x.dtype); }
-void DeviceImpl::norm(const NormArgs& a, StreamImpl&) { unsupported(OpKind::Norm, a.x.dtype); }
-void DeviceImpl::batch_norm(const BatchNormArgs& a, StreamImpl&) { unsupported(OpKind::BatchNorm, a.x.dtype); }
-void DeviceImpl::rope(const RopeArgs& a, StreamImpl&) { unsupported(OpKind::Rope, a.x.dtype); }
-void DeviceImpl::attention(const AttentionArgs& a, StreamImpl&) { unsupported(OpKind::Attention, a.q.dtype); }
-void DeviceImpl::conv2d(const Conv2dArgs& a, StreamImpl&) { unsupported(OpKind::Conv2d, a.x.dtype); }
-void DeviceImpl::pool2d(const Pool2dArgs& a, StreamImpl&) { unsupported(OpKind::Pool2d, a.x.dtype); }
-void DeviceImpl::adam(const AdamArgs& a, StreamImpl&) { unsupported(OpKind::Adam, a.param.dtype); }
-void DeviceImpl::random(const RandomArgs& a, StreamImpl&) { unsupported(OpKind::Random, a.out.dtype); }
+void DeviceImpl::wrong_args(OpKind k) {
+  throw Error(ErrorCode::Internal, std::string("arguments of the wrong type passed to a ") + op_kind_name(k) + " kernel",
+              {.op = op_kind_name(k)});
+}
 
 }  // namespace torsh::rt

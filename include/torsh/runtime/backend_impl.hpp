@@ -1,8 +1,9 @@
 #pragma once
 // The interface a backend implements. Plugins derive from these classes; the
 // op layer above has already validated shapes, dtypes and devices, so a backend
-// only computes. Every method that a backend does not support throws
-// ErrorCode::Unsupported, and supports() must say so beforehand.
+// only computes. Ops are not methods here: a device hands the runtime its
+// backend's kernel table (kernel_table.hpp), so the interface does not grow
+// with the op set.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -45,7 +46,7 @@ class StreamImpl {
 
 }  // namespace torsh::rt
 
-#include "torsh/runtime/op_args.hpp"
+#include "torsh/runtime/kernel_table.hpp"
 
 namespace torsh::rt {
 
@@ -123,25 +124,42 @@ class DeviceImpl {
   virtual void fill(BufferImpl& dst, std::size_t offset, std::size_t bytes, const void* pattern,
                     std::size_t pattern_size, StreamImpl& s) = 0;
 
-  // Ops. supports() is the capability query the dispatcher consults.
-  virtual bool supports(OpKind op, DType dtype) const = 0;
-  virtual void copy_strided(const CopyArgs& a, StreamImpl& s);
-  virtual void binary(const BinaryArgs& a, StreamImpl& s);
-  virtual void matmul(const MatmulArgs& a, StreamImpl& s);
-  virtual void softmax(const SoftmaxArgs& a, StreamImpl& s);
-  virtual void unary(const UnaryArgs& a, StreamImpl& s);
-  virtual void reduce(const ReduceArgs& a, StreamImpl& s);
-  virtual void norm(const NormArgs& a, StreamImpl& s);
-  virtual void batch_norm(const BatchNormArgs& a, StreamImpl& s);
-  virtual void rope(const RopeArgs& a, StreamImpl& s);
-  virtual void attention(const AttentionArgs& a, StreamImpl& s);
-  virtual void conv2d(const Conv2dArgs& a, StreamImpl& s);
-  virtual void pool2d(const Pool2dArgs& a, StreamImpl& s);
-  virtual void adam(const AdamArgs& a, StreamImpl& s);
-  virtual void random(const RandomArgs& a, StreamImpl& s);
+  // Ops: the kernels of this device's backend. Arguments must be of kind k's
+  // type (ArgsOf<k>); the op layer has validated them.
+  const KernelTable& kernels() const { return *kernels_; }
+  // Whether these exact arguments run natively (the dispatcher's question).
+  template <class A>
+  bool supports(OpKind k, const A& a) const {
+    static_assert(takes_some<A>(), "not an op argument struct");
+    if (!takes<A>(k)) wrong_args(k);
+    return kernels_->find(*this, k, key_dtype(k, a), &a) != nullptr;
+  }
+  // Whether some arguments of kind k with key dtype t run natively.
+  bool supports(OpKind k, DType t) const { return kernels_->has(k, t); }
+  // Runs the op; Unsupported, saying what the device takes, when no kernel does.
+  template <class A>
+  void run(OpKind k, const A& a, StreamImpl& s) {
+    static_assert(takes_some<A>(), "not an op argument struct");
+    if (!takes<A>(k)) wrong_args(k);
+    const KernelTable::Entry* e = kernels_->find(*this, k, key_dtype(k, a), &a);
+    if (!e) unsupported(k, key_dtype(k, a));
+    (*e)(*this, s, &a);
+  }
+  [[noreturn]] void unsupported(OpKind k, DType t) const;
+  [[noreturn]] static void wrong_args(OpKind k);
 
  protected:
-  [[noreturn]] void unsupported(OpKind op, DType dtype) const;
+  DeviceImpl();  // no kernels: every op falls back to the CPU
+  explicit DeviceImpl(const KernelTable& kernels) : kernels_(&kernels) {}
+
+ private:
+  template <class A>
+  static constexpr bool takes_some() {
+    for (OpKind k : kAllOpKinds)
+      if (takes<A>(k)) return true;
+    return false;
+  }
+  const KernelTable* kernels_;
 };
 
 // One per backend type: enumerates the devices of that backend.

@@ -1,6 +1,7 @@
 #pragma once
 // What each op family hands a backend. The op layer (src/ops) has validated
-// every field; layouts stated as "contiguous" are guaranteed contiguous.
+// every field; layouts stated as "contiguous" are guaranteed contiguous. The
+// families themselves are listed once, in op_kinds.hpp.
 #include <cstdint>
 
 #include "torsh/core/dtype.hpp"
@@ -21,13 +22,6 @@ struct TensorArg {
   std::int64_t numel() const { return shape.numel(); }
   bool present() const { return buffer != nullptr; }
 };
-
-// Copy: strided copy within one dtype. Cast: strided copy converting between
-// dtypes (supports() is asked with the destination dtype).
-enum class OpKind {
-  Copy, Cast, Binary, Unary, Reduce, Matmul, Softmax, Norm, BatchNorm, Rope, Attention, Conv2d, Pool2d, Adam, Random
-};
-const char* op_kind_name(OpKind k);
 
 enum class BinaryOp { Add, Sub, Mul, Div, Maximum, Minimum, Pow };
 const char* binary_op_name(BinaryOp op);

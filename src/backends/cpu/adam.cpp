@@ -53,4 +53,10 @@ void adam(const rt::AdamArgs& a) {
   });
 }
 
+namespace {
+const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
+  t.add<rt::OpKind::Adam>(rt::DTypes{DType::F32, DType::F16, DType::BF16}, [](rt::DeviceImpl&, rt::StreamImpl&, const rt::AdamArgs& a) { adam(a); });
+});
+}  // namespace
+
 }  // namespace torsh::cpu

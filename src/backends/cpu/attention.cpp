@@ -75,4 +75,10 @@ void attention(const rt::AttentionArgs& a) {
   });
 }
 
+namespace {
+const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
+  t.add<rt::OpKind::Attention>(rt::DTypes{DType::F32, DType::F16, DType::BF16}, [](rt::DeviceImpl&, rt::StreamImpl&, const rt::AttentionArgs& a) { attention(a); });
+});
+}  // namespace
+
 }  // namespace torsh::cpu

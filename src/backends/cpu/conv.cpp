@@ -240,4 +240,11 @@ void pool2d(const rt::Pool2dArgs& a) {
   visit_float_dtype(a.x.dtype, [&](auto tag) { run_pool<typename decltype(tag)::type>(a); });
 }
 
+namespace {
+const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
+  t.add<rt::OpKind::Conv2d>(rt::DTypes::floating(), [](rt::DeviceImpl&, rt::StreamImpl&, const rt::Conv2dArgs& a) { conv2d(a); });
+  t.add<rt::OpKind::Pool2d>(rt::DTypes::floating(), [](rt::DeviceImpl&, rt::StreamImpl&, const rt::Pool2dArgs& a) { pool2d(a); });
+});
+}  // namespace
+
 }  // namespace torsh::cpu

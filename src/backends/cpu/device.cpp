@@ -30,7 +30,7 @@ double CpuEvent::elapsed_ms(rt::EventImpl& later) {
   return std::chrono::duration<double, std::milli>(static_cast<CpuEvent&>(later).when - when).count();
 }
 
-CpuDevice::CpuDevice() : info_(query_host_cpu()) {}
+CpuDevice::CpuDevice() : rt::DeviceImpl(kernel_table()), info_(query_host_cpu()) {}
 
 Capabilities CpuDevice::capabilities() const {
   Capabilities c;
@@ -75,41 +75,10 @@ void CpuDevice::fill(rt::BufferImpl& dst, std::size_t off, std::size_t n, const 
   for (std::size_t i = 0; i < n; i += psize) std::memcpy(p + i, pattern, psize);
 }
 
-bool CpuDevice::supports(rt::OpKind op, DType dtype) const {
-  switch (op) {
-    case rt::OpKind::Copy:
-    case rt::OpKind::Cast: return true;
-    case rt::OpKind::Binary: return dtype != DType::Bool;
-    case rt::OpKind::Unary: return dtype != DType::Bool;
-    case rt::OpKind::Reduce: return dtype != DType::Bool;
-    case rt::OpKind::Matmul:
-    case rt::OpKind::Softmax:
-    case rt::OpKind::Norm:
-    case rt::OpKind::BatchNorm:
-    case rt::OpKind::Rope:
-    case rt::OpKind::Conv2d:
-    case rt::OpKind::Pool2d: return is_floating(dtype);
-    case rt::OpKind::Adam: return dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16;
-    case rt::OpKind::Random: return is_floating(dtype);
-    case rt::OpKind::Attention: return dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16;
-    default: return false;
-  }
+rt::KernelTable& kernel_table() {
+  static rt::KernelTable t;
+  return t;
 }
-
-void CpuDevice::copy_strided(const rt::CopyArgs& a, rt::StreamImpl&) { cpu::copy_strided(a); }
-void CpuDevice::binary(const rt::BinaryArgs& a, rt::StreamImpl&) { cpu::binary(a); }
-void CpuDevice::matmul(const rt::MatmulArgs& a, rt::StreamImpl&) { cpu::matmul(a); }
-void CpuDevice::softmax(const rt::SoftmaxArgs& a, rt::StreamImpl&) { cpu::softmax(a); }
-void CpuDevice::unary(const rt::UnaryArgs& a, rt::StreamImpl&) { cpu::unary(a); }
-void CpuDevice::reduce(const rt::ReduceArgs& a, rt::StreamImpl&) { cpu::reduce(a); }
-void CpuDevice::norm(const rt::NormArgs& a, rt::StreamImpl&) { cpu::norm(a); }
-void CpuDevice::batch_norm(const rt::BatchNormArgs& a, rt::StreamImpl&) { cpu::batch_norm(a); }
-void CpuDevice::rope(const rt::RopeArgs& a, rt::StreamImpl&) { cpu::rope(a); }
-void CpuDevice::attention(const rt::AttentionArgs& a, rt::StreamImpl&) { cpu::attention(a); }
-void CpuDevice::conv2d(const rt::Conv2dArgs& a, rt::StreamImpl&) { cpu::conv2d(a); }
-void CpuDevice::pool2d(const rt::Pool2dArgs& a, rt::StreamImpl&) { cpu::pool2d(a); }
-void CpuDevice::adam(const rt::AdamArgs& a, rt::StreamImpl&) { cpu::adam(a); }
-void CpuDevice::random(const rt::RandomArgs& a, rt::StreamImpl&) { cpu::random(a); }
 
 namespace {
 class CpuDriver final : public rt::Driver {

@@ -56,42 +56,17 @@ class CpuDevice final : public rt::DeviceImpl {
   void fill(rt::BufferImpl& dst, std::size_t off, std::size_t n, const void* pattern, std::size_t psize,
             rt::StreamImpl&) override;
 
-  bool supports(rt::OpKind op, DType dtype) const override;
-  void copy_strided(const rt::CopyArgs& a, rt::StreamImpl& s) override;
-  void binary(const rt::BinaryArgs& a, rt::StreamImpl& s) override;
-  void matmul(const rt::MatmulArgs& a, rt::StreamImpl& s) override;
-  void softmax(const rt::SoftmaxArgs& a, rt::StreamImpl& s) override;
-  void unary(const rt::UnaryArgs& a, rt::StreamImpl& s) override;
-  void reduce(const rt::ReduceArgs& a, rt::StreamImpl& s) override;
-  void norm(const rt::NormArgs& a, rt::StreamImpl& s) override;
-  void batch_norm(const rt::BatchNormArgs& a, rt::StreamImpl& s) override;
-  void rope(const rt::RopeArgs& a, rt::StreamImpl& s) override;
-  void attention(const rt::AttentionArgs& a, rt::StreamImpl& s) override;
-  void conv2d(const rt::Conv2dArgs& a, rt::StreamImpl& s) override;
-  void pool2d(const rt::Pool2dArgs& a, rt::StreamImpl& s) override;
-  void adam(const rt::AdamArgs& a, rt::StreamImpl& s) override;
-  void random(const rt::RandomArgs& a, rt::StreamImpl& s) override;
-
  private:
   DeviceInfo info_;
   CpuStream stream_;
 };
 
-// Kernel entry points, one file each (copy.cpp, binary.cpp, matmul.cpp, softmax.cpp).
-void copy_strided(const rt::CopyArgs& a);
-void binary(const rt::BinaryArgs& a);
+// The CPU backend's kernels; each op file registers its own (copy.cpp, binary.cpp, ...).
+rt::KernelTable& kernel_table();
+// The matmul kernel (matmul.cpp), which conv.cpp runs as well.
 void matmul(const rt::MatmulArgs& a);
-void softmax(const rt::SoftmaxArgs& a);
-void unary(const rt::UnaryArgs& a);
-void reduce(const rt::ReduceArgs& a);
-void norm(const rt::NormArgs& a);
-void batch_norm(const rt::BatchNormArgs& a);
-void rope(const rt::RopeArgs& a);
-void attention(const rt::AttentionArgs& a);
-void conv2d(const rt::Conv2dArgs& a);
-void pool2d(const rt::Pool2dArgs& a);
-void adam(const rt::AdamArgs& a);
-void random(const rt::RandomArgs& a);
+// Every dtype arithmetic takes.
+inline constexpr rt::DTypes kNumeric = rt::DTypes::all().without({DType::Bool});
 
 // Typed base address of a tensor argument (offset applied).
 template <class T>

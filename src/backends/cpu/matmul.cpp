@@ -36,4 +36,10 @@ void matmul(const rt::MatmulArgs& g) {
   gemm::run(bt);
 }
 
+namespace {
+const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
+  t.add<rt::OpKind::Matmul>(rt::DTypes::floating(), [](rt::DeviceImpl&, rt::StreamImpl&, const rt::MatmulArgs& a) { matmul(a); });
+});
+}  // namespace
+
 }  // namespace torsh::cpu

@@ -113,4 +113,11 @@ void batch_norm(const rt::BatchNormArgs& a) {
   visit_float_dtype(a.x.dtype, [&](auto tag) { run_batch_norm<typename decltype(tag)::type>(a); });
 }
 
+namespace {
+const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
+  t.add<rt::OpKind::Norm>(rt::DTypes::floating(), [](rt::DeviceImpl&, rt::StreamImpl&, const rt::NormArgs& a) { norm(a); });
+  t.add<rt::OpKind::BatchNorm>(rt::DTypes::floating(), [](rt::DeviceImpl&, rt::StreamImpl&, const rt::BatchNormArgs& a) { batch_norm(a); });
+});
+}  // namespace
+
 }  // namespace torsh::cpu

@@ -44,4 +44,10 @@ void random(const rt::RandomArgs& r) {
   visit_float_dtype(r.out.dtype, [&](auto tag) { run<typename decltype(tag)::type>(r); });
 }
 
+namespace {
+const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
+  t.add<rt::OpKind::Random>(rt::DTypes::floating(), [](rt::DeviceImpl&, rt::StreamImpl&, const rt::RandomArgs& a) { random(a); });
+});
+}  // namespace
+
 }  // namespace torsh::cpu

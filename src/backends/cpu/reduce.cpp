@@ -94,4 +94,10 @@ void reduce(const rt::ReduceArgs& r) {
   });
 }
 
+namespace {
+const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
+  t.add<rt::OpKind::Reduce>(kNumeric, [](rt::DeviceImpl&, rt::StreamImpl&, const rt::ReduceArgs& a) { reduce(a); });
+});
+}  // namespace
+
 }  // namespace torsh::cpu

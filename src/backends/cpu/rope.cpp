@@ -41,4 +41,10 @@ void rope(const rt::RopeArgs& a) {
   visit_float_dtype(a.x.dtype, [&](auto tag) { run<typename decltype(tag)::type>(a); });
 }
 
+namespace {
+const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
+  t.add<rt::OpKind::Rope>(rt::DTypes::floating(), [](rt::DeviceImpl&, rt::StreamImpl&, const rt::RopeArgs& a) { rope(a); });
+});
+}  // namespace
+
 }  // namespace torsh::cpu

@@ -65,4 +65,10 @@ void softmax(const rt::SoftmaxArgs& s) {
   visit_float_dtype(s.x.dtype, [&](auto tag) { run<typename decltype(tag)::type>(s); });
 }
 
+namespace {
+const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
+  t.add<rt::OpKind::Softmax>(rt::DTypes::floating(), [](rt::DeviceImpl&, rt::StreamImpl&, const rt::SoftmaxArgs& a) { softmax(a); });
+});
+}  // namespace
+
 }  // namespace torsh::cpu

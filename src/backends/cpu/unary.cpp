@@ -104,4 +104,10 @@ void unary(const rt::UnaryArgs& a) {
   });
 }
 
+namespace {
+const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
+  t.add<rt::OpKind::Unary>(kNumeric, [](rt::DeviceImpl&, rt::StreamImpl&, const rt::UnaryArgs& a) { unary(a); });
+});
+}  // namespace
+
 }  // namespace torsh::cpu

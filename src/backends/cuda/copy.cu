@@ -2,15 +2,18 @@
 // or one cudaMemcpyAsync when both sides are dense.
 #include "launch.hpp"
 
+#include "backends/gpu/kernel_set.hpp"
+
 #include "kernels/copy.kern.h"
 
 namespace torsh::cuda {
+namespace {
 
 void copy_strided(CudaStream& s, const rt::CopyArgs& a) {
   const std::int64_t n = a.src.numel();
   if (n == 0) return;
-  const StridedMeta m = make_strided_meta(a.src.shape, {&a.src, &a.out});
-  if (m.nd == 1 && m.st[0][0] == 1 && m.st[1][0] == 1) {
+  const StridedMeta m = gpu::strided_meta(a.src.shape, {&a.src, &a.out});
+  if (gpu::dense(m, 2)) {
     const std::size_t es = dtype_size(a.out.dtype);
     const auto off = [&](const rt::TensorArg& t) { return static_cast<std::size_t>(t.offset) * es; };
     s.device().copy(*a.src.buffer, off(a.src), *a.out.buffer, off(a.out), static_cast<std::size_t>(n) * es, s);
@@ -21,4 +24,9 @@ void copy_strided(CudaStream& s, const rt::CopyArgs& a) {
          static_cast<uint*>(ptr_of(*a.out.buffer)), m);
 }
 
+const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
+  t.add<rt::OpKind::Copy>(gpu::kCopyDTypes, entry<rt::OpKind::Copy, copy_strided>, gpu::copy_fits, gpu::kStridedLimit);
+});
+
+}  // namespace
 }  // namespace torsh::cuda

@@ -108,7 +108,7 @@ double CudaEvent::elapsed_ms(rt::EventImpl& later) {
 
 // ---------------------------------------------------------------- device
 
-CudaDevice::CudaDevice(int index, int ordinal) : ordinal_(ordinal) {
+CudaDevice::CudaDevice(int index, int ordinal) : rt::DeviceImpl(kernel_table()), ordinal_(ordinal) {
   label_ = Device{BackendType::Cuda, index}.to_string();
   DeviceGuard g(ordinal, label_);
   cudaDeviceProp p{};
@@ -231,36 +231,9 @@ void CudaDevice::fill(rt::BufferImpl& dst, std::size_t off, std::size_t n, const
   cuda::fill(stream_of(s), bytes_of(dst) + off, n, pattern, psize);
 }
 
-bool CudaDevice::supports(rt::OpKind op, DType dtype) const {
-  switch (op) {
-    // copy_b32_strided moves 4-byte elements unchanged; conversions (OpKind::Cast) fall back.
-    case rt::OpKind::Copy: return dtype == DType::F32 || dtype == DType::I32;
-    case rt::OpKind::Binary:
-    case rt::OpKind::Matmul:
-    case rt::OpKind::Softmax: return dtype == DType::F32;
-    default: return false;
-  }
-}
-
-void CudaDevice::copy_strided(const rt::CopyArgs& a, rt::StreamImpl& s) {
-  if (a.src.dtype != a.out.dtype || !supports(rt::OpKind::Copy, a.out.dtype)) unsupported(rt::OpKind::Cast, a.out.dtype);
-  DeviceGuard g(ordinal_, label_);
-  cuda::copy_strided(stream_of(s), a);
-}
-void CudaDevice::binary(const rt::BinaryArgs& a, rt::StreamImpl& s) {
-  if (a.out.dtype != DType::F32) unsupported(rt::OpKind::Binary, a.out.dtype);
-  DeviceGuard g(ordinal_, label_);
-  cuda::binary(stream_of(s), a);
-}
-void CudaDevice::matmul(const rt::MatmulArgs& a, rt::StreamImpl& s) {
-  if (a.out.dtype != DType::F32) unsupported(rt::OpKind::Matmul, a.out.dtype);
-  DeviceGuard g(ordinal_, label_);
-  cuda::matmul(stream_of(s), a);
-}
-void CudaDevice::softmax(const rt::SoftmaxArgs& a, rt::StreamImpl& s) {
-  if (a.out.dtype != DType::F32) unsupported(rt::OpKind::Softmax, a.out.dtype);
-  DeviceGuard g(ordinal_, label_);
-  cuda::softmax(stream_of(s), a);
+rt::KernelTable& kernel_table() {
+  static rt::KernelTable t;
+  return t;
 }
 
 }  // namespace torsh::cuda

@@ -116,12 +116,6 @@ class CudaDevice final : public rt::DeviceImpl {
   void fill(rt::BufferImpl& dst, std::size_t off, std::size_t n, const void* pattern, std::size_t psize,
             rt::StreamImpl& s) override;
 
-  bool supports(rt::OpKind op, DType dtype) const override;
-  void copy_strided(const rt::CopyArgs& a, rt::StreamImpl& s) override;
-  void binary(const rt::BinaryArgs& a, rt::StreamImpl& s) override;
-  void matmul(const rt::MatmulArgs& a, rt::StreamImpl& s) override;
-  void softmax(const rt::SoftmaxArgs& a, rt::StreamImpl& s) override;
-
   int ordinal() const { return ordinal_; }
   const std::string& label() const { return label_; }  // "cuda:0 (device name)"
 
@@ -149,10 +143,7 @@ PerformanceHints query_hints(int ordinal, const DeviceInfo& info);
 // Repeats `pattern` (psize bytes) over n bytes at dst, stream-ordered (fill.cu).
 void fill(CudaStream& s, unsigned char* dst, std::size_t n, const void* pattern, std::size_t psize);
 
-// Op entry points, one file each (copy.cu, binary.cu, matmul.cu, softmax.cu).
-void copy_strided(CudaStream& s, const rt::CopyArgs& a);
-void binary(CudaStream& s, const rt::BinaryArgs& a);
-void matmul(CudaStream& s, const rt::MatmulArgs& a);
-void softmax(CudaStream& s, const rt::SoftmaxArgs& a);
+// The CUDA backend's kernels; each op file registers its own (copy.cu, binary.cu, ...).
+rt::KernelTable& kernel_table();
 
 }  // namespace torsh::cuda

@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "backends/gpu/kernel_meta.hpp"
 #include "device.hpp"
 // After the torsh headers: the dialect's macros (KERNEL, GLOBAL, ...) must not reach them.
 #include "kernels/dialect.h"
@@ -48,15 +49,18 @@ void launch(CudaStream& s, KernelRef<Params...> k, dim3 grid, dim3 block, const 
   check_launch(s, k.name);
 }
 
+// An op file's kernel as a kernel-table entry: selects the stream's device
+// for the calling thread (the runtime may call from any thread), then runs Fn.
+template <rt::OpKind K, void (*Fn)(CudaStream&, const rt::ArgsOf<K>&)>
+void entry(rt::DeviceImpl&, rt::StreamImpl& s, const rt::ArgsOf<K>& a) {
+  CudaStream& cs = stream_of(s);
+  DeviceGuard g(cs.device().ordinal(), cs.device().label());
+  Fn(cs, a);
+}
+
 // Grid and block for the grid-stride kernels (binary, copy, fill): enough
 // blocks to fill the device several times over, each thread looping over the rest.
 std::pair<dim3, dim3> grid_1d(const CudaDevice& dev, std::int64_t n);
-
-// Fills dialect.h's StridedMeta for up to three tensors walking `shape`
-// together: unit dims dropped, neighbours merged where every tensor is
-// contiguous across them (a dense tensor becomes one dimension). Throws
-// Unsupported past TORSH_MAX_DIMS.
-StridedMeta make_strided_meta(const Shape& shape, std::initializer_list<const rt::TensorArg*> tensors);
 
 // A tensor's first element.
 inline float* f32_at(const rt::TensorArg& t) { return static_cast<float*>(ptr_of(*t.buffer)) + t.offset; }

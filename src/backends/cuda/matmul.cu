@@ -3,6 +3,8 @@
 // strides in MatmulMeta, so no operand is copied.
 #include "launch.hpp"
 
+#include "backends/gpu/kernel_set.hpp"
+
 #include <algorithm>
 
 #include "kernels/matmul.kern.h"
@@ -13,21 +15,11 @@ namespace {
 // gridDim.y and gridDim.z stop at 65535: larger batches and taller outputs
 // are launched in slices, each starting at an element offset.
 constexpr std::int64_t kMaxGridYZ = 65535;
-}  // namespace
 
 void matmul(CudaStream& s, const rt::MatmulArgs& a) {
   const std::int64_t batch = a.out.shape[0], m = a.out.shape[1], n = a.out.shape[2];
   if (batch == 0 || m == 0 || n == 0) return;
-  MatmulMeta g{};
-  g.n = n;
-  g.k = a.a.shape[2];
-  for (int i = 0; i < 3; ++i) {
-    g.sa[i] = a.a.strides[i];
-    g.sb[i] = a.b.strides[i];
-    g.so[i] = a.out.strides[i];
-  }
-  g.alpha = a.alpha;
-  g.beta = a.beta;
+  MatmulMeta g = gpu::matmul_meta(a);
   const auto tiles = [](std::int64_t v) { return static_cast<unsigned>((v + MM_TILE - 1) / MM_TILE); };
   const std::int64_t rows_per_launch = kMaxGridYZ * MM_TILE;
   const auto* A = static_cast<const float*>(ptr_of(*a.a.buffer));
@@ -46,4 +38,9 @@ void matmul(CudaStream& s, const rt::MatmulArgs& a) {
   }
 }
 
+const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
+  t.add<rt::OpKind::Matmul>(gpu::kF32, entry<rt::OpKind::Matmul, matmul>);
+});
+
+}  // namespace
 }  // namespace torsh::cuda

@@ -3,20 +3,24 @@
 // takes no element offset; on CUDA the pointer simply starts at the first element.
 #include "launch.hpp"
 
+#include "backends/gpu/kernel_set.hpp"
+
 #include <algorithm>
 #include <climits>
 
 #include "kernels/softmax.kern.h"
 
 namespace torsh::cuda {
+namespace {
+
+// gridDim.x stops at 2^31 - 1 rows: whole `outer` slices are launched at a time,
+// so one slice of `inner` rows must fit; wider ones run on the CPU.
+bool fits_grid(const rt::DeviceImpl&, const rt::SoftmaxArgs& a) { return a.inner <= INT_MAX; }
+
 
 void softmax(CudaStream& s, const rt::SoftmaxArgs& a) {
   const std::int64_t rows = a.outer * a.inner;
   if (rows == 0 || a.n == 0) return;
-  // gridDim.x stops at 2^31 - 1 rows: launch whole `outer` slices at a time.
-  if (a.inner > INT_MAX)
-    throw Error(ErrorCode::Unsupported, "softmax with more than 2^31 - 1 columns after the reduced axis",
-                {.op = "softmax", .device = s.device().label()}, {"Reshape so the reduced axis is the last one"});
   const std::int64_t outer_per_launch = INT_MAX / a.inner;
   const float* x = f32_at(a.x);
   float* y = f32_at(a.out);
@@ -28,4 +32,10 @@ void softmax(CudaStream& s, const rt::SoftmaxArgs& a) {
   }
 }
 
+const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
+  t.add<rt::OpKind::Softmax>(gpu::kF32, entry<rt::OpKind::Softmax, softmax>, fits_grid,
+                             "fewer than 2^31 columns after the reduced axis");
+});
+
+}  // namespace
 }  // namespace torsh::cuda

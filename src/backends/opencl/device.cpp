@@ -95,7 +95,7 @@ double OpenClEvent::elapsed_ms(rt::EventImpl& later) {
 // ---------------------------------------------------------------- device
 
 OpenClDevice::OpenClDevice(int index, cl_platform_id platform, cl_device_id device)
-    : platform_(platform), dev_(device), info_(query_device_info(index, device)) {
+    : rt::DeviceImpl(kernel_table()), platform_(platform), dev_(device), info_(query_device_info(index, device)) {
   label_ = Device{BackendType::OpenCl, index}.to_string() + " (" + info_.name + ")";
   caps_ = query_capabilities(device, info_);
   cl_uint align_bits = 1024;
@@ -256,32 +256,9 @@ void OpenClDevice::fill(rt::BufferImpl& dst, std::size_t off, std::size_t n, con
   write(dst, off, host.data(), n, s, true);
 }
 
-bool OpenClDevice::supports(rt::OpKind op, DType dtype) const {
-  switch (op) {
-    // copy_b32_strided moves 4-byte elements unchanged; conversions (OpKind::Cast) fall back.
-    case rt::OpKind::Copy: return dtype == DType::F32 || dtype == DType::I32;
-    case rt::OpKind::Binary:
-    case rt::OpKind::Matmul:
-    case rt::OpKind::Softmax: return dtype == DType::F32;
-    default: return false;
-  }
-}
-
-void OpenClDevice::copy_strided(const rt::CopyArgs& a, rt::StreamImpl& s) {
-  if (a.src.dtype != a.out.dtype || !supports(rt::OpKind::Copy, a.out.dtype)) unsupported(rt::OpKind::Cast, a.out.dtype);
-  opencl::copy_strided(stream_of(s), a);
-}
-void OpenClDevice::binary(const rt::BinaryArgs& a, rt::StreamImpl& s) {
-  if (a.out.dtype != DType::F32) unsupported(rt::OpKind::Binary, a.out.dtype);
-  opencl::binary(stream_of(s), a);
-}
-void OpenClDevice::matmul(const rt::MatmulArgs& a, rt::StreamImpl& s) {
-  if (a.out.dtype != DType::F32) unsupported(rt::OpKind::Matmul, a.out.dtype);
-  opencl::matmul(stream_of(s), a);
-}
-void OpenClDevice::softmax(const rt::SoftmaxArgs& a, rt::StreamImpl& s) {
-  if (a.out.dtype != DType::F32) unsupported(rt::OpKind::Softmax, a.out.dtype);
-  opencl::softmax(stream_of(s), a);
+rt::KernelTable& kernel_table() {
+  static rt::KernelTable t;
+  return t;
 }
 
 // ---------------------------------------------------------------- programs

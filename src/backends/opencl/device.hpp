@@ -123,12 +123,6 @@ class OpenClDevice final : public rt::DeviceImpl {
   void fill(rt::BufferImpl& dst, std::size_t off, std::size_t n, const void* pattern, std::size_t psize,
             rt::StreamImpl& s) override;
 
-  bool supports(rt::OpKind op, DType dtype) const override;
-  void copy_strided(const rt::CopyArgs& a, rt::StreamImpl& s) override;
-  void binary(const rt::BinaryArgs& a, rt::StreamImpl& s) override;
-  void matmul(const rt::MatmulArgs& a, rt::StreamImpl& s) override;
-  void softmax(const rt::SoftmaxArgs& a, rt::StreamImpl& s) override;
-
   // For the op files and the program cache.
   const std::string& label() const { return label_; }  // "opencl:0 (device name)"
   cl_context context() const { return ctx_; }
@@ -179,10 +173,7 @@ inline cl_mem mem_of(const rt::BufferImpl& b) { return static_cast<const OpenClB
 DeviceInfo query_device_info(int index, cl_device_id dev);
 Capabilities query_capabilities(cl_device_id dev, const DeviceInfo& info);
 
-// Op entry points, one file each (copy.cpp, binary.cpp, matmul.cpp, softmax.cpp).
-void copy_strided(OpenClStream& s, const rt::CopyArgs& a);
-void binary(OpenClStream& s, const rt::BinaryArgs& a);
-void matmul(OpenClStream& s, const rt::MatmulArgs& a);
-void softmax(OpenClStream& s, const rt::SoftmaxArgs& a);
+// The OpenCL backend's kernels; each op file registers its own (copy.cpp, binary.cpp, ...).
+rt::KernelTable& kernel_table();
 
 }  // namespace torsh::opencl

@@ -6,45 +6,6 @@
 
 namespace torsh::opencl {
 
-StridedMeta make_strided_meta(const Shape& shape, std::initializer_list<const rt::TensorArg*> tensors) {
-  StridedMeta m{};
-  const std::size_t K = tensors.size();
-  int nd = 0;
-  for (std::size_t d = 0; d < shape.ndim(); ++d) {
-    if (shape[d] == 1) continue;
-    if (nd > 0) {
-      bool merge = true;
-      std::size_t k = 0;
-      for (const auto* t : tensors) merge = merge && m.st[k++][nd - 1] == t->strides[d] * shape[d];
-      if (merge) {
-        m.dims[nd - 1] *= shape[d];
-        k = 0;
-        for (const auto* t : tensors) m.st[k++][nd - 1] = t->strides[d];
-        continue;
-      }
-    }
-    if (nd == kKernelMaxDims)
-      throw Error(ErrorCode::Unsupported,
-                  "a strided view of " + shape.to_string() + " needs more than " + std::to_string(kKernelMaxDims) +
-                      " dimensions after merging contiguous ones",
-                  {.op = "opencl strided kernel", .shapes = {shape.to_string()}}, {"Make the operands contiguous first"});
-    m.dims[nd] = shape[d];
-    std::size_t k = 0;
-    for (const auto* t : tensors) m.st[k++][nd] = t->strides[d];
-    ++nd;
-  }
-  if (nd == 0) {
-    m.dims[0] = 1;
-    for (std::size_t k = 0; k < K; ++k) m.st[k][0] = 1;
-    nd = 1;
-  }
-  m.nd = nd;
-  m.numel = shape.numel();
-  std::size_t k = 0;
-  for (const auto* t : tensors) m.off[k++] = t->offset;
-  return m;
-}
-
 void launch_args(OpenClStream& s, const Kernel& k, const NDRange& global, const NDRange& local,
                  std::span<const ArgValue> args) {
   std::lock_guard lk(*k.mu);
@@ -70,16 +31,14 @@ std::pair<NDRange, NDRange> grid_1d(OpenClDevice& dev, const Kernel& k, std::int
 }
 
 std::pair<NDRange, NDRange> grid_1d_with(OpenClDevice& dev, std::int64_t n, std::size_t local) {
-  // Enough groups to occupy every compute unit several times over; the kernels stride over the rest.
-  const std::size_t max_groups = static_cast<std::size_t>(std::max(1, dev.info().compute_units)) * 16;
-  const std::size_t items = static_cast<std::size_t>(std::max<std::int64_t>(n, 1));
   if (local == 0) {
     // The driver picks the group size; the grid is as large as the default one would be.
-    const std::size_t cap = max_groups * std::max<std::size_t>(1, dev.hints().preferred_work_group);
-    return {range(std::min(items, cap)), NDRange{0, {1, 1, 1}}};
+    const std::int64_t group = static_cast<std::int64_t>(std::max<std::size_t>(1, dev.hints().preferred_work_group));
+    const std::int64_t items = std::min(std::max<std::int64_t>(n, 1), gpu::max_groups(dev.info().compute_units) * group);
+    return {range(static_cast<std::size_t>(items)), NDRange{0, {1, 1, 1}}};
   }
-  const std::size_t groups = std::clamp<std::size_t>((items + local - 1) / local, 1, max_groups);
-  return {range(groups * local), range(local)};
+  const std::int64_t groups = gpu::grid_groups(n, static_cast<std::int64_t>(local), dev.info().compute_units);
+  return {range(static_cast<std::size_t>(groups) * local), range(local)};
 }
 
 ElementView::ElementView(OpenClStream& s, const rt::TensorArg& t, std::size_t bytes, bool output)

@@ -4,7 +4,7 @@
 //   launch(stream, dev.kernel("name"), global, local, arg0, arg1, ...);
 //
 // Arguments are set in order with clSetKernelArg (cl_mem buffers, cl_long,
-// cl_int, cl_float and the kernel_meta.hpp structs, by value), the kernel is
+// cl_int, cl_float and the kernels/meta.h structs, by value), the kernel is
 // enqueued on the stream's queue and the queue flushed. While a graph capture
 // records the op, the same launch is also recorded (graph.hpp).
 #include <array>
@@ -13,7 +13,7 @@
 
 #include "device.hpp"
 #include "graph.hpp"
-#include "kernel_meta.hpp"
+#include "backends/gpu/kernel_meta.hpp"
 #include "program.hpp"
 
 namespace torsh::opencl {
@@ -39,6 +39,12 @@ template <KernelArg... Args>
 void launch(OpenClStream& s, const Kernel& k, const NDRange& global, const NDRange& local, const Args&... args) {
   const ArgValue values[] = {{sizeof(Args), &args}...};
   launch_args(s, k, global, local, values);
+}
+
+// An op file's kernel as a kernel-table entry: runs Fn on the stream's queue.
+template <rt::OpKind K, void (*Fn)(OpenClStream&, const rt::ArgsOf<K>&)>
+void entry(rt::DeviceImpl&, rt::StreamImpl& s, const rt::ArgsOf<K>& a) {
+  Fn(stream_of(s), a);
 }
 
 // Global and local size for the grid-stride kernels (binary, copy): enough

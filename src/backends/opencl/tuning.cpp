@@ -50,7 +50,7 @@ std::string measure(OpenClDevice& dev, const Kernel& k, int slot, int bucket, st
   const cl_mem x = bufs[0]->mem(), y = bufs[1]->mem(), z = slot == 2 ? nullptr : bufs[2]->mem();
   const StridedMeta meta = dense_meta(n);
   const cl_long count = n;
-  const cl_int op = kAdd;
+  const cl_int op = BINARY_ADD;
   const int launches = std::max(1, (1 << 20) >> bucket);
 
   const auto run = [&](int local) {

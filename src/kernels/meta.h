@@ -1,0 +1,43 @@
+/* The structs and constants the kernels take from the host, in one place that
+ * both sides include: the kernel sources (OpenCL C, CUDA, HIP) and the host
+ * code that fills them (src/backends/gpu). `long` is 64-bit in OpenCL C and on
+ * the LP64 hosts the C-family plugins are built for (checked on the host side
+ * in gpu/kernel_meta.hpp), so the layouts agree byte for byte. Plain C only:
+ * no dialect macros. */
+#ifndef TORSH_KERNELS_META_H
+#define TORSH_KERNELS_META_H
+
+#define TORSH_MAX_DIMS 8
+
+/* binary.kern.h op codes */
+#define BINARY_ADD 0
+#define BINARY_SUB 1
+#define BINARY_MUL 2
+#define BINARY_DIV 3
+#define BINARY_MAX 4
+#define BINARY_MIN 5
+#define BINARY_POW 6
+
+/* matmul.kern.h: work-group TILE x TILE */
+#define MM_TILE 16
+/* softmax.kern.h: work-items per row */
+#define SM_GROUP 128
+
+/* Shapes and strides (elements) of up to three tensors walking one index space. */
+typedef struct {
+  long nd;
+  long numel;
+  long dims[TORSH_MAX_DIMS];
+  long st[3][TORSH_MAX_DIMS];
+  long off[3];
+} StridedMeta;
+
+/* Batched GEMM: strides in elements, {batch, row, col} per operand; element offsets. */
+typedef struct {
+  long m, n, k;
+  long sa[3], sb[3], so[3];
+  long oa, ob, oo;
+  float alpha, beta;
+} MatmulMeta;
+
+#endif
