@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Coefficients of the piecewise erf in src/backends/cpu/simd_gelu.hpp.
+"""Coefficients of the piecewise erf in src/backends/cpu/simd/simd_gelu.hpp.
 
 erf(z) on [0, 4) is split into 4 intervals of width 1; on interval i it is a
 degree-8 polynomial in t = z - (i + 1/2), fitted by least squares on 64

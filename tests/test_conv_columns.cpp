@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/conv_columns.hpp"
-#include "backends/cpu/simd_avx2.hpp"
+#include "backends/cpu/conv/conv_columns.hpp"
+#include "backends/cpu/simd/simd_avx2.hpp"
 
 namespace {
 

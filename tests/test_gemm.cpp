@@ -12,7 +12,7 @@
 #include <random>
 #include <thread>
 
-#include "backends/cpu/gemm.hpp"
+#include "backends/cpu/gemm/gemm.hpp"
 #include "torsh/runtime/backend_impl.hpp"
 #include "torsh/torsh.hpp"
 

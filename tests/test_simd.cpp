@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/simd.hpp"
-#include "backends/cpu/simd_avx2.hpp"
-#include "backends/cpu/simd_avx512.hpp"
-#include "backends/cpu/stream_store.hpp"
+#include "backends/cpu/simd/simd.hpp"
+#include "backends/cpu/simd/simd_avx2.hpp"
+#include "backends/cpu/simd/simd_avx512.hpp"
+#include "backends/cpu/simd/stream_store.hpp"
 
 namespace simd = torsh::cpu::simd;
 using torsh::rt::UnaryOp;

@@ -2,11 +2,11 @@
 #include <cmath>
 
 #include "device.hpp"
-#include "simd.hpp"
-#include "stream_store.hpp"
+#include "simd/simd.hpp"
+#include "simd/stream_store.hpp"
 #include "strided.hpp"
-#include "thread_pool.hpp"
-#include "tuning.hpp"
+#include "platform/thread_pool.hpp"
+#include "platform/tuning.hpp"
 #include "types.hpp"
 
 namespace torsh::cpu {

@@ -8,12 +8,12 @@
 #include <limits>
 #include <type_traits>
 
-#include "conv_columns.hpp"
-#include "conv_winograd.hpp"
+#include "conv/conv_columns.hpp"
+#include "conv/conv_winograd.hpp"
 #include "device.hpp"
-#include "gemm.hpp"
-#include "scratch.hpp"
-#include "thread_pool.hpp"
+#include "gemm/gemm.hpp"
+#include "platform/scratch.hpp"
+#include "platform/thread_pool.hpp"
 #include "types.hpp"
 
 namespace torsh::cpu {

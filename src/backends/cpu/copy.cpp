@@ -2,7 +2,7 @@
 
 #include "device.hpp"
 #include "strided.hpp"
-#include "thread_pool.hpp"
+#include "platform/thread_pool.hpp"
 #include "types.hpp"
 
 namespace torsh::cpu {

@@ -5,8 +5,8 @@
 #include <new>
 
 #include "../../runtime/registry_internal.hpp"
-#include "cpu_info.hpp"
-#include "thread_pool.hpp"
+#include "platform/cpu_info.hpp"
+#include "platform/thread_pool.hpp"
 
 namespace torsh::cpu {
 

@@ -2,7 +2,7 @@
 // (gemm.hpp: packed, cache-blocked micro-kernels for f32, f16 and bf16 with
 // f32 accumulation; an unpacked loop for tiny products and f64).
 #include "device.hpp"
-#include "gemm.hpp"
+#include "gemm/gemm.hpp"
 
 namespace torsh::cpu {
 namespace {

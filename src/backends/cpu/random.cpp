@@ -5,7 +5,7 @@
 
 #include "device.hpp"
 #include "philox.hpp"
-#include "thread_pool.hpp"
+#include "platform/thread_pool.hpp"
 #include "types.hpp"
 
 namespace torsh::cpu {

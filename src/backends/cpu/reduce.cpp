@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "device.hpp"
-#include "thread_pool.hpp"
+#include "platform/thread_pool.hpp"
 #include "types.hpp"
 
 namespace torsh::cpu {

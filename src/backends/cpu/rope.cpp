@@ -1,6 +1,6 @@
 // Rotary position embedding, NeoX (rotate halves) and GPT-J (interleaved pairs).
 #include "device.hpp"
-#include "thread_pool.hpp"
+#include "platform/thread_pool.hpp"
 #include "types.hpp"
 
 namespace torsh::cpu {

@@ -1,53 +1,32 @@
 #include "kernel_meta.hpp"
 
 #include <algorithm>
-#include <string>
 
 #include "torsh/core/error.hpp"
 
 namespace torsh::gpu {
 
-namespace {
-// Merges the dimensions of `shape` as strided_meta() does and reports the
-// count; fills m when given.
-int merge_dims(const Shape& shape, std::initializer_list<const rt::TensorArg*> tensors, StridedMeta* m) {
-  StridedMeta scratch{};
-  StridedMeta& out = m ? *m : scratch;
+StridedMeta strided_meta(const Shape& shape, std::initializer_list<const rt::TensorArg*> tensors) {
+  StridedMeta m{};
   int nd = 0;
   for (std::size_t d = 0; d < shape.ndim(); ++d) {
     if (shape[d] == 1) continue;
     if (nd > 0) {
       bool merge = true;
       std::size_t k = 0;
-      for (const auto* t : tensors) merge = merge && out.st[k++][nd - 1] == t->strides[d] * shape[d];
+      for (const auto* t : tensors) merge = merge && m.st[k++][nd - 1] == t->strides[d] * shape[d];
       if (merge) {
-        out.dims[nd - 1] *= shape[d];
+        m.dims[nd - 1] *= shape[d];
         k = 0;
-        for (const auto* t : tensors) out.st[k++][nd - 1] = t->strides[d];
+        for (const auto* t : tensors) m.st[k++][nd - 1] = t->strides[d];
         continue;
       }
     }
-    if (nd == TORSH_MAX_DIMS) return nd + 1;
-    out.dims[nd] = shape[d];
+    m.dims[nd] = shape[d];
     std::size_t k = 0;
-    for (const auto* t : tensors) out.st[k++][nd] = t->strides[d];
+    for (const auto* t : tensors) m.st[k++][nd] = t->strides[d];
     ++nd;
   }
-  return nd;
-}
-}  // namespace
-
-bool strided_fits(const Shape& shape, std::initializer_list<const rt::TensorArg*> tensors) {
-  // Up to TORSH_MAX_DIMS dimensions always fit; only longer shapes need the merge.
-  return shape.ndim() <= TORSH_MAX_DIMS || merge_dims(shape, tensors, nullptr) <= TORSH_MAX_DIMS;
-}
-
-StridedMeta strided_meta(const Shape& shape, std::initializer_list<const rt::TensorArg*> tensors) {
-  StridedMeta m{};
-  int nd = merge_dims(shape, tensors, &m);
-  if (nd > TORSH_MAX_DIMS)
-    throw Error(ErrorCode::Internal, "a strided kernel was handed a view of " + shape.to_string() +
-                                         " that does not fit its metadata (strided_fits() was not asked)");
   if (nd == 0) {
     m.dims[0] = 1;
     for (std::size_t k = 0; k < tensors.size(); ++k) m.st[k][0] = 1;

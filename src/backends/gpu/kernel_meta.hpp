@@ -6,22 +6,17 @@
 #include <initializer_list>
 
 #include "kernels/meta.h"
-#include "torsh/runtime/op_args.hpp"
+#include "torsh/runtime/backend_impl.hpp"
 
 static_assert(sizeof(long) == 8, "kernels/meta.h takes `long` to be 64-bit, as in OpenCL C");
-static_assert(TORSH_MAX_DIMS == 8);
+// Tensors have at most rt::kMaxDims dimensions, so every view fits StridedMeta.
+static_assert(TORSH_MAX_DIMS >= torsh::rt::kMaxDims);
 
 namespace torsh::gpu {
 
-// Whether the tensors walking `shape` together fit StridedMeta: at most
-// TORSH_MAX_DIMS dimensions once unit dimensions are dropped and neighbours
-// contiguous in every tensor are merged.
-bool strided_fits(const Shape& shape, std::initializer_list<const rt::TensorArg*> tensors);
-inline constexpr const char* kStridedLimit = "views of up to 8 dimensions after merging contiguous ones";
-
 // StridedMeta for up to three tensors walking `shape` together (tensor i is
-// index i in the kernel). A dense tensor becomes one dimension. The caller has
-// checked strided_fits().
+// index i in the kernel). Unit dimensions are dropped and neighbours
+// contiguous in every tensor merged, so a dense tensor becomes one dimension.
 StridedMeta strided_meta(const Shape& shape, std::initializer_list<const rt::TensorArg*> tensors);
 // True when every tensor of m is dense in the same order (one unit-stride dimension).
 inline bool dense(const StridedMeta& m, int tensors) {

@@ -13,9 +13,4 @@ inline constexpr rt::DTypes kCopyDTypes{DType::F32, DType::I32};
 // binary_f32_*, matmul_f32_tiled, softmax_f32_rows.
 inline constexpr rt::DTypes kF32{DType::F32};
 
-inline bool copy_fits(const rt::DeviceImpl&, const rt::CopyArgs& a) { return strided_fits(a.src.shape, {&a.src, &a.out}); }
-inline bool binary_fits(const rt::DeviceImpl&, const rt::BinaryArgs& a) {
-  return strided_fits(a.out.shape, {&a.a, &a.b, &a.out});
-}
-
 }  // namespace torsh::gpu

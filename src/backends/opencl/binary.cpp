@@ -29,7 +29,7 @@ void binary(OpenClStream& s, const rt::BinaryArgs& a) {
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::Binary>(gpu::kF32, entry<rt::OpKind::Binary, binary>, gpu::binary_fits, gpu::kStridedLimit);
+  t.add<rt::OpKind::Binary>(gpu::kF32, entry<rt::OpKind::Binary, binary>);
 });
 
 }  // namespace

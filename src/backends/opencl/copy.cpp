@@ -24,7 +24,7 @@ void copy_strided(OpenClStream& s, const rt::CopyArgs& a) {
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::Copy>(gpu::kCopyDTypes, entry<rt::OpKind::Copy, copy_strided>, gpu::copy_fits, gpu::kStridedLimit);
+  t.add<rt::OpKind::Copy>(gpu::kCopyDTypes, entry<rt::OpKind::Copy, copy_strided>);
 });
 
 }  // namespace

@@ -1,6 +1,6 @@
 #pragma once
 // Tuned launch parameters of the OpenCL kernels (the counterpart of
-// backends/cpu/tuning.cpp). The grid-stride kernels (binary, strided copy)
+// backends/cpu/platform/tuning.cpp). The grid-stride kernels (binary, strided copy)
 // run with any 1-D work-group size; which is fastest depends on the device,
 // the kernel and the element count. With auto-tuning on, each (device,
 // kernel, size class log2(n)) is measured once on scratch buffers and the

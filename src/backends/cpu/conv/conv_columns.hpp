@@ -7,7 +7,7 @@
 // saves writing the whole column matrix and reading it back.
 #include <cstdint>
 
-#include "gemm.hpp"
+#include "../gemm/gemm.hpp"
 
 namespace torsh::cpu {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "types.hpp"
+#include "../types.hpp"
 
 namespace torsh::cpu::gemm {
 

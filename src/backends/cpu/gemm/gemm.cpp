@@ -4,10 +4,10 @@
 
 #include <algorithm>
 
-#include "simd_avx2.hpp"
-#include "simd_avx512.hpp"
-#include "thread_pool.hpp"
-#include "types.hpp"
+#include "../simd/simd_avx2.hpp"
+#include "../simd/simd_avx512.hpp"
+#include "../platform/thread_pool.hpp"
+#include "../types.hpp"
 
 namespace torsh::cpu::gemm {
 namespace {

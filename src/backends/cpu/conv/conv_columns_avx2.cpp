@@ -10,7 +10,7 @@
 #include <algorithm>
 
 #include "conv_columns.hpp"
-#include "scratch.hpp"
+#include "../platform/scratch.hpp"
 
 #define TORSH_CONV_TARGET __attribute__((target("avx2,fma")))
 

@@ -3,7 +3,7 @@
 // conversions are inline so a row of a contiguous tile vectorises.
 #include "gemm.hpp"
 #include "gemm_convert.hpp"
-#include "simd.hpp"
+#include "../simd/simd.hpp"
 
 namespace torsh::cpu::gemm {
 namespace {

@@ -11,8 +11,8 @@
 #include <cstdint>
 
 #include "gemm.hpp"
-#include "scratch.hpp"
-#include "thread_pool.hpp"
+#include "../platform/scratch.hpp"
+#include "../platform/thread_pool.hpp"
 
 namespace torsh::cpu::gemm {
 namespace {

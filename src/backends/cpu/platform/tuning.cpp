@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "cpu_info.hpp"
-#include "simd.hpp"
+#include "../simd/simd.hpp"
 #include "thread_pool.hpp"
 #include "torsh/runtime/autotune.hpp"
 

@@ -4,13 +4,13 @@
 #include <cstring>
 
 #include "conv_winograd_rows.hpp"
-#include "device.hpp"
-#include "simd_avx2.hpp"
-#include "gemm.hpp"
-#include "scratch.hpp"
-#include "simd.hpp"
-#include "thread_pool.hpp"
-#include "types.hpp"
+#include "../device.hpp"
+#include "../simd/simd_avx2.hpp"
+#include "../gemm/gemm.hpp"
+#include "../platform/scratch.hpp"
+#include "../simd/simd.hpp"
+#include "../platform/thread_pool.hpp"
+#include "../types.hpp"
 
 namespace torsh::cpu {
 namespace {

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "scratch.hpp"
+#include "../platform/scratch.hpp"
 
 #if defined(__x86_64__)
 #include <immintrin.h>

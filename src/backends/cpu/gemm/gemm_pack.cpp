@@ -7,8 +7,8 @@
 
 #include "gemm.hpp"
 #include "gemm_convert.hpp"
-#include "simd.hpp"
-#include "types.hpp"
+#include "../simd/simd.hpp"
+#include "../types.hpp"
 
 namespace torsh::cpu::gemm {
 namespace {

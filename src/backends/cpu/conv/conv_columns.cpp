@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "scratch.hpp"
-#include "simd_avx2.hpp"
+#include "../platform/scratch.hpp"
+#include "../simd/simd_avx2.hpp"
 
 namespace torsh::cpu {
 namespace {
