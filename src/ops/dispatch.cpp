@@ -131,10 +131,8 @@ void record(GraphState& g, const char* name, rt::DeviceImpl& dev, bool native, r
   for (const Tensor* t : inputs) node.keep.push_back(t->buffer());
   for (const Tensor* t : outputs) node.keep.push_back(t->buffer());
   if (native) {
-    // Operands are resolved now, so replay is one indirect call per op.
-    node.run = [&dev, k = fn.own(fn.obj, kind), in = args_of(inputs), out = args_of(outputs)] {
-      k(dev, dev.default_stream(), in, out, true);
-    };
+    // Operands and kernel are resolved now, so replay is the kernel call alone.
+    node.run = fn.resolve(fn.obj, kind, dev, args_of(inputs), args_of(outputs));
   } else {
     node.run = [in = owned(inputs), out = owned(outputs), k = fn.own(fn.obj, kind)] { run_on_cpu(in, out, k); };
     // Its host copies and CPU work are no device commands a backend could record.
@@ -170,8 +168,6 @@ class NativeRecording {
 void launch_impl(const char* name, rt::OpKind kind, TensorRefs inputs, TensorRefs outputs, const KernelRef& fn) {
   const Buffer& home_buf = outputs[0].buffer();
   rt::DeviceImpl& dev = *Access::state(home_buf)->backend->dev;
-  // The CPU is the last resort: with no kernel there the op is Unsupported.
-  const bool on_cpu = dev.type() == BackendType::Cpu;
   GraphState* any = capturing_any();
   if (any && any->device != &dev)
     throw Error(ErrorCode::InvalidState, std::string(name) + " issued on " + outputs[0].device().to_string() +
@@ -182,7 +178,7 @@ void launch_impl(const char* name, rt::OpKind kind, TensorRefs inputs, TensorRef
   std::unique_ptr<rt::EventImpl> e0, e1;
   if (profiling) {
     t0 = profiler::detail::now_us();
-    if (!on_cpu) {
+    if (dev.type() != BackendType::Cpu) {
       e0 = dev.create_event();
       e1 = dev.create_event();
       dev.default_stream().record(*e0);
@@ -191,7 +187,11 @@ void launch_impl(const char* name, rt::OpKind kind, TensorRefs inputs, TensorRef
   bool native;
   {
     NativeRecording recording(any);
-    native = fn.run(fn.obj, kind, dev, dev.default_stream(), args_of(inputs), args_of(outputs), on_cpu);
+    native = fn.run(fn.obj, kind, dev, dev.default_stream(), args_of(inputs), args_of(outputs), false);
+  }
+  if (!native && dev.type() == BackendType::Cpu) {
+    // The CPU is the last resort: with no kernel there the op is Unsupported, saying what it takes.
+    fn.run(fn.obj, kind, dev, dev.default_stream(), args_of(inputs), args_of(outputs), true);
   }
   if (!native) {
     // Device events would time the staging copies, not the op.

@@ -73,11 +73,16 @@ class ArgList {
 // has no kernel for them; with require == true that is an Unsupported error.
 using OwnedKernel = std::function<bool(rt::DeviceImpl&, rt::StreamImpl&, const ArgList&, const ArgList&, bool require)>;
 
+// A recorded op resolved for replay: its arguments built and its kernel found
+// once, so replay is the kernel call alone.
+using ResolvedKernel = std::function<void()>;
+
 // A borrowed closure plus the means to copy it when a graph records it.
 struct KernelRef {
   const void* obj;
   bool (*run)(const void*, rt::OpKind, rt::DeviceImpl&, rt::StreamImpl&, const ArgList&, const ArgList&, bool require);
   OwnedKernel (*own)(const void*, rt::OpKind);
+  ResolvedKernel (*resolve)(const void*, rt::OpKind, rt::DeviceImpl&, const ArgList&, const ArgList&);
 };
 
 template <class A>
@@ -91,6 +96,14 @@ bool run_args(rt::OpKind kind, rt::DeviceImpl& dev, rt::StreamImpl& s, const A& 
   }
   (*e)(dev, s, &a);
   return true;
+}
+
+template <class A>
+ResolvedKernel resolve_args(rt::OpKind kind, rt::DeviceImpl& dev, const A& a) {
+  if (!rt::takes<A>(kind)) rt::DeviceImpl::wrong_args(kind);
+  const rt::KernelTable::Entry* e = dev.kernels().find(dev, kind, rt::key_dtype(kind, a), &a);
+  if (!e) dev.unsupported(kind, rt::key_dtype(kind, a));
+  return [e, &dev, a] { (*e)(dev, dev.default_stream(), &a); };
 }
 
 void launch_impl(const char* name, rt::OpKind kind, TensorRefs inputs, TensorRefs outputs, const KernelRef& fn);
@@ -109,6 +122,9 @@ void launch(const char* name, rt::OpKind kind, TensorRefs inputs, TensorRefs out
                                                                const ArgList& out, bool require) {
           return run_args(k, d, s, fn(in, out), require);
         });
+      },
+      [](const void* f, rt::OpKind k, rt::DeviceImpl& d, const ArgList& in, const ArgList& out) {
+        return resolve_args(k, d, (*static_cast<const F*>(f))(in, out));
       }};
   launch_impl(name, kind, inputs, outputs, ref);
 }

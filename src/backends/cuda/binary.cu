@@ -3,8 +3,6 @@
 // binary_f32_strided for everything else (broadcast stride-0 operands, transposes).
 #include "launch.hpp"
 
-#include "backends/gpu/kernel_set.hpp"
-
 #include "kernels/binary.kern.h"
 
 namespace torsh::cuda {

@@ -2,8 +2,6 @@
 // or one cudaMemcpyAsync when both sides are dense.
 #include "launch.hpp"
 
-#include "backends/gpu/kernel_set.hpp"
-
 #include "kernels/copy.kern.h"
 
 namespace torsh::cuda {

@@ -1,6 +1,5 @@
 #include "launch.hpp"
 
-
 namespace torsh::cuda {
 
 void check_launch(CudaStream& s, const char* kernel) {

@@ -13,7 +13,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "backends/gpu/kernel_meta.hpp"
+#include "backends/gpu/kernel_set.hpp"
 #include "device.hpp"
 // After the torsh headers: the dialect's macros (KERNEL, GLOBAL, ...) must not reach them.
 #include "kernels/dialect.h"
@@ -38,7 +38,7 @@ inline constexpr bool kExactArg =
 // Throws DeviceError naming the kernel when the launch just made failed.
 void check_launch(CudaStream& s, const char* kernel);
 
-// The caller holds a DeviceGuard for the stream's device (CudaDevice's entry points do).
+// The caller holds a DeviceGuard for the stream's device (entry<> below does).
 template <class... Params, class... Args>
 void launch(CudaStream& s, KernelRef<Params...> k, dim3 grid, dim3 block, const Args&... args) {
   static_assert(sizeof...(Params) == sizeof...(Args), "wrong number of kernel arguments");

@@ -3,8 +3,6 @@
 // takes no element offset; on CUDA the pointer simply starts at the first element.
 #include "launch.hpp"
 
-#include "backends/gpu/kernel_set.hpp"
-
 #include <algorithm>
 #include <climits>
 
@@ -16,7 +14,6 @@ namespace {
 // gridDim.x stops at 2^31 - 1 rows: whole `outer` slices are launched at a time,
 // so one slice of `inner` rows must fit; wider ones run on the CPU.
 bool fits_grid(const rt::DeviceImpl&, const rt::SoftmaxArgs& a) { return a.inner <= INT_MAX; }
-
 
 void softmax(CudaStream& s, const rt::SoftmaxArgs& a) {
   const std::int64_t rows = a.outer * a.inner;

@@ -3,8 +3,6 @@
 // (broadcast stride-0 operands, transposes, offsets).
 #include "launch.hpp"
 
-#include "backends/gpu/kernel_set.hpp"
-
 namespace torsh::opencl {
 
 namespace {

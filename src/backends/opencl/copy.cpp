@@ -2,8 +2,6 @@
 // or one clEnqueueCopyBuffer when both sides are dense.
 #include "launch.hpp"
 
-#include "backends/gpu/kernel_set.hpp"
-
 namespace torsh::opencl {
 namespace {
 

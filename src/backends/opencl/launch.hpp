@@ -13,7 +13,7 @@
 
 #include "device.hpp"
 #include "graph.hpp"
-#include "backends/gpu/kernel_meta.hpp"
+#include "backends/gpu/kernel_set.hpp"
 #include "program.hpp"
 
 namespace torsh::opencl {

@@ -3,8 +3,6 @@
 // strides in MatmulMeta, so no operand is copied.
 #include "launch.hpp"
 
-#include "backends/gpu/kernel_set.hpp"
-
 namespace torsh::opencl {
 namespace {
 

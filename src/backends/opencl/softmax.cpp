@@ -3,8 +3,6 @@
 // kernel takes no element offset, so offset tensors go through ElementView.
 #include "launch.hpp"
 
-#include "backends/gpu/kernel_set.hpp"
-
 namespace torsh::opencl {
 namespace {
 
