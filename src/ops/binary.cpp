@@ -41,9 +41,9 @@ void binary_checked(rt::BinaryOp op, const char* name, const Tensor& a, const Te
   const auto run = [op](auto& in, auto& o) { return rt::BinaryArgs{op, in[0], in[1], o[0]}; };
   // Operands already of the output's shape are passed as they are (no view).
   const bool ba = a.shape() != s, bb = b.shape() != s;
-  if (!ba && !bb) return detail::launch(name, rt::OpKind::Binary, {a, b}, {out}, run);
+  if (!ba && !bb) return detail::launch<rt::OpKind::Binary>(name, {a, b}, {out}, run);
   const Tensor av = ba ? a.broadcast_to(s) : a, bv = bb ? b.broadcast_to(s) : b;
-  detail::launch(name, rt::OpKind::Binary, {av, bv}, {out}, run);
+  detail::launch<rt::OpKind::Binary>(name, {av, bv}, {out}, run);
 }
 }  // namespace
 

@@ -56,7 +56,7 @@ Tensor conv2d(const Tensor& x_in, const Tensor& w_in, const std::optional<Tensor
   std::vector<Tensor> ins{x, w};
   if (bias) ins.push_back(bias->contiguous());
   const bool has_bias = bias.has_value();
-  detail::launch(name, rt::OpKind::Conv2d, ins, {out}, [=](auto& in, auto& o) {
+  detail::launch<rt::OpKind::Conv2d>(name, ins, {out}, [=](auto& in, auto& o) {
     rt::Conv2dArgs a;
     a.x = in[0];
     a.w = in[1];
@@ -89,7 +89,7 @@ Tensor pool_impl(rt::PoolKind kind, const Tensor& x_in, const Pool2dParams& p) {
   const Tensor x = x_in.contiguous();
   Tensor out = detail::empty_like(x, Shape{xs[0], xs[1], P, Q}, x.dtype());
   if (out.numel() == 0) return out;
-  detail::launch(name, rt::OpKind::Pool2d, {x}, {out}, [=](auto& in, auto& o) {
+  detail::launch<rt::OpKind::Pool2d>(name, {x}, {out}, [=](auto& in, auto& o) {
     rt::Pool2dArgs a;
     a.kind = kind;
     a.x = in[0];

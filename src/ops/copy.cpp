@@ -8,8 +8,9 @@ void copy_into(const Tensor& x, Tensor& out) {
     throw Error(ErrorCode::ShapeMismatch, "copy needs equal shapes", detail::context("copy", {x, out}));
   if (x.numel() == 0) return;
   const bool same = x.dtype() == out.dtype();
-  detail::launch(same ? "copy" : "cast", same ? rt::OpKind::Copy : rt::OpKind::Cast, {x}, {out},
-                 [](auto& in, auto& o) { return rt::CopyArgs{in[0], o[0]}; });
+  const auto build = [](auto& in, auto& o) { return rt::CopyArgs{in[0], o[0]}; };
+  if (same) return detail::launch<rt::OpKind::Copy>("copy", {x}, {out}, build);
+  detail::launch<rt::OpKind::Cast>("cast", {x}, {out}, build);
 }
 
 Tensor cast(const Tensor& x, DType dtype) {

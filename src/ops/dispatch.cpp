@@ -132,9 +132,9 @@ void record(GraphState& g, const char* name, rt::DeviceImpl& dev, bool native, r
   for (const Tensor* t : outputs) node.keep.push_back(t->buffer());
   if (native) {
     // Operands and kernel are resolved now, so replay is the kernel call alone.
-    node.run = fn.resolve(fn.obj, kind, dev, args_of(inputs), args_of(outputs));
+    node.run = fn.resolve(fn.obj, dev, args_of(inputs), args_of(outputs));
   } else {
-    node.run = [in = owned(inputs), out = owned(outputs), k = fn.own(fn.obj, kind)] { run_on_cpu(in, out, k); };
+    node.run = [in = owned(inputs), out = owned(outputs), k = fn.own(fn.obj)] { run_on_cpu(in, out, k); };
     // Its host copies and CPU work are no device commands a backend could record.
     g.invalidate_native(std::string(name) + " falls back to the CPU (" + dev.info().name + " has no " +
                         rt::op_kind_name(kind) + " kernel for these arguments; it takes: " +
@@ -187,17 +187,17 @@ void launch_impl(const char* name, rt::OpKind kind, TensorRefs inputs, TensorRef
   bool native;
   {
     NativeRecording recording(any);
-    native = fn.run(fn.obj, kind, dev, dev.default_stream(), args_of(inputs), args_of(outputs), false);
+    native = fn.run(fn.obj, dev, dev.default_stream(), args_of(inputs), args_of(outputs), false);
   }
   if (!native && dev.type() == BackendType::Cpu) {
     // The CPU is the last resort: with no kernel there the op is Unsupported, saying what it takes.
-    fn.run(fn.obj, kind, dev, dev.default_stream(), args_of(inputs), args_of(outputs), true);
+    fn.run(fn.obj, dev, dev.default_stream(), args_of(inputs), args_of(outputs), true);
   }
   if (!native) {
     // Device events would time the staging copies, not the op.
     e0.reset();
     e1.reset();
-    run_on_cpu(owned(inputs), owned(outputs), fn.own(fn.obj, kind));
+    run_on_cpu(owned(inputs), owned(outputs), fn.own(fn.obj));
   }
   if (any) record(*any, name, dev, native, kind, inputs, outputs, fn);
   if (profiling) {

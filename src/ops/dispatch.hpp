@@ -80,53 +80,54 @@ using ResolvedKernel = std::function<void()>;
 // A borrowed closure plus the means to copy it when a graph records it.
 struct KernelRef {
   const void* obj;
-  bool (*run)(const void*, rt::OpKind, rt::DeviceImpl&, rt::StreamImpl&, const ArgList&, const ArgList&, bool require);
-  OwnedKernel (*own)(const void*, rt::OpKind);
-  ResolvedKernel (*resolve)(const void*, rt::OpKind, rt::DeviceImpl&, const ArgList&, const ArgList&);
+  bool (*run)(const void*, rt::DeviceImpl&, rt::StreamImpl&, const ArgList&, const ArgList&, bool require);
+  OwnedKernel (*own)(const void*);
+  ResolvedKernel (*resolve)(const void*, rt::DeviceImpl&, const ArgList&, const ArgList&);
 };
 
-template <class A>
-bool run_args(rt::OpKind kind, rt::DeviceImpl& dev, rt::StreamImpl& s, const A& a, bool require) {
-  if (!rt::takes<A>(kind)) rt::DeviceImpl::wrong_args(kind);
-  const DType key = rt::key_dtype(kind, a);
-  const rt::KernelTable::Entry* e = dev.kernels().find(dev, kind, key, &a);
+// The kind is a template argument, so the argument type is checked at compile
+// time and the table slot and key dtype are constants.
+template <rt::OpKind K>
+bool run_args(rt::DeviceImpl& dev, rt::StreamImpl& s, const rt::ArgsOf<K>& a, bool require) {
+  const rt::KernelTable::Entry* e = dev.kernels().find(dev, K, rt::key_dtype<K>(a), &a);
   if (!e) {
     if (!require) return false;
-    dev.unsupported(kind, key);
+    dev.unsupported(K, rt::key_dtype<K>(a));
   }
   (*e)(dev, s, &a);
   return true;
 }
 
-template <class A>
-ResolvedKernel resolve_args(rt::OpKind kind, rt::DeviceImpl& dev, const A& a) {
-  if (!rt::takes<A>(kind)) rt::DeviceImpl::wrong_args(kind);
-  const rt::KernelTable::Entry* e = dev.kernels().find(dev, kind, rt::key_dtype(kind, a), &a);
-  if (!e) dev.unsupported(kind, rt::key_dtype(kind, a));
+template <rt::OpKind K>
+ResolvedKernel resolve_args(rt::DeviceImpl& dev, const rt::ArgsOf<K>& a) {
+  const rt::KernelTable::Entry* e = dev.kernels().find(dev, K, rt::key_dtype<K>(a), &a);
+  if (!e) dev.unsupported(K, rt::key_dtype<K>(a));
   return [e, &dev, a] { (*e)(dev, dev.default_stream(), &a); };
 }
 
 void launch_impl(const char* name, rt::OpKind kind, TensorRefs inputs, TensorRefs outputs, const KernelRef& fn);
 
-// build(const ArgList& in, const ArgList& out) returns the argument struct of
-// `kind`. It must capture by value: a captured graph replays it after the
-// caller has returned.
-template <class F>
-void launch(const char* name, rt::OpKind kind, TensorRefs inputs, TensorRefs outputs, const F& build) {
+// build(const ArgList& in, const ArgList& out) returns rt::ArgsOf<K>. It must
+// capture by value: a captured graph replays it after the caller has returned.
+template <rt::OpKind K, class F>
+void launch(const char* name, TensorRefs inputs, TensorRefs outputs, const F& build) {
+  using Built = std::decay_t<std::invoke_result_t<const F&, const ArgList&, const ArgList&>>;
+  static_assert(std::is_same_v<Built, rt::ArgsOf<K>>, "the closure must build the op kind's argument struct");
   const KernelRef ref{
       &build,
-      [](const void* f, rt::OpKind k, rt::DeviceImpl& d, rt::StreamImpl& s, const ArgList& in, const ArgList& out,
-         bool require) { return run_args(k, d, s, (*static_cast<const F*>(f))(in, out), require); },
-      [](const void* f, rt::OpKind k) {
-        return OwnedKernel([fn = *static_cast<const F*>(f), k](rt::DeviceImpl& d, rt::StreamImpl& s, const ArgList& in,
-                                                               const ArgList& out, bool require) {
-          return run_args(k, d, s, fn(in, out), require);
+      [](const void* f, rt::DeviceImpl& d, rt::StreamImpl& s, const ArgList& in, const ArgList& out, bool require) {
+        return run_args<K>(d, s, (*static_cast<const F*>(f))(in, out), require);
+      },
+      [](const void* f) {
+        return OwnedKernel([fn = *static_cast<const F*>(f)](rt::DeviceImpl& d, rt::StreamImpl& s, const ArgList& in,
+                                                            const ArgList& out, bool require) {
+          return run_args<K>(d, s, fn(in, out), require);
         });
       },
-      [](const void* f, rt::OpKind k, rt::DeviceImpl& d, const ArgList& in, const ArgList& out) {
-        return resolve_args(k, d, (*static_cast<const F*>(f))(in, out));
+      [](const void* f, rt::DeviceImpl& d, const ArgList& in, const ArgList& out) {
+        return resolve_args<K>(d, (*static_cast<const F*>(f))(in, out));
       }};
-  launch_impl(name, kind, inputs, outputs, ref);
+  launch_impl(name, K, inputs, outputs, ref);
 }
 
 // An uninitialised contiguous tensor on the backend `like` lives on: what

@@ -40,7 +40,7 @@ Tensor as_rank3(const Tensor& t, const Shape& batch) {
 }
 
 void run_gemm(const Tensor& a3, const Tensor& b3, Tensor& out3, float alpha, float beta) {
-  detail::launch("matmul", rt::OpKind::Matmul, {a3, b3}, {out3}, [=](auto& in, auto& o) {
+  detail::launch<rt::OpKind::Matmul>("matmul", {a3, b3}, {out3}, [=](auto& in, auto& o) {
     return rt::MatmulArgs{in[0], in[1], o[0], alpha, beta};
   });
 }

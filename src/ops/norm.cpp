@@ -46,7 +46,7 @@ Tensor norm_impl(bool rms, const Tensor& x_in, const std::optional<Tensor>& weig
   std::vector<Tensor> ins{x};
   const bool has_w = weight.has_value(), has_b = bias.has_value();
   for (auto& t : present({&weight, &bias})) ins.push_back(t);
-  detail::launch(name, rt::OpKind::Norm, ins, {out}, [proto, has_w, has_b](auto& in, auto& o) {
+  detail::launch<rt::OpKind::Norm>(name, ins, {out}, [proto, has_w, has_b](auto& in, auto& o) {
     rt::NormArgs a = proto;
     a.x = in[0];
     std::size_t i = 1;
@@ -112,7 +112,7 @@ Tensor batch_norm(const Tensor& x_in, const std::optional<Tensor>& running_mean,
     outs.push_back(*running_mean);
     outs.push_back(*running_var);
   }
-  detail::launch(name, rt::OpKind::BatchNorm, ins, outs, [=](auto& in, auto& o) {
+  detail::launch<rt::OpKind::BatchNorm>(name, ins, outs, [=](auto& in, auto& o) {
     rt::BatchNormArgs a = proto;
     a.x = in[0];
     std::size_t i = 1;

@@ -37,7 +37,7 @@ void adam_step(std::vector<Tensor>& params, const std::vector<Tensor>& grads, st
   }
   for (std::size_t i = 0; i < params.size(); ++i) {
     if (params[i].numel() == 0) continue;
-    detail::launch(name, rt::OpKind::Adam, {grads[i]}, {params[i], exp_avg[i], exp_avg_sq[i]},
+    detail::launch<rt::OpKind::Adam>(name, {grads[i]}, {params[i], exp_avg[i], exp_avg_sq[i]},
                    [=](auto& in, auto& o) {
                      rt::AdamArgs a;
                      a.param = o[0];
@@ -66,7 +66,7 @@ Tensor random_impl(rt::RandomKind kind, Backend& backend, const Shape& shape, st
     throw Error(ErrorCode::InvalidArgument, "bernoulli needs p in [0, 1]", {.op = name});
   Tensor out = backend.empty(shape, dtype);
   if (out.numel() == 0) return out;
-  detail::launch(name, rt::OpKind::Random, {}, {out}, [=](auto&, auto& o) {
+  detail::launch<rt::OpKind::Random>(name, {}, {out}, [=](auto&, auto& o) {
     rt::RandomArgs r;
     r.kind = kind;
     r.out = o[0];

@@ -67,7 +67,7 @@ Tensor reduce_impl(rt::ReduceOp op, const Tensor& x_in, std::vector<std::int64_t
   }
   args.n = n;
   if (nd == 0) args.n = 1;
-  detail::launch(name, rt::OpKind::Reduce, {x}, {out}, [args](auto& in, auto& o) {
+  detail::launch<rt::OpKind::Reduce>(name, {x}, {out}, [args](auto& in, auto& o) {
     rt::ReduceArgs a = args;
     a.x = in[0];
     a.out = o[0];

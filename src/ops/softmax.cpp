@@ -20,7 +20,7 @@ Tensor softmax_impl(const Tensor& x_in, std::int64_t axis, bool log) {
   proto.n = x.shape()[ax];
   for (std::size_t i = ax + 1; i < x.ndim(); ++i) proto.inner *= x.shape()[i];
   proto.log = log;
-  detail::launch(name, rt::OpKind::Softmax, {x}, {out}, [proto](auto& in, auto& o) {
+  detail::launch<rt::OpKind::Softmax>(name, {x}, {out}, [proto](auto& in, auto& o) {
     rt::SoftmaxArgs a = proto;
     a.x = in[0];
     a.out = o[0];

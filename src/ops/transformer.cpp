@@ -46,7 +46,7 @@ Tensor rope(const Tensor& x_in, const Tensor& cos, const Tensor& sin, RopeStyle 
   Tensor out = detail::empty_like(x, x.shape(), x.dtype());
   if (x.numel() == 0) return out;
   const Tensor cc = cos.contiguous(), sc = sin.contiguous();
-  detail::launch(name, rt::OpKind::Rope, {x, cc, sc}, {out}, [=](auto& in, auto& o) {
+  detail::launch<rt::OpKind::Rope>(name, {x, cc, sc}, {out}, [=](auto& in, auto& o) {
     return rt::RopeArgs{in[0], in[1], in[2], o[0], rot_dim, pos0, style == RopeStyle::NeoX};
   });
   return out;
@@ -74,7 +74,7 @@ Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, boo
   Tensor out = detail::empty_like(q, Shape{qs[0], qs[1], qs[2], vs[3]}, q.dtype());
   if (out.numel() == 0) return out;
   const float sc = scale.value_or(1.0f / std::sqrt(static_cast<float>(qs[3] > 0 ? qs[3] : 1)));
-  detail::launch(name, rt::OpKind::Attention, {q, k, v}, {out}, [=](auto& in, auto& o) {
+  detail::launch<rt::OpKind::Attention>(name, {q, k, v}, {out}, [=](auto& in, auto& o) {
     return rt::AttentionArgs{in[0], in[1], in[2], o[0], sc, causal};
   });
   return out;

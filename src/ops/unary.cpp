@@ -21,7 +21,7 @@ void unary_out(rt::UnaryOp op, const Tensor& x, Tensor& out) {
     throw Error(ErrorCode::InvalidArgument, "output overlaps the input without being the same view",
                 detail::context(name, {x, out}), {"Write to a fresh tensor, or exactly in place"});
   if (x.numel() == 0) return;
-  detail::launch(name, rt::OpKind::Unary, {x}, {out}, [op](auto& in, auto& o) {
+  detail::launch<rt::OpKind::Unary>(name, {x}, {out}, [op](auto& in, auto& o) {
     return rt::UnaryArgs{op, in[0], o[0]};
   });
 }

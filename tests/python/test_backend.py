@@ -66,8 +66,14 @@ def test_supports_and_capabilities():
     b = tb.create("cpu")
     assert b.supports("matmul", "f32")
     assert b.capabilities.f64
-    with pytest.raises(tb.TorshError):
+    with pytest.raises(tb.TorshError) as e:
         b.supports("no_such_op")
+    # The error lists every op family by its registered name, and each of them parses.
+    names = [n.strip() for n in e.value.suggestions[0].split("Use one of ")[1].split(",")]
+    assert "batch_norm" in names and len(names) == 15
+    for n in names:
+        assert b.supports(n, "f32")
+    assert b.supports("BatchNorm") and b.supports("batchnorm")
 
 
 def test_plugin_search_path_lists_the_library_folder():

@@ -10,8 +10,8 @@
 // device for per-device limits), filled by its op files when the library or
 // plugin loads:
 //
-//   const rt::KernelRegistration reg(opencl::kernel_table(), [](rt::KernelTable& t) {
-//     t.add<rt::OpKind::Softmax>(rt::DTypes{DType::F32}, run_softmax, fits_grid, "rows < 2^31");
+//   const rt::KernelRegistration reg(kernel_table(), [](rt::KernelTable& t) {
+//     t.add<rt::OpKind::Softmax, run_softmax>(rt::DTypes{DType::F32}, fits_grid, "rows < 2^31");
 //   });
 #include <array>
 #include <cstdint>
@@ -66,13 +66,28 @@ class KernelTable {
   // in a static initialiser).
   template <OpKind K>
   bool add(DTypes dtypes, Run<K> run, Accepts<K> accepts = nullptr, const char* limits = "") {
+    return add_entry<K>(dtypes, run, accepts, limits, [](Erased f, DeviceImpl& d, StreamImpl& s, const void* a) {
+      reinterpret_cast<Run<K>>(f)(d, s, *static_cast<const ArgsOf<K>*>(a));
+    });
+  }
+  // The same with the kernel known at compile time: the table calls it
+  // directly from its thunk, one indirect call per op instead of two.
+  template <OpKind K, Run<K> Fn>
+  bool add(DTypes dtypes, Accepts<K> accepts = nullptr, const char* limits = "") {
+    return add_entry<K>(dtypes, Fn, accepts, limits, [](Erased, DeviceImpl& d, StreamImpl& s, const void* a) {
+      Fn(d, s, *static_cast<const ArgsOf<K>*>(a));
+    });
+  }
+
+ private:
+  template <OpKind K>
+  bool add_entry(DTypes dtypes, Run<K> run, Accepts<K> accepts, const char* limits,
+                 void (*call)(void (*)(), DeviceImpl&, StreamImpl&, const void*)) {
     Entry e;
     e.dtypes = dtypes;
     e.run = reinterpret_cast<Erased>(run);
     e.accepts = reinterpret_cast<Erased>(accepts);
-    e.call = [](Erased f, DeviceImpl& d, StreamImpl& s, const void* a) {
-      reinterpret_cast<Run<K>>(f)(d, s, *static_cast<const ArgsOf<K>*>(a));
-    };
+    e.call = call;
     e.check = [](Erased f, const DeviceImpl& d, const void* a) {
       return reinterpret_cast<Accepts<K>>(f)(d, *static_cast<const ArgsOf<K>*>(a));
     };
@@ -81,6 +96,7 @@ class KernelTable {
     return true;
   }
 
+ public:
   class Entry;
   // The kernel that runs `args` (of kind k's type, key dtype `key`) on `dev`, or null.
   const Entry* find(const DeviceImpl& dev, OpKind k, DType key, const void* args) const {

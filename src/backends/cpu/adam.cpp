@@ -55,7 +55,7 @@ void adam(const rt::AdamArgs& a) {
 
 namespace {
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::Adam>(rt::DTypes{DType::F32, DType::F16, DType::BF16}, [](rt::DeviceImpl&, rt::StreamImpl&, const rt::AdamArgs& a) { adam(a); });
+  t.add<rt::OpKind::Adam, entry<rt::OpKind::Adam, adam>>(rt::DTypes{DType::F32, DType::F16, DType::BF16});
 });
 }  // namespace
 

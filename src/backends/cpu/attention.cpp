@@ -77,7 +77,7 @@ void attention(const rt::AttentionArgs& a) {
 
 namespace {
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::Attention>(rt::DTypes{DType::F32, DType::F16, DType::BF16}, [](rt::DeviceImpl&, rt::StreamImpl&, const rt::AttentionArgs& a) { attention(a); });
+  t.add<rt::OpKind::Attention, entry<rt::OpKind::Attention, attention>>(rt::DTypes{DType::F32, DType::F16, DType::BF16});
 });
 }  // namespace
 

@@ -110,7 +110,7 @@ void binary(const rt::BinaryArgs& a) {
 
 namespace {
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::Binary>(kNumeric, [](rt::DeviceImpl&, rt::StreamImpl&, const rt::BinaryArgs& a) { binary(a); });
+  t.add<rt::OpKind::Binary, entry<rt::OpKind::Binary, binary>>(kNumeric);
 });
 }  // namespace
 

@@ -242,8 +242,8 @@ void pool2d(const rt::Pool2dArgs& a) {
 
 namespace {
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::Conv2d>(rt::DTypes::floating(), [](rt::DeviceImpl&, rt::StreamImpl&, const rt::Conv2dArgs& a) { conv2d(a); });
-  t.add<rt::OpKind::Pool2d>(rt::DTypes::floating(), [](rt::DeviceImpl&, rt::StreamImpl&, const rt::Pool2dArgs& a) { pool2d(a); });
+  t.add<rt::OpKind::Conv2d, entry<rt::OpKind::Conv2d, conv2d>>(rt::DTypes::floating());
+  t.add<rt::OpKind::Pool2d, entry<rt::OpKind::Pool2d, pool2d>>(rt::DTypes::floating());
 });
 }  // namespace
 

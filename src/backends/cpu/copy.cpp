@@ -30,8 +30,8 @@ void copy_strided(const rt::CopyArgs& a) {
 
 namespace {
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::Copy>(rt::DTypes::all(), [](rt::DeviceImpl&, rt::StreamImpl&, const rt::CopyArgs& a) { copy_strided(a); });
-  t.add<rt::OpKind::Cast>(rt::DTypes::all(), [](rt::DeviceImpl&, rt::StreamImpl&, const rt::CopyArgs& a) { copy_strided(a); });
+  t.add<rt::OpKind::Copy, entry<rt::OpKind::Copy, copy_strided>>(rt::DTypes::all());
+  t.add<rt::OpKind::Cast, entry<rt::OpKind::Cast, copy_strided>>(rt::DTypes::all());
 });
 }  // namespace
 

@@ -63,6 +63,13 @@ class CpuDevice final : public rt::DeviceImpl {
 
 // The CPU backend's kernels; each op file registers its own (copy.cpp, binary.cpp, ...).
 rt::KernelTable& kernel_table();
+// An op file's kernel as a kernel-table entry (CPU streams need no handling:
+// work runs on the calling thread).
+template <rt::OpKind K, void (*Fn)(const rt::ArgsOf<K>&)>
+void entry(rt::DeviceImpl&, rt::StreamImpl&, const rt::ArgsOf<K>& a) {
+  Fn(a);
+}
+
 // The matmul kernel (matmul.cpp), which conv.cpp runs as well.
 void matmul(const rt::MatmulArgs& a);
 // Every dtype arithmetic takes.

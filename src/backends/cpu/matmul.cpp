@@ -38,7 +38,7 @@ void matmul(const rt::MatmulArgs& g) {
 
 namespace {
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::Matmul>(rt::DTypes::floating(), [](rt::DeviceImpl&, rt::StreamImpl&, const rt::MatmulArgs& a) { matmul(a); });
+  t.add<rt::OpKind::Matmul, entry<rt::OpKind::Matmul, matmul>>(rt::DTypes::floating());
 });
 }  // namespace
 

@@ -115,8 +115,8 @@ void batch_norm(const rt::BatchNormArgs& a) {
 
 namespace {
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::Norm>(rt::DTypes::floating(), [](rt::DeviceImpl&, rt::StreamImpl&, const rt::NormArgs& a) { norm(a); });
-  t.add<rt::OpKind::BatchNorm>(rt::DTypes::floating(), [](rt::DeviceImpl&, rt::StreamImpl&, const rt::BatchNormArgs& a) { batch_norm(a); });
+  t.add<rt::OpKind::Norm, entry<rt::OpKind::Norm, norm>>(rt::DTypes::floating());
+  t.add<rt::OpKind::BatchNorm, entry<rt::OpKind::BatchNorm, batch_norm>>(rt::DTypes::floating());
 });
 }  // namespace
 

@@ -46,7 +46,7 @@ void random(const rt::RandomArgs& r) {
 
 namespace {
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::Random>(rt::DTypes::floating(), [](rt::DeviceImpl&, rt::StreamImpl&, const rt::RandomArgs& a) { random(a); });
+  t.add<rt::OpKind::Random, entry<rt::OpKind::Random, random>>(rt::DTypes::floating());
 });
 }  // namespace
 

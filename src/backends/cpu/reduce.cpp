@@ -96,7 +96,7 @@ void reduce(const rt::ReduceArgs& r) {
 
 namespace {
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::Reduce>(kNumeric, [](rt::DeviceImpl&, rt::StreamImpl&, const rt::ReduceArgs& a) { reduce(a); });
+  t.add<rt::OpKind::Reduce, entry<rt::OpKind::Reduce, reduce>>(kNumeric);
 });
 }  // namespace
 

@@ -43,7 +43,7 @@ void rope(const rt::RopeArgs& a) {
 
 namespace {
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::Rope>(rt::DTypes::floating(), [](rt::DeviceImpl&, rt::StreamImpl&, const rt::RopeArgs& a) { rope(a); });
+  t.add<rt::OpKind::Rope, entry<rt::OpKind::Rope, rope>>(rt::DTypes::floating());
 });
 }  // namespace
 

@@ -67,7 +67,7 @@ void softmax(const rt::SoftmaxArgs& s) {
 
 namespace {
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::Softmax>(rt::DTypes::floating(), [](rt::DeviceImpl&, rt::StreamImpl&, const rt::SoftmaxArgs& a) { softmax(a); });
+  t.add<rt::OpKind::Softmax, entry<rt::OpKind::Softmax, softmax>>(rt::DTypes::floating());
 });
 }  // namespace
 

@@ -106,7 +106,7 @@ void unary(const rt::UnaryArgs& a) {
 
 namespace {
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::Unary>(kNumeric, [](rt::DeviceImpl&, rt::StreamImpl&, const rt::UnaryArgs& a) { unary(a); });
+  t.add<rt::OpKind::Unary, entry<rt::OpKind::Unary, unary>>(kNumeric);
 });
 }  // namespace
 

@@ -26,7 +26,7 @@ void binary(CudaStream& s, const rt::BinaryArgs& a) {
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::Binary>(gpu::kF32, entry<rt::OpKind::Binary, binary>);
+  t.add<rt::OpKind::Binary, entry<rt::OpKind::Binary, binary>>(gpu::kF32);
 });
 
 }  // namespace

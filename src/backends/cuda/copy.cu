@@ -23,7 +23,7 @@ void copy_strided(CudaStream& s, const rt::CopyArgs& a) {
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::Copy>(gpu::kCopyDTypes, entry<rt::OpKind::Copy, copy_strided>);
+  t.add<rt::OpKind::Copy, entry<rt::OpKind::Copy, copy_strided>>(gpu::kCopyDTypes);
 });
 
 }  // namespace

@@ -30,7 +30,7 @@ void softmax(CudaStream& s, const rt::SoftmaxArgs& a) {
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::Softmax>(gpu::kF32, entry<rt::OpKind::Softmax, softmax>, fits_grid,
+  t.add<rt::OpKind::Softmax, entry<rt::OpKind::Softmax, softmax>>(gpu::kF32, fits_grid,
                              "fewer than 2^31 columns after the reduced axis");
 });
 

@@ -17,7 +17,7 @@ void matmul(OpenClStream& s, const rt::MatmulArgs& a) {
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::Matmul>(gpu::kF32, entry<rt::OpKind::Matmul, matmul>);
+  t.add<rt::OpKind::Matmul, entry<rt::OpKind::Matmul, matmul>>(gpu::kF32);
 });
 
 }  // namespace

@@ -18,7 +18,7 @@ void softmax(OpenClStream& s, const rt::SoftmaxArgs& a) {
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::Softmax>(gpu::kF32, entry<rt::OpKind::Softmax, softmax>);
+  t.add<rt::OpKind::Softmax, entry<rt::OpKind::Softmax, softmax>>(gpu::kF32);
 });
 
 }  // namespace
