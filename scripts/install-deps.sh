@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages torsh builds and tests with, only when missing.
 # The CUDA toolkit is not a Debian package here: when nvcc is present the CUDA
-# plugin is built, otherwise it is skipped and `torsh info` says so.
+# plugin is built, otherwise it is skipped and `torsh info` says so. hipcc
+# (ROCm 5.2) builds the ROCm plugin from the CUDA sources; no AMD GPU is needed.
 set -euo pipefail
 pkgs=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev
-      ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd clinfo nlohmann-json3-dev)
+      ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd clinfo nlohmann-json3-dev
+      hipcc)
 # Callers add what only they need (the Python tests add the interpreter's packages).
 pkgs+=("$@")
 missing=()

@@ -12,29 +12,29 @@ using namespace torsh;
 
 namespace {
 std::string fixture(const std::string& name) {
-  return std::string(TORSH_TEST_BIN_DIR) + "/fixtures/" + name + "/libtorsh_backend_rocm.so";
+  return std::string(TORSH_TEST_BIN_DIR) + "/fixtures/" + name + "/libtorsh_backend_metal.so";
 }
 
 std::string load_error(const std::string& name) {
-  auto r = rt::load_plugin(fixture(name), BackendType::Rocm);
+  auto r = rt::load_plugin(fixture(name), BackendType::Metal);
   EXPECT_EQ(r.driver, nullptr);
   return r.error;
 }
 
-BackendStatus rocm_status_with_path(const std::string& dir) {
+BackendStatus metal_status_with_path(const std::string& dir) {
   setenv("TORSH_BACKEND_PATH", dir.c_str(), 1);
   rt::Registry::get().rescan();
   for (const auto& s : backend_statuses())
-    if (s.type == BackendType::Rocm) return s;
+    if (s.type == BackendType::Metal) return s;
   return {};
 }
 }  // namespace
 
 TEST(Plugins, MissingFileIsReportedWithTheSearchPath) {
-  auto r = rt::load_plugin("/nonexistent/libtorsh_backend_rocm.so", BackendType::Rocm);
+  auto r = rt::load_plugin("/nonexistent/libtorsh_backend_metal.so", BackendType::Metal);
   EXPECT_EQ(r.driver, nullptr);
   EXPECT_NE(r.error.find("cannot load"), std::string::npos);
-  auto st = rocm_status_with_path("/nonexistent-dir");
+  auto st = metal_status_with_path("/nonexistent-dir");
   EXPECT_FALSE(st.available);
   EXPECT_NE(st.reason.find("not found"), std::string::npos);
   EXPECT_NE(st.reason.find("/nonexistent-dir"), std::string::npos);
@@ -66,12 +66,12 @@ TEST(Plugins, WrongBackendKey) {
 }
 
 TEST(Plugins, RegistryReportsReasonAndKeepsWorking) {
-  auto st = rocm_status_with_path(std::string(TORSH_TEST_BIN_DIR) + "/fixtures/bad_abi");
+  auto st = metal_status_with_path(std::string(TORSH_TEST_BIN_DIR) + "/fixtures/bad_abi");
   EXPECT_FALSE(st.available);
   EXPECT_NE(st.reason.find("ABI version"), std::string::npos);
   EXPECT_NE(st.source.find("bad_abi"), std::string::npos);
   try {
-    Backend::create(BackendType::Rocm);
+    Backend::create(BackendType::Metal);
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::BackendUnavailable);

@@ -40,7 +40,7 @@ PluginLoad load_plugin(const std::string& path, BackendType expected) {
   }
   if (!p->build_id || std::strcmp(p->build_id, TORSH_BUILD_ID) != 0) {
     r.error = path + ": built as '" + std::string(p->build_id ? p->build_id : "?") + "', this torsh is '" +
-              TORSH_BUILD_ID + "'; rebuild the plugin with the same compiler and torsh version";
+              TORSH_BUILD_ID + "'; rebuild the plugin against this torsh version and C++ standard library";
     dlclose(h);
     return r;
   }

@@ -14,17 +14,26 @@ bool is_sticky(cudaError_t err) {
   switch (err) {
     case cudaErrorIllegalAddress:
     case cudaErrorLaunchFailure:
+    case cudaErrorAssert:
+    case cudaErrorECCUncorrectable:
+#if !defined(TORSH_HIP)  // HIP reports these faults as the ones above
     case cudaErrorHardwareStackError:
     case cudaErrorIllegalInstruction:
     case cudaErrorMisalignedAddress:
     case cudaErrorInvalidAddressSpace:
     case cudaErrorInvalidPc:
-    case cudaErrorAssert:
-    case cudaErrorECCUncorrectable:
+#endif
       return true;
     default:
       return false;
   }
+}
+bool no_code_for_device(cudaError_t err) {
+#if defined(TORSH_HIP)
+  return err == cudaErrorNoKernelImageForDevice;
+#else
+  return err == cudaErrorNoKernelImageForDevice || err == cudaErrorUnsupportedPtxVersion;
+#endif
 }
 }  // namespace
 
@@ -35,9 +44,12 @@ void throw_cuda(cudaError_t err, const std::string& call, const std::string& dev
   std::vector<std::string> hints;
   if (oom) hints.push_back("Free buffers or use smaller tensors; the device ran out of memory");
   if (is_sticky(err))
-    hints.push_back("A kernel faulted and the CUDA context is lost; restart the process to use this device again");
-  if (err == cudaErrorNoKernelImageForDevice || err == cudaErrorUnsupportedPtxVersion)
-    hints.push_back("Rebuild the CUDA plugin with this GPU in CMAKE_CUDA_ARCHITECTURES, or update the driver");
+    hints.push_back(std::string("A kernel faulted and the ") + vendor::kRuntime +
+                    " context is lost; restart the process to use this device again");
+  if (no_code_for_device(err))
+    hints.push_back(std::string("Rebuild the ") + vendor::kRuntime +
+                    " plugin with this GPU among its architectures (CMAKE_CUDA_ARCHITECTURES, TORSH_HIP_ARCHS), "
+                    "or update the driver");
   throw Error(oom ? ErrorCode::OutOfMemory : ErrorCode::DeviceError, call + " failed with " + cuda_error_text(err),
               {.op = call, .device = device}, std::move(hints));
 }

@@ -1,11 +1,11 @@
 #pragma once
 // The one way a failed CUDA runtime call becomes a torsh::Error: the call, the
 // CUDA error name and description, and the device.
-#include <cuda_runtime_api.h>
 
 #include <string>
 
 #include "torsh/core/error.hpp"
+#include "vendor.hpp"
 
 namespace torsh::cuda {
 

@@ -109,14 +109,14 @@ double CudaEvent::elapsed_ms(rt::EventImpl& later) {
 // ---------------------------------------------------------------- device
 
 CudaDevice::CudaDevice(int index, int ordinal) : rt::DeviceImpl(kernel_table()), ordinal_(ordinal) {
-  label_ = Device{BackendType::Cuda, index}.to_string();
+  label_ = Device{vendor::kBackend, index}.to_string();
   DeviceGuard g(ordinal, label_);
   cudaDeviceProp p{};
   check_cuda(cudaGetDeviceProperties(&p, ordinal), "cudaGetDeviceProperties", label_);
   info_ = query_device_info(index, ordinal, p);
   caps_ = query_capabilities(p, info_);
   hints_ = query_hints(ordinal, info_);
-  memory_pools_ = p.memoryPoolsSupported != 0;
+  memory_pools_ = vendor::memory_pools(p, ordinal);
   label_ += " (" + info_.name + ")";
   default_stream_ = std::make_unique<CudaStream>(*this);
 }

@@ -95,7 +95,7 @@ class CudaDevice final : public rt::DeviceImpl {
   CudaDevice(const CudaDevice&) = delete;
   CudaDevice& operator=(const CudaDevice&) = delete;
 
-  BackendType type() const override { return BackendType::Cuda; }
+  BackendType type() const override { return vendor::kBackend; }
   const DeviceInfo& info() const override { return info_; }
   Capabilities capabilities() const override { return caps_; }
   PerformanceHints hints() const override { return hints_; }

@@ -15,27 +15,23 @@ namespace torsh::cuda {
 namespace {
 
 // 12080 -> "12.8"
-std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+[[maybe_unused]] std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
 
-// "CUDA driver 12.8, runtime 13.0"
+// "CUDA driver 12.8, runtime 13.0" ("HIP driver 50422804, runtime 50422804": HIP's own numbering)
 std::string versions() {
   int drv = 0, runtime = 0;
   (void)cudaDriverGetVersion(&drv);
   (void)cudaRuntimeGetVersion(&runtime);
-  return "CUDA driver " + version_text(drv) + ", runtime " + version_text(runtime);
+#if defined(TORSH_HIP)
+  return std::string(vendor::kRuntime) + " driver " + std::to_string(drv) + ", runtime " + std::to_string(runtime);
+#else
+  return std::string(vendor::kRuntime) + " driver " + version_text(drv) + ", runtime " + version_text(runtime);
+#endif
 }
 
 int attribute(cudaDeviceAttr a, int ordinal) {
   int v = 0;
   return cudaDeviceGetAttribute(&v, a, ordinal) == cudaSuccess ? v : 0;
-}
-
-// FP32 lanes per SM (the CUDA programming guide's arithmetic-throughput table).
-int fp32_lanes_per_sm(int major, int minor) {
-  if (major == 7) return 64;                // Volta, Turing
-  if (major == 8 && minor == 0) return 64;  // A100 (GA10x and Ada have 128)
-  if (major == 6 && minor == 0) return 64;  // P100
-  return 128;                               // Hopper, Blackwell and later
 }
 
 }  // namespace
@@ -44,7 +40,7 @@ DeviceInfo query_device_info(int index, int ordinal, const cudaDeviceProp& p) {
   DeviceInfo info;
   info.index = index;
   info.name = p.name;
-  info.vendor = "NVIDIA";
+  info.vendor = vendor::kVendor;
   info.kind = DeviceKind::Gpu;
   info.total_memory = p.totalGlobalMem;
   std::size_t free = 0, total = 0;
@@ -56,22 +52,24 @@ DeviceInfo query_device_info(int index, int ordinal, const cudaDeviceProp& p) {
   info.unified_memory = p.integrated != 0;
   // clockRate left cudaDeviceProp in CUDA 13; the attribute remains (kHz).
   const double ghz = attribute(cudaDevAttrClockRate, ordinal) / 1e6;
-  info.peak_gflops = 2.0 * p.multiProcessorCount * fp32_lanes_per_sm(p.major, p.minor) * ghz;  // one FMA per lane
+  info.peak_gflops = 2.0 * p.multiProcessorCount * vendor::fp32_lanes(p) * ghz;  // one FMA per lane
   info.driver_version = versions();
-  info.features.push_back("sm_" + std::to_string(p.major * 10 + p.minor));
-  if (p.major * 10 + p.minor >= 53) info.features.emplace_back("fp16");
-  if (p.major >= 8) info.features.emplace_back("bf16");
+  info.features.push_back(vendor::arch(p));
+  if (vendor::has_f16(p)) info.features.emplace_back("fp16");
+  if (vendor::has_bf16(p)) info.features.emplace_back("bf16");
+#if !defined(TORSH_HIP)
   if (p.major >= 7) info.features.emplace_back("tensor_cores");
+#endif
   if (p.managedMemory) info.features.emplace_back("managed_memory");
-  if (p.memoryPoolsSupported) info.features.emplace_back("memory_pools");
+  if (vendor::memory_pools(p, ordinal)) info.features.emplace_back("memory_pools");
   if (p.concurrentKernels) info.features.emplace_back("concurrent_kernels");
   return info;
 }
 
 Capabilities query_capabilities(const cudaDeviceProp& p, const DeviceInfo& info) {
   Capabilities c;
-  c.f16 = p.major * 10 + p.minor >= 53;
-  c.bf16 = p.major >= 8;
+  c.f16 = vendor::has_f16(p);
+  c.bf16 = vendor::has_bf16(p);
   c.f64 = true;
   c.int8 = true;
   c.async_copy = true;
@@ -103,13 +101,14 @@ class CudaDriver final : public rt::Driver {
  public:
   CudaDriver(std::string version, std::vector<std::shared_ptr<CudaDevice>> devices)
       : version_(std::move(version)), devices_(std::move(devices)) {}
-  BackendType type() const override { return BackendType::Cuda; }
+  BackendType type() const override { return vendor::kBackend; }
   std::string version() const override { return version_; }
   int device_count() const override { return static_cast<int>(devices_.size()); }
   std::shared_ptr<rt::DeviceImpl> device(int index) override {
     if (index < 0 || index >= device_count())
-      throw Error(ErrorCode::OutOfRange, "CUDA device index " + std::to_string(index) + " out of range",
-                  {.op = "device", .device = "cuda:" + std::to_string(index)});
+      throw Error(ErrorCode::OutOfRange,
+                  std::string(vendor::kRuntime) + " device index " + std::to_string(index) + " out of range",
+                  {.op = "device", .device = Device{vendor::kBackend, index}.to_string()});
     return devices_[static_cast<std::size_t>(index)];
   }
 
@@ -118,26 +117,16 @@ class CudaDriver final : public rt::Driver {
   std::vector<std::shared_ptr<CudaDevice>> devices_;
 };
 
-// Why cudaGetDeviceCount failed, in terms of what to install or update.
-std::string driver_hint(cudaError_t err) {
-  int drv = 0, runtime = 0;
-  (void)cudaDriverGetVersion(&drv);
-  (void)cudaRuntimeGetVersion(&runtime);
-  if (drv == 0) return "; the NVIDIA driver (libcuda.so.1) is not installed or not on the loader path";
-  if (drv < runtime)
-    return "; the driver supports CUDA " + version_text(drv) + " but this plugin needs " + version_text(runtime) +
-           ": update the NVIDIA driver";
-  if (err == cudaErrorNoDevice) return "; check CUDA_VISIBLE_DEVICES and that the GPU is visible (nvidia-smi)";
-  return "";
-}
-
 rt::Driver* make_driver(char* err, std::size_t len) {
   int count = 0;
   const cudaError_t rc = cudaGetDeviceCount(&count);
   if (rc != cudaSuccess || count == 0) {
     const cudaError_t why = rc != cudaSuccess ? rc : cudaErrorNoDevice;
-    std::snprintf(err, len, "no CUDA driver/device: %s: %s%s", cudaGetErrorName(why), cudaGetErrorString(why),
-                  driver_hint(why).c_str());
+    // HIP's description of some errors is their name again; say it once.
+    std::string what = cudaGetErrorName(why);
+    if (what != cudaGetErrorString(why)) what += std::string(": ") + cudaGetErrorString(why);
+    std::snprintf(err, len, "plugin built, no %s device: %s%s", vendor::kRuntime, what.c_str(),
+                  vendor::driver_hint(why).c_str());
     (void)cudaGetLastError();
     return nullptr;
   }
@@ -154,7 +143,7 @@ rt::Driver* make_driver(char* err, std::size_t len) {
     }
   }
   if (devices.empty()) {
-    std::snprintf(err, len, "no CUDA device could be opened: %s", failures.c_str());
+    std::snprintf(err, len, "no %s device could be opened: %s", vendor::kRuntime, failures.c_str());
     return nullptr;
   }
   return new CudaDriver(versions(), std::move(devices));
@@ -164,17 +153,35 @@ void* create_driver(char* err, std::size_t len) {
   try {
     return static_cast<void*>(make_driver(err, len));
   } catch (const std::exception& e) {
-    std::snprintf(err, len, "CUDA driver initialisation failed: %s", e.what());
+    std::snprintf(err, len, "%s driver initialisation failed: %s", vendor::kRuntime, e.what());
   } catch (...) {
-    std::snprintf(err, len, "CUDA driver initialisation failed with an unknown exception");
+    std::snprintf(err, len, "%s driver initialisation failed with an unknown exception", vendor::kRuntime);
   }
   return nullptr;
 }
 
 }  // namespace
+
+#if !defined(TORSH_HIP)
+// Why cudaGetDeviceCount failed, in terms of what to install or update.
+std::string vendor::driver_hint(cudaError_t err) {
+  int drv = 0, runtime = 0;
+  (void)cudaDriverGetVersion(&drv);
+  (void)cudaRuntimeGetVersion(&runtime);
+  if (drv == 0) return "; the NVIDIA driver (libcuda.so.1) is not installed or not on the loader path";
+  if (drv < runtime)
+    return "; the driver supports CUDA " + version_text(drv) + " but this plugin needs " + version_text(runtime) +
+           ": update the NVIDIA driver";
+  if (err == cudaErrorNoDevice) return "; check CUDA_VISIBLE_DEVICES and that the GPU is visible (nvidia-smi)";
+  return "";
+}
+
+#endif
+
 }  // namespace torsh::cuda
 
 TORSH_PLUGIN_EXPORT const torsh_plugin_v1* torsh_backend_plugin_entry(void) {
-  static const torsh_plugin_v1 plugin{TORSH_PLUGIN_ABI_VERSION, "cuda", TORSH_BUILD_ID, &torsh::cuda::create_driver};
+  static const torsh_plugin_v1 plugin{TORSH_PLUGIN_ABI_VERSION, torsh::cuda::vendor::kKey, TORSH_BUILD_ID,
+                                      &torsh::cuda::create_driver};
   return &plugin;
 }
