@@ -86,35 +86,68 @@ std::string shapes_of(TensorRefs in, TensorRefs out) {
   return s;
 }
 
+// The element range [lo, hi] of a non-empty view's storage.
+std::pair<std::int64_t, std::int64_t> span_of(const Tensor& t) {
+  std::int64_t lo = t.offset(), hi = t.offset();
+  for (std::size_t d = 0; d < t.ndim(); ++d) {
+    const std::int64_t reach = (t.shape()[d] - 1) * t.strides()[d];
+    (reach < 0 ? lo : hi) += reach;
+  }
+  return {lo, hi};
+}
+
+// A view moved as raw bytes: the storage from its lowest to its highest
+// element is copied to `target` and the same view laid over the copy. No op
+// runs, so a fallback never needs the op it falls back from (a strided or
+// broadcast view of a dtype the device cannot copy would otherwise recurse).
+Tensor stage(const Tensor& t, Backend& target) {
+  if (t.numel() == 0) return target.empty(t.shape(), t.dtype());
+  const auto [lo, hi] = span_of(t);
+  const std::size_t es = dtype_size(t.dtype());
+  Buffer b = target.allocate(static_cast<std::size_t>(hi - lo + 1) * es);
+  b.copy_from(t.buffer(), b.size(), static_cast<std::size_t>(lo) * es, 0);
+  return Tensor(std::move(b), t.dtype(), t.shape(), t.strides(), t.offset() - lo);
+}
+
+// Writes a staged output back into the view it was staged from. A view that
+// covers its span exactly goes back as raw bytes. Otherwise the span may hold
+// elements of other views (an interleaved output, say) that this op has just
+// written: the span is read again, the view's elements patched into it on the
+// CPU, and the whole span written back.
+void unstage(const Tensor& staged, const Tensor& dst, Backend& cpu) {
+  if (dst.numel() == 0) return;
+  const std::int64_t lo = span_of(dst).first;
+  const std::size_t es = dtype_size(dst.dtype());
+  Tensor back = staged;
+  if (staged.buffer().size() != static_cast<std::size_t>(dst.numel()) * es) {
+    back = stage(dst, cpu);
+    copy_into(staged, back);
+  }
+  const_cast<Buffer&>(dst.buffer()).copy_from(back.buffer(), back.buffer().size(), 0, static_cast<std::size_t>(lo) * es);
+}
+
 // Runs the op on the CPU with staged copies of every operand.
 void run_on_cpu(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs, const OwnedKernel& fn) {
   Backend cpu = Backend::create(BackendType::Cpu);
-  Backend home = outputs.front().backend();
   g_ops++;
   std::vector<Tensor> cin, cout;
   for (const auto& t : inputs) {
-    cin.push_back(t.to(cpu));
+    cin.push_back(stage(t, cpu));
     g_copies++;
-    g_bytes += t.nbytes();
+    g_bytes += cin.back().buffer().size();
   }
   // Outputs are copied too: ops such as gemm with beta != 0 read them.
   for (const auto& t : outputs) {
-    cout.push_back(t.to(cpu));
+    cout.push_back(stage(t, cpu));
     g_copies++;
-    g_bytes += t.nbytes();
+    g_bytes += cout.back().buffer().size();
   }
   rt::DeviceImpl& cdev = cpu.impl();
   fn(cdev, cdev.default_stream(), args_of(cin), args_of(cout), true);
   for (std::size_t i = 0; i < outputs.size(); ++i) {
-    Tensor dst = outputs[i];
-    if (dst.is_contiguous()) {
-      dst.copy_from_host(cout[i].buffer().impl().host_ptr(), dst.nbytes());
-    } else {
-      Tensor staged = cout[i].to(home);
-      copy_into(staged, dst);
-    }
+    unstage(cout[i], outputs[i], cpu);
     g_copies++;
-    g_bytes += dst.nbytes();
+    g_bytes += cout[i].buffer().size();
   }
 }
 
@@ -165,7 +198,25 @@ class NativeRecording {
 
 }  // namespace
 
+namespace {
+// A broadcast view (stride 0 over a dimension longer than 1) names one
+// element many times: writing through it races and keeps an arbitrary value.
+// Such views are read-only, as in NumPy and PyTorch.
+[[noreturn]] void broadcast_output(const char* name, const Tensor& t, std::size_t d) {
+  throw Error(ErrorCode::InvalidArgument,
+              std::string(name) + " would write into a broadcast view (stride 0 on dimension " + std::to_string(d) +
+                  " of " + t.shape().to_string() + "); broadcast views are read-only",
+              context(name, {t}), {"Write into a contiguous copy (.contiguous()) or into the tensor it was broadcast from"});
+}
+void check_writable(const char* name, TensorRefs outputs) {
+  for (const Tensor* t : outputs)
+    for (std::size_t d = 0; d < t->ndim(); ++d)
+      if (t->strides()[d] == 0 && t->shape()[d] > 1) broadcast_output(name, *t, d);
+}
+}  // namespace
+
 void launch_impl(const char* name, rt::OpKind kind, TensorRefs inputs, TensorRefs outputs, const KernelRef& fn) {
+  check_writable(name, outputs);
   const Buffer& home_buf = outputs[0].buffer();
   rt::DeviceImpl& dev = *Access::state(home_buf)->backend->dev;
   GraphState* any = capturing_any();
