@@ -32,10 +32,38 @@ OpenClStream::OpenClStream(OpenClDevice& dev) : dev_(dev) {
 OpenClStream::~OpenClStream() {
   dev_.unregister_queue(q_);
   clFinish(q_);
+  release_markers();
   clReleaseCommandQueue(q_);
 }
 
-void OpenClStream::synchronize() { check_cl(clFinish(q_), "clFinish", dev_.label()); }
+void OpenClStream::synchronize() {
+  check_cl(clFinish(q_), "clFinish", dev_.label());
+  std::lock_guard lk(throttle_mu_);
+  release_markers();
+}
+
+void OpenClStream::release_markers() {
+  for (cl_event ev : markers_) clReleaseEvent(ev);
+  markers_.clear();
+  since_marker_ = 0;
+}
+
+void OpenClStream::enqueued() {
+  std::lock_guard lk(throttle_mu_);
+  if (++since_marker_ < kMarkerEvery) return;
+  since_marker_ = 0;
+  cl_event ev = nullptr;
+  check_cl(clEnqueueMarkerWithWaitList(q_, 0, nullptr, &ev), "clEnqueueMarkerWithWaitList", dev_.label());
+  check_cl(clFlush(q_), "clFlush", dev_.label());
+  markers_.push_back(ev);
+  if (markers_.size() <= kMarkersAhead) return;
+  // The device is still kMarkersAhead batches behind after this wait, so it stays busy.
+  cl_event oldest = markers_.front();
+  markers_.pop_front();
+  const cl_int err = clWaitForEvents(1, &oldest);
+  clReleaseEvent(oldest);
+  check_cl(err, "clWaitForEvents (queue depth bound)", dev_.label());
+}
 
 void OpenClStream::record(rt::EventImpl& e) {
   cl_event ev = nullptr;
@@ -205,7 +233,10 @@ void OpenClDevice::write(rt::BufferImpl& dst, std::size_t off, const void* src, 
   if (CommandBufferGraph* g = recording(stream_of(s))) g->invalidate("an op wrote host memory to the device");
   check_cl(clEnqueueWriteBuffer(q, mem_of(dst), blocking ? CL_TRUE : CL_FALSE, off, n, src, 0, nullptr, nullptr),
            "clEnqueueWriteBuffer", label_);
-  if (!blocking) check_cl(clFlush(q), "clFlush", label_);
+  if (!blocking) {
+    check_cl(clFlush(q), "clFlush", label_);
+    stream_of(s).enqueued();
+  }
 }
 
 void OpenClDevice::read(rt::BufferImpl& src, std::size_t off, void* dst, std::size_t n, rt::StreamImpl& s,
@@ -214,7 +245,10 @@ void OpenClDevice::read(rt::BufferImpl& src, std::size_t off, void* dst, std::si
   if (CommandBufferGraph* g = recording(stream_of(s))) g->invalidate("an op read device memory to the host");
   check_cl(clEnqueueReadBuffer(q, mem_of(src), blocking ? CL_TRUE : CL_FALSE, off, n, dst, 0, nullptr, nullptr),
            "clEnqueueReadBuffer", label_);
-  if (!blocking) check_cl(clFlush(q), "clFlush", label_);
+  if (!blocking) {
+    check_cl(clFlush(q), "clFlush", label_);
+    stream_of(s).enqueued();
+  }
 }
 
 void OpenClDevice::copy(rt::BufferImpl& src, std::size_t soff, rt::BufferImpl& dst, std::size_t doff, std::size_t n,
@@ -237,6 +271,7 @@ void OpenClDevice::copy(rt::BufferImpl& src, std::size_t soff, rt::BufferImpl& d
     copy_one(tmp->mem(), 0, mem_of(dst), doff);
   }
   check_cl(clFlush(q), "clFlush", label_);
+  stream_of(s).enqueued();
 }
 
 void OpenClDevice::fill(rt::BufferImpl& dst, std::size_t off, std::size_t n, const void* pattern, std::size_t psize,
@@ -248,6 +283,7 @@ void OpenClDevice::fill(rt::BufferImpl& dst, std::size_t off, std::size_t n, con
              label_);
     if (CommandBufferGraph* g = recording(stream_of(s))) g->fill(mem_of(dst), pattern, psize, off, n);
     check_cl(clFlush(q), "clFlush", label_);
+    stream_of(s).enqueued();
     return;
   }
   // clEnqueueFillBuffer needs offsets that are multiples of the pattern size: write the repeated pattern instead.

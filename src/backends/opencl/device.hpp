@@ -2,6 +2,7 @@
 // The OpenCL backend: buffers are cl_mem, streams in-order command queues with
 // profiling, events cl_event markers, and the ops run the shared kernels of
 // src/kernels compiled at run time (program.cpp) and launched one way (launch.hpp).
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -67,9 +68,23 @@ class OpenClStream final : public rt::StreamImpl {
   cl_command_queue queue() const { return q_; }
   OpenClDevice& device() const { return dev_; }
 
+  // Called after each command is enqueued. The queue is kept at most about
+  // kMarkerEvery * kMarkersAhead commands ahead of the device: OpenCL queues
+  // without limit, and a host loop of small ops would otherwise grow host
+  // memory and the next synchronize() without bound (CUDA's launch queue
+  // blocks the same way when it is full).
+  void enqueued();
+  static constexpr int kMarkerEvery = 256;
+  static constexpr std::size_t kMarkersAhead = 4;
+
  private:
+  void release_markers();
+
   OpenClDevice& dev_;
   cl_command_queue q_ = nullptr;
+  std::mutex throttle_mu_;
+  int since_marker_ = 0;
+  std::deque<cl_event> markers_;  // oldest first
 };
 
 // A marker in a queue; its CL_PROFILING_COMMAND_END is the device time at

@@ -19,6 +19,7 @@ void launch_args(OpenClStream& s, const Kernel& k, const NDRange& global, const 
              is_allocation_failure(err) ? ErrorCode::OutOfMemory : ErrorCode::DeviceError);
   if (CommandBufferGraph* g = recording(s)) g->kernel(k, global.dims, global.size.data(), group, args);
   check_cl(clFlush(s.queue()), "clFlush", s.device().label());
+  s.enqueued();
 }
 
 std::pair<NDRange, NDRange> grid_1d(OpenClDevice& dev, const Kernel& k, std::int64_t n) {
