@@ -59,7 +59,8 @@ TEST(OpsRope, NeoXAndGptJLayouts) {
 
 namespace {
 std::vector<double> ref_attention(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
-                                  int B, int Hq, int Hkv, int Sq, int Skv, int D, bool causal) {
+                                  int B, int Hq, int Hkv, int Sq, int Skv, int D, bool causal,
+                                  bool bottom_right = false) {
   std::vector<double> out(static_cast<std::size_t>(B) * Hq * Sq * D);
   const double scale = 1 / std::sqrt(double(D));
   for (int b = 0; b < B; ++b)
@@ -69,12 +70,13 @@ std::vector<double> ref_attention(const std::vector<float>& q, const std::vector
         std::vector<double> s(Skv, -INFINITY);
         double mx = -INFINITY;
         for (int j = 0; j < Skv; ++j) {
-          if (causal && j > i + Skv - Sq) continue;
+          if (causal && j > i + (bottom_right ? Skv - Sq : 0)) continue;
           double d = 0;
           for (int t = 0; t < D; ++t) d += double(q[((b * Hq + h) * Sq + i) * D + t]) * k[((b * Hkv + kh) * Skv + j) * D + t];
           s[j] = d * scale;
           mx = std::max(mx, s[j]);
         }
+        if (mx == -INFINITY) continue;  // a query that sees no key: zeros
         double sum = 0;
         for (int j = 0; j < Skv; ++j) sum += (s[j] = std::exp(s[j] - mx));
         for (int t = 0; t < D; ++t) {
@@ -91,15 +93,23 @@ std::vector<double> ref_attention(const std::vector<float>& q, const std::vector
 TEST(OpsAttention, MatchesReferenceCausalAndGrouped) {
   struct Case { int B, Hq, Hkv, Sq, Skv, D; bool causal; };
   for (auto c : {Case{1, 1, 1, 1, 1, 4, false}, Case{2, 4, 2, 33, 33, 16, true}, Case{1, 2, 1, 7, 200, 8, false},
-                 Case{1, 8, 8, 130, 130, 64, true}, Case{1, 2, 2, 3, 150, 8, true}}) {
-    auto q = rand_vec(c.B * c.Hq * c.Sq * c.D, 1), k = rand_vec(c.B * c.Hkv * c.Skv * c.D, 2),
-         v = rand_vec(c.B * c.Hkv * c.Skv * c.D, 3);
-    auto got = ops::attention(make(q, {c.B, c.Hq, c.Sq, c.D}), make(k, {c.B, c.Hkv, c.Skv, c.D}),
-                              make(v, {c.B, c.Hkv, c.Skv, c.D}), c.causal)
-                   .to_vector();
-    auto ref = ref_attention(q, k, v, c.B, c.Hq, c.Hkv, c.Sq, c.Skv, c.D, c.causal);
-    for (std::size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(got[i], ref[i], 2e-5) << "Sq=" << c.Sq << " i=" << i;
-  }
+                 Case{1, 8, 8, 130, 130, 64, true}, Case{1, 2, 2, 3, 150, 8, true}, Case{1, 2, 1, 70, 9, 8, true},
+                 Case{1, 1, 1, 1, 40, 8, true}})
+    for (bool bottom_right : {false, true}) {
+      auto q = rand_vec(c.B * c.Hq * c.Sq * c.D, 1), k = rand_vec(c.B * c.Hkv * c.Skv * c.D, 2),
+           v = rand_vec(c.B * c.Hkv * c.Skv * c.D, 3);
+      auto got = ops::attention(make(q, {c.B, c.Hq, c.Sq, c.D}), make(k, {c.B, c.Hkv, c.Skv, c.D}),
+                                make(v, {c.B, c.Hkv, c.Skv, c.D}), c.causal, std::nullopt,
+                                bottom_right ? ops::CausalAlign::BottomRight : ops::CausalAlign::TopLeft)
+                     .to_vector();
+      auto ref = ref_attention(q, k, v, c.B, c.Hq, c.Hkv, c.Sq, c.Skv, c.D, c.causal, bottom_right);
+      for (std::size_t i = 0; i < ref.size(); ++i) {
+        // Never NaN: with Sq > Skv, bottom-right rows that see no key are zeros.
+        ASSERT_FALSE(std::isnan(got[i])) << "Sq=" << c.Sq << " Skv=" << c.Skv << " i=" << i;
+        ASSERT_NEAR(got[i], ref[i], 2e-5) << "Sq=" << c.Sq << " Skv=" << c.Skv << " bottom_right=" << bottom_right
+                                          << " i=" << i;
+      }
+    }
   // A large-magnitude query must not overflow the online softmax.
   std::vector<float> q(8, 100.f), k = rand_vec(4 * 8, 5), v = rand_vec(4 * 8, 6);
   auto big = ops::attention(make(q, {1, 1, 1, 8}), make(k, {1, 1, 4, 8}), make(v, {1, 1, 4, 8})).to_vector();

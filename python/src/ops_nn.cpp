@@ -90,14 +90,22 @@ void bind_transformer(nb::module_& m) {
       "Rotary position embedding of x [batch, seq, heads, head_dim] at positions pos0...; rot_dim=0 rotates the "
       "whole head.");
   m.def("attention", [](const TensorLike& q, const TensorLike& k, const TensorLike& v, bool causal,
-                        std::optional<double> scale) {
+                        std::optional<double> scale, const std::string& align) {
+        if (align != "top_left" && align != "bottom_right")
+          raise_error(ErrorCode::InvalidArgument, "unknown causal alignment '" + align + "'", "attention",
+                      {"Use 'top_left' (PyTorch's is_causal) or 'bottom_right' (queries at the end of the keys, as "
+                       "with a KV cache)"});
         Tensor tq = as_tensor(q);
         Tensor tk = as_tensor(k, &tq), tv = as_tensor(v, &tq);
         nb::gil_scoped_release r;
-        return ops::attention(tq, tk, tv, causal, scale);
+        return ops::attention(tq, tk, tv, causal, scale,
+                              align == "top_left" ? ops::CausalAlign::TopLeft : ops::CausalAlign::BottomRight);
       }, arg("q"), arg("k"), arg("v"), arg("causal") = false, arg("scale").none() = nb::none(),
+      arg("align") = "top_left",
       "Scaled dot-product attention: q [B, Hq, Sq, D], k/v [B, Hkv, Skv, D] (grouped heads when Hkv divides Hq); "
-      "scale defaults to 1/sqrt(D).");
+      "scale defaults to 1/sqrt(D). With causal=True and Sq != Skv, align='top_left' (the default, PyTorch's "
+      "is_causal) lets query i see keys j <= i; align='bottom_right' puts the queries at the end of the keys "
+      "(j <= i + Skv - Sq, a KV cache); a query that sees no key gets zeros.");
 }
 
 void bind_conv(nb::module_& m) {

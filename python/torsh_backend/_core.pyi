@@ -594,9 +594,9 @@ def rope(x: Tensor | numpy.typing.ArrayLike, cos: Tensor | numpy.typing.ArrayLik
     Rotary position embedding of x [batch, seq, heads, head_dim] at positions pos0...; rot_dim=0 rotates the whole head.
     """
 
-def attention(q: Tensor | numpy.typing.ArrayLike, k: Tensor | numpy.typing.ArrayLike, v: Tensor | numpy.typing.ArrayLike, causal: bool = False, scale: float | None = None) -> Tensor:
+def attention(q: Tensor | numpy.typing.ArrayLike, k: Tensor | numpy.typing.ArrayLike, v: Tensor | numpy.typing.ArrayLike, causal: bool = False, scale: float | None = None, align: str = 'top_left') -> Tensor:
     """
-    Scaled dot-product attention: q [B, Hq, Sq, D], k/v [B, Hkv, Skv, D] (grouped heads when Hkv divides Hq); scale defaults to 1/sqrt(D).
+    Scaled dot-product attention: q [B, Hq, Sq, D], k/v [B, Hkv, Skv, D] (grouped heads when Hkv divides Hq); scale defaults to 1/sqrt(D). With causal=True and Sq != Skv, align='top_left' (the default, PyTorch's is_causal) lets query i see keys j <= i; align='bottom_right' puts the queries at the end of the keys (j <= i + Skv - Sq, a KV cache); a query that sees no key gets zeros.
     """
 
 def conv2d(x: Tensor | numpy.typing.ArrayLike, weight: Tensor | numpy.typing.ArrayLike, bias: Tensor | numpy.typing.ArrayLike | None = None, *, stride: int | tuple[int, int] = 1, padding: int | tuple[int, int] = 0, dilation: int | tuple[int, int] = 1, groups: int = 1) -> Tensor:

@@ -52,7 +52,8 @@ Tensor rope(const Tensor& x_in, const Tensor& cos, const Tensor& sin, RopeStyle 
   return out;
 }
 
-Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, bool causal, std::optional<float> scale) {
+Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, bool causal, std::optional<float> scale,
+                 CausalAlign align) {
   const char* name = "attention";
   detail::check_same_device(name, {q_in, k_in, v_in});
   detail::check_same_dtype(name, {q_in, k_in, v_in});
@@ -75,7 +76,7 @@ Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, boo
   if (out.numel() == 0) return out;
   const float sc = scale.value_or(1.0f / std::sqrt(static_cast<float>(qs[3] > 0 ? qs[3] : 1)));
   detail::launch<rt::OpKind::Attention>(name, {q, k, v}, {out}, [=](auto& in, auto& o) {
-    return rt::AttentionArgs{in[0], in[1], in[2], o[0], sc, causal};
+    return rt::AttentionArgs{in[0], in[1], in[2], o[0], sc, causal, align};
   });
   return out;
 }

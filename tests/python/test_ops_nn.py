@@ -42,25 +42,44 @@ def test_batch_norm_inference_and_training_updates_numpy_stats(rng):
     np.testing.assert_allclose(rv, 0.75 * rv0 + 0.25 * var * n / (n - 1), rtol=1e-5)
 
 
-def np_attention(q, k, v, causal=False, scale=None):
+def np_attention(q, k, v, causal=False, scale=None, align="top_left"):
     hq, hkv, d = q.shape[1], k.shape[1], q.shape[-1]
     k = np.repeat(k, hq // hkv, axis=1)
     v = np.repeat(v, hq // hkv, axis=1)
     s = q @ np.swapaxes(k, -1, -2) * (scale if scale is not None else 1 / np.sqrt(d))
     if causal:
         sq, skv = q.shape[2], k.shape[2]
-        mask = np.arange(skv)[None, :] > np.arange(sq)[:, None] + (skv - sq)
+        shift = skv - sq if align == "bottom_right" else 0
+        mask = np.arange(skv)[None, :] > np.arange(sq)[:, None] + shift
         s = np.where(mask, -np.inf, s)
-    s = np.exp(s - s.max(-1, keepdims=True))
-    return (s / s.sum(-1, keepdims=True)) @ v
+    mx = s.max(-1, keepdims=True)
+    seen = np.isfinite(mx)  # a query that sees no key gets zeros
+    p = np.where(seen, np.exp(s - np.where(seen, mx, 0)), 0)
+    den = p.sum(-1, keepdims=True)
+    return (p / np.where(den > 0, den, 1)) @ v
 
 
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("hq,hkv,sq,skv", [(2, 2, 7, 7), (4, 2, 5, 9), (3, 1, 1, 6)])
-def test_attention(rng, causal, hq, hkv, sq, skv):
+@pytest.mark.parametrize("align", ["top_left", "bottom_right"])
+@pytest.mark.parametrize("hq,hkv,sq,skv", [(2, 2, 7, 7), (4, 2, 5, 9), (3, 1, 1, 6), (2, 1, 9, 4)])
+def test_attention(rng, causal, align, hq, hkv, sq, skv):
     q, k, v = f32(rng, 2, hq, sq, 16), f32(rng, 2, hkv, skv, 16), f32(rng, 2, hkv, skv, 16)
-    close(tb.attention(q, k, v, causal=causal), np_attention(q, k, v, causal), atol=1e-5)
-    close(tb.attention(q, k, v, causal=causal, scale=0.3), np_attention(q, k, v, causal, 0.3), atol=1e-5)
+    got = tb.attention(q, k, v, causal=causal, align=align)
+    assert not np.isnan(got.numpy()).any()
+    close(got, np_attention(q, k, v, causal, align=align), atol=1e-5)
+    close(tb.attention(q, k, v, causal=causal, scale=0.3, align=align), np_attention(q, k, v, causal, 0.3, align),
+          atol=1e-5)
+
+
+def test_attention_causal_default_is_pytorchs_top_left():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    q, k, v = (rng.standard_normal(s).astype("f4") for s in ((1, 2, 3, 8), (1, 2, 6, 8), (1, 2, 6, 8)))
+    want = torch.nn.functional.scaled_dot_product_attention(torch.from_numpy(q), torch.from_numpy(k),
+                                                            torch.from_numpy(v), is_causal=True).numpy()
+    close(tb.attention(q, k, v, causal=True), want, atol=1e-5)
+    with pytest.raises(tb.TorshError):
+        tb.attention(q, k, v, causal=True, align="diagonal")
 
 
 def np_rope(x, pos0, base, style):

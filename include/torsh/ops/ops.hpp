@@ -82,8 +82,11 @@ std::pair<Tensor, Tensor> rope_cache(Backend& backend, std::int64_t max_pos, std
 Tensor rope(const Tensor& x, const Tensor& cos, const Tensor& sin, RopeStyle style = RopeStyle::NeoX,
             std::int64_t pos0 = 0, std::int64_t rot_dim = 0);
 // q [B, Hq, Sq, D], k/v [B, Hkv, Skv, D]; scale defaults to 1/sqrt(D). Flash-style: no Sq x Skv matrix.
+// With Sq != Skv the causal mask's alignment matters: TopLeft (the default) is
+// PyTorch's is_causal, BottomRight a KV cache's (see rt::CausalAlign).
+using rt::CausalAlign;
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal = false,
-                 std::optional<float> scale = std::nullopt);
+                 std::optional<float> scale = std::nullopt, CausalAlign align = CausalAlign::TopLeft);
 // Seed-002 LLM helpers: w [n, k] @ x [k] -> [n]; weights [m] . matrix [m, n] -> [n].
 Tensor matmul_vec(const Tensor& w, const Tensor& x);
 Tensor weighted_sum_rows(const Tensor& weights, const Tensor& matrix);

@@ -106,13 +106,21 @@ struct RopeArgs {
   bool neox = true;
 };
 
+// Where a causal mask's diagonal starts when Sq != Skv. TopLeft: query i sees
+// keys j <= i (PyTorch's scaled_dot_product_attention(is_causal=True)).
+// BottomRight: the queries are the last Sq positions of the keys, so query i
+// sees keys j <= i + Skv - Sq (a KV cache: decoding one token sees every key;
+// FlashAttention's convention). The two agree when Sq == Skv.
+enum class CausalAlign { TopLeft, BottomRight };
+
 // Scaled dot-product attention on contiguous q [B, Hq, Sq, D], k [B, Hkv, Skv, D],
 // v [B, Hkv, Skv, Dv] into out [B, Hq, Sq, Dv]; Hq is a multiple of Hkv (grouped-query).
-// causal: query i (aligned to the end of the keys) sees keys j <= i + Skv - Sq.
+// A query that sees no key (BottomRight with Sq > Skv) gets zeros, not 0/0.
 struct AttentionArgs {
   TensorArg q, k, v, out;
   float scale = 1.0f;
   bool causal = false;
+  CausalAlign align = CausalAlign::TopLeft;
 };
 
 // NCHW convolution: x [N, C, H, W], w [K, C / groups, R, S], bias [K] (optional),

@@ -26,7 +26,8 @@ void run(const rt::AttentionArgs& a) {
   const T* K = data_of<T>(a.k);
   const T* V = data_of<T>(a.v);
   T* O = data_of<T>(a.out);
-  const std::int64_t shift = Skv - Sq;  // causal: query i sees keys j <= i + shift
+  // causal: query i sees keys j <= i + shift
+  const std::int64_t shift = a.align == rt::CausalAlign::BottomRight ? Skv - Sq : 0;
   // Causal tiles near the diagonal cost more; interleave block order so both threads get a mix.
   pool().parallel_for(B * Hq * qblocks, 1, [&](std::int64_t t0, std::int64_t t1) {
     std::vector<float> q(kBq * D), kt(D * kBk), vb(kBk * Dv), s(kBq * kBk), acc(kBq * Dv), m(kBq), l(kBq);
@@ -54,8 +55,8 @@ void run(const rt::AttentionArgs& a) {
       }
       T* op = O + ((b * Hq + h) * Sq + i0) * Dv;
       for (std::int64_t i = 0; i < nq; ++i) {
-        // A query that sees no key (causal with Sq > Skv) divides 0 by 0: NaN, as PyTorch.
-        const float inv = 1.0f / l[i];
+        // A query that sees no key (BottomRight with Sq > Skv) attends to nothing: zeros.
+        const float inv = l[i] > 0.0f ? 1.0f / l[i] : 0.0f;
         for (std::int64_t d = 0; d < Dv; ++d) op[i * Dv + d] = from_acc<T>(acc[i * Dv + d] * inv);
       }
     }
