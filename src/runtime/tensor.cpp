@@ -161,6 +161,20 @@ Tensor Tensor::contiguous() const { return is_contiguous() ? *this : ops::contig
 Tensor Tensor::cast(DType dtype) const { return ops::cast(*this, dtype); }
 
 Tensor Tensor::to(Backend& target) const {
+  // A view its device cannot make contiguous (that copy would fall back to the
+  // CPU, which stages its operands through here) moves as the span of storage
+  // it covers and is made contiguous on the target.
+  if (!is_contiguous() && numel() > 0 && !backend().supports(rt::OpKind::Copy, dtype_)) {
+    std::int64_t lo = offset_, hi = offset_;
+    for (std::size_t i = 0; i < shape_.ndim(); ++i) {
+      const std::int64_t span = (shape_[i] - 1) * strides_[i];
+      (span < 0 ? lo : hi) += span;
+    }
+    const std::size_t es = dtype_size(dtype_), bytes = static_cast<std::size_t>(hi - lo + 1) * es;
+    Tensor staged(target.allocate(bytes), dtype_, shape_, strides_, offset_ - lo);
+    const_cast<Buffer&>(staged.buffer()).copy_from(buffer_, bytes, static_cast<std::size_t>(lo) * es, 0);
+    return staged.contiguous();
+  }
   const Tensor src = contiguous();
   Tensor out = target.empty(shape_, dtype_);
   if (nbytes())
