@@ -1,0 +1,926 @@
+// Every op case of the cross-backend harness, one family per function.
+// Values are drawn per case from a seed derived from its description, so a
+// case sees the same inputs on every backend and in every run.
+#include "cases.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+namespace backend_ops {
+
+using namespace torsh;
+using K = rt::OpKind;
+
+namespace {
+
+constexpr DType F32 = DType::F32, F64 = DType::F64, F16 = DType::F16, BF16 = DType::BF16;
+constexpr DType I8 = DType::I8, U8 = DType::U8, I32 = DType::I32, I64 = DType::I64;
+constexpr DType kFloats[] = {F32, F64, F16, BF16};
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::string dt(DType t) { return std::string(dtype_name(t)); }
+
+std::string num(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+std::string list(const std::vector<std::int64_t>& v) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(v[i]);
+  }
+  return s;
+}
+
+template <class F>
+Run call1(F f) {
+  return [f](Backend&, std::vector<Tensor>& x) -> Outputs { return {f(x[0])}; };
+}
+template <class F>
+Run call2(F f) {
+  return [f](Backend&, std::vector<Tensor>& x) -> Outputs { return {f(x[0], x[1])}; };
+}
+
+// Softmax (or log-softmax) of row-major values of `shape` along `axis`, in double.
+std::vector<double> ref_softmax(const std::vector<double>& x, const Shape& shape, std::int64_t axis, bool log) {
+  const std::size_t ax = normalize_axis(axis, shape.ndim(), "ref_softmax");
+  std::int64_t outer = 1, inner = 1;
+  const std::int64_t n = shape[ax];
+  for (std::size_t d = 0; d < ax; ++d) outer *= shape[d];
+  for (std::size_t d = ax + 1; d < shape.ndim(); ++d) inner *= shape[d];
+  std::vector<double> out(x.size());
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t i = 0; i < inner; ++i) {
+      const auto at = [&](std::int64_t j) { return static_cast<std::size_t>((o * n + j) * inner + i); };
+      double mx = -kInf, sum = 0;
+      for (std::int64_t j = 0; j < n; ++j) mx = std::max(mx, x[at(j)]);
+      for (std::int64_t j = 0; j < n; ++j) sum += std::exp(x[at(j)] - mx);
+      for (std::int64_t j = 0; j < n; ++j)
+        out[at(j)] = log ? x[at(j)] - mx - std::log(sum) : std::exp(x[at(j)] - mx) / sum;
+    }
+  return out;
+}
+
+// ---------------------------------------------------------------- copy
+
+void copy_cases(CaseList& L) {
+  const Run contig = call1([](const Tensor& x) { return ops::contiguous(x); });
+  for (DType t : kAllDTypes) {
+    const double lim = t == U8 ? 255 : t == I8 ? 127 : 1e6;  // integers: whole numbers over their range
+    L.add("copy", "contiguous", K::Copy, t, {in({6, 10, 3}, t).range(-lim, lim).permute({2, 0, 1})}, contig,
+          Tol::bitwise());
+    L.add("copy", "contiguous", K::Copy, t, {in({5, 8}, t).range(-lim, lim).t()}, contig, Tol::bitwise());
+    L.add("copy", "contiguous", K::Copy, t, {in({7, 9}, t).range(-lim, lim).slice(0, 1, 6).slice(1, 2, 9, 3)}, contig,
+          Tol::bitwise());
+    L.add("copy", "contiguous", K::Copy, t, {in({1, 5}, t).range(-lim, lim).expand({4, 5})}, contig, Tol::bitwise());
+  }
+  for (DType t : {F32, I32, F16}) {
+    L.add("copy", "contiguous", K::Copy, t, {in({3, 1, 4}, t).range(-9, 9).expand({3, 6, 4})}, contig, Tol::bitwise());
+    L.add("copy", "contiguous", K::Copy, t, {in({5}, t).range(-9, 9).unsqueeze(0).expand({3, 5})}, contig,
+          Tol::bitwise());
+    L.add("copy", "contiguous", K::Copy, t, {in({0, 3}, t).t()}, contig, Tol::bitwise());
+    L.add("copy", "contiguous", K::Copy, t, {in({1}, t)}, contig, Tol::bitwise());
+    L.add("copy", "contiguous", K::Copy, t, {in({2, 3, 4, 5}, t).range(-9, 9).permute({3, 1, 0, 2})}, contig,
+          Tol::bitwise());
+  }
+  // NaN, infinities and the extremes are moved as bits.
+  L.add("copy", "contiguous", K::Copy, F32,
+        {in({8, 8}).range(-3.4e38, 3.4e38).specials().set(4, 1e-45).set(5, -0.0).t()}, contig, Tol::bitwise());
+  L.add("copy", "contiguous", K::Copy, F32, {in({256, 300}).range(-1e3, 1e3).t()}, contig, Tol::bitwise());
+  // A dense copy into an offset row of a zeroed matrix.
+  for (DType t : {F32, I32, F64}) {
+    L.add(
+        "copy", "copy_into row 2", K::Copy, t, {in({1, 8}, t).vals({1, 2, 3, 4, 5, 6, 7, 8}), in({4, 8}, t).vals({0})},
+        [](Backend&, std::vector<Tensor>& x) -> Outputs {
+          Tensor row = x[1].slice(0, 2, 3);
+          ops::copy_into(x[0], row);
+          return {x[1]};
+        },
+        Tol::bitwise());
+  }
+  // Into a transposed destination, and strided into strided.
+  L.add("copy", "copy_into transposed", K::Copy, F32, {in({6, 4}), in({4, 6}).vals({0})},
+        [](Backend&, std::vector<Tensor>& x) -> Outputs {
+          Tensor dst = x[1].transpose(0, 1);
+          ops::copy_into(x[0], dst);
+          return {x[1]};
+        },
+        Tol::bitwise());
+  L.add(
+      "copy", "copy_into strided", K::Copy, I32,
+      {in({10, 10}, I32).range(-99, 99).slice(1, 0, 10, 2), in({5, 10}, I32).vals({7})},
+      [](Backend&, std::vector<Tensor>& x) -> Outputs {
+        Tensor dst = x[1].transpose(0, 1);
+        ops::copy_into(x[0], dst);
+        return {x[1]};
+      },
+      Tol::bitwise());
+}
+
+// ---------------------------------------------------------------- cast
+
+void cast_cases(CaseList& L) {
+  int n = 0;
+  for (DType from : kAllDTypes)
+    for (DType to : kAllDTypes) {
+      if (from == to) continue;
+      Input x = in({7, 13}, from).range(-300, 300);
+      // Out-of-range values saturate, NaN becomes 0 in integers, halves overflow to inf.
+      if (is_floating(from)) x.specials().set(4, 0.5).set(5, -0.5).set(6, 1e10).set(7, -1e10).set(8, 70000).set(9, 2.5);
+      if (n++ % 2) x.t();
+      L.add("cast", "cast to " + dt(to), K::Cast, to, {x}, call1([to](const Tensor& v) { return ops::cast(v, to); }),
+            Tol::bitwise());
+    }
+  L.add("cast", "cast to f16", K::Cast, F16, {in({1, 13}).range(-1e5, 1e5).expand({7, 13})},
+        call1([](const Tensor& v) { return ops::cast(v, DType::F16); }), Tol::bitwise());
+  L.add("cast", "cast to f64", K::Cast, F64, {in({1000}).range(-1e30, 1e30)},
+        call1([](const Tensor& v) { return ops::cast(v, DType::F64); }), Tol::bitwise());
+  L.add("cast", "cast to f64", K::Cast, F64, {in({2}).vals({1.5, -2})},
+        call1([](const Tensor& v) { return ops::cast(v, DType::F64); }), Tol::bitwise())
+      .reference = [](const Values&) { return std::vector<double>{1.5, -2.0}; };
+  L.add("cast", "cast to bf16", K::Cast, BF16, {in({0, 4})},
+        call1([](const Tensor& v) { return ops::cast(v, DType::BF16); }), Tol::bitwise());
+}
+
+// ---------------------------------------------------------------- binary
+
+constexpr rt::BinaryOp kBinaryOps[] = {rt::BinaryOp::Add,     rt::BinaryOp::Sub,     rt::BinaryOp::Mul,
+                                       rt::BinaryOp::Div,     rt::BinaryOp::Maximum, rt::BinaryOp::Minimum,
+                                       rt::BinaryOp::Pow};
+
+Tol binary_tol(rt::BinaryOp op) {
+  if (op == rt::BinaryOp::Div) return Tol::ulp(8);
+  if (op == rt::BinaryOp::Pow) return Tol::ulp(64);
+  return Tol::rounded();
+}
+
+Run binary_call(rt::BinaryOp op) {
+  return call2([op](const Tensor& a, const Tensor& b) { return ops::binary(op, a, b); });
+}
+
+void binary_cases(CaseList& L) {
+  using rt::BinaryOp;
+  for (int n : {1, 7, 33, 1023, 70001, 1 << 22})
+    L.add("binary", "add", K::Binary, F32, {in({n}), in({n})}, binary_call(BinaryOp::Add), Tol::rounded());
+  // Every op in every dtype; floats with NaN, inf and a zero divisor.
+  for (DType t : {F32, F64, F16, BF16, I32, I64, I8, U8})
+    for (BinaryOp op : kBinaryOps) {
+      const bool pow = op == BinaryOp::Pow;
+      Input a = in({8, 8}, t), b = in({8, 8}, t);
+      if (is_floating(t)) {
+        a.range(pow ? 0 : -3, 3).set(0, kNaN).set(2, kInf);
+        b.range(0.5, 3).set(1, kNaN).set(3, 0);
+      } else if (pow) {
+        a.range(t == U8 ? 0 : -5, 5);
+        b.range(0, 3);
+      } else {
+        const double lim = t == U8 ? 15 : t == I8 ? 10 : 100;
+        a.range(t == U8 ? 0 : -lim, lim);
+        b.range(1, t == U8 || t == I8 ? 10 : 20);
+      }
+      L.add("binary", rt::binary_op_name(op), K::Binary, t, {a, b}, binary_call(op), binary_tol(op));
+    }
+  // Real powers of negative numbers are NaN on both sides.
+  L.add("binary", "pow", K::Binary, F32, {in({9, 7}).range(-3, 3), in({9, 7}).range(-2.5, 2.5)},
+        binary_call(BinaryOp::Pow), binary_tol(BinaryOp::Pow));
+  // Broadcasting, views, offsets and in-place outputs.
+  L.add("binary", "add", K::Binary, F32, {in({3, 1}).vals({1, 2, 3}), in({1, 4}).vals({10, 20, 30, 40})},
+        binary_call(BinaryOp::Add), Tol::rounded())
+      .reference = [](const Values&) { return std::vector<double>{11, 21, 31, 41, 12, 22, 32, 42, 13, 23, 33, 43}; };
+  for (DType t : {F32, F64, F16, I32}) {
+    L.add("binary", "mul", K::Binary, t, {in({5, 9}, t).range(-9, 9), in({9}, t).range(-9, 9)},
+          binary_call(BinaryOp::Mul), Tol::rounded());
+    L.add("binary", "sub", K::Binary, t, {in({5, 9}, t).range(-9, 9).t(), in({9, 5}, t).range(-9, 9)},
+          binary_call(BinaryOp::Sub), Tol::rounded());
+    L.add("binary", "add self", K::Binary, t, {in({5, 9}, t).range(-9, 9).slice(0, 2, 5).slice(1, 1, 8, 2)},
+          call1([](const Tensor& a) { return ops::add(a, a); }), Tol::rounded());
+    L.add("binary", "mul self", K::Binary, t, {in({5, 9}, t).range(-9, 9).slice(0, 2, 5)},
+          call1([](const Tensor& a) { return ops::mul(a, a); }), Tol::rounded());
+    L.add("binary", "add in place", K::Binary, t, {in({5, 9}, t).range(-9, 9)},
+          [](Backend&, std::vector<Tensor>& x) -> Outputs {
+            ops::binary_out(rt::BinaryOp::Add, x[0], x[0], x[0]);
+            return {x[0]};
+          },
+          Tol::rounded());
+    L.add("binary", "sub_ broadcast", K::Binary, t, {in({4, 6}, t).range(-9, 9), in({6}, t).range(-9, 9)},
+          [](Backend&, std::vector<Tensor>& x) -> Outputs {
+            ops::binary_(rt::BinaryOp::Sub, x[0], x[1]);
+            return {x[0]};
+          },
+          Tol::rounded());
+    L.add("binary", "add", K::Binary, t, {in({2, 1, 5}, t).range(-9, 9), in({3, 1}, t).range(-9, 9)},
+          binary_call(BinaryOp::Add), Tol::rounded());
+    L.add("binary", "mul", K::Binary, t, {in({1}, t).range(-9, 9), in({4, 4}, t).range(-9, 9)},
+          binary_call(BinaryOp::Mul), Tol::rounded());
+    L.add("binary", "add", K::Binary, t, {in({1, 3}, t).range(-9, 9).expand({4, 3}), in({4, 3}, t).range(-9, 9)},
+          binary_call(BinaryOp::Add), Tol::rounded());
+    L.add("binary", "maximum", K::Binary, t,
+          {in({2, 3, 4}, t).range(-9, 9).permute({2, 0, 1}), in({4, 3, 2}, t).range(-9, 9).permute({0, 2, 1})},
+          binary_call(BinaryOp::Maximum), Tol::rounded());
+    L.add("binary", "add", K::Binary, t, {in({0, 3}, t), in({0, 3}, t)}, binary_call(BinaryOp::Add), Tol::rounded());
+    L.add("binary", "add", K::Binary, t, {in({0, 1}, t), in({1, 5}, t)}, binary_call(BinaryOp::Add), Tol::rounded());
+    L.add("binary", "mul", K::Binary, t, {in({2, 0}, t), in({0}, t)}, binary_call(BinaryOp::Mul), Tol::rounded());
+  }
+  // Large values: overflow to infinity the same way.
+  L.add("binary", "mul", K::Binary, F32, {in({64}).range(1e37, 3.4e38), in({64}).range(-10, 10)},
+        binary_call(BinaryOp::Mul), Tol::rounded());
+  L.add("binary", "sub", K::Binary, F32, {in({64}).range(-3.4e38, 3.4e38), in({64}).range(-3.4e38, 3.4e38)},
+        binary_call(BinaryOp::Sub), Tol::rounded());
+  L.add("binary", "div", K::Binary, F32, {in({64}).range(-3e38, 3e38), in({64}).range(1e-30, 1e-20)},
+        binary_call(BinaryOp::Div), binary_tol(BinaryOp::Div));
+  L.add("binary", "add", K::Binary, F16, {in({64}, F16).range(3e4, 6.5e4), in({64}, F16).range(3e4, 6.5e4)},
+        binary_call(BinaryOp::Add), Tol::rounded());
+  L.add("binary", "mul", K::Binary, BF16, {in({64}, BF16).range(1e30, 3e38), in({64}, BF16).range(-10, 10)},
+        binary_call(BinaryOp::Mul), Tol::rounded());
+  L.add("binary", "add", K::Binary, F64, {in({64}, F64).range(-1e308, 1e308), in({64}, F64).range(-1e308, 1e308)},
+        binary_call(BinaryOp::Add), Tol::rounded());
+}
+
+// ---------------------------------------------------------------- unary
+
+struct UnaryCase {
+  rt::UnaryOp op;
+  double lo, hi;
+};
+constexpr UnaryCase kUnary[] = {
+    {rt::UnaryOp::Neg, -6, 6},       {rt::UnaryOp::Abs, -6, 6},      {rt::UnaryOp::Exp, -10, 10},
+    {rt::UnaryOp::Log, 0.01, 100},   {rt::UnaryOp::Sqrt, 0, 100},    {rt::UnaryOp::Rsqrt, 0.01, 100},
+    {rt::UnaryOp::Tanh, -6, 6},      {rt::UnaryOp::Sigmoid, -12, 12}, {rt::UnaryOp::Relu, -6, 6},
+    {rt::UnaryOp::Gelu, -6, 6},      {rt::UnaryOp::GeluTanh, -6, 6}, {rt::UnaryOp::Silu, -12, 12}};
+
+bool exact_unary(rt::UnaryOp op) {
+  return op == rt::UnaryOp::Neg || op == rt::UnaryOp::Abs || op == rt::UnaryOp::Relu;
+}
+Tol unary_tol(rt::UnaryOp op) { return exact_unary(op) ? Tol::bitwise() : Tol::ulp(64); }
+Run unary_call(rt::UnaryOp op) {
+  return call1([op](const Tensor& x) { return ops::unary(op, x); });
+}
+
+void unary_cases(CaseList& L) {
+  using rt::UnaryOp;
+  for (DType t : kFloats)
+    for (const auto& u : kUnary)
+      L.add("unary", rt::unary_op_name(u.op), K::Unary, t, {in({17, 33}, t).range(u.lo, u.hi)}, unary_call(u.op),
+            unary_tol(u.op));
+  for (const auto& u : kUnary) {
+    // NaN, +-inf and zero; transposed inputs; a long vector.
+    L.add("unary", rt::unary_op_name(u.op), K::Unary, F32, {in({8, 8}).range(u.lo, u.hi).specials()}, unary_call(u.op),
+          unary_tol(u.op));
+    L.add("unary", rt::unary_op_name(u.op), K::Unary, F32, {in({33, 17}).range(u.lo, u.hi).t()}, unary_call(u.op),
+          unary_tol(u.op));
+    L.add("unary", rt::unary_op_name(u.op), K::Unary, F32, {in({70001}).range(u.lo, u.hi)}, unary_call(u.op),
+          unary_tol(u.op));
+  }
+  for (DType t : {I32, I64, I8})
+    for (UnaryOp op : {UnaryOp::Neg, UnaryOp::Abs, UnaryOp::Relu})
+      L.add("unary", rt::unary_op_name(op), K::Unary, t, {in({17, 33}, t).range(-100, 100)}, unary_call(op),
+            Tol::bitwise());
+  L.add("unary", "tanh in place", K::Unary, F32, {in({9, 10}).range(-4, 4)},
+        [](Backend&, std::vector<Tensor>& x) -> Outputs {
+          ops::unary_out(rt::UnaryOp::Tanh, x[0], x[0]);
+          return {x[0]};
+        },
+        unary_tol(UnaryOp::Tanh));
+  L.add("unary", "neg in place", K::Unary, I32, {in({9, 10}, I32).range(-1000, 1000)},
+        [](Backend&, std::vector<Tensor>& x) -> Outputs {
+          ops::unary_out(rt::UnaryOp::Neg, x[0], x[0]);
+          return {x[0]};
+        },
+        Tol::bitwise());
+  L.add("unary", "exp", K::Unary, F32, {in({0, 4})}, unary_call(UnaryOp::Exp), unary_tol(UnaryOp::Exp));
+  // Large values: exp overflows to inf, the saturating functions saturate.
+  L.add("unary", "exp", K::Unary, F32, {in({64}).range(80, 100)}, unary_call(UnaryOp::Exp), unary_tol(UnaryOp::Exp));
+  L.add("unary", "exp", K::Unary, F16, {in({64}, F16).range(9, 12)}, unary_call(UnaryOp::Exp), unary_tol(UnaryOp::Exp));
+  L.add("unary", "log", K::Unary, F32, {in({64}).range(1e30, 3e38)}, unary_call(UnaryOp::Log), unary_tol(UnaryOp::Log));
+  for (UnaryOp op : {UnaryOp::Tanh, UnaryOp::Sigmoid, UnaryOp::Gelu, UnaryOp::GeluTanh, UnaryOp::Silu})
+    L.add("unary", rt::unary_op_name(op), K::Unary, F32, {in({256}).range(-1e4, 1e4)}, unary_call(op), unary_tol(op));
+}
+
+// ---------------------------------------------------------------- reductions
+
+enum class Red { Sum, Mean, Max, Min, Var, Var0, Argmax };
+
+const char* red_name(Red r) {
+  switch (r) {
+    case Red::Sum: return "sum";
+    case Red::Mean: return "mean";
+    case Red::Max: return "max";
+    case Red::Min: return "min";
+    case Red::Var: return "var";
+    case Red::Var0: return "var correction=0";
+    case Red::Argmax: return "argmax";
+  }
+  return "?";
+}
+
+Run reduce_call(Red r, std::vector<std::int64_t> axes, bool keepdim) {
+  return call1([r, axes, keepdim](const Tensor& x) {
+    switch (r) {
+      case Red::Sum: return ops::sum(x, axes, keepdim);
+      case Red::Mean: return ops::mean(x, axes, keepdim);
+      case Red::Max: return ops::max(x, axes, keepdim);
+      case Red::Min: return ops::min(x, axes, keepdim);
+      case Red::Var: return ops::var(x, axes, 1, keepdim);
+      case Red::Var0: return ops::var(x, axes, 0, keepdim);
+      case Red::Argmax: return ops::argmax(x, axes.at(0), keepdim);
+    }
+    return Tensor();
+  });
+}
+
+// Adds one reduction of `x` (whose logical shape is `shape`) over `axes`.
+void add_reduce(CaseList& L, Red r, const Input& x, const Shape& shape, std::vector<std::int64_t> axes,
+                bool keepdim = false) {
+  std::int64_t n = 1;
+  if (axes.empty()) n = shape.numel();
+  for (auto a : axes) n *= shape[normalize_axis(a, shape.ndim(), "reduce")];
+  Tol tol = Tol::bitwise();
+  if (r == Red::Sum || r == Red::Mean) tol = Tol::reduction(n);
+  if (r == Red::Var || r == Red::Var0) tol = Tol::reduction(n, 8, 2);
+  // Axes that are not one block are permuted last and copied.
+  std::int64_t first = static_cast<std::int64_t>(shape.ndim()), last = -1;
+  for (auto a : axes) {
+    const auto ax = static_cast<std::int64_t>(normalize_axis(a, shape.ndim(), "reduce"));
+    first = std::min(first, ax), last = std::max(last, ax);
+  }
+  const bool block = axes.empty() || last - first + 1 == static_cast<std::int64_t>(axes.size());
+  std::string name = std::string(red_name(r)) + " axes {" + list(axes) + "}" + (keepdim ? " keepdim" : "");
+  L.add("reduce", name, K::Reduce, x.dtype, {x}, reduce_call(r, std::move(axes), keepdim), tol).copies = !block;
+}
+
+void reduce_cases(CaseList& L) {
+  const Shape s{4, 7, 33};
+  const std::vector<std::vector<std::int64_t>> axis_sets = {{}, {-1}, {0}, {0, 2}};
+  for (DType t : kFloats) {
+    for (Red r : {Red::Sum, Red::Mean, Red::Max, Red::Min, Red::Var}) {
+      for (const auto& axes : axis_sets) add_reduce(L, r, in(s, t).range(-2, 2), s, axes);
+      add_reduce(L, r, in(s, t).range(-2, 2), s, {1}, true);
+    }
+    for (std::int64_t axis : {-1, 0, 1}) add_reduce(L, Red::Argmax, in(s, t).range(-2, 2), s, {axis});
+    add_reduce(L, Red::Var0, in(s, t).range(-2, 2), s, {-1});
+  }
+  for (DType t : {I32, I64}) {
+    for (const auto& axes : axis_sets) add_reduce(L, Red::Sum, in(s, t).range(-1000, 1000), s, axes);
+    for (Red r : {Red::Max, Red::Min, Red::Argmax})
+      for (std::int64_t axis : {-1, 0}) add_reduce(L, r, in(s, t).range(-1000, 1000), s, {axis});
+  }
+  for (DType t : {I8, U8})
+    for (Red r : {Red::Max, Red::Min, Red::Argmax}) add_reduce(L, r, in(s, t).range(-128, 255), s, {-1});
+  // Views: a transposed matrix, a permuted 3-d tensor.
+  add_reduce(L, Red::Sum, in({33, 7}).t(), Shape{7, 33}, {0});
+  add_reduce(L, Red::Max, in({33, 7}).t(), Shape{7, 33}, {1});
+  add_reduce(L, Red::Mean, in({33, 7}).t(), Shape{7, 33}, {});
+  add_reduce(L, Red::Var, in({4, 7, 33}).permute({2, 0, 1}), Shape{33, 4, 7}, {1});
+  // NaN and infinities.
+  for (Red r : {Red::Sum, Red::Max, Red::Min, Red::Argmax})
+    add_reduce(L, r, in({8, 8}).range(-5, 5).specials(), Shape{8, 8}, {-1});
+  // Empty: a reduced axis of length 0 (sum 0, mean NaN) and an empty output.
+  add_reduce(L, Red::Sum, in({3, 0}), Shape{3, 0}, {1});
+  add_reduce(L, Red::Mean, in({3, 0}), Shape{3, 0}, {1});
+  add_reduce(L, Red::Sum, in({0, 5}), Shape{0, 5}, {1});
+  // Long reductions, and a variance far from zero (cancellation).
+  add_reduce(L, Red::Sum, in({513, 1025}), Shape{513, 1025}, {});
+  add_reduce(L, Red::Mean, in({513, 1025}), Shape{513, 1025}, {1});
+  add_reduce(L, Red::Max, in({513, 1025}), Shape{513, 1025}, {0});
+  add_reduce(L, Red::Var, in({16, 1000}).range(1e4, 1e4 + 1), Shape{16, 1000}, {-1});
+  add_reduce(L, Red::Var, in({16, 1000}, F64).range(1e8, 1e8 + 1), Shape{16, 1000}, {-1});
+  add_reduce(L, Red::Sum, in({64, 64}).range(1e36, 3e36), Shape{64, 64}, {});
+}
+
+// ---------------------------------------------------------------- matmul
+
+Run gemm_call(float alpha, float beta, bool with_c, bool ta, bool tb) {
+  return [=](Backend&, std::vector<Tensor>& x) -> Outputs {
+    return {ops::gemm(x[0], x[1], alpha, beta, with_c ? std::optional<Tensor>(x[2]) : std::nullopt, ta, tb)};
+  };
+}
+
+std::string gemm_name(float alpha, float beta, bool ta, bool tb) {
+  std::ostringstream os;
+  os << "gemm alpha=" << alpha << " beta=" << beta << " ta=" << ta << " tb=" << tb;
+  return os.str();
+}
+
+void matmul_cases(CaseList& L) {
+  const Run mm = call2([](const Tensor& a, const Tensor& b) { return ops::matmul(a, b); });
+  const std::vector<std::array<std::int64_t, 3>> sizes = {{1, 1, 1},   {7, 13, 5},  {64, 64, 64},  {33, 17, 65},
+                                                          {17, 33, 65}, {1, 300, 1}, {17, 1, 40}, {257, 129, 131}};
+  for (DType t : kFloats) {
+    for (auto [m, k, n] : sizes)
+      L.add("matmul", "matmul", K::Matmul, t, {in({m, k}, t), in({k, n}, t)}, mm, Tol::reduction(k));
+    // Batched, a broadcast batch operand, and 4-d batches broadcast both ways.
+    L.add("matmul", "matmul", K::Matmul, t, {in({3, 19, 21}, t), in({3, 21, 23}, t)}, mm, Tol::reduction(21));
+    L.add("matmul", "matmul", K::Matmul, t, {in({3, 19, 21}, t), in({21, 23}, t)}, mm, Tol::reduction(21));
+    L.add("matmul", "matmul", K::Matmul, t, {in({3, 1, 19, 21}, t), in({3, 21, 23}, t).unsqueeze(0)}, mm,
+          Tol::reduction(21));
+    // 1-d operands (NumPy rules).
+    L.add("matmul", "matmul", K::Matmul, t, {in({21}, t), in({21, 23}, t)}, mm, Tol::reduction(21));
+    L.add("matmul", "matmul", K::Matmul, t, {in({19, 21}, t), in({21}, t)}, mm, Tol::reduction(21));
+    L.add("matmul", "matmul", K::Matmul, t, {in({300}, t), in({300}, t)}, mm, Tol::reduction(300));
+    // gemm: transposes, alpha and beta with c.
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        const Shape sa = ta ? Shape{21, 19} : Shape{19, 21}, sb = tb ? Shape{23, 21} : Shape{21, 23};
+        L.add("matmul", gemm_name(1.5f, 0.25f, ta, tb), K::Matmul, t, {in(sa, t), in(sb, t), in({19, 23}, t)},
+              gemm_call(1.5f, 0.25f, true, ta, tb), Tol::reduction(22))
+            .copies = true;
+      }
+    // Batched transposed gemm; transposes as strides in matmul; an offset view.
+    L.add("matmul", gemm_name(1, 0, true, false), K::Matmul, t, {in({3, 21, 19}, t), in({3, 21, 23}, t)},
+          gemm_call(1, 0, false, true, false), Tol::reduction(21));
+    L.add("matmul", "matmul", K::Matmul, t, {in({21, 19}, t).t(), in({23, 21}, t).t()}, mm, Tol::reduction(21));
+    L.add("matmul", "matmul", K::Matmul, t, {in({3, 19, 21}, t).slice(0, 1, 3).slice(1, 2, 12), in({21, 23}, t)}, mm,
+          Tol::reduction(21));
+    // k == 0 gives zeros; m == 0 an empty result.
+    L.add("matmul", "matmul", K::Matmul, t, {in({2, 0}, t), in({0, 3}, t)}, mm, Tol::reduction(0));
+    L.add("matmul", "matmul", K::Matmul, t, {in({0, 5}, t), in({5, 3}, t)}, mm, Tol::reduction(5));
+  }
+  // c broadcast over rows; alpha alone; batched gemm with a 3-d c.
+  L.add("matmul", gemm_name(1, 1, false, false), K::Matmul, F32, {in({19, 21}), in({21, 23}), in({23})},
+        gemm_call(1, 1, true, false, false), Tol::reduction(22))
+      .copies = true;
+  L.add("matmul", gemm_name(-2, 0, false, true), K::Matmul, F32, {in({19, 21}), in({23, 21})},
+        gemm_call(-2, 0, false, false, true), Tol::reduction(21));
+  L.add("matmul", gemm_name(0.5f, -1, false, false), K::Matmul, F32, {in({2, 9, 11}), in({2, 11, 5}), in({2, 9, 5})},
+        gemm_call(0.5f, -1, true, false, false), Tol::reduction(12))
+      .copies = true;
+  // beta == 0 never reads c: NaN there must not leak through.
+  L.add("matmul", gemm_name(1, 0, false, false) + " c=NaN", K::Matmul, F32,
+        {in({19, 21}), in({21, 23}), in({19, 23}).vals({kNaN})}, gemm_call(1, 0, true, false, false),
+        Tol::reduction(21))
+      .check = [](const Values& out) -> std::string {
+    for (double v : out[0])
+      if (std::isnan(v)) return "NaN in the result: c was read although beta == 0";
+    return "";
+  };
+  // The LLM helpers: w [n, k] @ x [k], and weights [m] . matrix [m, n].
+  L.add("matmul", "matmul_vec", K::Matmul, F32, {in({129, 65}), in({65})},
+        call2([](const Tensor& w, const Tensor& x) { return ops::matmul_vec(w, x); }), Tol::reduction(65));
+  L.add("matmul", "weighted_sum_rows", K::Matmul, F32, {in({65}), in({65, 129})},
+        call2([](const Tensor& w, const Tensor& m) { return ops::weighted_sum_rows(w, m); }), Tol::reduction(65));
+  // More batches than a CUDA grid's z dimension (65535).
+  L.add("matmul", "matmul", K::Matmul, F32, {in({70000, 2, 3}), in({70000, 3, 2})}, mm, Tol::reduction(3));
+  // Large values.
+  L.add("matmul", "matmul", K::Matmul, F32, {in({16, 32}).range(-1e3, 1e3), in({32, 24}).range(-1e3, 1e3)}, mm,
+        Tol::reduction(32));
+  L.add("matmul", "matmul", K::Matmul, F64,
+        {in({16, 32}, F64).range(-1e100, 1e100), in({32, 24}, F64).range(-1e100, 1e100)}, mm, Tol::reduction(32));
+}
+
+// ---------------------------------------------------------------- softmax
+
+Run softmax_call(std::int64_t axis, bool log) {
+  return call1([axis, log](const Tensor& x) { return log ? ops::log_softmax(x, axis) : ops::softmax(x, axis); });
+}
+
+std::string softmax_name(std::int64_t axis, bool log) {
+  return std::string(log ? "log_softmax" : "softmax") + " axis " + std::to_string(axis);
+}
+
+void add_softmax(CaseList& L, const Input& x, const Shape& shape, std::int64_t axis, bool log,
+                 const std::string& note = "") {
+  L.add("softmax", softmax_name(axis, log) + note, K::Softmax, x.dtype, {x}, softmax_call(axis, log), Tol::ulp(64))
+      .reference = [shape, axis, log](const Values& v) { return ref_softmax(v[0], shape, axis, log); };
+}
+
+void softmax_cases(CaseList& L) {
+  const std::int64_t r = 37, c = 301;
+  // A huge value in row 0 and a whole row of large negative values.
+  Input x = in({r, c}).range(-5, 5).set(3, 1e4);
+  for (std::int64_t j = 0; j < c; ++j) x.set(5 * c + j, -1e4 + static_cast<double>(j));
+  for (std::int64_t axis : {0, 1, -1})
+    for (bool log : {false, true}) add_softmax(L, x, Shape{r, c}, axis, log);
+  // Rows sum to one.
+  L.add("softmax", "softmax axis -1 rows sum to 1", K::Softmax, F32, {x}, softmax_call(-1, false), Tol::ulp(64)).check =
+      [r, c](const Values& out) -> std::string {
+    for (std::int64_t i = 0; i < r; ++i) {
+      double sum = 0;
+      for (std::int64_t j = 0; j < c; ++j) sum += out[0][i * c + j];
+      if (std::abs(sum - 1.0) > 1e-4) return "row " + std::to_string(i) + " sums to " + std::to_string(sum);
+    }
+    return "";
+  };
+  // Masked entries (-inf, as attention masks): probability 0, log-probability -inf.
+  Input masked = x;
+  masked.set(9 * c + 1, -kInf);
+  for (bool log : {false, true}) {
+    add_softmax(L, masked, Shape{r, c}, 0, log, " masked");
+    add_softmax(L, masked, Shape{r, c}, -1, log, " masked");
+    L.add("softmax", softmax_name(-1, log) + " masked entry", K::Softmax, F32, {masked}, softmax_call(-1, log),
+          Tol::ulp(64))
+        .check = [log, at = 9 * c + 1](const Values& out) -> std::string {
+      const double want = log ? -kInf : 0.0;
+      if (out[0][at] == want) return "";
+      return "the masked entry is " + std::to_string(out[0][at]) + ", not " + std::to_string(want);
+    };
+  }
+  // 3-d, middle axis (outer and inner > 1), rows shorter and longer than a work-group.
+  for (std::int64_t n : {1, 5, 128, 129, 1000}) add_softmax(L, in({3, n, 4}).range(-20, 20), Shape{3, n, 4}, 1, false);
+  // Views at an element offset: unaligned and aligned starts.
+  for (std::int64_t start : {3, 32, 64}) {
+    const Input v = in({64 * 32}).range(-3, 3).slice(0, start, start + 40 * 32).reshape({40, 32});
+    add_softmax(L, v, Shape{40, 32}, -1, true);
+    add_softmax(L, v, Shape{40, 32}, 0, false);
+  }
+  add_softmax(L, in({c, r}).range(-5, 5).t(), Shape{r, c}, -1, false);
+  add_softmax(L, in({4, 5000}).range(-30, 30), Shape{4, 5000}, -1, false);
+  add_softmax(L, in({4, 5000}).range(-30, 30), Shape{4, 5000}, -1, true);
+  L.add("softmax", "softmax axis -1", K::Softmax, F32, {in({0, 5})}, softmax_call(-1, false), Tol::ulp(64));
+  for (DType t : {F64, F16, BF16})
+    for (std::int64_t axis : {0, -1})
+      for (bool log : {false, true}) {
+        Input xt = x;
+        xt.dtype = t;
+        add_softmax(L, xt, Shape{r, c}, axis, log);
+      }
+}
+
+// ---------------------------------------------------------------- layer_norm, rms_norm
+
+void norm_cases(CaseList& L) {
+  const auto ln = [](bool affine, float eps) -> Run {
+    return [affine, eps](Backend&, std::vector<Tensor>& x) -> Outputs {
+      if (affine) return {ops::layer_norm(x[0], x[1], x[2], eps)};
+      return {ops::layer_norm(x[0], std::nullopt, std::nullopt, eps)};
+    };
+  };
+  const auto rms = [](bool weighted, float eps) -> Run {
+    return [weighted, eps](Backend&, std::vector<Tensor>& x) -> Outputs {
+      return {ops::rms_norm(x[0], weighted ? std::optional<Tensor>(x[1]) : std::nullopt, eps)};
+    };
+  };
+  const auto tol = [](std::int64_t n) { return Tol::reduction(n, 16, 2); };
+  for (DType t : kFloats)
+    for (const Shape& s : {Shape{4, 7, 33}, Shape{1, 1}, Shape{3, 1000}, Shape{2, 4096}}) {
+      const std::int64_t n = s[s.ndim() - 1];
+      L.add("norm", "layer_norm", K::Norm, t, {in(s, t).range(-3, 3)}, ln(false, 1e-5f), tol(n));
+      L.add("norm", "layer_norm weight bias", K::Norm, t,
+            {in(s, t).range(-3, 3), in({n}, t).range(0.5, 1.5), in({n}, t).range(-1, 1)}, ln(true, 1e-5f), tol(n));
+      L.add("norm", "rms_norm", K::Norm, t, {in(s, t).range(-3, 3)}, rms(false, 1e-6f), tol(n));
+      L.add("norm", "rms_norm weight", K::Norm, t, {in(s, t).range(-3, 3), in({n}, t).range(0.5, 1.5)},
+            rms(true, 1e-6f), tol(n));
+    }
+  L.add("norm", "layer_norm weight bias", K::Norm, F32, {in({33, 12}).t(), in({33}), in({33})}, ln(true, 1e-5f),
+        tol(33));
+  L.add("norm", "rms_norm weight", K::Norm, F32, {in({33, 12}).t(), in({33})}, rms(true, 1e-6f), tol(33));
+  L.add("norm", "layer_norm eps=0.1", K::Norm, F32, {in({5, 64}).range(-0.1, 0.1)}, ln(false, 0.1f), tol(64));
+  // Far from zero: the mean must not swamp the variance.
+  L.add("norm", "layer_norm", K::Norm, F32, {in({8, 256}).range(1e3, 1e3 + 1)}, ln(false, 1e-5f), tol(256));
+  L.add("norm", "layer_norm", K::Norm, F64, {in({8, 256}, F64).range(1e8, 1e8 + 1)}, ln(false, 1e-5f), tol(256));
+  L.add("norm", "rms_norm", K::Norm, F32, {in({8, 256}).range(-1e18, 1e18)}, rms(false, 1e-6f), tol(256));
+  L.add("norm", "layer_norm", K::Norm, F32, {in({0, 8})}, ln(false, 1e-5f), tol(8));
+}
+
+// ---------------------------------------------------------------- batch_norm
+
+void batch_norm_cases(CaseList& L) {
+  // Inputs: x, running_mean, running_var, weight, bias.
+  const auto bn = [](bool training, bool running, bool affine) -> Run {
+    return [=](Backend&, std::vector<Tensor>& x) -> Outputs {
+      const std::optional<Tensor> rm = running ? std::optional<Tensor>(x[1]) : std::nullopt;
+      const std::optional<Tensor> rv = running ? std::optional<Tensor>(x[2]) : std::nullopt;
+      const std::optional<Tensor> w = affine ? std::optional<Tensor>(x[3]) : std::nullopt;
+      const std::optional<Tensor> b = affine ? std::optional<Tensor>(x[4]) : std::nullopt;
+      Tensor out = ops::batch_norm(x[0], rm, rv, w, b, training, 0.3f, 1e-5f);
+      if (training && running) return {out, x[1], x[2]};  // the running statistics are updated in place
+      return {out};
+    };
+  };
+  for (DType t : kFloats)
+    for (const Shape& s : {Shape{4, 3, 5, 5}, Shape{16, 8}, Shape{8, 3, 1, 1}, Shape{2, 5, 3, 17}}) {
+      const std::int64_t c = s[1], n = s.numel() / c;
+      const std::vector<Input> ins = {in(s, t).range(-2, 3), in({c}, t).range(-0.5, 0.5), in({c}, t).range(0.5, 2),
+                                      in({c}, t).range(0.5, 1.5), in({c}, t).range(-1, 1)};
+      const Tol tol = Tol::reduction(n, 16, 2);
+      L.add("batch_norm", "batch_norm inference", K::BatchNorm, t, ins, bn(false, true, true), tol);
+      L.add("batch_norm", "batch_norm inference no affine", K::BatchNorm, t, ins, bn(false, true, false), tol);
+      L.add("batch_norm", "batch_norm training", K::BatchNorm, t, ins, bn(true, true, true), tol);
+      L.add("batch_norm", "batch_norm training no running stats", K::BatchNorm, t, ins, bn(true, false, true), tol);
+    }
+  L.add("batch_norm", "batch_norm training", K::BatchNorm, F32,
+        {in({4, 5, 3, 3}).permute({0, 3, 1, 2}), in({3}), in({3}).range(0.5, 2), in({3}), in({3})},
+        bn(true, true, true), Tol::reduction(60, 16, 2));
+  L.add("batch_norm", "batch_norm training", K::BatchNorm, F32,
+        {in({8, 4, 16}).range(1e3, 1e3 + 1), in({4}), in({4}).range(0.5, 2), in({4}), in({4})}, bn(true, true, true),
+        Tol::reduction(128, 16, 2));
+}
+
+// ---------------------------------------------------------------- rope
+
+void rope_cases(CaseList& L) {
+  const auto rope = [](ops::RopeStyle style, std::int64_t max_pos, std::int64_t pos0, std::int64_t rot) -> Run {
+    return [=](Backend& b, std::vector<Tensor>& x) -> Outputs {
+      const std::int64_t rd = rot ? rot : x[0].shape()[3];
+      auto [cs, sn] = ops::rope_cache(b, max_pos, rd);
+      return {ops::rope(x[0], cs, sn, style, pos0, rot)};
+    };
+  };
+  for (DType t : kFloats)
+    for (auto style : {ops::RopeStyle::NeoX, ops::RopeStyle::GptJ}) {
+      const std::string name = style == ops::RopeStyle::NeoX ? "rope neox" : "rope gptj";
+      L.add("rope", name + " rot=6 pos0=3", K::Rope, t, {in({2, 5, 3, 8}, t)}, rope(style, 16, 3, 6), Tol::ulp(8));
+      L.add("rope", name, K::Rope, t, {in({1, 7, 2, 16}, t)}, rope(style, 7, 0, 0), Tol::ulp(8));
+      L.add("rope", name + " pos0=4000", K::Rope, t, {in({1, 9, 3, 32}, t)}, rope(style, 4096, 4000, 0), Tol::ulp(8));
+    }
+  L.add("rope", "rope neox", K::Rope, F32, {in({2, 3, 5, 8}).permute({0, 2, 1, 3})},
+        rope(ops::RopeStyle::NeoX, 5, 0, 0), Tol::ulp(8));
+  L.add("rope", "rope neox rot=64", K::Rope, F32, {in({1, 300, 1, 128}).range(-1e3, 1e3)},
+        rope(ops::RopeStyle::NeoX, 300, 0, 64), Tol::ulp(8));
+  L.add("rope", "rope gptj", K::Rope, F32, {in({0, 3, 2, 8})}, rope(ops::RopeStyle::GptJ, 4, 0, 0), Tol::ulp(8));
+}
+
+// ---------------------------------------------------------------- attention
+
+struct AttnShape {
+  std::int64_t b, hq, hkv, sq, skv, d, dv;
+};
+
+void attention_cases(CaseList& L) {
+  const auto attn = [](bool causal, std::optional<float> scale) -> Run {
+    return
+        [=](Backend&, std::vector<Tensor>& x) -> Outputs { return {ops::attention(x[0], x[1], x[2], causal, scale)}; };
+  };
+  const std::vector<AttnShape> shapes = {
+      {1, 1, 1, 1, 1, 8, 8},    // one query, one key
+      {2, 4, 4, 7, 7, 16, 16},  // multi-head
+      {2, 4, 2, 7, 9, 16, 16},  // grouped-query
+      {1, 8, 1, 5, 33, 17, 17}, // multi-query, odd head size
+      {1, 2, 2, 1, 300, 64, 64},// decoding against a long cache
+      {2, 4, 2, 9, 9, 8, 12},   // value size != key size
+  };
+  for (DType t : {F32, F16, BF16})
+    for (const auto& s : shapes)
+      for (bool causal : {false, true}) {
+        std::ostringstream name;
+        name << "attention Hq=" << s.hq << " Hkv=" << s.hkv << (causal ? " causal" : "");
+        L.add("attention", name.str(), K::Attention, t,
+              {in({s.b, s.hq, s.sq, s.d}, t), in({s.b, s.hkv, s.skv, s.d}, t), in({s.b, s.hkv, s.skv, s.dv}, t)},
+              attn(causal, std::nullopt), Tol::reduction(s.skv + s.d, 64, 2));
+      }
+  L.add("attention", "attention scale=0.3 causal", K::Attention, F32,
+        {in({1, 2, 6, 8}), in({1, 2, 6, 8}), in({1, 2, 6, 8})}, attn(true, 0.3f), Tol::reduction(14, 64, 2));
+  // q as a view of [B, S, H, D]; large scores that saturate the softmax.
+  L.add("attention", "attention Hq=4 Hkv=2 causal", K::Attention, F32,
+        {in({2, 7, 4, 16}).permute({0, 2, 1, 3}), in({2, 2, 7, 16}), in({2, 2, 7, 16})}, attn(true, std::nullopt),
+        Tol::reduction(23, 64, 2));
+  L.add("attention", "attention Hq=2 Hkv=1", K::Attention, F32,
+        {in({1, 2, 5, 32}).range(-10, 10), in({1, 1, 40, 32}).range(-10, 10), in({1, 1, 40, 32})},
+        attn(false, std::nullopt), Tol::reduction(72, 64, 2));
+  L.add("attention", "attention Hq=2 Hkv=2", K::Attention, F32, {in({1, 2, 0, 8}), in({1, 2, 4, 8}), in({1, 2, 4, 8})},
+        attn(false, std::nullopt), Tol::reduction(12, 64, 2));
+}
+
+// ---------------------------------------------------------------- conv2d, pooling
+
+struct ConvShape {
+  std::int64_t n, c, h, w, k, r, s;
+  ops::Conv2dParams p;
+  bool bias;
+};
+
+ops::Conv2dParams conv_params(std::int64_t sh, std::int64_t sw, std::int64_t ph, std::int64_t pw, std::int64_t dil,
+                              std::int64_t groups, ops::ConvAlgo algo = ops::ConvAlgo::Auto) {
+  ops::Conv2dParams p;
+  p.stride_h = sh, p.stride_w = sw, p.pad_h = ph, p.pad_w = pw, p.dil_h = dil, p.dil_w = dil, p.groups = groups;
+  p.algo = algo;
+  return p;
+}
+
+std::string conv_name(const ConvShape& s) {
+  std::ostringstream os;
+  os << "conv2d stride " << s.p.stride_h << "x" << s.p.stride_w << " pad " << s.p.pad_h << "x" << s.p.pad_w << " dil "
+     << s.p.dil_h << " groups " << s.p.groups << (s.bias ? " bias" : "")
+     << (s.p.algo == ops::ConvAlgo::Winograd ? " winograd" : s.p.algo == ops::ConvAlgo::Gemm ? " gemm" : "");
+  return os.str();
+}
+
+Run conv_call(const ops::Conv2dParams& p, bool bias) {
+  return [=](Backend&, std::vector<Tensor>& x) -> Outputs {
+    return {ops::conv2d(x[0], x[1], bias ? std::optional<Tensor>(x[2]) : std::nullopt, p)};
+  };
+}
+
+void add_conv(CaseList& L, DType t, const ConvShape& s, Input x) {
+  std::vector<Input> ins = {std::move(x), in({s.k, s.c / s.p.groups, s.r, s.s}, t)};
+  if (s.bias) ins.push_back(in({s.k}, t));
+  const std::int64_t n = s.c / s.p.groups * s.r * s.s;
+  const Tol tol = s.p.algo == ops::ConvAlgo::Winograd ? Tol::reduction(n, 64, 8) : Tol::reduction(n, 8, 1);
+  L.add("conv2d", conv_name(s), K::Conv2d, t, std::move(ins), conv_call(s.p, s.bias), tol);
+}
+
+void conv_cases(CaseList& L) {
+  const std::vector<ConvShape> shapes = {
+      {1, 1, 5, 5, 1, 3, 3, conv_params(1, 1, 0, 0, 1, 1), false},
+      {2, 3, 9, 11, 4, 3, 3, conv_params(1, 1, 1, 1, 1, 1), true},
+      {2, 4, 10, 10, 6, 3, 3, conv_params(2, 2, 1, 1, 1, 2), true},   // grouped, strided
+      {1, 8, 12, 12, 8, 3, 3, conv_params(1, 1, 2, 2, 2, 8), false},  // depthwise, dilated
+      {2, 5, 7, 7, 3, 1, 1, conv_params(1, 1, 0, 0, 1, 1), true},     // pointwise
+      {1, 3, 8, 13, 2, 5, 2, conv_params(2, 1, 2, 0, 1, 1), true},    // non-square
+      {1, 16, 10, 10, 16, 3, 3, conv_params(1, 1, 1, 1, 1, 1), true}, // Winograd-eligible
+      {1, 3, 1, 1, 5, 1, 1, conv_params(1, 1, 0, 0, 1, 1), false},    // 1x1 image
+  };
+  for (DType t : kFloats)
+    for (const auto& s : shapes) add_conv(L, t, s, in({s.n, s.c, s.h, s.w}, t));
+  for (ops::ConvAlgo algo : {ops::ConvAlgo::Winograd, ops::ConvAlgo::Gemm}) {
+    ConvShape s{2, 16, 9, 12, 24, 3, 3, conv_params(1, 1, 1, 1, 1, 1, algo), true};
+    add_conv(L, F32, s, in({s.n, s.c, s.h, s.w}));
+  }
+  ConvShape nhwc{2, 3, 9, 11, 4, 3, 3, conv_params(1, 1, 1, 1, 1, 1), true};
+  add_conv(L, F32, nhwc, in({2, 9, 11, 3}).permute({0, 3, 1, 2}));
+  ConvShape big{1, 4, 8, 8, 4, 3, 3, conv_params(1, 1, 1, 1, 1, 1), false};
+  add_conv(L, F32, big, in({1, 4, 8, 8}).range(-1e3, 1e3));
+
+  const auto pool = [](bool max, ops::Pool2dParams p) -> Run {
+    return call1([=](const Tensor& x) { return max ? ops::max_pool2d(x, p) : ops::avg_pool2d(x, p); });
+  };
+  const auto pp = [](std::int64_t kh, std::int64_t kw, std::int64_t sh, std::int64_t sw, std::int64_t ph,
+                     std::int64_t pw, bool include_pad) {
+    ops::Pool2dParams p;
+    p.kernel_h = kh, p.kernel_w = kw, p.stride_h = sh, p.stride_w = sw, p.pad_h = ph, p.pad_w = pw;
+    p.count_include_pad = include_pad;
+    return p;
+  };
+  const std::vector<ops::Pool2dParams> pools = {pp(2, 2, 0, 0, 0, 0, true), pp(3, 3, 2, 2, 1, 1, true),
+                                                pp(3, 3, 2, 2, 1, 1, false), pp(3, 2, 1, 2, 0, 1, false)};
+  for (DType t : kFloats)
+    for (bool max : {true, false})
+      for (const auto& p : pools) {
+        std::ostringstream name;
+        name << (max ? "max_pool2d " : "avg_pool2d ") << p.kernel_h << "x" << p.kernel_w << " stride " << p.stride_h
+             << "x" << p.stride_w << " pad " << p.pad_h << "x" << p.pad_w
+             << (p.count_include_pad ? "" : " exclude pad");
+        L.add("pool2d", name.str(), K::Pool2d, t, {in({2, 3, 9, 9}, t).range(-3, 3)}, pool(max, p),
+              max ? Tol::bitwise() : Tol::reduction(p.kernel_h * p.kernel_w));
+      }
+  L.add("pool2d", "max_pool2d 2x2", K::Pool2d, F32, {in({1, 2, 6, 6}).specials()}, pool(true, pools[0]),
+        Tol::bitwise());
+  L.add("pool2d", "avg_pool2d 3x3 stride 2x2 pad 1x1", K::Pool2d, F32, {in({2, 9, 9, 3}).permute({0, 3, 1, 2})},
+        pool(false, pools[1]), Tol::reduction(9));
+  L.add("pool2d", "max_pool2d 3x3 stride 2x2 pad 1x1", K::Pool2d, F32, {in({1, 1, 1, 1})}, pool(true, pools[1]),
+        Tol::bitwise());
+}
+
+// ---------------------------------------------------------------- adam
+
+void adam_cases(CaseList& L) {
+  // Inputs per parameter: param, grad, exp_avg, exp_avg_sq; outputs: the three updated tensors.
+  const auto adam = [](ops::AdamConfig cfg, std::int64_t step, float grad_scale, std::size_t nparams) -> Run {
+    return [=](Backend&, std::vector<Tensor>& x) -> Outputs {
+      std::vector<Tensor> p, g, m, v;
+      for (std::size_t i = 0; i < nparams; ++i) {
+        p.push_back(x[4 * i]);
+        g.push_back(x[4 * i + 1]);
+        m.push_back(x[4 * i + 2]);
+        v.push_back(x[4 * i + 3]);
+      }
+      ops::adam_step(p, g, m, v, cfg, step, grad_scale);
+      Outputs out;
+      for (std::size_t i = 0; i < nparams; ++i) out.insert(out.end(), {p[i], m[i], v[i]});
+      return out;
+    };
+  };
+  const auto group = [](const Shape& s, DType t, double grad) {
+    return std::vector<Input>{in(s, t), in(s, t).range(-grad, grad), in(s).range(-0.01, 0.01), in(s).range(0, 1e-4)};
+  };
+  ops::AdamConfig plain;
+  ops::AdamConfig adamw;
+  adamw.adamw = true, adamw.lr = 1e-2f, adamw.weight_decay = 0.01f;
+  ops::AdamConfig decay;
+  decay.weight_decay = 0.1f, decay.beta1 = 0.8f, decay.beta2 = 0.99f, decay.eps = 1e-6f;
+  for (DType t : {F32, F16, BF16}) {
+    L.add("adam", "adam step 1", K::Adam, t, group({37, 5}, t, 0.1), adam(plain, 1, 1.0f, 1), Tol::ulp(16));
+    L.add("adam", "adamw step 10", K::Adam, t, group({37, 5}, t, 0.1), adam(adamw, 10, 1.0f, 1), Tol::ulp(16));
+    L.add("adam", "adam weight_decay step 3", K::Adam, t, group({70001}, t, 0.1), adam(decay, 3, 1.0f, 1),
+          Tol::ulp(16));
+    L.add("adam", "adam grad_scale=1/1024", K::Adam, t, group({1}, t, 100), adam(plain, 2, 1.0f / 1024, 1),
+          Tol::ulp(16));
+  }
+  std::vector<Input> two = group({7}, F32, 0.1);
+  for (auto& i : group({3, 4}, F32, 0.1)) two.push_back(i);
+  L.add("adam", "adam two parameters", K::Adam, F32, two, adam(plain, 1, 1.0f, 2), Tol::ulp(16));
+  L.add("adam", "adam empty", K::Adam, F32, group({0, 3}, F32, 0.1), adam(plain, 1, 1.0f, 1), Tol::ulp(16));
+}
+
+// ---------------------------------------------------------------- random
+
+void random_cases(CaseList& L) {
+  // Philox is keyed by (seed, offset + i / 4): every device must produce the CPU's numbers.
+  for (DType t : kFloats)
+    for (const Shape& s : {Shape{1}, Shape{5}, Shape{1027}, Shape{33, 17}}) {
+      L.add("random", "rand seed=42", K::Random, t, {},
+            [s, t](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::rand(b, s, 42, t)}; }, Tol::bitwise());
+      // a + (b - a) * u may be contracted to one fused multiply-add.
+      L.add("random", "rand seed=7 [-5, 3) offset=3", K::Random, t, {},
+            [s, t](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::rand(b, s, 7, t, -5.0f, 3.0f, 3)}; },
+            Tol::ulp(1));
+      // Box-Muller: log, sqrt and cos may differ in their last bits.
+      L.add("random", "randn seed=9 mean=1 std=2 offset=1000", K::Random, t, {},
+            [s, t](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::randn(b, s, 9, t, 1.0f, 2.0f, 1000)}; },
+            Tol::ulp(32));
+      L.add("random", "bernoulli p=0.3 seed=5", K::Random, t, {},
+            [s, t](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::bernoulli(b, s, 0.3f, 5, t)}; },
+            Tol::bitwise());
+    }
+  L.add("random", "rand seed=1", K::Random, F32, {},
+        [](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::rand(b, Shape{3, 0}, 1)}; }, Tol::bitwise());
+  L.add("random", "randn seed=1", K::Random, F32, {},
+        [](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::randn(b, Shape{1 << 16}, 1)}; }, Tol::ulp(32));
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- vocabulary
+
+Input& Input::specials() {
+  return set(0, kNaN).set(1, kInf).set(2, -kInf).set(3, 0.0);
+}
+
+Tensor Input::view_of(const Tensor& uploaded) const {
+  Tensor t = uploaded;
+  for (const View& v : views) {
+    switch (v.kind) {
+      case View::Transpose: t = t.transpose(v.args[0], v.args[1]); break;
+      case View::Permute: t = t.permute(v.args); break;
+      case View::Slice: t = t.slice(v.args[0], v.args[1], v.args[2], v.args[3]); break;
+      case View::Expand: t = t.broadcast_to(Shape(v.args)); break;
+      case View::Unsqueeze: t = t.unsqueeze(v.args[0]); break;
+      case View::Reshape: t = t.reshape(v.args); break;
+    }
+  }
+  return t;
+}
+
+std::string Input::describe() const {
+  std::ostringstream os;
+  os << dtype_name(dtype) << shape.to_string();
+  for (const View& v : views) {
+    const auto& a = v.args;
+    switch (v.kind) {
+      case View::Transpose: os << ".T(" << list(a) << ")"; break;
+      case View::Permute: os << ".permute(" << list(a) << ")"; break;
+      case View::Slice:
+        os << ".slice(" << a[0] << ", " << a[1] << ":" << a[2];
+        if (a[3] != 1) os << ":" << a[3];
+        os << ")";
+        break;
+      case View::Expand: os << ".expand" << Shape(a).to_string(); break;
+      case View::Unsqueeze: os << ".unsqueeze(" << list(a) << ")"; break;
+      case View::Reshape: os << ".reshape" << Shape(a).to_string(); break;
+    }
+  }
+  return os.str();
+}
+
+double Tol::for_dtype(DType t) const {
+  if (exact || !is_floating(t)) return 0.0;
+  const double eps = t == DType::F64 ? std::ldexp(1.0, -52) : std::ldexp(1.0, -23);
+  const double half = t == DType::F16 ? std::ldexp(1.0, -10) : t == DType::BF16 ? std::ldexp(1.0, -7) : 0.0;
+  return half + (ulps + per_n * static_cast<double>(n)) * eps;
+}
+
+std::string Tol::describe(DType t) const {
+  std::ostringstream os;
+  os.precision(3);
+  os << for_dtype(t) << " (";
+  if (exact || !is_floating(t)) return os.str() + "bit for bit)";
+  const std::string eps = t == DType::F64 ? " x 2^-52" : " x 2^-23";
+  std::string parts;
+  if (t == DType::F16 || t == DType::BF16) parts = "1 ulp of " + std::string(dtype_name(t));
+  if (ulps) parts += (parts.empty() ? "" : " + ") + num(ulps) + eps;
+  if (per_n) parts += (parts.empty() ? "" : " + ") + num(per_n) + " x n=" + std::to_string(n) + eps;
+  return os.str() + (parts.empty() ? "correctly rounded: exact" : parts) + ")";
+}
+
+std::string Case::describe() const {
+  std::string s = family + ": " + name + " " + dt(dtype) + " (";
+  for (std::size_t i = 0; i < inputs.size(); ++i) s += (i ? ", " : "") + inputs[i].describe();
+  return s + ")";
+}
+
+std::vector<Case> all_cases() {
+  CaseList L;
+  copy_cases(L);
+  cast_cases(L);
+  binary_cases(L);
+  unary_cases(L);
+  reduce_cases(L);
+  matmul_cases(L);
+  softmax_cases(L);
+  norm_cases(L);
+  batch_norm_cases(L);
+  rope_cases(L);
+  attention_cases(L);
+  conv_cases(L);
+  adam_cases(L);
+  random_cases(L);
+  return L.take();
+}
+
+}  // namespace backend_ops
