@@ -31,7 +31,7 @@ TEST(OpenClQueue, AHostLoopOfOpsKeepsHostMemoryFlat) {
   for (int i = 0; i < 300; ++i) (void)ops::matmul(a, b);  // kernels built, pool and driver caches filled
   cl.synchronize();
   const std::size_t before = resident_bytes();
-  constexpr int kOps = 12000;
+  constexpr int kOps = 20000;
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < kOps; ++i) (void)ops::matmul(a, b);
   const double issue_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -40,10 +40,9 @@ TEST(OpenClQueue, AHostLoopOfOpsKeepsHostMemoryFlat) {
   const auto t1 = std::chrono::steady_clock::now();
   cl.synchronize();
   const double sync_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
-  // Unbounded, each queued command holds about 1 KB of host memory (12 MB here) and
-  // synchronize() waits for all of them.
+  // Unbounded, each queued command holds about 1 KB of host memory (20 MB here) and
+  // synchronize() waits for all of them (reported, not asserted: it is a timing).
   EXPECT_LT(grown, std::size_t{8} << 20) << "host memory grew by " << grown << " bytes over " << kOps << " queued ops";
-  EXPECT_LT(sync_s, 1.0) << "synchronize() waited " << sync_s << " s for the queue to drain";
   std::cout << "[   INFO   ] " << kOps << " queued 64x64 matmuls: issued in " << issue_s << " s, resident +"
             << grown / 1024 << " KiB, then synchronize " << sync_s << " s\n";
 }

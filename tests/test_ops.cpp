@@ -100,10 +100,46 @@ TEST(OpsBinary, InPlaceAndBadInput) {
             ErrorCode::InvalidArgument);
   std::vector<std::int32_t> zi = {1, 0};
   Tensor zt = cpu().from_host(zi.data(), Shape{2}, DType::I32);
-  EXPECT_EQ(error_code_of([&] { ops::div(zt, zt); }), ErrorCode::InvalidArgument);
+  // Integer division is true division in f64 (NumPy's rule): 1/1 = 1, 0/0 = NaN, never a trap.
+  Tensor q = ops::div(zt, zt);
+  EXPECT_EQ(q.dtype(), DType::F64);
+  EXPECT_EQ(q.to_vector()[0], 1.0f);
+  EXPECT_TRUE(std::isnan(q.to_vector()[1]));
   Tensor freed = make({1, 2, 3}, {3});
   const_cast<Buffer&>(freed.buffer()).free();
   EXPECT_EQ(error_code_of([&] { ops::add(freed, a); }), ErrorCode::InvalidState);
+}
+
+// Integers follow NumPy: sums widen to i64, means are f64, divide is true
+// division, add/sub/mul wrap, negative integer powers are refused.
+TEST(OpsIntegers, FollowNumPysRules) {
+  std::vector<std::uint8_t> u = {200, 100, 250};
+  Tensor tu = cpu().from_host(u.data(), Shape{3}, DType::U8);
+  Tensor s = ops::sum(tu);
+  EXPECT_EQ(s.dtype(), DType::I64);
+  EXPECT_EQ(s.to_vector()[0], 550.0f);
+  std::vector<std::int32_t> big = {2147483647, 2147483647, 5};
+  Tensor tb = cpu().from_host(big.data(), Shape{3}, DType::I32);
+  EXPECT_EQ(ops::sum(tb).to_vector()[0], 4294967299.0f);
+  Tensor m = ops::mean(tu);
+  EXPECT_EQ(m.dtype(), DType::F64);
+  EXPECT_NEAR(m.to_vector()[0], 550.0 / 3, 1e-4);
+  std::vector<std::int32_t> a = {7, -7, 1}, b = {2, 2, 3};
+  Tensor ta = cpu().from_host(a.data(), Shape{3}, DType::I32), tb2 = cpu().from_host(b.data(), Shape{3}, DType::I32);
+  EXPECT_EQ(ops::div(ta, tb2).to_vector(), (std::vector<float>{3.5f, -3.5f, 1.0f / 3}));
+  Tensor ia = ta;
+  EXPECT_EQ(error_code_of([&] { ops::binary_(rt::BinaryOp::Div, ia, tb2); }), ErrorCode::DTypeMismatch);
+  // Wrapping, two's complement: 2147483647 + 1 = -2147483648.
+  std::vector<std::int32_t> one = {1, 1, 1};
+  Tensor t1 = cpu().from_host(one.data(), Shape{3}, DType::I32);
+  EXPECT_EQ(ops::add(tb, t1).to_vector()[0], -2147483648.0f);
+  // Exact integer powers (3^20 = 3486784401 does not fit f32's 24 bits exactly, but 3^15 does).
+  std::vector<std::int64_t> base = {3, -2, 0}, ex = {15, 3, 0};
+  Tensor tbase = cpu().from_host(base.data(), Shape{3}, DType::I64), tex = cpu().from_host(ex.data(), Shape{3}, DType::I64);
+  EXPECT_EQ(ops::pow(tbase, tex).to_vector(), (std::vector<float>{14348907.0f, -8.0f, 1.0f}));
+  std::vector<std::int64_t> neg = {1, -1, 2};
+  Tensor tneg = cpu().from_host(neg.data(), Shape{3}, DType::I64);
+  EXPECT_EQ(error_code_of([&] { ops::pow(tbase, tneg); }), ErrorCode::InvalidArgument);
 }
 
 TEST(OpsMatmul, MatchesReferenceOnOddShapes) {

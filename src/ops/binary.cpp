@@ -47,10 +47,31 @@ void binary_checked(rt::BinaryOp op, const char* name, const Tensor& a, const Te
 }
 }  // namespace
 
+namespace {
+// Integer semantics follow NumPy: `divide` is true division (f64), so it has
+// no integer result to write; x ** y with a negative integer exponent is
+// refused; add, sub, mul and positive powers wrap.
+void check_integer_div_out(rt::BinaryOp op, const char* name, const Tensor& a, const Tensor& b, const Tensor& out) {
+  if (op == rt::BinaryOp::Div && is_integral(out.dtype()))
+    throw Error(ErrorCode::DTypeMismatch,
+                "true division of " + std::string(dtype_name(out.dtype())) + " tensors gives f64, which " +
+                    std::string(dtype_name(out.dtype())) + " cannot hold",
+                detail::context(name, {a, b, out}), {"Divide into an f64 tensor, or cast the operands to a float dtype"});
+}
+void check_integer_pow(rt::BinaryOp op, const char* name, const Tensor& a, const Tensor& b) {
+  if (op != rt::BinaryOp::Pow || !is_integral(b.dtype()) || b.numel() == 0) return;
+  if (ops::min(b, {}, false).to_vector()[0] < 0)
+    throw Error(ErrorCode::InvalidArgument, "integers to negative integer powers are not allowed",
+                detail::context(name, {a, b}), {"Cast the base to a float dtype for fractional results"});
+}
+}  // namespace
+
 void binary_out(rt::BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
   const char* name = rt::binary_op_name(op);
   detail::check_same_device(name, {a, b, out});
   detail::check_same_dtype(name, {a, b, out});
+  check_integer_div_out(op, name, a, b, out);
+  check_integer_pow(op, name, a, b);
   const Shape s = broadcast_shapes(a.shape(), b.shape(), name);
   if (out.shape() != s)
     throw Error(ErrorCode::ShapeMismatch, "output shape " + out.shape().to_string() + " != broadcast shape " + s.to_string(),
@@ -65,6 +86,8 @@ Tensor binary(rt::BinaryOp op, const Tensor& a, const Tensor& b) {
   const char* name = rt::binary_op_name(op);
   detail::check_same_device(name, {a, b});
   detail::check_same_dtype(name, {a, b});
+  if (op == rt::BinaryOp::Div && is_integral(a.dtype())) return binary(op, a.cast(DType::F64), b.cast(DType::F64));
+  check_integer_pow(op, name, a, b);
   const Shape s = broadcast_shapes(a.shape(), b.shape(), name);
   Tensor out = detail::empty_like(a, s, a.dtype());
   binary_checked(op, name, a, b, s, out);

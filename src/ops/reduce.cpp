@@ -78,11 +78,14 @@ Tensor reduce_impl(rt::ReduceOp op, const Tensor& x_in, std::vector<std::int64_t
 
 }  // namespace
 
+// Integer sums accumulate and return i64, and integer means and variances
+// are f64, as in NumPy: a sum of u8 or i32 does not wrap in the input dtype.
 Tensor sum(const Tensor& x, const std::vector<std::int64_t>& axes, bool keepdim) {
-  return reduce_impl(rt::ReduceOp::Sum, x, axes, keepdim, 0);
+  const bool widen = is_integral(x.dtype()) && x.dtype() != DType::I64;
+  return reduce_impl(rt::ReduceOp::Sum, widen ? x.cast(DType::I64) : x, axes, keepdim, 0);
 }
 Tensor mean(const Tensor& x, const std::vector<std::int64_t>& axes, bool keepdim) {
-  return reduce_impl(rt::ReduceOp::Mean, x, axes, keepdim, 0);
+  return reduce_impl(rt::ReduceOp::Mean, is_integral(x.dtype()) ? x.cast(DType::F64) : x, axes, keepdim, 0);
 }
 Tensor max(const Tensor& x, const std::vector<std::int64_t>& axes, bool keepdim) {
   return reduce_impl(rt::ReduceOp::Max, x, axes, keepdim, 0);
@@ -91,7 +94,7 @@ Tensor min(const Tensor& x, const std::vector<std::int64_t>& axes, bool keepdim)
   return reduce_impl(rt::ReduceOp::Min, x, axes, keepdim, 0);
 }
 Tensor var(const Tensor& x, const std::vector<std::int64_t>& axes, std::int64_t correction, bool keepdim) {
-  return reduce_impl(rt::ReduceOp::Var, x, axes, keepdim, correction);
+  return reduce_impl(rt::ReduceOp::Var, is_integral(x.dtype()) ? x.cast(DType::F64) : x, axes, keepdim, correction);
 }
 Tensor argmax(const Tensor& x, std::int64_t axis, bool keepdim) {
   return reduce_impl(rt::ReduceOp::Argmax, x, {axis}, keepdim, 0);

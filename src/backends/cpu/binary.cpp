@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "device.hpp"
 #include "simd/simd.hpp"
@@ -12,13 +13,40 @@
 namespace torsh::cpu {
 namespace {
 
+// Integer x ** y, exact and wrapping like the other integer ops (NumPy's
+// rule). The op layer refuses negative exponents; here they give the
+// truncated 1 / x^|y| rather than undefined behaviour.
+template <class A>
+A int_pow(A x, A y) {
+  using U = std::make_unsigned_t<A>;
+  if constexpr (std::is_signed_v<A>) {
+    if (y < 0) return x == 1 ? A(1) : x == A(-1) ? ((y & 1) ? A(-1) : A(1)) : A(0);
+  }
+  U r = 1, b = static_cast<U>(x);
+  for (U e = static_cast<U>(y); e; e >>= 1, b *= b)
+    if (e & 1) r *= b;
+  return static_cast<A>(r);
+}
+
 template <rt::BinaryOp Op, class A>
 inline A apply(A x, A y) {
-  if constexpr (Op == rt::BinaryOp::Add) return x + y;
+  if constexpr (std::is_integral_v<A> && (Op == rt::BinaryOp::Add || Op == rt::BinaryOp::Sub ||
+                                          Op == rt::BinaryOp::Mul)) {
+    // Integers wrap (two's complement), as in NumPy and PyTorch, without signed-overflow UB.
+    using U = std::make_unsigned_t<A>;
+    const U ux = static_cast<U>(x), uy = static_cast<U>(y);
+    return static_cast<A>(Op == rt::BinaryOp::Add ? ux + uy : Op == rt::BinaryOp::Sub ? ux - uy : ux * uy);
+  } else if constexpr (Op == rt::BinaryOp::Add) return x + y;
   else if constexpr (Op == rt::BinaryOp::Sub) return x - y;
   else if constexpr (Op == rt::BinaryOp::Mul) return x * y;
-  else if constexpr (Op == rt::BinaryOp::Div) return x / y;
-  else if constexpr (Op == rt::BinaryOp::Pow) return static_cast<A>(std::pow(x, y));
+  else if constexpr (Op == rt::BinaryOp::Div) {
+    // Integer division never reaches here from the op layer (it is true division in f64); a zero divisor is 0, not SIGFPE.
+    if constexpr (std::is_integral_v<A>) return y == 0 ? 0 : x / y;
+    else return x / y;
+  } else if constexpr (Op == rt::BinaryOp::Pow) {
+    if constexpr (std::is_integral_v<A>) return int_pow(x, y);
+    else return static_cast<A>(std::pow(x, y));
+  }
   // NaN propagates, as in torch.maximum / minimum.
   else if constexpr (Op == rt::BinaryOp::Maximum) {
     if constexpr (std::is_floating_point_v<A>) { if (std::isnan(x) || std::isnan(y)) return x + y; }
