@@ -32,3 +32,9 @@ echo "== Python package: pytest"
 # From outside the source tree, so that the installed package is what gets imported.
 cd tests/python
 "../../$py" -m pytest -q -ra -p no:cacheprovider "$@"
+cd ../..
+echo "== Op fuzzer: seeded random op calls against NumPy on every backend present"
+# A few thousand cases per run; the seed changes daily (and is printed), so
+# runs cover new cases while any failure replays from its seed.
+# scripts/fuzz.sh runs many more.
+"$py" tests/fuzz/op_fuzz.py --cases "${TORSH_FUZZ_CASES:-3000}" --seed "${TORSH_FUZZ_SEED:-$(date +%Y%j)}"
