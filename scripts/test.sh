@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Every test: install what is missing, build Release and run the suite, then
-# build with AddressSanitizer + UndefinedBehaviorSanitizer and run it again.
-# Tests for devices this machine lacks (CUDA without a GPU) report as skipped.
+# Every test: install what is missing, build Release and run the suite (the
+# cross-backend op harness included), check the installed package, build the
+# Python package and run its tests and the op fuzzer, then build with
+# AddressSanitizer + UndefinedBehaviorSanitizer and with ThreadSanitizer and
+# run the C++ suite under each. Tests for devices this machine lacks (CUDA,
+# ROCm without a GPU) report as skipped, with the reason.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -28,3 +31,11 @@ echo "== ASan + UBSan build and tests"
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j"$jobs"
 ctest --preset asan
+# ThreadSanitizer over the same suite: the thread pool, the memory pool's
+# stream-ordered reuse, the registry, the profiler and graph capture are
+# shared between threads. The GPU plugins are off here (their drivers are not
+# instrumented), so their tests skip.
+echo "== ThreadSanitizer build and tests"
+cmake --preset tsan >/dev/null
+cmake --build --preset tsan -j"$jobs"
+ctest --preset tsan

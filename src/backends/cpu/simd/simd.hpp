@@ -7,7 +7,10 @@
 
 #include "torsh/runtime/op_args.hpp"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// target_clones dispatches through IFUNC resolvers, which the dynamic loader
+// runs before ThreadSanitizer's runtime is up: under TSan the loops are built
+// once, for the baseline.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 #define TORSH_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define TORSH_SIMD_CLONES
