@@ -5,7 +5,7 @@
 # (ROCm 5.2) builds the ROCm plugin from the CUDA sources; no AMD GPU is needed.
 set -euo pipefail
 pkgs=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev
-      ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd clinfo nlohmann-json3-dev
+      ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd clinfo nlohmann-json3-dev libcli11-dev
       hipcc)
 # Callers add what only they need (the Python tests add the interpreter's packages).
 pkgs+=("$@")
