@@ -14,6 +14,26 @@ echo "== Release build and tests"
 cmake --preset release >/dev/null
 cmake --build --preset release -j"$jobs"
 ctest --preset release
+echo "== Profiled whole benchmark suite under a resident-memory cap"
+# The profiler keeps at most --profile-max-events records (the table counts
+# every op): the whole suite, profiled, must stay under 1 GiB resident, and the
+# trace must say how many records the cap dropped. A small --min-seconds keeps
+# it short; a small cap makes sure records are dropped.
+trace=build/release/bench-profile.json
+/usr/bin/time -f "%M" -o build/release/bench-profile.rss \
+  build/release/bin/torsh bench --min-seconds 0.05 --profile "$trace" --profile-max-events 100000 \
+  >/dev/null 2>build/release/bench-profile.log || { cat build/release/bench-profile.log; exit 1; }
+rss_kib=$(tail -n1 build/release/bench-profile.rss)
+echo "peak resident memory: $((rss_kib / 1024)) MiB (cap 1024 MiB)"
+[ "$rss_kib" -lt $((1024 * 1024)) ] || { echo "FAILED: the profiled suite took $rss_kib KiB resident"; exit 1; }
+python3 - "$trace" <<'PY'
+import json, sys
+meta = json.load(open(sys.argv[1]))["otherData"]
+print("trace:", meta)
+assert meta["kept_events"] == meta["max_events"] == 100000, meta
+assert meta["dropped_events"] > 0 and meta["events"] == meta["kept_events"] + meta["dropped_events"], meta
+PY
+grep -q "events dropped from the trace" build/release/bench-profile.log
 echo "== Installed package: find_package(torsh) and pkg-config"
 rm -rf build/install build/consumer
 cmake --install build/release --prefix "$PWD/build/install" >/dev/null

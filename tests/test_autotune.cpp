@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "torsh/runtime/autotune.hpp"
@@ -131,4 +132,55 @@ TEST_F(Autotune, CpuElementwiseThreadCountIsTunedPerSizeClass) {
       EXPECT_TRUE(c == "threads=1" || c == "threads=2") << c;
     }
   EXPECT_EQ(tuned, 2);
+}
+
+namespace {
+// Sets (or, with nullptr, unsets) an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) setenv(name, value, 1);
+    else unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_) setenv(name_, old_->c_str(), 1);
+    else unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+}  // namespace
+
+// With HOME empty (or relative) and no XDG_CACHE_HOME, the cache must not land
+// in whatever folder the process runs in.
+TEST(AutotuneCachePath, NeverTheCurrentDirectory) {
+  ScopedEnv cache("TORSH_AUTOTUNE_CACHE", nullptr);
+  for (const char* xdg : {static_cast<const char*>(nullptr), "", "relative/cache"}) {
+    for (const char* home : {static_cast<const char*>(nullptr), "", "."}) {
+      ScopedEnv x("XDG_CACHE_HOME", xdg);
+      ScopedEnv h("HOME", home);
+      autotune::set_cache_path("");  // back to the default, from the environment now
+      const std::string p = autotune::cache_path();
+      const std::string where = std::string("XDG_CACHE_HOME=") + (xdg ? xdg : "<unset>") + " HOME=" + (home ? home : "<unset>");
+      EXPECT_EQ(p, autotune::default_cache_path()) << where;
+      EXPECT_EQ(p.front(), '/') << where << ": " << p;
+      EXPECT_NE(std::filesystem::path(p).parent_path(), std::filesystem::current_path()) << where << ": " << p;
+    }
+  }
+  {
+    ScopedEnv x("XDG_CACHE_HOME", "/xdg/cache");
+    EXPECT_EQ(autotune::default_cache_path(), "/xdg/cache/torsh/autotune.json");
+  }
+  {
+    ScopedEnv x("XDG_CACHE_HOME", nullptr);
+    ScopedEnv h("HOME", "/home/someone");
+    EXPECT_EQ(autotune::default_cache_path(), "/home/someone/.cache/torsh/autotune.json");
+  }
+  {
+    ScopedEnv c("TORSH_AUTOTUNE_CACHE", "/explicit/tune.json");
+    EXPECT_EQ(autotune::default_cache_path(), "/explicit/tune.json");
+  }
 }

@@ -1,11 +1,19 @@
 // Plugin loading: every way a plugin can fail is reported with its reason and
 // never takes the host down.
+#include <elf.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <tuple>
 
 #include "runtime/registry_internal.hpp"
+#include "torsh/cuda_plugin_config.h"
+#include "torsh/opencl_plugin_config.h"
 #include "torsh/torsh.hpp"
 
 using namespace torsh;
@@ -82,4 +90,63 @@ TEST(Plugins, RegistryReportsReasonAndKeepsWorking) {
   EXPECT_EQ(ops::add(cpu.zeros(Shape{2}, DType::F32), cpu.zeros(Shape{2}, DType::F32)).numel(), 2);
   unsetenv("TORSH_BACKEND_PATH");
   rt::Registry::get().rescan();
+}
+
+namespace {
+// A copy of a fixture plugin with its ELF header rewritten: `cls` at
+// e_ident[EI_CLASS] and `machine` in e_machine (little-endian, as on the hosts
+// we build for).
+std::string patched_fixture(const std::string& name, unsigned char cls, unsigned machine) {
+  std::ifstream in(fixture("no_device"), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_GT(bytes.size(), 20u);
+  bytes[4] = static_cast<char>(cls);
+  bytes[18] = static_cast<char>(machine & 0xff);
+  bytes[19] = static_cast<char>(machine >> 8);
+  const std::string dir = ::testing::TempDir() + "torsh_elf_" + name + "_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/libtorsh_backend_metal.so";
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+}  // namespace
+
+TEST(Plugins, ForeignArchitectureIsNamedNotNoSuchFile) {
+  std::ifstream self(fixture("no_device"), std::ios::binary);
+  unsigned char h[20] = {};
+  self.read(reinterpret_cast<char*>(h), sizeof h);
+  const unsigned native = h[18] | h[19] << 8;
+  const unsigned foreign = native == EM_AARCH64 ? EM_X86_64 : EM_AARCH64;
+  const auto r = rt::load_plugin(patched_fixture("machine", h[4], foreign), BackendType::Metal);
+  EXPECT_EQ(r.driver, nullptr);
+  EXPECT_NE(r.error.find("wrong architecture"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find(foreign == EM_AARCH64 ? "AArch64" : "x86-64"), std::string::npos) << r.error;
+  EXPECT_EQ(r.error.find("No such file"), std::string::npos) << r.error;
+
+  const auto c = rt::load_plugin(patched_fixture("class", ELFCLASS32, native), BackendType::Metal);
+  EXPECT_NE(c.error.find("wrong architecture"), std::string::npos) << c.error;
+  EXPECT_NE(c.error.find("32-bit"), std::string::npos) << c.error;
+}
+
+TEST(Plugins, NotAnElfFileSaysSo) {
+  const auto e = load_error("not_elf");
+  EXPECT_NE(e.find("no ELF header"), std::string::npos) << e;
+}
+
+TEST(Plugins, MissingPluginSaysNotBuiltOrNotShipped) {
+  // This libtorsh's build decided each plugin; a missing file is one or the other, with what to do.
+  const std::string cuda = rt::missing_plugin_reason(BackendType::Cuda, "libtorsh_backend_cuda.so", "/somewhere");
+  const std::string opencl = rt::missing_plugin_reason(BackendType::OpenCl, "libtorsh_backend_opencl.so", "/somewhere");
+  for (const auto& [reason, built, option] :
+       {std::tuple{cuda, TORSH_CUDA_PLUGIN_BUILT != 0, "TORSH_CUDA"},
+        std::tuple{opencl, TORSH_OPENCL_PLUGIN_BUILT != 0, "TORSH_OPENCL"}}) {
+    EXPECT_NE(reason.find("/somewhere"), std::string::npos) << reason;
+    if (built) {
+      EXPECT_NE(reason.find("not shipped"), std::string::npos) << reason;
+      EXPECT_NE(reason.find("TORSH_BACKEND_PATH"), std::string::npos) << reason;
+    } else {
+      EXPECT_NE(reason.find("not built"), std::string::npos) << reason;
+      EXPECT_NE(reason.find(std::string("-D") + option + "=ON"), std::string::npos) << reason;
+    }
+  }
 }

@@ -150,3 +150,129 @@ TEST(Profiler, MemoryEventsAndLiveBytesCounter) {
     if (e["ph"] == "C") ++counters;
   EXPECT_EQ(counters, 2);
 }
+
+namespace {
+// Resident set size of this process, from /proc/self/statm.
+std::size_t resident_bytes() {
+  std::ifstream f("/proc/self/statm");
+  std::size_t pages = 0, resident = 0;
+  f >> pages >> resident;
+  return resident * 4096;
+}
+
+std::uint64_t other_data(const nlohmann::json& j, const char* key) { return j.at("otherData").at(key).get<std::uint64_t>(); }
+}  // namespace
+
+TEST(Profiler, EventCapKeepsTheFirstRecordsAndTheTableCountsEveryOp) {
+  Backend b = Backend::create(BackendType::Cpu);
+  auto v = iota(16);
+  Tensor x = b.from_host(v.data(), {16}, DType::F32);
+  profiler::Options o;
+  o.max_events = 100;
+  profiler::start(o);
+  for (int i = 0; i < 1000; ++i) ops::add(x, x);  // an op, its output's alloc and free: 3 events each
+  profiler::stop();
+  const auto st = profiler::session_stats();
+  EXPECT_EQ(st.events, 3000u);
+  EXPECT_EQ(st.kept, 100u);
+  EXPECT_EQ(st.dropped, 2900u);
+  const auto rec = profiler::records();
+  ASSERT_EQ(rec.size(), 100u);
+  for (std::size_t i = 1; i < rec.size(); ++i) EXPECT_LE(rec[i - 1].host_start_us, rec[i].host_start_us);
+  std::uint64_t adds = 0;
+  for (const auto& s : profiler::summary())
+    if (s.name == "add") adds += s.calls;
+  EXPECT_EQ(adds, 1000u) << "the table is aggregated as ops arrive, dropped or not";
+  const std::string t = profiler::table();
+  EXPECT_NE(t.find("2900 of 3000 events dropped"), std::string::npos) << t;
+  const auto j = nlohmann::json::parse(profiler::chrome_trace_json());
+  EXPECT_EQ(other_data(j, "events"), 3000u);
+  EXPECT_EQ(other_data(j, "kept_events"), 100u);
+  EXPECT_EQ(other_data(j, "dropped_events"), 2900u);
+  EXPECT_EQ(other_data(j, "max_events"), 100u);
+  std::size_t ops = 0;
+  for (const auto& e : j["traceEvents"])
+    if (e.value("cat", "") == "op") ++ops;
+  EXPECT_GT(ops, 0u);
+  EXPECT_LE(ops, 100u);
+}
+
+TEST(Profiler, RingKeepsTheLatestRecordsInOrder) {
+  profiler::Options o;
+  o.max_events = 10;
+  o.overflow = profiler::Options::Overflow::KeepLast;
+  profiler::start(o);
+  for (int i = 0; i < 1000; ++i) profiler::Scope s(std::to_string(i));
+  profiler::stop();
+  const auto rec = profiler::records();
+  ASSERT_EQ(rec.size(), 10u);
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(rec[i].name, std::to_string(990 + i));
+  EXPECT_EQ(profiler::session_stats().dropped, 990u);
+  const auto j = nlohmann::json::parse(profiler::chrome_trace_json());
+  EXPECT_EQ(j["otherData"]["overflow"], "keep last");
+}
+
+TEST(Profiler, RingKeepsTheLiveBytesOfDroppedMemoryEvents) {
+  Backend b = Backend::create(BackendType::Cpu);
+  profiler::Options o;
+  o.max_events = 4;
+  o.overflow = profiler::Options::Overflow::KeepLast;
+  profiler::start(o);
+  std::vector<Tensor> live;
+  for (int i = 0; i < 20; ++i) live.push_back(b.empty({1024}, DType::F32));  // 20 x 4 KiB held
+  profiler::stop();
+  const auto j = nlohmann::json::parse(profiler::chrome_trace_json());
+  long long last = -1;
+  for (const auto& e : j["traceEvents"])
+    if (e["ph"] == "C") last = e["args"]["bytes"].get<long long>();
+  EXPECT_EQ(last, 20 * 4096) << "the counter starts from the bytes of the records the ring overwrote";
+}
+
+TEST(Profiler, UnlimitedSessionKeepsEverything) {
+  profiler::Options o;
+  o.max_events = 0;
+  profiler::start(o);
+  for (int i = 0; i < 5000; ++i) profiler::Scope s("s");
+  profiler::stop();
+  EXPECT_EQ(profiler::records().size(), 5000u);
+  EXPECT_EQ(profiler::session_stats().dropped, 0u);
+  EXPECT_EQ(profiler::table().find("dropped"), std::string::npos);
+}
+
+TEST(Profiler, ALongSessionStaysWithinItsCap) {
+  // Three million records would take about 450 MB kept; the default cap keeps 1M at most,
+  // and a cap of 1000 keeps memory flat.
+  profiler::Options o;
+  o.max_events = 1000;
+  profiler::start(o);
+  const std::size_t before = resident_bytes();
+  for (int i = 0; i < 3'000'000; ++i) profiler::Scope s("a scope label longer than the small-string buffer");
+  const std::size_t grown = resident_bytes() - std::min(before, resident_bytes());
+  profiler::stop();
+  EXPECT_EQ(profiler::session_stats().events, 3'000'000u);
+  EXPECT_EQ(profiler::records().size(), 1000u);
+  EXPECT_LT(grown, std::size_t(32) << 20) << "resident memory grew by " << grown << " bytes";
+}
+
+TEST(Profiler, OpenClDeviceTimingsResolveInBatchesAndCountEveryOp) {
+  auto cl = opencl();
+  if (!cl) GTEST_SKIP() << "no OpenCL device";
+  auto v = iota(64);
+  Tensor x = cl->from_host(v.data(), {64}, DType::F32);
+  Tensor out = cl->empty({64}, DType::F32);
+  profiler::Options o;
+  o.max_events = 16;
+  profiler::start(o);
+  for (int i = 0; i < 5000; ++i) ops::binary_out(rt::BinaryOp::Add, x, x, out);
+  profiler::stop();
+  std::uint64_t calls = 0;
+  bool device = false;
+  for (const auto& s : profiler::summary())
+    if (s.name == "add") {
+      calls += s.calls;
+      device = device || s.device_timed;
+    }
+  EXPECT_EQ(calls, 5000u);
+  EXPECT_TRUE(device);
+  EXPECT_EQ(profiler::records().size(), 16u);
+}

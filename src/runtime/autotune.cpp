@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <pwd.h>
 #include <unistd.h>
 
 #include "torsh/version.hpp"
@@ -34,11 +35,21 @@ struct State {
   Stats stats;
 };
 
-std::string default_path() {
-  if (const char* p = std::getenv("TORSH_AUTOTUNE_CACHE"); p && *p) return p;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/torsh/autotune.json";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/torsh/autotune.json";
-  return "torsh-autotune.json";
+// An absolute path from the environment, or empty (unset, empty or relative:
+// the XDG rules ignore a relative XDG_CACHE_HOME, and a relative HOME would put
+// the cache wherever the process happens to run).
+std::string absolute_env(const char* name) {
+  const char* v = std::getenv(name);
+  return v && v[0] == '/' ? v : "";
+}
+
+std::string home_from_passwd() {
+  struct passwd pw, *found = nullptr;
+  std::vector<char> buf(16384);
+  if (::getpwuid_r(::getuid(), &pw, buf.data(), buf.size(), &found) == 0 && found && found->pw_dir &&
+      found->pw_dir[0] == '/')
+    return found->pw_dir;
+  return {};
 }
 
 State& state() {
@@ -46,7 +57,7 @@ State& state() {
     auto* st = new State;
     const char* e = std::getenv("TORSH_AUTOTUNE");
     st->enabled = e && std::string(e) != "0" && std::string(e) != "";
-    st->path = default_path();
+    st->path = default_cache_path();
     return st;
   }();
   return *s;
@@ -136,10 +147,20 @@ void set_enabled(bool on) { state().enabled.store(on); }
 
 bool enabled() { return state().enabled.load(std::memory_order_relaxed); }
 
+std::string default_cache_path() {
+  if (const char* p = std::getenv("TORSH_AUTOTUNE_CACHE"); p && *p) return p;
+  if (const std::string x = absolute_env("XDG_CACHE_HOME"); !x.empty()) return x + "/torsh/autotune.json";
+  if (const std::string h = absolute_env("HOME"); !h.empty()) return h + "/.cache/torsh/autotune.json";
+  if (const std::string h = home_from_passwd(); !h.empty()) return h + "/.cache/torsh/autotune.json";
+  std::string tmp = absolute_env("TMPDIR");
+  if (tmp.empty()) tmp = "/tmp";
+  return tmp + "/torsh-" + std::to_string(::getuid()) + "/autotune.json";
+}
+
 void set_cache_path(const std::string& path) {
   auto& s = state();
   std::lock_guard lk(s.mu);
-  s.path = path;
+  s.path = path.empty() ? default_cache_path() : path;
   load_locked(s);
 }
 

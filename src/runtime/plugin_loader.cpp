@@ -1,9 +1,12 @@
 // Loads backend plugins: dlopen, versioned entry point, build-id check, driver
 // creation. Every failure becomes a reason string; nothing here may crash the host.
 #include <dlfcn.h>
+#include <elf.h>
 
+#include <cerrno>
 #include <cstring>
 #include <exception>
+#include <fstream>
 
 #include "registry_internal.hpp"
 #include "torsh/runtime/plugin.h"
@@ -11,13 +14,95 @@
 
 namespace torsh::rt {
 
+namespace {
+
+struct ElfIdent {
+  std::string error;  // why no ELF header could be read
+  unsigned char cls = 0, data = 0;
+  unsigned type = 0, machine = 0;
+};
+
+ElfIdent read_elf_ident(const std::string& path) {
+  ElfIdent id;
+  std::ifstream f(path, std::ios::binary);
+  if (!f) {
+    id.error = std::string("cannot read it: ") + std::strerror(errno);
+    return id;
+  }
+  unsigned char h[EI_NIDENT + 4] = {};
+  f.read(reinterpret_cast<char*>(h), sizeof h);
+  if (f.gcount() < static_cast<std::streamsize>(sizeof h) || std::memcmp(h, ELFMAG, SELFMAG) != 0) {
+    id.error = "not a shared library (the file has no ELF header)";
+    return id;
+  }
+  id.cls = h[EI_CLASS];
+  id.data = h[EI_DATA];
+  const bool big = id.data == ELFDATA2MSB;
+  auto half = [&](int at) { return big ? unsigned(h[at]) << 8 | h[at + 1] : unsigned(h[at + 1]) << 8 | h[at]; };
+  id.type = half(EI_NIDENT);
+  id.machine = half(EI_NIDENT + 2);
+  return id;
+}
+
+std::string machine_name(unsigned m) {
+  switch (m) {
+    case EM_386: return "x86 (i386)";
+    case EM_X86_64: return "x86-64";
+    case EM_ARM: return "32-bit ARM";
+    case EM_AARCH64: return "AArch64 (arm64)";
+    case EM_PPC: return "PowerPC";
+    case EM_PPC64: return "PowerPC64";
+    case EM_S390: return "s390x";
+    case EM_MIPS: return "MIPS";
+    case EM_RISCV: return "RISC-V";
+#ifdef EM_LOONGARCH
+    case EM_LOONGARCH: return "LoongArch";
+#endif
+    default: return "ELF machine " + std::to_string(m);
+  }
+}
+
+const char* class_name(unsigned char c) { return c == ELFCLASS32 ? "32-bit" : c == ELFCLASS64 ? "64-bit" : "unknown-class"; }
+
+// This library's own header: what a plugin loaded into this process must match.
+const ElfIdent& host_ident() {
+  static const ElfIdent id = [] {
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void*>(&elf_mismatch), &info) && info.dli_fname) return read_elf_ident(info.dli_fname);
+    return read_elf_ident("/proc/self/exe");
+  }();
+  return id;
+}
+
+}  // namespace
+
+std::string elf_mismatch(const std::string& path) {
+  const ElfIdent p = read_elf_ident(path);
+  if (!p.error.empty()) return p.error;
+  const ElfIdent& h = host_ident();
+  if (!h.error.empty()) return {};  // nothing to compare with: let dlopen say
+  const std::string use = "; use a plugin built for " + machine_name(h.machine) + " (" + class_name(h.cls) + ")";
+  if (p.cls != h.cls)
+    return std::string("wrong architecture: a ") + class_name(p.cls) + " " + machine_name(p.machine) +
+           " file, this process is " + class_name(h.cls) + " " + machine_name(h.machine) + use;
+  if (p.data != h.data)
+    return std::string("wrong architecture: ") + (p.data == ELFDATA2MSB ? "big" : "little") +
+           "-endian file, this process is " + (h.data == ELFDATA2MSB ? "big" : "little") + "-endian" + use;
+  if (p.machine != h.machine)
+    return "wrong architecture: built for " + machine_name(p.machine) + ", this process runs " +
+           machine_name(h.machine) + use;
+  if (p.type != ET_DYN) return "not a shared library (ELF type " + std::to_string(p.type) + ", expected ET_DYN)";
+  return {};
+}
+
 PluginLoad load_plugin(const std::string& path, BackendType expected) {
   PluginLoad r;
   // RTLD_LOCAL keeps each plugin's dependencies (CUDA runtime, OpenCL loader) out of the global namespace.
   void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char* e = dlerror();
-    r.error = std::string("cannot load ") + path + ": " + (e ? e : "unknown dlopen error");
+    const std::string elf = elf_mismatch(path);
+    r.error = std::string("cannot load ") + path + ": " + (!elf.empty() ? elf : e ? e : "unknown dlopen error");
     return r;
   }
   auto entry = reinterpret_cast<torsh_plugin_entry_fn>(dlsym(h, TORSH_PLUGIN_ENTRY_SYMBOL));
@@ -66,6 +151,7 @@ PluginLoad load_plugin(const std::string& path, BackendType expected) {
   }
   // Plugins are never unloaded: drivers and devices live as long as the process.
   r.driver.reset(static_cast<Driver*>(drv));
+  r.note.assign(err, strnlen(err, sizeof err));
   return r;
 }
 

@@ -7,9 +7,13 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 
 #include "registry_internal.hpp"
+#include "torsh/cuda_plugin_config.h"
+#include "torsh/hip_plugin_config.h"
+#include "torsh/opencl_plugin_config.h"
 
 namespace torsh {
 namespace rt {
@@ -56,14 +60,46 @@ bool file_exists(const std::string& p) {
   return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-std::string why_not_built(BackendType t) {
+// What this libtorsh's own build did with the plugin, so a missing file says
+// whether it was never built ("not built") or built but not installed or
+// shipped beside libtorsh ("not shipped").
+struct PluginBuild {
+  bool built;
+  const char* note;    // "disabled (TORSH_CUDA=OFF)", "built with nvcc 12.4 ..."
+  const char* option;  // the CMake option that decides it
+};
+
+std::optional<PluginBuild> plugin_build(BackendType t) {
   switch (t) {
-    case BackendType::Metal: return "Metal needs macOS and Apple GPUs; it is not built on this platform";
-    case BackendType::Rocm: return "no ROCm/HIP plugin was built (needs hipcc and the HIP runtime)";
-    case BackendType::WebGpu: return "no WebGPU plugin was built (needs wgpu-native)";
-    default: return "plugin not built";
+    case BackendType::OpenCl: return PluginBuild{TORSH_OPENCL_PLUGIN_BUILT != 0, TORSH_OPENCL_PLUGIN_NOTE, "TORSH_OPENCL"};
+    case BackendType::Cuda: return PluginBuild{TORSH_CUDA_PLUGIN_BUILT != 0, TORSH_CUDA_PLUGIN_NOTE, "TORSH_CUDA"};
+    case BackendType::Rocm: return PluginBuild{TORSH_HIP_PLUGIN_BUILT != 0, TORSH_HIP_PLUGIN_NOTE, "TORSH_HIP"};
+    default: return std::nullopt;
   }
 }
+
+}  // namespace
+
+std::string missing_plugin_reason(BackendType t, const std::string& file, const std::string& dirs) {
+  const std::string name(backend_name(t));
+  const std::string where = " (" + file + " not found in " + (dirs.empty() ? "<empty path>" : dirs) + ")";
+  switch (t) {
+    case BackendType::Metal: return "Metal needs macOS and Apple GPUs; it is not built on this platform" + where;
+    case BackendType::WebGpu: return "no WebGPU plugin was built (needs wgpu-native)" + where;
+    default: break;
+  }
+  const auto b = plugin_build(t);
+  if (!b) return "plugin not built" + where;
+  if (b->built)
+    return name + " plugin not shipped: this libtorsh's build made it ('" + b->note +
+           "') but it is not installed beside libtorsh" + where + "; install " + file +
+           " next to libtorsh, or add the folder holding it to TORSH_BACKEND_PATH";
+  return name + " plugin not built: this libtorsh's build left it out ('" + b->note + "')" + where +
+         "; rebuild with -D" + b->option + "=ON (a wheel: pip install . -Ccmake.define." + b->option +
+         "=ON), or add a folder holding " + file + " built by this same torsh version to TORSH_BACKEND_PATH";
+}
+
+namespace {
 
 void fill_devices(DriverEntry& e) {
   e.status.devices.clear();
@@ -92,6 +128,7 @@ void Registry::scan_locked() {
     if (!e.driver) {
       const std::string file = "libtorsh_backend_" + std::string(backend_key(t)) + ".so";
       std::vector<std::string> errors;
+      std::string note;
       for (const auto& dir : path) {
         const std::string full = dir + "/" + file;
         if (!file_exists(full)) continue;
@@ -99,6 +136,7 @@ void Registry::scan_locked() {
         e.status.source = full;
         if (r.driver) {
           e.driver = r.driver;
+          note = r.note;
           break;
         }
         errors.push_back(r.error);
@@ -110,15 +148,23 @@ void Registry::scan_locked() {
         } else {
           std::string dirs;
           for (const auto& d : path) dirs += (dirs.empty() ? "" : ":") + d;
-          e.status.reason = why_not_built(t) + " (" + file + " not found in " + (dirs.empty() ? "<empty path>" : dirs) + ")";
+          e.status.reason = missing_plugin_reason(t, file, dirs);
         }
+      } else {
+        // Loaded, but say what was passed over on the way and what the plugin noted.
+        std::string notes;
+        for (const auto& err : errors) notes += (notes.empty() ? "" : "; ") + ("skipped: " + err);
+        if (!note.empty()) notes += (notes.empty() ? "" : "; ") + note;
+        e.status.reason = notes;
       }
     }
     if (e.driver) {
       try {
         fill_devices(e);
         e.status.available = !e.status.devices.empty();
-        if (!e.status.available) e.status.reason = "the driver loaded but reports no device";
+        if (!e.status.available)
+          e.status.reason = "the driver loaded but reports no device" +
+                            (e.status.reason.empty() ? "" : " (" + e.status.reason + ")");
       } catch (const std::exception& ex) {
         e.status.available = false;
         e.status.reason = std::string("device query failed: ") + ex.what();
@@ -215,6 +261,7 @@ std::string backend_summary() {
       os << "    Error: " << st.reason << "\n";
       continue;
     }
+    if (!st.reason.empty()) os << "    Note: " << st.reason << "\n";
     for (const auto& d : st.devices) {
       os << "    [" << d.index << "] " << d.name << ": " << gb(d.total_memory);
       if (d.unified_memory) os << " (unified memory";

@@ -38,11 +38,24 @@ void cpu_set_num_threads(DeviceImpl& cpu, int threads);
 struct PluginLoad {
   std::shared_ptr<Driver> driver;
   std::string error;
+  std::string note;  // with a driver: what the plugin said about its environment
 };
 // Loads one plugin file; never throws, reports every failure in `error`.
 PluginLoad load_plugin(const std::string& path, BackendType expected);
 
 int auto_priority(BackendType t);  // lower is preferred
+
+// Why `path` is not a loadable ELF shared library for this process (wrong
+// architecture or class, no ELF header, unreadable), or empty when its header
+// matches: dlopen's own message says less (glibc answers "No such file or
+// directory" for another architecture).
+std::string elf_mismatch(const std::string& path);
+
+// Why the plugin file of `t` is in none of `dirs` (":"-joined): whether this
+// libtorsh's build left the plugin out ("not built", with the CMake option
+// that decides it) or built it without it being installed beside libtorsh
+// ("not shipped").
+std::string missing_plugin_reason(BackendType t, const std::string& file, const std::string& dirs);
 
 }  // namespace torsh::rt
 

@@ -44,6 +44,19 @@ def test_statuses_explain_unavailable_backends():
             assert s.reason, f"{s.type} is unavailable without a reason"
 
 
+def test_missing_plugins_say_not_built_or_not_shipped():
+    # The wheel ships every plugin its build made; one it left out says so and
+    # names the option that builds it, never a bare "plugin not built".
+    options = {"opencl": "TORSH_OPENCL", "cuda": "TORSH_CUDA", "rocm": "TORSH_HIP"}
+    for s in tb.statuses():
+        if s.available or s.type not in options or "not found in" not in s.reason:
+            continue
+        assert "not shipped" not in s.reason, f"built but left out of the package: {s.reason}"
+        assert f"{s.type if s.type != 'rocm' else 'ROCm'}".lower() in s.reason.lower()
+        assert "plugin not built: this libtorsh's build left it out" in s.reason, s.reason
+        assert f"-Ccmake.define.{options[s.type]}=ON" in s.reason, s.reason
+
+
 def test_info_summary_is_a_string():
     text = tb.info()
     assert isinstance(text, str) and "CPU" in text

@@ -47,7 +47,12 @@ void emit(const Ctx& c, const std::string& name, const char* dtype, double ms, c
   std::fflush(stdout);
 }
 
-bool wanted(const Ctx& c, const std::string& name) { return c.filter.empty() || name.find(c.filter) != std::string::npos; }
+bool wanted(const Ctx& c, const std::string& name) {
+  const bool match = c.filter.empty() || name.find(c.filter) != std::string::npos;
+  if (!c.listing) return match;
+  if (match) c.listed.push_back(name);
+  return false;
+}
 
 void bench_alloc(Ctx& c);  // bench_alloc.cpp
 
@@ -144,26 +149,43 @@ void run_suite(Ctx& c) {
 
 }  // namespace
 
-int bench(const Args& args) {
-  const std::string want = option(args, "--backend", "cpu");
-  const auto type = backend_from_name(want);
+int bench(const BenchOptions& opt) {
+  const auto type = backend_from_name(opt.backend);
   if (!type) {
-    std::fprintf(stderr, "torsh bench: unknown backend '%s'\n", want.c_str());
+    std::fprintf(stderr, "torsh bench: unknown backend '%s'\n", opt.backend.c_str());
     return 2;
   }
-  const int threads = std::stoi(option(args, "--threads", "2"));
-  Ctx c{*type == BackendType::Cpu ? Backend::builder().backend_type(BackendType::Cpu).num_threads(threads).build()
+  Ctx c{*type == BackendType::Cpu ? Backend::builder().backend_type(BackendType::Cpu).num_threads(opt.threads).build()
                                   : Backend::create(*type),
-        flag(args, "--json"), option(args, "--filter", ""), std::stod(option(args, "--min-seconds", "0.3"))};
-  if (!c.json) std::printf("torsh bench on %s\n", c.dev.name().c_str());
-  const std::string trace = option(args, "--profile", "");
-  if (!trace.empty()) profiler::start();
+        opt.json, opt.filter, opt.min_seconds};
+  // The cases --filter selects, named without running them.
+  c.listing = true;
   run_suite(c);
-  if (!trace.empty()) {
+  c.listing = false;
+  if (c.listed.empty()) {
+    std::fprintf(stderr,
+                 "torsh bench: --filter '%s' matches no case on %s; `torsh bench --list --backend %s` names them\n",
+                 opt.filter.c_str(), c.dev.device().to_string().c_str(), opt.backend.c_str());
+    return 2;
+  }
+  if (opt.list) {
+    for (const auto& name : c.listed) std::puts(name.c_str());
+    return 0;
+  }
+  if (!c.json) std::printf("torsh bench on %s\n", c.dev.name().c_str());
+  const bool profiling = !opt.profile.empty();
+  if (profiling) {
+    profiler::Options po;
+    po.max_events = opt.profile_max_events;
+    po.overflow = opt.profile_keep_last ? profiler::Options::Overflow::KeepLast : profiler::Options::Overflow::KeepFirst;
+    profiler::start(po);
+  }
+  run_suite(c);
+  if (profiling) {
     profiler::stop();
-    profiler::write_chrome_trace(trace);
+    profiler::write_chrome_trace(opt.profile);
     std::fprintf(stderr, "%s\nprofile: Chrome trace written to %s (open in https://ui.perfetto.dev)\n",
-                 profiler::table().c_str(), trace.c_str());
+                 profiler::table().c_str(), opt.profile.c_str());
   }
   return 0;
 }

@@ -145,6 +145,8 @@ void fragmentation(Ctx& c) {
 void pinned(Ctx& c) {
   Backend& d = c.dev;
   if (d.type() == BackendType::Cpu) return;  // host memory is the device's: nothing to pin or overlap
+  const bool any = wanted(c, "h2d_pageable_64MiB") | wanted(c, "h2d_pinned_64MiB") | wanted(c, "h2d_pinned_overlap_matmul");
+  if (!any) return;
   const std::size_t n = std::size_t(64) << 20;
   Buffer dst = d.allocate(n), pin = d.allocate_pinned(n);
   std::vector<unsigned char> pageable(n, 1);

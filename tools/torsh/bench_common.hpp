@@ -3,6 +3,7 @@
 // the one output format.
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "torsh/torsh.hpp"
 
@@ -13,6 +14,9 @@ struct Ctx {
   bool json = false;
   std::string filter;
   double min_seconds = 0.3;
+  // Listing: wanted() collects the names --filter selects and answers false, so nothing runs.
+  bool listing = false;
+  mutable std::vector<std::string> listed;
 };
 
 // Median of repeated runs of fn (each followed by a device synchronize), after one warm-up run.
@@ -20,6 +24,7 @@ double median_ms(Backend& dev, const std::function<void()>& fn, int max_reps, do
 // `note` (optional) qualifies how the figure was made, e.g. a graph's replay mode.
 void emit(const Ctx& c, const std::string& name, const char* dtype, double ms, const char* unit, double value,
           const std::string& note = {});
+// Whether the case runs (its name contains --filter); every case asks before doing any work.
 bool wanted(const Ctx& c, const std::string& name);
 
 // Case groups kept in their own files.

@@ -1,13 +1,35 @@
 #pragma once
+// The commands of the torsh CLI, each taking its options already parsed and
+// checked by main.cpp (CLI11).
+#include <cstddef>
 #include <string>
-#include <vector>
 
 namespace torsh::cli {
-using Args = std::vector<std::string>;
-int info(const Args& args);
-int demo(const Args& args);
-int bench(const Args& args);
-// Value after `--name`, or `fallback`.
-std::string option(const Args& args, const std::string& name, const std::string& fallback = "");
-bool flag(const Args& args, const std::string& name);
+
+struct InfoOptions {
+  bool json = false;
+};
+
+struct DemoOptions {
+  std::string backend = "auto";
+  int size = 256;
+};
+
+struct BenchOptions {
+  bool json = false;
+  bool list = false;  // print the case names (after --filter) and run nothing
+  std::string filter;
+  std::string backend = "cpu";
+  int threads = 2;
+  double min_seconds = 0.3;
+  std::string profile;  // Chrome trace path; empty: no profiling
+  std::size_t profile_max_events = std::size_t(1) << 20;
+  bool profile_keep_last = false;
+};
+
+int info(const InfoOptions& opt);
+int demo(const DemoOptions& opt);
+// Returns 2 (usage error) when --filter matches no case.
+int bench(const BenchOptions& opt);
+
 }  // namespace torsh::cli

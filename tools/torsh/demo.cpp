@@ -35,9 +35,9 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-int demo(const Args& args) {
-  const std::string want = option(args, "--backend", "auto");
-  const int size = std::stoi(option(args, "--size", "256"));
+int demo(const DemoOptions& opt) {
+  const std::string want = opt.backend;
+  const int size = opt.size;
   const auto type = backend_from_name(want);
   if (!type) {
     std::fprintf(stderr, "torsh demo: unknown backend '%s' (cpu, cuda, rocm, metal, webgpu, opencl, auto)\n", want.c_str());

@@ -47,8 +47,8 @@ std::string info_json() {
 
 }  // namespace
 
-int info(const Args& args) {
-  if (flag(args, "--json")) {
+int info(const InfoOptions& opt) {
+  if (opt.json) {
     std::puts(info_json().c_str());
     return 0;
   }

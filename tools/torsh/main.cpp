@@ -1,62 +1,133 @@
-// torsh: the command-line front door (info, demo).
+// torsh: the command-line front door (info, demo, bench). Options are parsed by
+// CLI11: every command has --help, and an unknown command, an unknown option or
+// a bad value is an error with exit status 2.
+#include <CLI/CLI.hpp>
+
+#include <cmath>
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "commands.hpp"
+#include "torsh/runtime/profiler.hpp"
 #include "torsh/torsh.hpp"
 
-namespace torsh::cli {
-
-std::string option(const Args& args, const std::string& name, const std::string& fallback) {
-  for (std::size_t i = 0; i + 1 < args.size(); ++i)
-    if (args[i] == name) return args[i + 1];
-  return fallback;
-}
-
-bool flag(const Args& args, const std::string& name) {
-  for (const auto& a : args)
-    if (a == name) return true;
-  return false;
-}
-
-}  // namespace torsh::cli
-
 namespace {
-void usage() {
-  std::puts(
-      "usage: torsh <command> [options]\n"
-      "  info [--json]                 backends, devices, and why each backend was or was not chosen\n"
-      "  demo [--backend NAME] [--size N]\n"
-      "                                softmax(A @ B) on the auto-selected (or named) device,\n"
-      "                                checked against an f64 CPU reference\n"
-      "  bench [--json] [--filter S] [--backend NAME] [--threads N] [--min-seconds T] [--profile trace.json]\n"
-      "                                the benchmark suite (BENCHMARKS.md); one JSON object per line with --json\n"
-      "  --version                     print the version\n"
-      "Plugins are searched in TORSH_BACKEND_PATH, then next to libtorsh.");
-}
-}  // namespace
 
-int main(int argc, char** argv) {
-  torsh::cli::Args args(argv + 1, argv + argc);
-  if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-    usage();
-    return args.empty() ? 2 : 0;
+constexpr int kUsageError = 2;
+
+// A backend name torsh knows (cpu, cuda, rocm, metal, webgpu, opencl, auto).
+const CLI::Validator kBackendName(
+    [](std::string& v) -> std::string {
+      if (torsh::backend_from_name(v)) return {};
+      return "unknown backend '" + v + "' (cpu, cuda, rocm, metal, webgpu, opencl, auto)";
+    },
+    "BACKEND", "backend name");
+
+// A finite number >= 0 (CLI11's NonNegativeNumber lets NaN through).
+const CLI::Validator kFiniteNonNegative(
+    [](std::string& v) -> std::string {
+      double d = 0;
+      if (!CLI::detail::lexical_cast(v, d)) return "'" + v + "' is not a number";
+      if (!std::isfinite(d) || d < 0) return "must be a finite number >= 0, got " + v;
+      return {};
+    },
+    "SECONDS>=0", "finite non-negative number");
+
+int run(int argc, char** argv) {
+  CLI::App app{"torsh: one API over every compute device (CPU, OpenCL, CUDA, ROCm, ...).\n"
+               "Plugins are searched in TORSH_BACKEND_PATH, then next to libtorsh.",
+               "torsh"};
+  app.set_version_flag("--version", std::string("torsh ") + TORSH_VERSION + " (" + TORSH_BUILD_ID + ")",
+                       "Print the version and exit");
+  app.require_subcommand(1, 1);
+  app.fallthrough(false);
+
+  torsh::cli::InfoOptions info;
+  auto* info_cmd = app.add_subcommand("info", "Backends, devices, and why each backend was or was not chosen");
+  info_cmd->add_flag("--json", info.json, "One JSON object instead of the text report");
+
+  torsh::cli::DemoOptions demo;
+  auto* demo_cmd = app.add_subcommand(
+      "demo", "softmax(A @ B) on the auto-selected (or named) device, checked against an f64 CPU reference");
+  demo_cmd->add_option("--backend", demo.backend, "Device to run on")->capture_default_str()->check(kBackendName);
+  demo_cmd->add_option("--size", demo.size, "A is N x 2N, B is 2N x N")->capture_default_str();
+
+  torsh::cli::BenchOptions bench;
+  std::string keep = "first";
+  auto* bench_cmd = app.add_subcommand("bench", "The benchmark suite (BENCHMARKS.md)");
+  bench_cmd->add_flag("--json", bench.json, "One JSON object per line");
+  bench_cmd->add_flag("--list", bench.list, "Print the names of the cases (those --filter selects) and run none");
+  bench_cmd->add_option("--filter", bench.filter, "Run only the cases whose name contains S (an error if none does)")
+      ->type_name("S");
+  bench_cmd->add_option("--backend", bench.backend, "Backend to run on")->capture_default_str()->check(kBackendName);
+  bench_cmd->add_option("--threads", bench.threads, "CPU backend threads")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  bench_cmd->add_option("--min-seconds", bench.min_seconds, "Time each case for at least this long (after 3 runs)")
+      ->capture_default_str()
+      ->check(kFiniteNonNegative);
+  auto* profile = bench_cmd->add_option("--profile", bench.profile,
+                                        "Profile the run: write a Chrome trace (https://ui.perfetto.dev) and print "
+                                        "the per-op table")
+                      ->type_name("trace.json");
+  bench_cmd->add_option("--profile-max-events", bench.profile_max_events,
+                        "Records kept in the trace (the table counts every op); 0: no limit")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber)
+      ->needs(profile);
+  bench_cmd->add_option("--profile-keep", keep, "Which records the trace keeps past the cap")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"first", "last"}))
+      ->needs(profile);
+
+  // `torsh help [command]`, as before CLI11.
+  std::string help_topic;
+  auto* help_cmd = app.add_subcommand("help", "Print this help, or a command's");
+  help_cmd->add_option("command", help_topic, "Command to describe")->check(CLI::IsMember({"info", "demo", "bench"}));
+
+  if (argc < 2) {
+    std::fputs(app.help().c_str(), stderr);
+    return kUsageError;
   }
-  if (args[0] == "--version") {
-    std::printf("torsh %s (%s)\n", TORSH_VERSION, TORSH_BUILD_ID);
+  const std::string first = argv[1];
+  if (!first.empty() && first[0] != '-' && first != "info" && first != "demo" && first != "bench" && first != "help") {
+    std::fprintf(stderr, "torsh: unknown command '%s'; the commands are info, demo, bench and help\n"
+                         "Run `torsh --help` for more.\n", argv[1]);
+    return kUsageError;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // Named after the command being parsed, with where its options are described.
+    const auto parsed = app.get_subcommands();
+    const std::string where = parsed.empty() ? "torsh" : "torsh " + parsed.front()->get_name();
+    std::fprintf(stderr, "%s: %s\nRun `%s --help` for the options.\n", where.c_str(), e.what(), where.c_str());
+    return kUsageError;
+  }
+  bench.profile_keep_last = keep == "last";
+
+  const std::string cmd = app.get_subcommands().front()->get_name();
+  if (cmd == "help") {
+    std::fputs((help_topic.empty() ? app.help() : app.get_subcommand(help_topic)->help("torsh")).c_str(), stdout);
     return 0;
   }
-  const std::string cmd = args[0];
-  args.erase(args.begin());
   try {
-    if (cmd == "info") return torsh::cli::info(args);
-    if (cmd == "demo") return torsh::cli::demo(args);
-    if (cmd == "bench") return torsh::cli::bench(args);
+    if (cmd == "info") return torsh::cli::info(info);
+    if (cmd == "demo") return torsh::cli::demo(demo);
+    return torsh::cli::bench(bench);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "torsh %s: %s\n", cmd.c_str(), e.what());
     return 1;
   }
-  std::fprintf(stderr, "torsh: unknown command '%s'\n", cmd.c_str());
-  usage();
-  return 2;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return run(argc, argv); }

@@ -6,8 +6,11 @@
 // Off by default (measuring costs time on first use); enable with
 // autotune::set_enabled(true) or TORSH_AUTOTUNE=1. The cache lives at
 // $TORSH_AUTOTUNE_CACHE, else $XDG_CACHE_HOME/torsh/autotune.json, else
-// ~/.cache/torsh/autotune.json. A corrupt, stale (other library version) or
-// unwritable cache gives a warning and falls back to measuring.
+// $HOME/.cache/torsh/autotune.json (an empty or relative XDG_CACHE_HOME or
+// HOME is ignored; then the passwd entry's home, then
+// ${TMPDIR:-/tmp}/torsh-<uid>/autotune.json: never the current directory).
+// A corrupt, stale (other library version) or unwritable cache gives a
+// warning and falls back to measuring.
 #include <functional>
 #include <optional>
 #include <string>
@@ -39,8 +42,10 @@ struct Stats {
 
 void set_enabled(bool on);
 bool enabled();
-void set_cache_path(const std::string& path);  // also reloads it
+void set_cache_path(const std::string& path);  // also reloads it; "" goes back to default_cache_path()
 std::string cache_path();
+// Where the cache lives when no path is set, from the environment as it is now.
+std::string default_cache_path();
 
 // The remembered choice for `key`, or the fastest candidate after measuring
 // each (median of `reps` runs after a warm-up), which is then remembered and

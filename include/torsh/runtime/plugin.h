@@ -21,7 +21,9 @@ typedef struct torsh_plugin_v1 {
   uint32_t abi_version;  /* TORSH_PLUGIN_ABI_VERSION the plugin was built with */
   const char* backend_key; /* "opencl", "cuda", ... */
   const char* build_id;    /* torsh_build_id() of the headers it was built with */
-  /* Returns a new torsh::rt::Driver*, or NULL with a reason written to err. */
+  /* Returns a new torsh::rt::Driver*, or NULL with a reason written to err.
+   * On success err may hold a note for the user (how the driver worked around
+   * its environment); it is shown with the backend's status. */
   void* (*create_driver)(char* err, size_t err_len);
 } torsh_plugin_v1;
 

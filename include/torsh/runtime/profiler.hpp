@@ -6,6 +6,13 @@
 // events (OpenCL, CUDA) each op is also bracketed by device events, and the
 // device-side duration is what the table and the trace's device track show.
 // Recording is off by default and costs one relaxed atomic load per op.
+//
+// A session keeps at most Options::max_events records (ops, scopes, memory
+// events) for records() and the trace, the first ones or the latest ones; the
+// rest are counted as dropped. The per-op summary is aggregated as ops arrive,
+// so it counts every op of the session whatever the cap. Device timings are
+// resolved in batches as they accumulate, so the events waiting for them are
+// bounded too.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -38,19 +45,42 @@ struct OpSummary {
   bool device_timed = false;
 };
 
+struct Options {
+  // Records kept for records() and the trace; 0: no limit (memory grows with
+  // every op). 1M records take about 200 MB.
+  std::size_t max_events = std::size_t(1) << 20;
+  enum class Overflow {
+    KeepFirst,  // the first max_events; later records are dropped
+    KeepLast,   // a ring: the latest max_events; older records are dropped
+  };
+  Overflow overflow = Overflow::KeepFirst;
+};
+
+// Counts of the current (or last) session.
+struct SessionStats {
+  std::uint64_t events = 0;   // records made (ops, scopes, memory events)
+  std::uint64_t kept = 0;     // held for records() and the trace
+  std::uint64_t dropped = 0;  // events - kept
+  Options options;
+};
+
 // Starts a session (dropping earlier records).
-void start();
+void start(const Options& options = {});
+SessionStats session_stats();
 // Stops recording and resolves pending device timings (waits for the devices).
 void stop();
 bool active();
 
+// The kept records, oldest first.
 std::vector<Record> records();
-// Sorted by total time, largest first.
+// Every op of the session (dropped records included), sorted by total time, largest first.
 std::vector<OpSummary> summary();
-// The summary as an aligned text table.
+// The summary as an aligned text table; a last line says how many records the cap dropped.
 std::string table();
+// The kept records; "otherData" says how many events there were and how many were dropped.
 std::string chrome_trace_json();
-// Throws Error(InvalidArgument) naming the path when it cannot be written.
+// Streams the trace to the file (no copy of it in memory). Throws
+// Error(InvalidArgument) naming the path when it cannot be written.
 void write_chrome_trace(const std::string& path);
 
 // Times a user-named region (a layer, a training step) on the host.

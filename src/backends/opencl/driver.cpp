@@ -1,9 +1,15 @@
 // Enumerates every OpenCL platform and device through the ICD loader, describes
 // each device, and exports the plugin entry point (plugin.h).
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <vector>
 
 #include "compile_api.h"
@@ -147,11 +153,104 @@ std::string short_version(const std::string& v) {
   return v.substr(0, end);
 }
 
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+// Empty when `dir` is a writable folder or could be created as one; else why not.
+std::string unwritable_reason(const std::string& dir) {
+  // The deepest part of the path that exists decides: a writable folder there can hold the rest.
+  std::filesystem::path p(dir);
+  for (;;) {
+    struct stat st;
+    if (::stat(p.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode)) return p.string() + " is not a folder";
+      if (::access(p.c_str(), W_OK | X_OK) != 0) return p.string() + ": " + std::strerror(errno);
+      return {};
+    }
+    const auto parent = p.parent_path();
+    if (parent == p || (parent.empty() && p == ".")) return dir + ": no part of the path exists";
+    p = parent.empty() ? std::filesystem::path(".") : parent;
+  }
+}
+
+// PoCL keeps compiled kernels in a cache folder ($POCL_CACHE_DIR, else
+// $XDG_CACHE_HOME/pocl/kcache, else $HOME/.cache/pocl/kcache) and, when it
+// cannot create that folder, reports no device at all. With POCL_CACHE_DIR
+// unset and that folder out of reach (an unwritable HOME), PoCL is pointed
+// at a private folder under $TMPDIR (or /tmp) before the first OpenCL call.
+// Returns the note to show, or why PoCL's cache cannot work (`blocked`).
+struct PoclCache {
+  std::string note;     // what was done
+  std::string blocked;  // why PoCL cannot keep its cache (nothing could be done)
+};
+
+PoclCache prepare_pocl_cache() {
+  PoclCache r;
+  if (const std::string own = env("POCL_CACHE_DIR"); !own.empty()) {
+    if (const std::string why = unwritable_reason(own); !why.empty())
+      r.blocked = "PoCL cannot create its kernel cache in POCL_CACHE_DIR=" + own + " (" + why +
+                  "); set POCL_CACHE_DIR to a writable folder";
+    return r;
+  }
+  std::string dir;
+  if (const std::string x = env("XDG_CACHE_HOME"); !x.empty()) dir = x + "/pocl/kcache";
+  else if (const std::string h = env("HOME"); !h.empty()) dir = h + "/.cache/pocl/kcache";
+  else return r;  // PoCL picks its own fallback
+  const std::string why = unwritable_reason(dir);
+  if (why.empty()) return r;
+  std::string tmp = env("TMPDIR");
+  if (tmp.empty() || tmp[0] != '/') tmp = "/tmp";
+  const std::string fallback = tmp + "/torsh-pocl-cache-" + std::to_string(::getuid());
+  ::mkdir(fallback.c_str(), 0700);
+  struct stat st;
+  const bool ours = ::lstat(fallback.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::getuid() &&
+                    ::access(fallback.c_str(), W_OK | X_OK) == 0;
+  if (!ours) {
+    r.blocked = "PoCL cannot create its kernel cache in " + dir + " (" + why + ") nor in " + fallback +
+                "; set POCL_CACHE_DIR to a writable folder";
+    return r;
+  }
+  ::setenv("POCL_CACHE_DIR", fallback.c_str(), 0);
+  r.note = "PoCL's kernel cache " + dir + " cannot be created (" + why + "); using POCL_CACHE_DIR=" + fallback +
+           " (set POCL_CACHE_DIR to choose the folder)";
+  return r;
+}
+
+// Why the ICD loader found no platform, naming the variable that steered it.
+std::string no_platform_reason() {
+  for (const char* var : {"OCL_ICD_VENDORS", "OPENCL_VENDOR_PATH"}) {
+    const std::string v = env(var);
+    if (v.empty()) continue;
+    struct stat st;
+    std::string what;
+    if (::stat(v.c_str(), &st) != 0) {
+      what = v.find('/') == std::string::npos ? "no ICD library of that name loads"
+                                              : std::string(std::strerror(errno));
+    } else if (S_ISDIR(st.st_mode)) {
+      bool icd = false;
+      std::error_code ec;
+      for (const auto& f : std::filesystem::directory_iterator(v, ec))
+        if (f.path().extension() == ".icd") icd = true;
+      what = icd ? "its .icd files name no driver that loads" : "a folder with no .icd file";
+    } else {
+      what = "the ICD it names does not load";
+    }
+    return std::string("no OpenCL platform: ") + var + "=" + v + " gives the ICD loader no driver (" + what +
+           "), and it then looks nowhere else; unset " + var +
+           " to use the installed ICDs (/etc/OpenCL/vendors), or point it at a folder of .icd files";
+  }
+  return "no OpenCL platform: no ICD installed (/etc/OpenCL/vendors has no usable .icd file; install an ICD "
+         "such as pocl-opencl-icd)";
+}
+
 rt::Driver* make_driver(char* err, std::size_t len) {
+  const PoclCache pocl = prepare_pocl_cache();
   cl_uint np = 0;
   cl_int rc = clGetPlatformIDs(0, nullptr, &np);
   if (rc == CL_PLATFORM_NOT_FOUND_KHR || (rc == CL_SUCCESS && np == 0)) {
-    std::snprintf(err, len, "no OpenCL platform: no ICD installed (install an ICD such as pocl-opencl-icd)");
+    std::snprintf(err, len, "%s", no_platform_reason().c_str());
     return nullptr;
   }
   if (rc != CL_SUCCESS) {
@@ -183,12 +282,16 @@ rt::Driver* make_driver(char* err, std::size_t len) {
     version += (version.empty() ? "" : "; ") + short_version(platform_string(p, CL_PLATFORM_VERSION));
   }
   if (devices.empty()) {
+    const std::string cause = !pocl.blocked.empty() && contains(names, "portable computing language")
+                                  ? " (" + pocl.blocked + ")"
+                                  : "";
     if (failures.empty())
-      std::snprintf(err, len, "OpenCL platform(s) %s report no device", names.c_str());
+      std::snprintf(err, len, "OpenCL platform(s) %s report no device%s", names.c_str(), cause.c_str());
     else
-      std::snprintf(err, len, "no OpenCL device could be opened: %s", failures.c_str());
+      std::snprintf(err, len, "no OpenCL device could be opened: %s%s", failures.c_str(), cause.c_str());
     return nullptr;
   }
+  std::snprintf(err, len, "%s", pocl.note.c_str());  // the loader shows it as the backend's note
   return new OpenClDriver(version, std::move(devices));
 }
 

@@ -1,0 +1,164 @@
+// The torsh CLI: every command has --help; unknown commands, options and bad
+// values are usage errors (exit status 2) that say what was wrong; every
+// documented option keeps working.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "subprocess.hpp"
+
+using torsh::test::run;
+
+namespace {
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+torsh::test::Run torsh_cmd(const std::string& args) { return run(quote(torsh::test::torsh_cli()) + " " + args); }
+
+#define REQUIRE_CLI()                                                       \
+  if (torsh::test::torsh_cli().empty()) GTEST_SKIP() << "the torsh CLI is not built"
+
+// A quick case, so a parser that ignores what it does not know runs a few
+// milliseconds of benchmark instead of the whole suite.
+const std::string kQuick = "--filter add_f32_4 --min-seconds 0";
+
+}  // namespace
+
+TEST(Cli, EveryCommandHasHelp) {
+  REQUIRE_CLI();
+  for (const std::string cmd : {"info", "demo", "bench"}) {
+    for (const std::string flag : {"--help", "-h"}) {
+      const auto r = torsh_cmd(cmd + " " + flag);
+      EXPECT_EQ(r.status, 0) << cmd << " " << flag << ": " << r.out;
+      EXPECT_NE(r.out.find("Usage: torsh " + cmd), std::string::npos) << cmd << " " << flag << ": " << r.out;
+    }
+  }
+  const auto bench = torsh_cmd("bench --help");
+  EXPECT_EQ(bench.out.find("torsh bench on"), std::string::npos) << "--help ran the suite";
+  for (const char* opt : {"--json", "--filter", "--backend", "--threads", "--min-seconds", "--profile",
+                          "--profile-max-events", "--list"})
+    EXPECT_NE(bench.out.find(opt), std::string::npos) << opt;
+  const auto top = torsh_cmd("--help");
+  EXPECT_EQ(top.status, 0);
+  for (const char* cmd : {"info", "demo", "bench"}) EXPECT_NE(top.out.find(cmd), std::string::npos) << top.out;
+  EXPECT_EQ(torsh_cmd("help").status, 0);
+  const auto help_bench = torsh_cmd("help bench");
+  EXPECT_EQ(help_bench.status, 0);
+  EXPECT_NE(help_bench.out.find("Usage: torsh bench"), std::string::npos) << help_bench.out;
+}
+
+TEST(Cli, NoCommandIsAUsageError) {
+  REQUIRE_CLI();
+  const auto r = torsh_cmd("");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("info"), std::string::npos) << r.out;
+}
+
+TEST(Cli, UnknownCommandIsAUsageError) {
+  REQUIRE_CLI();
+  const auto r = torsh_cmd("benchh");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("unknown command 'benchh'"), std::string::npos) << r.out;
+}
+
+TEST(Cli, UnknownOptionsAreUsageErrors) {
+  REQUIRE_CLI();
+  for (const std::string& args : std::vector<std::string>{"bench " + kQuick + " --nosuchflag", "bench " + kQuick + " extra", "info --bogus",
+                                 "info --json --bogus", "demo --sizee 8", "demo --size 8 --backend cpu --fast"}) {
+    const auto r = torsh_cmd(args);
+    EXPECT_EQ(r.status, 2) << args << ": " << r.out;
+    EXPECT_EQ(r.out.find("torsh bench on"), std::string::npos) << args << " ran the suite";
+    EXPECT_NE(r.out.find("--help"), std::string::npos) << args << ": the error says where the options are: " << r.out;
+  }
+  EXPECT_NE(torsh_cmd("bench " + kQuick + " --nosuchflag").out.find("--nosuchflag"), std::string::npos);
+}
+
+TEST(Cli, BadValuesAreUsageErrors) {
+  REQUIRE_CLI();
+  const std::string quick = "bench --filter add_f32_4 ";
+  for (const std::string& args : std::vector<std::string>{
+           quick + "--min-seconds -1", quick + "--min-seconds nan", quick + "--min-seconds inf", quick + "--min-seconds abc",
+        quick + "--min-seconds", quick + "--min-seconds 0 --threads 0", quick + "--min-seconds 0 --threads -2",
+        quick + "--min-seconds 0 --threads two", quick + "--min-seconds 0 --backend nosuch",
+        quick + "--min-seconds 0 --profile", quick + "--min-seconds 0 --profile-max-events 5",
+        quick + "--min-seconds 0 --profile t.json --profile-keep middle", "demo --size abc", "demo --size 99999999999",
+        "demo --backend nosuch"}) {
+    const auto r = torsh_cmd(args);
+    EXPECT_EQ(r.status, 2) << args << ": " << r.out;
+    EXPECT_EQ(r.out.find("torsh bench on"), std::string::npos) << args << " ran the suite";
+  }
+  const auto nan = torsh_cmd(quick + "--min-seconds nan");
+  EXPECT_NE(nan.out.find("--min-seconds"), std::string::npos) << nan.out;
+  EXPECT_NE(nan.out.find("finite"), std::string::npos) << nan.out;
+}
+
+TEST(Cli, FilterMatchingNothingIsAnError) {
+  REQUIRE_CLI();
+  const auto r = torsh_cmd("bench --filter no_such_case --min-seconds 0");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("no_such_case"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--list"), std::string::npos) << "the error says how to see the names: " << r.out;
+}
+
+TEST(Cli, ListNamesTheCasesAndRunsNone) {
+  REQUIRE_CLI();
+  const auto all = torsh_cmd("bench --list");
+  EXPECT_EQ(all.status, 0) << all.out;
+  for (const char* name : {"matmul_f32_256", "add_f32_4", "graph_eager_100ops_f32_64", "pool_mixed_bestfit"})
+    EXPECT_NE(all.out.find(name), std::string::npos) << name << " missing from " << all.out;
+  EXPECT_EQ(all.out.find(" ms"), std::string::npos) << "--list ran cases: " << all.out;
+  const auto some = torsh_cmd("bench --list --filter matmul_f32");
+  EXPECT_EQ(some.status, 0);
+  EXPECT_NE(some.out.find("matmul_f32_1024"), std::string::npos);
+  EXPECT_EQ(some.out.find("add_f32_4"), std::string::npos);
+}
+
+TEST(Cli, DocumentedOptionsKeepTheirMeaning) {
+  REQUIRE_CLI();
+  const auto version = torsh_cmd("--version");
+  EXPECT_EQ(version.status, 0);
+  EXPECT_EQ(version.out.rfind("torsh ", 0), 0u) << version.out;
+
+  const auto info = torsh_cmd("info --json");
+  ASSERT_EQ(info.status, 0) << info.out;
+  const auto j = nlohmann::json::parse(info.out);
+  EXPECT_TRUE(j.contains("backends"));
+  EXPECT_TRUE(j.contains("recommended"));
+  const auto text = torsh_cmd("info");
+  EXPECT_EQ(text.status, 0);
+  EXPECT_NE(text.out.find("Available Backends"), std::string::npos);
+
+  const auto demo = torsh_cmd("demo --backend cpu --size 16");
+  EXPECT_EQ(demo.status, 0) << demo.out;
+  EXPECT_NE(demo.out.find("A 16x32"), std::string::npos) << demo.out;
+  EXPECT_NE(demo.out.find("OK"), std::string::npos) << demo.out;
+
+  const auto bench = torsh_cmd("bench --json --filter add_f32_4 --backend cpu --threads 1 --min-seconds 0");
+  ASSERT_EQ(bench.status, 0) << bench.out;
+  const auto line = nlohmann::json::parse(bench.out);
+  EXPECT_EQ(line["name"], "add_f32_4");
+  EXPECT_EQ(line["backend"], "cpu");
+}
+
+TEST(Cli, ProfileWritesATraceWithTheDropCount) {
+  REQUIRE_CLI();
+  const std::string trace = ::testing::TempDir() + "torsh_cli_trace.json";
+  std::filesystem::remove(trace);
+  const auto r = torsh_cmd("bench " + kQuick + " --profile " + quote(trace) + " --profile-max-events 10");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("events dropped from the trace (cap 10"), std::string::npos) << r.out;
+  std::ifstream f(trace);
+  ASSERT_TRUE(f) << trace;
+  const auto j = nlohmann::json::parse(f);
+  EXPECT_EQ(j["otherData"]["kept_events"], 10);
+  EXPECT_GT(j["otherData"]["dropped_events"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(j["otherData"]["max_events"], 10);
+}
