@@ -251,7 +251,11 @@ TEST(Profiler, ALongSessionStaysWithinItsCap) {
   profiler::stop();
   EXPECT_EQ(profiler::session_stats().events, 3'000'000u);
   EXPECT_EQ(profiler::records().size(), 1000u);
+#ifndef __SANITIZE_ADDRESS__  // ASan's quarantine holds freed memory, so resident size grows regardless
   EXPECT_LT(grown, std::size_t(32) << 20) << "resident memory grew by " << grown << " bytes";
+#else
+  (void)grown;
+#endif
 }
 
 TEST(Profiler, OpenClDeviceTimingsResolveInBatchesAndCountEveryOp) {

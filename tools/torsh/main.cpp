@@ -9,7 +9,6 @@
 #include <string>
 
 #include "commands.hpp"
-#include "torsh/runtime/profiler.hpp"
 #include "torsh/torsh.hpp"
 
 namespace {
