@@ -90,6 +90,9 @@ TEST(Shape, BasicsAndStrides) {
   EXPECT_EQ(s.dim(-1), 4);
   EXPECT_EQ(Shape{}.numel(), 1);
   EXPECT_EQ((Shape{3, 0}).numel(), 0);
+  // Empty tensors are contiguous whatever their strides: no element is out of place.
+  EXPECT_TRUE(is_contiguous(Shape{2, 0}, contiguous_strides(Shape{2, 0})));
+  EXPECT_TRUE(is_contiguous(Shape{0, 3}, {1, 2}));
 }
 
 TEST(Shape, BadInputIsAClearError) {

@@ -40,6 +40,10 @@ Strides contiguous_strides(const Shape& s) {
 }
 
 bool is_contiguous(const Shape& s, const Strides& st) {
+  // An empty tensor holds no elements to be out of place (and its strides,
+  // from contiguous_strides, count a zero dimension as 1).
+  for (std::size_t i = 0; i < s.ndim(); ++i)
+    if (s[i] == 0) return true;
   std::int64_t acc = 1;
   for (std::size_t i = s.ndim(); i-- > 0;) {
     if (s[i] != 1 && st[i] != acc) return false;
