@@ -33,6 +33,40 @@ Error expect_error(ErrorCode code, const std::string& op, const std::string& wor
 }
 }  // namespace
 
+// ---- the Tensor constructor's bounds check and null host memory (item 3)
+
+TEST(BadInput, ViewsWhoseSpanOverflowsAreRefused) {
+  Buffer buf = cpu().allocate(64);
+  // 3 * 0x5555555555555556 wraps around to 2: the unchecked product passed for a span of two elements.
+  expect_error(ErrorCode::OutOfRange, "Tensor", "beyond any addressable element",
+               [&] { (void)Tensor(buf, DType::F32, Shape{4}, Strides{6148914691236517206}); });
+  expect_error(ErrorCode::OutOfRange, "Tensor", "beyond any addressable element",
+               [&] { (void)Tensor(buf, DType::F32, Shape{4}, Strides{-6148914691236517206}, 3); });
+  expect_error(ErrorCode::OutOfRange, "Tensor", "beyond any addressable element", [&] {
+    (void)Tensor(buf, DType::F32, Shape{2}, Strides{1}, std::numeric_limits<std::int64_t>::max());
+  });
+  expect_error(ErrorCode::OutOfRange, "Tensor", "reaches element 16",
+               [&] { (void)Tensor(buf, DType::F32, Shape{2, 2}, Strides{15, 1}); });
+  EXPECT_NO_THROW(Tensor(buf, DType::F32, Shape{4, 4}, Strides{-4, 1}, 12));
+}
+
+TEST(BadInput, ShapesWhoseElementCountOverflowsAreRefused) {
+  const std::int64_t big = std::int64_t{1} << 32;
+  expect_error(ErrorCode::InvalidArgument, "shape", "more than 2^63 - 1 elements", [&] { (void)Shape{big, big}; });
+  EXPECT_EQ((Shape{big, big, 0}.numel()), 0);
+}
+
+TEST(BadInput, NullHostPointers) {
+  expect_error(ErrorCode::InvalidArgument, "from_host", "null host pointer",
+               [&] { cpu().from_host(nullptr, Shape{4}, DType::F32); });
+  EXPECT_EQ(cpu().from_host(nullptr, Shape{0, 3}, DType::F32).numel(), 0);
+  Buffer buf = cpu().allocate(16);
+  expect_error(ErrorCode::InvalidArgument, "copy_from_host", "null host pointer",
+               [&] { buf.copy_from_host(nullptr, 16); });
+  expect_error(ErrorCode::InvalidArgument, "copy_to_host", "null host pointer",
+               [&] { buf.copy_to_host(nullptr, 16); });
+}
+
 // ---- empty tensors are contiguous (item 13)
 
 TEST(BadInput, TensorsWithoutElementsAreContiguous) {

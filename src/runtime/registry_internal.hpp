@@ -127,6 +127,8 @@ std::shared_ptr<BackendState> make_backend_state(std::shared_ptr<rt::DeviceImpl>
 std::shared_ptr<BackendState> backend_state(const Backend& b);
 // Throws OutOfRange unless [off, off + bytes) lies in the buffer.
 void check_buffer_range(const char* op, std::size_t off, std::size_t bytes, const BufferState& b);
+// Throws InvalidArgument for a null host pointer with bytes to copy.
+void check_host_pointer(const char* op, const void* p, std::size_t bytes, const BufferState& b);
 std::shared_ptr<BackendState> buffer_backend(const Buffer& b);
 Backend backend_from_state(std::shared_ptr<BackendState> s);
 

@@ -27,21 +27,28 @@ Tensor::Tensor(Buffer buffer, DType dtype, Shape shape, Strides strides, std::in
                 {.op = "Tensor", .shapes = {shape_.to_string()}});
   if (offset_ < 0) throw Error(ErrorCode::InvalidArgument, "negative offset", {.op = "Tensor"});
   if (numel() == 0) return;
+  // Every step is checked: strides come from callers (DLPack producers, views
+  // built by hand), and an overflowing product must not pass for a small span.
   std::int64_t lo = offset_, hi = offset_;
+  bool overflow = false;
   for (std::size_t i = 0; i < shape_.ndim(); ++i) {
-    const std::int64_t span = (shape_[i] - 1) * strides_[i];
-    (span < 0 ? lo : hi) += span;
+    std::int64_t span = 0;
+    overflow |= __builtin_mul_overflow(shape_[i] - 1, strides_[i], &span);
+    std::int64_t& end = span < 0 ? lo : hi;
+    overflow |= __builtin_add_overflow(end, span, &end);
   }
-  // hi >= bytes / esize, tested without a division (this runs for every tensor
-  // made); hi >= bytes first keeps the multiply from overflowing.
   const auto esize = static_cast<std::int64_t>(dtype_size(dtype_));
   const auto bytes = static_cast<std::int64_t>(buffer_.size());
-  if (lo < 0 || hi >= bytes || (hi + 1) * esize > bytes)
+  // hi >= bytes / esize, tested without a division (this runs for every tensor
+  // made); hi >= bytes first keeps the multiply from overflowing.
+  if (overflow || lo < 0 || hi >= bytes || (hi + 1) * esize > bytes)
     throw Error(ErrorCode::OutOfRange,
                 "view " + shape_.to_string() + " strides " + strides_to_string(strides_) + " offset " +
-                    std::to_string(offset_) + " reaches element " + std::to_string(hi) + " of a buffer holding " +
-                    std::to_string(bytes / esize),
-                ctx_of("Tensor", *this));
+                    std::to_string(offset_) +
+                    (overflow ? " reaches beyond any addressable element"
+                              : " reaches element " + std::to_string(lo < 0 ? lo : hi)) +
+                    " of a buffer holding " + std::to_string(bytes / esize),
+                ctx_of("Tensor", *this), {"Strides and offset count elements; keep the view inside the buffer"});
 }
 
 Backend Tensor::backend() const { return detail::backend_from_state(detail::buffer_backend(buffer_)); }
