@@ -33,6 +33,25 @@ Error expect_error(ErrorCode code, const std::string& op, const std::string& wor
 }
 }  // namespace
 
+// ---- reshape's -1 (item 2)
+
+TEST(BadInput, ReshapeCannotInferMinusOneBesideAZero) {
+  Tensor huge = cpu().zeros(Shape{1}, DType::F32).broadcast_to(Shape{std::int64_t{1} << 40});
+  expect_error(ErrorCode::ShapeMismatch, "reshape", "cannot infer the -1 in [-1, 0]: 1099511627776 elements",
+               [&] { huge.reshape({-1, 0}); });
+  expect_error(ErrorCode::ShapeMismatch, "reshape", "another size is 0",
+               [&] { cpu().zeros(Shape{0}, DType::F32).reshape({-1, 0}); });
+  expect_error(ErrorCode::ShapeMismatch, "reshape", "7 elements are not a multiple of 3",
+               [&] { cpu().zeros(Shape{7}, DType::F32).reshape({-1, 3}); });
+  expect_error(ErrorCode::InvalidArgument, "reshape", "size -2",
+               [&] { cpu().zeros(Shape{4}, DType::F32).reshape({-2, -2}); });
+  // A known product that wraps around must not pass for a match.
+  const std::int64_t big = std::int64_t{1} << 32;
+  expect_error(ErrorCode::ShapeMismatch, "reshape", "more than 2^63 - 1",
+               [&] { cpu().zeros(Shape{1}, DType::F32).reshape({big, big, big}); });
+  EXPECT_EQ(cpu().zeros(Shape{2, 6}, DType::F32).reshape({-1, 4}).shape(), (Shape{3, 4}));
+}
+
 // ---- the Tensor constructor's bounds check and null host memory (item 3)
 
 TEST(BadInput, ViewsWhoseSpanOverflowsAreRefused) {

@@ -16,6 +16,18 @@ def i64_scalar(v):
     return tb.from_dlpack(np.array([v], dtype=np.int64)).reshape(())
 
 
+# ---- reshape's -1 (item 2)
+
+def test_reshape_minus_one_beside_zero_is_a_clear_error():
+    huge = tb.zeros((1,)).broadcast_to((2**40,))
+    with pytest.raises(tb.TorshError) as e:
+        huge.reshape(-1, 0)
+    assert e.value.op == "reshape" and e.value.code == "ShapeMismatch"
+    assert "cannot infer the -1 in [-1, 0]: 1099511627776 elements" in e.value.message
+    with pytest.raises(tb.TorshError, match="not a multiple of 3"):
+        tb.zeros(7).reshape(-1, 3)
+
+
 # ---- empty tensors are contiguous (item 13)
 
 def test_empty_shapes_ending_in_zero_are_valid_input():
