@@ -99,3 +99,34 @@ TEST(BadInput, TensorsWithoutElementsAreContiguous) {
   EXPECT_EQ(ops::matmul(cpu().zeros(Shape{0, 3}, DType::F32), cpu().zeros(Shape{3, 4}, DType::F32)).shape(),
             (Shape{0, 4}));
 }
+
+// ---- limits are torsh errors (item 14)
+
+TEST(BadInput, MoreThanEightDimensionsNamesTheLimit) {
+  expect_error(ErrorCode::InvalidArgument, "shape", "at most 8 dimensions; this one would have 9",
+               [] { (void)Shape{1, 1, 1, 1, 1, 1, 1, 1, 1}; });
+  expect_error(ErrorCode::InvalidArgument, "shape", "at most 8",
+               [] { (void)Shape(std::vector<std::int64_t>(12, 1)); });
+  Tensor t8 = cpu().zeros(Shape{1, 1, 1, 1, 1, 1, 1, 2}, DType::F32);
+  expect_error(ErrorCode::InvalidArgument, "unsqueeze", "at most 8", [&] { t8.unsqueeze(0); });
+  expect_error(ErrorCode::InvalidArgument, "reshape", "at most 8",
+               [&] { t8.reshape(std::vector<std::int64_t>(9, 1)); });
+}
+
+TEST(BadInput, RopeCacheTooLargeIsOutOfMemoryOfTheOp) {
+  // Beyond the device's memory, and within it but beyond a pool limit: refused before any allocation.
+  Backend host = cpu();
+  const Error e = expect_error(ErrorCode::OutOfMemory, "rope_cache", "the device has",
+                               [&] { ops::rope_cache(host, std::int64_t{1} << 40, 8); });
+  EXPECT_NE(std::string(e.what()).find("two tables of [1099511627776, 4] f32"), std::string::npos) << e.what();
+  Backend small = Backend::builder().backend_type(BackendType::Cpu).memory_pool_size(std::size_t{1} << 30).build();
+  expect_error(ErrorCode::OutOfMemory, "rope_cache", "limit 1", [&] { ops::rope_cache(small, std::int64_t{1} << 28, 8); });
+  expect_error(ErrorCode::OutOfRange, "rope_cache", "exceed 2^63 - 1 bytes",
+               [&] { ops::rope_cache(small, std::int64_t{1} << 62, 8); });
+  auto [c, s] = ops::rope_cache(small, 70000, 4);  // several blocks of rows
+  const auto cv = c.to_vector(), sv = s.to_vector();
+  for (std::int64_t p : {0, 1, 65535, 65536, 69999}) {
+    EXPECT_FLOAT_EQ(cv[static_cast<std::size_t>(p * 2 + 1)], static_cast<float>(std::cos(p * std::pow(10000.0, -0.5))));
+    EXPECT_FLOAT_EQ(sv[static_cast<std::size_t>(p * 2)], static_cast<float>(std::sin(double(p))));
+  }
+}

@@ -10,6 +10,13 @@ Shape::Shape(std::initializer_list<std::int64_t> dims) : Shape(DimVec(dims)) {}
 
 Shape::Shape(const std::vector<std::int64_t>& dims) : Shape(DimVec(dims)) {}
 
+void throw_rank_exceeded(std::size_t rank) {
+  throw Error(ErrorCode::InvalidArgument,
+              "tensors have at most " + std::to_string(kMaxRank) + " dimensions; this one would have " +
+                  std::to_string(rank),
+              {.op = "shape"}, {"Merge adjacent dimensions with reshape() first"});
+}
+
 Shape::Shape(const DimVec& dims) : dims_(dims) {
   // numel() multiplies without checks (it runs on every op), so a shape whose
   // element count does not fit in int64 is refused here, once.

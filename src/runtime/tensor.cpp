@@ -189,6 +189,9 @@ Tensor Tensor::broadcast_to(const Shape& target) const {
 }
 
 Tensor Tensor::unsqueeze(std::int64_t axis) const {
+  if (ndim() == kMaxRank)
+    throw Error(ErrorCode::InvalidArgument, "tensors have at most " + std::to_string(kMaxRank) + " dimensions",
+                ctx_of("unsqueeze", *this), {"Merge adjacent dimensions with reshape() first"});
   const auto ax = normalize_axis(axis, ndim() + 1, "unsqueeze");
   std::vector<std::int64_t> dims = shape_.dims();
   Strides st = strides_;

@@ -34,3 +34,42 @@ def test_empty_shapes_ending_in_zero_are_valid_input():
     assert tb.matmul(tb.zeros((2, 3)), tb.zeros((3, 0))).shape == (2, 0)
     assert tb.zeros((5, 0, 0)).reshape(0, 3).shape == (0, 3)
     assert tb.zeros((3, 0)).is_contiguous
+
+
+# ---- limits are TorshErrors (item 14)
+
+@pytest.mark.parametrize("shape", [2**63, (2**64,), (3, 2**63 + 5)])
+def test_ints_beyond_int64_in_shapes(shape):
+    with pytest.raises(tb.TorshError) as e:
+        tb.zeros(shape)
+    assert e.value.code == "OutOfRange" and e.value.op == "shape"
+    assert "64-bit" in e.value.message
+
+
+def test_ints_beyond_int64_as_operands_and_indices():
+    x = tb.zeros(3, dtype="i64")
+    with pytest.raises(tb.TorshError, match="does not fit in a 64-bit signed integer"):
+        x + 2**63
+    with pytest.raises(IndexError, match="out of bounds"):
+        x[2**63]
+    with pytest.raises(IndexError, match="out of bounds"):
+        x[-2**64]
+
+
+def test_more_than_eight_dimensions():
+    with pytest.raises(tb.TorshError, match="at most 8") as e:
+        tb.zeros((1,) * 9)
+    assert e.value.code == "InvalidArgument"
+    with pytest.raises(tb.TorshError, match="at most 8") as e:
+        tb.zeros((1,) * 8).unsqueeze(0)
+    assert e.value.op == "unsqueeze"
+    with pytest.raises(tb.TorshError, match="at most 8") as e:
+        tb.zeros(1).reshape(*([1] * 9))
+    assert e.value.op == "reshape"
+
+
+def test_rope_cache_too_large_is_out_of_memory_of_the_op():
+    with pytest.raises(tb.TorshError) as e:
+        tb.rope_cache(2**40, 8)
+    assert e.value.code == "OutOfMemory" and e.value.op == "rope_cache"
+    assert "the device has" in e.value.message and "in total" in e.value.message
