@@ -86,6 +86,25 @@ TEST(BadInput, NullHostPointers) {
                [&] { buf.copy_to_host(nullptr, 16); });
 }
 
+// ---- exact integers (item 9)
+
+TEST(BadInput, IntegersLoadExactly) {
+  for (std::int64_t v : {std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::int64_t>::min(),
+                         (std::int64_t{1} << 53) + 1, std::int64_t{-7}}) {
+    EXPECT_EQ(load_as_int64(&v, DType::I64), v);
+    Tensor t = cpu().from_host(&v, Shape{}, DType::I64);
+    EXPECT_EQ(load_as_int64(t.to_host_bytes().data(), DType::I64), v);
+  }
+  const std::uint8_t u = 255, b = 2;
+  EXPECT_EQ(load_as_int64(&u, DType::U8), 255);
+  EXPECT_EQ(load_as_int64(&b, DType::Bool), 1);
+  const float f = -3.75f, nan = std::nanf("");
+  EXPECT_EQ(load_as_int64(&f, DType::F32), -3);
+  EXPECT_EQ(load_as_int64(&nan, DType::F32), 0);
+  const double huge = 1e300;
+  EXPECT_EQ(load_as_int64(&huge, DType::F64), std::numeric_limits<std::int64_t>::max());
+}
+
 // ---- empty tensors are contiguous (item 13)
 
 TEST(BadInput, TensorsWithoutElementsAreContiguous) {

@@ -28,6 +28,22 @@ def test_reshape_minus_one_beside_zero_is_a_clear_error():
         tb.zeros(7).reshape(-1, 3)
 
 
+# ---- exact integers (item 9)
+
+@pytest.mark.parametrize("v", [2**63 - 1, -2**63, 2**53 + 1, -(2**53 + 1), 0, 7])
+def test_int64_item_and_int_are_exact(v):
+    t = i64_scalar(v)
+    assert t.item() == v and type(t.item()) is int
+    assert int(t) == v
+
+
+def test_int_of_float_tensors_follows_python():
+    assert int(tb.from_dlpack(np.array([1e30]))) == int(1e30)
+    assert int(tb.from_dlpack(np.array([-2.5], np.float32))) == -2
+    with pytest.raises(ValueError):
+        int(tb.from_dlpack(np.array([np.nan])))
+
+
 # ---- empty tensors are contiguous (item 13)
 
 def test_empty_shapes_ending_in_zero_are_valid_input():
