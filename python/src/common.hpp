@@ -53,6 +53,9 @@ inline Shape to_shape(const ShapeArg& a) { return to_shape(a.obj); }
 std::vector<std::int64_t> to_int_list(nb::handle h, const char* what);
 // A Python int (or __index__ object) as int64; OutOfRange naming `what` when it does not fit.
 std::int64_t to_int64(nb::handle h, const std::string& what);
+// C++ text that may hold bytes from outside (driver strings, plugin errors,
+// paths) as a Python str: invalid UTF-8 becomes U+FFFD instead of raising.
+nb::str text(const std::string& s);
 
 // Operand conversion. Scalars and lists take `like`'s dtype and device when
 // given (f32 / i64 / bool on the CPU otherwise); arrays keep their own dtype.

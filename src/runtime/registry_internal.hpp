@@ -3,6 +3,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "torsh/runtime/backend.hpp"
@@ -39,8 +40,11 @@ struct PluginLoad {
   std::shared_ptr<Driver> driver;
   std::string error;
 };
-// Loads one plugin file; never throws, reports every failure in `error`.
+// Loads one plugin file; never throws, reports every failure in `error` (valid UTF-8).
 PluginLoad load_plugin(const std::string& path, BackendType expected);
+// Text from outside the library (a plugin's words, driver strings, file paths)
+// as valid UTF-8 without control characters: what is not becomes U+FFFD.
+std::string valid_utf8(std::string_view text);
 
 int auto_priority(BackendType t);  // lower is preferred
 

@@ -28,6 +28,22 @@ def test_reshape_minus_one_beside_zero_is_a_clear_error():
         tb.zeros(7).reshape(-1, 3)
 
 
+# ---- plugin and driver text (item 4)
+
+def test_statuses_never_raise_unicode_errors():
+    # A search path that is not UTF-8 ends up in the reason of every missing plugin.
+    env = dict(os.environb)
+    env[b"TORSH_BACKEND_PATH"] = b"/nonexistent-\xff\xfe-dir"
+    code = ("import torsh_backend as tb\n"
+            "rows = [(s.type, s.reason, s.source, s.version) for s in tb.statuses()]\n"
+            "assert any('\\ufffd' in r for _, r, _, _ in rows), rows\n"
+            "tb.info(); tb.explain_selection(); repr(tb.statuses())\n"
+            "print('ok')\n")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "UnicodeDecodeError" not in r.stderr and r.stdout.strip() == "ok"
+
+
 # ---- exact integers (item 9)
 
 @pytest.mark.parametrize("v", [2**63 - 1, -2**63, 2**53 + 1, -(2**53 + 1), 0, 7])
