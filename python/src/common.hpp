@@ -63,9 +63,17 @@ Tensor as_tensor(const TensorLike& x, const Tensor* like = nullptr);
 // Two operands of an elementwise op: a scalar side follows the tensor side.
 std::pair<Tensor, Tensor> as_tensor_pair(const TensorLike& a, const TensorLike& b);
 
+// An operand an op writes in place (adam_step's params, batch_norm's running
+// statistics): a Tensor or a writable array shared without a copy. A read-only
+// array, a list or a scalar would take the update into a hidden copy, so they
+// raise InvalidArgument naming `op` and `arg`.
+Tensor as_inplace_tensor(const TensorLike& x, const char* op, const std::string& arg);
+
 // DLPack import (dlpack.cpp). copy: None copies only when needed (read-only
 // producer, another device requested), False never copies, True always does.
 Tensor from_dlpack(nb::handle obj, std::optional<Backend> device, std::optional<bool> copy);
+// True for an array-like that exports only read-only memory (NumPy with writeable=False).
+bool is_read_only_array(nb::handle obj);
 // A zero-copy NumPy view of a CPU tensor (the view keeps the tensor's buffer alive).
 nb::object numpy_view(const Tensor& t);
 // The DLPack device of a tensor: (device_type, device_id).

@@ -158,6 +158,22 @@ Tensor as_tensor(const TensorLike& x, const Tensor* like) {
   return t;
 }
 
+Tensor as_inplace_tensor(const TensorLike& x, const char* op, const std::string& arg) {
+  nb::handle h = x.obj;
+  if (nb::isinstance<Tensor>(h)) return nb::cast<Tensor>(h);
+  const std::string type_name = nb::cast<std::string>(nb::type_name(h.type()));
+  if (!is_array_like(h))
+    raise_error(ErrorCode::InvalidArgument,
+                arg + " is a " + type_name + ", which " + op + " would update in a temporary copy",
+                op, {"Pass a torsh Tensor or a writable NumPy array: " + std::string(op) + " updates it in place"});
+  if (is_read_only_array(h))
+    raise_error(ErrorCode::InvalidArgument,
+                arg + " is a read-only " + type_name + "; " + op + " updates it in place",
+                op, {"Pass a writable array (numpy.array(x) copies; or set x.flags.writeable = True if you own it)"});
+  // copy=False: an in-place operand is shared or refused, never copied.
+  return from_dlpack(h, std::nullopt, false);
+}
+
 std::pair<Tensor, Tensor> as_tensor_pair(const TensorLike& a, const TensorLike& b) {
   const bool a_follows = !nb::isinstance<Tensor>(a.obj) && !is_array_like(a.obj);
   if (a_follows && (nb::isinstance<Tensor>(b.obj) || is_array_like(b.obj))) {

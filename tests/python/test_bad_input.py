@@ -60,6 +60,46 @@ def test_int_of_float_tensors_follows_python():
         int(tb.from_dlpack(np.array([np.nan])))
 
 
+# ---- in-place operands must be shared (item 10)
+
+def read_only(a):
+    a = np.array(a, np.float32)
+    a.flags.writeable = False
+    return a
+
+
+def test_adam_step_refuses_read_only_and_temporary_operands():
+    p, g = read_only([1.0, 2.0, 3.0]), np.ones(3, np.float32)
+    m, v = np.zeros(3, np.float32), np.zeros(3, np.float32)
+    with pytest.raises(tb.TorshError) as e:
+        tb.adam_step([p], [g], [m], [v], step=1)
+    assert e.value.op == "adam_step" and e.value.code == "InvalidArgument"
+    assert "params[0]" in e.value.message and "read-only" in e.value.message
+    assert list(p) == [1.0, 2.0, 3.0] and not m.any()
+    with pytest.raises(tb.TorshError, match=r"exp_avg_sq\[0\]"):
+        tb.adam_step([np.ones(3, np.float32)], [g], [m], [read_only(np.zeros(3))], step=1)
+    with pytest.raises(tb.TorshError, match=r"params\[0\] is a list"):
+        tb.adam_step([[1.0, 2.0, 3.0]], [g], [m], [v], step=1)
+    # Read-only gradients are only read.
+    w = np.ones(3, np.float32)
+    tb.adam_step([w], [read_only([1.0, 1.0, 1.0])], [m], [v], step=1, lr=0.5)
+    assert (w < 1).all()
+
+
+def test_batch_norm_refuses_read_only_running_stats_when_training():
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    rm, rv = read_only(np.zeros(3)), np.ones(3, np.float32)
+    with pytest.raises(tb.TorshError) as e:
+        tb.batch_norm(x, running_mean=rm, running_var=rv, training=True)
+    assert e.value.op == "batch_norm" and "running_mean" in e.value.message
+    assert not rm.any() and (rv == 1).all()
+    # Evaluation only reads them.
+    tb.batch_norm(x, running_mean=rm, running_var=read_only(np.ones(3)), training=False)
+    rm_w = np.zeros(3, np.float32)
+    tb.batch_norm(x, running_mean=rm_w, running_var=rv, training=True)
+    assert rm_w.any()
+
+
 # ---- empty tensors are contiguous (item 13)
 
 def test_empty_shapes_ending_in_zero_are_valid_input():
