@@ -149,3 +149,17 @@ TEST(BadInput, RopeCacheTooLargeIsOutOfMemoryOfTheOp) {
     EXPECT_FLOAT_EQ(sv[static_cast<std::size_t>(p * 2)], static_cast<float>(std::sin(double(p))));
   }
 }
+
+// ---- pooling stride (item 18)
+
+TEST(BadInput, PoolingStrideZeroIsAnError) {
+  Tensor x = cpu().zeros(Shape{1, 1, 4, 4}, DType::F32);
+  ops::Pool2dParams p;
+  p.stride_h = 0;
+  expect_error(ErrorCode::InvalidArgument, "max_pool2d", "stride (0, 2) must be >= 1", [&] { ops::max_pool2d(x, p); });
+  p.stride_h = 1, p.stride_w = -1;
+  expect_error(ErrorCode::InvalidArgument, "avg_pool2d", "stride (1, -1)", [&] { ops::avg_pool2d(x, p); });
+  EXPECT_EQ(ops::max_pool2d(x, ops::Pool2dParams{}).shape(), (Shape{1, 1, 2, 2}));  // unset: the kernel size
+  p.stride_h = p.stride_w = 1;
+  EXPECT_EQ(ops::max_pool2d(x, p).shape(), (Shape{1, 1, 3, 3}));
+}

@@ -6,6 +6,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <charconv>
 #include <map>
 
 #include "common.hpp"
@@ -33,6 +34,24 @@ std::vector<nb::str> texts(const std::vector<std::string>& v) {
   out.reserve(v.size());
   for (const auto& s : v) out.push_back(text(s));
   return out;
+}
+
+// create()'s name and index as one device string. Both may name the index; when
+// they disagree neither can be assumed to be the one meant, so that is an error.
+std::string device_name(const std::string& name, std::optional<int> index) {
+  if (!index) return name;
+  const auto colon = name.find(':');
+  if (colon == std::string::npos) return name + ":" + std::to_string(*index);
+  int named = 0;
+  const std::string suffix = name.substr(colon + 1);
+  const auto [end, ec] = std::from_chars(suffix.data(), suffix.data() + suffix.size(), named);
+  if (ec != std::errc() || end != suffix.data() + suffix.size()) return name;  // to_backend reports the bad index
+  if (named != *index)
+    raise_error(ErrorCode::InvalidArgument,
+                "device '" + name + "' and index=" + std::to_string(*index) + " name different devices", "create",
+                {"Name the index once: create('" + name.substr(0, colon) + "', " + std::to_string(*index) +
+                 ") or create('" + name + "')"});
+  return name;
 }
 
 std::string info_repr(const DeviceInfo& d) {
@@ -131,13 +150,13 @@ void bind_backend(nb::module_& m) {
     return out;
   }, "Backend keys with at least one usable device, in auto-selection order (the CPU is always there).");
 
-  m.def("create", [](const std::string& name, int index) {
-        if (index != 0 && name.find(':') == std::string::npos)
-          return to_backend(nb::str((name + ":" + std::to_string(index)).c_str()));
-        return to_backend(nb::str(name.c_str()));
-      }, nb::arg("name") = "auto", nb::arg("index") = 0,
+  m.def("create", [](const std::string& name, std::optional<int> index) {
+        return to_backend(nb::str(device_name(name, index).c_str()));
+      },
+      nb::arg("name") = "auto", nb::arg("index").none() = nb::none(),
       "Creates a backend: 'auto' (the best device: CUDA > ROCm > Metal > OpenCL GPU > WebGPU > CPU, never a "
-      "software device over the CPU), 'cpu', 'opencl', 'cuda', ... or 'opencl:1'. Raises TorshError with the "
+      "software device over the CPU), 'cpu', 'opencl', 'cuda', ... or 'opencl:1'; create('opencl', 1) is "
+      "create('opencl:1'), and an index that contradicts the name's is an error. Raises TorshError with the "
       "reason when the backend is unavailable.");
 
   m.def("statuses", &backend_statuses,

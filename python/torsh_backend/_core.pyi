@@ -216,9 +216,9 @@ def available() -> list[str]:
     Backend keys with at least one usable device, in auto-selection order (the CPU is always there).
     """
 
-def create(name: str = 'auto', index: int = 0) -> Backend:
+def create(name: str = 'auto', index: int | None = None) -> Backend:
     """
-    Creates a backend: 'auto' (the best device: CUDA > ROCm > Metal > OpenCL GPU > WebGPU > CPU, never a software device over the CPU), 'cpu', 'opencl', 'cuda', ... or 'opencl:1'. Raises TorshError with the reason when the backend is unavailable.
+    Creates a backend: 'auto' (the best device: CUDA > ROCm > Metal > OpenCL GPU > WebGPU > CPU, never a software device over the CPU), 'cpu', 'opencl', 'cuda', ... or 'opencl:1'; create('opencl', 1) is create('opencl:1'), and an index that contradicts the name's is an error. Raises TorshError with the reason when the backend is unavailable.
     """
 
 def statuses() -> list[BackendStatus]:

@@ -145,3 +145,26 @@ def test_rope_cache_too_large_is_out_of_memory_of_the_op():
         tb.rope_cache(2**40, 8)
     assert e.value.code == "OutOfMemory" and e.value.op == "rope_cache"
     assert "the device has" in e.value.message and "in total" in e.value.message
+
+
+# ---- create's index, pooling's stride (item 18)
+
+def test_create_refuses_an_index_that_contradicts_the_name():
+    with pytest.raises(tb.TorshError) as e:
+        tb.create("cpu:0", 3)
+    assert e.value.op == "create" and e.value.code == "InvalidArgument"
+    assert "name different devices" in e.value.message
+    assert tb.create("cpu:0", 0).device == "cpu:0"
+    assert tb.create("cpu", 0).device == "cpu:0"
+    with pytest.raises(tb.TorshError, match="out of range"):
+        tb.create("cpu", 3)
+
+
+@pytest.mark.parametrize("pool", [tb.max_pool2d, tb.avg_pool2d])
+def test_pooling_stride_zero_is_an_error(pool):
+    x = tb.zeros((1, 1, 4, 4))
+    with pytest.raises(tb.TorshError) as e:
+        pool(x, 2, stride=0)
+    assert e.value.code == "InvalidArgument" and e.value.op == pool.__name__
+    assert "stride (0, 0) must be >= 1" in e.value.message
+    assert pool(x, 2).shape == (1, 1, 2, 2)
