@@ -150,3 +150,33 @@ TEST(Plugins, MissingPluginSaysNotBuiltOrNotShipped) {
     }
   }
 }
+
+TEST(Plugins, UnterminatedErrorBufferIsCutAndMadeText) {
+  // The fixture fills all 1024 bytes with no terminator, invalid UTF-8 and an escape sequence.
+  const auto e = load_error("bad_error");
+  EXPECT_EQ(e.rfind("bad fixture error", 0), 0u) << e;
+  EXPECT_EQ(rt::valid_utf8(e), e);
+  EXPECT_EQ(e.find('\x1b'), std::string::npos);
+  EXPECT_EQ(e.find('\xff'), std::string::npos);
+  EXPECT_NE(e.find("\xEF\xBF\xBD"), std::string::npos);  // U+FFFD where the bad bytes were
+  EXPECT_LE(e.size(), 3u * 1023u);  // at most the buffer, each byte replaced by 3 at worst
+  auto st = metal_status_with_path(std::string(TORSH_TEST_BIN_DIR) + "/fixtures/bad_error");
+  EXPECT_EQ(rt::valid_utf8(st.reason), st.reason);
+  EXPECT_NE(st.reason.find("bad fixture error"), std::string::npos);
+  EXPECT_EQ(rt::valid_utf8(backend_summary()), backend_summary());
+  unsetenv("TORSH_BACKEND_PATH");
+  rt::Registry::get().rescan();
+}
+
+TEST(Plugins, TextFromOutsideBecomesValidUtf8) {
+  EXPECT_EQ(rt::valid_utf8("plain, caf\xC3\xA9, \xE2\x82\xAC, \xF0\x9F\x98\x80\n\ttab"),
+            "plain, caf\xC3\xA9, \xE2\x82\xAC, \xF0\x9F\x98\x80\n\ttab");
+  const std::string r = "\xEF\xBF\xBD";
+  EXPECT_EQ(rt::valid_utf8("a\xFF" "b"), "a" + r + "b");
+  EXPECT_EQ(rt::valid_utf8("\xC0\xAF"), r + r);          // overlong '/'
+  EXPECT_EQ(rt::valid_utf8("\xED\xA0\x80"), r + r + r);  // a UTF-16 surrogate
+  EXPECT_EQ(rt::valid_utf8("\xF4\x90\x80\x80"), r + r + r + r);  // above U+10FFFF
+  EXPECT_EQ(rt::valid_utf8("cut \xE2\x82"), "cut " + r + r);
+  EXPECT_EQ(rt::valid_utf8("\x1b[31mred"), r + "[31mred");
+  EXPECT_EQ(rt::valid_utf8(std::string_view("nul\0byte", 8)), "nul" + r + "byte");
+}

@@ -51,6 +51,11 @@ inline DType to_dtype(const DTypeArg& a) { return to_dtype(a.obj); }
 inline Backend to_backend(const DeviceArg& a) { return to_backend(a.obj); }
 inline Shape to_shape(const ShapeArg& a) { return to_shape(a.obj); }
 std::vector<std::int64_t> to_int_list(nb::handle h, const char* what);
+// A Python int (or __index__ object) as int64; OutOfRange naming `what` when it does not fit.
+std::int64_t to_int64(nb::handle h, const std::string& what);
+// C++ text that may hold bytes from outside (driver strings, plugin errors,
+// paths) as a Python str: invalid UTF-8 becomes U+FFFD instead of raising.
+nb::str text(const std::string& s);
 
 // Operand conversion. Scalars and lists take `like`'s dtype and device when
 // given (f32 / i64 / bool on the CPU otherwise); arrays keep their own dtype.
@@ -58,9 +63,17 @@ Tensor as_tensor(const TensorLike& x, const Tensor* like = nullptr);
 // Two operands of an elementwise op: a scalar side follows the tensor side.
 std::pair<Tensor, Tensor> as_tensor_pair(const TensorLike& a, const TensorLike& b);
 
+// An operand an op writes in place (adam_step's params, batch_norm's running
+// statistics): a Tensor or a writable array shared without a copy. A read-only
+// array, a list or a scalar would take the update into a hidden copy, so they
+// raise InvalidArgument naming `op` and `arg`.
+Tensor as_inplace_tensor(const TensorLike& x, const char* op, const std::string& arg);
+
 // DLPack import (dlpack.cpp). copy: None copies only when needed (read-only
 // producer, another device requested), False never copies, True always does.
 Tensor from_dlpack(nb::handle obj, std::optional<Backend> device, std::optional<bool> copy);
+// True for an array-like that exports only read-only memory (NumPy with writeable=False).
+bool is_read_only_array(nb::handle obj);
 // A zero-copy NumPy view of a CPU tensor (the view keeps the tensor's buffer alive).
 nb::object numpy_view(const Tensor& t);
 // The DLPack device of a tensor: (device_type, device_id).

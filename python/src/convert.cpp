@@ -31,7 +31,7 @@ Tensor scalar_tensor(nb::handle h, const Tensor* like) {
                                           : DType::F32;
   Backend b = like ? like->backend() : cpu_backend();
   const double v = PyBool_Check(h.ptr()) ? (h.ptr() == Py_True ? 1.0 : 0.0)
-                   : PyLong_Check(h.ptr()) ? static_cast<double>(nb::cast<std::int64_t>(h))
+                   : PyLong_Check(h.ptr()) ? static_cast<double>(to_int64(h, "scalar operand"))
                                            : nb::cast<double>(h);
   // NumPy and PyTorch would promote `int_tensor * 2.5` to floats; torsh has no
   // implicit promotion, and truncating the scalar would be a silent wrong answer.
@@ -102,10 +102,21 @@ Backend to_backend(nb::handle h) {
   return Backend::create(*type, index);
 }
 
+std::int64_t to_int64(nb::handle h, const std::string& what) {
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+  if (overflow)
+    raise_error(ErrorCode::OutOfRange,
+                nb::cast<std::string>(nb::repr(h)) + " does not fit in a 64-bit signed integer", what,
+                {"Use a value in [-2**63, 2**63 - 1]"});
+  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+  return v;
+}
+
 std::vector<std::int64_t> to_int_list(nb::handle h, const char* what) {
   std::vector<std::int64_t> out;
   if (PyLong_Check(h.ptr())) {
-    out.push_back(nb::cast<std::int64_t>(h));
+    out.push_back(to_int64(h, what));
     return out;
   }
   if (!PySequence_Check(h.ptr()) || nb::isinstance<nb::str>(h))
@@ -113,7 +124,7 @@ std::vector<std::int64_t> to_int_list(nb::handle h, const char* what) {
   for (nb::handle item : nb::iter(h)) {
     if (!PyLong_Check(item.ptr()) && !nb::hasattr(item, "__index__"))
       raise_error(ErrorCode::InvalidArgument, std::string(what) + " must contain ints only", what);
-    out.push_back(nb::cast<std::int64_t>(nb::int_(item)));
+    out.push_back(to_int64(nb::int_(item), what));
   }
   return out;
 }
@@ -145,6 +156,22 @@ Tensor as_tensor(const TensorLike& x, const Tensor* like) {
     return t.to(b);
   }
   return t;
+}
+
+Tensor as_inplace_tensor(const TensorLike& x, const char* op, const std::string& arg) {
+  nb::handle h = x.obj;
+  if (nb::isinstance<Tensor>(h)) return nb::cast<Tensor>(h);
+  const std::string type_name = nb::cast<std::string>(nb::type_name(h.type()));
+  if (!is_array_like(h))
+    raise_error(ErrorCode::InvalidArgument,
+                arg + " is a " + type_name + ", which " + op + " would update in a temporary copy",
+                op, {"Pass a torsh Tensor or a writable NumPy array: " + std::string(op) + " updates it in place"});
+  if (is_read_only_array(h))
+    raise_error(ErrorCode::InvalidArgument,
+                arg + " is a read-only " + type_name + "; " + op + " updates it in place",
+                op, {"Pass a writable array (numpy.array(x) copies; or set x.flags.writeable = True if you own it)"});
+  // copy=False: an in-place operand is shared or refused, never copied.
+  return from_dlpack(h, std::nullopt, false);
 }
 
 std::pair<Tensor, Tensor> as_tensor_pair(const TensorLike& a, const TensorLike& b) {

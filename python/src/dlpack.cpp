@@ -130,6 +130,10 @@ std::pair<int, int> dlpack_device(const Tensor& t) {
   return {0, 0};
 }
 
+bool is_read_only_array(nb::handle obj) {
+  return !nb::isinstance<Tensor>(obj) && !try_import<>(obj) && try_import<nb::ro>(obj);
+}
+
 Tensor from_dlpack(nb::handle obj, std::optional<Backend> device, std::optional<bool> copy) {
   Tensor t;
   bool copied = false;

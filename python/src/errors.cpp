@@ -10,7 +10,7 @@ namespace {
 
 nb::list to_list(const std::vector<std::string>& v) {
   nb::list l;
-  for (const auto& s : v) l.append(nb::str(s.c_str(), s.size()));
+  for (const auto& s : v) l.append(text(s));
   return l;
 }
 
@@ -25,14 +25,14 @@ void raise_python(const Error& e) {
   const auto& c = e.context();
   nb::dict kw;
   kw["code"] = nb::str(std::string(error_code_name(e.code())).c_str());
-  kw["message"] = nb::str(e.message().c_str(), e.message().size());
-  kw["op"] = nb::str(c.op.c_str(), c.op.size());
+  kw["message"] = text(e.message());
+  kw["op"] = text(c.op);
   kw["shapes"] = to_list(c.shapes);
   kw["dtypes"] = to_list(c.dtypes);
-  kw["device"] = nb::str(c.device.c_str(), c.device.size());
+  kw["device"] = text(c.device);
   kw["suggestions"] = to_list(e.suggestions());
   try {
-    nb::object exc = cls(nb::str(e.what()), **kw);
+    nb::object exc = cls(text(e.what()), **kw);
     PyErr_SetObject(cls.ptr(), exc.ptr());
   } catch (nb::python_error& pe) {
     pe.restore();
@@ -40,6 +40,10 @@ void raise_python(const Error& e) {
 }
 
 }  // namespace
+
+nb::str text(const std::string& s) {
+  return nb::steal<nb::str>(PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace"));
+}
 
 [[noreturn]] void raise_error(ErrorCode code, const std::string& msg, const std::string& op,
                               std::vector<std::string> suggestions) {

@@ -50,11 +50,14 @@ Tensor tensor_getitem(const Tensor& t, nb::handle key_obj) {
       if (len > 0) offset += start * t.strides()[axis];
       ++axis;
     } else if (is_index(k)) {
-      std::int64_t i = nb::cast<std::int64_t>(nb::int_(k));
+      // An index beyond int64 is out of bounds like any other (IndexError, as NumPy; it also ends iteration).
+      nb::int_ py_index(k);
+      int overflow = 0;
+      const std::int64_t i = PyLong_AsLongLongAndOverflow(py_index.ptr(), &overflow);
       const std::int64_t n = t.shape()[axis];
-      if (i < -n || i >= n)
-        throw nb::index_error(("index " + std::to_string(i) + " is out of bounds for axis " + std::to_string(axis) +
-                               " with size " + std::to_string(n)).c_str());
+      if (overflow || i < -n || i >= n)
+        throw nb::index_error(("index " + nb::cast<std::string>(nb::str(py_index)) + " is out of bounds for axis " +
+                               std::to_string(axis) + " with size " + std::to_string(n)).c_str());
       offset += (i < 0 ? i + n : i) * t.strides()[axis];
       ++axis;
     } else {

@@ -40,6 +40,20 @@ std::vector<Tensor> tensor_list(const std::vector<TensorLike>& xs) {
   return out;
 }
 
+std::optional<Tensor> optional_inplace(const std::optional<TensorLike>& x, const char* op, const char* arg) {
+  if (!x || x->obj.is_none()) return std::nullopt;
+  return as_inplace_tensor(*x, op, arg);
+}
+
+// Operands the op writes: each must be shared with the caller ("params[2]" names the culprit).
+std::vector<Tensor> inplace_list(const std::vector<TensorLike>& xs, const char* op, const char* arg) {
+  std::vector<Tensor> out;
+  out.reserve(xs.size());
+  for (std::size_t i = 0; i < xs.size(); ++i)
+    out.push_back(as_inplace_tensor(xs[i], op, std::string(arg) + "[" + std::to_string(i) + "]"));
+  return out;
+}
+
 void bind_norms(nb::module_& m) {
   m.def("layer_norm", [](const TensorLike& x, std::optional<TensorLike> weight, std::optional<TensorLike> bias,
                          double eps) {
@@ -60,14 +74,19 @@ void bind_norms(nb::module_& m) {
                          std::optional<TensorLike> running_var, std::optional<TensorLike> weight,
                          std::optional<TensorLike> bias, bool training, double momentum, double eps) {
         Tensor t = as_tensor(x);
-        auto rm = optional_tensor(running_mean, t), rv = optional_tensor(running_var, t);
+        // training=True writes the running statistics: they must be shared, not copied.
+        auto stat = [&](const std::optional<TensorLike>& v, const char* arg) {
+          return training ? optional_inplace(v, "batch_norm", arg) : optional_tensor(v, t);
+        };
+        auto rm = stat(running_mean, "running_mean"), rv = stat(running_var, "running_var");
         auto w = optional_tensor(weight, t), b = optional_tensor(bias, t);
         nb::gil_scoped_release r;
         return ops::batch_norm(t, rm, rv, w, b, training, momentum, eps);
       }, arg("x"), arg("running_mean").none() = nb::none(), arg("running_var").none() = nb::none(), arg("weight").none() = nb::none(),
       arg("bias").none() = nb::none(), arg("training") = false, arg("momentum") = 0.1, arg("eps") = 1e-5,
       "Per-channel normalisation of x [N, C, ...]. training=True normalises with the batch statistics and updates "
-      "running_mean / running_var in place (NumPy arrays passed there are updated too: they are shared).");
+      "running_mean / running_var in place (NumPy arrays passed there are updated too: they are shared; "
+      "read-only arrays and lists raise TorshError).");
 }
 
 void bind_transformer(nb::module_& m) {
@@ -160,7 +179,8 @@ void bind_optim(nb::module_& m) {
                         const std::vector<TensorLike>& exp_avg, const std::vector<TensorLike>& exp_avg_sq,
                         std::int64_t step, double lr, double beta1, double beta2, double eps, double weight_decay,
                         bool adamw, double grad_scale) {
-        auto p = tensor_list(params), g = tensor_list(grads), m1 = tensor_list(exp_avg), m2 = tensor_list(exp_avg_sq);
+        auto p = inplace_list(params, "adam_step", "params"), g = tensor_list(grads);
+        auto m1 = inplace_list(exp_avg, "adam_step", "exp_avg"), m2 = inplace_list(exp_avg_sq, "adam_step", "exp_avg_sq");
         auto f = [](double v) { return static_cast<float>(v); };
         ops::AdamConfig cfg{.lr = f(lr), .beta1 = f(beta1), .beta2 = f(beta2), .eps = f(eps),
                             .weight_decay = f(weight_decay), .adamw = adamw};
@@ -170,7 +190,8 @@ void bind_optim(nb::module_& m) {
       arg("lr") = 1e-3, arg("beta1") = 0.9, arg("beta2") = 0.999, arg("eps") = 1e-8, arg("weight_decay") = 0.0,
       arg("adamw") = false, arg("grad_scale") = 1.0,
       "One fused Adam (adamw=True: AdamW) step over lists of tensors, in place; step is 1-based. grad_scale "
-      "multiplies the gradients first (the inverse loss scale). NumPy arrays are updated in place (shared memory).");
+      "multiplies the gradients first (the inverse loss scale). NumPy arrays are updated in place (shared memory); "
+      "read-only arrays and lists raise TorshError.");
 }
 
 void bind_random(nb::module_& m) {

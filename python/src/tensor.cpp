@@ -54,10 +54,10 @@ nb::object item(const Tensor& t) {
     raise_error(ErrorCode::InvalidArgument, "item() needs exactly one element, the tensor has " +
                 std::to_string(t.numel()), "item");
   auto bytes = t.contiguous().to_host_bytes();
-  const double v = load_as_double(bytes.data(), t.dtype());
-  if (t.dtype() == DType::Bool) return nb::bool_(v != 0);
-  if (is_integral(t.dtype())) return nb::int_(static_cast<std::int64_t>(v));
-  return nb::float_(v);
+  // Integers never pass through a double, which holds only 53 of i64's bits.
+  if (t.dtype() == DType::Bool) return nb::bool_(load_as_int64(bytes.data(), t.dtype()) != 0);
+  if (is_integral(t.dtype())) return nb::int_(load_as_int64(bytes.data(), t.dtype()));
+  return nb::float_(load_as_double(bytes.data(), t.dtype()));
 }
 
 // Host copy for device tensors; the zero-copy view for CPU tensors.
@@ -175,7 +175,7 @@ void bind_copies(nb::class_<Tensor>& c) {
            nb::sig("def tolist(self) -> typing.Any"), "Nested Python lists (a host copy).")
       .def("item", &item, nb::sig("def item(self) -> int | float | bool"), "The single element as a Python scalar.")
       .def("__float__", [](const Tensor& t) { return nb::cast<double>(nb::float_(item(t))); })
-      .def("__int__", [](const Tensor& t) { return nb::cast<std::int64_t>(nb::int_(item(t))); })
+      .def("__int__", [](const Tensor& t) { return nb::int_(item(t)); })
       .def("__bool__", [](const Tensor& t) { return nb::cast<double>(nb::float_(item(t))) != 0.0; });
 }
 

@@ -216,9 +216,9 @@ def available() -> list[str]:
     Backend keys with at least one usable device, in auto-selection order (the CPU is always there).
     """
 
-def create(name: str = 'auto', index: int = 0) -> Backend:
+def create(name: str = 'auto', index: int | None = None) -> Backend:
     """
-    Creates a backend: 'auto' (the best device: CUDA > ROCm > Metal > OpenCL GPU > WebGPU > CPU, never a software device over the CPU), 'cpu', 'opencl', 'cuda', ... or 'opencl:1'. Raises TorshError with the reason when the backend is unavailable.
+    Creates a backend: 'auto' (the best device: CUDA > ROCm > Metal > OpenCL GPU > WebGPU > CPU, never a software device over the CPU), 'cpu', 'opencl', 'cuda', ... or 'opencl:1'; create('opencl', 1) is create('opencl:1'), and an index that contradicts the name's is an error. Raises TorshError with the reason when the backend is unavailable.
     """
 
 def statuses() -> list[BackendStatus]:
@@ -581,7 +581,7 @@ def rms_norm(x: Tensor | numpy.typing.ArrayLike, weight: Tensor | numpy.typing.A
 
 def batch_norm(x: Tensor | numpy.typing.ArrayLike, running_mean: Tensor | numpy.typing.ArrayLike | None = None, running_var: Tensor | numpy.typing.ArrayLike | None = None, weight: Tensor | numpy.typing.ArrayLike | None = None, bias: Tensor | numpy.typing.ArrayLike | None = None, training: bool = False, momentum: float = 0.1, eps: float = 1e-05) -> Tensor:
     """
-    Per-channel normalisation of x [N, C, ...]. training=True normalises with the batch statistics and updates running_mean / running_var in place (NumPy arrays passed there are updated too: they are shared).
+    Per-channel normalisation of x [N, C, ...]. training=True normalises with the batch statistics and updates running_mean / running_var in place (NumPy arrays passed there are updated too: they are shared; read-only arrays and lists raise TorshError).
     """
 
 def rope_cache(max_pos: int, rot_dim: int, base: float = 10000.0, device: Backend | str | None = None) -> tuple[Tensor, Tensor]:
@@ -614,7 +614,7 @@ def avg_pool2d(x: Tensor | numpy.typing.ArrayLike, kernel_size: int | tuple[int,
 
 def adam_step(params: Sequence[Tensor | numpy.typing.ArrayLike], grads: Sequence[Tensor | numpy.typing.ArrayLike], exp_avg: Sequence[Tensor | numpy.typing.ArrayLike], exp_avg_sq: Sequence[Tensor | numpy.typing.ArrayLike], *, step: int, lr: float = 0.001, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-08, weight_decay: float = 0.0, adamw: bool = False, grad_scale: float = 1.0) -> None:
     """
-    One fused Adam (adamw=True: AdamW) step over lists of tensors, in place; step is 1-based. grad_scale multiplies the gradients first (the inverse loss scale). NumPy arrays are updated in place (shared memory).
+    One fused Adam (adamw=True: AdamW) step over lists of tensors, in place; step is 1-based. grad_scale multiplies the gradients first (the inverse loss scale). NumPy arrays are updated in place (shared memory); read-only arrays and lists raise TorshError.
     """
 
 def rand(shape: int | Sequence[int], *, seed: int | None = None, dtype: DType | numpy.typing.DTypeLike = 'f32', low: float = 0.0, high: float = 1.0, offset: int = 0, device: Backend | str | None = None) -> Tensor:

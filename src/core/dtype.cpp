@@ -129,6 +129,17 @@ I saturate(double v) {
 }
 }  // namespace
 
+std::int64_t load_as_int64(const void* p, DType t) {
+  switch (t) {
+    case DType::I8: return *static_cast<const std::int8_t*>(p);
+    case DType::U8: return *static_cast<const std::uint8_t*>(p);
+    case DType::Bool: return *static_cast<const std::uint8_t*>(p) ? 1 : 0;
+    case DType::I32: { std::int32_t v; std::memcpy(&v, p, 4); return v; }
+    case DType::I64: { std::int64_t v; std::memcpy(&v, p, 8); return v; }
+    default: return saturate<std::int64_t>(load_as_double(p, t));
+  }
+}
+
 void store_from_double(void* p, DType t, double v) {
   switch (t) {
     case DType::F32: { float f = static_cast<float>(v); std::memcpy(p, &f, 4); return; }

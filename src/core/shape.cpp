@@ -10,11 +10,28 @@ Shape::Shape(std::initializer_list<std::int64_t> dims) : Shape(DimVec(dims)) {}
 
 Shape::Shape(const std::vector<std::int64_t>& dims) : Shape(DimVec(dims)) {}
 
+void throw_rank_exceeded(std::size_t rank) {
+  throw Error(ErrorCode::InvalidArgument,
+              "tensors have at most " + std::to_string(kMaxRank) + " dimensions; this one would have " +
+                  std::to_string(rank),
+              {.op = "shape"}, {"Merge adjacent dimensions with reshape() first"});
+}
+
 Shape::Shape(const DimVec& dims) : dims_(dims) {
-  for (auto d : dims_)
+  // numel() multiplies without checks (it runs on every op), so a shape whose
+  // element count does not fit in int64 is refused here, once.
+  std::int64_t n = 1;
+  bool overflow = false, empty = false;
+  for (auto d : dims_) {
     if (d < 0)
       throw Error(ErrorCode::InvalidArgument, "shape " + to_string() + " has a negative dimension",
-                  {}, {"Use sizes >= 0; a size of 0 makes an empty tensor"});
+                  {.op = "shape"}, {"Use sizes >= 0; a size of 0 makes an empty tensor"});
+    empty |= d == 0;
+    overflow |= __builtin_mul_overflow(n, d, &n);
+  }
+  if (overflow && !empty)
+    throw Error(ErrorCode::InvalidArgument, "shape " + to_string() + " has more than 2^63 - 1 elements",
+                {.op = "shape", .shapes = {to_string()}}, {"Use smaller dimensions"});
 }
 
 std::int64_t Shape::dim(std::int64_t axis, const char* op) const {

@@ -77,11 +77,17 @@ Tensor pool_impl(rt::PoolKind kind, const Tensor& x_in, const Pool2dParams& p) {
   if (!is_floating(x_in.dtype()))
     throw Error(ErrorCode::DTypeMismatch, std::string(name) + " needs a floating dtype", detail::context(name, {x_in}));
   if (x_in.ndim() != 4) throw Error(ErrorCode::ShapeMismatch, "pooling takes [N, C, H, W]", detail::context(name, {x_in}));
-  const std::int64_t sh = p.stride_h ? p.stride_h : p.kernel_h, sw = p.stride_w ? p.stride_w : p.kernel_w;
-  if (p.kernel_h < 1 || p.kernel_w < 1 || sh < 1 || sw < 1 || p.pad_h < 0 || p.pad_w < 0 || 2 * p.pad_h > p.kernel_h ||
-      2 * p.pad_w > p.kernel_w)
-    throw Error(ErrorCode::InvalidArgument, "kernel and stride must be >= 1 and padding at most half the kernel",
-                detail::context(name, {x_in}));
+  const std::int64_t sh = p.stride_h.value_or(p.kernel_h), sw = p.stride_w.value_or(p.kernel_w);
+  auto bad = [&](const std::string& what, std::int64_t h, std::int64_t w, const std::string& rule) {
+    throw Error(ErrorCode::InvalidArgument,
+                what + " (" + std::to_string(h) + ", " + std::to_string(w) + ") " + rule, detail::context(name, {x_in}),
+                {"Use kernel_size >= 1, stride >= 1 (or leave it unset for the kernel size) and 0 <= padding <= "
+                 "kernel_size / 2"});
+  };
+  if (p.kernel_h < 1 || p.kernel_w < 1) bad("kernel_size", p.kernel_h, p.kernel_w, "must be >= 1");
+  if (sh < 1 || sw < 1) bad("stride", sh, sw, "must be >= 1");
+  if (p.pad_h < 0 || p.pad_w < 0 || p.pad_h > p.kernel_h / 2 || p.pad_w > p.kernel_w / 2)
+    bad("padding", p.pad_h, p.pad_w, "must lie in [0, kernel_size / 2]");
   const auto& xs = x_in.shape();
   const std::int64_t P = out_size(xs[2], p.kernel_h, sh, p.pad_h, 1), Q = out_size(xs[3], p.kernel_w, sw, p.pad_w, 1);
   if (P <= 0 || Q <= 0)

@@ -1,25 +1,59 @@
 // RoPE, scaled-dot-product attention and the seed-002 LLM helpers.
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <vector>
 
 #include "dispatch.hpp"
 
 namespace torsh::ops {
+
+namespace {
+// The device tensors come first: a table the device cannot hold is an
+// OutOfMemory error of this op, with the pool's limit, not a failed host allocation.
+Tensor rope_table(Backend& backend, std::int64_t max_pos, std::int64_t half) {
+  const char* name = "rope_cache";
+  std::int64_t n = 0;
+  if (__builtin_mul_overflow(max_pos, half, &n) || n > std::numeric_limits<std::int64_t>::max() / 4)
+    throw Error(ErrorCode::OutOfRange,
+                "tables of " + std::to_string(max_pos) + " x " + std::to_string(half) + " f32 exceed 2^63 - 1 bytes",
+                {.op = name, .dtypes = {"f32"}, .device = backend.device().to_string()}, {"Use a smaller max_pos"});
+  const Shape shape{max_pos, half};
+  try {
+    return backend.empty(shape, DType::F32);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::OutOfMemory) throw;
+    throw Error(ErrorCode::OutOfMemory,
+                "two tables of " + shape.to_string() + " f32 (" + std::to_string(n * 4) + " bytes each): " + e.message(),
+                {.op = name, .shapes = {shape.to_string()}, .dtypes = {"f32"}, .device = backend.device().to_string()},
+                {"Use a smaller max_pos: each table holds max_pos * rot_dim / 2 floats"});
+  }
+}
+}  // namespace
 
 std::pair<Tensor, Tensor> rope_cache(Backend& backend, std::int64_t max_pos, std::int64_t rot_dim, float base) {
   if (max_pos <= 0 || rot_dim <= 0 || rot_dim % 2 || !(base > 0.0f))
     throw Error(ErrorCode::InvalidArgument, "rope_cache needs max_pos > 0, an even rot_dim > 0 and base > 0",
                 {.op = "rope_cache"});
   const std::int64_t half = rot_dim / 2;
-  std::vector<float> c(static_cast<std::size_t>(max_pos * half)), s(c.size());
-  for (std::int64_t p = 0; p < max_pos; ++p)
-    for (std::int64_t i = 0; i < half; ++i) {
-      // Angles in double so long contexts keep their precision.
-      const double theta = static_cast<double>(p) * std::pow(static_cast<double>(base), -2.0 * i / rot_dim);
-      c[p * half + i] = static_cast<float>(std::cos(theta));
-      s[p * half + i] = static_cast<float>(std::sin(theta));
-    }
-  return {backend.from_host(c.data(), Shape{max_pos, half}, DType::F32),
-          backend.from_host(s.data(), Shape{max_pos, half}, DType::F32)};
+  Tensor cos_t = rope_table(backend, max_pos, half), sin_t = rope_table(backend, max_pos, half);
+  // Filled a block of rows at a time: the host holds a block, not a second copy of the tables.
+  const std::int64_t rows = std::max<std::int64_t>(1, (std::int64_t{1} << 16) / half);
+  std::vector<float> c(static_cast<std::size_t>(std::min(rows, max_pos) * half)), s(c.size());
+  for (std::int64_t p0 = 0; p0 < max_pos; p0 += rows) {
+    const std::int64_t p1 = std::min(max_pos, p0 + rows);
+    for (std::int64_t p = p0; p < p1; ++p)
+      for (std::int64_t i = 0; i < half; ++i) {
+        // Angles in double so long contexts keep their precision.
+        const double theta = static_cast<double>(p) * std::pow(static_cast<double>(base), -2.0 * i / rot_dim);
+        c[(p - p0) * half + i] = static_cast<float>(std::cos(theta));
+        s[(p - p0) * half + i] = static_cast<float>(std::sin(theta));
+      }
+    const auto bytes = static_cast<std::size_t>((p1 - p0) * half) * sizeof(float);
+    cos_t.slice(0, p0, p1).copy_from_host(c.data(), bytes);
+    sin_t.slice(0, p0, p1).copy_from_host(s.data(), bytes);
+  }
+  return {cos_t, sin_t};
 }
 
 Tensor rope(const Tensor& x_in, const Tensor& cos, const Tensor& sin, RopeStyle style, std::int64_t pos0,

@@ -60,6 +60,12 @@ std::shared_ptr<BackendState> make_backend_state(std::shared_ptr<rt::DeviceImpl>
   return st;
 }
 
+void check_host_pointer(const char* op, const void* p, std::size_t bytes, const BufferState& b) {
+  if (!p && bytes)
+    throw Error(ErrorCode::InvalidArgument, "null host pointer for " + std::to_string(bytes) + " bytes",
+                {.op = op, .device = b.backend->device.to_string()}, {"Pass the address of host memory of that size"});
+}
+
 void check_buffer_range(const char* op, std::size_t off, std::size_t bytes, const BufferState& b) {
   if (off > b.size || bytes > b.size - off)
     throw Error(ErrorCode::OutOfRange,
@@ -117,6 +123,7 @@ void Buffer::free() {
 void Buffer::copy_from_host(const void* src, std::size_t bytes, std::size_t offset) {
   auto& st = live();
   detail::check_buffer_range("copy_from_host", offset, bytes, st);
+  detail::check_host_pointer("copy_from_host", src, bytes, st);
   if (!bytes) return;
   auto& dev = *st.backend->dev;
   dev.write(st.raw(), st.offset() + offset, src, bytes, dev.default_stream(), true);
@@ -125,6 +132,7 @@ void Buffer::copy_from_host(const void* src, std::size_t bytes, std::size_t offs
 void Buffer::copy_to_host(void* dst, std::size_t bytes, std::size_t offset) const {
   auto& st = live();
   detail::check_buffer_range("copy_to_host", offset, bytes, st);
+  detail::check_host_pointer("copy_to_host", dst, bytes, st);
   if (!bytes) return;
   auto& dev = *st.backend->dev;
   dev.read(st.raw(), st.offset() + offset, dst, bytes, dev.default_stream(), true);
@@ -141,6 +149,7 @@ void check_stream(const char* op, const Stream& s, const Device& d) {
 void Buffer::copy_from_host_async(const void* src, std::size_t bytes, Stream& s, std::size_t offset) {
   auto& st = live();
   detail::check_buffer_range("copy_from_host_async", offset, bytes, st);
+  detail::check_host_pointer("copy_from_host_async", src, bytes, st);
   check_stream("copy_from_host_async", s, device());
   if (!bytes) return;
   st.backend->dev->write(st.raw(), st.offset() + offset, src, bytes, s.impl(), false);
@@ -150,6 +159,7 @@ void Buffer::copy_from_host_async(const void* src, std::size_t bytes, Stream& s,
 void Buffer::copy_to_host_async(void* dst, std::size_t bytes, Stream& s, std::size_t offset) const {
   auto& st = live();
   detail::check_buffer_range("copy_to_host_async", offset, bytes, st);
+  detail::check_host_pointer("copy_to_host_async", dst, bytes, st);
   check_stream("copy_to_host_async", s, device());
   if (!bytes) return;
   st.backend->dev->read(st.raw(), st.offset() + offset, dst, bytes, s.impl(), false);
@@ -321,6 +331,12 @@ Tensor Backend::zeros(const Shape& shape, DType dtype) {
 }
 
 Tensor Backend::from_host(const void* data, const Shape& shape, DType dtype) {
+  // Only an empty tensor may come from no memory; checked before the allocation.
+  if (!data && shape.numel() != 0)
+    throw Error(ErrorCode::InvalidArgument, "null host pointer for " + std::to_string(shape.numel()) + " elements",
+                {.op = "from_host", .shapes = {shape.to_string()}, .dtypes = {std::string(dtype_name(dtype))},
+                 .device = device().to_string()},
+                {"Pass the address of numel() * dtype size readable bytes"});
   Tensor t = empty(shape, dtype);
   t.copy_from_host(data, t.nbytes());
   return t;

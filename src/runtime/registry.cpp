@@ -107,6 +107,16 @@ void fill_devices(DriverEntry& e) {
   for (int i = 0; i < n; ++i) e.status.devices.push_back(e.driver->device(i)->info());
   e.status.version = e.driver->version();
 }
+
+// Statuses are printed and handed to Python as text: every string a driver or
+// the environment supplied is made valid UTF-8 once, here.
+void make_text(BackendStatus& s) {
+  for (auto* f : {&s.reason, &s.source, &s.version}) *f = rt::valid_utf8(*f);
+  for (auto& d : s.devices) {
+    for (auto* f : {&d.name, &d.vendor, &d.compute_capability, &d.driver_version}) *f = rt::valid_utf8(*f);
+    for (auto& f : d.features) f = rt::valid_utf8(f);
+  }
+}
 }  // namespace
 
 void Registry::scan_locked() {
@@ -171,6 +181,7 @@ void Registry::scan_locked() {
         e.driver.reset();
       }
     }
+    make_text(e.status);
     entries_.push_back(std::move(e));
   }
   scanned_ = true;

@@ -3,6 +3,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "torsh/runtime/backend.hpp"
@@ -40,8 +41,11 @@ struct PluginLoad {
   std::string error;
   std::string note;  // with a driver: what the plugin said about its environment
 };
-// Loads one plugin file; never throws, reports every failure in `error`.
+// Loads one plugin file; never throws, reports every failure in `error` (valid UTF-8).
 PluginLoad load_plugin(const std::string& path, BackendType expected);
+// Text from outside the library (a plugin's words, driver strings, file paths)
+// as valid UTF-8 without control characters: what is not becomes U+FFFD.
+std::string valid_utf8(std::string_view text);
 
 int auto_priority(BackendType t);  // lower is preferred
 
@@ -140,6 +144,8 @@ std::shared_ptr<BackendState> make_backend_state(std::shared_ptr<rt::DeviceImpl>
 std::shared_ptr<BackendState> backend_state(const Backend& b);
 // Throws OutOfRange unless [off, off + bytes) lies in the buffer.
 void check_buffer_range(const char* op, std::size_t off, std::size_t bytes, const BufferState& b);
+// Throws InvalidArgument for a null host pointer with bytes to copy.
+void check_host_pointer(const char* op, const void* p, std::size_t bytes, const BufferState& b);
 std::shared_ptr<BackendState> buffer_backend(const Buffer& b);
 Backend backend_from_state(std::shared_ptr<BackendState> s);
 

@@ -15,6 +15,13 @@ ErrorContext ctx_of(const char* op, const Tensor& t) {
   return {.op = op, .shapes = {t.shape().to_string()}, .dtypes = {std::string(dtype_name(t.dtype()))},
           .device = t.device().to_string()};
 }
+
+// "[-1, 0]": a requested target, which may hold the -1 a Shape cannot.
+std::string sizes_text(const std::vector<std::int64_t>& sizes) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
+  return s + "]";
+}
 }  // namespace
 
 Tensor::Tensor(Buffer buffer, DType dtype, Shape shape, Strides strides, std::int64_t offset)
@@ -27,21 +34,28 @@ Tensor::Tensor(Buffer buffer, DType dtype, Shape shape, Strides strides, std::in
                 {.op = "Tensor", .shapes = {shape_.to_string()}});
   if (offset_ < 0) throw Error(ErrorCode::InvalidArgument, "negative offset", {.op = "Tensor"});
   if (numel() == 0) return;
+  // Every step is checked: strides come from callers (DLPack producers, views
+  // built by hand), and an overflowing product must not pass for a small span.
   std::int64_t lo = offset_, hi = offset_;
+  bool overflow = false;
   for (std::size_t i = 0; i < shape_.ndim(); ++i) {
-    const std::int64_t span = (shape_[i] - 1) * strides_[i];
-    (span < 0 ? lo : hi) += span;
+    std::int64_t span = 0;
+    overflow |= __builtin_mul_overflow(shape_[i] - 1, strides_[i], &span);
+    std::int64_t& end = span < 0 ? lo : hi;
+    overflow |= __builtin_add_overflow(end, span, &end);
   }
-  // hi >= bytes / esize, tested without a division (this runs for every tensor
-  // made); hi >= bytes first keeps the multiply from overflowing.
   const auto esize = static_cast<std::int64_t>(dtype_size(dtype_));
   const auto bytes = static_cast<std::int64_t>(buffer_.size());
-  if (lo < 0 || hi >= bytes || (hi + 1) * esize > bytes)
+  // hi >= bytes / esize, tested without a division (this runs for every tensor
+  // made); hi >= bytes first keeps the multiply from overflowing.
+  if (overflow || lo < 0 || hi >= bytes || (hi + 1) * esize > bytes)
     throw Error(ErrorCode::OutOfRange,
                 "view " + shape_.to_string() + " strides " + strides_to_string(strides_) + " offset " +
-                    std::to_string(offset_) + " reaches element " + std::to_string(hi) + " of a buffer holding " +
-                    std::to_string(bytes / esize),
-                ctx_of("Tensor", *this));
+                    std::to_string(offset_) +
+                    (overflow ? " reaches beyond any addressable element"
+                              : " reaches element " + std::to_string(lo < 0 ? lo : hi)) +
+                    " of a buffer holding " + std::to_string(bytes / esize),
+                ctx_of("Tensor", *this), {"Strides and offset count elements; keep the view inside the buffer"});
 }
 
 Backend Tensor::backend() const { return detail::backend_from_state(detail::buffer_backend(buffer_)); }
@@ -67,19 +81,45 @@ rt::TensorArg Tensor::arg() const {
 
 Tensor Tensor::reshape(const std::vector<std::int64_t>& target) const {
   std::vector<std::int64_t> dims = target;
+  if (dims.size() > kMaxRank)
+    throw Error(ErrorCode::InvalidArgument,
+                "the target has " + std::to_string(dims.size()) + " dimensions; tensors have at most " +
+                    std::to_string(kMaxRank),
+                ctx_of("reshape", *this), {"Merge adjacent dimensions of the target"});
+  // The product of the known sizes, checked: a huge target must be refused, not wrap around to a match.
   std::int64_t known = 1;
+  bool overflow = false, has_zero = false;
   int infer = -1;
   for (std::size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] == -1) {
       if (infer >= 0) throw Error(ErrorCode::InvalidArgument, "reshape allows one -1 dimension", ctx_of("reshape", *this));
       infer = static_cast<int>(i);
+    } else if (dims[i] < 0) {
+      throw Error(ErrorCode::InvalidArgument, "size " + std::to_string(dims[i]) + " in the target", ctx_of("reshape", *this),
+                  {"Use sizes >= 0, and -1 for the one size to infer"});
     } else {
-      known *= dims[i];
+      overflow |= __builtin_mul_overflow(known, dims[i], &known);
+      has_zero |= dims[i] == 0;
     }
   }
+  if (has_zero) {
+    known = 0;
+    overflow = false;
+  }
+  if (overflow && infer < 0)
+    throw Error(ErrorCode::ShapeMismatch,
+                "cannot reshape " + std::to_string(numel()) + " elements to " + sizes_text(target) +
+                    ": that is more than 2^63 - 1 elements",
+                ctx_of("reshape", *this));
   if (infer >= 0) {
-    if (known == 0 || numel() % known)
-      throw Error(ErrorCode::ShapeMismatch, "cannot infer -1 for " + numel() + std::string(" elements"), ctx_of("reshape", *this));
+    // With a 0 among the known sizes any size fits the -1, so it cannot be inferred.
+    if (overflow || known == 0 || numel() % known)
+      throw Error(ErrorCode::ShapeMismatch,
+                  "cannot infer the -1 in " + sizes_text(target) + ": " + std::to_string(numel()) + " elements " +
+                      (known == 0 ? std::string("do not determine it when another size is 0")
+                                  : "are not a multiple of " +
+                                        (overflow ? std::string("the other sizes' product") : std::to_string(known))),
+                  ctx_of("reshape", *this), {"Give every size explicitly, or make the known sizes divide numel()"});
     dims[static_cast<std::size_t>(infer)] = numel() / known;
   }
   Shape s(dims);
@@ -149,6 +189,9 @@ Tensor Tensor::broadcast_to(const Shape& target) const {
 }
 
 Tensor Tensor::unsqueeze(std::int64_t axis) const {
+  if (ndim() == kMaxRank)
+    throw Error(ErrorCode::InvalidArgument, "tensors have at most " + std::to_string(kMaxRank) + " dimensions",
+                ctx_of("unsqueeze", *this), {"Merge adjacent dimensions with reshape() first"});
   const auto ax = normalize_axis(axis, ndim() + 1, "unsqueeze");
   std::vector<std::int64_t> dims = shape_.dims();
   Strides st = strides_;

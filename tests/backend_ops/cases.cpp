@@ -743,7 +743,9 @@ void conv_cases(CaseList& L) {
   const auto pp = [](std::int64_t kh, std::int64_t kw, std::int64_t sh, std::int64_t sw, std::int64_t ph,
                      std::int64_t pw, bool include_pad) {
     ops::Pool2dParams p;
-    p.kernel_h = kh, p.kernel_w = kw, p.stride_h = sh, p.stride_w = sw, p.pad_h = ph, p.pad_w = pw;
+    p.kernel_h = kh, p.kernel_w = kw, p.pad_h = ph, p.pad_w = pw;
+    if (sh) p.stride_h = sh;  // 0: left unset, the kernel size
+    if (sw) p.stride_w = sw;
     p.count_include_pad = include_pad;
     return p;
   };
@@ -753,8 +755,8 @@ void conv_cases(CaseList& L) {
     for (bool max : {true, false})
       for (const auto& p : pools) {
         std::ostringstream name;
-        name << (max ? "max_pool2d " : "avg_pool2d ") << p.kernel_h << "x" << p.kernel_w << " stride " << p.stride_h
-             << "x" << p.stride_w << " pad " << p.pad_h << "x" << p.pad_w
+        name << (max ? "max_pool2d " : "avg_pool2d ") << p.kernel_h << "x" << p.kernel_w << " stride "
+             << p.stride_h.value_or(p.kernel_h) << "x" << p.stride_w.value_or(p.kernel_w) << " pad " << p.pad_h << "x" << p.pad_w
              << (p.count_include_pad ? "" : " exclude pad");
         L.add("pool2d", name.str(), K::Pool2d, t, {in({2, 3, 9, 9}, t).range(-3, 3)}, pool(max, p),
               max ? Tol::bitwise() : Tol::reduction(p.kernel_h * p.kernel_w));

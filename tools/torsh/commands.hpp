@@ -12,7 +12,7 @@ struct InfoOptions {
 
 struct DemoOptions {
   std::string backend = "auto";
-  int size = 256;
+  std::string size = "256";  // validated by demo() against the memory available
 };
 
 struct BenchOptions {

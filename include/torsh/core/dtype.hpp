@@ -42,5 +42,8 @@ void convert(const void* src, DType src_type, void* dst, DType dst_type, std::si
 // Reads/writes one element as double; used by references and tests.
 double load_as_double(const void* p, DType t);
 void store_from_double(void* p, DType t, double v);
+// Reads one element as int64: exact for the integer dtypes and bool (a double
+// holds only 53 bits of i64); floats truncate toward zero and saturate, NaN -> 0.
+std::int64_t load_as_int64(const void* p, DType t);
 
 }  // namespace torsh

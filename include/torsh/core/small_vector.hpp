@@ -5,12 +5,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
-#include <stdexcept>
 #include <vector>
 
 namespace torsh {
 
 inline constexpr std::size_t kMaxRank = 8;
+
+// Throws torsh::Error (InvalidArgument) naming the limit and the rank asked for;
+// out of line so the inline checks stay small.
+[[noreturn]] void throw_rank_exceeded(std::size_t rank);
 
 class DimVec {
  public:
@@ -63,7 +66,7 @@ class DimVec {
 
  private:
   static std::size_t checked(std::size_t n) {
-    if (n > kMaxRank) throw std::length_error("torsh: tensors have at most 8 dimensions");
+    if (n > kMaxRank) throw_rank_exceeded(n);
     return n;
   }
   std::int64_t v_[kMaxRank] = {};

@@ -100,7 +100,10 @@ struct Conv2dParams {
 Tensor conv2d(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias = std::nullopt,
               const Conv2dParams& p = {});
 struct Pool2dParams {
-  std::int64_t kernel_h = 2, kernel_w = 2, stride_h = 0, stride_w = 0, pad_h = 0, pad_w = 0;  // stride 0 = kernel
+  std::int64_t kernel_h = 2, kernel_w = 2;
+  // Unset: the kernel size. A set stride must be >= 1 (0 is an error, not the default).
+  std::optional<std::int64_t> stride_h, stride_w;
+  std::int64_t pad_h = 0, pad_w = 0;
   bool count_include_pad = true;
 };
 Tensor max_pool2d(const Tensor& x, const Pool2dParams& p);
