@@ -2,6 +2,7 @@
 #include <nanobind/stl/string.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "common.hpp"
@@ -24,12 +25,43 @@ bool is_array_like(nb::handle h) {
   return nb::hasattr(h, "__dlpack__") || PyObject_CheckBuffer(h.ptr());
 }
 
+// The values an integer dtype holds.
+std::pair<double, double> int_range(DType t) {
+  switch (t) {
+    case DType::I8: return {-128.0, 127.0};
+    case DType::U8: return {0.0, 255.0};
+    case DType::I32: return {-2147483648.0, 2147483647.0};
+    default: return {-9223372036854775808.0, 9223372036854775807.0};
+  }
+}
+
+// A Python int meeting an integer tensor, stored exactly (no round trip
+// through double) or refused when the dtype cannot hold it: NumPy 2 raises
+// OverflowError there, where saturating would be a silent wrong answer.
+Tensor int_scalar(nb::handle h, DType dt, Backend& b) {
+  const std::int64_t iv = to_int64(h, "scalar operand");
+  const auto [lo, hi] = int_range(dt);
+  if (dt != DType::I64 && (static_cast<double>(iv) < lo || static_cast<double>(iv) > hi))
+    raise_error(ErrorCode::InvalidArgument,
+                "the Python integer " + std::to_string(iv) + " is out of bounds for " + std::string(dtype_name(dt)),
+                "scalar operand", {"Cast the tensor to a wider dtype first, e.g. .cast('i64')"});
+  unsigned char bytes[8] = {};
+  switch (dt) {
+    case DType::I8: bytes[0] = static_cast<unsigned char>(static_cast<std::int8_t>(iv)); break;
+    case DType::U8: bytes[0] = static_cast<unsigned char>(iv); break;
+    case DType::I32: { const auto v = static_cast<std::int32_t>(iv); std::memcpy(bytes, &v, sizeof v); break; }
+    default: std::memcpy(bytes, &iv, sizeof iv); break;
+  }
+  return b.from_host(bytes, Shape{}, dt);
+}
+
 Tensor scalar_tensor(nb::handle h, const Tensor* like) {
   DType dt = like ? like->dtype()
                   : PyBool_Check(h.ptr()) ? DType::Bool
                   : PyLong_Check(h.ptr()) ? DType::I64
                                           : DType::F32;
   Backend b = like ? like->backend() : cpu_backend();
+  if (PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr()) && is_integral(dt)) return int_scalar(h, dt, b);
   const double v = PyBool_Check(h.ptr()) ? (h.ptr() == Py_True ? 1.0 : 0.0)
                    : PyLong_Check(h.ptr()) ? static_cast<double>(to_int64(h, "scalar operand"))
                                            : nb::cast<double>(h);
@@ -40,6 +72,14 @@ Tensor scalar_tensor(nb::handle h, const Tensor* like) {
                 "the scalar " + nb::cast<std::string>(nb::repr(h)) + " meets a " + std::string(dtype_name(dt)) +
                     " tensor",
                 "scalar operand", {"Cast the tensor to a float dtype first, e.g. .cast('f32')"});
+  if (like && is_integral(dt) && PyFloat_Check(h.ptr())) {
+    const auto [lo, hi] = int_range(dt);
+    if (!(v >= lo && v <= hi))
+      raise_error(ErrorCode::InvalidArgument,
+                  "the scalar " + nb::cast<std::string>(nb::repr(h)) + " is out of bounds for " +
+                      std::string(dtype_name(dt)),
+                  "scalar operand", {"Cast the tensor to a wider or float dtype first"});
+  }
   unsigned char bytes[8] = {};
   store_from_double(bytes, dt, v);
   return b.from_host(bytes, Shape{}, dt);

@@ -189,3 +189,25 @@ def test_ops_run_concurrently_from_threads(rng):
 
     with ThreadPoolExecutor(4) as pool:
         assert max(pool.map(work, range(16))) < 1e-3
+
+
+def test_integers_follow_numpy():
+    u8 = np.array([200, 100], dtype=np.uint8)
+    s = tb.sum(u8)
+    assert s.dtype == tb.int64 and s.item() == 300  # widened, not wrapped in u8
+    assert tb.mean(u8).dtype == tb.float64
+    q = tb.divide(np.array([7, -7], dtype="i4"), np.array([2, 2], dtype="i4"))
+    assert q.dtype == tb.float64 and q.numpy().tolist() == [3.5, -3.5]  # true division
+    with pytest.raises(tb.TorshError):
+        tb.power(np.array([2], dtype="i8"), np.array([-1], dtype="i8"))
+    assert tb.power(np.array([3], dtype="i8"), np.array([39], dtype="i8")).item() == 3**39  # exact
+
+
+def test_python_scalars_out_of_the_dtype_range_are_refused():
+    x = tb.from_dlpack(np.array([1, 2], dtype=np.uint8))
+    for bad in (300, -1, 1e20):
+        with pytest.raises(tb.TorshError, match="out of bounds"):
+            tb.add(x, bad)
+    assert tb.add(x, 255).numpy().tolist() == [0, 1]  # in range: the sum wraps, as in NumPy
+    big = tb.from_dlpack(np.array([2**62], dtype=np.int64))
+    assert tb.add(big, 2**53 + 1).item() == 2**62 + 2**53 + 1  # exact, no double in between
