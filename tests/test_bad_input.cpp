@@ -71,8 +71,11 @@ TEST(BadInput, ViewsWhoseSpanOverflowsAreRefused) {
 
 TEST(BadInput, ShapesWhoseElementCountOverflowsAreRefused) {
   const std::int64_t big = std::int64_t{1} << 32;
-  expect_error(ErrorCode::InvalidArgument, "shape", "more than 2^63 - 1 elements", [&] { (void)Shape{big, big}; });
-  EXPECT_EQ((Shape{big, big, 0}.numel()), 0);
+  expect_error(ErrorCode::InvalidArgument, "shape", "multiply past 2^63 - 1", [&] { (void)Shape{big, big}; });
+  // Empty, but numel() and contiguous_strides() would overflow before reaching the 0.
+  expect_error(ErrorCode::InvalidArgument, "shape", "multiply past 2^63 - 1", [&] { (void)Shape{big, big, 0}; });
+  EXPECT_EQ((Shape{big, 0, big / 4}.numel()), 0);
+  EXPECT_EQ(contiguous_strides(Shape{big, 0, big / 4}), (Strides{big / 4, big / 4, 1}));
 }
 
 TEST(BadInput, NullHostPointers) {

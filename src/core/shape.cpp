@@ -19,18 +19,18 @@ void throw_rank_exceeded(std::size_t rank) {
 
 Shape::Shape(const DimVec& dims) : dims_(dims) {
   // numel() multiplies without checks (it runs on every op), so a shape whose
-  // element count does not fit in int64 is refused here, once.
+  // element count does not fit in int64 is refused here, once. Zeros count as
+  // 1: numel() and contiguous_strides() multiply the sizes before a 0 as well.
   std::int64_t n = 1;
-  bool overflow = false, empty = false;
+  bool overflow = false;
   for (auto d : dims_) {
     if (d < 0)
       throw Error(ErrorCode::InvalidArgument, "shape " + to_string() + " has a negative dimension",
                   {.op = "shape"}, {"Use sizes >= 0; a size of 0 makes an empty tensor"});
-    empty |= d == 0;
-    overflow |= __builtin_mul_overflow(n, d, &n);
+    overflow |= __builtin_mul_overflow(n, d > 0 ? d : 1, &n);
   }
-  if (overflow && !empty)
-    throw Error(ErrorCode::InvalidArgument, "shape " + to_string() + " has more than 2^63 - 1 elements",
+  if (overflow)
+    throw Error(ErrorCode::InvalidArgument, "the sizes of shape " + to_string() + " multiply past 2^63 - 1",
                 {.op = "shape", .shapes = {to_string()}}, {"Use smaller dimensions"});
 }
 
