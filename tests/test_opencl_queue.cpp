@@ -42,7 +42,13 @@ TEST(OpenClQueue, AHostLoopOfOpsKeepsHostMemoryFlat) {
   const double sync_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   // Unbounded, each queued command holds about 1 KB of host memory (20 MB here) and
   // synchronize() waits for all of them (reported, not asserted: it is a timing).
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer's quarantine keeps every freed host allocation resident for a while, so
+  // resident memory says nothing about the queue here; the loop still runs the throttle under it.
+  (void)grown;
+#else
   EXPECT_LT(grown, std::size_t{8} << 20) << "host memory grew by " << grown << " bytes over " << kOps << " queued ops";
+#endif
   std::cout << "[   INFO   ] " << kOps << " queued 64x64 matmuls: issued in " << issue_s << " s, resident +"
             << grown / 1024 << " KiB, then synchronize " << sync_s << " s\n";
 }
