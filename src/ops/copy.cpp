@@ -5,11 +5,7 @@ namespace torsh::ops {
 namespace {
 // The bytes [first, last) a view's elements occupy in its segment.
 std::pair<std::int64_t, std::int64_t> byte_span(const rt::TensorArg& a) {
-  std::int64_t lo = a.offset, hi = a.offset;
-  for (std::size_t d = 0; d < a.shape.ndim(); ++d) {
-    const std::int64_t reach = (a.shape[d] - 1) * a.strides[d];
-    (reach < 0 ? lo : hi) += reach;
-  }
+  const auto [lo, hi] = detail::element_span(a.shape, a.strides, a.offset);
   const auto es = static_cast<std::int64_t>(dtype_size(a.dtype));
   return {lo * es, (hi + 1) * es};
 }

@@ -86,14 +86,8 @@ std::string shapes_of(TensorRefs in, TensorRefs out) {
   return s;
 }
 
-// The element range [lo, hi] of a non-empty view's storage.
 std::pair<std::int64_t, std::int64_t> span_of(const Tensor& t) {
-  std::int64_t lo = t.offset(), hi = t.offset();
-  for (std::size_t d = 0; d < t.ndim(); ++d) {
-    const std::int64_t reach = (t.shape()[d] - 1) * t.strides()[d];
-    (reach < 0 ? lo : hi) += reach;
-  }
-  return {lo, hi};
+  return element_span(t.shape(), t.strides(), t.offset());
 }
 
 // A view moved as raw bytes: the storage from its lowest to its highest

@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <functional>
 #include <initializer_list>
+#include <utility>
 #include <vector>
 
 #include "torsh/ops/ops.hpp"
@@ -128,6 +129,18 @@ void launch(const char* name, TensorRefs inputs, TensorRefs outputs, const F& bu
         return resolve_args<K>(d, (*static_cast<const F*>(f))(in, out));
       }};
   launch_impl(name, K, inputs, outputs, ref);
+}
+
+// The element range [lo, hi] a non-empty view of `shape` and `strides`
+// starting at element `offset` reaches in its storage.
+inline std::pair<std::int64_t, std::int64_t> element_span(const Shape& shape, const Strides& strides,
+                                                          std::int64_t offset) {
+  std::int64_t lo = offset, hi = offset;
+  for (std::size_t d = 0; d < shape.ndim(); ++d) {
+    const std::int64_t reach = (shape[d] - 1) * strides[d];
+    (reach < 0 ? lo : hi) += reach;
+  }
+  return {lo, hi};
 }
 
 // An uninitialised contiguous tensor on the backend `like` lives on: what
