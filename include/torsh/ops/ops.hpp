@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "torsh/runtime/qtensor.hpp"
 #include "torsh/runtime/tensor.hpp"
 
 namespace torsh::ops {
@@ -90,6 +91,21 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal 
 // Seed-002 LLM helpers: w [n, k] @ x [k] -> [n]; weights [m] . matrix [m, n] -> [n].
 Tensor matmul_vec(const Tensor& w, const Tensor& x);
 Tensor weighted_sum_rows(const Tensor& weights, const Tensor& matrix);
+
+// ---- block-quantized weights (QTensor: Q4_0, Q4_1, Q8_0)
+// The dense [rows, cols] tensor of `dtype` (f32, f16 or bf16) on w's device.
+Tensor dequantize(const QTensor& w, DType dtype = DType::F32);
+// A linear layer on quantized weights: x [..., k] @ dequantize(w)^T for w [n, k] -> [..., n].
+// The CPU backend takes f32 activations and quantizes them per block on the fly
+// for integer dot products; supports_qmatmul says what a backend runs natively.
+Tensor qmatmul(const Tensor& x, const QTensor& w);
+Tensor matmul_vec(const QTensor& w, const Tensor& x);  // w [n, k] @ x [k] -> [n]
+// Rows of w picked by integer ids (i32 or i64, any shape) -> ids.shape + [cols] of `dtype`;
+// an id outside [0, rows) is an OutOfRange error naming it.
+Tensor embedding(const QTensor& w, const Tensor& ids, DType dtype = DType::F32);
+// Whether `backend` runs qmatmul natively for weights in `format` with `activation` inputs
+// (otherwise qmatmul falls back to the CPU, counted in fallback_stats()).
+bool supports_qmatmul(const Backend& backend, QuantFormat format, DType activation);
 
 // ---- convolution and pooling (NCHW)
 using rt::ConvAlgo;

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "torsh/core/dtype.hpp"
+#include "torsh/core/quant.hpp"
 #include "torsh/core/shape.hpp"
 
 namespace torsh::rt {
@@ -121,6 +122,25 @@ struct AttentionArgs {
   float scale = 1.0f;
   bool causal = false;
   CausalAlign align = CausalAlign::TopLeft;
+};
+
+// out [m, n] = x [m, k] @ dequantize(w)^T, a linear layer on block-quantized
+// weights: w is the contiguous U8 block bytes of a [n, k] QTensor in `format`
+// (k a multiple of 32); x and out contiguous, of the activation dtype (key).
+struct QMatmulArgs {
+  TensorArg x, w, out;
+  QuantFormat format = QuantFormat::Q8_0;
+  std::int64_t m = 1, n = 1, k = 32;
+};
+
+// out [m, cols] = rows of dequantize(w) (contiguous U8 blocks of a [rows, cols]
+// QTensor in `format`): row ids[i] when ids (contiguous i32 or i64 [m]) is present
+// (an embedding lookup; the op layer has range-checked it), else row i (m == rows).
+// out contiguous, f32, f16 or bf16 (key).
+struct DequantizeArgs {
+  TensorArg w, ids, out;
+  QuantFormat format = QuantFormat::Q8_0;
+  std::int64_t rows = 0, cols = 32, m = 0;
 };
 
 // NCHW convolution: x [N, C, H, W], w [K, C / groups, R, S], bias [K] (optional),

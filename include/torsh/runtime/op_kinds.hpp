@@ -31,7 +31,9 @@
   X(Conv2d, "conv2d", Conv2dArgs, a.x.dtype)                 \
   X(Pool2d, "pool2d", Pool2dArgs, a.x.dtype)                 \
   X(Adam, "adam", AdamArgs, a.param.dtype)                   \
-  X(Random, "random", RandomArgs, a.out.dtype)
+  X(Random, "random", RandomArgs, a.out.dtype)               \
+  X(QMatmul, "qmatmul", QMatmulArgs, a.x.dtype)              \
+  X(Dequantize, "dequantize", DequantizeArgs, a.out.dtype)
 
 namespace torsh::rt {
 

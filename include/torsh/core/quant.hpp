@@ -1,0 +1,46 @@
+#pragma once
+// Block-quantized weight formats (ggml's layouts, so GGUF weights are used as
+// they lie in the file). Every format packs 32 consecutive elements of a row
+// into one block; a row of k elements (k a multiple of 32) is k / 32 blocks.
+//
+//   Q4_0 (18 bytes): f16 d, 16 bytes of nibbles; x = (q - 8) * d
+//   Q4_1 (20 bytes): f16 d, f16 m, 16 bytes of nibbles; x = q * d + m
+//   Q8_0 (34 bytes): f16 d, 32 x int8 q; x = q * d
+// In the nibble bytes, byte j holds element j in its low nibble and element
+// j + 16 in its high nibble.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace torsh {
+
+enum class QuantFormat : std::uint8_t { Q4_0, Q4_1, Q8_0 };
+
+inline constexpr QuantFormat kAllQuantFormats[] = {QuantFormat::Q4_0, QuantFormat::Q4_1, QuantFormat::Q8_0};
+inline constexpr std::int64_t kQuantBlock = 32;  // elements per block, every format
+
+constexpr std::size_t quant_block_bytes(QuantFormat f) {
+  switch (f) {
+    case QuantFormat::Q4_0: return 18;
+    case QuantFormat::Q4_1: return 20;
+    case QuantFormat::Q8_0: return 34;
+  }
+  return 0;
+}
+std::string_view quant_format_name(QuantFormat f);  // "q4_0", "q4_1", "q8_0"
+std::optional<QuantFormat> quant_format_from_name(std::string_view name);  // case-insensitive
+
+// Bytes of one row of k elements; k must be a multiple of kQuantBlock.
+constexpr std::size_t quant_row_bytes(QuantFormat f, std::int64_t k) {
+  return static_cast<std::size_t>(k / kQuantBlock) * quant_block_bytes(f);
+}
+
+// Host reference conversions of one row (k a multiple of 32), as ggml rounds:
+// the scale comes from the block's absolute maximum (Q4_0: the signed value of
+// largest magnitude / -8; Q4_1: (max - min) / 15 with m = min; Q8_0: amax / 127),
+// stored as f16, and each element rounds to the nearest level.
+void quantize_row(QuantFormat f, const float* x, void* blocks, std::int64_t k);
+void dequantize_row(QuantFormat f, const void* blocks, float* y, std::int64_t k);
+
+}  // namespace torsh
