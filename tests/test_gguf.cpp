@@ -6,11 +6,14 @@
 // Python package reads it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 
 #include <unistd.h>
 
@@ -320,13 +323,19 @@ TEST(Gguf, GgmlBlockSizes) {
 
 // ---- files on disk ---------------------------------------------------------
 
+// A directory for this process's files, removed when the tests end.
 std::filesystem::path scratch_dir() {
-  static const auto dir = [] {
-    auto d = std::filesystem::temp_directory_path() / ("torsh_test_gguf_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(d);
-    return d;
-  }();
-  return dir;
+  struct Scratch {
+    std::filesystem::path path =
+        std::filesystem::temp_directory_path() / ("torsh_test_gguf_" + std::to_string(::getpid()));
+    Scratch() { std::filesystem::create_directories(path); }
+    ~Scratch() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  };
+  static const Scratch scratch;
+  return scratch.path;
 }
 
 std::string write_file(const std::string& name, const Bytes& bytes) {
@@ -719,3 +728,159 @@ TEST(GgufFuzz, MutatedFilesRaiseOnlyTorshErrors) {
 }
 
 }  // namespace
+
+// ---- the SmolLM2 file, as the gguf Python package reads it -------------------
+
+namespace smollm2 {
+
+// FNV-1a over "name|type|dims|absolute offset|nbytes\n" for every tensor in
+// file order, with the same string built from gguf.GGUFReader's tensors
+// (t.name, int(t.tensor_type), t.shape, t.data_offset, t.n_bytes).
+std::uint64_t tensor_table_hash(const GgufFile& f) {
+  std::string s;
+  for (const auto& t : f.tensors()) {
+    std::ostringstream line;
+    line << t.name << '|' << static_cast<std::uint32_t>(t.type) << '|';
+    for (std::size_t k = 0; k < t.dims.size(); ++k) line << (k ? "," : "") << t.dims[k];
+    line << '|' << f.data_offset() + t.offset << '|' << t.nbytes << '\n';
+    s += line.str();
+  }
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ULL;
+  return h;
+}
+
+std::vector<float> first_floats(const GgufFile& f, const char* name, std::size_t n) {
+  const auto data = f.tensor_data(f.tensor(name));
+  std::vector<float> out(n);
+  std::memcpy(out.data(), data.data(), n * sizeof(float));
+  return out;
+}
+
+}  // namespace smollm2
+
+TEST(GgufSmolLM2, ReadsAsTheReferenceReaderDoes) {
+  const auto path = torsh::model::find_model(torsh::model::kSmolLM2FileName);
+  if (!path)
+    GTEST_SKIP() << torsh::model::kSmolLM2FileName << " is not in " << torsh::model::model_cache_dir()
+                 << "; scripts/fetch-model.sh puts it there";
+  const auto f = GgufFile::open(*path);
+  EXPECT_EQ(f.version(), 3u);
+  EXPECT_EQ(f.alignment(), 32u);
+  EXPECT_EQ(f.file_size(), 98362432u);
+  EXPECT_EQ(f.data_offset(), 1785664u);
+  EXPECT_EQ(f.metadata().size(), 33u);
+  ASSERT_EQ(f.tensors().size(), 272u);
+
+  EXPECT_EQ(f.get_string("general.architecture"), "llama");
+  EXPECT_EQ(f.get_string("general.name"), "Smollm2 135M 8k Lc100K Mix1 Ep2");
+  EXPECT_EQ(f.get_strings("general.languages"), std::vector<std::string>{"en"});
+  EXPECT_EQ(f.get_int("llama.block_count"), 30);
+  EXPECT_EQ(f.get_int("llama.context_length"), 8192);
+  EXPECT_EQ(f.get_int("llama.embedding_length"), 576);
+  EXPECT_EQ(f.get_int("llama.attention.head_count"), 9);
+  EXPECT_EQ(f.get_int("llama.attention.head_count_kv"), 3);
+  EXPECT_EQ(f.get_int("llama.rope.dimension_count"), 64);
+  EXPECT_EQ(f.get_float("llama.rope.freq_base"), 100000.0);
+  EXPECT_EQ(f.get_float("llama.attention.layer_norm_rms_epsilon"), static_cast<double>(1e-5f));
+  EXPECT_EQ(f.get_int("general.file_type"), 3);
+  EXPECT_EQ(f.get_int("general.quantization_version"), 2);
+  EXPECT_EQ(f.get_string("tokenizer.ggml.model"), "gpt2");
+  EXPECT_EQ(f.get_string("tokenizer.ggml.pre"), "smollm");
+  EXPECT_FALSE(f.get_bool("tokenizer.ggml.add_bos_token", true));
+  EXPECT_EQ(f.get_int("tokenizer.ggml.bos_token_id"), 1);
+  EXPECT_EQ(f.get_int("tokenizer.ggml.eos_token_id"), 2);
+  EXPECT_EQ(f.get_int("tokenizer.ggml.unknown_token_id"), 0);
+  EXPECT_EQ(f.get_int("tokenizer.ggml.padding_token_id"), 2);
+  EXPECT_EQ(f.get_string("tokenizer.chat_template").size(), 368u);
+
+  const auto tokens = f.get_strings("tokenizer.ggml.tokens");
+  ASSERT_EQ(tokens.size(), 49152u);
+  EXPECT_EQ(tokens[0], "<|endoftext|>");
+  EXPECT_EQ(tokens[1], "<|im_start|>");
+  EXPECT_EQ(tokens[2], "<|im_end|>");
+  EXPECT_EQ(tokens.back(), "ectable");
+  const auto merges = f.get_strings("tokenizer.ggml.merges");
+  ASSERT_EQ(merges.size(), 48900u);
+  EXPECT_EQ(merges[0], "\xc4\xa0 t");
+  EXPECT_EQ(merges.back(), "ect able");
+  const auto types = f.get_ints("tokenizer.ggml.token_type");
+  ASSERT_EQ(types.size(), 49152u);
+  EXPECT_EQ(std::count(types.begin(), types.end(), 3), 17);
+  EXPECT_EQ(std::count(types.begin(), types.end(), 1), 49135);
+
+  const auto& embd = f.tensors()[0];
+  EXPECT_EQ(embd.name, "token_embd.weight");
+  EXPECT_EQ(embd.type, GgmlType::Q8_0);
+  EXPECT_EQ(embd.dims, (std::vector<std::int64_t>{576, 49152}));
+  EXPECT_EQ(f.data_offset() + embd.offset, 1785664u);
+  EXPECT_EQ(embd.nbytes, 30081024u);
+  const auto& down = f.tensor("blk.0.ffn_down.weight");
+  EXPECT_EQ(down.type, GgmlType::Q4_1);
+  EXPECT_EQ(down.dims, (std::vector<std::int64_t>{1536, 576}));
+  EXPECT_EQ(f.data_offset() + down.offset, 31868992u);
+  EXPECT_EQ(down.nbytes, 552960u);
+  const auto& out_norm = f.tensor("output_norm.weight");
+  EXPECT_EQ(f.data_offset() + out_norm.offset + out_norm.nbytes, f.file_size());
+  EXPECT_EQ(smollm2::tensor_table_hash(f), 0xc005bcf9272524dcULL);
+
+  // Tensor bytes, as numpy shows them through the reference reader.
+  const auto down_bytes = f.tensor_data(down).first(16);
+  const std::vector<int> down_want = {85, 48, 208, 184, 2, 7, 101, 49, 84, 98, 85, 150, 55, 37, 99, 82};
+  for (std::size_t k = 0; k < 16; ++k) EXPECT_EQ(std::to_integer<int>(down_bytes[k]), down_want[k]) << k;
+  const auto embd_block = f.tensor_data(embd).first(4);  // the first Q8_0 block's f16 scale and two quants
+  EXPECT_EQ(std::to_integer<int>(embd_block[0]), 0x32);
+  EXPECT_EQ(std::to_integer<int>(embd_block[1]), 0x19);
+  EXPECT_EQ(std::to_integer<int>(embd_block[2]), 0xd6);
+  EXPECT_EQ(std::to_integer<int>(embd_block[3]), 0x0d);
+  EXPECT_EQ(smollm2::first_floats(f, "blk.0.attn_norm.weight", 16),
+            (std::vector<float>{0.01397705078125f, 0.0238037109375f, -0.019775390625f, -0.0302734375f,
+                                -0.0196533203125f, -0.03515625f, 0.0225830078125f, -0.02001953125f, -0.1630859375f,
+                                0.0167236328125f, 0.00176239013671875f, -0.048095703125f, 0.0035400390625f,
+                                0.091796875f, 0.052978515625f, -0.035888671875f}));
+  EXPECT_EQ(smollm2::first_floats(f, "output_norm.weight", 4),
+            (std::vector<float>{1.7578125f, 1.8203125f, 1.78125f, 1.6015625f}));
+}
+
+// ---- the model cache directory ---------------------------------------------
+
+// Sets (or, for nullptr, unsets) an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    value ? ::setenv(name, value, 1) : ::unsetenv(name);
+  }
+  ~ScopedEnv() { old_ ? ::setenv(name_, old_->c_str(), 1) : ::unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST(ModelCache, DirectoryFollowsTheEnvironment) {
+  {
+    ScopedEnv dir("TORSH_MODEL_DIR", "/models/here"), xdg("XDG_CACHE_HOME", "/xdg");
+    EXPECT_EQ(torsh::model::model_cache_dir(), "/models/here");
+  }
+  {
+    ScopedEnv dir("TORSH_MODEL_DIR", ""), xdg("XDG_CACHE_HOME", "/xdg");
+    EXPECT_EQ(torsh::model::model_cache_dir(), "/xdg/torsh/models");
+  }
+  {
+    ScopedEnv dir("TORSH_MODEL_DIR", nullptr), xdg("XDG_CACHE_HOME", ""), home("HOME", "/home/someone");
+    EXPECT_EQ(torsh::model::model_cache_dir(), "/home/someone/.cache/torsh/models");
+  }
+}
+
+TEST(ModelCache, FindModelWantsARegularFile) {
+  const auto dir = scratch_dir() / "models";
+  std::filesystem::create_directories(dir / "a_directory.gguf");
+  write_file("models/present.gguf", small_writer().build());
+  ScopedEnv env("TORSH_MODEL_DIR", dir.c_str());
+  EXPECT_EQ(torsh::model::find_model("present.gguf"), (dir / "present.gguf").string());
+  EXPECT_EQ(torsh::model::find_model("absent.gguf"), std::nullopt);
+  EXPECT_EQ(torsh::model::find_model("a_directory.gguf"), std::nullopt);
+}

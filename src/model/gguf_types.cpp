@@ -174,10 +174,14 @@ std::string GgufValue::to_string(std::size_t max_elems) const {
     case GgufType::Array: {
       std::string out = "[";
       const std::size_t shown = array.size() < max_elems ? array.size() : max_elems;
-      for (std::size_t k = 0; k < shown; ++k) out += (k ? ", " : "") + array[k].to_string(max_elems);
-      if (shown < array.size())
-        out += (shown ? ", ... (" : "... (") + std::to_string(array.size()) + " " +
-               std::string(gguf_type_name(elem_type)) + " items)";
+      for (std::size_t k = 0; k < shown; ++k) {
+        if (k) out += ", ";
+        out += array[k].to_string(max_elems);
+      }
+      if (shown < array.size()) {
+        if (shown) out += ", ";
+        out += "... (" + std::to_string(array.size()) + " " + std::string(gguf_type_name(elem_type)) + " items)";
+      }
       return out + "]";
     }
     default:
