@@ -7,7 +7,7 @@ set -euo pipefail
 # time and python3: scripts/test.sh measures the profiled suite's peak memory and reads its trace.
 pkgs=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev
       ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd clinfo nlohmann-json3-dev libcli11-dev
-      hipcc time python3)
+      hipcc time python3 libutf8proc-dev)
 # Callers add what only they need (the Python tests add the interpreter's packages).
 pkgs+=("$@")
 missing=()
