@@ -153,12 +153,12 @@ TEST(LlamaModel, BadInputIsAClearError) {
 TEST(LlamaModel, GenerationStopsAtTheContextAndStreamsWholeCharacters) {
   NEED_MODEL();
   LoadOptions o;
-  o.ctx = 12;
+  o.ctx = 20;
   LlamaModel m = LlamaModel::load(*path, Backend::create(BackendType::Cpu), o);
   Generation g(m, m.tokenizer().encode("Emoji: 😀 and 日本語"), {.max_tokens = 100});
   const std::string text = g.run_to_end();
   EXPECT_EQ(g.finish_reason(), FinishReason::Context);
-  EXPECT_EQ(m.position(), 12);
+  EXPECT_EQ(m.position(), 20);
   EXPECT_EQ(text, m.tokenizer().decode(g.tokens()));
 }
 

@@ -42,7 +42,9 @@ FileBytes map_file(const std::string& path) {
   const auto size = static_cast<std::size_t>(st.st_size);
   // mmap refuses a length of 0; an empty file parses as zero bytes (and is refused as truncated).
   if (size == 0) return copy_bytes({});
-  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  // Copy-on-write: CPU tensors over the weights may be written in place by a
+  // user's op; that changes private pages, never the file, and never faults.
+  void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
   if (p == MAP_FAILED) os_fail(path, "cannot map " + std::to_string(size) + " bytes", errno);
   std::shared_ptr<const void> owner(p, [size](const void* q) { ::munmap(const_cast<void*>(q), size); });
   return {std::move(owner), {static_cast<const std::byte*>(p), size}};

@@ -65,6 +65,7 @@ int run(const RunOptions& opt) {
     std::fflush(stdout);
   }
   std::fputs("\n", stdout);
+  std::fflush(stdout);
   const GenerationStats& st = gen.stats();
   std::fprintf(stderr, "prompt: %lld tokens, %.1f tokens/s; generation: %lld tokens, %.1f tokens/s (%s)\n",
                static_cast<long long>(st.prompt_tokens), st.prompt_tokens_per_s(),
