@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "subprocess.hpp"
+#include "torsh/model/model_cache.hpp"
 
 using torsh::test::run;
 
@@ -34,7 +35,7 @@ const std::string kQuick = "--filter add_f32_4 --min-seconds 0";
 
 TEST(Cli, EveryCommandHasHelp) {
   REQUIRE_CLI();
-  for (const std::string cmd : {"info", "demo", "bench"}) {
+  for (const std::string cmd : {"info", "demo", "bench", "run"}) {
     for (const std::string flag : {"--help", "-h"}) {
       const auto r = torsh_cmd(cmd + " " + flag);
       EXPECT_EQ(r.status, 0) << cmd << " " << flag << ": " << r.out;
@@ -161,4 +162,35 @@ TEST(Cli, ProfileWritesATraceWithTheDropCount) {
   EXPECT_EQ(j["otherData"]["kept_events"], 10);
   EXPECT_GT(j["otherData"]["dropped_events"].get<std::uint64_t>(), 0u);
   EXPECT_EQ(j["otherData"]["max_events"], 10);
+}
+
+TEST(Cli, RunChecksItsOptions) {
+  REQUIRE_CLI();
+  const auto help = torsh_cmd("run --help");
+  EXPECT_EQ(help.status, 0) << help.out;
+  for (const char* opt : {"--prompt", "--chat", "--backend", "--max-tokens", "--temp", "--top-k", "--top-p", "--seed",
+                          "--ctx", "--threads"})
+    EXPECT_NE(help.out.find(opt), std::string::npos) << opt;
+  for (const std::string& args : std::vector<std::string>{
+           "run", "run --prompt hi --temp -1", "run --prompt hi --temp nan", "run --prompt hi --top-p 0",
+           "run --prompt hi --top-p 1.5", "run --prompt hi --top-k -1", "run --prompt hi --max-tokens -3",
+           "run --prompt hi --backend nosuch", "run --prompt hi --ctx -1", "run --prompt hi --bogus"}) {
+    const auto r = torsh_cmd(args);
+    EXPECT_EQ(r.status, 2) << args << ": " << r.out;
+  }
+  // A file that is not a model: a clear error naming it, exit status 1, no crash.
+  const auto missing = torsh_cmd("run /nonexistent/m.gguf --prompt hi");
+  EXPECT_EQ(missing.status, 1) << missing.out;
+  EXPECT_NE(missing.out.find("/nonexistent/m.gguf"), std::string::npos) << missing.out;
+}
+
+TEST(Cli, RunAnswersAChatPromptWithTokensPerSecond) {
+  REQUIRE_CLI();
+  if (!torsh::model::find_model(torsh::model::kSmolLM2FileName))
+    GTEST_SKIP() << "the model is not cached (scripts/fetch-model.sh)";
+  const auto r = torsh_cmd("run --backend cpu --chat --max-tokens 8 --ctx 128 --prompt 'What is the capital of France?'");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("memory: weights"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Paris"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tokens/s"), std::string::npos) << r.out;
 }

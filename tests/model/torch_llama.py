@@ -30,7 +30,7 @@ class TorchLlama:
         def w(name):
             t = tensors[name]
             x = gguf.quants.dequantize(t.data, t.tensor_type)
-            return torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))
+            return torch.from_numpy(np.array(x, dtype=np.float32))  # a writable copy
 
         self.embd = w("token_embd.weight")
         self.out_norm = w("output_norm.weight")

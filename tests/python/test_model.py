@@ -49,7 +49,9 @@ def test_config_and_memory_estimate(model):
 @needs_model
 def test_logits_of_a_64_token_prompt_match_pytorch(model, reference):
     text = ("In 1969, the Apollo 11 mission landed the first humans on the Moon. Neil Armstrong and Buzz Aldrin "
-            "spent about two hours outside the lunar module, collecting samples and planting a flag")
+            "spent about two hours outside the lunar module, collecting samples and planting a flag, while Michael "
+            "Collins orbited above in the command module Columbia. The crew returned to Earth on July 24, splashing "
+            "down in the Pacific Ocean, where the recovery ship USS Hornet picked them up.")
     ids = model.tokenizer.encode(text)[:64]
     assert len(ids) == 64
     ours = model.logits(ids)
