@@ -102,7 +102,7 @@ Tokenizer::Tokenizer(TokenizerData data) {
     s->spm.emplace(s->pieces, s->data.scores, s->bytes, d.unk);
   } else {
     s->pre = *pre_tokenizer_named(d.pre);
-    s->bpe.emplace(s->index, d.merges, d.unk, s->pre == PreTokenizer::Llama3);
+    s->bpe.emplace(s->index, d.merges, s->pre == PreTokenizer::Llama3);
   }
 
   s->token_bytes.resize(d.tokens.size());

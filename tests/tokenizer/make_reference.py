@@ -67,6 +67,9 @@ def fixed_strings():
         "text<|im_end|>more", "<|im_start|><|im_end|>", "<|im_start", "<|im_start|x", "< |im_start|>",
         "<repo_name>torsh<file_sep>main.cpp<filename>", "<jupyter_code>print(1)<jupyter_output>1<empty_output>",
         "<|endoftext|><|endoftext|>", " <|im_start|> ", "a<|im_start|>b",
+        # Bytes SmolLM2's vocabulary has no token for (0x04, the UTF-8 lead bytes
+        # 0xF1 and 0xF2): both tokenizers drop them.
+        "a\x04b", "ctrl \x06\x13\x14\x16\x1d end", "\U00040000", "x\U0008ffff y", "\U000e0041 tag",
     ]
 
 
@@ -140,6 +143,13 @@ def render_chats(template, bos, eos):
             for m in CONVERSATIONS for g in (True, False)]
 
 
+def byte_chars():
+    """GPT-2's byte -> character map (bytes_to_unicode)."""
+    kept = [b for b in range(256) if 0x21 <= b <= 0x7E or 0xA1 <= b <= 0xAC or 0xAE <= b <= 0xFF]
+    moved = [b for b in range(256) if b not in kept]
+    return {**{b: chr(b) for b in kept}, **{b: chr(256 + i) for i, b in enumerate(moved)}}
+
+
 def main():
     reader = GGUFReader(model_path())
     tok, field = hf_tokenizer(reader)
@@ -147,12 +157,21 @@ def main():
     chats = render_chats(field("tokenizer.chat_template"), tokens[field("tokenizer.ggml.bos_token_id")],
                          tokens[field("tokenizer.ggml.eos_token_id")])
     strings = fixed_strings() + CODE + long_strings() + generated_strings(260) + [c["text"] for c in chats]
+    vocab, chars = set(tokens), byte_chars()
     cases = []
     for s in strings:
-        enc = tok.encode(s, add_special_tokens=False)
-        # Round trip: the byte-level decoder gives the text back, special tokens included.
-        assert tok.decode(enc.ids, skip_special_tokens=False) == s, repr(s)
-        cases.append({"text": s, "ids": enc.ids, "decoded_without_special": tok.decode(enc.ids, skip_special_tokens=True)})
+        ids = tok.encode(s, add_special_tokens=False).ids
+        case = {"text": s, "ids": ids}
+        kept = bytes(b for b in s.encode() if chars[b] in vocab)
+        if kept == s.encode():
+            # Round trip: the byte-level decoder gives the text back, special tokens included.
+            assert tok.decode(ids, skip_special_tokens=False) == s, repr(s)
+            case["decoded_without_special"] = tok.decode(ids, skip_special_tokens=True)
+        else:
+            # The bytes that are left (Hugging Face's decoder would replace the
+            # broken UTF-8 they may form with U+FFFD).
+            case["decoded_hex"] = kept.hex()
+        cases.append(case)
     doc = {
         "model": MODEL_FILE,
         "generator": "tests/tokenizer/make_reference.py (Hugging Face tokenizers + jinja2)",
