@@ -23,7 +23,8 @@ echo "== Python package: build tools"
 # NumPy comes from pip only when the base interpreter lacks it: a newer pip
 # NumPy would shadow the one Debian's PyTorch was built against.
 "$py" -c "import numpy" 2>/dev/null || "$py" -m pip install -q --disable-pip-version-check numpy
-"$py" -m pip install -q --disable-pip-version-check pytest "nanobind>=2.2" "scikit-build-core>=0.10"
+# gguf: the PyPI reader and dequantizer the PyTorch reference model (tests/model) reads weights with.
+"$py" -m pip install -q --disable-pip-version-check pytest "nanobind>=2.2" "scikit-build-core>=0.10" "gguf==0.19.0"
 echo "== Python package: pip install ."
 # The build dependencies are installed above, so pip needs no isolated build environment.
 CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \

@@ -8,6 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
+# The model the model tests and the llm bench cases run (fetched once, SHA-256 checked).
+bash scripts/fetch-model.sh
 [ -x /usr/local/cuda/bin/nvcc ] && export PATH="/usr/local/cuda/bin:$PATH"
 jobs=$(nproc)
 echo "== Release build and tests"

@@ -36,4 +36,5 @@ NB_MODULE(_core, m) {
   bind_dlpack(m);
   bind_ops_math(m);
   bind_ops_nn(m);
+  bind_model(m);
 }

@@ -105,7 +105,17 @@ Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, boo
                 "incompatible attention shapes (batch must match, k/v must share heads and length, D must match, "
                 "Hq must be a multiple of Hkv)",
                 detail::context(name, {q_in, k_in, v_in}));
-  const Tensor q = q_in.contiguous(), k = k_in.contiguous(), v = v_in.contiguous();
+  // k and v keep their batch and head strides when each head's [S, D] rows are
+  // packed: a KV cache's prefix is such a view, and copying it every decoded
+  // token would cost more than the attention itself.
+  const auto rows_packed = [](const Tensor& t) {
+    const auto& sh = t.shape();
+    const auto& st = t.strides();
+    return (sh[3] <= 1 || st[3] == 1) && (sh[2] <= 1 || st[2] == sh[3]);
+  };
+  const Tensor q = q_in.contiguous();
+  const Tensor k = rows_packed(k_in) ? k_in : k_in.contiguous();
+  const Tensor v = rows_packed(v_in) ? v_in : v_in.contiguous();
   Tensor out = detail::empty_like(q, Shape{qs[0], qs[1], qs[2], vs[3]}, q.dtype());
   if (out.numel() == 0) return out;
   const float sc = scale.value_or(1.0f / std::sqrt(static_cast<float>(qs[3] > 0 ? qs[3] : 1)));

@@ -810,6 +810,33 @@ void adam_cases(CaseList& L) {
   L.add("adam", "adam empty", K::Adam, F32, group({0, 3}, F32, 0.1), adam(plain, 1, 1.0f, 1), Tol::ulp(16));
 }
 
+// ---------------------------------------------------------------- quantized weights
+
+// The weights are uploaded as f32 and quantized on the device's backend (the
+// host reference quantizer; only the blocks land on the device), so both sides
+// hold the same blocks. A backend's own kernel may skip the CPU's per-block
+// quantization of the activations: 2% of the output's scale allows for it.
+void quant_cases(CaseList& L) {
+  const Tol loose = Tol::ulp(0.02 * 8388608.0);
+  for (QuantFormat f : kAllQuantFormats) {
+    const std::string fmt(quant_format_name(f));
+    const auto qmm = [f](Backend&, std::vector<Tensor>& x) -> Outputs {
+      return {ops::qmatmul(x[0], QTensor::quantize(x[1], f))};
+    };
+    L.add("quant", "qmatmul " + fmt, K::QMatmul, F32, {in({3, 96}), in({37, 96})}, qmm, loose);
+    L.add("quant", "qmatmul " + fmt, K::QMatmul, F32, {in({96, 5}).t(), in({64, 96})}, qmm, loose);
+    L.add("quant", "qmatmul " + fmt, K::QMatmul, F32, {in({2, 1, 64}), in({130, 64}).range(-1e3, 1e3)}, qmm, loose);
+    for (DType t : {F32, F16, BF16}) {
+      L.add("quant", "dequantize " + fmt + " to " + dt(t), K::Dequantize, t, {in({9, 64})},
+            [f, t](Backend&, std::vector<Tensor>& x) -> Outputs { return {ops::dequantize(QTensor::quantize(x[0], f), t)}; },
+            Tol::bitwise());
+    }
+    L.add("quant", "embedding " + fmt, K::Dequantize, F32, {in({11, 32}), in({2, 3}, I32).range(0, 10)},
+          [f](Backend&, std::vector<Tensor>& x) -> Outputs { return {ops::embedding(QTensor::quantize(x[0], f), x[1])}; },
+          Tol::bitwise());
+  }
+}
+
 // ---------------------------------------------------------------- random
 
 void random_cases(CaseList& L) {
@@ -922,6 +949,7 @@ std::vector<Case> all_cases() {
   conv_cases(L);
   adam_cases(L);
   random_cases(L);
+  quant_cases(L);
   return L.take();
 }
 

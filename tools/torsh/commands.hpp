@@ -27,9 +27,24 @@ struct BenchOptions {
   bool profile_keep_last = false;
 };
 
+struct RunOptions {
+  std::string model;  // a GGUF file; empty: the cached SmolLM2-135M-Instruct (scripts/fetch-model.sh)
+  std::string prompt;
+  bool chat = false;   // wrap the prompt in the model's chat template
+  std::string backend = "auto";
+  int threads = 0;     // CPU backend threads; 0: the backend's default
+  long long max_tokens = 128;
+  double temperature = 0.0;  // 0: greedy
+  int top_k = 0;
+  double top_p = 1.0;
+  unsigned long long seed = 0;
+  long long ctx = 0;   // 0: min(trained context, 4096)
+};
+
 int info(const InfoOptions& opt);
 int demo(const DemoOptions& opt);
 // Returns 2 (usage error) when --filter matches no case.
 int bench(const BenchOptions& opt);
+int run(const RunOptions& opt);
 
 }  // namespace torsh::cli

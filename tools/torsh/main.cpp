@@ -33,6 +33,16 @@ const CLI::Validator kFiniteNonNegative(
     },
     "SECONDS>=0", "finite non-negative number");
 
+// A probability in (0, 1] (top-p: 0 would keep no token).
+const CLI::Validator kProbability(
+    [](std::string& v) -> std::string {
+      double d = 0;
+      if (!CLI::detail::lexical_cast(v, d)) return "'" + v + "' is not a number";
+      if (!(d > 0 && d <= 1)) return "must be in (0, 1], got " + v;
+      return {};
+    },
+    "(0,1]", "probability");
+
 int run(int argc, char** argv) {
   CLI::App app{"torsh: one API over every compute device (CPU, OpenCL, CUDA, ROCm, ...).\n"
                "Plugins are searched in TORSH_BACKEND_PATH, then next to libtorsh.",
@@ -80,18 +90,47 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"first", "last"}))
       ->needs(profile);
 
+  torsh::cli::RunOptions runo;
+  auto* run_cmd = app.add_subcommand(
+      "run", "Generate text from a GGUF language model (default: the cached SmolLM2-135M-Instruct), with tokens/s");
+  run_cmd->add_option("model", runo.model, "GGUF file (llama architecture; Q4_0, Q4_1, Q8_0, F16 or F32 weights)")
+      ->type_name("MODEL.gguf");
+  run_cmd->add_option("-p,--prompt", runo.prompt, "The prompt")->required();
+  run_cmd->add_flag("--chat", runo.chat, "Wrap the prompt in the model's chat template (a user message)");
+  run_cmd->add_option("--backend", runo.backend, "Device to run on")->capture_default_str()->check(kBackendName);
+  run_cmd->add_option("--threads", runo.threads, "CPU backend threads (0: the backend's default)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 4096));
+  run_cmd->add_option("-n,--max-tokens", runo.max_tokens, "Tokens to generate at most")
+      ->capture_default_str()
+      ->check(CLI::Range(0LL, 1LL << 30));
+  run_cmd->add_option("--temp", runo.temperature, "Sampling temperature; 0: greedy")
+      ->capture_default_str()
+      ->check(kFiniteNonNegative);
+  run_cmd->add_option("--top-k", runo.top_k, "Sample from the K most likely tokens; 0: all")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 30));
+  run_cmd->add_option("--top-p", runo.top_p, "Sample from the smallest set of tokens with probability P; 1: all")
+      ->capture_default_str()
+      ->check(kProbability);
+  run_cmd->add_option("--seed", runo.seed, "Sampling seed")->capture_default_str();
+  run_cmd->add_option("--ctx", runo.ctx, "Context length (0: the model's, at most 4096)")
+      ->capture_default_str()
+      ->check(CLI::Range(0LL, 1LL << 24));
+
   // `torsh help [command]`, as before CLI11.
   std::string help_topic;
   auto* help_cmd = app.add_subcommand("help", "Print this help, or a command's");
-  help_cmd->add_option("command", help_topic, "Command to describe")->check(CLI::IsMember({"info", "demo", "bench"}));
+  help_cmd->add_option("command", help_topic, "Command to describe")->check(CLI::IsMember({"info", "demo", "bench", "run"}));
 
   if (argc < 2) {
     std::fputs(app.help().c_str(), stderr);
     return kUsageError;
   }
   const std::string first = argv[1];
-  if (!first.empty() && first[0] != '-' && first != "info" && first != "demo" && first != "bench" && first != "help") {
-    std::fprintf(stderr, "torsh: unknown command '%s'; the commands are info, demo, bench and help\n"
+  if (!first.empty() && first[0] != '-' && first != "info" && first != "demo" && first != "bench" && first != "run" &&
+      first != "help") {
+    std::fprintf(stderr, "torsh: unknown command '%s'; the commands are info, demo, bench, run and help\n"
                          "Run `torsh --help` for more.\n", argv[1]);
     return kUsageError;
   }
@@ -120,6 +159,7 @@ int run(int argc, char** argv) {
   try {
     if (cmd == "info") return torsh::cli::info(info);
     if (cmd == "demo") return torsh::cli::demo(demo);
+    if (cmd == "run") return torsh::cli::run(runo);
     return torsh::cli::bench(bench);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "torsh %s: %s\n", cmd.c_str(), e.what());

@@ -114,8 +114,10 @@ struct RopeArgs {
 // FlashAttention's convention). The two agree when Sq == Skv.
 enum class CausalAlign { TopLeft, BottomRight };
 
-// Scaled dot-product attention on contiguous q [B, Hq, Sq, D], k [B, Hkv, Skv, D],
+// Scaled dot-product attention on q [B, Hq, Sq, D], k [B, Hkv, Skv, D],
 // v [B, Hkv, Skv, Dv] into out [B, Hq, Sq, Dv]; Hq is a multiple of Hkv (grouped-query).
+// q and out are contiguous; k and v have packed rows (each head's [Skv, D] block is
+// contiguous) but any batch and head strides (a KV cache's prefix: use k.strides[0..1]).
 // A query that sees no key (BottomRight with Sq > Skv) gets zeros, not 0/0.
 struct AttentionArgs {
   TensorArg q, k, v, out;

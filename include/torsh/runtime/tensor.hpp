@@ -1,6 +1,7 @@
 #pragma once
 // A typed, shaped, strided view of a Buffer. Views share the buffer.
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "torsh/core/dtype.hpp"
@@ -14,6 +15,12 @@ class Tensor {
   Tensor() = default;
   // Wraps `buffer` (offset and strides in elements); checks that the view fits.
   Tensor(Buffer buffer, DType dtype, Shape shape, Strides strides, std::int64_t offset = 0);
+
+  // A contiguous CPU tensor over host memory the library does not own (a
+  // memory-mapped file, another library's array): no copy. `owner` is kept
+  // alive while any view of the buffer lives; the memory must stay valid and
+  // writable-or-never-written for that long (ops may write into it in place).
+  static Tensor wrap_host(void* data, DType dtype, const Shape& shape, std::shared_ptr<const void> owner);
 
   bool defined() const { return buffer_.valid(); }
   DType dtype() const { return dtype_; }

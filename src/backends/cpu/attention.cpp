@@ -44,8 +44,8 @@ void run(const rt::AttentionArgs& a) {
       const std::int64_t kend = a.causal ? std::min(Skv, i0 + nq + shift) : Skv;
       for (std::int64_t j0 = 0; j0 < kend; j0 += kBk) {
         const std::int64_t nk = std::min(kBk, kend - j0);
-        const T* kp = K + ((b * Hkv + kvh) * Skv + j0) * D;
-        const T* vp = V + ((b * Hkv + kvh) * Skv + j0) * Dv;
+        const T* kp = K + b * a.k.strides[0] + kvh * a.k.strides[1] + j0 * D;
+        const T* vp = V + b * a.v.strides[0] + kvh * a.v.strides[1] + j0 * Dv;
         for (std::int64_t j = 0; j < nk; ++j)
           for (std::int64_t d = 0; d < D; ++d) kt[d * nk + j] = static_cast<float>(to_acc(kp[j * D + d]));
         for (std::int64_t i = 0; i < nk * Dv; ++i) vb[i] = static_cast<float>(to_acc(vp[i]));

@@ -1,0 +1,58 @@
+#pragma once
+// Streaming text generation: prefill the prompt, then decode one token at a
+// time, handing back text pieces that are whole UTF-8 sequences.
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "torsh/model/llama.hpp"
+#include "torsh/model/sampler.hpp"
+
+namespace torsh::model {
+
+struct GenerationOptions {
+  std::int64_t max_tokens = 128;
+  SamplingParams sampling;
+  bool stop_at_eos = true;  // stop at the tokenizer's stop tokens (eos, end of turn)
+};
+
+enum class FinishReason { None, Stop, Length, Context };
+const char* finish_reason_name(FinishReason r);
+
+struct GenerationStats {
+  std::int64_t prompt_tokens = 0, generated_tokens = 0;
+  double prompt_seconds = 0, generation_seconds = 0;
+  double prompt_tokens_per_s() const { return prompt_seconds > 0 ? prompt_tokens / prompt_seconds : 0; }
+  // Tokens after the first (the first comes from the prefill's logits) over the decode time.
+  double generation_tokens_per_s() const;
+};
+
+class Generation {
+ public:
+  // Resets the model's cache and runs nothing yet; the prompt is prefilled by the first next().
+  Generation(LlamaModel& model, std::vector<std::int32_t> prompt, GenerationOptions opts = {});
+
+  // The next piece of text (possibly empty while a UTF-8 sequence is incomplete
+  // or a control token was produced); nullopt once finished.
+  std::optional<std::string> next();
+  std::string run_to_end();
+
+  const std::vector<std::int32_t>& tokens() const { return generated_; }
+  FinishReason finish_reason() const { return finish_; }
+  const GenerationStats& stats() const { return stats_; }
+
+ private:
+  LlamaModel model_;  // a handle: shares the model with the caller
+  std::vector<std::int32_t> prompt_, generated_;
+  GenerationOptions opts_;
+  Sampler sampler_;
+  std::string pending_;  // bytes of an incomplete UTF-8 sequence
+  Tensor logits_;
+  FinishReason finish_ = FinishReason::None;
+  GenerationStats stats_;
+  bool started_ = false;
+};
+
+}  // namespace torsh::model

@@ -1,0 +1,82 @@
+#pragma once
+// Llama-architecture language models from GGUF files, run through the op
+// layer (so on any backend): RMSNorm, RoPE on adjacent pairs (the pairing GGUF
+// llama files expect: the converter permutes the Q and K rows), grouped-query
+// attention over a KV cache allocated from the backend's pool, SwiGLU, tied or
+// separate output embeddings. Weights in Q4_0, Q4_1 and Q8_0 stay quantized;
+// F32, F16 and BF16 weights compute in f32.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "torsh/model/gguf.hpp"
+#include "torsh/model/tokenizer.hpp"
+#include "torsh/runtime/backend.hpp"
+#include "torsh/runtime/tensor.hpp"
+
+namespace torsh::model {
+
+struct LlamaConfig {
+  std::string architecture;  // general.architecture ("llama")
+  std::string name;          // general.name
+  std::int64_t n_layers = 0, n_embd = 0, n_ff = 0, n_head = 0, n_head_kv = 0, head_dim = 0, vocab = 0;
+  std::int64_t n_ctx_train = 0;  // the context the model was trained for
+  std::int64_t rope_dim = 0;     // rotated dimensions per head (<= head_dim)
+  float rope_base = 10000.0f;
+  float rms_eps = 1e-5f;
+  bool tied_embeddings = false;  // no output.weight: the token embedding is the output layer
+  // Reads `{arch}.*` keys; InvalidArgument for missing or inconsistent values,
+  // Unsupported for another architecture or RoPE scaling.
+  static LlamaConfig from_gguf(const GgufFile& file);
+};
+
+// What running a model needs, in bytes, before anything is allocated.
+struct MemoryEstimate {
+  std::uint64_t weights = 0;      // as stored on the device (mapped in place on the CPU)
+  std::uint64_t kv_cache = 0;     // keys and values for the whole context
+  std::uint64_t activations = 0;  // the largest step (a prefill batch), scratch and logits included
+  std::uint64_t total() const { return weights + kv_cache + activations; }
+  std::string to_string() const;  // "weights 92.1 MiB + KV cache 45.0 MiB (ctx 2048) + ... = ..."
+};
+// ctx: context length; batch: the most tokens one forward step takes (prefill chunk).
+MemoryEstimate estimate_inference_memory(const LlamaConfig& cfg, std::uint64_t weight_bytes, std::int64_t ctx,
+                                         std::int64_t batch, bool all_logits = false);
+
+struct LoadOptions {
+  std::int64_t ctx = 0;          // context length; 0: min(n_ctx_train, 4096)
+  std::int64_t max_batch = 256;  // the most tokens one forward step takes; longer prompts go in chunks
+  // Refuse (OutOfMemory, with the numbers) when the estimate exceeds the device's
+  // free memory; off only for tests that want to see the allocation fail.
+  bool check_memory = true;
+};
+
+class LlamaModel {
+ public:
+  // Maps the file, checks the estimate against `backend`'s free memory, then
+  // uses the weights in place (CPU) or copies them once into the backend's pool.
+  static LlamaModel load(const std::string& path, Backend backend, const LoadOptions& opts = {});
+  static LlamaModel load(GgufFile file, Backend backend, const LoadOptions& opts = {});
+
+  const LlamaConfig& config() const;
+  const Tokenizer& tokenizer() const;
+  const GgufFile& file() const;
+  Backend backend() const;
+  const MemoryEstimate& memory_estimate() const;
+  std::int64_t context() const;   // KV cache length
+  std::int64_t position() const;  // tokens already in the KV cache
+
+  // Appends `tokens` at position() (in chunks of max_batch) and returns the
+  // logits: f32 [vocab] of the last token, or [tokens.size(), vocab] with all_logits.
+  // OutOfRange when the context would overflow; InvalidArgument for ids outside the vocabulary.
+  Tensor forward(std::span<const std::int32_t> tokens, bool all_logits = false);
+  void reset();                       // empties the KV cache (position 0)
+  void truncate(std::int64_t position);  // forgets the tokens from `position` on
+
+ private:
+  struct State;
+  std::shared_ptr<State> s_;
+};
+
+}  // namespace torsh::model

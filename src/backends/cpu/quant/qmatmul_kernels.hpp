@@ -1,0 +1,94 @@
+#pragma once
+// Quantized matmul on the CPU: out [m, n] = x [m, k] @ dequantize(w [n, k])^T
+// with integer dot products.
+//
+// Each call first quantizes the activations per 32-block to int8 (as ggml's
+// Q8_1: d = amax / 127, q = round-half-even(x / d), s = d * sum(q)), once per
+// row, into scratch (activations.cpp). A block of weights and a block of
+// activations then meet as one integer dot product of unsigned weight levels
+// u and signed activation levels q, scaled once in f32:
+//
+//   Q4_0: w = d_w (u - 8)        u = the nibble       sum = d_w d_a (u.q - 8 sum(q))
+//   Q4_1: w = d_w u + m_w        u = the nibble       sum = d_w d_a (u.q) + m_w s_a
+//   Q8_0: w = d_w (u - 128)      u = byte XOR 0x80    sum = d_w d_a (u.q - 128 sum(q))
+//
+// u.q is what vpdpbusd (u8 x s8) computes. The "- offset sum(q)" term is
+// exact integer arithmetic prepared with the activations: `corr` holds, for
+// each block, eight int32 lanes -offset * (q[4l] + ... + q[4l + 3]), the
+// layout of vpdpbusd's accumulator lanes, so a kernel starts its accumulator
+// from them and the correction costs nothing per weight row. (AVX2 without
+// VNNI has no u8 x s8 instruction that cannot saturate at u = 255, so its
+// Q8_0 uses |w| and sign(q, w) instead and skips corr.)
+//
+// Kernels compute tiles of up to max_rows weight rows x max_cols activation
+// rows (qmatmul.cpp cuts the work); every instruction set has one, chosen
+// from cpuid once, or forced for tests and benchmarks.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include "torsh/core/quant.hpp"
+#include "torsh/runtime/op_args.hpp"
+
+namespace torsh::cpu::quant {
+
+// Activation rows quantized per block; nb = k / 32 blocks per row.
+struct ActRows {
+  std::int8_t* q = nullptr;       // [m, k]
+  float* d = nullptr;             // [m, nb]
+  float* s = nullptr;             // [m, nb]: d * sum(q)
+  std::int32_t* corr = nullptr;   // [m, nb, 8]: -offset(format) * sums of 4 consecutive q
+  std::int64_t m = 0, k = 0, nb = 0;
+};
+
+// The offset subtracted from a format's unsigned weight level: 8, 0, 128.
+constexpr int weight_offset(QuantFormat f) {
+  return f == QuantFormat::Q4_0 ? 8 : f == QuantFormat::Q8_0 ? 128 : 0;
+}
+
+// Bytes of scratch that quantized activations of m rows of k need.
+std::size_t act_scratch_bytes(std::int64_t m, std::int64_t k);
+// Quantizes rows [r0, r1) of x (contiguous [m, k] f32) into the layout of
+// `scratch` (act_scratch_bytes(m, k), 64-byte aligned); returns the view.
+ActRows act_layout(void* scratch, std::int64_t m, std::int64_t k);
+void quantize_act_rows(const float* x, const ActRows& a, QuantFormat f, std::int64_t r0, std::int64_t r1);
+
+// out[(a0 + j) * ldo + i] = sum over k of w row i . activation row a0 + j, for
+// i < rows, j < cols.
+struct Tile {
+  QuantFormat format;
+  const unsigned char* w;  // the first weight row's blocks
+  std::size_t w_stride;    // bytes from one weight row to the next
+  int rows;
+  const ActRows* act;
+  std::int64_t a0;
+  int cols;
+  float* out;
+  std::int64_t ldo;
+};
+
+enum class Isa { Generic, Avx2, AvxVnni, Avx512Vnni };
+inline constexpr Isa kAllIsas[] = {Isa::Generic, Isa::Avx2, Isa::AvxVnni, Isa::Avx512Vnni};
+const char* isa_name(Isa isa);  // "generic", "avx2", "avx_vnni", "avx512_vnni"
+bool isa_usable(Isa isa);       // this CPU has the instructions
+
+struct Kernels {
+  Isa isa;
+  int max_rows, max_cols;  // largest tile
+  void (*tile)(const Tile& t);
+};
+const Kernels& kernels_generic();
+const Kernels& kernels_avx2();
+const Kernels& kernels_avx_vnni();
+const Kernels& kernels_avx512_vnni();
+const Kernels& kernels_for(Isa isa);
+
+// The instruction set qmatmul uses: the best usable one, or the one forced.
+Isa active_isa();
+// Forces qmatmul onto `isa` (which must be usable) until reset with nullopt.
+void force_isa(std::optional<Isa> isa);
+
+// The whole op: activations quantized, tiles spread over the thread pool.
+void qmatmul(const rt::QMatmulArgs& a);
+
+}  // namespace torsh::cpu::quant

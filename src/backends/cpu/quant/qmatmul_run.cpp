@@ -1,0 +1,121 @@
+// The quantized matmul driver: which instruction set, the activations
+// quantized once per call, and the weight rows cut into chunks that threads
+// claim from the pool's counter (a thread slowed by another tenant leaves its
+// share to the others).
+#include <algorithm>
+#include <atomic>
+
+#include "../device.hpp"
+#include "../platform/scratch.hpp"
+#include "../platform/thread_pool.hpp"
+#include "../simd/simd_avx2.hpp"
+#include "../simd/simd_avx512.hpp"
+#include "qmatmul_kernels.hpp"
+#include "torsh/core/error.hpp"
+
+namespace torsh::cpu::quant {
+namespace {
+
+std::atomic<int> g_forced{-1};
+
+Isa best_isa() {
+  static const Isa best = [] {
+    for (Isa isa : {Isa::Avx512Vnni, Isa::AvxVnni, Isa::Avx2})
+      if (isa_usable(isa)) return isa;
+    return Isa::Generic;
+  }();
+  return best;
+}
+
+// A chunk of weight rows stays within this many bytes, so on several
+// activation rows it is read from L2 again for each group of them.
+constexpr std::size_t kChunkBytes = 128 * 1024;
+// Below this much work (weight bytes plus activation multiply-adds / 16) one
+// thread finishes before a second would have started.
+constexpr std::int64_t kParallelMinWork = 96 * 1024;
+
+}  // namespace
+
+const char* isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::Generic: return "generic";
+    case Isa::Avx2: return "avx2";
+    case Isa::AvxVnni: return "avx_vnni";
+    case Isa::Avx512Vnni: return "avx512_vnni";
+  }
+  return "?";
+}
+
+bool isa_usable(Isa isa) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (isa != Isa::Generic) return false;  // the vector kernels are not written yet
+  switch (isa) {
+    case Isa::Generic: return true;
+    case Isa::Avx2: return simd::avx2_fma_usable() && __builtin_cpu_supports("f16c");
+    case Isa::AvxVnni: return isa_usable(Isa::Avx2) && __builtin_cpu_supports("avxvnni");
+    case Isa::Avx512Vnni: return simd::avx512_usable() && __builtin_cpu_supports("avx512vnni");
+  }
+  return false;
+#else
+  return isa == Isa::Generic;
+#endif
+}
+
+const Kernels& kernels_for(Isa isa) {
+  (void)isa;  // the vector kernels are not written yet
+  return kernels_generic();
+}
+
+Isa active_isa() {
+  const int f = g_forced.load(std::memory_order_relaxed);
+  return f < 0 ? best_isa() : static_cast<Isa>(f);
+}
+
+void force_isa(std::optional<Isa> isa) {
+  if (isa && !isa_usable(*isa))
+    throw Error(ErrorCode::Unsupported, std::string("this CPU cannot run the ") + isa_name(*isa) + " qmatmul kernels",
+                {.op = "qmatmul"});
+  g_forced.store(isa ? static_cast<int>(*isa) : -1, std::memory_order_relaxed);
+}
+
+void qmatmul(const rt::QMatmulArgs& g) {
+  const Kernels& kern = kernels_for(active_isa());
+  const std::int64_t m = g.m, n = g.n, k = g.k;
+  const float* x = data_of<const float>(g.x);
+  const unsigned char* w = data_of<const unsigned char>(g.w);
+  float* out = data_of<float>(g.out);
+  const std::size_t row_bytes = quant_row_bytes(g.format, k);
+
+  thread_local Scratch scratch;
+  const ActRows act = act_layout(scratch.get(act_scratch_bytes(m, k)), m, k);
+  pool().parallel_for(m, std::max<std::int64_t>(1, 16384 / k),
+                      [&](std::int64_t r0, std::int64_t r1) { quantize_act_rows(x, act, g.format, r0, r1); });
+
+  const int R = kern.max_rows, C = kern.max_cols;
+  const std::int64_t groups = (n + R - 1) / R;  // of R weight rows
+  const std::int64_t work = n * static_cast<std::int64_t>(row_bytes) + n * m * k / 16;
+  const int threads = pool().size();
+  std::int64_t chunks = 1;
+  if (threads > 1 && work >= kParallelMinWork) {
+    // A few chunks per thread for balance, each under kChunkBytes.
+    const std::int64_t by_size = static_cast<std::int64_t>(n * row_bytes / kChunkBytes) + 1;
+    chunks = std::min(groups, std::max<std::int64_t>(3 * threads, by_size));
+  }
+  auto run_chunk = [&](int c) {
+    const std::int64_t i0 = groups * c / chunks * R, i1 = std::min(n, groups * (c + 1) / chunks * R);
+    for (std::int64_t j = 0; j < m; j += C)
+      for (std::int64_t i = i0; i < i1; i += R) {
+        Tile t{g.format, w + i * row_bytes, row_bytes, static_cast<int>(std::min<std::int64_t>(R, i1 - i)), &act, j,
+               static_cast<int>(std::min<std::int64_t>(C, m - j)), out + i, n};
+        kern.tile(t);
+      }
+  };
+  if (chunks == 1) {
+    run_chunk(0);
+  } else {
+    pool().run(static_cast<int>(chunks), run_chunk);
+  }
+  scratch.trim(std::size_t{64} << 20);
+}
+
+}  // namespace torsh::cpu::quant

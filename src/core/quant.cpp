@@ -1,0 +1,156 @@
+// Host reference quantizers, rounding as ggml's reference C code (and the
+// gguf Python package, which reproduces it) does: every product and sum in
+// f32, no fused multiply-add, the scale's reciprocal taken before the scale is
+// rounded to f16. tests/quant/make_vectors.py checks that bit for bit.
+//
+// Non-finite inputs have no level. Comparisons skip NaN (as ggml's loops do),
+// and a NaN element is stored as the level of 0 (Q4_1: of the block minimum);
+// an infinite element makes the block's scale infinite.
+#include "torsh/core/quant.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "torsh/core/dtype.hpp"
+
+namespace torsh {
+namespace {
+
+constexpr int kBlock = static_cast<int>(kQuantBlock);
+
+// A level computed in f32 as an integer in [lo, hi]; NaN takes `nan_level`.
+// Truncates toward zero, as the reference's integer conversion does.
+int level(float v, int lo, int hi, int nan_level) {
+  if (std::isnan(v)) return nan_level;
+  return static_cast<int>(std::clamp(v, static_cast<float>(lo), static_cast<float>(hi)));
+}
+
+void put_f16(unsigned char* p, float v) {
+  const std::uint16_t h = f32_to_f16(v);
+  std::memcpy(p, &h, 2);
+}
+
+float get_f16(const unsigned char* p) {
+  std::uint16_t h;
+  std::memcpy(&h, p, 2);
+  return f16_to_f32(h);
+}
+
+// Two nibbles per byte: element j low, element j + 16 high.
+void pack_nibbles(const int (&q)[kBlock], unsigned char* qs) {
+  for (int j = 0; j < kBlock / 2; ++j) qs[j] = static_cast<unsigned char>(q[j] | (q[j + kBlock / 2] << 4));
+}
+
+void quantize_q4_0(const float* x, unsigned char* b) {
+  float amax = 0.0f, max = 0.0f;  // the value of largest magnitude, with its sign
+  for (int i = 0; i < kBlock; ++i)
+    if (std::fabs(x[i]) > amax) {
+      amax = std::fabs(x[i]);
+      max = x[i];
+    }
+  const float d = max / -8.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  int q[kBlock];
+  // x * id is in [-8, 8]; + 8.5 then truncation rounds to the nearest of 0..16, and 16 clamps to 15.
+  for (int i = 0; i < kBlock; ++i) q[i] = level(x[i] * id + 8.5f, 0, 15, 8);
+  put_f16(b, d);
+  pack_nibbles(q, b + 2);
+}
+
+void quantize_q4_1(const float* x, unsigned char* b) {
+  float min = x[0], max = x[0];
+  for (int i = 0; i < kBlock; ++i) {
+    if (x[i] < min || std::isnan(min)) min = x[i];
+    if (x[i] > max || std::isnan(max)) max = x[i];
+  }
+  if (std::isnan(min)) min = max = 0.0f;  // every element NaN
+  const float d = (max - min) / 15.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  int q[kBlock];
+  for (int i = 0; i < kBlock; ++i) q[i] = level((x[i] - min) * id + 0.5f, 0, 15, 0);
+  put_f16(b, d);
+  put_f16(b + 2, min);
+  pack_nibbles(q, b + 4);
+}
+
+void quantize_q8_0(const float* x, unsigned char* b) {
+  float amax = 0.0f;
+  for (int i = 0; i < kBlock; ++i) amax = std::max(amax, std::fabs(x[i]));  // std::max keeps amax on NaN
+  const float d = amax / 127.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  put_f16(b, d);
+  for (int i = 0; i < kBlock; ++i) {
+    const float v = x[i] * id;  // in [-127, 127]
+    const int q = std::isnan(v) ? 0 : static_cast<int>(std::round(v));  // half away from zero, as roundf
+    b[2 + i] = static_cast<unsigned char>(static_cast<std::int8_t>(std::clamp(q, -127, 127)));
+  }
+}
+
+void dequantize_q4_0(const unsigned char* b, float* y) {
+  const float d = get_f16(b);
+  for (int j = 0; j < kBlock / 2; ++j) {
+    y[j] = static_cast<float>((b[2 + j] & 0x0F) - 8) * d;
+    y[j + kBlock / 2] = static_cast<float>((b[2 + j] >> 4) - 8) * d;
+  }
+}
+
+void dequantize_q4_1(const unsigned char* b, float* y) {
+  const float d = get_f16(b), m = get_f16(b + 2);
+  for (int j = 0; j < kBlock / 2; ++j) {
+    y[j] = static_cast<float>(b[4 + j] & 0x0F) * d + m;
+    y[j + kBlock / 2] = static_cast<float>(b[4 + j] >> 4) * d + m;
+  }
+}
+
+void dequantize_q8_0(const unsigned char* b, float* y) {
+  const float d = get_f16(b);
+  for (int i = 0; i < kBlock; ++i) y[i] = static_cast<float>(static_cast<std::int8_t>(b[2 + i])) * d;
+}
+
+}  // namespace
+
+std::string_view quant_format_name(QuantFormat f) {
+  switch (f) {
+    case QuantFormat::Q4_0: return "q4_0";
+    case QuantFormat::Q4_1: return "q4_1";
+    case QuantFormat::Q8_0: return "q8_0";
+  }
+  return "?";
+}
+
+std::optional<QuantFormat> quant_format_from_name(std::string_view name) {
+  std::string k(name);
+  std::transform(k.begin(), k.end(), k.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (QuantFormat f : kAllQuantFormats)
+    if (quant_format_name(f) == k) return f;
+  return std::nullopt;
+}
+
+void quantize_row(QuantFormat f, const float* x, void* blocks, std::int64_t k) {
+  auto* b = static_cast<unsigned char*>(blocks);
+  const std::size_t bytes = quant_block_bytes(f);
+  for (std::int64_t i = 0; i + kBlock <= k; i += kBlock, b += bytes) {
+    switch (f) {
+      case QuantFormat::Q4_0: quantize_q4_0(x + i, b); break;
+      case QuantFormat::Q4_1: quantize_q4_1(x + i, b); break;
+      case QuantFormat::Q8_0: quantize_q8_0(x + i, b); break;
+    }
+  }
+}
+
+void dequantize_row(QuantFormat f, const void* blocks, float* y, std::int64_t k) {
+  const auto* b = static_cast<const unsigned char*>(blocks);
+  const std::size_t bytes = quant_block_bytes(f);
+  for (std::int64_t i = 0; i + kBlock <= k; i += kBlock, b += bytes) {
+    switch (f) {
+      case QuantFormat::Q4_0: dequantize_q4_0(b, y + i); break;
+      case QuantFormat::Q4_1: dequantize_q4_1(b, y + i); break;
+      case QuantFormat::Q8_0: dequantize_q8_0(b, y + i); break;
+    }
+  }
+}
+
+}  // namespace torsh

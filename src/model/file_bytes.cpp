@@ -1,0 +1,62 @@
+#include "file_bytes.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "torsh/core/error.hpp"
+
+namespace torsh::model::detail {
+
+namespace {
+
+constexpr std::size_t kPage = 4096;
+
+[[noreturn]] void os_fail(const std::string& path, const std::string& what, int err) {
+  throw Error(ErrorCode::InvalidArgument, "GGUF " + path + ": " + what + ": " + std::strerror(err), {.op = "gguf"},
+              {"check the path and its permissions; scripts/fetch-model.sh puts the model in the cache directory"});
+}
+
+// Closes the descriptor when the mapping is made or has failed (the mapping
+// does not need it open).
+struct FdCloser {
+  int fd;
+  ~FdCloser() { ::close(fd); }
+};
+
+}  // namespace
+
+FileBytes map_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) os_fail(path, "cannot open", errno);
+  const FdCloser closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) os_fail(path, "cannot stat", errno);
+  if (!S_ISREG(st.st_mode)) os_fail(path, "not a regular file", EINVAL);
+  const auto size = static_cast<std::size_t>(st.st_size);
+  // mmap refuses a length of 0; an empty file parses as zero bytes (and is refused as truncated).
+  if (size == 0) return copy_bytes({});
+  // Copy-on-write: CPU tensors over the weights may be written in place by a
+  // user's op; that changes private pages, never the file, and never faults.
+  void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  if (p == MAP_FAILED) os_fail(path, "cannot map " + std::to_string(size) + " bytes", errno);
+  std::shared_ptr<const void> owner(p, [size](const void* q) { ::munmap(const_cast<void*>(q), size); });
+  return {std::move(owner), {static_cast<const std::byte*>(p), size}};
+}
+
+FileBytes copy_bytes(std::span<const std::byte> bytes) {
+  const std::size_t rounded = (bytes.size() / kPage + 1) * kPage;
+  void* p = std::aligned_alloc(kPage, rounded);
+  if (!p) throw std::bad_alloc();
+  if (!bytes.empty()) std::memcpy(p, bytes.data(), bytes.size());
+  std::shared_ptr<const void> owner(p, [](const void* q) { std::free(const_cast<void*>(q)); });
+  return {std::move(owner), {static_cast<const std::byte*>(p), bytes.size()}};
+}
+
+}  // namespace torsh::model::detail

@@ -1,0 +1,117 @@
+// Streaming generation: the prompt is prefilled on the first next(), each
+// later call decodes one token. Text goes out in whole UTF-8 sequences, so a
+// character split across tokens (emoji, CJK) is never printed half.
+#include "torsh/model/generation.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "torsh/core/error.hpp"
+
+namespace torsh::model {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Length of the longest prefix of s that does not end inside a UTF-8 sequence.
+std::size_t complete_utf8_prefix(const std::string& s) {
+  std::size_t n = s.size();
+  // Look back at most 3 bytes for the lead byte of an unfinished sequence.
+  for (std::size_t back = 1; back <= 3 && back <= n; ++back) {
+    const auto c = static_cast<unsigned char>(s[n - back]);
+    if ((c & 0xC0) == 0x80) continue;  // continuation byte: keep looking for the lead
+    const std::size_t need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    return need > back ? n - back : n;
+  }
+  return n;  // only continuation bytes (invalid UTF-8): pass them through
+}
+
+}  // namespace
+
+const char* finish_reason_name(FinishReason r) {
+  switch (r) {
+    case FinishReason::None: return "none";
+    case FinishReason::Stop: return "stop";
+    case FinishReason::Length: return "length";
+    case FinishReason::Context: return "context";
+  }
+  return "none";
+}
+
+double GenerationStats::generation_tokens_per_s() const {
+  return generation_seconds > 0 && generated_tokens > 1 ? (generated_tokens - 1) / generation_seconds : 0;
+}
+
+Generation::Generation(LlamaModel& model, std::vector<std::int32_t> prompt, GenerationOptions opts)
+    : model_(model), prompt_(std::move(prompt)), opts_(opts), sampler_(opts.sampling) {
+  if (prompt_.empty())
+    throw Error(ErrorCode::InvalidArgument, "generation needs a prompt of at least one token", {.op = "generate"},
+                {"Encode some text first (with the BOS token if the model wants one)"});
+  if (opts_.max_tokens < 0)
+    throw Error(ErrorCode::InvalidArgument, "max_tokens must be >= 0", {.op = "generate"});
+  if (static_cast<std::int64_t>(prompt_.size()) > model_.context())
+    throw Error(ErrorCode::OutOfRange,
+                "the prompt has " + std::to_string(prompt_.size()) + " tokens but the context holds " +
+                    std::to_string(model_.context()),
+                {.op = "generate"}, {"Load the model with a larger ctx, or shorten the prompt"});
+}
+
+std::optional<std::string> Generation::next() {
+  if (finish_ != FinishReason::None) return std::nullopt;
+  if (!started_) {
+    started_ = true;
+    model_.reset();
+    stats_.prompt_tokens = static_cast<std::int64_t>(prompt_.size());
+    const auto t0 = Clock::now();
+    logits_ = model_.forward(prompt_);
+    model_.backend().synchronize();
+    stats_.prompt_seconds = seconds_since(t0);
+  }
+  if (static_cast<std::int64_t>(generated_.size()) >= opts_.max_tokens) {
+    finish_ = FinishReason::Length;
+  } else {
+    const auto t0 = Clock::now();
+    if (!generated_.empty()) {
+      if (model_.position() >= model_.context()) {
+        finish_ = FinishReason::Context;
+      } else {
+        const std::int32_t last = generated_.back();
+        logits_ = model_.forward(std::span<const std::int32_t>(&last, 1));
+      }
+    }
+    if (finish_ == FinishReason::None) {
+      const std::vector<float> l = logits_.to_vector();
+      const std::int32_t tok = sampler_.sample(l);
+      if (!generated_.empty()) stats_.generation_seconds += seconds_since(t0);
+      generated_.push_back(tok);
+      stats_.generated_tokens = static_cast<std::int64_t>(generated_.size());
+      const auto& stops = model_.tokenizer().stop_tokens();
+      if (opts_.stop_at_eos && std::find(stops.begin(), stops.end(), tok) != stops.end()) {
+        finish_ = FinishReason::Stop;
+      } else {
+        pending_ += model_.tokenizer().token_text(tok);
+        const std::size_t n = complete_utf8_prefix(pending_);
+        std::string out = pending_.substr(0, n);
+        pending_.erase(0, n);
+        return out;
+      }
+    }
+  }
+  // Finished: hand back whatever bytes were held for an unfinished sequence.
+  if (!pending_.empty()) {
+    std::string out = std::move(pending_);
+    pending_.clear();
+    return out;
+  }
+  return std::nullopt;
+}
+
+std::string Generation::run_to_end() {
+  std::string text;
+  while (auto piece = next()) text += *piece;
+  return text;
+}
+
+}  // namespace torsh::model

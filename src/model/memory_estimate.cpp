@@ -1,0 +1,47 @@
+// estimate_inference_memory: what a model needs before it is loaded, so a
+// context that cannot fit is refused with numbers instead of failing halfway.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "torsh/model/llama.hpp"
+
+namespace torsh::model {
+namespace {
+
+std::string mib(std::uint64_t b) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(b) / (1024.0 * 1024.0));
+  return buf;
+}
+
+}  // namespace
+
+std::string MemoryEstimate::to_string() const {
+  return "weights " + mib(weights) + " + KV cache " + mib(kv_cache) + " + activations " + mib(activations) + " = " +
+         mib(total());
+}
+
+MemoryEstimate estimate_inference_memory(const LlamaConfig& c, std::uint64_t weight_bytes, std::int64_t ctx,
+                                         std::int64_t batch, bool all_logits) {
+  MemoryEstimate e;
+  e.weights = weight_bytes;
+  const auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(std::max<std::int64_t>(v, 0)); };
+  // f32 keys and values for every layer and position.
+  e.kv_cache = 2 * u(c.n_layers) * u(c.n_head_kv) * u(c.head_dim) * u(ctx) * 4;
+  const std::uint64_t s = u(std::min(batch, ctx));
+  // Live f32 tensors of one layer at its widest point: the residual stream,
+  // the normalised input, q/k/v, the attention output (and its transposed
+  // copy), gate, up and their product, the down projection, plus the
+  // activations quantized for the integer matmuls (about 1.1 bytes each).
+  const std::uint64_t per_token = 4 * (4 * u(c.n_embd) + 2 * u(c.n_head_kv) * u(c.head_dim) + 3 * u(c.n_ff)) +
+                                  2 * u(std::max(c.n_embd, c.n_ff));
+  const std::uint64_t logits = 4 * u(c.vocab) * (all_logits ? s : 1);
+  const std::uint64_t rope = 2 * u(ctx) * u(c.rope_dim / 2) * 4;
+  // The CPU attention's per-task tiles: queries, keys, values and scores of a 64 x 256 block.
+  const std::uint64_t attention = 2 * 4 * (64 * u(c.head_dim) * 2 + 256 * u(c.head_dim) * 2 + 64 * 256);
+  e.activations = s * per_token + logits + rope + attention;
+  return e;
+}
+
+}  // namespace torsh::model

@@ -1,0 +1,115 @@
+"""tb.Model against an independent PyTorch forward of the same GGUF file.
+
+The model is SmolLM2-135M-Instruct (scripts/fetch-model.sh puts it in the
+cache); these tests skip, saying why, when it or PyTorch is absent.
+"""
+
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+import torsh_backend as tb
+
+MODEL = pathlib.Path(tb.model_cache_dir()) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+needs_model = pytest.mark.skipif(not MODEL.exists(), reason=f"{MODEL} is absent: run scripts/fetch-model.sh")
+
+PROMPTS = [
+    "The capital of France is",
+    "def fibonacci(n):\n    \"\"\"Return the n-th Fibonacci number.\"\"\"\n",
+    "<|im_start|>user\nWhat is 12 times 7?<|im_end|>\n<|im_start|>assistant\n",
+]
+
+
+@pytest.fixture(scope="module")
+def model():
+    return tb.Model.load(str(MODEL), ctx=512)
+
+
+@pytest.fixture(scope="module")
+def reference():
+    torch = pytest.importorskip("torch", reason="PyTorch is absent: the reference forward cannot run")
+    torch.set_num_threads(2)
+    pytest.importorskip("gguf", reason="the PyPI gguf package is absent: the reference cannot read the file")
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "model"))
+    from torch_llama import TorchLlama
+    return TorchLlama(str(MODEL))
+
+
+@needs_model
+def test_config_and_memory_estimate(model):
+    c = model.config
+    assert (c["n_layers"], c["n_embd"], c["n_head"], c["n_head_kv"], c["vocab"]) == (30, 576, 9, 3, 49152)
+    est = model.memory_estimate
+    assert est["kv_cache"] == 2 * 30 * 3 * 64 * 512 * 4
+    assert 90e6 < est["weights"] < 100e6 and est["total"] == est["weights"] + est["kv_cache"] + est["activations"]
+
+
+@needs_model
+def test_logits_of_a_64_token_prompt_match_pytorch(model, reference):
+    text = ("In 1969, the Apollo 11 mission landed the first humans on the Moon. Neil Armstrong and Buzz Aldrin "
+            "spent about two hours outside the lunar module, collecting samples and planting a flag")
+    ids = model.tokenizer.encode(text)[:64]
+    assert len(ids) == 64
+    ours = model.logits(ids)
+    assert ours.shape == (64, 49152) and ours.dtype == np.float32
+    reference.reset()
+    ref = reference.forward(ids).numpy()
+    # The integer matmuls quantize activations to 8 bits per block, as llama.cpp does;
+    # the issue's bound is 1e-2 of the largest logit, per position.
+    err = np.abs(ours - ref).max(axis=1) / np.abs(ref).max(axis=1)
+    print(f"max relative logit error over 64 positions: {err.max():.2e} (mean {err.mean():.2e})")
+    assert err.max() < 1e-2
+
+
+@needs_model
+@pytest.mark.parametrize("prompt", PROMPTS, ids=["france", "code", "chat"])
+def test_greedy_continuation_matches_pytorch(model, reference, prompt):
+    ids = model.tokenizer.encode(prompt)
+    gen = model.generate(prompt, max_tokens=32)
+    text = "".join(gen)
+    ours = list(gen.tokens)
+    ref = reference.greedy(ids, 32)
+    # Generation stops at a stop token; the reference runs on for 32.
+    assert ours == ref[:len(ours)], f"{text!r}"
+    assert len(ours) == 32 or ours[-1] in model.tokenizer.stop_tokens
+
+
+@needs_model
+def test_chat_generation_streams_text_and_stats(model):
+    gen = model.generate("What is the capital of France? Answer in one word.", max_tokens=16, chat=True)
+    pieces = list(gen)
+    assert all(isinstance(p, str) for p in pieces)
+    assert "Paris" in "".join(pieces)
+    s = gen.stats
+    assert s["prompt_tokens"] > 10 and s["generated_tokens"] >= 1 and s["prompt_tokens_per_s"] > 0
+    assert gen.finish_reason in ("stop", "length")
+
+
+@needs_model
+def test_sampling_is_reproducible_with_a_seed(model):
+    a = model.generate("Once upon a time", max_tokens=12, temperature=0.8, top_k=40, top_p=0.9, seed=7)
+    b = model.generate("Once upon a time", max_tokens=12, temperature=0.8, top_k=40, top_p=0.9, seed=7)
+    assert "".join(a) == "".join(b) and a.tokens == b.tokens
+
+
+@needs_model
+def test_bad_arguments_raise(model):
+    with pytest.raises(tb.TorshError):
+        model.logits([49152])
+    with pytest.raises(tb.TorshError):
+        model.logits(list(range(600)))  # longer than ctx 512
+    with pytest.raises(tb.TorshError):
+        list(model.generate("hi", temperature=-1.0))
+    with pytest.raises(tb.TorshError):
+        tb.Model.load(str(MODEL), ctx=1 << 24)  # the KV cache alone would need ~720 GiB
+
+
+def test_missing_file_is_a_clear_error(tmp_path):
+    with pytest.raises(tb.TorshError, match="nope.gguf"):
+        tb.Model.load(str(tmp_path / "nope.gguf"))
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"GGUF\x03\x00\x00\x00" + b"\xff" * 8)
+    with pytest.raises(tb.TorshError):
+        tb.Model.load(str(bad))

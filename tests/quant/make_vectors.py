@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""Writes vectors.bin: f32 inputs and what the gguf package's reference
+quantizers (gguf.quants, which reproduce ggml's C reference bit for bit) make
+of them, for tests/test_quant.cpp.
+
+Layout (little-endian): b"TQV1", u32 n, f32 x[n]; then for q4_0, q4_1, q8_0 in
+that order: u32 nbytes, the blocks, f32 dequantized[n].
+
+Run: build/pyenv/bin/python tests/quant/make_vectors.py (needs numpy and gguf).
+"""
+import pathlib
+import struct
+
+import numpy as np
+from gguf import GGMLQuantizationType
+from gguf.quants import dequantize, quantize
+
+
+def blocks() -> np.ndarray:
+    rng = np.random.default_rng(20261124)
+    b = [
+        rng.standard_normal(32),                        # ordinary weights
+        np.zeros(32),                                   # all-zero block: scale 0
+        rng.uniform(-1e4, 1e4, 32),                     # large magnitudes
+        rng.standard_normal(32) * 1e-6,                 # scales in f16's subnormal range
+        np.where(np.arange(32) == 5, -3.0, 0.0),        # one negative value
+        np.full(32, 3.0),                               # constant: Q4_1's range is 0
+        np.concatenate([[127.0, -127.0], np.arange(30) - 14.5]),  # Q8_0 ties (scale 1)
+        np.linspace(-1.0, 1.0, 32),                     # a ramp
+        rng.uniform(0.5, 2.0, 32),                      # all positive
+        rng.standard_normal(32) * 100.0,
+        np.concatenate([[-16.0], np.arange(31) * 0.5 - 7.25]),  # Q4_0 levels and ties (scale 2)
+        rng.standard_normal(32) * 1e-3,
+    ]
+    return np.concatenate(b).astype(np.float32).reshape(2, -1)  # two rows of 6 blocks
+
+
+def main() -> None:
+    x = blocks()
+    out = bytearray(b"TQV1")
+    out += struct.pack("<I", x.size) + x.tobytes()
+    for t in (GGMLQuantizationType.Q4_0, GGMLQuantizationType.Q4_1, GGMLQuantizationType.Q8_0):
+        q = quantize(x, t)
+        y = dequantize(q, t).astype(np.float32)
+        out += struct.pack("<I", q.size) + q.tobytes() + y.tobytes()
+    path = pathlib.Path(__file__).with_name("vectors.bin")
+    path.write_bytes(bytes(out))
+    print(f"wrote {path} ({len(out)} bytes)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,184 @@
+// The llama model on the op layer: sampling rules, the memory estimate and
+// its refusal, KV-cache consistency (prefill in one step, in chunks, or token
+// by token give the same logits), bad input, and the same greedy tokens on
+// OpenCL as on the CPU. The PyTorch reference comparison is
+// tests/python/test_model.py. Tests that need SmolLM2 skip, saying so, when
+// it is not cached (scripts/fetch-model.sh).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "torsh/model/generation.hpp"
+#include "torsh/model/model_cache.hpp"
+#include "torsh/torsh.hpp"
+
+using namespace torsh;
+using namespace torsh::model;
+
+namespace {
+
+std::optional<std::string> smollm2() { return find_model(kSmolLM2FileName); }
+
+#define NEED_MODEL()                                                                                       \
+  const auto path = smollm2();                                                                             \
+  if (!path) GTEST_SKIP() << kSmolLM2FileName << " is not in " << model_cache_dir() << " (scripts/fetch-model.sh)"
+
+float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  float m = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a[i] - b[i]));
+  return m;
+}
+
+float max_abs(const std::vector<float>& a) {
+  float m = 0;
+  for (float v : a) m = std::max(m, std::abs(v));
+  return m;
+}
+
+}  // namespace
+
+TEST(Sampler, GreedyPicksTheFirstLargestAndSkipsNaN) {
+  Sampler s({});
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(s.sample(std::vector<float>{1, 3, 3, 2}), 1);
+  EXPECT_EQ(s.sample(std::vector<float>{nan, -1, nan, -2}), 1);
+  EXPECT_THROW(s.sample(std::vector<float>{nan, nan}), Error);
+  EXPECT_THROW(s.sample(std::vector<float>{}), Error);
+}
+
+TEST(Sampler, TopKOneAndTinyTopPAreGreedy) {
+  const std::vector<float> logits{0.5f, 2.0f, 1.9f, -3.0f};
+  Sampler k1({.temperature = 1.5f, .top_k = 1, .top_p = 1.0f, .seed = 3});
+  Sampler p0({.temperature = 1.5f, .top_k = 0, .top_p = 1e-6f, .seed = 3});
+  for (int i = 0; i < 50; ++i) {
+    EXPECT_EQ(k1.sample(logits), 1);
+    EXPECT_EQ(p0.sample(logits), 1);
+  }
+}
+
+TEST(Sampler, SeededDrawsRepeatAndFollowTheDistribution) {
+  const std::vector<float> logits{0.0f, std::log(3.0f)};  // probabilities 1/4 and 3/4
+  Sampler a({.temperature = 1.0f, .seed = 11}), b({.temperature = 1.0f, .seed = 11});
+  int ones = 0;
+  for (int i = 0; i < 4000; ++i) {
+    const auto x = a.sample(logits);
+    ASSERT_EQ(x, b.sample(logits));
+    ones += x;
+  }
+  EXPECT_NEAR(ones / 4000.0, 0.75, 0.03);
+}
+
+TEST(Sampler, BadParametersAreRefused) {
+  EXPECT_THROW(Sampler({.temperature = -1.0f}), Error);
+  EXPECT_THROW(Sampler({.temperature = std::numeric_limits<float>::infinity()}), Error);
+  EXPECT_THROW(Sampler({.top_k = -2}), Error);
+  EXPECT_THROW(Sampler({.top_p = 0.0f}), Error);
+  EXPECT_THROW(Sampler({.top_p = 1.5f}), Error);
+}
+
+TEST(MemoryEstimate, CountsTheKvCacheExactly) {
+  LlamaConfig c;
+  c.n_layers = 30, c.n_embd = 576, c.n_ff = 1536, c.n_head = 9, c.n_head_kv = 3, c.head_dim = 64, c.vocab = 49152;
+  c.rope_dim = 64;
+  const MemoryEstimate e = estimate_inference_memory(c, 1000, 2048, 256);
+  EXPECT_EQ(e.weights, 1000u);
+  EXPECT_EQ(e.kv_cache, 2ull * 30 * 3 * 64 * 2048 * 4);
+  EXPECT_GT(e.activations, 256ull * (576 + 1536) * 4);
+  EXPECT_EQ(e.total(), e.weights + e.kv_cache + e.activations);
+  EXPECT_NE(e.to_string().find("KV cache"), std::string::npos);
+}
+
+TEST(LlamaModel, RefusesAContextThatCannotFitWithTheNumbers) {
+  NEED_MODEL();
+  LoadOptions o;
+  o.ctx = std::int64_t{1} << 26;  // ~2.8 TiB of KV cache
+  try {
+    LlamaModel::load(*path, Backend::create(BackendType::Cpu), o);
+    FAIL() << "loaded a model whose KV cache cannot fit";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::OutOfMemory);
+    EXPECT_NE(std::string(e.what()).find("KV cache"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("free"), std::string::npos) << e.what();
+  }
+}
+
+TEST(LlamaModel, PrefillChunksAndTokenByTokenDecodeAgree) {
+  NEED_MODEL();
+  LoadOptions one;
+  one.ctx = 64;
+  LoadOptions chunked = one;
+  chunked.max_batch = 5;
+  LlamaModel a = LlamaModel::load(*path, Backend::create(BackendType::Cpu), one);
+  LlamaModel b = LlamaModel::load(*path, Backend::create(BackendType::Cpu), chunked);
+  const auto ids = a.tokenizer().encode("The quick brown fox jumps over the lazy dog, again and again.");
+  ASSERT_GT(ids.size(), 12u);
+  const auto whole = a.forward(ids, true).to_vector();
+  const auto chunks = b.forward(ids, true).to_vector();
+  ASSERT_EQ(whole.size(), ids.size() * 49152);
+  const float tol = 2e-3f * max_abs(whole);
+  EXPECT_LE(max_abs_diff(whole, chunks), tol);
+  // Token by token through the KV cache: the last logits match the batched ones.
+  a.reset();
+  Tensor last;
+  for (auto t : ids) last = a.forward(std::span<const std::int32_t>(&t, 1));
+  const auto inc = last.to_vector();
+  const std::vector<float> tail(whole.end() - 49152, whole.end());
+  EXPECT_LE(max_abs_diff(inc, tail), tol);
+  EXPECT_EQ(a.position(), static_cast<std::int64_t>(ids.size()));
+}
+
+TEST(LlamaModel, BadInputIsAClearError) {
+  NEED_MODEL();
+  LoadOptions o;
+  o.ctx = 16;
+  LlamaModel m = LlamaModel::load(*path, Backend::create(BackendType::Cpu), o);
+  const std::vector<std::int32_t> bad{1, 49152};
+  EXPECT_THROW(m.forward(bad), Error);
+  EXPECT_EQ(m.position(), 0);  // nothing was appended
+  const std::vector<std::int32_t> too_long(17, 1);
+  try {
+    m.forward(too_long);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::OutOfRange);
+  }
+  EXPECT_THROW(m.forward(std::span<const std::int32_t>()), Error);
+  EXPECT_THROW(m.truncate(3), Error);
+  EXPECT_THROW(Generation(m, {}, {}), Error);
+  EXPECT_THROW(LlamaModel::load("/nonexistent/model.gguf", Backend::create(BackendType::Cpu)), Error);
+}
+
+TEST(LlamaModel, GenerationStopsAtTheContextAndStreamsWholeCharacters) {
+  NEED_MODEL();
+  LoadOptions o;
+  o.ctx = 20;
+  LlamaModel m = LlamaModel::load(*path, Backend::create(BackendType::Cpu), o);
+  Generation g(m, m.tokenizer().encode("Emoji: 😀 and 日本語"), {.max_tokens = 100});
+  const std::string text = g.run_to_end();
+  EXPECT_EQ(g.finish_reason(), FinishReason::Context);
+  EXPECT_EQ(m.position(), 20);
+  EXPECT_EQ(text, m.tokenizer().decode(g.tokens()));
+}
+
+TEST(LlamaModel, OpenClGivesTheCpuGreedyTokens) {
+  NEED_MODEL();
+  const auto av = Backend::available();
+  if (std::find(av.begin(), av.end(), BackendType::OpenCl) == av.end()) GTEST_SKIP() << "OpenCL backend unavailable";
+  LoadOptions o;
+  o.ctx = 32;
+  LlamaModel cpu = LlamaModel::load(*path, Backend::create(BackendType::Cpu), o);
+  LlamaModel cl = LlamaModel::load(*path, Backend::create(BackendType::OpenCl), o);
+  const auto prompt = cpu.tokenizer().encode("The capital of France is");
+  Generation a(cpu, prompt, {.max_tokens = 6});
+  a.run_to_end();
+  ops::reset_fallback_stats();
+  Generation b(cl, prompt, {.max_tokens = 6});
+  b.run_to_end();
+  const auto fb = ops::fallback_stats();
+  std::printf("OpenCL (%s): %llu ops fell back to the CPU, %llu copies, %.1f MiB\n", cl.backend().name().c_str(),
+              static_cast<unsigned long long>(fb.ops), static_cast<unsigned long long>(fb.copies),
+              static_cast<double>(fb.bytes) / (1 << 20));
+  EXPECT_EQ(a.tokens(), b.tokens());
+}

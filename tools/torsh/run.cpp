@@ -1,0 +1,82 @@
+// `torsh run`: generate text from a GGUF language model on any backend,
+// streamed as it is produced, ending with prompt and generation speed.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "commands.hpp"
+#include "torsh/model/generation.hpp"
+#include "torsh/model/model_cache.hpp"
+#include "torsh/torsh.hpp"
+
+namespace torsh::cli {
+
+int run(const RunOptions& opt) {
+  using namespace torsh::model;
+  std::string path = opt.model;
+  if (path.empty()) {
+    const auto cached = find_model(kSmolLM2FileName);
+    if (!cached) {
+      std::fprintf(stderr,
+                   "torsh run: no model given and %s is not in %s\n"
+                   "Fetch it with `bash scripts/fetch-model.sh`, or pass a GGUF file.\n",
+                   std::string(kSmolLM2FileName).c_str(), model_cache_dir().c_str());
+      return 2;
+    }
+    path = *cached;
+  }
+  const auto type = backend_from_name(opt.backend);
+  if (!type) {
+    std::fprintf(stderr, "torsh run: unknown backend '%s'\n", opt.backend.c_str());
+    return 2;
+  }
+  Backend dev = *type == BackendType::Cpu && opt.threads > 0
+                    ? Backend::builder().backend_type(BackendType::Cpu).num_threads(opt.threads).build()
+                    : Backend::create(*type);
+
+  GgufFile file = GgufFile::open(path);
+  const LlamaConfig cfg = LlamaConfig::from_gguf(file);
+  LoadOptions lo;
+  lo.ctx = opt.ctx;
+  std::uint64_t weight_bytes = 0;
+  for (const auto& t : file.tensors()) weight_bytes += t.nbytes;
+  const std::int64_t ctx = opt.ctx > 0 ? opt.ctx : std::min<std::int64_t>(cfg.n_ctx_train, 4096);
+  std::fprintf(stderr, "model: %s (%s, %lld layers, %lld-dim, vocab %lld)\n", path.c_str(), cfg.name.c_str(),
+               static_cast<long long>(cfg.n_layers), static_cast<long long>(cfg.n_embd),
+               static_cast<long long>(cfg.vocab));
+  std::fprintf(stderr, "memory: %s (ctx %lld)\n",
+               estimate_inference_memory(cfg, weight_bytes, ctx, lo.max_batch).to_string().c_str(),
+               static_cast<long long>(ctx));
+  std::fprintf(stderr, "device: %s%s\n", dev.name().c_str(), *type == BackendType::Auto ? " [auto-selected]" : "");
+  LlamaModel m = LlamaModel::load(std::move(file), dev, lo);
+
+  const Tokenizer& tok = m.tokenizer();
+  const std::string text = opt.chat ? tok.apply_chat_template({{"user", opt.prompt}}, true) : opt.prompt;
+  std::vector<std::int32_t> ids = tok.encode(text, true);
+  if (ids.empty()) ids.push_back(tok.bos() >= 0 ? tok.bos() : tok.eos());
+  GenerationOptions go;
+  go.max_tokens = opt.max_tokens;
+  go.sampling = SamplingParams{static_cast<float>(opt.temperature), opt.top_k, static_cast<float>(opt.top_p), opt.seed};
+  ops::reset_fallback_stats();
+  Generation gen(m, std::move(ids), go);
+  if (!opt.chat) std::fputs(opt.prompt.c_str(), stdout);
+  while (auto piece = gen.next()) {
+    std::fputs(piece->c_str(), stdout);
+    std::fflush(stdout);
+  }
+  std::fputs("\n", stdout);
+  std::fflush(stdout);
+  const GenerationStats& st = gen.stats();
+  std::fprintf(stderr, "prompt: %lld tokens, %.1f tokens/s; generation: %lld tokens, %.1f tokens/s (%s)\n",
+               static_cast<long long>(st.prompt_tokens), st.prompt_tokens_per_s(),
+               static_cast<long long>(st.generated_tokens), st.generation_tokens_per_s(),
+               finish_reason_name(gen.finish_reason()));
+  const auto fb = ops::fallback_stats();
+  if (fb.ops)
+    std::fprintf(stderr, "fallbacks: %llu ops ran on the CPU (%llu copies, %.1f MiB) because %s lacks them\n",
+                 static_cast<unsigned long long>(fb.ops), static_cast<unsigned long long>(fb.copies),
+                 static_cast<double>(fb.bytes) / (1024.0 * 1024.0), dev.name().c_str());
+  return 0;
+}
+
+}  // namespace torsh::cli
