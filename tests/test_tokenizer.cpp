@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -19,6 +18,7 @@
 #include "model/pretokenize.hpp"
 #include "torsh/core/error.hpp"
 #include "torsh/model/gguf.hpp"
+#include "torsh/model/model_cache.hpp"
 #include "torsh/model/tokenizer.hpp"
 
 using torsh::ErrorCode;
@@ -481,13 +481,6 @@ TEST(ChatTemplate, Families) {
 
 namespace {
 
-std::filesystem::path smollm2_path() {
-  const char* dir = std::getenv("TORSH_MODEL_DIR");
-  std::filesystem::path folder = dir && *dir ? std::filesystem::path(dir)
-                                             : std::filesystem::path(std::getenv("HOME") ? std::getenv("HOME") : "/") / ".cache/torsh/models";
-  return folder / "SmolLM2-135M-Instruct.Q4_1.gguf";
-}
-
 nlohmann::json reference() {
   std::ifstream in(TORSH_TOKENIZER_REFERENCE);
   if (!in) throw std::runtime_error("cannot read " + std::string(TORSH_TOKENIZER_REFERENCE));
@@ -497,9 +490,10 @@ nlohmann::json reference() {
 }  // namespace
 
 TEST(SmolLM2Tokenizer, MatchesHuggingFaceTokenizers) {
-  auto path = smollm2_path();
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " is absent (set TORSH_MODEL_DIR or fetch the model)";
-  auto tok = Tokenizer::from_gguf(torsh::model::GgufFile::open(path.string()));
+  auto path = torsh::model::find_model(torsh::model::kSmolLM2FileName);
+  if (!path)
+    GTEST_SKIP() << torsh::model::kSmolLM2FileName << " is not in " << torsh::model::model_cache_dir() << " (scripts/fetch-model.sh)";
+  auto tok = Tokenizer::from_gguf(torsh::model::GgufFile::open(*path));
   EXPECT_EQ(tok.vocab_size(), 49152);
   EXPECT_EQ(tok.data().merges.size(), 48900u);
   EXPECT_EQ(tok.bos(), 1);
@@ -539,9 +533,10 @@ TEST(SmolLM2Tokenizer, MatchesHuggingFaceTokenizers) {
 }
 
 TEST(SmolLM2Tokenizer, ChatTemplateMatchesJinja) {
-  auto path = smollm2_path();
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " is absent (set TORSH_MODEL_DIR or fetch the model)";
-  auto tok = Tokenizer::from_gguf(torsh::model::GgufFile::open(path.string()));
+  auto path = torsh::model::find_model(torsh::model::kSmolLM2FileName);
+  if (!path)
+    GTEST_SKIP() << torsh::model::kSmolLM2FileName << " is not in " << torsh::model::model_cache_dir() << " (scripts/fetch-model.sh)";
+  auto tok = Tokenizer::from_gguf(torsh::model::GgufFile::open(*path));
   auto ref = reference();
   std::size_t n = 0;
   for (const auto& chat : ref["chats"]) {

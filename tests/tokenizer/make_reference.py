@@ -10,7 +10,8 @@ ByteLevel(add_prefix_space=False) with the GPT-2 regex; control tokens added as
 special tokens. The strings are generated here, deterministically.
 
 Run: build/pyenv/bin/python tests/tokenizer/make_reference.py [model.gguf]
-(default: $TORSH_MODEL_DIR or ~/.cache/torsh/models, SmolLM2-135M-Instruct.Q4_1.gguf).
+(default: SmolLM2-135M-Instruct.Q4_1.gguf in $TORSH_MODEL_DIR, else
+$XDG_CACHE_HOME/torsh/models, else ~/.cache/torsh/models, as torsh::model::find_model).
 """
 import json
 import os
@@ -29,7 +30,10 @@ OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference_ids.js
 def model_path():
     if len(sys.argv) > 1:
         return sys.argv[1]
-    folder = os.environ.get("TORSH_MODEL_DIR") or os.path.expanduser("~/.cache/torsh/models")
+    folder = os.environ.get("TORSH_MODEL_DIR")
+    if not folder:
+        cache = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+        folder = os.path.join(cache, "torsh", "models")
     return os.path.join(folder, MODEL_FILE)
 
 
