@@ -31,9 +31,8 @@ struct Candidate {
 
 }  // namespace
 
-BytePairEncoder::BytePairEncoder(const TokenIndex& index, const std::vector<std::string>& merges, std::int32_t unk,
-                                 bool whole_words_first)
-    : index_(index), unk_(unk), whole_words_first_(whole_words_first) {
+BytePairEncoder::BytePairEncoder(const TokenIndex& index, const std::vector<std::string>& merges, bool whole_words_first)
+    : index_(index), whole_words_first_(whole_words_first) {
   const auto& chars = unicode::byte_to_char();
   for (std::size_t b = 0; b < 256; ++b) {
     unicode::append_utf8(byte_text_[b], chars[b]);
@@ -62,11 +61,7 @@ BytePairEncoder::BytePairEncoder(const TokenIndex& index, const std::vector<std:
 void BytePairEncoder::encode_word(std::string_view word, std::vector<std::int32_t>& out) const {
   if (word.empty()) return;
   auto emit = [&](std::int32_t id) {
-    if (id >= 0) {
-      out.push_back(id);
-    } else if (unk_ >= 0) {
-      out.push_back(unk_);
-    }
+    if (id >= 0) out.push_back(id);  // a byte without a token is dropped
   };
   if (word.size() == 1) return emit(byte_token_[static_cast<unsigned char>(word[0])]);
   if (whole_words_first_) {

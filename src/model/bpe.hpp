@@ -17,11 +17,15 @@ namespace torsh::model {
 class BytePairEncoder {
  public:
   // `merges` are "left right" token texts; each must name two tokens whose
-  // concatenation is a token (InvalidArgument naming the merge otherwise). A
-  // byte with no token becomes `unk`, or is dropped when there is none.
+  // concatenation is a token (InvalidArgument naming the merge otherwise).
   // `whole_words_first`: a word that is itself a token is taken as it is,
   // before any merging (Llama 3's tokenizer does this).
-  BytePairEncoder(const TokenIndex& index, const std::vector<std::string>& merges, std::int32_t unk, bool whole_words_first);
+  //
+  // A byte whose character is not in the vocabulary is dropped (SmolLM2 lacks
+  // 21, e.g. 0x04 and the UTF-8 lead bytes 0xF1, 0xF2): Hugging Face
+  // tokenizers and llama.cpp drop it too, and the model never saw an unknown
+  // token in its place.
+  BytePairEncoder(const TokenIndex& index, const std::vector<std::string>& merges, bool whole_words_first);
 
   void encode_word(std::string_view word, std::vector<std::int32_t>& out) const;
 
@@ -42,7 +46,6 @@ class BytePairEncoder {
   std::array<std::int32_t, 256> byte_token_;  // -1: not in the vocabulary
   std::array<std::string, 256> byte_text_;    // each byte's byte-level character, UTF-8
   std::unordered_map<std::uint64_t, Merge> merges_;
-  std::int32_t unk_;
   bool whole_words_first_;
 };
 

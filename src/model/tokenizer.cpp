@@ -52,7 +52,7 @@ struct Tokenizer::State {
   PreTokenizer pre = PreTokenizer::Gpt2;
   TokenIndex index;   // every token's text -> id (the lowest id of a repeated text)
   TokenIndex pieces;  // SentencePiece: the tokens merging may produce
-  std::array<std::int32_t, 256> bytes{};
+  std::array<std::int32_t, 256> byte_ids{};  // the <0xXX> tokens by byte value; -1 where absent
   std::optional<BytePairEncoder> bpe;
   std::optional<SentencePieceEncoder> spm;
   SpecialTokenMatcher specials;
@@ -67,6 +67,16 @@ struct Tokenizer::State {
   bool hidden(std::int32_t id) const { return type(id) == kTokenControl || type(id) == kTokenUnknown; }
   // Tokens matched verbatim in the text.
   bool special(std::int32_t id) const { return type(id) == kTokenControl || type(id) == kTokenUserDefined; }
+
+  std::string_view piece(std::int32_t id, bool keep_special) const {
+    if (id < 0 || static_cast<std::size_t>(id) >= token_bytes.size())
+      throw Error(ErrorCode::OutOfRange,
+                  "token id " + std::to_string(id) + " is outside the vocabulary (0 to " +
+                      std::to_string(token_bytes.size() - 1) + ")",
+                  {.op = "tokenizer"});
+    if (hidden(id) && !keep_special) return {};
+    return token_bytes[static_cast<std::size_t>(id)];
+  }
 
   void encode_plain(std::string_view text, bool after_special, std::vector<std::int32_t>& out,
                     std::vector<std::string_view>& words) const {
@@ -91,7 +101,7 @@ Tokenizer::Tokenizer(TokenizerData data) {
   s->sentencepiece = d.model == "llama";
   s->index.reserve(d.tokens.size());
   for (std::int32_t id = 0; id < n; ++id) s->index.try_emplace(d.tokens[static_cast<std::size_t>(id)], id);
-  s->bytes = byte_tokens(d);
+  s->byte_ids = byte_tokens(d);
 
   if (s->sentencepiece) {
     for (std::int32_t id = 0; id < n; ++id) {
@@ -99,10 +109,10 @@ Tokenizer::Tokenizer(TokenizerData data) {
       if (t == kTokenNormal || t == kTokenUserDefined || t == kTokenUndefined)
         s->pieces.try_emplace(d.tokens[static_cast<std::size_t>(id)], id);
     }
-    s->spm.emplace(s->pieces, s->data.scores, s->bytes, d.unk);
+    s->spm.emplace(s->pieces, s->data.scores, s->byte_ids, d.unk);
   } else {
     s->pre = *pre_tokenizer_named(d.pre);
-    s->bpe.emplace(s->index, d.merges, d.unk, s->pre == PreTokenizer::Llama3);
+    s->bpe.emplace(s->index, d.merges, s->pre == PreTokenizer::Llama3);
   }
 
   s->token_bytes.resize(d.tokens.size());
@@ -113,8 +123,7 @@ Tokenizer::Tokenizer(TokenizerData data) {
       bytes = text;  // written as they are in the vocabulary, never byte-level or escaped
       s->specials.add(text, id);
     } else if (s->type(id) == kTokenByte && s->sentencepiece) {
-      for (std::size_t b = 0; b < 256; ++b)
-        if (s->bytes[b] == id) bytes.assign(1, static_cast<char>(b));
+      bytes.assign(1, static_cast<char>(std::stoi(text.substr(3, 2), nullptr, 16)));  // "<0xXX>", checked
     } else {
       bytes = s->sentencepiece ? spm_unescape(text) : BytePairEncoder::token_bytes(text);
     }
@@ -161,34 +170,26 @@ std::vector<std::int32_t> Tokenizer::encode(std::string_view text, bool parse_sp
 }
 
 std::string Tokenizer::token_text(std::int32_t id, bool keep_special) const {
-  const State& s = *s_;
-  if (id < 0 || id >= vocab_size())
-    throw Error(ErrorCode::OutOfRange,
-                "token id " + std::to_string(id) + " is outside the vocabulary (0 to " + std::to_string(vocab_size() - 1) + ")",
-                {.op = "tokenizer"});
-  if (s.hidden(id) && !keep_special) return {};
-  return s.token_bytes[static_cast<std::size_t>(id)];
+  return std::string(s_->piece(id, keep_special));
 }
 
 std::string Tokenizer::decode(const std::vector<std::int32_t>& ids, bool keep_special) const {
   const State& s = *s_;
   std::string out;
+  out.reserve(ids.size() * 4);
   // SentencePiece: encode() put a space before the text and after each special
   // token, so the first piece there loses its leading space.
-  bool strip_space = s.sentencepiece && s.data.add_space_prefix;
+  const bool prefixed = s.sentencepiece && s.data.add_space_prefix;
+  bool strip_space = prefixed;
   for (std::int32_t id : ids) {
-    std::string piece = token_text(id, keep_special);
+    std::string_view piece = s.piece(id, keep_special);
     if (s.special(id)) {
-      strip_space = s.sentencepiece && s.data.add_space_prefix;
-      out += piece;
-      continue;
-    }
-    if (strip_space && !piece.empty()) {
-      out.append(piece, piece[0] == ' ' ? 1 : 0);
+      strip_space = prefixed;
+    } else if (strip_space && !piece.empty()) {
+      if (piece[0] == ' ') piece.remove_prefix(1);
       strip_space = false;
-    } else {
-      out += piece;
     }
+    out += piece;
   }
   return out;
 }

@@ -11,6 +11,8 @@
 namespace torsh::model::unicode {
 
 // The classes of the pre-tokenizer regexes: \p{L}, \p{N}, \s, and the rest.
+// General categories come from utf8proc, so they follow its Unicode version
+// (15.0 in utf8proc 2.8): a character assigned later is "other" here.
 enum class CharClass : std::uint8_t { Letter, Number, Space, Other };
 
 // Stands for a byte that is not part of valid UTF-8 (it is classed Other).
