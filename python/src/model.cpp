@@ -71,7 +71,7 @@ void bind_model(nb::module_& m) {
            },
            nb::arg("text"), nb::arg("parse_special") = true, nb::arg("add_bos") = nb::none(),
            "Token ids of `text`; special tokens such as <|im_start|> are matched when parse_special.")
-      .def("decode", [](const Tokenizer& t, nb::handle ids, bool keep) { return nb::bytes(t.decode(to_ids(ids), keep).c_str()); },
+      .def("decode", [](const Tokenizer& t, nb::handle ids, bool keep) { const std::string s = t.decode(to_ids(ids), keep); return nb::bytes(s.data(), s.size()); },
            nb::arg("ids"), nb::arg("keep_special") = false,
            "The bytes of the decoded text (UTF-8 unless the ids cut a character; use .decode('utf-8', 'replace')).")
       .def("apply_chat_template",
