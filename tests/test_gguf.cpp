@@ -696,13 +696,22 @@ void exercise(const GgufFile& f) {
   (void)sum;
 }
 
+// tests/golden/gguf_py.gguf, from the gguf Python package's writer.
+Bytes golden_file() {
+  std::ifstream in(std::string(TORSH_GOLDEN_DIR) + "/gguf_py.gguf", std::ios::binary);
+  Bytes b;
+  for (char c; in.get(c);) b.push_back(static_cast<std::byte>(c));
+  EXPECT_FALSE(b.empty()) << "tests/golden/gguf_py.gguf is missing";
+  return b;
+}
+
 // Iterations and seed from TORSH_GGUF_FUZZ_ITERS and TORSH_GGUF_FUZZ_SEED
 // (scripts/fuzz-gguf.sh runs it at length under the sanitizers).
 TEST(GgufFuzz, MutatedFilesRaiseOnlyTorshErrors) {
   const std::uint64_t iterations = env_or("TORSH_GGUF_FUZZ_ITERS", 20000);
   const std::uint64_t seed = env_or("TORSH_GGUF_FUZZ_SEED", 20240917);
   const std::vector<Bytes> seeds = {small_writer().build(), rich_sample(3, 32).bytes, rich_sample(2, 64).bytes,
-                                    GgufWriter().kv("deep", nested(8)).build()};
+                                    GgufWriter().kv("deep", nested(8)).build(), golden_file()};
   std::uint64_t parsed = 0, refused = 0;
   for (std::uint64_t i = 0; i < iterations; ++i) {
     std::mt19937_64 rng(seed * 0x9e3779b97f4a7c15ULL + i);
@@ -728,6 +737,135 @@ TEST(GgufFuzz, MutatedFilesRaiseOnlyTorshErrors) {
 }
 
 }  // namespace
+
+// ---- a file from the gguf Python package's writer ----------------------------
+
+// tests/golden/gguf_py.gguf, written by gguf.GGUFWriter, against
+// tests/golden/gguf_py.expected: what gguf.GGUFReader saw in it (the format is
+// described in scripts/make_gguf_golden.py, which makes both).
+namespace golden {
+
+std::uint64_t fnv1a(std::span<const std::byte> bytes) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (auto b : bytes) h = (h ^ std::to_integer<std::uint8_t>(b)) * 0x100000001b3ULL;
+  return h;
+}
+
+std::string unhex(const std::string& hex) {
+  if (hex == "-") return "";
+  std::string out;
+  for (std::size_t k = 0; k + 1 < hex.size(); k += 2)
+    out += static_cast<char>(std::stoi(hex.substr(k, 2), nullptr, 16));
+  return out;
+}
+
+// A scalar as the expectations file writes it.
+std::string text_of(const GgufValue& v) {
+  switch (v.type) {
+    case GgufType::String: return v.s.empty() ? "-" : [&] {
+      std::string hex;
+      constexpr char digits[] = "0123456789abcdef";
+      for (unsigned char c : v.s) hex += {digits[c >> 4], digits[c & 0xf]};
+      return hex;
+    }();
+    case GgufType::Bool: return v.i ? "1" : "0";
+    default: return v.to_string();
+  }
+}
+
+std::size_t leaves(const GgufValue& v) {
+  if (v.type != GgufType::Array) return 1;
+  std::size_t n = 0;
+  for (const auto& e : v.array) n += leaves(e);
+  return n;
+}
+
+}  // namespace golden
+
+TEST(GgufGolden, ReadsWhatTheReferenceWriterWroteAsTheReferenceReaderDoes) {
+  const std::string dir = TORSH_GOLDEN_DIR;
+  const auto f = GgufFile::open(dir + "/gguf_py.gguf");
+  std::ifstream expected(dir + "/gguf_py.expected");
+  ASSERT_TRUE(expected) << dir << "/gguf_py.expected";
+  std::size_t kvs = 0, tensors = 0;
+  for (std::string line; std::getline(expected, line);) {
+    std::istringstream in(line);
+    std::string what;
+    in >> what;
+    SCOPED_TRACE(line);
+    if (what == "version") {
+      std::uint32_t v;
+      in >> v;
+      EXPECT_EQ(f.version(), v);
+    } else if (what == "alignment" || what == "data_offset" || what == "kv_count" || what == "tensor_count") {
+      std::size_t n;
+      in >> n;
+      const std::size_t got = what == "alignment"     ? f.alignment()
+                              : what == "data_offset" ? f.data_offset()
+                              : what == "kv_count"    ? f.metadata().size()
+                                                      : f.tensors().size();
+      EXPECT_EQ(got, n);
+    } else if (what == "kv") {
+      ++kvs;
+      std::string key;
+      std::uint32_t type;
+      in >> key >> type;
+      const GgufValue* v = f.find(key);
+      ASSERT_NE(v, nullptr);
+      ASSERT_EQ(static_cast<std::uint32_t>(v->type), type);
+      const auto same_scalar = [](const GgufValue& got, const std::string& want) {
+        if (got.is_float()) {
+          EXPECT_EQ(got.f, std::strtod(want.c_str(), nullptr));
+        } else if (got.type == GgufType::String) {
+          EXPECT_EQ(got.s, golden::unhex(want));
+        } else {
+          EXPECT_EQ(golden::text_of(got), want);
+        }
+      };
+      if (v->type != GgufType::Array) {
+        std::string want;
+        in >> want;
+        same_scalar(*v, want);
+        continue;
+      }
+      std::uint32_t elem;
+      std::size_t count;
+      in >> elem >> count;
+      ASSERT_EQ(static_cast<std::uint32_t>(v->elem_type), elem);
+      if (v->elem_type == GgufType::Array) {
+        EXPECT_EQ(golden::leaves(*v), count);
+        continue;
+      }
+      ASSERT_EQ(v->array.size(), count);
+      for (const auto& e : v->array) {
+        std::string want;
+        in >> want;
+        same_scalar(e, want);
+      }
+    } else if (what == "tensor") {
+      ++tensors;
+      std::string name, dims, hash;
+      std::uint32_t type;
+      std::size_t offset, nbytes;
+      in >> name >> type >> dims >> offset >> nbytes >> hash;
+      const auto& t = f.tensor(name);
+      EXPECT_EQ(static_cast<std::uint32_t>(t.type), type);
+      std::string got_dims;
+      for (std::size_t k = 0; k < t.dims.size(); ++k) {
+        if (k) got_dims += ',';
+        got_dims += std::to_string(t.dims[k]);
+      }
+      EXPECT_EQ(got_dims, dims);
+      EXPECT_EQ(f.data_offset() + t.offset, offset);
+      EXPECT_EQ(t.nbytes, nbytes);
+      EXPECT_EQ(golden::fnv1a(f.tensor_data(t)), std::stoull(hash, nullptr, 16));
+    } else {
+      ADD_FAILURE() << "unknown line";
+    }
+  }
+  EXPECT_EQ(kvs, f.metadata().size());
+  EXPECT_EQ(tensors, f.tensors().size());
+}
 
 // ---- the SmolLM2 file, as the gguf Python package reads it -------------------
 
