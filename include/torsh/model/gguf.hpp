@@ -4,6 +4,21 @@
 // against the file before use, and tensor data is a view into the mapping.
 // A truncated, corrupt or hostile file is an InvalidArgument error naming the
 // file, the byte offset and what was wrong there; nothing reads past the mapping.
+//
+// What the reader accepts, where the format leaves it open:
+//  - little-endian v2 and v3 only (v1 stores 32-bit counts; a big-endian file
+//    shows a byte-swapped version and is refused as such);
+//  - metadata keys and tensor names unique; a bool is the byte 0 or 1;
+//  - arrays nest at most 8 deep, and all metadata together holds at most 2^24
+//    values (array elements included), which bounds what a small hostile
+//    file can make the reader allocate;
+//  - general.alignment may be any integer type holding a nonzero power of two;
+//  - a tensor has at most 4 dimensions (GGML_MAX_DIMS); a dimension of 0 is
+//    allowed, as ggml allows it (the tensor has no bytes), but the sizes must
+//    multiply within int64 whatever their order; rows are whole blocks of the type;
+//  - tensor data lies at an aligned offset inside the file, and no two tensors'
+//    bytes overlap (ggml never writes them so); gaps and any order are allowed;
+//  - a file without tensors may end before the padding of its data section.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
