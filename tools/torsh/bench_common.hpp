@@ -29,5 +29,6 @@ bool wanted(const Ctx& c, const std::string& name);
 
 // Case groups kept in their own files.
 void bench_graph(Ctx& c);
+void bench_quant(Ctx& c);  // bench_quant.cpp
 
 }  // namespace torsh::cli
