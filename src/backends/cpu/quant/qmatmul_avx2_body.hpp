@@ -45,19 +45,24 @@ void tile_rc(const Tile& t) {
   const ActRows& a = *t.act;
   const std::size_t bb = quant_block_bytes(F);
   __m256 acc[R][C];
+#pragma GCC unroll 4
   for (int i = 0; i < R; ++i)
+#pragma GCC unroll 2
     for (int j = 0; j < C; ++j) acc[i][j] = _mm256_setzero_ps();
   for (std::int64_t b = 0; b < a.nb; ++b) {
     __m256 da[C], sa[C];
+#pragma GCC unroll 2
     for (int j = 0; j < C; ++j) {
       const std::int64_t blk = (t.a0 + j) * a.nb + b;
       da[j] = _mm256_broadcast_ss(a.d + blk);
       // Q4_1's m_w s_a lands on all eight lanes: s / 8 on each.
       if constexpr (F == QuantFormat::Q4_1) sa[j] = _mm256_set1_ps(a.s[blk] * 0.125f);
     }
+#pragma GCC unroll 4
     for (int i = 0; i < R; ++i) {
       const unsigned char* blk = t.w + i * t.w_stride + b * bb;
       const __m256 dw = _mm256_set1_ps(half_at(blk));
+#pragma GCC unroll 2
       for (int j = 0; j < C; ++j) {
         const std::int64_t ab = (t.a0 + j) * a.nb + b;
         const __m256i dot = block_dot<Dot, F>(blk, a.q + ab * kBlock, a.corr + ab * 8);
@@ -66,7 +71,9 @@ void tile_rc(const Tile& t) {
       }
     }
   }
+#pragma GCC unroll 4
   for (int i = 0; i < R; ++i)
+#pragma GCC unroll 2
     for (int j = 0; j < C; ++j) {
       const __m128 h = _mm_add_ps(_mm256_castps256_ps128(acc[i][j]), _mm256_extractf128_ps(acc[i][j], 1));
       const __m128 p = _mm_add_ps(h, _mm_movehl_ps(h, h));
