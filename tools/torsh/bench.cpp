@@ -145,6 +145,7 @@ void run_suite(Ctx& c) {
   }
   bench_graph(c);
   bench_alloc(c);
+  bench_quant(c);
   bench_llm(c);
 }
 

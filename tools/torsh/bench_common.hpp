@@ -29,6 +29,7 @@ bool wanted(const Ctx& c, const std::string& name);
 
 // Case groups kept in their own files.
 void bench_graph(Ctx& c);
+void bench_quant(Ctx& c);  // bench_quant.cpp
 void bench_llm(Ctx& c);  // bench_llm.cpp
 
 }  // namespace torsh::cli

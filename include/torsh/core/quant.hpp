@@ -39,7 +39,9 @@ constexpr std::size_t quant_row_bytes(QuantFormat f, std::int64_t k) {
 // Host reference conversions of one row (k a multiple of 32), as ggml rounds:
 // the scale comes from the block's absolute maximum (Q4_0: the signed value of
 // largest magnitude / -8; Q4_1: (max - min) / 15 with m = min; Q8_0: amax / 127),
-// stored as f16, and each element rounds to the nearest level.
+// stored as f16, and each element rounds to the nearest level (the gguf package's
+// reference quantizers, bit for bit). NaN elements are stored as the level of 0
+// (Q4_1: of the block minimum); an infinite element makes the block's scale infinite.
 void quantize_row(QuantFormat f, const float* x, void* blocks, std::int64_t k);
 void dequantize_row(QuantFormat f, const void* blocks, float* y, std::int64_t k);
 

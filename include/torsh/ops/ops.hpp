@@ -96,15 +96,20 @@ Tensor weighted_sum_rows(const Tensor& weights, const Tensor& matrix);
 // The dense [rows, cols] tensor of `dtype` (f32, f16 or bf16) on w's device.
 Tensor dequantize(const QTensor& w, DType dtype = DType::F32);
 // A linear layer on quantized weights: x [..., k] @ dequantize(w)^T for w [n, k] -> [..., n].
-// The CPU backend takes f32 activations and quantizes them per block on the fly
-// for integer dot products; supports_qmatmul says what a backend runs natively.
+// Kernels take f32 activations: x of another floating dtype is cast to f32 and the
+// result back to x's dtype. The CPU backend quantizes the activations per 32-block
+// to int8 on the fly for integer dot products: an output differs from the exact
+// product by at most the sum over blocks of max|x| / 254 times the block's sum of |w|
+// (plus f32 rounding); a non-finite activation makes its row of the result NaN.
+// supports_qmatmul says what a backend runs natively.
 Tensor qmatmul(const Tensor& x, const QTensor& w);
 Tensor matmul_vec(const QTensor& w, const Tensor& x);  // w [n, k] @ x [k] -> [n]
 // Rows of w picked by integer ids (i32 or i64, any shape) -> ids.shape + [cols] of `dtype`;
 // an id outside [0, rows) is an OutOfRange error naming it.
 Tensor embedding(const QTensor& w, const Tensor& ids, DType dtype = DType::F32);
 // Whether `backend` runs qmatmul natively for weights in `format` with `activation` inputs
-// (otherwise qmatmul falls back to the CPU, counted in fallback_stats()).
+// (otherwise qmatmul falls back to the CPU, counted in fallback_stats()). Floating
+// activations are asked about as the f32 the op hands kernels; others are never taken.
 bool supports_qmatmul(const Backend& backend, QuantFormat format, DType activation);
 
 // ---- convolution and pooling (NCHW)

@@ -48,7 +48,6 @@ const char* isa_name(Isa isa) {
 
 bool isa_usable(Isa isa) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (isa != Isa::Generic) return false;  // the vector kernels are not written yet
   switch (isa) {
     case Isa::Generic: return true;
     case Isa::Avx2: return simd::avx2_fma_usable() && __builtin_cpu_supports("f16c");
@@ -62,7 +61,12 @@ bool isa_usable(Isa isa) {
 }
 
 const Kernels& kernels_for(Isa isa) {
-  (void)isa;  // the vector kernels are not written yet
+  switch (isa) {
+    case Isa::Avx2: return kernels_avx2();
+    case Isa::AvxVnni: return kernels_avx_vnni();
+    case Isa::Avx512Vnni: return kernels_avx512_vnni();
+    case Isa::Generic: break;
+  }
   return kernels_generic();
 }
 

@@ -1,0 +1,107 @@
+#pragma once
+// 256-bit tiles, one block (32 levels) per ymm, written once over a Dot
+// policy and compiled in two target regions: qmatmul_avx2.cpp (maddubs and
+// madd) and qmatmul_avx_vnni.cpp (vpdpbusd on ymm). Include after
+// `#pragma GCC target(...)` and inside namespace torsh::cpu::quant's
+// anonymous namespace, with TORSH_INLINE defined.
+//
+// Dot::dot(acc, u, q) adds u.q (u unsigned levels, q signed) to eight int32
+// lanes of four products each; Dot::kSignedQ8 says whether Q8_0 goes the
+// |w| . sign(q, w) way (maddubs would saturate at u = 255) and skips the
+// correction lanes.
+//
+// Sixteen ymm registers hold 4 x 2 accumulators, the weight row's levels and
+// scale, and the activations' scales.
+
+constexpr int kRows = 4, kCols = 2;
+constexpr std::int64_t kBlock = kQuantBlock;
+
+inline float half_at(const unsigned char* p) {
+  std::uint16_t h;
+  std::memcpy(&h, p, 2);
+  return _cvtsh_ss(h);
+}
+
+template <class Dot, QuantFormat F>
+TORSH_INLINE __m256i block_dot(const unsigned char* blk, const std::int8_t* q, const std::int32_t* corr) {
+  const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
+  if constexpr (F == QuantFormat::Q8_0) {
+    const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
+    if constexpr (Dot::kSignedQ8) return Dot::dot(_mm256_setzero_si256(), _mm256_abs_epi8(w), _mm256_sign_epi8(x, w));
+    const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(corr));
+    return Dot::dot(c, _mm256_xor_si256(w, _mm256_set1_epi8(-128)), x);
+  } else {
+    constexpr int off = F == QuantFormat::Q4_1 ? 4 : 2;
+    const __m128i y = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + off));
+    const __m256i u = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(y, 4), y), _mm256_set1_epi8(0x0F));
+    const __m256i c = F == QuantFormat::Q4_1 ? _mm256_setzero_si256()
+                                             : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(corr));
+    return Dot::dot(c, u, x);
+  }
+}
+
+template <class Dot, QuantFormat F, int R, int C>
+void tile_rc(const Tile& t) {
+  const ActRows& a = *t.act;
+  const std::size_t bb = quant_block_bytes(F);
+  __m256 acc[R][C];
+#pragma GCC unroll 4
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 2
+    for (int j = 0; j < C; ++j) acc[i][j] = _mm256_setzero_ps();
+  for (std::int64_t b = 0; b < a.nb; ++b) {
+    __m256 da[C], sa[C];
+#pragma GCC unroll 2
+    for (int j = 0; j < C; ++j) {
+      const std::int64_t blk = (t.a0 + j) * a.nb + b;
+      da[j] = _mm256_broadcast_ss(a.d + blk);
+      // Q4_1's m_w s_a lands on all eight lanes: s / 8 on each.
+      if constexpr (F == QuantFormat::Q4_1) sa[j] = _mm256_set1_ps(a.s[blk] * 0.125f);
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < R; ++i) {
+      const unsigned char* blk = t.w + i * t.w_stride + b * bb;
+      const __m256 dw = _mm256_set1_ps(half_at(blk));
+#pragma GCC unroll 2
+      for (int j = 0; j < C; ++j) {
+        const std::int64_t ab = (t.a0 + j) * a.nb + b;
+        const __m256i dot = block_dot<Dot, F>(blk, a.q + ab * kBlock, a.corr + ab * 8);
+        acc[i][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, da[j]), acc[i][j]);
+        if constexpr (F == QuantFormat::Q4_1) acc[i][j] = _mm256_fmadd_ps(_mm256_set1_ps(half_at(blk + 2)), sa[j], acc[i][j]);
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 2
+    for (int j = 0; j < C; ++j) {
+      const __m128 h = _mm_add_ps(_mm256_castps256_ps128(acc[i][j]), _mm256_extractf128_ps(acc[i][j], 1));
+      const __m128 p = _mm_add_ps(h, _mm_movehl_ps(h, h));
+      t.out[(t.a0 + j) * t.ldo + i] = _mm_cvtss_f32(_mm_add_ss(p, _mm_movehdup_ps(p)));
+    }
+}
+
+template <class Dot, QuantFormat F, int R>
+void tile_r(const Tile& t) {
+  if (t.cols == 1) return tile_rc<Dot, F, R, 1>(t);
+  return tile_rc<Dot, F, R, 2>(t);
+}
+
+template <class Dot, QuantFormat F>
+void tile_f(const Tile& t) {
+  switch (t.rows) {
+    case 1: return tile_r<Dot, F, 1>(t);
+    case 2: return tile_r<Dot, F, 2>(t);
+    case 3: return tile_r<Dot, F, 3>(t);
+    default: return tile_r<Dot, F, 4>(t);
+  }
+}
+
+template <class Dot>
+void tile(const Tile& t) {
+  switch (t.format) {
+    case QuantFormat::Q4_0: return tile_f<Dot, QuantFormat::Q4_0>(t);
+    case QuantFormat::Q4_1: return tile_f<Dot, QuantFormat::Q4_1>(t);
+    case QuantFormat::Q8_0: return tile_f<Dot, QuantFormat::Q8_0>(t);
+  }
+}

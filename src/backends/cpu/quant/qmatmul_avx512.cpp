@@ -1,0 +1,233 @@
+// AVX-512 VNNI tiles: two blocks (64 levels) per zmm, one vpdpbusd per block
+// pair of a weight row and an activation row, started from the activations'
+// correction lanes (qmatmul_kernels.hpp). Each weight block pair is unpacked
+// once and used against up to four activation rows, whose levels stay in L1.
+//
+// Lanes 0-7 of a product hold block b, lanes 8-15 block b + 1, so a block's
+// scale d_w * d_a is spread over its eight lanes and the block sums are
+// scaled and accumulated in f32 lanes; one horizontal sum per output at the end.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "qmatmul_kernels.hpp"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// Everything below is AVX-512 code: the driver checks isa_usable() first.
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni,f16c,fma")
+// GCC 12's AVX-512 intrinsics pass an _mm512_undefined_* operand that its own
+// -Wmaybe-uninitialized / -Wuninitialized then report once they are inlined.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#define TORSH_INLINE __attribute__((always_inline)) inline
+
+namespace torsh::cpu::quant {
+namespace {
+
+constexpr int kRows = 4, kCols = 4;
+constexpr std::int64_t kBlock = kQuantBlock;
+
+// [lo x 8, hi x 8] from the first two floats of v.
+TORSH_INLINE __m512 spread(__m128 v) {
+  const __m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+  return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(v));
+}
+
+// Two consecutive f32 values (the second only for a pair) spread over their lanes.
+template <bool Pair>
+TORSH_INLINE __m512 spread_floats(const float* p) {
+  return spread(Pair ? _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(p))) : _mm_load_ss(p));
+}
+
+TORSH_INLINE float hsum(__m512 v) {
+  v = _mm512_add_ps(v, _mm512_shuffle_f32x4(v, v, _MM_SHUFFLE(1, 0, 3, 2)));
+  v = _mm512_add_ps(v, _mm512_shuffle_f32x4(v, v, _MM_SHUFFLE(2, 3, 0, 1)));
+  __m128 x = _mm512_castps512_ps128(v);
+  x = _mm_add_ps(x, _mm_movehl_ps(x, x));
+  return _mm_cvtss_f32(_mm_add_ss(x, _mm_movehdup_ps(x)));
+}
+
+// Where a format's scales land in the lanes of weight_pair's `f`.
+template <QuantFormat F>
+struct ScaleLanes {
+  static constexpr int bb = static_cast<int>(quant_block_bytes(F));
+  // Q4: the pair's first 16 halves converted as they lie, so d of block b + 1
+  // sits at its byte offset / 2 (and Q4_1's m one lane later); Q8_0: lanes 0, 1.
+  static constexpr int d1 = F == QuantFormat::Q8_0 ? 1 : bb / 2;
+  static constexpr int m0 = 1, m1 = d1 + 1;  // Q4_1
+};
+
+// Weight blocks b and b + 1 (the second only for a pair; for a single block
+// the upper half of u is unused, the activations there being zero): the
+// unsigned levels in element order, and `f` with the blocks' scales in the
+// lanes ScaleLanes names (other lanes: whatever the bytes say). A pair of Q4
+// blocks (36 or 40 bytes) is one masked load; a word permute places the
+// nibble bytes, and the scales are converted where they lie.
+template <QuantFormat F, bool Pair>
+TORSH_INLINE void weight_pair(const unsigned char* b0, __m512i& u, __m512& f) {
+  constexpr int bb = ScaleLanes<F>::bb;
+  if constexpr (F == QuantFormat::Q8_0) {
+    const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b0 + 2));
+    const __m256i x1 = Pair ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b0 + bb + 2)) : x0;
+    u = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(x0), x1, 1), _mm512_set1_epi8(-128));
+    std::uint16_t h0, h1 = 0;
+    std::memcpy(&h0, b0, 2);
+    if (Pair) std::memcpy(&h1, b0 + bb, 2);
+    f = _mm512_castps128_ps512(_mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(h0 | (std::uint32_t{h1} << 16)))));
+  } else {
+    constexpr __mmask64 mask = (1ull << (Pair ? 2 * bb : bb)) - 1;
+    const __m512i raw = _mm512_maskz_loadu_epi8(mask, b0);
+    // Nibble bytes: element j low, j + 16 high; words 8-15 and 24-31 take the high nibbles.
+    constexpr short q0 = F == QuantFormat::Q4_1 ? 2 : 1, q1 = bb / 2 + q0;
+    const __m512i idx = _mm512_set_epi16(q1 + 7, q1 + 6, q1 + 5, q1 + 4, q1 + 3, q1 + 2, q1 + 1, q1,  //
+                                         q1 + 7, q1 + 6, q1 + 5, q1 + 4, q1 + 3, q1 + 2, q1 + 1, q1,  //
+                                         q0 + 7, q0 + 6, q0 + 5, q0 + 4, q0 + 3, q0 + 2, q0 + 1, q0,  //
+                                         q0 + 7, q0 + 6, q0 + 5, q0 + 4, q0 + 3, q0 + 2, q0 + 1, q0);
+    __m512i z = _mm512_permutexvar_epi16(idx, raw);
+    z = _mm512_mask_srli_epi16(z, 0xFF00FF00u, z, 4);
+    u = _mm512_and_si512(z, _mm512_set1_epi8(0x0F));
+    f = _mm512_cvtph_ps(_mm512_castsi512_si256(raw));
+  }
+}
+
+// [f[lo] x 8, f[hi] x 8].
+TORSH_INLINE __m512 spread_lanes(__m512 f, int lo, int hi) {
+  const __m512i idx = _mm512_set_epi32(hi, hi, hi, hi, hi, hi, hi, hi, lo, lo, lo, lo, lo, lo, lo, lo);
+  return _mm512_permutexvar_ps(idx, f);
+}
+
+// acc[i][j] += the block pair (or single block) at b of weight row i and activation row j.
+template <QuantFormat F, int R, int C, bool Pair>
+TORSH_INLINE void step(const Tile& t, std::int64_t b, __m512 (&acc)[R][C]) {
+  using L = ScaleLanes<F>;
+  const ActRows& a = *t.act;
+  __m512 da[C], sa[C];
+  const std::int8_t* q[C];
+  const std::int32_t* corr[C];
+#pragma GCC unroll 4
+  for (int j = 0; j < C; ++j) {
+    const std::int64_t blk = (t.a0 + j) * a.nb + b;
+    da[j] = spread_floats<Pair>(a.d + blk);
+    // Q4_1's m_w s_a: s where the weights' f holds m, for one masked FMA.
+    if constexpr (F == QuantFormat::Q4_1) {
+      const __m128 s2 = Pair ? _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(a.s + blk))) : _mm_load_ss(a.s + blk);
+      const __m512i idx = _mm512_mask_set1_epi32(_mm512_setzero_si512(), __mmask16(1u << L::m1), 1);
+      sa[j] = _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(s2));
+    }
+    q[j] = a.q + blk * kBlock;
+    corr[j] = a.corr + blk * 8;
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < R; ++i) {
+    __m512i u;
+    __m512 f;
+    weight_pair<F, Pair>(t.w + i * t.w_stride + b * L::bb, u, f);
+    const __m512 dw = spread_lanes(f, 0, L::d1);
+#pragma GCC unroll 4
+    for (int j = 0; j < C; ++j) {
+      const __m512i x = Pair ? _mm512_loadu_si512(q[j]) : _mm512_maskz_loadu_epi8(0xFFFFFFFFull, q[j]);
+      __m512i c = _mm512_setzero_si512();
+      if constexpr (F != QuantFormat::Q4_1) c = Pair ? _mm512_loadu_si512(corr[j]) : _mm512_maskz_loadu_epi32(0x00FF, corr[j]);
+      const __m512i dot = _mm512_dpbusd_epi32(c, u, x);
+      acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(dw, da[j]), acc[i][j]);
+      // The other lanes of f are nibble bytes read as f16 (maybe NaN): masked off.
+      if constexpr (F == QuantFormat::Q4_1)
+        acc[i][j] = _mm512_mask3_fmadd_ps(f, sa[j], acc[i][j], __mmask16((1u << L::m0) | (Pair ? 1u << L::m1 : 0u)));
+    }
+  }
+}
+
+// The sums of 16 vectors as four quarters: quarter r holds the sums of v[r],
+// v[4 + r], v[8 + r], v[12 + r]. A tree of 128-bit,
+// 64-bit and 32-bit shuffles: 45 operations where 16 separate horizontal sums
+// take 128.
+TORSH_INLINE __m512 sum16(const __m512 (&v)[16]) {
+  __m512 h[8], q[4], e[2];
+  for (int p = 0; p < 8; ++p)  // halves: v[2p] in lanes 0-7, v[2p + 1] in 8-15
+    h[p] = _mm512_add_ps(_mm512_shuffle_f32x4(v[2 * p], v[2 * p + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                         _mm512_shuffle_f32x4(v[2 * p], v[2 * p + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+  for (int p = 0; p < 4; ++p)  // quarter r: 4 partial sums of v[4p + r]
+    q[p] = _mm512_add_ps(_mm512_shuffle_f32x4(h[2 * p], h[2 * p + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+                         _mm512_shuffle_f32x4(h[2 * p], h[2 * p + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+  for (int p = 0; p < 2; ++p)  // quarter r: (v[8p + r], v[8p + 4 + r]) twice, 2 partials each
+    e[p] = _mm512_add_ps(_mm512_unpacklo_ps(q[2 * p], q[2 * p + 1]), _mm512_unpackhi_ps(q[2 * p], q[2 * p + 1]));
+  // quarter r: v[r], v[4 + r], v[8 + r], v[12 + r]
+  const __m512d e0 = _mm512_castps_pd(e[0]), e1 = _mm512_castps_pd(e[1]);
+  return _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(e0, e1)), _mm512_castpd_ps(_mm512_unpackhi_pd(e0, e1)));
+}
+
+template <QuantFormat F, int R, int C>
+void tile_rc(const Tile& t) {
+  __m512 acc[R][C];
+#pragma GCC unroll 4
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < C; ++j) acc[i][j] = _mm512_setzero_ps();
+  const std::int64_t nb = t.act->nb;
+  std::int64_t b = 0;
+  for (; b + 2 <= nb; b += 2) step<F, R, C, true>(t, b, acc);
+  if (b < nb) step<F, R, C, false>(t, b, acc);
+  if constexpr (R == 4 && C == 4) {
+    __m512 v[16];
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i)
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) v[4 * i + j] = acc[i][j];
+    // Quarter j: outputs i = 0..3 of activation row j, consecutive in out.
+    const __m512 sums = sum16(v);
+    _mm_storeu_ps(t.out + t.a0 * t.ldo, _mm512_castps512_ps128(sums));
+    _mm_storeu_ps(t.out + (t.a0 + 1) * t.ldo, _mm512_extractf32x4_ps(sums, 1));
+    _mm_storeu_ps(t.out + (t.a0 + 2) * t.ldo, _mm512_extractf32x4_ps(sums, 2));
+    _mm_storeu_ps(t.out + (t.a0 + 3) * t.ldo, _mm512_extractf32x4_ps(sums, 3));
+  } else {
+#pragma GCC unroll 4
+    for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+      for (int j = 0; j < C; ++j) t.out[(t.a0 + j) * t.ldo + i] = hsum(acc[i][j]);
+  }
+}
+
+template <QuantFormat F, int R>
+void tile_r(const Tile& t) {
+  switch (t.cols) {
+    case 1: return tile_rc<F, R, 1>(t);
+    case 2: return tile_rc<F, R, 2>(t);
+    case 3: return tile_rc<F, R, 3>(t);
+    default: return tile_rc<F, R, 4>(t);
+  }
+}
+
+template <QuantFormat F>
+void tile_f(const Tile& t) {
+  switch (t.rows) {
+    case 1: return tile_r<F, 1>(t);
+    case 2: return tile_r<F, 2>(t);
+    case 3: return tile_r<F, 3>(t);
+    default: return tile_r<F, 4>(t);
+  }
+}
+
+void tile(const Tile& t) {
+  switch (t.format) {
+    case QuantFormat::Q4_0: return tile_f<QuantFormat::Q4_0>(t);
+    case QuantFormat::Q4_1: return tile_f<QuantFormat::Q4_1>(t);
+    case QuantFormat::Q8_0: return tile_f<QuantFormat::Q8_0>(t);
+  }
+}
+
+}  // namespace
+
+const Kernels& kernels_avx512_vnni() {
+  static const Kernels k{Isa::Avx512Vnni, kRows, kCols, tile};
+  return k;
+}
+
+}  // namespace torsh::cpu::quant
+
+#pragma GCC pop_options
+#else  // no x86: isa_usable(Avx512Vnni) is false and these kernels never run.
+namespace torsh::cpu::quant {
+const Kernels& kernels_avx512_vnni() { return kernels_generic(); }
+}  // namespace torsh::cpu::quant
+#endif

@@ -1,0 +1,81 @@
+// Quantized-weight cases. qmatvec_*: one token's linear layer (m = 1) over
+// copies of the weight that together exceed the last-level cache, as a
+// model's layers do, reported as GB/s of weight bytes streamed (compare with
+// the peers' stream_triad). qmatmul_*: a prompt of 128 tokens through one
+// weight, reported as GFLOP/s of the equivalent dense product (2 m n k).
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "bench_common.hpp"
+
+namespace torsh::cli {
+namespace {
+
+// Blocks with random levels and scales of about 2^-6, built as bytes: quantizing
+// hundreds of MB of floats would take longer than the measurement.
+std::vector<unsigned char> random_blocks(QuantFormat f, std::int64_t rows, std::int64_t cols, unsigned seed) {
+  std::vector<unsigned char> b(static_cast<std::size_t>(rows) * quant_row_bytes(f, cols));
+  std::mt19937 g(seed);
+  for (auto& x : b) x = static_cast<unsigned char>(g());
+  const std::size_t bb = quant_block_bytes(f);
+  for (std::size_t o = 0; o < b.size(); o += bb) {
+    const std::uint16_t d = f32_to_f16(0.015625f * (1.0f + static_cast<float>(g() % 64) / 64.0f));
+    std::memcpy(&b[o], &d, 2);
+    if (f == QuantFormat::Q4_1) {
+      const std::uint16_t m = f32_to_f16(-0.1f);
+      std::memcpy(&b[o + 2], &m, 2);
+    }
+  }
+  return b;
+}
+
+// The weight bytes the decode cases cycle through: more than the peers'
+// stream arrays (3 x 256 MiB) is more than any last-level cache here.
+constexpr std::size_t kStreamBytes = std::size_t{768} << 20;
+
+void qmatvec(Ctx& c, QuantFormat f, std::int64_t k, std::int64_t n) {
+  const std::string fmt(quant_format_name(f));
+  const std::string name = "qmatvec_" + fmt + "_" + std::to_string(k) + "x" + std::to_string(n);
+  if (!wanted(c, name)) return;
+  Backend& d = c.dev;
+  const std::vector<unsigned char> bytes = random_blocks(f, n, k, 1);
+  const std::size_t copies = std::max<std::size_t>(2, kStreamBytes / bytes.size());
+  std::vector<QTensor> ws;
+  for (std::size_t i = 0; i < copies; ++i) ws.push_back(QTensor::from_host(d, f, n, k, bytes.data(), bytes.size()));
+  const Tensor x = ops::randn(d, Shape{k}, 2);
+  const double ms = median_ms(d, [&] { for (const QTensor& w : ws) ops::matmul_vec(w, x); }, 15, c.min_seconds);
+  const double total = static_cast<double>(bytes.size()) * static_cast<double>(copies);
+  emit(c, name, fmt.c_str(), ms / static_cast<double>(copies), "gbps", total / ms / 1e6,
+       std::to_string(copies) + " weight copies");
+}
+
+void qmatmul(Ctx& c, QuantFormat f, std::int64_t m, std::int64_t k, std::int64_t n) {
+  const std::string fmt(quant_format_name(f));
+  const std::string name =
+      "qmatmul_" + fmt + "_" + std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
+  if (!wanted(c, name)) return;
+  Backend& d = c.dev;
+  const std::vector<unsigned char> bytes = random_blocks(f, n, k, 3);
+  const QTensor w = QTensor::from_host(d, f, n, k, bytes.data(), bytes.size());
+  const Tensor x = ops::randn(d, Shape{m, k}, 4);
+  const double ms = median_ms(d, [&] { ops::qmatmul(x, w); }, 50, c.min_seconds);
+  emit(c, name, fmt.c_str(), ms, "gflops", 2.0 * static_cast<double>(m * n * k) / ms / 1e6);
+}
+
+}  // namespace
+
+void bench_quant(Ctx& c) {
+  using F = QuantFormat;
+  // A small language model's decode shapes: attention and MLP projections, the vocabulary head.
+  qmatvec(c, F::Q4_1, 576, 576);
+  qmatvec(c, F::Q4_1, 576, 1536);
+  qmatvec(c, F::Q4_1, 1536, 576);
+  qmatvec(c, F::Q4_0, 576, 1536);
+  qmatvec(c, F::Q8_0, 576, 1536);
+  qmatvec(c, F::Q8_0, 576, 49152);
+  for (F f : kAllQuantFormats) qmatmul(c, f, 128, 576, 1536);
+  qmatmul(c, F::Q4_1, 128, 1536, 576);
+}
+
+}  // namespace torsh::cli
