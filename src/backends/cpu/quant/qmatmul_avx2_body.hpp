@@ -61,6 +61,8 @@ void tile_rc(const Tile& t) {
 #pragma GCC unroll 4
     for (int i = 0; i < R; ++i) {
       const unsigned char* blk = t.w + i * t.w_stride + b * bb;
+      // Two tiles ahead, as the AVX-512 tiles do: DRAM ahead of the hardware prefetcher.
+      _mm_prefetch(reinterpret_cast<const char*>(blk + 2 * R * t.w_stride), _MM_HINT_T0);
       const __m256 dw = _mm256_set1_ps(half_at(blk));
 #pragma GCC unroll 2
       for (int j = 0; j < C; ++j) {
