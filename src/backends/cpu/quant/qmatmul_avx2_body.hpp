@@ -69,7 +69,8 @@ void tile_rc(const Tile& t) {
         const std::int64_t ab = (t.a0 + j) * a.nb + b;
         const __m256i dot = block_dot<Dot, F>(blk, a.q + ab * kBlock, a.corr + ab * 8);
         acc[i][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, da[j]), acc[i][j]);
-        if constexpr (F == QuantFormat::Q4_1) acc[i][j] = _mm256_fmadd_ps(_mm256_set1_ps(half_at(blk + 2)), sa[j], acc[i][j]);
+        if constexpr (F == QuantFormat::Q4_1)
+          acc[i][j] = _mm256_fmadd_ps(_mm256_set1_ps(half_at(blk + 2)), sa[j], acc[i][j]);
       }
     }
   }

@@ -34,10 +34,16 @@ TORSH_INLINE __m512 spread(__m128 v) {
   return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(v));
 }
 
-// Two consecutive f32 values (the second only for a pair) spread over their lanes.
+// Two consecutive f32 values (the second only for a pair) in lanes 0 and 1.
+template <bool Pair>
+TORSH_INLINE __m128 load_floats(const float* p) {
+  return Pair ? _mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))) : _mm_load_ss(p);
+}
+
+// The same spread over their blocks' lanes.
 template <bool Pair>
 TORSH_INLINE __m512 spread_floats(const float* p) {
-  return spread(Pair ? _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(p))) : _mm_load_ss(p));
+  return spread(load_floats<Pair>(p));
 }
 
 TORSH_INLINE float hsum(__m512 v) {
@@ -111,7 +117,7 @@ TORSH_INLINE void step(const Tile& t, std::int64_t b, __m512 (&acc)[R][C]) {
     da[j] = spread_floats<Pair>(a.d + blk);
     // Q4_1's m_w s_a: s where the weights' f holds m, for one masked FMA.
     if constexpr (F == QuantFormat::Q4_1) {
-      const __m128 s2 = Pair ? _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(a.s + blk))) : _mm_load_ss(a.s + blk);
+      const __m128 s2 = load_floats<Pair>(a.s + blk);
       const __m512i idx = _mm512_mask_set1_epi32(_mm512_setzero_si512(), __mmask16(1u << L::m1), 1);
       sa[j] = _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(s2));
     }
@@ -134,7 +140,8 @@ TORSH_INLINE void step(const Tile& t, std::int64_t b, __m512 (&acc)[R][C]) {
     for (int j = 0; j < C; ++j) {
       const __m512i x = Pair ? _mm512_loadu_si512(q[j]) : _mm512_maskz_loadu_epi8(0xFFFFFFFFull, q[j]);
       __m512i c = _mm512_setzero_si512();
-      if constexpr (F != QuantFormat::Q4_1) c = Pair ? _mm512_loadu_si512(corr[j]) : _mm512_maskz_loadu_epi32(0x00FF, corr[j]);
+      if constexpr (F != QuantFormat::Q4_1)
+        c = Pair ? _mm512_loadu_si512(corr[j]) : _mm512_maskz_loadu_epi32(0x00FF, corr[j]);
       const __m512i dot = _mm512_dpbusd_epi32(c, u, x);
       acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(dw, da[j]), acc[i][j]);
       // The other lanes of f are nibble bytes read as f16 (maybe NaN): masked off.
