@@ -15,7 +15,8 @@ void check_cols(const char* op, QuantFormat format, std::int64_t rows, std::int6
   if (rows < 0 || cols <= 0 || cols % kQuantBlock != 0)
     throw Error(ErrorCode::ShapeMismatch,
                 std::string(quant_format_name(format)) + " weights [" + std::to_string(rows) + ", " +
-                    std::to_string(cols) + "]: the row length must be a positive multiple of " + std::to_string(kQuantBlock),
+                    std::to_string(cols) + "]: the row length must be a positive multiple of " +
+                    std::to_string(kQuantBlock),
                 ctx, {"Quantized formats pack 32 consecutive elements of a row into one block; pad the rows"});
 }
 

@@ -6,6 +6,9 @@
 // Lanes 0-7 of a product hold block b, lanes 8-15 block b + 1, so a block's
 // scale d_w * d_a is spread over its eight lanes and the block sums are
 // scaled and accumulated in f32 lanes; one horizontal sum per output at the end.
+// Tiles read the blocks as they lie (decode: each weight byte is read once,
+// prefetched two tiles ahead), or rows the driver had packed first (prefill:
+// levels unpacked and scales converted once, then read by every activation row).
 #include <immintrin.h>
 
 #include <cstring>
@@ -157,7 +160,8 @@ void pack_rows(const unsigned char* w, std::size_t w_stride, std::int64_t rows, 
       __m128i sc = _mm_castps_si128(_mm512_castps512_ps128(_mm512_permutexvar_ps(pick, f)));
       if (!pair) sc = _mm_and_si128(sc, _mm_setr_epi32(-1, 0, -1, 0));  // the missing block's scales: 0
       _mm_storel_epi64(reinterpret_cast<__m128i*>(d + 2 * p), sc);
-      if constexpr (F == QuantFormat::Q4_1) _mm_storel_epi64(reinterpret_cast<__m128i*>(m + 2 * p), _mm_srli_si128(sc, 8));
+      if constexpr (F == QuantFormat::Q4_1)
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(m + 2 * p), _mm_srli_si128(sc, 8));
     }
   }
 }
