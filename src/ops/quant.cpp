@@ -9,7 +9,8 @@
 namespace torsh::ops {
 namespace {
 
-ErrorContext qcontext(const char* op, const QTensor& w, std::initializer_list<std::reference_wrapper<const Tensor>> ts) {
+ErrorContext qcontext(const char* op, const QTensor& w,
+                      std::initializer_list<std::reference_wrapper<const Tensor>> ts) {
   ErrorContext c = detail::context(op, ts);
   c.shapes.insert(c.shapes.begin(), w.shape().to_string());
   c.dtypes.insert(c.dtypes.begin(), std::string(quant_format_name(w.format())));

@@ -14,8 +14,9 @@ ErrorContext ctx_of(const char* op, const Tensor& t) {
 void check_cols(const char* op, QuantFormat format, std::int64_t rows, std::int64_t cols, const ErrorContext& ctx) {
   if (rows < 0 || cols <= 0 || cols % kQuantBlock != 0)
     throw Error(ErrorCode::ShapeMismatch,
-                std::string(quant_format_name(format)) + " weights [" + std::to_string(rows) + ", " + std::to_string(cols) +
-                    "]: the row length must be a positive multiple of " + std::to_string(kQuantBlock),
+                std::string(quant_format_name(format)) + " weights [" + std::to_string(rows) + ", " +
+                    std::to_string(cols) + "]: the row length must be a positive multiple of " +
+                    std::to_string(kQuantBlock),
                 ctx, {"Quantized formats pack 32 consecutive elements of a row into one block; pad the rows"});
 }
 
@@ -48,8 +49,8 @@ QTensor QTensor::quantize(const Tensor& x, QuantFormat format) {
     throw Error(ErrorCode::DTypeMismatch, "quantize needs a floating tensor, got " + x.describe(), ctx_of(op, x),
                 {"Cast to f32 first"});
   if (x.ndim() != 2)
-    throw Error(ErrorCode::ShapeMismatch, "quantize takes a 2-D [rows, cols] tensor, got " + x.describe(), ctx_of(op, x),
-                {"Reshape to [rows, cols]; blocks run along the last dimension"});
+    throw Error(ErrorCode::ShapeMismatch, "quantize takes a 2-D [rows, cols] tensor, got " + x.describe(),
+                ctx_of(op, x), {"Reshape to [rows, cols]; blocks run along the last dimension"});
   const std::int64_t rows = x.shape()[0], cols = x.shape()[1];
   check_cols(op, format, rows, cols, ctx_of(op, x));
   // The reference quantizers run on the host; the blocks go back to x's device.
@@ -72,7 +73,8 @@ QTensor QTensor::from_host(Backend& backend, QuantFormat format, std::int64_t ro
                 std::string(quant_format_name(format)) + " [" + std::to_string(rows) + ", " + std::to_string(cols) +
                     "] is " + std::to_string(static_cast<std::size_t>(rows) * row_bytes) + " bytes, got " +
                     std::to_string(bytes),
-                {.op = op}, {"Pass rows * cols / 32 blocks of " + std::to_string(quant_block_bytes(format)) + " bytes"});
+                {.op = op},
+                {"Pass rows * cols / 32 blocks of " + std::to_string(quant_block_bytes(format)) + " bytes"});
   Tensor t = backend.from_host(blocks, Shape{rows, static_cast<std::int64_t>(row_bytes)}, DType::U8);
   return QTensor(std::move(t), format, rows, cols);
 }

@@ -19,7 +19,8 @@ void dequantize(const rt::DequantizeArgs& a) {
   const auto* w = data_of<const unsigned char>(a.w);
   const std::size_t row_bytes = quant_row_bytes(a.format, a.cols);
   const DType out_t = a.out.dtype;
-  auto* out = static_cast<unsigned char*>(a.out.buffer->host_ptr()) + a.out.offset * static_cast<std::int64_t>(dtype_size(out_t));
+  auto* out = static_cast<unsigned char*>(a.out.buffer->host_ptr()) +
+              a.out.offset * static_cast<std::int64_t>(dtype_size(out_t));
   const std::size_t out_row = static_cast<std::size_t>(a.cols) * dtype_size(out_t);
   pool().parallel_for(a.m, std::max<std::int64_t>(1, 65536 / a.cols), [&](std::int64_t r0, std::int64_t r1) {
     thread_local std::vector<float> row;

@@ -61,13 +61,16 @@ void tile_rc(const Tile& t) {
 #pragma GCC unroll 4
     for (int i = 0; i < R; ++i) {
       const unsigned char* blk = t.w + i * t.w_stride + b * bb;
+      // Two tiles ahead, as the AVX-512 tiles do: DRAM ahead of the hardware prefetcher.
+      _mm_prefetch(reinterpret_cast<const char*>(blk + 2 * R * t.w_stride), _MM_HINT_T0);
       const __m256 dw = _mm256_set1_ps(half_at(blk));
 #pragma GCC unroll 2
       for (int j = 0; j < C; ++j) {
         const std::int64_t ab = (t.a0 + j) * a.nb + b;
         const __m256i dot = block_dot<Dot, F>(blk, a.q + ab * kBlock, a.corr + ab * 8);
         acc[i][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, da[j]), acc[i][j]);
-        if constexpr (F == QuantFormat::Q4_1) acc[i][j] = _mm256_fmadd_ps(_mm256_set1_ps(half_at(blk + 2)), sa[j], acc[i][j]);
+        if constexpr (F == QuantFormat::Q4_1)
+          acc[i][j] = _mm256_fmadd_ps(_mm256_set1_ps(half_at(blk + 2)), sa[j], acc[i][j]);
       }
     }
   }

@@ -6,9 +6,13 @@
 // Lanes 0-7 of a product hold block b, lanes 8-15 block b + 1, so a block's
 // scale d_w * d_a is spread over its eight lanes and the block sums are
 // scaled and accumulated in f32 lanes; one horizontal sum per output at the end.
+// Tiles read the blocks as they lie (decode: each weight byte is read once,
+// prefetched two tiles ahead), or rows the driver had packed first (prefill:
+// levels unpacked and scales converted once, then read by every activation row).
 #include <immintrin.h>
 
 #include <cstring>
+#include <type_traits>
 
 #include "qmatmul_kernels.hpp"
 
@@ -34,10 +38,16 @@ TORSH_INLINE __m512 spread(__m128 v) {
   return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(v));
 }
 
-// Two consecutive f32 values (the second only for a pair) spread over their lanes.
+// Two consecutive f32 values (the second only for a pair) in lanes 0 and 1.
+template <bool Pair>
+TORSH_INLINE __m128 load_floats(const float* p) {
+  return Pair ? _mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))) : _mm_load_ss(p);
+}
+
+// The same spread over their blocks' lanes.
 template <bool Pair>
 TORSH_INLINE __m512 spread_floats(const float* p) {
-  return spread(Pair ? _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(p))) : _mm_load_ss(p));
+  return spread(load_floats<Pair>(p));
 }
 
 TORSH_INLINE float hsum(__m512 v) {
@@ -97,8 +107,67 @@ TORSH_INLINE __m512 spread_lanes(__m512 f, int lo, int hi) {
   return _mm512_permutexvar_ps(idx, f);
 }
 
+// Weight rows packed once per chunk when many activation rows will read them
+// (prefill): per block pair the 64 unsigned levels (a single last block's
+// upper half zero), then the rows' d_w as f32 and, for Q4_1, m_w as f32 (a
+// missing last block's 0). The tiles then load levels and scales as they
+// are, and Q4_1's m_w s_a becomes one dot product per output at the end.
+template <QuantFormat F>
+struct PackedRow {
+  static std::int64_t pairs(std::int64_t nb) { return (nb + 1) / 2; }
+  static std::size_t bytes(std::int64_t nb) {
+    const std::size_t scales = (F == QuantFormat::Q4_1 ? 2 : 1) * 2 * pairs(nb) * sizeof(float);
+    return (static_cast<std::size_t>(pairs(nb)) * 64 + scales + 63) / 64 * 64;
+  }
+  template <class Byte>  // unsigned char or const unsigned char
+  static Byte* levels(Byte* row, std::int64_t pair) {
+    return row + pair * 64;
+  }
+  template <class Byte>
+  static auto* d(Byte* row, std::int64_t nb) {
+    using Float = std::conditional_t<std::is_const_v<Byte>, const float, float>;
+    return reinterpret_cast<Float*>(row + pairs(nb) * 64);
+  }
+  template <class Byte>
+  static auto* m(Byte* row, std::int64_t nb) {
+    return d(row, nb) + 2 * pairs(nb);
+  }
+};
+
+template <QuantFormat F>
+void pack_rows(const unsigned char* w, std::size_t w_stride, std::int64_t rows, std::int64_t nb, unsigned char* dst) {
+  using L = ScaleLanes<F>;
+  using P = PackedRow<F>;
+  const std::size_t stride = P::bytes(nb);
+  // [d0, d1, m0, m1] from weight_pair's f.
+  const __m512i pick = _mm512_setr_epi32(0, L::d1, L::m0, L::m1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const unsigned char* src = w + r * w_stride;
+    unsigned char* row = dst + r * stride;
+    float* d = P::d(row, nb);
+    float* m = P::m(row, nb);
+    for (std::int64_t p = 0; p < P::pairs(nb); ++p) {
+      __m512i u;
+      __m512 f;
+      const bool pair = 2 * p + 1 < nb;
+      if (pair) {
+        weight_pair<F, true>(src + 2 * p * L::bb, u, f);
+      } else {
+        weight_pair<F, false>(src + 2 * p * L::bb, u, f);
+        u = _mm512_maskz_mov_epi8(0xFFFFFFFFull, u);
+      }
+      _mm512_store_si512(row + p * 64, u);
+      __m128i sc = _mm_castps_si128(_mm512_castps512_ps128(_mm512_permutexvar_ps(pick, f)));
+      if (!pair) sc = _mm_and_si128(sc, _mm_setr_epi32(-1, 0, -1, 0));  // the missing block's scales: 0
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(d + 2 * p), sc);
+      if constexpr (F == QuantFormat::Q4_1)
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(m + 2 * p), _mm_srli_si128(sc, 8));
+    }
+  }
+}
+
 // acc[i][j] += the block pair (or single block) at b of weight row i and activation row j.
-template <QuantFormat F, int R, int C, bool Pair>
+template <QuantFormat F, int R, int C, bool Pair, bool Packed>
 TORSH_INLINE void step(const Tile& t, std::int64_t b, __m512 (&acc)[R][C]) {
   using L = ScaleLanes<F>;
   const ActRows& a = *t.act;
@@ -110,8 +179,8 @@ TORSH_INLINE void step(const Tile& t, std::int64_t b, __m512 (&acc)[R][C]) {
     const std::int64_t blk = (t.a0 + j) * a.nb + b;
     da[j] = spread_floats<Pair>(a.d + blk);
     // Q4_1's m_w s_a: s where the weights' f holds m, for one masked FMA.
-    if constexpr (F == QuantFormat::Q4_1) {
-      const __m128 s2 = Pair ? _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(a.s + blk))) : _mm_load_ss(a.s + blk);
+    if constexpr (F == QuantFormat::Q4_1 && !Packed) {
+      const __m128 s2 = load_floats<Pair>(a.s + blk);
       const __m512i idx = _mm512_mask_set1_epi32(_mm512_setzero_si512(), __mmask16(1u << L::m1), 1);
       sa[j] = _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(s2));
     }
@@ -121,18 +190,31 @@ TORSH_INLINE void step(const Tile& t, std::int64_t b, __m512 (&acc)[R][C]) {
 #pragma GCC unroll 4
   for (int i = 0; i < R; ++i) {
     __m512i u;
-    __m512 f;
-    weight_pair<F, Pair>(t.w + i * t.w_stride + b * L::bb, u, f);
-    const __m512 dw = spread_lanes(f, 0, L::d1);
+    __m512 f, dw;
+    if constexpr (Packed) {
+      const unsigned char* row = t.w + i * t.w_stride;
+      u = _mm512_load_si512(PackedRow<F>::levels(row, b / 2));
+      dw = spread_floats<true>(PackedRow<F>::d(row, a.nb) + b);  // a missing last block's d is 0
+    } else {
+      const unsigned char* blocks = t.w + i * t.w_stride + b * L::bb;
+      // Later tiles' rows continue this tile's (rows are contiguous): fetch the
+      // same place two tiles on, so DRAM is read ahead of the hardware
+      // prefetcher, which follows R interleaved streams too late (one thread
+      // streamed Q4 weights at 6 GB/s without this, 10 with it).
+      _mm_prefetch(reinterpret_cast<const char*>(blocks + 2 * R * t.w_stride), _MM_HINT_T0);
+      weight_pair<F, Pair>(blocks, u, f);
+      dw = spread_lanes(f, 0, L::d1);
+    }
 #pragma GCC unroll 4
     for (int j = 0; j < C; ++j) {
       const __m512i x = Pair ? _mm512_loadu_si512(q[j]) : _mm512_maskz_loadu_epi8(0xFFFFFFFFull, q[j]);
       __m512i c = _mm512_setzero_si512();
-      if constexpr (F != QuantFormat::Q4_1) c = Pair ? _mm512_loadu_si512(corr[j]) : _mm512_maskz_loadu_epi32(0x00FF, corr[j]);
+      if constexpr (F != QuantFormat::Q4_1)
+        c = Pair ? _mm512_loadu_si512(corr[j]) : _mm512_maskz_loadu_epi32(0x00FF, corr[j]);
       const __m512i dot = _mm512_dpbusd_epi32(c, u, x);
       acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(dw, da[j]), acc[i][j]);
       // The other lanes of f are nibble bytes read as f16 (maybe NaN): masked off.
-      if constexpr (F == QuantFormat::Q4_1)
+      if constexpr (F == QuantFormat::Q4_1 && !Packed)
         acc[i][j] = _mm512_mask3_fmadd_ps(f, sa[j], acc[i][j], __mmask16((1u << L::m0) | (Pair ? 1u << L::m1 : 0u)));
     }
   }
@@ -157,7 +239,7 @@ TORSH_INLINE __m512 sum16(const __m512 (&v)[16]) {
   return _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(e0, e1)), _mm512_castpd_ps(_mm512_unpackhi_pd(e0, e1)));
 }
 
-template <QuantFormat F, int R, int C>
+template <QuantFormat F, int R, int C, bool Packed>
 void tile_rc(const Tile& t) {
   __m512 acc[R][C];
 #pragma GCC unroll 4
@@ -166,8 +248,21 @@ void tile_rc(const Tile& t) {
     for (int j = 0; j < C; ++j) acc[i][j] = _mm512_setzero_ps();
   const std::int64_t nb = t.act->nb;
   std::int64_t b = 0;
-  for (; b + 2 <= nb; b += 2) step<F, R, C, true>(t, b, acc);
-  if (b < nb) step<F, R, C, false>(t, b, acc);
+  for (; b + 2 <= nb; b += 2) step<F, R, C, true, Packed>(t, b, acc);
+  if (b < nb) step<F, R, C, false, Packed>(t, b, acc);
+  if constexpr (F == QuantFormat::Q4_1 && Packed) {
+    // sum over blocks of m_w s_a, 16 blocks at a time.
+    for (std::int64_t b0 = 0; b0 < nb; b0 += 16) {
+      const __mmask16 k = nb - b0 >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (nb - b0)) - 1);
+#pragma GCC unroll 4
+      for (int i = 0; i < R; ++i) {
+        const __m512 mw = _mm512_maskz_loadu_ps(k, PackedRow<F>::m(t.w + i * t.w_stride, nb) + b0);
+#pragma GCC unroll 4
+        for (int j = 0; j < C; ++j)
+          acc[i][j] = _mm512_fmadd_ps(mw, _mm512_maskz_loadu_ps(k, t.act->s + (t.a0 + j) * nb + b0), acc[i][j]);
+      }
+    }
+  }
   if constexpr (R == 4 && C == 4) {
     __m512 v[16];
 #pragma GCC unroll 4
@@ -188,38 +283,57 @@ void tile_rc(const Tile& t) {
   }
 }
 
-template <QuantFormat F, int R>
+template <QuantFormat F, int R, bool Packed>
 void tile_r(const Tile& t) {
   switch (t.cols) {
-    case 1: return tile_rc<F, R, 1>(t);
-    case 2: return tile_rc<F, R, 2>(t);
-    case 3: return tile_rc<F, R, 3>(t);
-    default: return tile_rc<F, R, 4>(t);
+    case 1: return tile_rc<F, R, 1, Packed>(t);
+    case 2: return tile_rc<F, R, 2, Packed>(t);
+    case 3: return tile_rc<F, R, 3, Packed>(t);
+    default: return tile_rc<F, R, 4, Packed>(t);
   }
 }
 
-template <QuantFormat F>
+template <QuantFormat F, bool Packed>
 void tile_f(const Tile& t) {
   switch (t.rows) {
-    case 1: return tile_r<F, 1>(t);
-    case 2: return tile_r<F, 2>(t);
-    case 3: return tile_r<F, 3>(t);
-    default: return tile_r<F, 4>(t);
+    case 1: return tile_r<F, 1, Packed>(t);
+    case 2: return tile_r<F, 2, Packed>(t);
+    case 3: return tile_r<F, 3, Packed>(t);
+    default: return tile_r<F, 4, Packed>(t);
   }
 }
 
+template <bool Packed>
 void tile(const Tile& t) {
   switch (t.format) {
-    case QuantFormat::Q4_0: return tile_f<QuantFormat::Q4_0>(t);
-    case QuantFormat::Q4_1: return tile_f<QuantFormat::Q4_1>(t);
-    case QuantFormat::Q8_0: return tile_f<QuantFormat::Q8_0>(t);
+    case QuantFormat::Q4_0: return tile_f<QuantFormat::Q4_0, Packed>(t);
+    case QuantFormat::Q4_1: return tile_f<QuantFormat::Q4_1, Packed>(t);
+    case QuantFormat::Q8_0: return tile_f<QuantFormat::Q8_0, Packed>(t);
+  }
+}
+
+std::size_t packed_row_bytes(QuantFormat f, std::int64_t nb) {
+  switch (f) {
+    case QuantFormat::Q4_0: return PackedRow<QuantFormat::Q4_0>::bytes(nb);
+    case QuantFormat::Q4_1: return PackedRow<QuantFormat::Q4_1>::bytes(nb);
+    case QuantFormat::Q8_0: return PackedRow<QuantFormat::Q8_0>::bytes(nb);
+  }
+  return 0;
+}
+
+void pack(QuantFormat f, const unsigned char* w, std::size_t w_stride, std::int64_t rows, std::int64_t nb,
+          unsigned char* dst) {
+  switch (f) {
+    case QuantFormat::Q4_0: return pack_rows<QuantFormat::Q4_0>(w, w_stride, rows, nb, dst);
+    case QuantFormat::Q4_1: return pack_rows<QuantFormat::Q4_1>(w, w_stride, rows, nb, dst);
+    case QuantFormat::Q8_0: return pack_rows<QuantFormat::Q8_0>(w, w_stride, rows, nb, dst);
   }
 }
 
 }  // namespace
 
 const Kernels& kernels_avx512_vnni() {
-  static const Kernels k{Isa::Avx512Vnni, kRows, kCols, tile};
+  static const Kernels k{Isa::Avx512Vnni, kRows, kCols, tile<false>, {packed_row_bytes, pack, tile<true>}};
   return k;
 }
 

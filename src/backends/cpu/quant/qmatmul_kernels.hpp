@@ -72,10 +72,22 @@ inline constexpr Isa kAllIsas[] = {Isa::Generic, Isa::Avx2, Isa::AvxVnni, Isa::A
 const char* isa_name(Isa isa);  // "generic", "avx2", "avx_vnni", "avx512_vnni"
 bool isa_usable(Isa isa);       // this CPU has the instructions
 
+// Optional: weight rows repacked once per chunk into the kernels' own layout
+// (unpacked levels, f32 scales), for calls with many activation rows; the
+// packed tile then reads Tile::w as packed rows (w_stride = row_bytes(nb)).
+struct PackedKernels {
+  std::size_t (*row_bytes)(QuantFormat f, std::int64_t nb) = nullptr;  // a multiple of 64
+  // rows weight rows of nb blocks (w_stride bytes apart) into dst (64-byte aligned).
+  void (*pack)(QuantFormat f, const unsigned char* w, std::size_t w_stride, std::int64_t rows, std::int64_t nb,
+               unsigned char* dst) = nullptr;
+  void (*tile)(const Tile& t) = nullptr;
+};
+
 struct Kernels {
   Isa isa;
   int max_rows, max_cols;  // largest tile
   void (*tile)(const Tile& t);
+  PackedKernels packed = {};
 };
 const Kernels& kernels_generic();
 const Kernels& kernels_avx2();

@@ -30,6 +30,9 @@ Isa best_isa() {
 // A chunk of weight rows stays within this many bytes, so on several
 // activation rows it is read from L2 again for each group of them.
 constexpr std::size_t kChunkBytes = 128 * 1024;
+// From this many activation rows on, a chunk's weight rows are repacked
+// (where the kernels can) before the tiles read them once per four rows.
+constexpr std::int64_t kPackMinRows = 8;
 // Below this much work (weight bytes plus activation multiply-adds / 16) one
 // thread finishes before a second would have started.
 constexpr std::int64_t kParallelMinWork = 96 * 1024;
@@ -105,13 +108,25 @@ void qmatmul(const rt::QMatmulArgs& g) {
     const std::int64_t by_size = static_cast<std::int64_t>(n * row_bytes / kChunkBytes) + 1;
     chunks = std::min(groups, std::max<std::int64_t>(3 * threads, by_size));
   }
+  const bool packing = kern.packed.tile && m >= kPackMinRows;
   auto run_chunk = [&](int c) {
     const std::int64_t i0 = groups * c / chunks * R, i1 = std::min(n, groups * (c + 1) / chunks * R);
+    const unsigned char* rows = w + i0 * row_bytes;
+    std::size_t stride = row_bytes;
+    auto tile = kern.tile;
+    if (packing) {
+      thread_local Scratch packed;
+      stride = kern.packed.row_bytes(g.format, act.nb);
+      auto* dst = static_cast<unsigned char*>(packed.get(stride * static_cast<std::size_t>(i1 - i0)));
+      kern.packed.pack(g.format, rows, row_bytes, i1 - i0, act.nb, dst);
+      rows = dst;
+      tile = kern.packed.tile;
+    }
     for (std::int64_t j = 0; j < m; j += C)
       for (std::int64_t i = i0; i < i1; i += R) {
-        Tile t{g.format, w + i * row_bytes, row_bytes, static_cast<int>(std::min<std::int64_t>(R, i1 - i)), &act, j,
-               static_cast<int>(std::min<std::int64_t>(C, m - j)), out + i, n};
-        kern.tile(t);
+        const Tile t{g.format, rows + (i - i0) * stride, stride, static_cast<int>(std::min<std::int64_t>(R, i1 - i)),
+                     &act, j, static_cast<int>(std::min<std::int64_t>(C, m - j)), out + i, n};
+        tile(t);
       }
   };
   if (chunks == 1) {
