@@ -93,7 +93,9 @@ struct LlamaModel::State {
                   {.op = "load_model"});
     if (auto q = quant_of(t.type)) {
       const auto rb = static_cast<std::int64_t>(quant_row_bytes(*q, cols));
-      return QTensor(bytes_of(t, rows, rb), *q, rows, cols);
+      QTensor w(bytes_of(t, rows, rb), *q, rows, cols);
+      if (opts.f32_weights) return ops::dequantize(w, DType::F32);
+      return w;
     }
     if (auto d = float_of(t.type)) {
       Tensor raw = bytes_of(t, rows, cols * static_cast<std::int64_t>(dtype_size(*d)));
@@ -136,7 +138,8 @@ LlamaModel LlamaModel::load(GgufFile file, Backend backend, const LoadOptions& o
     throw Error(ErrorCode::InvalidArgument, "ctx must be >= 0 (0: the default) and max_batch > 0", {.op = "load_model"});
   const std::int64_t ctx = opts.ctx > 0 ? opts.ctx : std::min<std::int64_t>(cfg.n_ctx_train, 4096);
   std::uint64_t weight_bytes = 0;
-  for (const auto& t : file.tensors()) weight_bytes += t.nbytes;
+  for (const auto& t : file.tensors())
+    weight_bytes += opts.f32_weights && quant_of(t.type) ? static_cast<std::uint64_t>(t.numel()) * 4 : t.nbytes;
 
   LlamaModel m;
   m.s_ = std::make_shared<State>(std::move(file), std::move(cfg), std::move(tok), std::move(backend));
