@@ -599,9 +599,9 @@ def attention(q: Tensor | numpy.typing.ArrayLike, k: Tensor | numpy.typing.Array
     Scaled dot-product attention: q [B, Hq, Sq, D], k/v [B, Hkv, Skv, D] (grouped heads when Hkv divides Hq); scale defaults to 1/sqrt(D). With causal=True and Sq != Skv, align='top_left' (the default, PyTorch's is_causal) lets query i see keys j <= i; align='bottom_right' puts the queries at the end of the keys (j <= i + Skv - Sq, a KV cache); a query that sees no key gets zeros.
     """
 
-def conv2d(x: Tensor | numpy.typing.ArrayLike, weight: Tensor | numpy.typing.ArrayLike, bias: Tensor | numpy.typing.ArrayLike | None = None, *, stride: int | tuple[int, int] = 1, padding: int | tuple[int, int] = 0, dilation: int | tuple[int, int] = 1, groups: int = 1) -> Tensor:
+def conv2d(x: Tensor | numpy.typing.ArrayLike, weight: Tensor | numpy.typing.ArrayLike, bias: Tensor | numpy.typing.ArrayLike | None = None, *, stride: int | tuple[int, int] = 1, padding: int | tuple[int, int] = 0, dilation: int | tuple[int, int] = 1, groups: int = 1, algorithm: str = 'auto') -> Tensor:
     """
-    2-D convolution (cross-correlation, as PyTorch) of x [N, C, H, W] with weight [K, C / groups, R, S].
+    2-D convolution (cross-correlation, as PyTorch) of x [N, C, H, W] with weight [K, C / groups, R, S]. algorithm: 'auto' (the backend chooses), 'gemm' (the direct sum), or 'winograd' (F(2x2, 3x3): f32, 3x3, stride 1, dilation 1; fewer multiply-adds, a few times the rounding error).
     """
 
 def max_pool2d(x: Tensor | numpy.typing.ArrayLike, kernel_size: int | tuple[int, int], stride: int | tuple[int, int] | None = None, padding: int | tuple[int, int] = 0) -> Tensor:
@@ -629,3 +629,113 @@ def randn(shape: int | Sequence[int], *, seed: int | None = None, dtype: DType |
 
 def bernoulli(shape: int | Sequence[int], p: float = 0.5, *, seed: int | None = None, dtype: DType | numpy.typing.DTypeLike = 'f32', offset: int = 0, device: Backend | str | None = None) -> Tensor:
     """1 with probability p, else 0. seed=None draws a fresh seed."""
+
+class Tokenizer:
+    """
+    A tokenizer built from a GGUF file's metadata (byte-level BPE or SentencePiece-style).
+    """
+
+    @staticmethod
+    def from_gguf(path: str) -> Tokenizer:
+        """Reads the tokenizer of a GGUF file (no weights are loaded)."""
+
+    def encode(self, text: str, parse_special: bool = True, add_bos: bool | None = None) -> list[int]:
+        """
+        Token ids of `text`; special tokens such as <|im_start|> are matched when parse_special.
+        """
+
+    def decode(self, ids: object, keep_special: bool = False) -> bytes:
+        """
+        The bytes of the decoded text (UTF-8 unless the ids cut a character; use .decode('utf-8', 'replace')).
+        """
+
+    def apply_chat_template(self, messages: Sequence[tuple[str, str]], add_generation_prompt: bool = True) -> str:
+        """The model's chat prompt for [(role, content), ...]."""
+
+    @property
+    def vocab_size(self) -> int:
+        """Number of tokens."""
+
+    @property
+    def bos(self) -> int:
+        """Beginning-of-sequence id (-1: none)."""
+
+    @property
+    def eos(self) -> int:
+        """End-of-sequence id (-1: none)."""
+
+    @property
+    def stop_tokens(self) -> list[int]:
+        """Ids that end generation (eos, end of turn)."""
+
+class Generation:
+    """An iterator of text pieces from Model.generate()."""
+
+    def __iter__(self) -> object:
+        """The generation itself."""
+
+    def __next__(self) -> str:
+        """The next piece of text."""
+
+    @property
+    def tokens(self) -> list[int]:
+        """The ids generated so far."""
+
+    @property
+    def finish_reason(self) -> str:
+        """
+        'none' while running, then 'stop' (a stop token), 'length' (max_tokens) or 'context'.
+        """
+
+    @property
+    def stats(self) -> dict:
+        """Token counts, seconds and tokens/s of the prompt and the generation."""
+
+class Model:
+    """A llama-architecture GGUF language model on one backend."""
+
+    @staticmethod
+    def load(path: str | None = None, backend: Backend | str | None = None, ctx: int = 0, max_batch: int = 256, f32_weights: bool = False) -> Model:
+        """
+        Loads a GGUF model (default: the cached SmolLM2-135M-Instruct) onto a backend (default: the CPU). f32_weights dequantizes Q4/Q8 weights once and computes in f32 (exact numerics, 5-7x the memory); otherwise the integer kernels quantize activations to 8 bits per block, as llama.cpp does. Refuses with OutOfMemory, with the numbers, when it would not fit.
+        """
+
+    def generate(self, prompt: str, max_tokens: int = 128, temperature: float = 0.0, top_k: int = 0, top_p: float = 1.0, seed: int = 0, chat: bool = False) -> Generation:
+        """
+        A Generation: iterate it for text pieces (temperature 0 is greedy); chat wraps the prompt in the chat template.
+        """
+
+    def logits(self, tokens: object) -> object:
+        """
+        Logits [len(tokens), vocab] (f32 NumPy array sharing the result's memory on the CPU) of the tokens from position 0.
+        """
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        """The model's tokenizer."""
+
+    @property
+    def config(self) -> dict:
+        """Hyper-parameters."""
+
+    @property
+    def memory_estimate(self) -> dict:
+        """
+        Bytes of weights, KV cache and activations (estimate_inference_memory at load).
+        """
+
+    @property
+    def context(self) -> int:
+        """KV cache length in tokens."""
+
+    @property
+    def backend(self) -> Backend:
+        """Where the model runs."""
+
+def estimate_inference_memory(path: str | None = None, ctx: int = 0, batch: int = 256) -> dict:
+    """
+    Bytes a GGUF model needs (weights, KV cache for ctx tokens, activations for a batch), before loading it.
+    """
+
+def model_cache_dir() -> str:
+    """Where models are cached ($TORSH_MODEL_DIR or ~/.cache/torsh/models)."""
