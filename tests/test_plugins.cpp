@@ -4,12 +4,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "runtime/registry_internal.hpp"
 #include "torsh/cuda_plugin_config.h"
@@ -179,4 +182,71 @@ TEST(Plugins, TextFromOutsideBecomesValidUtf8) {
   EXPECT_EQ(rt::valid_utf8("cut \xE2\x82"), "cut " + r + r);
   EXPECT_EQ(rt::valid_utf8("\x1b[31mred"), r + "[31mred");
   EXPECT_EQ(rt::valid_utf8(std::string_view("nul\0byte", 8)), "nul" + r + "byte");
+}
+
+namespace {
+// Whether a file whose path contains `name` is mapped into this process.
+bool mapped(const std::string& name) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line))
+    if (line.find(name) != std::string::npos) return true;
+  return false;
+}
+
+// Everything `torsh info` shows of the statuses but free memory, which moves.
+std::string status_text(const std::vector<BackendStatus>& statuses) {
+  std::ostringstream os;
+  for (const auto& s : statuses) {
+    os << backend_key(s.type) << " available=" << s.available << " source=" << s.source << " version=" << s.version
+       << " reason=" << s.reason << "\n";
+    for (const auto& d : s.devices) os << "  [" << d.index << "] " << d.name << " " << d.total_memory << "\n";
+  }
+  return os.str();
+}
+
+std::string lazy_statuses_file(pid_t test_process) {
+  return ::testing::TempDir() + "torsh_lazy_statuses_" + std::to_string(test_process);
+}
+
+// Runs in a fresh process: asks for the CPU, then OpenCL, then for everything.
+[[noreturn]] void cpu_then_statuses() {
+  Backend cpu = Backend::create(BackendType::Cpu);
+  if (ops::add(cpu.zeros(Shape{2}, DType::F32), cpu.zeros(Shape{2}, DType::F32)).numel() != 2) std::_Exit(3);
+  if (mapped("libtorsh_backend_")) {
+    std::fprintf(stderr, "creating the CPU backend mapped a plugin\n");
+    std::_Exit(1);
+  }
+  auto& reg = rt::Registry::get();
+  if (reg.probed(BackendType::OpenCl) || reg.probed(BackendType::Cuda)) {
+    std::fprintf(stderr, "creating the CPU backend looked for other plugins\n");
+    std::_Exit(1);
+  }
+  // Naming one other backend looks for that one's plugin alone.
+  try {
+    Backend::create(BackendType::OpenCl);
+  } catch (const Error&) {
+  }
+  if (!reg.probed(BackendType::OpenCl) || reg.probed(BackendType::Cuda) || reg.probed(BackendType::WebGpu)) {
+    std::fprintf(stderr, "creating the OpenCL backend did not look for its plugin alone\n");
+    std::_Exit(1);
+  }
+  // Statuses need every plugin; written for the test process to compare with its own.
+  std::ofstream(lazy_statuses_file(::getppid())) << status_text(backend_statuses());
+  std::_Exit(0);
+}
+}  // namespace
+
+TEST(Plugins, NamingABackendLoadsOnlyItsPlugin) {
+  // Re-executed rather than forked: the child must start with no plugin
+  // loaded, and this binary's other tests load them all.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(cpu_then_statuses(), ::testing::ExitedWithCode(0), "");
+  const std::string file = lazy_statuses_file(::getpid());
+  std::ifstream in(file);
+  const std::string lazy((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::remove(file.c_str());
+  // Loaded one at a time, the statuses read as when all load together.
+  EXPECT_EQ(lazy, status_text(backend_statuses()));
+  EXPECT_NE(lazy.find("opencl available="), std::string::npos) << lazy;
 }

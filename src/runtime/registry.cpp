@@ -1,5 +1,6 @@
-// The backend registry: built-in CPU, plugins found on the search path, the
-// reasons for every backend that is missing, and auto-selection.
+// The backend registry: built-in CPU, plugins found on the search path (each
+// loaded when its backend is first asked for), the reasons for every backend
+// that is missing, and auto-selection.
 #include "torsh/runtime/registry.hpp"
 
 #include <dlfcn.h>
@@ -36,22 +37,59 @@ Registry& Registry::get() {
   return *r;
 }
 
+void Registry::init_locked() {
+  if (!entries_.empty()) return;
+  std::vector<BackendType> order(std::begin(kConcreteBackends), std::end(kConcreteBackends));
+  std::sort(order.begin(), order.end(), [](auto a, auto b) { return auto_priority(a) < auto_priority(b); });
+  for (BackendType t : order) {
+    DriverEntry e;
+    e.status.type = t;
+    entries_.push_back(std::move(e));
+  }
+  // Read once, as when every plugin loaded at the first touch: a later change
+  // of TORSH_BACKEND_PATH counts from the next rescan(), not from the next lazy load.
+  path_ = plugin_search_path();
+}
+
 const std::vector<DriverEntry>& Registry::entries() {
   std::lock_guard lk(mu_);
-  if (!scanned_) scan_locked();
+  init_locked();
+  for (auto& e : entries_)
+    if (!e.probed) probe_locked(e);
   return entries_;
 }
 
 DriverEntry& Registry::entry(BackendType t) {
-  entries();
+  std::lock_guard lk(mu_);
+  init_locked();
   for (auto& e : entries_)
-    if (e.status.type == t) return e;
+    if (e.status.type == t) {
+      if (!e.probed) probe_locked(e);
+      return e;
+    }
   throw Error(ErrorCode::InvalidArgument, "Auto is not a concrete backend type", {.op = "registry"});
 }
 
 void Registry::rescan() {
   std::lock_guard lk(mu_);
-  scan_locked();
+  init_locked();
+  path_ = plugin_search_path();
+  for (auto& e : entries_) {
+    // Keep drivers that loaded before: plugins are never unloaded.
+    if (!e.driver) {
+      const BackendType t = e.status.type;
+      e = DriverEntry{};
+      e.status.type = t;
+    }
+    e.probed = false;
+  }
+}
+
+bool Registry::probed(BackendType t) {
+  std::lock_guard lk(mu_);
+  for (const auto& e : entries_)
+    if (e.status.type == t) return e.probed;
+  return false;
 }
 
 namespace {
@@ -119,72 +157,62 @@ void make_text(BackendStatus& s) {
 }
 }  // namespace
 
-void Registry::scan_locked() {
-  std::vector<DriverEntry> old = std::move(entries_);
-  entries_.clear();
-  std::vector<BackendType> order(std::begin(kConcreteBackends), std::end(kConcreteBackends));
-  std::sort(order.begin(), order.end(), [](auto a, auto b) { return auto_priority(a) < auto_priority(b); });
-  const auto path = plugin_search_path();
-  for (BackendType t : order) {
-    DriverEntry e;
-    e.status.type = t;
-    // Keep drivers that loaded before: plugins are never unloaded.
-    for (auto& o : old)
-      if (o.status.type == t && o.driver) e = o;
-    if (!e.driver && t == BackendType::Cpu) {
-      e.driver = make_cpu_driver();
-      e.status.source = "built-in";
+// Looks for one type's plugin (unless its driver loaded before) and fills its status.
+void Registry::probe_locked(DriverEntry& e) {
+  const BackendType t = e.status.type;
+  const auto& path = path_;
+  if (!e.driver && t == BackendType::Cpu) {
+    e.driver = make_cpu_driver();
+    e.status.source = "built-in";
+  }
+  if (!e.driver) {
+    const std::string file = "libtorsh_backend_" + std::string(backend_key(t)) + ".so";
+    std::vector<std::string> errors;
+    std::string note;
+    for (const auto& dir : path) {
+      const std::string full = dir + "/" + file;
+      if (!file_exists(full)) continue;
+      auto r = load_plugin(full, t);
+      e.status.source = full;
+      if (r.driver) {
+        e.driver = r.driver;
+        note = r.note;
+        break;
+      }
+      errors.push_back(r.error);
     }
     if (!e.driver) {
-      const std::string file = "libtorsh_backend_" + std::string(backend_key(t)) + ".so";
-      std::vector<std::string> errors;
-      std::string note;
-      for (const auto& dir : path) {
-        const std::string full = dir + "/" + file;
-        if (!file_exists(full)) continue;
-        auto r = load_plugin(full, t);
-        e.status.source = full;
-        if (r.driver) {
-          e.driver = r.driver;
-          note = r.note;
-          break;
-        }
-        errors.push_back(r.error);
-      }
-      if (!e.driver) {
-        if (!errors.empty()) {
-          e.status.reason = errors.front();
-          for (std::size_t i = 1; i < errors.size(); ++i) e.status.reason += "; also: " + errors[i];
-        } else {
-          std::string dirs;
-          for (const auto& d : path) dirs += (dirs.empty() ? "" : ":") + d;
-          e.status.reason = missing_plugin_reason(t, file, dirs);
-        }
+      if (!errors.empty()) {
+        e.status.reason = errors.front();
+        for (std::size_t i = 1; i < errors.size(); ++i) e.status.reason += "; also: " + errors[i];
       } else {
-        // Loaded, but say what was passed over on the way and what the plugin noted.
-        std::string notes;
-        for (const auto& err : errors) notes += (notes.empty() ? "" : "; ") + ("skipped: " + err);
-        if (!note.empty()) notes += (notes.empty() ? "" : "; ") + note;
-        e.status.reason = notes;
+        std::string dirs;
+        for (const auto& d : path) dirs += (dirs.empty() ? "" : ":") + d;
+        e.status.reason = missing_plugin_reason(t, file, dirs);
       }
+    } else {
+      // Loaded, but say what was passed over on the way and what the plugin noted.
+      std::string notes;
+      for (const auto& err : errors) notes += (notes.empty() ? "" : "; ") + ("skipped: " + err);
+      if (!note.empty()) notes += (notes.empty() ? "" : "; ") + note;
+      e.status.reason = notes;
     }
-    if (e.driver) {
-      try {
-        fill_devices(e);
-        e.status.available = !e.status.devices.empty();
-        if (!e.status.available)
-          e.status.reason = "the driver loaded but reports no device" +
-                            (e.status.reason.empty() ? "" : " (" + e.status.reason + ")");
-      } catch (const std::exception& ex) {
-        e.status.available = false;
-        e.status.reason = std::string("device query failed: ") + ex.what();
-        e.driver.reset();
-      }
-    }
-    make_text(e.status);
-    entries_.push_back(std::move(e));
   }
-  scanned_ = true;
+  if (e.driver) {
+    try {
+      fill_devices(e);
+      e.status.available = !e.status.devices.empty();
+      if (!e.status.available)
+        e.status.reason = "the driver loaded but reports no device" +
+                          (e.status.reason.empty() ? "" : " (" + e.status.reason + ")");
+    } catch (const std::exception& ex) {
+      e.status.available = false;
+      e.status.reason = std::string("device query failed: ") + ex.what();
+      e.driver.reset();
+    }
+  }
+  make_text(e.status);
+  e.probed = true;
 }
 
 }  // namespace rt

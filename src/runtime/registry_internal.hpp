@@ -14,22 +14,34 @@ namespace torsh::rt {
 struct DriverEntry {
   std::shared_ptr<Driver> driver;  // null when unavailable
   BackendStatus status;
+  bool probed = false;  // plugin looked for and status filled since the table was built or rescanned
 };
 
+// Plugins load on demand, one backend type at a time: a process that names
+// one backend maps only that backend's plugin (the OpenCL one alone pulls in
+// the ICD loader and PoCL/LLVM, tens of MB resident). An entry, once probed,
+// is not changed again until rescan(), so the references handed out stay
+// valid and readable without the lock.
 class Registry {
  public:
   static Registry& get();
-  // Entries for every concrete backend type, in auto-selection priority order.
+  // Entries for every concrete backend type, in auto-selection priority order;
+  // loads every plugin not loaded yet.
   const std::vector<DriverEntry>& entries();
+  // One type's entry; loads only that type's plugin (the CPU is built in).
   DriverEntry& entry(BackendType t);
-  // Re-scans the plugin path (tests change TORSH_BACKEND_PATH); loaded plugins stay loaded.
+  // Re-scans the plugin path (tests change TORSH_BACKEND_PATH); loaded plugins
+  // stay loaded. The path is read now; each plugin is looked for when next asked.
   void rescan();
+  // Whether `t`'s plugin has been looked for since the table was built or rescanned.
+  bool probed(BackendType t);
 
  private:
-  void scan_locked();
+  void init_locked();
+  void probe_locked(DriverEntry& e);
   std::mutex mu_;
-  bool scanned_ = false;
-  std::vector<DriverEntry> entries_;
+  std::vector<DriverEntry> entries_;  // built once, in priority order; never resized after
+  std::vector<std::string> path_;     // the plugin search path when the table was built or rescanned
 };
 
 std::shared_ptr<Driver> make_cpu_driver();
