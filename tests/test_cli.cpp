@@ -169,12 +169,13 @@ TEST(Cli, RunChecksItsOptions) {
   const auto help = torsh_cmd("run --help");
   EXPECT_EQ(help.status, 0) << help.out;
   for (const char* opt : {"--prompt", "--chat", "--backend", "--max-tokens", "--temp", "--top-k", "--top-p", "--seed",
-                          "--ctx", "--threads"})
+                          "--ctx", "--threads", "--activations"})
     EXPECT_NE(help.out.find(opt), std::string::npos) << opt;
   for (const std::string& args : std::vector<std::string>{
            "run", "run --prompt hi --temp -1", "run --prompt hi --temp nan", "run --prompt hi --top-p 0",
            "run --prompt hi --top-p 1.5", "run --prompt hi --top-k -1", "run --prompt hi --max-tokens -3",
-           "run --prompt hi --backend nosuch", "run --prompt hi --ctx -1", "run --prompt hi --bogus"}) {
+           "run --prompt hi --backend nosuch", "run --prompt hi --ctx -1", "run --prompt hi --bogus",
+           "run --prompt hi --activations int4"}) {
     const auto r = torsh_cmd(args);
     EXPECT_EQ(r.status, 2) << args << ": " << r.out;
   }
@@ -188,9 +189,12 @@ TEST(Cli, RunAnswersAChatPromptWithTokensPerSecond) {
   REQUIRE_CLI();
   if (!torsh::model::find_model(torsh::model::kSmolLM2FileName))
     GTEST_SKIP() << "the model is not cached (scripts/fetch-model.sh)";
-  const auto r = torsh_cmd("run --backend cpu --chat --max-tokens 8 --ctx 128 --prompt 'What is the capital of France?'");
-  EXPECT_EQ(r.status, 0) << r.out;
-  EXPECT_NE(r.out.find("memory: weights"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("generation: 8 tokens"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("tokens/s"), std::string::npos) << r.out;
+  for (const char* acts : {"int16", "int8"}) {
+    const auto r = torsh_cmd(std::string("run --backend cpu --chat --max-tokens 8 --ctx 128 --activations ") + acts +
+                             " --prompt 'What is the capital of France?'");
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("memory: weights"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("generation: 8 tokens"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("tokens/s"), std::string::npos) << r.out;
+  }
 }

@@ -92,20 +92,23 @@ Vectors load_vectors() {
 
 // out[i][j] = sum_e w[j][e] * x[i][e] in double, with the bound the kernel's
 // result must lie within. The kernel multiplies the weights (exactly the
-// dequantized values) by activations rounded to 255 levels per block: level
-// step d = amax / 127, so each activation moves by at most d / 2 =
-// amax / 254, and the product sum by at most sum_b amax_b / 254 * sum_e |w_e|
-// (times 1.001 for the rounding of d itself). The block sums are then scaled
-// and added in f32: with nb blocks, at most about (nb + 4) roundings of 2^-24
-// relative to sum (|d_w u| + |m_w|) |x| (the kernel adds Q4_1's d_w u and m_w
-// parts separately, so they may cancel only after rounding).
+// dequantized values) by activations rounded to 2L + 1 levels per block
+// (Int8: L = 127, Int16: L = 32767): level step d = amax / L, so each
+// activation moves by at most d / 2 = amax / 2L, and the product sum by at
+// most sum_b amax_b / 2L * sum_e |w_e| (times 1.001 for the rounding of d
+// itself). The block sums are then scaled and added in f32: with nb blocks,
+// at most about (nb + 4) roundings of 2^-24 relative to sum (|d_w u| + |m_w|)
+// |x| (the kernel adds Q4_1's d_w u and m_w parts separately, so they may
+// cancel only after rounding); Int16's Q4_1 also sums each block's 32 x in
+// f32 for the m_w part: 32 more roundings relative to |m_w| sum |x|.
 struct Reference {
   std::vector<double> out, bound;
   std::vector<double> f32_bound;  // the f32 rounding share of bound
 };
 
 Reference reference(QuantFormat f, const std::vector<unsigned char>& wq, const std::vector<float>& x, std::int64_t m,
-                    std::int64_t n, std::int64_t k) {
+                    std::int64_t n, std::int64_t k, QuantActivations width) {
+  const double two_l = width == QuantActivations::Int16 ? 65534.0 : 254.0;
   const std::int64_t nb = k / 32;
   std::vector<float> w(static_cast<std::size_t>(n * k));
   std::vector<float> mins(static_cast<std::size_t>(n * nb), 0.0f);
@@ -125,20 +128,23 @@ Reference reference(QuantFormat f, const std::vector<unsigned char>& wq, const s
   r.f32_bound.resize(r.out.size());
   for (std::int64_t i = 0; i < m; ++i)
     for (std::int64_t j = 0; j < n; ++j) {
-      double sum = 0, quant = 0, mag = 0;
+      double sum = 0, quant = 0, mag = 0, min_mag = 0;
       for (std::int64_t b = 0; b < nb; ++b) {
         double amax = 0, wabs = 0;
         for (std::int64_t e = b * 32; e < b * 32 + 32; ++e) {
           const double we = w[j * k + e], xe = x[i * k + e], mn = mins[j * nb + b];
           sum += we * xe;
           amax = std::max(amax, std::fabs(xe));
-          wabs += std::fabs(we);
+          // Int16's Q4_1 takes m_w times the exact sum of x, so only d_w u meets rounded x.
+          wabs += std::fabs(width == QuantActivations::Int16 ? we - mn : we);
           mag += (std::fabs(we - mn) + std::fabs(mn)) * std::fabs(xe);
+          min_mag += std::fabs(mn) * std::fabs(xe);
         }
-        quant += amax / 254.0 * wabs;
+        quant += amax / two_l * wabs;
       }
       r.out[i * n + j] = sum;
-      r.f32_bound[i * n + j] = 6e-8 * static_cast<double>(nb + 4) * mag + 1e-30;
+      const double sums = width == QuantActivations::Int16 ? 32 * 6e-8 * min_mag : 0.0;
+      r.f32_bound[i * n + j] = 6e-8 * static_cast<double>(nb + 4) * mag + sums + 1e-30;
       r.bound[i * n + j] = 1.001 * quant + r.f32_bound[i * n + j];
     }
   return r;
@@ -164,10 +170,12 @@ struct ForcedIsa {
   ~ForcedIsa() { q::force_isa(std::nullopt); }
 };
 
-std::string what(QuantFormat f, std::int64_t m, std::int64_t n, std::int64_t k, q::Isa isa) {
+std::string what(QuantFormat f, std::int64_t m, std::int64_t n, std::int64_t k, q::Isa isa, QuantActivations width) {
   return std::string(quant_format_name(f)) + " m=" + std::to_string(m) + " n=" + std::to_string(n) +
-         " k=" + std::to_string(k) + " " + q::isa_name(isa);
+         " k=" + std::to_string(k) + " " + q::isa_name(isa) + " " + std::string(quant_activations_name(width));
 }
+
+constexpr QuantActivations kWidths[] = {QuantActivations::Int16, QuantActivations::Int8};
 
 }  // namespace
 
@@ -271,41 +279,65 @@ TEST(Quant, QMatmulOnEveryInstructionSetMatchesTheReference) {
           const std::vector<float> wf = normal(static_cast<std::size_t>(n * k), ++seed, 0.05f);
           const std::vector<float> x = normal(static_cast<std::size_t>(m * k), ++seed);
           const std::vector<unsigned char> wq = quantize_host(f, wf, n, k);
-          const Reference ref = reference(f, wq, x, m, n, k);
           const QTensor w = QTensor::from_host(b, f, n, k, wq.data(), wq.size());
           const Tensor xt = host_tensor(x, Shape{m, k});
-          std::vector<float> generic;
-          for (q::Isa isa : isas) {
-            const ForcedIsa forced(isa);
-            const std::vector<float> got = ops::qmatmul(xt, w).to_vector();
-            ASSERT_EQ(got.size(), ref.out.size());
-            for (std::size_t i = 0; i < got.size(); ++i)
-              ASSERT_LE(std::fabs(got[i] - ref.out[i]), ref.bound[i])
-                  << what(f, m, n, k, isa) << " element " << i << ": " << got[i] << " vs " << ref.out[i];
-            // The integer sums are exact everywhere: instruction sets differ
-            // only in the order they add scaled block sums.
-            if (isa == q::Isa::Generic) {
-              generic = got;
-            } else {
+          for (QuantActivations width : kWidths) {
+            const Reference ref = reference(f, wq, x, m, n, k, width);
+            std::vector<float> generic;
+            for (q::Isa isa : isas) {
+              const ForcedIsa forced(isa);
+              const std::vector<float> got = ops::qmatmul(xt, w, width).to_vector();
+              ASSERT_EQ(got.size(), ref.out.size());
               for (std::size_t i = 0; i < got.size(); ++i)
-                ASSERT_LE(std::fabs(got[i] - generic[i]), 2 * ref.f32_bound[i]) << what(f, m, n, k, isa) << " vs generic, " << i;
+                ASSERT_LE(std::fabs(got[i] - ref.out[i]), ref.bound[i])
+                    << what(f, m, n, k, isa, width) << " element " << i << ": " << got[i] << " vs " << ref.out[i];
+              // The integer sums are exact everywhere: instruction sets differ
+              // only in the order they add scaled block sums.
+              if (isa == q::Isa::Generic) {
+                generic = got;
+              } else {
+                for (std::size_t i = 0; i < got.size(); ++i)
+                  ASSERT_LE(std::fabs(got[i] - generic[i]), 2 * ref.f32_bound[i])
+                      << what(f, m, n, k, isa, width) << " vs generic, " << i;
+              }
             }
           }
         }
 }
 
+TEST(Quant, Int16ActivationsAreFarCloserThanInt8) {
+  // The default width's whole point: on typical data its error is hundreds of
+  // times smaller than int8's (bounds: 65534 vs 254 levels per block).
+  Backend b = cpu_backend();
+  const std::int64_t m = 4, n = 64, k = 576;
+  const QTensor w = QTensor::quantize(host_tensor(normal(n * k, 21, 0.05f), Shape{n, k}), QuantFormat::Q4_1);
+  const std::vector<float> xv = normal(m * k, 22);
+  const Tensor x = host_tensor(xv, Shape{m, k});
+  const Reference ref = reference(QuantFormat::Q4_1, w.blocks().to_host<unsigned char>(), xv, m, n, k,
+                                  QuantActivations::Int16);
+  double err16 = 0, err8 = 0;
+  const std::vector<float> y16 = ops::qmatmul(x, w).to_vector(), y8 = ops::qmatmul(x, w, QuantActivations::Int8).to_vector();
+  for (std::size_t i = 0; i < y16.size(); ++i) {
+    err16 = std::max(err16, std::fabs(y16[i] - ref.out[i]));
+    err8 = std::max(err8, std::fabs(y8[i] - ref.out[i]));
+  }
+  EXPECT_LT(err16 * 30, err8) << "int16 " << err16 << " int8 " << err8;
+}
+
 TEST(Quant, QMatmulAgreesWithDequantizeThenMatmul) {
   Backend b = cpu_backend();
   const std::int64_t m = 5, n = 37, k = 192;
-  for (QuantFormat f : kAllQuantFormats) {
-    const QTensor w = QTensor::quantize(host_tensor(normal(n * k, 7, 0.1f), Shape{n, k}), f);
-    const Tensor x = host_tensor(normal(m * k, 8), Shape{m, k});
-    const std::vector<float> got = ops::qmatmul(x, w).to_vector();
-    const std::vector<float> dense = ops::matmul(x, ops::dequantize(w).transpose(0, 1)).to_vector();
-    const Reference ref = reference(f, w.blocks().to_host<unsigned char>(), x.to_vector(), m, n, k);
-    for (std::size_t i = 0; i < got.size(); ++i)
-      EXPECT_LE(std::fabs(got[i] - dense[i]), ref.bound[i] + 1e-5 * std::fabs(dense[i])) << quant_format_name(f) << " " << i;
-  }
+  for (QuantFormat f : kAllQuantFormats)
+    for (QuantActivations width : kWidths) {
+      const QTensor w = QTensor::quantize(host_tensor(normal(n * k, 7, 0.1f), Shape{n, k}), f);
+      const Tensor x = host_tensor(normal(m * k, 8), Shape{m, k});
+      const std::vector<float> got = ops::qmatmul(x, w, width).to_vector();
+      const std::vector<float> dense = ops::matmul(x, ops::dequantize(w).transpose(0, 1)).to_vector();
+      const Reference ref = reference(f, w.blocks().to_host<unsigned char>(), x.to_vector(), m, n, k, width);
+      for (std::size_t i = 0; i < got.size(); ++i)
+        EXPECT_LE(std::fabs(got[i] - dense[i]), ref.bound[i] + 1e-5 * std::fabs(dense[i]))
+            << quant_format_name(f) << " " << quant_activations_name(width) << " " << i;
+    }
 }
 
 TEST(Quant, LeadingDimsMatmulVecAndOtherActivationDTypes) {
@@ -337,13 +369,14 @@ TEST(Quant, LeadingDimsMatmulVecAndOtherActivationDTypes) {
 TEST(Quant, ZeroBlocksExtremeValuesAndNaN) {
   Backend b = cpu_backend();
   const std::int64_t m = 3, n = 9, k = 128;
-  for (q::Isa isa : usable_isas()) {
+  for (q::Isa isa : usable_isas())
+    for (QuantActivations width : kWidths) {
     const ForcedIsa forced(isa);
     for (QuantFormat f : kAllQuantFormats) {
       // All-zero weights and activations: exactly zero.
       const QTensor wz = QTensor::quantize(b.zeros(Shape{n, k}, DType::F32), f);
       const Tensor xz = b.zeros(Shape{m, k}, DType::F32);
-      for (float y : ops::qmatmul(xz, wz).to_vector()) ASSERT_EQ(y, 0.0f) << quant_format_name(f) << " " << q::isa_name(isa);
+      for (float y : ops::qmatmul(xz, wz, width).to_vector()) ASSERT_EQ(y, 0.0f) << quant_format_name(f) << " " << q::isa_name(isa) << " " << quant_activations_name(width);
       // Weights near f16's limits, activations up to 1e30 and down to 1e-30
       // (per block: each block has its own scale), zero blocks in between.
       std::vector<float> wv = normal(n * k, 11, 1000.0f), xv = normal(m * k, 12);
@@ -353,16 +386,16 @@ TEST(Quant, ZeroBlocksExtremeValuesAndNaN) {
           xv[i * k + e] *= blk == 0 ? 1e30f : blk == 1 ? 1e-30f : blk == 2 ? 0.0f : 1.0f;
         }
       const QTensor w = QTensor::quantize(host_tensor(wv, Shape{n, k}), f);
-      const std::vector<float> got = ops::qmatmul(host_tensor(xv, Shape{m, k}), w).to_vector();
-      const Reference ref = reference(f, w.blocks().to_host<unsigned char>(), xv, m, n, k);
+      const std::vector<float> got = ops::qmatmul(host_tensor(xv, Shape{m, k}), w, width).to_vector();
+      const Reference ref = reference(f, w.blocks().to_host<unsigned char>(), xv, m, n, k, width);
       for (std::size_t i = 0; i < got.size(); ++i)
-        ASSERT_LE(std::fabs(got[i] - ref.out[i]), ref.bound[i]) << quant_format_name(f) << " " << q::isa_name(isa) << " " << i;
+        ASSERT_LE(std::fabs(got[i] - ref.out[i]), ref.bound[i]) << quant_format_name(f) << " " << q::isa_name(isa) << " " << quant_activations_name(width) << " " << i;
       // A NaN activation makes its row NaN (and only its row).
       xv[1 * k + 70] = std::numeric_limits<float>::quiet_NaN();
-      const std::vector<float> nan_row = ops::qmatmul(host_tensor(xv, Shape{m, k}), w).to_vector();
+      const std::vector<float> nan_row = ops::qmatmul(host_tensor(xv, Shape{m, k}), w, width).to_vector();
       for (std::int64_t i = 0; i < m; ++i)
         for (std::int64_t j = 0; j < n; ++j)
-          EXPECT_EQ(std::isnan(nan_row[i * n + j]), i == 1) << quant_format_name(f) << " " << q::isa_name(isa);
+          EXPECT_EQ(std::isnan(nan_row[i * n + j]), i == 1) << quant_format_name(f) << " " << q::isa_name(isa) << " " << quant_activations_name(width);
     }
   }
 }

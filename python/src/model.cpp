@@ -119,21 +119,28 @@ void bind_model(nb::module_& m) {
   nb::class_<LlamaModel>(m, "Model", "A llama-architecture GGUF language model on one backend.")
       .def_static("load",
                   [](std::optional<std::string> path, const DeviceArg& backend, std::int64_t ctx, std::int64_t max_batch,
-                     bool f32_weights) {
+                     bool f32_weights, const std::string& activations) {
                     const std::string p = model_path(path);
                     Backend b = to_backend(backend);
                     LoadOptions o;
                     o.ctx = ctx;
                     o.max_batch = max_batch;
                     o.f32_weights = f32_weights;
+                    const auto width = quant_activations_from_name(activations);
+                    if (!width)
+                      throw Error(ErrorCode::InvalidArgument,
+                                  "Model.load: activations must be 'int16' or 'int8', got '" + activations + "'",
+                                  {.op = "Model.load"}, {"int16 (the default) is accurate; int8 is llama.cpp's numerics"});
+                    o.activations = *width;
                     nb::gil_scoped_release unlocked;
                     return LlamaModel::load(p, b, o);
                   },
                   nb::arg("path") = nb::none(), nb::arg("backend") = nb::none(), nb::arg("ctx") = 0,
-                  nb::arg("max_batch") = 256, nb::arg("f32_weights") = false,
+                  nb::arg("max_batch") = 256, nb::arg("f32_weights") = false, nb::arg("activations") = "int16",
                   "Loads a GGUF model (default: the cached SmolLM2-135M-Instruct) onto a backend (default: the CPU). "
-                  "f32_weights dequantizes Q4/Q8 weights once and computes in f32 (exact numerics, 5-7x the memory); "
-                  "otherwise the integer kernels quantize activations to 8 bits per block, as llama.cpp does. "
+                  "The integer kernels quantize activations per 32-block to `activations` levels: 'int16' (logits "
+                  "within 1e-3 of an f32 forward) or 'int8' (llama.cpp's numerics: faster prompts, logits off by a "
+                  "few percent). f32_weights dequantizes Q4/Q8 weights once and computes in f32 (5-7x the memory). "
                   "Refuses with OutOfMemory, with the numbers, when it would not fit.")
       .def("generate",
            [](LlamaModel& self, const std::string& prompt, std::int64_t max_tokens, float temperature, std::int32_t top_k,

@@ -695,9 +695,9 @@ class Model:
     """A llama-architecture GGUF language model on one backend."""
 
     @staticmethod
-    def load(path: str | None = None, backend: Backend | str | None = None, ctx: int = 0, max_batch: int = 256, f32_weights: bool = False) -> Model:
+    def load(path: str | None = None, backend: Backend | str | None = None, ctx: int = 0, max_batch: int = 256, f32_weights: bool = False, activations: str = 'int16') -> Model:
         """
-        Loads a GGUF model (default: the cached SmolLM2-135M-Instruct) onto a backend (default: the CPU). f32_weights dequantizes Q4/Q8 weights once and computes in f32 (exact numerics, 5-7x the memory); otherwise the integer kernels quantize activations to 8 bits per block, as llama.cpp does. Refuses with OutOfMemory, with the numbers, when it would not fit.
+        Loads a GGUF model (default: the cached SmolLM2-135M-Instruct) onto a backend (default: the CPU). The integer kernels quantize activations per 32-block to `activations` levels: 'int16' (logits within 1e-3 of an f32 forward) or 'int8' (llama.cpp's numerics: faster prompts, logits off by a few percent). f32_weights dequantizes Q4/Q8 weights once and computes in f32 (5-7x the memory). Refuses with OutOfMemory, with the numbers, when it would not fit.
         """
 
     def generate(self, prompt: str, max_tokens: int = 128, temperature: float = 0.0, top_k: int = 0, top_p: float = 1.0, seed: int = 0, chat: bool = False) -> Generation:

@@ -129,6 +129,18 @@ std::optional<QuantFormat> quant_format_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view quant_activations_name(QuantActivations a) {
+  return a == QuantActivations::Int8 ? "int8" : "int16";
+}
+
+std::optional<QuantActivations> quant_activations_from_name(std::string_view name) {
+  std::string k(name);
+  std::transform(k.begin(), k.end(), k.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (QuantActivations a : {QuantActivations::Int16, QuantActivations::Int8})
+    if (quant_activations_name(a) == k) return a;
+  return std::nullopt;
+}
+
 void quantize_row(QuantFormat f, const float* x, void* blocks, std::int64_t k) {
   auto* b = static_cast<unsigned char*>(blocks);
   const std::size_t bytes = quant_block_bytes(f);

@@ -18,8 +18,9 @@ namespace {
 // quantized; float formats compute in f32.
 struct Linear {
   std::variant<QTensor, Tensor> w;
+  QuantActivations activations = QuantActivations::Int16;
   Tensor operator()(const Tensor& x) const {
-    if (const auto* q = std::get_if<QTensor>(&w)) return ops::qmatmul(x, *q);
+    if (const auto* q = std::get_if<QTensor>(&w)) return ops::qmatmul(x, *q, activations);
     return ops::gemm(x, std::get<Tensor>(w), 1.0f, 0.0f, std::nullopt, false, true);
   }
 };
@@ -105,7 +106,9 @@ struct LlamaModel::State {
     throw unsupported_type(file, t);
   }
 
-  Linear linear(const std::string& name, std::int64_t rows, std::int64_t cols) { return Linear{matrix(name, rows, cols)}; }
+  Linear linear(const std::string& name, std::int64_t rows, std::int64_t cols) {
+    return Linear{matrix(name, rows, cols), opts.activations};
+  }
 
   Tensor vector(const std::string& name, std::int64_t n) {
     const GgufTensorInfo& t = file.tensor(name);
@@ -160,7 +163,7 @@ LlamaModel LlamaModel::load(GgufFile file, Backend backend, const LoadOptions& o
   const LlamaConfig& c = s.cfg;
   s.embedding = s.matrix("token_embd.weight", c.vocab, c.n_embd);
   s.out_norm = s.vector("output_norm.weight", c.n_embd);
-  s.output = c.tied_embeddings ? Linear{s.embedding} : s.linear("output.weight", c.vocab, c.n_embd);
+  s.output = c.tied_embeddings ? Linear{s.embedding, opts.activations} : s.linear("output.weight", c.vocab, c.n_embd);
   const std::int64_t kv = c.n_head_kv * c.head_dim;
   s.layers.resize(static_cast<std::size_t>(c.n_layers));
   for (std::int64_t i = 0; i < c.n_layers; ++i) {

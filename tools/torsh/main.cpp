@@ -117,6 +117,12 @@ int run(int argc, char** argv) {
   run_cmd->add_option("--ctx", runo.ctx, "Context length (0: the model's, at most 4096)")
       ->capture_default_str()
       ->check(CLI::Range(0LL, 1LL << 24));
+  run_cmd
+      ->add_option("--activations", runo.activations,
+                   "How the integer kernels quantize activations: int16 (accurate) or int8 (llama.cpp's numerics, "
+                   "faster prompts)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"int16", "int8"}));
 
   // `torsh help [command]`, as before CLI11.
   std::string help_topic;

@@ -38,6 +38,7 @@ int run(const RunOptions& opt) {
   const LlamaConfig cfg = LlamaConfig::from_gguf(file);
   LoadOptions lo;
   lo.ctx = opt.ctx;
+  lo.activations = quant_activations_from_name(opt.activations).value_or(QuantActivations::Int16);
   std::uint64_t weight_bytes = 0;
   for (const auto& t : file.tensors()) weight_bytes += t.nbytes;
   const std::int64_t ctx = opt.ctx > 0 ? opt.ctx : std::min<std::int64_t>(cfg.n_ctx_train, 4096);

@@ -20,6 +20,14 @@ enum class QuantFormat : std::uint8_t { Q4_0, Q4_1, Q8_0 };
 inline constexpr QuantFormat kAllQuantFormats[] = {QuantFormat::Q4_0, QuantFormat::Q4_1, QuantFormat::Q8_0};
 inline constexpr std::int64_t kQuantBlock = 32;  // elements per block, every format
 
+// How integer qmatmul kernels quantize f32 activations, per 32-block with a
+// block scale: Int16 (the default) keeps about 4.5 significant digits, so a
+// model's logits stay within 1e-3 relative of an f32 forward; Int8 (ggml's
+// Q8 activations) halves the integer work and moves logits by a few percent.
+enum class QuantActivations : std::uint8_t { Int16, Int8 };
+std::string_view quant_activations_name(QuantActivations a);  // "int16", "int8"
+std::optional<QuantActivations> quant_activations_from_name(std::string_view name);
+
 constexpr std::size_t quant_block_bytes(QuantFormat f) {
   switch (f) {
     case QuantFormat::Q4_0: return 18;

@@ -50,10 +50,12 @@ struct LoadOptions {
   // Refuse (OutOfMemory, with the numbers) when the estimate exceeds the device's
   // free memory; off only for tests that want to see the allocation fail.
   bool check_memory = true;
+  // How the integer kernels quantize activations per 32-block: Int16 keeps the
+  // logits within 1e-3 relative of an f32 forward; Int8 (llama.cpp's numerics)
+  // runs prompts faster and moves logits by a few percent.
+  QuantActivations activations = QuantActivations::Int16;
   // Dequantize Q4_0/Q4_1/Q8_0 weights to f32 once at load and compute in f32
-  // (gemm): exact f32 numerics for checking against a reference, at 5-7x the
-  // weight memory. Off, the integer kernels quantize activations to 8 bits per
-  // block (llama.cpp's numerics), which moves logits by a few percent.
+  // (gemm): f32 numerics throughout, at 5-7x the weight memory.
   bool f32_weights = false;
 };
 

@@ -98,12 +98,14 @@ Tensor dequantize(const QTensor& w, DType dtype = DType::F32);
 // A linear layer on quantized weights: x [..., k] @ dequantize(w)^T for w [n, k] -> [..., n].
 // Kernels take f32 activations: x of another floating dtype is cast to f32 and the
 // result back to x's dtype. The CPU backend quantizes the activations per 32-block
-// to int8 on the fly for integer dot products: an output differs from the exact
-// product by at most the sum over blocks of max|x| / 254 times the block's sum of |w|
-// (plus f32 rounding); a non-finite activation makes its row of the result NaN.
-// supports_qmatmul says what a backend runs natively.
-Tensor qmatmul(const Tensor& x, const QTensor& w);
-Tensor matmul_vec(const QTensor& w, const Tensor& x);  // w [n, k] @ x [k] -> [n]
+// on the fly for integer dot products, to `activations` levels: an output differs
+// from the exact product by at most the sum over blocks of max|x| / L times the
+// block's sum of |w| (plus f32 rounding), L = 65534 for Int16 (the default) and
+// 254 for Int8 (ggml's numerics, less integer work); a non-finite activation makes
+// its row of the result NaN. supports_qmatmul says what a backend runs natively.
+Tensor qmatmul(const Tensor& x, const QTensor& w, QuantActivations activations = QuantActivations::Int16);
+// w [n, k] @ x [k] -> [n]
+Tensor matmul_vec(const QTensor& w, const Tensor& x, QuantActivations activations = QuantActivations::Int16);
 // Rows of w picked by integer ids (i32 or i64, any shape) -> ids.shape + [cols] of `dtype`;
 // an id outside [0, rows) is an OutOfRange error naming it.
 Tensor embedding(const QTensor& w, const Tensor& ids, DType dtype = DType::F32);

@@ -132,6 +132,7 @@ struct AttentionArgs {
 struct QMatmulArgs {
   TensorArg x, w, out;
   QuantFormat format = QuantFormat::Q8_0;
+  QuantActivations activations = QuantActivations::Int16;
   std::int64_t m = 1, n = 1, k = 32;
 };
 

@@ -22,6 +22,9 @@ struct Maddubs {
     const __m256i pairs = _mm256_maddubs_epi16(u, q);
     return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
   }
+  static TORSH_INLINE __m256i dot16(__m256i acc, __m256i l, __m256i q) {
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(l, q));
+  }
 };
 
 #include "qmatmul_avx2_body.hpp"
@@ -29,7 +32,7 @@ struct Maddubs {
 }  // namespace
 
 const Kernels& kernels_avx2() {
-  static const Kernels k{Isa::Avx2, kRows, kCols, tile<Maddubs>};
+  static const Kernels k{Isa::Avx2, kRows, kCols, tile<Maddubs, false>, tile<Maddubs, true>};
   return k;
 }
 

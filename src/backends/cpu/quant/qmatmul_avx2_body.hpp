@@ -6,7 +6,8 @@
 // anonymous namespace, with TORSH_INLINE defined.
 //
 // Dot::dot(acc, u, q) adds u.q (u unsigned levels, q signed) to eight int32
-// lanes of four products each; Dot::kSignedQ8 says whether Q8_0 goes the
+// lanes of four products each; Dot::dot16(acc, l, q) adds the int16 l.q to
+// eight lanes of two products each (Int16 activations); Dot::kSignedQ8 says whether Q8_0 goes the
 // |w| . sign(q, w) way (maddubs would saturate at u = 255) and skips the
 // correction lanes.
 //
@@ -40,40 +41,74 @@ TORSH_INLINE __m256i block_dot(const unsigned char* blk, const std::int8_t* q, c
   }
 }
 
-template <class Dot, QuantFormat F, int R, int C>
-void tile_rc(const Tile& t) {
+// Int16 activations: a block's weights as signed int16 levels l in two ymm
+// (elements 0-15, 16-31), for Dot::dot16's pairwise products with the
+// activation levels.
+template <QuantFormat F>
+TORSH_INLINE void levels16(const unsigned char* blk, __m256i& lo, __m256i& hi) {
+  if constexpr (F == QuantFormat::Q8_0) {
+    lo = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2)));
+    hi = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 18)));
+  } else {
+    constexpr int off = F == QuantFormat::Q4_1 ? 4 : 2;
+    const __m128i y = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + off));
+    const __m128i nib = _mm_set1_epi8(0x0F);
+    lo = _mm256_cvtepu8_epi16(_mm_and_si128(y, nib));
+    hi = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(y, 4), nib));
+    if constexpr (F == QuantFormat::Q4_0) {
+      lo = _mm256_sub_epi16(lo, _mm256_set1_epi16(8));
+      hi = _mm256_sub_epi16(hi, _mm256_set1_epi16(8));
+    }
+  }
+}
+
+// acc[i][j] += block b of weight row i . block b of activation row j, scaled.
+template <class Dot, QuantFormat F, int R, int C, bool Wide>
+TORSH_INLINE void step(const Tile& t, std::int64_t b, __m256 (&acc)[R][C]) {
   const ActRows& a = *t.act;
   const std::size_t bb = quant_block_bytes(F);
+  __m256 da[C], sa[C];
+#pragma GCC unroll 2
+  for (int j = 0; j < C; ++j) {
+    const std::int64_t blk = (t.a0 + j) * a.nb + b;
+    da[j] = _mm256_broadcast_ss(a.d + blk);
+    // Q4_1's m_w s_a lands on all eight lanes: s / 8 on each.
+    if constexpr (F == QuantFormat::Q4_1) sa[j] = _mm256_set1_ps(a.s[blk] * 0.125f);
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < R; ++i) {
+    const unsigned char* blk = t.w + i * t.w_stride + b * bb;
+    // Two tiles ahead, as the AVX-512 tiles do: DRAM ahead of the hardware prefetcher.
+    _mm_prefetch(reinterpret_cast<const char*>(blk + 2 * R * t.w_stride), _MM_HINT_T0);
+    const __m256 dw = _mm256_set1_ps(half_at(blk));
+    __m256i lo, hi;
+    if constexpr (Wide) levels16<F>(blk, lo, hi);
+#pragma GCC unroll 2
+    for (int j = 0; j < C; ++j) {
+      const std::int64_t ab = (t.a0 + j) * a.nb + b;
+      __m256i dot;
+      if constexpr (Wide) {
+        const std::int16_t* q = act16_block(a, t.a0 + j, b);
+        dot = Dot::dot16(Dot::dot16(_mm256_setzero_si256(), lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q))),
+                         hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32)));
+      } else {
+        dot = block_dot<Dot, F>(blk, a.q + ab * kBlock, a.corr + ab * 8);
+      }
+      acc[i][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, da[j]), acc[i][j]);
+      if constexpr (F == QuantFormat::Q4_1)
+        acc[i][j] = _mm256_fmadd_ps(_mm256_set1_ps(half_at(blk + 2)), sa[j], acc[i][j]);
+    }
+  }
+}
+
+template <class Dot, QuantFormat F, int R, int C, bool Wide>
+void tile_rc(const Tile& t) {
   __m256 acc[R][C];
 #pragma GCC unroll 4
   for (int i = 0; i < R; ++i)
 #pragma GCC unroll 2
     for (int j = 0; j < C; ++j) acc[i][j] = _mm256_setzero_ps();
-  for (std::int64_t b = 0; b < a.nb; ++b) {
-    __m256 da[C], sa[C];
-#pragma GCC unroll 2
-    for (int j = 0; j < C; ++j) {
-      const std::int64_t blk = (t.a0 + j) * a.nb + b;
-      da[j] = _mm256_broadcast_ss(a.d + blk);
-      // Q4_1's m_w s_a lands on all eight lanes: s / 8 on each.
-      if constexpr (F == QuantFormat::Q4_1) sa[j] = _mm256_set1_ps(a.s[blk] * 0.125f);
-    }
-#pragma GCC unroll 4
-    for (int i = 0; i < R; ++i) {
-      const unsigned char* blk = t.w + i * t.w_stride + b * bb;
-      // Two tiles ahead, as the AVX-512 tiles do: DRAM ahead of the hardware prefetcher.
-      _mm_prefetch(reinterpret_cast<const char*>(blk + 2 * R * t.w_stride), _MM_HINT_T0);
-      const __m256 dw = _mm256_set1_ps(half_at(blk));
-#pragma GCC unroll 2
-      for (int j = 0; j < C; ++j) {
-        const std::int64_t ab = (t.a0 + j) * a.nb + b;
-        const __m256i dot = block_dot<Dot, F>(blk, a.q + ab * kBlock, a.corr + ab * 8);
-        acc[i][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, da[j]), acc[i][j]);
-        if constexpr (F == QuantFormat::Q4_1)
-          acc[i][j] = _mm256_fmadd_ps(_mm256_set1_ps(half_at(blk + 2)), sa[j], acc[i][j]);
-      }
-    }
-  }
+  for (std::int64_t b = 0; b < t.act->nb; ++b) step<Dot, F, R, C, Wide>(t, b, acc);
 #pragma GCC unroll 4
   for (int i = 0; i < R; ++i)
 #pragma GCC unroll 2
@@ -84,27 +119,28 @@ void tile_rc(const Tile& t) {
     }
 }
 
-template <class Dot, QuantFormat F, int R>
+template <class Dot, QuantFormat F, int R, bool Wide>
 void tile_r(const Tile& t) {
-  if (t.cols == 1) return tile_rc<Dot, F, R, 1>(t);
-  return tile_rc<Dot, F, R, 2>(t);
+  if (t.cols == 1) return tile_rc<Dot, F, R, 1, Wide>(t);
+  return tile_rc<Dot, F, R, 2, Wide>(t);
 }
 
-template <class Dot, QuantFormat F>
+template <class Dot, QuantFormat F, bool Wide>
 void tile_f(const Tile& t) {
   switch (t.rows) {
-    case 1: return tile_r<Dot, F, 1>(t);
-    case 2: return tile_r<Dot, F, 2>(t);
-    case 3: return tile_r<Dot, F, 3>(t);
-    default: return tile_r<Dot, F, 4>(t);
+    case 1: return tile_r<Dot, F, 1, Wide>(t);
+    case 2: return tile_r<Dot, F, 2, Wide>(t);
+    case 3: return tile_r<Dot, F, 3, Wide>(t);
+    default: return tile_r<Dot, F, 4, Wide>(t);
   }
 }
 
-template <class Dot>
+// Wide: Int16 activations; else Int8.
+template <class Dot, bool Wide>
 void tile(const Tile& t) {
   switch (t.format) {
-    case QuantFormat::Q4_0: return tile_f<Dot, QuantFormat::Q4_0>(t);
-    case QuantFormat::Q4_1: return tile_f<Dot, QuantFormat::Q4_1>(t);
-    case QuantFormat::Q8_0: return tile_f<Dot, QuantFormat::Q8_0>(t);
+    case QuantFormat::Q4_0: return tile_f<Dot, QuantFormat::Q4_0, Wide>(t);
+    case QuantFormat::Q4_1: return tile_f<Dot, QuantFormat::Q4_1, Wide>(t);
+    case QuantFormat::Q8_0: return tile_f<Dot, QuantFormat::Q8_0, Wide>(t);
   }
 }

@@ -220,6 +220,78 @@ TORSH_INLINE void step(const Tile& t, std::int64_t b, __m512 (&acc)[R][C]) {
   }
 }
 
+// Int16 activations: weight blocks b and b + 1 (the second only for a pair)
+// as signed int16 levels in the activations' pair layout (act16_block): lo =
+// [b 0-15, b+1 0-15], hi = [b 16-31, b+1 16-31]; `f` as weight_pair's. Two
+// vpdpwssd then leave block b's sum in lanes 0-7 and b + 1's in 8-15, the
+// lanes the int8 step scales, so the f32 work per block pair is the same.
+template <QuantFormat F, bool Pair>
+TORSH_INLINE void weight_pair16(const unsigned char* b0, __m512i& lo, __m512i& hi, __m512& f) {
+  constexpr int bb = ScaleLanes<F>::bb;
+  if constexpr (F == QuantFormat::Q8_0) {
+    auto at = [](const unsigned char* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); };
+    const __m128i zero = _mm_setzero_si128();
+    lo = _mm512_cvtepi8_epi16(_mm256_set_m128i(Pair ? at(b0 + bb + 2) : zero, at(b0 + 2)));
+    hi = _mm512_cvtepi8_epi16(_mm256_set_m128i(Pair ? at(b0 + bb + 18) : zero, at(b0 + 18)));
+    std::uint16_t h0, h1 = 0;
+    std::memcpy(&h0, b0, 2);
+    if (Pair) std::memcpy(&h1, b0 + bb, 2);
+    f = _mm512_castps128_ps512(_mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(h0 | (std::uint32_t{h1} << 16)))));
+  } else {
+    // Each nibble byte widened to a word: its low nibble is element e, its
+    // high nibble element e + 16, so the word's low and high nibbles are lo and hi.
+    constexpr int off = F == QuantFormat::Q4_1 ? 4 : 2;
+    auto at = [](const unsigned char* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); };
+    const __m512i w = _mm512_cvtepu8_epi16(_mm256_set_m128i(Pair ? at(b0 + bb + off) : _mm_setzero_si128(), at(b0 + off)));
+    lo = _mm512_and_si512(w, _mm512_set1_epi16(0x0F));
+    hi = _mm512_srli_epi16(w, 4);
+    if constexpr (F == QuantFormat::Q4_0) {  // a missing block's -8s meet zero activations
+      lo = _mm512_sub_epi16(lo, _mm512_set1_epi16(8));
+      hi = _mm512_sub_epi16(hi, _mm512_set1_epi16(8));
+    }
+    // The scales, converted where they lie (ScaleLanes).
+    const __m256i raw = _mm256_maskz_loadu_epi16(Pair ? __mmask16(0xFFFF) : __mmask16((1u << (bb / 2)) - 1), b0);
+    f = _mm512_cvtph_ps(raw);
+  }
+}
+
+// step's Int16 counterpart (never packed).
+template <QuantFormat F, int R, int C, bool Pair>
+TORSH_INLINE void step16(const Tile& t, std::int64_t b, __m512 (&acc)[R][C]) {
+  using L = ScaleLanes<F>;
+  const ActRows& a = *t.act;
+  __m512 da[C], sa[C];
+  const std::int16_t* q[C];
+#pragma GCC unroll 4
+  for (int j = 0; j < C; ++j) {
+    const std::int64_t blk = (t.a0 + j) * a.nb + b;
+    da[j] = spread_floats<Pair>(a.d + blk);
+    if constexpr (F == QuantFormat::Q4_1) {  // as in step
+      const __m128 s2 = load_floats<Pair>(a.s + blk);
+      const __m512i idx = _mm512_mask_set1_epi32(_mm512_setzero_si512(), __mmask16(1u << L::m1), 1);
+      sa[j] = _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(s2));
+    }
+    q[j] = act16_block(a, t.a0 + j, b);
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < R; ++i) {
+    const unsigned char* blocks = t.w + i * t.w_stride + b * L::bb;
+    _mm_prefetch(reinterpret_cast<const char*>(blocks + 2 * R * t.w_stride), _MM_HINT_T0);  // as in step
+    __m512i lo, hi;
+    __m512 f;
+    weight_pair16<F, Pair>(blocks, lo, hi, f);
+    const __m512 dw = spread_lanes(f, 0, L::d1);
+#pragma GCC unroll 4
+    for (int j = 0; j < C; ++j) {
+      __m512i dot = _mm512_dpwssd_epi32(_mm512_setzero_si512(), lo, _mm512_loadu_si512(q[j]));
+      dot = _mm512_dpwssd_epi32(dot, hi, _mm512_loadu_si512(q[j] + 32));
+      acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(dw, da[j]), acc[i][j]);
+      if constexpr (F == QuantFormat::Q4_1)
+        acc[i][j] = _mm512_mask3_fmadd_ps(f, sa[j], acc[i][j], __mmask16((1u << L::m0) | (Pair ? 1u << L::m1 : 0u)));
+    }
+  }
+}
+
 // The sums of 16 vectors as four quarters: quarter r holds the sums of v[r],
 // v[4 + r], v[8 + r], v[12 + r]. A tree of 128-bit,
 // 64-bit and 32-bit shuffles: 45 operations where 16 separate horizontal sums
@@ -239,7 +311,8 @@ TORSH_INLINE __m512 sum16(const __m512 (&v)[16]) {
   return _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(e0, e1)), _mm512_castpd_ps(_mm512_unpackhi_pd(e0, e1)));
 }
 
-template <QuantFormat F, int R, int C, bool Packed>
+// Wide: Int16 activations (never packed); else Int8, Packed or not.
+template <QuantFormat F, int R, int C, bool Packed, bool Wide>
 void tile_rc(const Tile& t) {
   __m512 acc[R][C];
 #pragma GCC unroll 4
@@ -247,9 +320,15 @@ void tile_rc(const Tile& t) {
 #pragma GCC unroll 4
     for (int j = 0; j < C; ++j) acc[i][j] = _mm512_setzero_ps();
   const std::int64_t nb = t.act->nb;
-  std::int64_t b = 0;
-  for (; b + 2 <= nb; b += 2) step<F, R, C, true, Packed>(t, b, acc);
-  if (b < nb) step<F, R, C, false, Packed>(t, b, acc);
+  if constexpr (Wide) {
+    std::int64_t b = 0;
+    for (; b + 2 <= nb; b += 2) step16<F, R, C, true>(t, b, acc);
+    if (b < nb) step16<F, R, C, false>(t, b, acc);
+  } else {
+    std::int64_t b = 0;
+    for (; b + 2 <= nb; b += 2) step<F, R, C, true, Packed>(t, b, acc);
+    if (b < nb) step<F, R, C, false, Packed>(t, b, acc);
+  }
   if constexpr (F == QuantFormat::Q4_1 && Packed) {
     // sum over blocks of m_w s_a, 16 blocks at a time.
     for (std::int64_t b0 = 0; b0 < nb; b0 += 16) {
@@ -283,32 +362,32 @@ void tile_rc(const Tile& t) {
   }
 }
 
-template <QuantFormat F, int R, bool Packed>
+template <QuantFormat F, int R, bool Packed, bool Wide>
 void tile_r(const Tile& t) {
   switch (t.cols) {
-    case 1: return tile_rc<F, R, 1, Packed>(t);
-    case 2: return tile_rc<F, R, 2, Packed>(t);
-    case 3: return tile_rc<F, R, 3, Packed>(t);
-    default: return tile_rc<F, R, 4, Packed>(t);
+    case 1: return tile_rc<F, R, 1, Packed, Wide>(t);
+    case 2: return tile_rc<F, R, 2, Packed, Wide>(t);
+    case 3: return tile_rc<F, R, 3, Packed, Wide>(t);
+    default: return tile_rc<F, R, 4, Packed, Wide>(t);
   }
 }
 
-template <QuantFormat F, bool Packed>
+template <QuantFormat F, bool Packed, bool Wide>
 void tile_f(const Tile& t) {
   switch (t.rows) {
-    case 1: return tile_r<F, 1, Packed>(t);
-    case 2: return tile_r<F, 2, Packed>(t);
-    case 3: return tile_r<F, 3, Packed>(t);
-    default: return tile_r<F, 4, Packed>(t);
+    case 1: return tile_r<F, 1, Packed, Wide>(t);
+    case 2: return tile_r<F, 2, Packed, Wide>(t);
+    case 3: return tile_r<F, 3, Packed, Wide>(t);
+    default: return tile_r<F, 4, Packed, Wide>(t);
   }
 }
 
-template <bool Packed>
+template <bool Packed, bool Wide = false>
 void tile(const Tile& t) {
   switch (t.format) {
-    case QuantFormat::Q4_0: return tile_f<QuantFormat::Q4_0, Packed>(t);
-    case QuantFormat::Q4_1: return tile_f<QuantFormat::Q4_1, Packed>(t);
-    case QuantFormat::Q8_0: return tile_f<QuantFormat::Q8_0, Packed>(t);
+    case QuantFormat::Q4_0: return tile_f<QuantFormat::Q4_0, Packed, Wide>(t);
+    case QuantFormat::Q4_1: return tile_f<QuantFormat::Q4_1, Packed, Wide>(t);
+    case QuantFormat::Q8_0: return tile_f<QuantFormat::Q8_0, Packed, Wide>(t);
   }
 }
 
@@ -333,7 +412,8 @@ void pack(QuantFormat f, const unsigned char* w, std::size_t w_stride, std::int6
 }  // namespace
 
 const Kernels& kernels_avx512_vnni() {
-  static const Kernels k{Isa::Avx512Vnni, kRows, kCols, tile<false>, {packed_row_bytes, pack, tile<true>}};
+  static const Kernels k{Isa::Avx512Vnni, kRows, kCols, tile<false>, tile<false, true>,
+                         {packed_row_bytes, pack, tile<true>}};
   return k;
 }
 

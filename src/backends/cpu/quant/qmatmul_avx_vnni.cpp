@@ -19,6 +19,7 @@ namespace {
 struct Vnni {
   static constexpr bool kSignedQ8 = false;
   static TORSH_INLINE __m256i dot(__m256i acc, __m256i u, __m256i q) { return _mm256_dpbusd_avx_epi32(acc, u, q); }
+  static TORSH_INLINE __m256i dot16(__m256i acc, __m256i l, __m256i q) { return _mm256_dpwssd_avx_epi32(acc, l, q); }
 };
 
 #include "qmatmul_avx2_body.hpp"
@@ -26,7 +27,7 @@ struct Vnni {
 }  // namespace
 
 const Kernels& kernels_avx_vnni() {
-  static const Kernels k{Isa::AvxVnni, kRows, kCols, tile<Vnni>};
+  static const Kernels k{Isa::AvxVnni, kRows, kCols, tile<Vnni, false>, tile<Vnni, true>};
   return k;
 }
 

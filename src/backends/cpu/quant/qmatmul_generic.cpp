@@ -56,10 +56,36 @@ void tile(const Tile& t) {
   }
 }
 
+// Int16 activations: signed weight levels l = u - offset (qmatmul_kernels.hpp).
+void tile16(const Tile& t) {
+  const ActRows& a = *t.act;
+  const std::size_t bb = quant_block_bytes(t.format);
+  const int offset = weight_offset(t.format);
+  for (int i = 0; i < t.rows; ++i) {
+    const unsigned char* w = t.w + static_cast<std::size_t>(i) * t.w_stride;
+    float acc[kCols] = {};
+    for (std::int64_t b = 0; b < a.nb; ++b) {
+      const unsigned char* blk = w + static_cast<std::size_t>(b) * bb;
+      int u[kBlock];
+      levels(t.format, blk, u);
+      const float dw = f16_at(blk);
+      for (int j = 0; j < t.cols; ++j) {
+        const std::int64_t ab = (t.a0 + j) * a.nb + b;
+        const std::int16_t* q = act16_block(a, t.a0 + j, b);
+        std::int32_t dot = 0;
+        for (int e = 0; e < kBlock; ++e) dot += (u[e] - offset) * q[e < 16 ? e : e + 16];
+        acc[j] += dw * a.d[ab] * static_cast<float>(dot);
+        if (t.format == QuantFormat::Q4_1) acc[j] += f16_at(blk + 2) * a.s[ab];
+      }
+    }
+    for (int j = 0; j < t.cols; ++j) t.out[(t.a0 + j) * t.ldo + i] = acc[j];
+  }
+}
+
 }  // namespace
 
 const Kernels& kernels_generic() {
-  static const Kernels k{Isa::Generic, kRows, kCols, tile};
+  static const Kernels k{Isa::Generic, kRows, kCols, tile, tile16};
   return k;
 }
 

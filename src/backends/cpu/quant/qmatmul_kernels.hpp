@@ -2,23 +2,33 @@
 // Quantized matmul on the CPU: out [m, n] = x [m, k] @ dequantize(w [n, k])^T
 // with integer dot products.
 //
-// Each call first quantizes the activations per 32-block to int8 (as ggml's
-// Q8_1: d = amax / 127, q = round-half-even(x / d), s = d * sum(q)), once per
-// row, into scratch (activations.cpp). A block of weights and a block of
-// activations then meet as one integer dot product of unsigned weight levels
-// u and signed activation levels q, scaled once in f32:
+// Each call first quantizes the activations per 32-block, once per row, into
+// scratch (activations.cpp), in one of two widths (QuantActivations):
+//
+// Int16 (the default): d = amax / 32767, q = round-half-even(x / d), and s =
+// the block's f32 sum of x. Kernels widen the weight levels to signed int16
+// l (Q4_0: nibble - 8, Q4_1: nibble, Q8_0: the byte) and one block meets one
+// block as a pairwise int16 dot product (vpdpwssd, vpmaddwd). The levels of
+// blocks b, b + 1 (b even) lie interleaved by halves, [b 0-15, b+1 0-15,
+// b 16-31, b+1 16-31] (act16_block), so two vpdpwssd leave block b's sum in
+// the low eight int32 lanes and b + 1's in the high eight, scaled together;
+// a row with odd nb ends in a half-empty pair of zeros.
+//
+//   Q4_0, Q8_0: sum = d_w d_a (l.q)          Q4_1: sum = d_w d_a (l.q) + m_w s
+//
+// Int8 (ggml's Q8_1): d = amax / 127, s = d * sum(q). Weight levels stay
+// unsigned bytes u and meet the signed activation levels q in vpdpbusd (u8 x s8):
 //
 //   Q4_0: w = d_w (u - 8)        u = the nibble       sum = d_w d_a (u.q - 8 sum(q))
 //   Q4_1: w = d_w u + m_w        u = the nibble       sum = d_w d_a (u.q) + m_w s_a
 //   Q8_0: w = d_w (u - 128)      u = byte XOR 0x80    sum = d_w d_a (u.q - 128 sum(q))
 //
-// u.q is what vpdpbusd (u8 x s8) computes. The "- offset sum(q)" term is
-// exact integer arithmetic prepared with the activations: `corr` holds, for
-// each block, eight int32 lanes -offset * (q[4l] + ... + q[4l + 3]), the
-// layout of vpdpbusd's accumulator lanes, so a kernel starts its accumulator
-// from them and the correction costs nothing per weight row. (AVX2 without
-// VNNI has no u8 x s8 instruction that cannot saturate at u = 255, so its
-// Q8_0 uses |w| and sign(q, w) instead and skips corr.)
+// The "- offset sum(q)" term is exact integer arithmetic prepared with the
+// activations: `corr` holds, for each block, eight int32 lanes -offset *
+// (q[4l] + ... + q[4l + 3]), the layout of vpdpbusd's accumulator lanes, so a
+// kernel starts its accumulator from them and the correction costs nothing
+// per weight row. (AVX2 without VNNI has no u8 x s8 instruction that cannot
+// saturate at u = 255, so its Q8_0 uses |w| and sign(q, w) instead and skips corr.)
 //
 // Kernels compute tiles of up to max_rows weight rows x max_cols activation
 // rows (qmatmul.cpp cuts the work); every instruction set has one, chosen
@@ -34,12 +44,20 @@ namespace torsh::cpu::quant {
 
 // Activation rows quantized per block; nb = k / 32 blocks per row.
 struct ActRows {
-  std::int8_t* q = nullptr;       // [m, k]
+  QuantActivations width = QuantActivations::Int16;
+  std::int16_t* q16 = nullptr;    // Int16: [m, k]
+  std::int8_t* q = nullptr;       // Int8: [m, k]
   float* d = nullptr;             // [m, nb]
-  float* s = nullptr;             // [m, nb]: d * sum(q)
-  std::int32_t* corr = nullptr;   // [m, nb, 8]: -offset(format) * sums of 4 consecutive q
+  float* s = nullptr;             // [m, nb]: Int16: sum(x); Int8: d * sum(q)
+  std::int32_t* corr = nullptr;   // Int8: [m, nb, 8]: -offset(format) * sums of 4 consecutive q
   std::int64_t m = 0, k = 0, nb = 0;
+  std::int64_t row16 = 0;         // Int16: elements from one row's levels to the next: 64 per block pair
 };
+
+// Int16: block b of activation row r, elements 0-15 at [0, 16) and 16-31 at [32, 48).
+inline std::int16_t* act16_block(const ActRows& a, std::int64_t r, std::int64_t b) {
+  return a.q16 + r * a.row16 + (b / 2) * 64 + (b % 2) * 16;
+}
 
 // The offset subtracted from a format's unsigned weight level: 8, 0, 128.
 constexpr int weight_offset(QuantFormat f) {
@@ -47,10 +65,10 @@ constexpr int weight_offset(QuantFormat f) {
 }
 
 // Bytes of scratch that quantized activations of m rows of k need.
-std::size_t act_scratch_bytes(std::int64_t m, std::int64_t k);
+std::size_t act_scratch_bytes(QuantActivations width, std::int64_t m, std::int64_t k);
 // Quantizes rows [r0, r1) of x (contiguous [m, k] f32) into the layout of
-// `scratch` (act_scratch_bytes(m, k), 64-byte aligned); returns the view.
-ActRows act_layout(void* scratch, std::int64_t m, std::int64_t k);
+// `scratch` (act_scratch_bytes(width, m, k), 64-byte aligned); returns the view.
+ActRows act_layout(QuantActivations width, void* scratch, std::int64_t m, std::int64_t k);
 void quantize_act_rows(const float* x, const ActRows& a, QuantFormat f, std::int64_t r0, std::int64_t r1);
 
 // out[(a0 + j) * ldo + i] = sum over k of w row i . activation row a0 + j, for
@@ -86,8 +104,9 @@ struct PackedKernels {
 struct Kernels {
   Isa isa;
   int max_rows, max_cols;  // largest tile
-  void (*tile)(const Tile& t);
-  PackedKernels packed = {};
+  void (*tile)(const Tile& t);    // Int8 activations
+  void (*tile16)(const Tile& t);  // Int16 activations
+  PackedKernels packed = {};      // Int8 activations
 };
 const Kernels& kernels_generic();
 const Kernels& kernels_avx2();

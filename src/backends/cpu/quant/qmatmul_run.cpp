@@ -93,8 +93,9 @@ void qmatmul(const rt::QMatmulArgs& g) {
   float* out = data_of<float>(g.out);
   const std::size_t row_bytes = quant_row_bytes(g.format, k);
 
+  const QuantActivations width = g.activations;
   thread_local Scratch scratch;
-  const ActRows act = act_layout(scratch.get(act_scratch_bytes(m, k)), m, k);
+  const ActRows act = act_layout(width, scratch.get(act_scratch_bytes(width, m, k)), m, k);
   pool().parallel_for(m, std::max<std::int64_t>(1, 16384 / k),
                       [&](std::int64_t r0, std::int64_t r1) { quantize_act_rows(x, act, g.format, r0, r1); });
 
@@ -108,12 +109,13 @@ void qmatmul(const rt::QMatmulArgs& g) {
     const std::int64_t by_size = static_cast<std::int64_t>(n * row_bytes / kChunkBytes) + 1;
     chunks = std::min(groups, std::max<std::int64_t>(3 * threads, by_size));
   }
-  const bool packing = kern.packed.tile && m >= kPackMinRows;
+  const bool wide = width == QuantActivations::Int16;
+  const bool packing = !wide && kern.packed.tile && m >= kPackMinRows;
   auto run_chunk = [&](int c) {
     const std::int64_t i0 = groups * c / chunks * R, i1 = std::min(n, groups * (c + 1) / chunks * R);
     const unsigned char* rows = w + i0 * row_bytes;
     std::size_t stride = row_bytes;
-    auto tile = kern.tile;
+    auto tile = wide ? kern.tile16 : kern.tile;
     if (packing) {
       thread_local Scratch packed;
       stride = kern.packed.row_bytes(g.format, act.nb);
