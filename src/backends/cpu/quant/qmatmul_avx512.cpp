@@ -101,6 +101,41 @@ TORSH_INLINE void weight_pair(const unsigned char* b0, __m512i& u, __m512& f) {
   }
 }
 
+// Int16 activations: weight blocks b and b + 1 (the second only for a pair)
+// as signed int16 levels in the activations' pair layout (act16_block): lo =
+// [b 0-15, b+1 0-15], hi = [b 16-31, b+1 16-31]; `f` as weight_pair's. Two
+// vpdpwssd then leave block b's sum in lanes 0-7 and b + 1's in 8-15, the
+// lanes the int8 step scales, so the f32 work per block pair is the same.
+template <QuantFormat F, bool Pair>
+TORSH_INLINE void weight_pair16(const unsigned char* b0, __m512i& lo, __m512i& hi, __m512& f) {
+  constexpr int bb = ScaleLanes<F>::bb;
+  if constexpr (F == QuantFormat::Q8_0) {
+    auto at = [](const unsigned char* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); };
+    const __m128i zero = _mm_setzero_si128();
+    lo = _mm512_cvtepi8_epi16(_mm256_set_m128i(Pair ? at(b0 + bb + 2) : zero, at(b0 + 2)));
+    hi = _mm512_cvtepi8_epi16(_mm256_set_m128i(Pair ? at(b0 + bb + 18) : zero, at(b0 + 18)));
+    std::uint16_t h0, h1 = 0;
+    std::memcpy(&h0, b0, 2);
+    if (Pair) std::memcpy(&h1, b0 + bb, 2);
+    f = _mm512_castps128_ps512(_mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(h0 | (std::uint32_t{h1} << 16)))));
+  } else {
+    // Each nibble byte widened to a word: its low nibble is element e, its
+    // high nibble element e + 16, so the word's low and high nibbles are lo and hi.
+    constexpr int off = F == QuantFormat::Q4_1 ? 4 : 2;
+    auto at = [](const unsigned char* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); };
+    const __m512i w = _mm512_cvtepu8_epi16(_mm256_set_m128i(Pair ? at(b0 + bb + off) : _mm_setzero_si128(), at(b0 + off)));
+    lo = _mm512_and_si512(w, _mm512_set1_epi16(0x0F));
+    hi = _mm512_srli_epi16(w, 4);
+    if constexpr (F == QuantFormat::Q4_0) {  // a missing block's -8s meet zero activations
+      lo = _mm512_sub_epi16(lo, _mm512_set1_epi16(8));
+      hi = _mm512_sub_epi16(hi, _mm512_set1_epi16(8));
+    }
+    // The scales, converted where they lie (ScaleLanes).
+    const __m256i raw = _mm256_maskz_loadu_epi16(Pair ? __mmask16(0xFFFF) : __mmask16((1u << (bb / 2)) - 1), b0);
+    f = _mm512_cvtph_ps(raw);
+  }
+}
+
 // [f[lo] x 8, f[hi] x 8].
 TORSH_INLINE __m512 spread_lanes(__m512 f, int lo, int hi) {
   const __m512i idx = _mm512_set_epi32(hi, hi, hi, hi, hi, hi, hi, hi, lo, lo, lo, lo, lo, lo, lo, lo);
@@ -112,21 +147,24 @@ TORSH_INLINE __m512 spread_lanes(__m512 f, int lo, int hi) {
 // upper half zero), then the rows' d_w as f32 and, for Q4_1, m_w as f32 (a
 // missing last block's 0). The tiles then load levels and scales as they
 // are, and Q4_1's m_w s_a becomes one dot product per output at the end.
-template <QuantFormat F>
+// With Int16 activations (Wide) the levels of a pair are its two int16
+// vectors lo and hi (weight_pair16), 128 bytes.
+template <QuantFormat F, bool Wide = false>
 struct PackedRow {
+  static constexpr std::int64_t kLevelBytes = Wide ? 128 : 64;  // per block pair
   static std::int64_t pairs(std::int64_t nb) { return (nb + 1) / 2; }
   static std::size_t bytes(std::int64_t nb) {
     const std::size_t scales = (F == QuantFormat::Q4_1 ? 2 : 1) * 2 * pairs(nb) * sizeof(float);
-    return (static_cast<std::size_t>(pairs(nb)) * 64 + scales + 63) / 64 * 64;
+    return (static_cast<std::size_t>(pairs(nb) * kLevelBytes) + scales + 63) / 64 * 64;
   }
   template <class Byte>  // unsigned char or const unsigned char
   static Byte* levels(Byte* row, std::int64_t pair) {
-    return row + pair * 64;
+    return row + pair * kLevelBytes;
   }
   template <class Byte>
   static auto* d(Byte* row, std::int64_t nb) {
     using Float = std::conditional_t<std::is_const_v<Byte>, const float, float>;
-    return reinterpret_cast<Float*>(row + pairs(nb) * 64);
+    return reinterpret_cast<Float*>(row + pairs(nb) * kLevelBytes);
   }
   template <class Byte>
   static auto* m(Byte* row, std::int64_t nb) {
@@ -134,10 +172,10 @@ struct PackedRow {
   }
 };
 
-template <QuantFormat F>
+template <QuantFormat F, bool Wide>
 void pack_rows(const unsigned char* w, std::size_t w_stride, std::int64_t rows, std::int64_t nb, unsigned char* dst) {
   using L = ScaleLanes<F>;
-  using P = PackedRow<F>;
+  using P = PackedRow<F, Wide>;
   const std::size_t stride = P::bytes(nb);
   // [d0, d1, m0, m1] from weight_pair's f.
   const __m512i pick = _mm512_setr_epi32(0, L::d1, L::m0, L::m1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
@@ -147,16 +185,26 @@ void pack_rows(const unsigned char* w, std::size_t w_stride, std::int64_t rows, 
     float* d = P::d(row, nb);
     float* m = P::m(row, nb);
     for (std::int64_t p = 0; p < P::pairs(nb); ++p) {
-      __m512i u;
       __m512 f;
       const bool pair = 2 * p + 1 < nb;
-      if (pair) {
-        weight_pair<F, true>(src + 2 * p * L::bb, u, f);
+      if constexpr (Wide) {  // a missing block's levels meet zero activations
+        __m512i lo, hi;
+        if (pair)
+          weight_pair16<F, true>(src + 2 * p * L::bb, lo, hi, f);
+        else
+          weight_pair16<F, false>(src + 2 * p * L::bb, lo, hi, f);
+        _mm512_store_si512(P::levels(row, p), lo);
+        _mm512_store_si512(P::levels(row, p) + 64, hi);
       } else {
-        weight_pair<F, false>(src + 2 * p * L::bb, u, f);
-        u = _mm512_maskz_mov_epi8(0xFFFFFFFFull, u);
+        __m512i u;
+        if (pair) {
+          weight_pair<F, true>(src + 2 * p * L::bb, u, f);
+        } else {
+          weight_pair<F, false>(src + 2 * p * L::bb, u, f);
+          u = _mm512_maskz_mov_epi8(0xFFFFFFFFull, u);
+        }
+        _mm512_store_si512(P::levels(row, p), u);
       }
-      _mm512_store_si512(row + p * 64, u);
       __m128i sc = _mm_castps_si128(_mm512_castps512_ps128(_mm512_permutexvar_ps(pick, f)));
       if (!pair) sc = _mm_and_si128(sc, _mm_setr_epi32(-1, 0, -1, 0));  // the missing block's scales: 0
       _mm_storel_epi64(reinterpret_cast<__m128i*>(d + 2 * p), sc);
@@ -220,43 +268,8 @@ TORSH_INLINE void step(const Tile& t, std::int64_t b, __m512 (&acc)[R][C]) {
   }
 }
 
-// Int16 activations: weight blocks b and b + 1 (the second only for a pair)
-// as signed int16 levels in the activations' pair layout (act16_block): lo =
-// [b 0-15, b+1 0-15], hi = [b 16-31, b+1 16-31]; `f` as weight_pair's. Two
-// vpdpwssd then leave block b's sum in lanes 0-7 and b + 1's in 8-15, the
-// lanes the int8 step scales, so the f32 work per block pair is the same.
-template <QuantFormat F, bool Pair>
-TORSH_INLINE void weight_pair16(const unsigned char* b0, __m512i& lo, __m512i& hi, __m512& f) {
-  constexpr int bb = ScaleLanes<F>::bb;
-  if constexpr (F == QuantFormat::Q8_0) {
-    auto at = [](const unsigned char* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); };
-    const __m128i zero = _mm_setzero_si128();
-    lo = _mm512_cvtepi8_epi16(_mm256_set_m128i(Pair ? at(b0 + bb + 2) : zero, at(b0 + 2)));
-    hi = _mm512_cvtepi8_epi16(_mm256_set_m128i(Pair ? at(b0 + bb + 18) : zero, at(b0 + 18)));
-    std::uint16_t h0, h1 = 0;
-    std::memcpy(&h0, b0, 2);
-    if (Pair) std::memcpy(&h1, b0 + bb, 2);
-    f = _mm512_castps128_ps512(_mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(h0 | (std::uint32_t{h1} << 16)))));
-  } else {
-    // Each nibble byte widened to a word: its low nibble is element e, its
-    // high nibble element e + 16, so the word's low and high nibbles are lo and hi.
-    constexpr int off = F == QuantFormat::Q4_1 ? 4 : 2;
-    auto at = [](const unsigned char* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); };
-    const __m512i w = _mm512_cvtepu8_epi16(_mm256_set_m128i(Pair ? at(b0 + bb + off) : _mm_setzero_si128(), at(b0 + off)));
-    lo = _mm512_and_si512(w, _mm512_set1_epi16(0x0F));
-    hi = _mm512_srli_epi16(w, 4);
-    if constexpr (F == QuantFormat::Q4_0) {  // a missing block's -8s meet zero activations
-      lo = _mm512_sub_epi16(lo, _mm512_set1_epi16(8));
-      hi = _mm512_sub_epi16(hi, _mm512_set1_epi16(8));
-    }
-    // The scales, converted where they lie (ScaleLanes).
-    const __m256i raw = _mm256_maskz_loadu_epi16(Pair ? __mmask16(0xFFFF) : __mmask16((1u << (bb / 2)) - 1), b0);
-    f = _mm512_cvtph_ps(raw);
-  }
-}
-
-// step's Int16 counterpart (never packed).
-template <QuantFormat F, int R, int C, bool Pair>
+// step's Int16 counterpart.
+template <QuantFormat F, int R, int C, bool Pair, bool Packed>
 TORSH_INLINE void step16(const Tile& t, std::int64_t b, __m512 (&acc)[R][C]) {
   using L = ScaleLanes<F>;
   const ActRows& a = *t.act;
@@ -266,7 +279,7 @@ TORSH_INLINE void step16(const Tile& t, std::int64_t b, __m512 (&acc)[R][C]) {
   for (int j = 0; j < C; ++j) {
     const std::int64_t blk = (t.a0 + j) * a.nb + b;
     da[j] = spread_floats<Pair>(a.d + blk);
-    if constexpr (F == QuantFormat::Q4_1) {  // as in step
+    if constexpr (F == QuantFormat::Q4_1 && !Packed) {  // as in step
       const __m128 s2 = load_floats<Pair>(a.s + blk);
       const __m512i idx = _mm512_mask_set1_epi32(_mm512_setzero_si512(), __mmask16(1u << L::m1), 1);
       sa[j] = _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(s2));
@@ -275,18 +288,25 @@ TORSH_INLINE void step16(const Tile& t, std::int64_t b, __m512 (&acc)[R][C]) {
   }
 #pragma GCC unroll 4
   for (int i = 0; i < R; ++i) {
-    const unsigned char* blocks = t.w + i * t.w_stride + b * L::bb;
-    _mm_prefetch(reinterpret_cast<const char*>(blocks + 2 * R * t.w_stride), _MM_HINT_T0);  // as in step
     __m512i lo, hi;
-    __m512 f;
-    weight_pair16<F, Pair>(blocks, lo, hi, f);
-    const __m512 dw = spread_lanes(f, 0, L::d1);
+    __m512 f, dw;
+    if constexpr (Packed) {
+      const unsigned char* row = t.w + i * t.w_stride;
+      lo = _mm512_load_si512(PackedRow<F, true>::levels(row, b / 2));
+      hi = _mm512_load_si512(PackedRow<F, true>::levels(row, b / 2) + 64);
+      dw = spread_floats<true>(PackedRow<F, true>::d(row, a.nb) + b);  // a missing last block's d is 0
+    } else {
+      const unsigned char* blocks = t.w + i * t.w_stride + b * L::bb;
+      _mm_prefetch(reinterpret_cast<const char*>(blocks + 2 * R * t.w_stride), _MM_HINT_T0);  // as in step
+      weight_pair16<F, Pair>(blocks, lo, hi, f);
+      dw = spread_lanes(f, 0, L::d1);
+    }
 #pragma GCC unroll 4
     for (int j = 0; j < C; ++j) {
       __m512i dot = _mm512_dpwssd_epi32(_mm512_setzero_si512(), lo, _mm512_loadu_si512(q[j]));
       dot = _mm512_dpwssd_epi32(dot, hi, _mm512_loadu_si512(q[j] + 32));
       acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(dw, da[j]), acc[i][j]);
-      if constexpr (F == QuantFormat::Q4_1)
+      if constexpr (F == QuantFormat::Q4_1 && !Packed)
         acc[i][j] = _mm512_mask3_fmadd_ps(f, sa[j], acc[i][j], __mmask16((1u << L::m0) | (Pair ? 1u << L::m1 : 0u)));
     }
   }
@@ -311,7 +331,7 @@ TORSH_INLINE __m512 sum16(const __m512 (&v)[16]) {
   return _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(e0, e1)), _mm512_castpd_ps(_mm512_unpackhi_pd(e0, e1)));
 }
 
-// Wide: Int16 activations (never packed); else Int8, Packed or not.
+// Wide: Int16 activations; else Int8. Packed: rows as pack_rows<F, Wide> wrote them.
 template <QuantFormat F, int R, int C, bool Packed, bool Wide>
 void tile_rc(const Tile& t) {
   __m512 acc[R][C];
@@ -322,8 +342,8 @@ void tile_rc(const Tile& t) {
   const std::int64_t nb = t.act->nb;
   if constexpr (Wide) {
     std::int64_t b = 0;
-    for (; b + 2 <= nb; b += 2) step16<F, R, C, true>(t, b, acc);
-    if (b < nb) step16<F, R, C, false>(t, b, acc);
+    for (; b + 2 <= nb; b += 2) step16<F, R, C, true, Packed>(t, b, acc);
+    if (b < nb) step16<F, R, C, false, Packed>(t, b, acc);
   } else {
     std::int64_t b = 0;
     for (; b + 2 <= nb; b += 2) step<F, R, C, true, Packed>(t, b, acc);
@@ -335,7 +355,7 @@ void tile_rc(const Tile& t) {
       const __mmask16 k = nb - b0 >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (nb - b0)) - 1);
 #pragma GCC unroll 4
       for (int i = 0; i < R; ++i) {
-        const __m512 mw = _mm512_maskz_loadu_ps(k, PackedRow<F>::m(t.w + i * t.w_stride, nb) + b0);
+        const __m512 mw = _mm512_maskz_loadu_ps(k, PackedRow<F, Wide>::m(t.w + i * t.w_stride, nb) + b0);
 #pragma GCC unroll 4
         for (int j = 0; j < C; ++j)
           acc[i][j] = _mm512_fmadd_ps(mw, _mm512_maskz_loadu_ps(k, t.act->s + (t.a0 + j) * nb + b0), acc[i][j]);
@@ -391,29 +411,36 @@ void tile(const Tile& t) {
   }
 }
 
+template <bool Wide>
 std::size_t packed_row_bytes(QuantFormat f, std::int64_t nb) {
   switch (f) {
-    case QuantFormat::Q4_0: return PackedRow<QuantFormat::Q4_0>::bytes(nb);
-    case QuantFormat::Q4_1: return PackedRow<QuantFormat::Q4_1>::bytes(nb);
-    case QuantFormat::Q8_0: return PackedRow<QuantFormat::Q8_0>::bytes(nb);
+    case QuantFormat::Q4_0: return PackedRow<QuantFormat::Q4_0, Wide>::bytes(nb);
+    case QuantFormat::Q4_1: return PackedRow<QuantFormat::Q4_1, Wide>::bytes(nb);
+    case QuantFormat::Q8_0: return PackedRow<QuantFormat::Q8_0, Wide>::bytes(nb);
   }
   return 0;
 }
 
+template <bool Wide>
 void pack(QuantFormat f, const unsigned char* w, std::size_t w_stride, std::int64_t rows, std::int64_t nb,
           unsigned char* dst) {
   switch (f) {
-    case QuantFormat::Q4_0: return pack_rows<QuantFormat::Q4_0>(w, w_stride, rows, nb, dst);
-    case QuantFormat::Q4_1: return pack_rows<QuantFormat::Q4_1>(w, w_stride, rows, nb, dst);
-    case QuantFormat::Q8_0: return pack_rows<QuantFormat::Q8_0>(w, w_stride, rows, nb, dst);
+    case QuantFormat::Q4_0: return pack_rows<QuantFormat::Q4_0, Wide>(w, w_stride, rows, nb, dst);
+    case QuantFormat::Q4_1: return pack_rows<QuantFormat::Q4_1, Wide>(w, w_stride, rows, nb, dst);
+    case QuantFormat::Q8_0: return pack_rows<QuantFormat::Q8_0, Wide>(w, w_stride, rows, nb, dst);
   }
 }
 
 }  // namespace
 
 const Kernels& kernels_avx512_vnni() {
-  static const Kernels k{Isa::Avx512Vnni, kRows, kCols, tile<false>, tile<false, true>,
-                         {packed_row_bytes, pack, tile<true>}};
+  static const Kernels k{Isa::Avx512Vnni,
+                         kRows,
+                         kCols,
+                         tile<false>,
+                         tile<false, true>,
+                         {packed_row_bytes<false>, pack<false>, tile<true>},
+                         {packed_row_bytes<true>, pack<true>, tile<true, true>}};
   return k;
 }
 

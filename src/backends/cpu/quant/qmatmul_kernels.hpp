@@ -107,6 +107,7 @@ struct Kernels {
   void (*tile)(const Tile& t);    // Int8 activations
   void (*tile16)(const Tile& t);  // Int16 activations
   PackedKernels packed = {};      // Int8 activations
+  PackedKernels packed16 = {};    // Int16 activations
 };
 const Kernels& kernels_generic();
 const Kernels& kernels_avx2();

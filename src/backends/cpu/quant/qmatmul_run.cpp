@@ -110,7 +110,8 @@ void qmatmul(const rt::QMatmulArgs& g) {
     chunks = std::min(groups, std::max<std::int64_t>(3 * threads, by_size));
   }
   const bool wide = width == QuantActivations::Int16;
-  const bool packing = !wide && kern.packed.tile && m >= kPackMinRows;
+  const PackedKernels& packer = wide ? kern.packed16 : kern.packed;
+  const bool packing = packer.tile && m >= kPackMinRows;
   auto run_chunk = [&](int c) {
     const std::int64_t i0 = groups * c / chunks * R, i1 = std::min(n, groups * (c + 1) / chunks * R);
     const unsigned char* rows = w + i0 * row_bytes;
@@ -118,11 +119,11 @@ void qmatmul(const rt::QMatmulArgs& g) {
     auto tile = wide ? kern.tile16 : kern.tile;
     if (packing) {
       thread_local Scratch packed;
-      stride = kern.packed.row_bytes(g.format, act.nb);
+      stride = packer.row_bytes(g.format, act.nb);
       auto* dst = static_cast<unsigned char*>(packed.get(stride * static_cast<std::size_t>(i1 - i0)));
-      kern.packed.pack(g.format, rows, row_bytes, i1 - i0, act.nb, dst);
+      packer.pack(g.format, rows, row_bytes, i1 - i0, act.nb, dst);
       rows = dst;
-      tile = kern.packed.tile;
+      tile = packer.tile;
     }
     for (std::int64_t j = 0; j < m; j += C)
       for (std::int64_t i = i0; i < i1; i += R) {
