@@ -2,6 +2,7 @@
 // head), walks the keys in blocks with an online softmax (running max and
 // sum), and never stores the Sq x Skv score matrix. Extra memory per thread is
 // O(block^2 + block * D). The tile math is in simd.cpp.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -30,17 +31,25 @@ void run(const rt::AttentionArgs& a) {
   const std::int64_t shift = a.align == rt::CausalAlign::BottomRight ? Skv - Sq : 0;
   // Causal tiles near the diagonal cost more; interleave block order so both threads get a mix.
   pool().parallel_for(B * Hq * qblocks, 1, [&](std::int64_t t0, std::int64_t t1) {
-    std::vector<float> q(kBq * D), kt(D * kBk), vb(kBk * Dv), s(kBq * kBk), acc(kBq * Dv), m(kBq), l(kBq);
-    std::vector<std::int64_t> jmax(kBq);
+    // Per thread and kept: a decode step calls this once per layer with one
+    // query row, where allocating and zeroing ~200 KB each time cost as much
+    // as the attention itself.
+    thread_local std::vector<float> q, kt, vb, s, acc, m, l;
+    thread_local std::vector<std::int64_t> jmax;
+    auto at_least = [](auto& v, std::int64_t n) {
+      if (static_cast<std::int64_t>(v.size()) < n) v.resize(static_cast<std::size_t>(n));
+    };
+    at_least(q, kBq * D), at_least(kt, D * kBk), at_least(vb, kBk * Dv), at_least(s, kBq * kBk);
+    at_least(acc, kBq * Dv), at_least(m, kBq), at_least(l, kBq), at_least(jmax, kBq);
     for (std::int64_t t = t0; t < t1; ++t) {
       const std::int64_t qb = t % qblocks, bh = t / qblocks, h = bh % Hq, b = bh / Hq;
       const std::int64_t kvh = h / group;
       const std::int64_t i0 = qb * kBq, nq = std::min(kBq, Sq - i0);
       const T* qp = Q + ((b * Hq + h) * Sq + i0) * D;
       for (std::int64_t i = 0; i < nq * D; ++i) q[i] = static_cast<float>(to_acc(qp[i])) * a.scale;
-      std::fill(acc.begin(), acc.end(), 0.0f);
-      std::fill(m.begin(), m.end(), -std::numeric_limits<float>::infinity());
-      std::fill(l.begin(), l.end(), 0.0f);
+      std::fill(acc.begin(), acc.begin() + nq * Dv, 0.0f);
+      std::fill(m.begin(), m.begin() + nq, -std::numeric_limits<float>::infinity());
+      std::fill(l.begin(), l.begin() + nq, 0.0f);
       const std::int64_t kend = a.causal ? std::min(Skv, i0 + nq + shift) : Skv;
       for (std::int64_t j0 = 0; j0 < kend; j0 += kBk) {
         const std::int64_t nk = std::min(kBk, kend - j0);
