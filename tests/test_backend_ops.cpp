@@ -27,6 +27,7 @@ using namespace torsh;
 using backend_ops::Case;
 using backend_ops::Input;
 using backend_ops::Outputs;
+using backend_ops::Tol;
 using backend_ops::Values;
 
 namespace {
@@ -261,21 +262,23 @@ void run_case(const Case& c, Backend& dev, Backend& cpu, Tally& tally, bool verb
     const std::vector<double> gv = g.values();
     const double tol = c.tol.for_dtype(g.dtype);
     const bool bits = !is_floating(g.dtype);
-    const auto report = [&](const Mismatch& m, const char* against) {
+    const auto report = [&](const Mismatch& m, const char* against, const Tol& t) {
+      const double tol = t.for_dtype(g.dtype);
       if (tol > 0) worst_ratio = std::max(worst_ratio, m.max_error / tol);
       if (m.max_error <= tol) return;
       fail(out_name + " (" + ran + "): max error " + num(m.max_error) + " at " + coords(g.shape, m.index) + " (got " +
-           num(m.got) + ", " + against + " " + num(m.want) + ") exceeds the tolerance " + c.tol.describe(g.dtype) +
+           num(m.got) + ", " + against + " " + num(m.want) + ") exceeds the tolerance " + t.describe(g.dtype) +
            "; error = |got - want| / max(1, |want|)");
     };
     report(worst(gv, want[j].values(), bits ? &g.bytes : nullptr, bits ? &want[j].bytes : nullptr, dtype_size(g.dtype)),
-           "the CPU gave");
+           "the CPU gave", c.tol);
     if (j == 0 && c.reference) {
       const std::vector<double> ref = c.reference(inputs_seen);
       if (ref.size() != gv.size())
         fail(out_name + ": the reference has " + std::to_string(ref.size()) + " values");
       else
-        report(worst(gv, ref, nullptr, nullptr, 0), "the f64 reference gave");
+        report(worst(gv, ref, nullptr, nullptr, 0), "the f64 reference gave",
+               !fell_back && c.reference_tol ? *c.reference_tol : c.tol);
     }
   }
   if (c.check) {

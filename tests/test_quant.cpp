@@ -2,10 +2,11 @@
 // reference (tests/quant/vectors.bin), QTensor, and the ops on it (qmatmul,
 // matmul_vec, dequantize, embedding) on every instruction set this CPU runs,
 // against a double-precision reference, plus their errors and the OpenCL
-// fallback.
+// kernels (within the Int16 bound of the CPU's).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -470,32 +471,69 @@ TEST(Quant, BadInputsAreClearErrors) {
 
 // ---- another device: the blocks are an operand like any other
 
-TEST(Quant, OpenCLFallsBackToTheCpu) {
+// The most the CPU's qmatmul (Int16 activations: each x rounded to a level of
+// its block's largest |x| / 32767, off by at most half a level) may differ from
+// an f32 product with the dequantized weights (quant.kern.h, the GPU kernels):
+// sum_b amax_b / 65534 * sum_{i in b} |w_i| per output, plus f32 rounding of both
+// sums (k * 2^-23 of sum |x_i w_i|, twice over).
+std::vector<double> int16_bound(const std::vector<float>& x, const std::vector<float>& w, std::int64_t m,
+                                std::int64_t n, std::int64_t k) {
+  std::vector<double> bound(static_cast<std::size_t>(m * n));
+  for (std::int64_t r = 0; r < m; ++r)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double level = 0, mag = 0;
+      for (std::int64_t b = 0; b < k; b += kQuantBlock) {
+        double amax = 0, wsum = 0;
+        for (std::int64_t i = b; i < b + kQuantBlock; ++i) {
+          amax = std::max(amax, std::fabs(static_cast<double>(x[r * k + i])));
+          wsum += std::fabs(w[j * k + i]);
+          mag += std::fabs(static_cast<double>(x[r * k + i]) * w[j * k + i]);
+        }
+        level += amax / 65534.0 * wsum;
+      }
+      bound[r * n + j] = level + 2.0 * static_cast<double>(k) * std::ldexp(mag, -23);
+    }
+  return bound;
+}
+
+TEST(Quant, OpenCLRunsNatively) {
   if (!opencl_available()) GTEST_SKIP() << "OpenCL backend unavailable";
   Backend cl = Backend::create(BackendType::OpenCl);
   Backend b = cpu_backend();
-  const std::int64_t m = 3, n = 45, k = 96;
-  const std::vector<float> wv = normal(n * k, 17, 0.1f), xv = normal(m * k, 18);
-  for (QuantFormat f : kAllQuantFormats) {
-    const QTensor w = QTensor::quantize(host_tensor(wv, Shape{n, k}), f);
-    const QTensor wc = QTensor::quantize(cl.from_host(wv.data(), Shape{n, k}, DType::F32), f);
-    EXPECT_EQ(wc.device(), cl.device());
-    EXPECT_EQ(wc.blocks().to_host<unsigned char>(), w.blocks().to_host<unsigned char>());
-    EXPECT_EQ(w.to(cl).blocks().to_host<unsigned char>(), w.blocks().to_host<unsigned char>());
-    const Tensor xc = cl.from_host(xv.data(), Shape{m, k}, DType::F32);
-    EXPECT_EQ(ops::supports_qmatmul(cl, f, DType::F32), cl.supports(rt::OpKind::QMatmul, DType::F32));
-    ops::reset_fallback_stats();
-    const Tensor y = ops::qmatmul(xc, wc);
-    EXPECT_EQ(y.device(), cl.device());
-    if (!cl.supports(rt::OpKind::QMatmul, DType::F32)) {
-      EXPECT_GT(ops::fallback_stats().ops, 0u);
+  for (const auto [m, n, k] : {std::array<std::int64_t, 3>{3, 45, 96}, {1, 1, 32}, {1, 70, 576}, {6, 9, 1536}}) {
+    const std::vector<float> wv = normal(n * k, 17, 0.1f), xv = normal(m * k, 18);
+    for (QuantFormat f : kAllQuantFormats) {
+      SCOPED_TRACE(std::string(quant_format_name(f)) + " m=" + std::to_string(m) + " n=" + std::to_string(n) +
+                   " k=" + std::to_string(k));
+      const QTensor w = QTensor::quantize(host_tensor(wv, Shape{n, k}), f);
+      const QTensor wc = QTensor::quantize(cl.from_host(wv.data(), Shape{n, k}, DType::F32), f);
+      EXPECT_EQ(wc.device(), cl.device());
+      EXPECT_EQ(wc.blocks().to_host<unsigned char>(), w.blocks().to_host<unsigned char>());
+      EXPECT_EQ(w.to(cl).blocks().to_host<unsigned char>(), w.blocks().to_host<unsigned char>());
+      EXPECT_TRUE(ops::supports_qmatmul(cl, f, DType::F32));
+      EXPECT_TRUE(cl.supports(rt::OpKind::Dequantize, DType::F32));
+      EXPECT_TRUE(cl.supports(rt::OpKind::Dequantize, DType::F16));
+      EXPECT_TRUE(cl.supports(rt::OpKind::Dequantize, DType::BF16));
+      const Tensor xc = cl.from_host(xv.data(), Shape{m, k}, DType::F32);
+      ops::reset_fallback_stats();
+      const Tensor y = ops::qmatmul(xc, wc);
+      const std::vector<std::int32_t> ids{static_cast<std::int32_t>(n - 1), 0, static_cast<std::int32_t>(n / 2)};
+      const Tensor e = ops::embedding(wc, cl.from_host(ids.data(), Shape{3}, DType::I32));
+      const Tensor d16 = ops::dequantize(wc, DType::F16), d32 = ops::dequantize(wc);
+      EXPECT_EQ(y.device(), cl.device());
+      EXPECT_EQ(ops::fallback_stats().ops, 0u) << "qmatmul, embedding and dequantize must run on OpenCL";
+
+      const std::vector<float> got = y.to_vector(), cpu = ops::qmatmul(host_tensor(xv, Shape{m, k}), w).to_vector();
+      const std::vector<float> wd = ops::dequantize(w).to_vector();
+      const std::vector<double> bound = int16_bound(xv, wd, m, n, k);
+      ASSERT_EQ(got.size(), cpu.size());
+      for (std::size_t i = 0; i < got.size(); ++i)
+        ASSERT_LE(std::fabs(static_cast<double>(got[i]) - cpu[i]), bound[i]) << "output " << i;
+      EXPECT_EQ(d32.to_vector(), wd);
+      EXPECT_EQ(d16.to_host<std::uint16_t>(), ops::dequantize(w, DType::F16).to_host<std::uint16_t>());
+      EXPECT_EQ(e.to_vector(), ops::embedding(w, b.from_host(ids.data(), Shape{3}, DType::I32)).to_vector());
+      // Operands on two devices are refused, naming both.
+      expect_error(ErrorCode::DeviceMismatch, [&] { ops::qmatmul(host_tensor(xv, Shape{m, k}), wc); }, "opencl");
     }
-    EXPECT_EQ(y.to_vector(), ops::qmatmul(host_tensor(xv, Shape{m, k}), w).to_vector()) << quant_format_name(f);
-    EXPECT_EQ(ops::dequantize(wc, DType::F16).to_vector(), ops::dequantize(w, DType::F16).to_vector());
-    const std::vector<std::int32_t> ids{4, 0, 44};
-    EXPECT_EQ(ops::embedding(wc, cl.from_host(ids.data(), Shape{3}, DType::I32)).to_vector(),
-              ops::embedding(w, b.from_host(ids.data(), Shape{3}, DType::I32)).to_vector());
-    // Operands on two devices are refused, naming both.
-    expect_error(ErrorCode::DeviceMismatch, [&] { ops::qmatmul(host_tensor(xv, Shape{m, k}), wc); }, "opencl");
   }
 }

@@ -17,6 +17,8 @@
 #define LOCAL_SIZE(d) ((long)get_local_size(d))
 #define BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
 #define META(type) type
+#define AS_FLOAT(u) as_float(u)
+#define AS_UINT(f) as_uint(f)
 #else /* CUDA / HIP */
 #define KERNEL extern "C" __global__
 #define GLOBAL
@@ -29,6 +31,10 @@
 #define LOCAL_SIZE(d) ((long)((d) == 0 ? blockDim.x : (d) == 1 ? blockDim.y : blockDim.z))
 #define BARRIER() __syncthreads()
 #define META(type) type
+#define AS_FLOAT(u) __uint_as_float(u)
+#define AS_UINT(f) __float_as_uint(f)
+typedef unsigned char uchar;
+typedef unsigned short ushort;
 typedef unsigned int uint;
 #endif
 
@@ -46,6 +52,55 @@ DEVICE_FN long strided_offset(const StridedMeta* m, int t, long i) {
     i = q;
   }
   return off;
+}
+
+/* IEEE half and bfloat16 <-> f32 on the bits, as torsh's host conversions
+ * (core/dtype.cpp) round, so device and CPU agree bit for bit. Integer code
+ * only: no cl_khr_fp16 or cuda_fp16.h, and a half can be assembled from two
+ * bytes wherever it lies (quantized blocks put them at any even offset). */
+DEVICE_FN float half_bits_to_float(uint h) {
+  const uint sign = (h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  if (e == 0) { /* zero or subnormal: m * 2^-24 is exact in f32 */
+    const float v = (float)m * 5.9604644775390625e-8f;
+    return sign ? -v : v;
+  }
+  if (e == 31) return AS_FLOAT(sign | 0x7f800000u | (m << 13)); /* inf, NaN (payload kept) */
+  return AS_FLOAT(sign | ((e + 112u) << 23) | (m << 13));
+}
+
+DEVICE_FN uint float_to_half_bits(float f) { /* round to nearest even */
+  const uint x = AS_UINT(f), sign = (x >> 16) & 0x8000u, absx = x & 0x7fffffffu;
+  if (absx > 0x7f800000u) return sign | 0x7e00u | ((absx >> 13) & 0x3ffu);
+  if (absx >= 0x477ff000u) return sign | 0x7c00u;
+  if (absx < 0x38800000u) {
+    if (absx < 0x33000000u) return sign;
+    const uint shift = 126u - (absx >> 23), mant = (absx & 0x7fffffu) | 0x800000u;
+    const uint rem = mant & ((1u << shift) - 1u), mid = 1u << (shift - 1u);
+    uint h = mant >> shift;
+    if (rem > mid || (rem == mid && (h & 1u))) ++h;
+    return sign | h;
+  }
+  uint h = (absx - 0x38000000u) >> 13;
+  const uint rem = absx & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;
+  return sign | h;
+}
+
+DEVICE_FN uint float_to_bf16_bits(float f) { /* round to nearest even; NaN stays quiet */
+  const uint x = AS_UINT(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return ((x >> 16) | 0x40u) & 0xffffu;
+  return ((x + 0x7fffu + ((x >> 16) & 1u)) >> 16) & 0xffffu;
+}
+
+/* a * b + c with both roundings (never contracted to a fused multiply-add),
+ * for results that must equal the host's bit for bit. */
+DEVICE_FN float mul_add_unfused(float a, float b, float c) {
+#if defined(__OPENCL_VERSION__)
+#pragma OPENCL FP_CONTRACT OFF
+  return a * b + c;
+#else
+  return __fadd_rn(__fmul_rn(a, b), c);
+#endif
 }
 
 #endif

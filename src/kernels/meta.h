@@ -23,6 +23,14 @@
 /* softmax.kern.h: work-items per row */
 #define SM_GROUP 128
 
+/* quant.kern.h: block formats (torsh::QuantFormat's values), work-items per
+ * output row of qmatmul and activation rows one work-group takes at a time */
+#define QUANT_Q4_0 0
+#define QUANT_Q4_1 1
+#define QUANT_Q8_0 2
+#define QM_GROUP 64
+#define QM_ROWS 4
+
 /* Shapes and strides (elements) of up to three tensors walking one index space. */
 typedef struct {
   long nd;

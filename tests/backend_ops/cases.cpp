@@ -814,25 +814,84 @@ void adam_cases(CaseList& L) {
 
 // The weights are uploaded as f32 and quantized on the device's backend (the
 // host reference quantizer; only the blocks land on the device), so both sides
-// hold the same blocks. A backend's own kernel may skip the CPU's per-block
-// quantization of the activations: 2% of the output's scale allows for it.
+// hold the same blocks.
+//
+// qmatmul: the CPU's integer kernels round each activation to a 16-bit level of
+// its block's largest |x| first, off by at most amax_b / 65534; a GPU kernel
+// takes f32 activations as they are (quant.kern.h). So the two differ by at most
+// sum_b amax_b / 65534 * sum_{i in b} |w_i|: for |x| <= xmax, |w| <= wmax and k
+// inputs, k * xmax * wmax / 65534 of max(1, |want|). A native kernel is held to
+// f32 rounding against the f64 reference (the same blocks, dequantized on the host).
+Tol qmatmul_tol(std::int64_t k, double scale) {
+  return Tol::ulp(static_cast<double>(k) * scale / 65534.0 * 8388608.0);
+}
+Tol qmatmul_reference_tol(std::int64_t k, double scale) { return Tol::reduction(k, 4, scale); }
+
+std::vector<double> qmatmul_reference(QuantFormat f, std::int64_t k, const Values& v) {
+  const std::vector<double>&x = v[0], &w = v[1];
+  const std::int64_t m = static_cast<std::int64_t>(x.size()) / k, n = static_cast<std::int64_t>(w.size()) / k;
+  std::vector<float> row(static_cast<std::size_t>(k)), deq(w.size());
+  std::vector<unsigned char> blocks(quant_row_bytes(f, k));
+  for (std::int64_t j = 0; j < n; ++j) {
+    for (std::int64_t i = 0; i < k; ++i) row[static_cast<std::size_t>(i)] = static_cast<float>(w[j * k + i]);
+    quantize_row(f, row.data(), blocks.data(), k);
+    dequantize_row(f, blocks.data(), deq.data() + j * k, k);
+  }
+  std::vector<double> out(static_cast<std::size_t>(m * n));
+  for (std::int64_t r = 0; r < m; ++r)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double acc = 0;
+      for (std::int64_t i = 0; i < k; ++i) acc += x[r * k + i] * deq[j * k + i];
+      out[r * n + j] = acc;
+    }
+  return out;
+}
+
 void quant_cases(CaseList& L) {
-  const Tol loose = Tol::ulp(0.02 * 8388608.0);
   for (QuantFormat f : kAllQuantFormats) {
     const std::string fmt(quant_format_name(f));
-    const auto qmm = [f](Backend&, std::vector<Tensor>& x) -> Outputs {
-      return {ops::qmatmul(x[0], QTensor::quantize(x[1], f))};
+    // scale: the largest |x| times the largest |w|.
+    const auto qmm = [&L, f, fmt](Input x, Input w, double scale = 1.0) {
+      const std::int64_t k = w.shape[1];
+      Case& c = L.add(
+          "quant", "qmatmul " + fmt, K::QMatmul, F32, {std::move(x), std::move(w)},
+          [f](Backend&, std::vector<Tensor>& t) -> Outputs { return {ops::qmatmul(t[0], QTensor::quantize(t[1], f))}; },
+          qmatmul_tol(k, scale));
+      c.reference = [f, k](const Values& v) { return qmatmul_reference(f, k, v); };
+      c.reference_tol = qmatmul_reference_tol(k, scale);
     };
-    L.add("quant", "qmatmul " + fmt, K::QMatmul, F32, {in({3, 96}), in({37, 96})}, qmm, loose);
-    L.add("quant", "qmatmul " + fmt, K::QMatmul, F32, {in({96, 5}).t(), in({64, 96})}, qmm, loose);
-    L.add("quant", "qmatmul " + fmt, K::QMatmul, F32, {in({2, 1, 64}), in({130, 64}).range(-1e3, 1e3)}, qmm, loose);
+    qmm(in({3, 96}), in({37, 96}));
+    qmm(in({96, 5}).t(), in({64, 96}));
+    qmm(in({2, 1, 64}), in({130, 64}).range(-1e3, 1e3), 1e3);
+    qmm(in({1, 32}), in({1, 32}));      // one block, one output
+    qmm(in({1, 160}), in({67, 160}));   // decode: m = 1, 5 blocks
+    qmm(in({5, 224}), in({33, 224}));   // 7 blocks; m past QM_ROWS
+    qmm(in({9, 576}), in({19, 576}));   // more quarter blocks than work-items
+    qmm(in({4, 64}).range(-1e3, 1e3), in({21, 64}).range(-1e3, 1e3), 1e6);  // large values on both sides
     for (DType t : {F32, F16, BF16}) {
-      L.add("quant", "dequantize " + fmt + " to " + dt(t), K::Dequantize, t, {in({9, 64})},
-            [f, t](Backend&, std::vector<Tensor>& x) -> Outputs { return {ops::dequantize(QTensor::quantize(x[0], f), t)}; },
+      for (const Shape& s : {Shape{9, 64}, Shape{1, 32}, Shape{5, 96}})
+        L.add("quant", "dequantize " + fmt + " to " + dt(t), K::Dequantize, t, {in(s)},
+              [f, t](Backend&, std::vector<Tensor>& x) -> Outputs {
+                return {ops::dequantize(QTensor::quantize(x[0], f), t)};
+              },
+              Tol::bitwise());
+      L.add("quant", "embedding " + fmt + " to " + dt(t), K::Dequantize, t,
+            {in({11, 32}), in({2, 3}, I64).range(0, 10)},
+            [f, t](Backend&, std::vector<Tensor>& x) -> Outputs {
+              return {ops::embedding(QTensor::quantize(x[0], f), x[1], t)};
+            },
             Tol::bitwise());
     }
     L.add("quant", "embedding " + fmt, K::Dequantize, F32, {in({11, 32}), in({2, 3}, I32).range(0, 10)},
-          [f](Backend&, std::vector<Tensor>& x) -> Outputs { return {ops::embedding(QTensor::quantize(x[0], f), x[1])}; },
+          [f](Backend&, std::vector<Tensor>& x) -> Outputs {
+            return {ops::embedding(QTensor::quantize(x[0], f), x[1])};
+          },
+          Tol::bitwise());
+    L.add("quant", "embedding " + fmt + " large values", K::Dequantize, F32,
+          {in({7, 96}).range(-6e4, 6e4), in({4}, I32).range(0, 6)},
+          [f](Backend&, std::vector<Tensor>& x) -> Outputs {
+            return {ops::embedding(QTensor::quantize(x[0], f), x[1])};
+          },
           Tol::bitwise());
   }
 }

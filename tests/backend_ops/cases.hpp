@@ -7,6 +7,7 @@
 // every other backend, runs the call on both and compares the outputs.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -106,6 +107,9 @@ struct Case {
   // views that are not contiguous are counted without this.
   bool copies = false;
   Reference reference;  // optional
+  // What a kernel of the device's own is held to against the reference, where
+  // it is tighter than against the CPU (default: tol; a fallback always gets tol).
+  std::optional<Tol> reference_tol;
   Check check;          // optional
 
   std::string describe() const;  // "binary add f32 (f32[5, 9], f32[9])"

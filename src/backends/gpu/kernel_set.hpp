@@ -4,6 +4,7 @@
 // claim more than the kernel body does). A backend adds its own limits (grid
 // sizes, say) in its op file.
 #include "kernel_meta.hpp"
+#include "torsh/core/quant.hpp"
 #include "torsh/runtime/kernel_table.hpp"
 
 namespace torsh::gpu {
@@ -12,5 +13,18 @@ namespace torsh::gpu {
 inline constexpr rt::DTypes kCopyDTypes{DType::F32, DType::I32};
 // binary_f32_*, matmul_f32_tiled, softmax_f32_rows.
 inline constexpr rt::DTypes kF32{DType::F32};
+// dequantize_f32 and dequantize_b16 write the CPU's dtypes, rounded as it rounds; qmatmul_f32 is kF32.
+inline constexpr rt::DTypes kDequantizeDTypes{DType::F32, DType::F16, DType::BF16};
+
+// quant.kern.h's format code: QuantFormat's own value.
+static_assert(QUANT_Q4_0 == static_cast<int>(QuantFormat::Q4_0) && QUANT_Q4_1 == static_cast<int>(QuantFormat::Q4_1) &&
+              QUANT_Q8_0 == static_cast<int>(QuantFormat::Q8_0));
+inline int quant_code(QuantFormat f) { return static_cast<int>(f); }
+// Work-groups of qmatmul_f32: one per weight row and QM_ROWS activation rows.
+inline std::int64_t qmatmul_groups(const rt::QMatmulArgs& a) { return a.n * ((a.m + QM_ROWS - 1) / QM_ROWS); }
+// dequantize_*'s ids_width: 0 without ids, else the id's bytes.
+inline int ids_width(const rt::DequantizeArgs& a) {
+  return a.ids.present() ? static_cast<int>(dtype_size(a.ids.dtype)) : 0;
+}
 
 }  // namespace torsh::gpu
