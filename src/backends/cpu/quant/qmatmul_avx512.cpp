@@ -214,6 +214,19 @@ void pack_rows(const unsigned char* w, std::size_t w_stride, std::int64_t rows, 
   }
 }
 
+// Activation block blk's (and blk + 1's, for a pair) d spread over the
+// blocks' lanes; WithS (Q4_1 read as it lies): s placed where the weights'
+// f holds m, for one masked FMA of m_w s_a.
+template <QuantFormat F, bool Pair, bool WithS>
+TORSH_INLINE void act_scales(const ActRows& a, std::int64_t blk, __m512& da, __m512& sa) {
+  da = spread_floats<Pair>(a.d + blk);
+  if constexpr (WithS) {
+    const __m128 s2 = load_floats<Pair>(a.s + blk);
+    const __m512i idx = _mm512_mask_set1_epi32(_mm512_setzero_si512(), __mmask16(1u << ScaleLanes<F>::m1), 1);
+    sa = _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(s2));
+  }
+}
+
 // acc[i][j] += the block pair (or single block) at b of weight row i and activation row j.
 template <QuantFormat F, int R, int C, bool Pair, bool Packed>
 TORSH_INLINE void step(const Tile& t, std::int64_t b, __m512 (&acc)[R][C]) {
@@ -225,13 +238,7 @@ TORSH_INLINE void step(const Tile& t, std::int64_t b, __m512 (&acc)[R][C]) {
 #pragma GCC unroll 4
   for (int j = 0; j < C; ++j) {
     const std::int64_t blk = (t.a0 + j) * a.nb + b;
-    da[j] = spread_floats<Pair>(a.d + blk);
-    // Q4_1's m_w s_a: s where the weights' f holds m, for one masked FMA.
-    if constexpr (F == QuantFormat::Q4_1 && !Packed) {
-      const __m128 s2 = load_floats<Pair>(a.s + blk);
-      const __m512i idx = _mm512_mask_set1_epi32(_mm512_setzero_si512(), __mmask16(1u << L::m1), 1);
-      sa[j] = _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(s2));
-    }
+    act_scales<F, Pair, F == QuantFormat::Q4_1 && !Packed>(a, blk, da[j], sa[j]);
     q[j] = a.q + blk * kBlock;
     corr[j] = a.corr + blk * 8;
   }
@@ -278,12 +285,7 @@ TORSH_INLINE void step16(const Tile& t, std::int64_t b, __m512 (&acc)[R][C]) {
 #pragma GCC unroll 4
   for (int j = 0; j < C; ++j) {
     const std::int64_t blk = (t.a0 + j) * a.nb + b;
-    da[j] = spread_floats<Pair>(a.d + blk);
-    if constexpr (F == QuantFormat::Q4_1 && !Packed) {  // as in step
-      const __m128 s2 = load_floats<Pair>(a.s + blk);
-      const __m512i idx = _mm512_mask_set1_epi32(_mm512_setzero_si512(), __mmask16(1u << L::m1), 1);
-      sa[j] = _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(s2));
-    }
+    act_scales<F, Pair, F == QuantFormat::Q4_1 && !Packed>(a, blk, da[j], sa[j]);
     q[j] = act16_block(a, t.a0 + j, b);
   }
 #pragma GCC unroll 4

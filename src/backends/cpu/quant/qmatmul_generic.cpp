@@ -31,6 +31,26 @@ void levels(QuantFormat f, const unsigned char* blk, int (&u)[kBlock]) {
   }
 }
 
+// The integer dot product of weight block b (levels u) with block b of
+// activation row r: Int8 from the unsigned levels plus the correction lanes,
+// Int16 from the signed levels u - offset (qmatmul_kernels.hpp).
+template <bool Wide>
+std::int32_t block_dot(const ActRows& a, QuantFormat f, const int (&u)[kBlock], std::int64_t r, std::int64_t b) {
+  std::int32_t dot = 0;
+  if constexpr (Wide) {
+    const int offset = weight_offset(f);
+    const std::int16_t* q = act16_block(a, r, b);
+    for (int e = 0; e < kBlock; ++e) dot += (u[e] - offset) * q[e < 16 ? e : e + 16];
+  } else {
+    const std::int64_t ab = r * a.nb + b;
+    const std::int8_t* q = a.q + ab * kBlock;
+    for (int l = 0; l < 8; ++l) dot += a.corr[ab * 8 + l];
+    for (int e = 0; e < kBlock; ++e) dot += u[e] * q[e];
+  }
+  return dot;
+}
+
+template <bool Wide>
 void tile(const Tile& t) {
   const ActRows& a = *t.act;
   const std::size_t bb = quant_block_bytes(t.format);
@@ -44,37 +64,7 @@ void tile(const Tile& t) {
       const float dw = f16_at(blk);
       for (int j = 0; j < t.cols; ++j) {
         const std::int64_t ab = (t.a0 + j) * a.nb + b;
-        const std::int8_t* q = a.q + ab * kBlock;
-        std::int32_t dot = 0;
-        for (int l = 0; l < 8; ++l) dot += a.corr[ab * 8 + l];
-        for (int e = 0; e < kBlock; ++e) dot += u[e] * q[e];
-        acc[j] += dw * a.d[ab] * static_cast<float>(dot);
-        if (t.format == QuantFormat::Q4_1) acc[j] += f16_at(blk + 2) * a.s[ab];
-      }
-    }
-    for (int j = 0; j < t.cols; ++j) t.out[(t.a0 + j) * t.ldo + i] = acc[j];
-  }
-}
-
-// Int16 activations: signed weight levels l = u - offset (qmatmul_kernels.hpp).
-void tile16(const Tile& t) {
-  const ActRows& a = *t.act;
-  const std::size_t bb = quant_block_bytes(t.format);
-  const int offset = weight_offset(t.format);
-  for (int i = 0; i < t.rows; ++i) {
-    const unsigned char* w = t.w + static_cast<std::size_t>(i) * t.w_stride;
-    float acc[kCols] = {};
-    for (std::int64_t b = 0; b < a.nb; ++b) {
-      const unsigned char* blk = w + static_cast<std::size_t>(b) * bb;
-      int u[kBlock];
-      levels(t.format, blk, u);
-      const float dw = f16_at(blk);
-      for (int j = 0; j < t.cols; ++j) {
-        const std::int64_t ab = (t.a0 + j) * a.nb + b;
-        const std::int16_t* q = act16_block(a, t.a0 + j, b);
-        std::int32_t dot = 0;
-        for (int e = 0; e < kBlock; ++e) dot += (u[e] - offset) * q[e < 16 ? e : e + 16];
-        acc[j] += dw * a.d[ab] * static_cast<float>(dot);
+        acc[j] += dw * a.d[ab] * static_cast<float>(block_dot<Wide>(a, t.format, u, t.a0 + j, b));
         if (t.format == QuantFormat::Q4_1) acc[j] += f16_at(blk + 2) * a.s[ab];
       }
     }
@@ -85,7 +75,7 @@ void tile16(const Tile& t) {
 }  // namespace
 
 const Kernels& kernels_generic() {
-  static const Kernels k{Isa::Generic, kRows, kCols, tile, tile16};
+  static const Kernels k{Isa::Generic, kRows, kCols, tile<false>, tile<true>};
   return k;
 }
 
