@@ -1,7 +1,7 @@
 // The llama model on the op layer: sampling rules, the memory estimate and
 // its refusal, KV-cache consistency (prefill in one step, in chunks, or token
-// by token give the same logits), bad input, and the same greedy tokens on
-// OpenCL as on the CPU. The PyTorch reference comparison is
+// by token give the same logits), bad input, prompt encoding, and the same
+// greedy tokens on OpenCL as on the CPU. The PyTorch reference comparison is
 // tests/python/test_model.py. Tests that need SmolLM2 skip, saying so, when
 // it is not cached (scripts/fetch-model.sh).
 #include <gtest/gtest.h>
@@ -173,6 +173,21 @@ TEST(LlamaModel, GenerationStopsAtTheContextAndStreamsWholeCharacters) {
   EXPECT_EQ(g.finish_reason(), FinishReason::Context);
   EXPECT_EQ(m.position(), 20);
   EXPECT_EQ(text, m.tokenizer().decode(g.tokens()));
+}
+
+TEST(Generation, EncodePromptWrapsChatTurnsAndNeverGivesNoTokens) {
+  NEED_MODEL();
+  const Tokenizer tok = Tokenizer::from_gguf(GgufFile::open(*path));
+  EXPECT_EQ(encode_prompt(tok, "Hello!", false), tok.encode("Hello!"));
+  // One user turn after the template's default system message, ending where the assistant's answer starts.
+  const auto chat = encode_prompt(tok, "Hello!", true);
+  EXPECT_EQ(tok.decode(chat, true),
+            "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n"
+            "<|im_start|>user\nHello!<|im_end|>\n<|im_start|>assistant\n");
+  // Generation refuses an empty prompt, so empty text starts from bos (SmolLM2 adds none itself).
+  EXPECT_TRUE(tok.encode("").empty());
+  EXPECT_EQ(encode_prompt(tok, "", false), (std::vector<std::int32_t>{tok.bos()}));
+  EXPECT_GT(encode_prompt(tok, "", true).size(), 1u);
 }
 
 TEST(LlamaModel, OpenClGivesTheCpuGreedyTokens) {

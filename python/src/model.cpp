@@ -145,14 +145,10 @@ void bind_model(nb::module_& m) {
       .def("generate",
            [](LlamaModel& self, const std::string& prompt, std::int64_t max_tokens, float temperature, std::int32_t top_k,
               float top_p, std::uint64_t seed, bool chat) {
-             const Tokenizer& t = self.tokenizer();
-             const std::string s = chat ? t.apply_chat_template({{"user", prompt}}, true) : prompt;
-             std::vector<std::int32_t> ids = t.encode(s, true);
-             if (ids.empty()) ids.push_back(t.bos() >= 0 ? t.bos() : t.eos());
              GenerationOptions o;
              o.max_tokens = max_tokens;
              o.sampling = SamplingParams{temperature, top_k, top_p, seed};
-             return Generation(self, std::move(ids), o);
+             return Generation(self, encode_prompt(self.tokenizer(), prompt, chat), o);
            },
            nb::arg("prompt"), nb::arg("max_tokens") = 128, nb::arg("temperature") = 0.0f, nb::arg("top_k") = 0,
            nb::arg("top_p") = 1.0f, nb::arg("seed") = 0, nb::arg("chat") = false,

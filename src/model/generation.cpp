@@ -30,6 +30,13 @@ std::size_t complete_utf8_prefix(const std::string& s) {
 
 }  // namespace
 
+std::vector<std::int32_t> encode_prompt(const Tokenizer& tokenizer, const std::string& prompt, bool chat) {
+  const std::string text = chat ? tokenizer.apply_chat_template({{"user", prompt}}, true) : prompt;
+  std::vector<std::int32_t> ids = tokenizer.encode(text, true);
+  if (ids.empty()) ids.push_back(tokenizer.bos() >= 0 ? tokenizer.bos() : tokenizer.eos());
+  return ids;
+}
+
 const char* finish_reason_name(FinishReason r) {
   switch (r) {
     case FinishReason::None: return "none";

@@ -51,10 +51,7 @@ int run(const RunOptions& opt) {
   std::fprintf(stderr, "device: %s%s\n", dev.name().c_str(), *type == BackendType::Auto ? " [auto-selected]" : "");
   LlamaModel m = LlamaModel::load(std::move(file), dev, lo);
 
-  const Tokenizer& tok = m.tokenizer();
-  const std::string text = opt.chat ? tok.apply_chat_template({{"user", opt.prompt}}, true) : opt.prompt;
-  std::vector<std::int32_t> ids = tok.encode(text, true);
-  if (ids.empty()) ids.push_back(tok.bos() >= 0 ? tok.bos() : tok.eos());
+  std::vector<std::int32_t> ids = encode_prompt(m.tokenizer(), opt.prompt, opt.chat);
   GenerationOptions go;
   go.max_tokens = opt.max_tokens;
   go.sampling = SamplingParams{static_cast<float>(opt.temperature), opt.top_k, static_cast<float>(opt.top_p), opt.seed};

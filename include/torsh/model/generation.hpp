@@ -18,6 +18,12 @@ struct GenerationOptions {
   bool stop_at_eos = true;  // stop at the tokenizer's stop tokens (eos, end of turn)
 };
 
+// A user prompt as the ids a Generation starts from: wrapped in the model's
+// chat template as one user turn when `chat`, encoded with special tokens
+// parsed. Generation needs at least one token, so an empty result becomes
+// [bos] (or [eos] when the tokenizer has no bos).
+std::vector<std::int32_t> encode_prompt(const Tokenizer& tokenizer, const std::string& prompt, bool chat);
+
 enum class FinishReason { None, Stop, Length, Context };
 const char* finish_reason_name(FinishReason r);
 
