@@ -31,6 +31,15 @@
 #define QM_GROUP 64
 #define QM_ROWS 4
 
+/* Storage dtype codes of the kernels that load and store through
+ * load_elem / store_elem (dialect.h): f32, IEEE half, bfloat16; math in f32. */
+#define ELEM_F32 0
+#define ELEM_F16 1
+#define ELEM_BF16 2
+
+/* norm.kern.h: work-items per row */
+#define NM_GROUP 128
+
 /* Shapes and strides (elements) of up to three tensors walking one index space. */
 typedef struct {
   long nd;
