@@ -16,8 +16,8 @@ inline constexpr rt::DTypes kF32{DType::F32};
 // dequantize_f32 and dequantize_b16 write the CPU's dtypes, rounded as it rounds; qmatmul_f32 is kF32.
 inline constexpr rt::DTypes kDequantizeDTypes{DType::F32, DType::F16, DType::BF16};
 
-// norm_rows loads and stores f32,
-// f16 and bf16 (load_elem / store_elem) and computes in f32, as the CPU does.
+// norm_rows and rope_elems load and store f32,
+// f16 and bf16 (load_elem / store_elem) and compute in f32, as the CPU does.
 inline constexpr rt::DTypes kElemDTypes{DType::F32, DType::F16, DType::BF16};
 // The ELEM_* code of one of kElemDTypes.
 inline int elem_code(DType t) { return t == DType::F16 ? ELEM_F16 : t == DType::BF16 ? ELEM_BF16 : ELEM_F32; }
