@@ -37,6 +37,20 @@
 #define ELEM_F16 1
 #define ELEM_BF16 2
 
+/* unary.kern.h op codes: torsh::rt::UnaryOp's values */
+#define UNARY_NEG 0
+#define UNARY_ABS 1
+#define UNARY_EXP 2
+#define UNARY_LOG 3
+#define UNARY_SQRT 4
+#define UNARY_RSQRT 5
+#define UNARY_TANH 6
+#define UNARY_SIGMOID 7
+#define UNARY_RELU 8
+#define UNARY_GELU 9
+#define UNARY_GELU_TANH 10
+#define UNARY_SILU 11
+
 /* norm.kern.h: work-items per row */
 #define NM_GROUP 128
 

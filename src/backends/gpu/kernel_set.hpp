@@ -16,11 +16,22 @@ inline constexpr rt::DTypes kF32{DType::F32};
 // dequantize_f32 and dequantize_b16 write the CPU's dtypes, rounded as it rounds; qmatmul_f32 is kF32.
 inline constexpr rt::DTypes kDequantizeDTypes{DType::F32, DType::F16, DType::BF16};
 
-// norm_rows and rope_elems load and store f32,
+// unary_strided, norm_rows and rope_elems load and store f32,
 // f16 and bf16 (load_elem / store_elem) and compute in f32, as the CPU does.
 inline constexpr rt::DTypes kElemDTypes{DType::F32, DType::F16, DType::BF16};
 // The ELEM_* code of one of kElemDTypes.
 inline int elem_code(DType t) { return t == DType::F16 ? ELEM_F16 : t == DType::BF16 ? ELEM_BF16 : ELEM_F32; }
+
+// unary.kern.h's op code: UnaryOp's own value.
+static_assert(UNARY_NEG == static_cast<int>(rt::UnaryOp::Neg) && UNARY_ABS == static_cast<int>(rt::UnaryOp::Abs) &&
+              UNARY_EXP == static_cast<int>(rt::UnaryOp::Exp) && UNARY_LOG == static_cast<int>(rt::UnaryOp::Log) &&
+              UNARY_SQRT == static_cast<int>(rt::UnaryOp::Sqrt) && UNARY_RSQRT == static_cast<int>(rt::UnaryOp::Rsqrt) &&
+              UNARY_TANH == static_cast<int>(rt::UnaryOp::Tanh) &&
+              UNARY_SIGMOID == static_cast<int>(rt::UnaryOp::Sigmoid) &&
+              UNARY_RELU == static_cast<int>(rt::UnaryOp::Relu) && UNARY_GELU == static_cast<int>(rt::UnaryOp::Gelu) &&
+              UNARY_GELU_TANH == static_cast<int>(rt::UnaryOp::GeluTanh) &&
+              UNARY_SILU == static_cast<int>(rt::UnaryOp::Silu));
+inline int unary_code(rt::UnaryOp op) { return static_cast<int>(op); }
 
 // quant.kern.h's format code: QuantFormat's own value.
 static_assert(QUANT_Q4_0 == static_cast<int>(QuantFormat::Q4_0) && QUANT_Q4_1 == static_cast<int>(QuantFormat::Q4_1) &&
