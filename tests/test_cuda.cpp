@@ -154,7 +154,7 @@ TEST_F(Cuda, CapabilityQueryIsHonest) {
   EXPECT_FALSE(dev.supports(rt::OpKind::Matmul, DType::F16));
   EXPECT_TRUE(dev.supports(rt::OpKind::Softmax, DType::F32));
   for (DType t : {DType::F32, DType::F16, DType::BF16})
-    for (rt::OpKind k : {rt::OpKind::Unary, rt::OpKind::Norm, rt::OpKind::Rope})
+    for (rt::OpKind k : {rt::OpKind::Unary, rt::OpKind::Norm, rt::OpKind::Rope, rt::OpKind::Attention})
       EXPECT_TRUE(dev.supports(k, t)) << rt::op_kind_name(k) << " " << dtype_name(t);
   EXPECT_FALSE(dev.supports(rt::OpKind::Unary, DType::F64));
   EXPECT_FALSE(dev.supports(rt::OpKind::Reduce, DType::F32));

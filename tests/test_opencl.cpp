@@ -126,10 +126,11 @@ TEST_F(OpenCl, CapabilityQueryIsHonest) {
   EXPECT_FALSE(dev.supports(rt::OpKind::Matmul, DType::F16));
   EXPECT_TRUE(dev.supports(rt::OpKind::Softmax, DType::F32));
   for (DType t : {DType::F32, DType::F16, DType::BF16})
-    for (rt::OpKind k : {rt::OpKind::Unary, rt::OpKind::Norm, rt::OpKind::Rope})
+    for (rt::OpKind k : {rt::OpKind::Unary, rt::OpKind::Norm, rt::OpKind::Rope, rt::OpKind::Attention})
       EXPECT_TRUE(dev.supports(k, t)) << rt::op_kind_name(k) << " " << dtype_name(t);
   EXPECT_FALSE(dev.supports(rt::OpKind::Unary, DType::F64));
   EXPECT_FALSE(dev.supports(rt::OpKind::Unary, DType::I32));
+  EXPECT_FALSE(dev.supports(rt::OpKind::Attention, DType::F64));
   EXPECT_FALSE(dev.supports(rt::OpKind::Reduce, DType::F32));
   // Asked directly anyway, an unsupported op says so instead of computing garbage.
   Tensor x = dev.zeros(Shape{4}, DType::F32);

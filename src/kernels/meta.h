@@ -54,6 +54,11 @@
 /* norm.kern.h: work-items per row */
 #define NM_GROUP 128
 
+/* attention.kern.h: work-items per query row (also the keys one tile holds),
+ * and the largest head size (D and Dv) a work-group keeps in registers */
+#define AT_GROUP 64
+#define AT_MAX_D 256
+
 /* Shapes and strides (elements) of up to three tensors walking one index space. */
 typedef struct {
   long nd;
@@ -70,5 +75,18 @@ typedef struct {
   long oa, ob, oo;
   float alpha, beta;
 } MatmulMeta;
+
+/* Attention on q [b, hq, sq, d], k [b, hkv, skv, d], v [b, hkv, skv, dv] into
+ * out [b, hq, sq, dv]: q and out contiguous, k and v with packed rows and the
+ * given batch and head strides; element offsets of the first elements.
+ * Causal: query i sees keys j <= i + shift. */
+typedef struct {
+  long hq, sq, d, hkv, skv, dv;
+  long kb, kh, vb, vh;
+  long oq, ok, ov, oo;
+  long shift;
+  float scale;
+  int causal, dt;
+} AttentionMeta;
 
 #endif

@@ -696,6 +696,35 @@ void attention_cases(CaseList& L) {
         attn(false, std::nullopt), Tol::reduction(72, 64, 2));
   L.add("attention", "attention Hq=2 Hkv=2", K::Attention, F32, {in({1, 2, 0, 8}), in({1, 2, 4, 8}), in({1, 2, 4, 8})},
         attn(false, std::nullopt), Tol::reduction(12, 64, 2));
+  // A KV cache's prefix: k and v are slices of a longer cache (batch and head
+  // strides of the whole cache, packed rows), queries bottom-right aligned.
+  const auto attn_br = [](bool causal) -> Run {
+    return [=](Backend&, std::vector<Tensor>& x) -> Outputs {
+      return {ops::attention(x[0], x[1], x[2], causal, std::nullopt, ops::CausalAlign::BottomRight)};
+    };
+  };
+  for (DType t : {F32, F16, BF16}) {
+    L.add("attention", "attention kv-cache prefix Hq=4 Hkv=2 causal bottom-right", K::Attention, t,
+          {in({2, 4, 3, 24}, t), in({2, 2, 16, 24}, t).slice(2, 0, 11), in({2, 2, 16, 24}, t).slice(2, 0, 11)},
+          attn_br(true), Tol::reduction(35, 64, 2));
+    L.add("attention", "attention decode kv-cache prefix Hq=8 Hkv=2 causal bottom-right", K::Attention, t,
+          {in({1, 8, 1, 64}, t), in({1, 2, 40, 64}, t).slice(2, 0, 17), in({1, 2, 40, 64}, t).slice(2, 0, 17)},
+          attn_br(true), Tol::reduction(81, 64, 2));
+  }
+  // Sq > Skv bottom-right: the first Sq - Skv queries see no key (zeros).
+  L.add("attention", "attention Sq>Skv causal bottom-right", K::Attention, F32,
+        {in({1, 2, 9, 8}), in({1, 2, 5, 8}), in({1, 2, 5, 8})}, attn_br(true), Tol::reduction(13, 64, 2));
+  L.add("attention", "attention Hq=6 Hkv=3 Sq>Skv causal bottom-right", K::Attention, F32,
+        {in({2, 6, 7, 5}), in({2, 3, 4, 5}), in({2, 3, 4, 3})}, attn_br(true), Tol::reduction(9, 64, 2));
+  // Odd head sizes, several key tiles, both alignments; a non-causal prefix view.
+  L.add("attention", "attention odd sizes causal", K::Attention, F32,
+        {in({1, 3, 70, 33}), in({1, 3, 130, 33}), in({1, 3, 130, 7})}, attn(true, std::nullopt),
+        Tol::reduction(163, 64, 2));
+  L.add("attention", "attention odd sizes causal bottom-right", K::Attention, F32,
+        {in({1, 3, 70, 33}), in({1, 3, 130, 33}), in({1, 3, 130, 7})}, attn_br(true), Tol::reduction(163, 64, 2));
+  L.add("attention", "attention kv-cache prefix Hq=3 Hkv=1", K::Attention, F32,
+        {in({1, 3, 5, 40}), in({1, 1, 90, 40}).slice(2, 0, 67), in({1, 1, 90, 40}).slice(2, 0, 67)}, attn_br(false),
+        Tol::reduction(107, 64, 2));
 }
 
 // ---------------------------------------------------------------- conv2d, pooling
