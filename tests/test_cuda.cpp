@@ -153,7 +153,11 @@ TEST_F(Cuda, CapabilityQueryIsHonest) {
   EXPECT_TRUE(dev.supports(rt::OpKind::Matmul, DType::F32));
   EXPECT_FALSE(dev.supports(rt::OpKind::Matmul, DType::F16));
   EXPECT_TRUE(dev.supports(rt::OpKind::Softmax, DType::F32));
-  EXPECT_FALSE(dev.supports(rt::OpKind::Unary, DType::F32));
+  for (DType t : {DType::F32, DType::F16, DType::BF16})
+    for (rt::OpKind k : {rt::OpKind::Unary, rt::OpKind::Norm, rt::OpKind::Rope, rt::OpKind::Attention})
+      EXPECT_TRUE(dev.supports(k, t)) << rt::op_kind_name(k) << " " << dtype_name(t);
+  EXPECT_FALSE(dev.supports(rt::OpKind::Unary, DType::F64));
+  EXPECT_FALSE(dev.supports(rt::OpKind::Reduce, DType::F32));
   Tensor x = dev.zeros(Shape{4}, DType::F32);
   Tensor y = dev.empty(Shape{4}, DType::F64);
   EXPECT_EQ(error_code_of([&] { dev.impl().run(rt::OpKind::Cast, rt::CopyArgs{x.arg(), y.arg()}, dev.impl().default_stream()); }),

@@ -209,4 +209,6 @@ TEST(LlamaModel, OpenClGivesTheCpuGreedyTokens) {
               static_cast<unsigned long long>(fb.ops), static_cast<unsigned long long>(fb.copies),
               static_cast<double>(fb.bytes) / (1 << 20));
   EXPECT_EQ(a.tokens(), b.tokens());
+  // Every op of the model has an OpenCL kernel: nothing runs on the CPU.
+  EXPECT_EQ(fb.ops, 0u);
 }

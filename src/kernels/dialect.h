@@ -9,6 +9,7 @@
 #define KERNEL __kernel
 #define GLOBAL __global
 #define LOCAL_ARRAY(type, name, n) __local type name[n]
+#define LOCAL_PTR(type) __local type*
 #define DEVICE_FN static inline
 #define GLOBAL_ID0() ((long)get_global_id(0))
 #define GLOBAL_SIZE0() ((long)get_global_size(0))
@@ -23,6 +24,7 @@
 #define KERNEL extern "C" __global__
 #define GLOBAL
 #define LOCAL_ARRAY(type, name, n) __shared__ type name[n]
+#define LOCAL_PTR(type) type*
 #define DEVICE_FN static __device__ __forceinline__
 #define GLOBAL_ID0() ((long)blockIdx.x * blockDim.x + threadIdx.x)
 #define GLOBAL_SIZE0() ((long)gridDim.x * blockDim.x)
@@ -90,6 +92,22 @@ DEVICE_FN uint float_to_bf16_bits(float f) { /* round to nearest even; NaN stays
   const uint x = AS_UINT(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return ((x >> 16) | 0x40u) & 0xffffu;
   return ((x + 0x7fffu + ((x >> 16) & 1u)) >> 16) & 0xffffu;
+}
+
+/* Element i of a tensor of storage dtype dt (ELEM_*, meta.h), as f32, and
+ * an f32 stored into one, rounded as the host rounds. */
+DEVICE_FN float load_elem(GLOBAL const uchar* p, long i, int dt) {
+  if (dt == ELEM_F32) return ((GLOBAL const float*)p)[i];
+  const uint h = ((GLOBAL const ushort*)p)[i];
+  return dt == ELEM_F16 ? half_bits_to_float(h) : AS_FLOAT(h << 16);
+}
+
+DEVICE_FN void store_elem(GLOBAL uchar* p, long i, int dt, float v) {
+  if (dt == ELEM_F32) {
+    ((GLOBAL float*)p)[i] = v;
+    return;
+  }
+  ((GLOBAL ushort*)p)[i] = (ushort)(dt == ELEM_F16 ? float_to_half_bits(v) : float_to_bf16_bits(v));
 }
 
 /* a * b + c with both roundings (never contracted to a fused multiply-add),

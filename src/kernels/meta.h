@@ -31,6 +31,34 @@
 #define QM_GROUP 64
 #define QM_ROWS 4
 
+/* Storage dtype codes of the kernels that load and store through
+ * load_elem / store_elem (dialect.h): f32, IEEE half, bfloat16; math in f32. */
+#define ELEM_F32 0
+#define ELEM_F16 1
+#define ELEM_BF16 2
+
+/* unary.kern.h op codes: torsh::rt::UnaryOp's values */
+#define UNARY_NEG 0
+#define UNARY_ABS 1
+#define UNARY_EXP 2
+#define UNARY_LOG 3
+#define UNARY_SQRT 4
+#define UNARY_RSQRT 5
+#define UNARY_TANH 6
+#define UNARY_SIGMOID 7
+#define UNARY_RELU 8
+#define UNARY_GELU 9
+#define UNARY_GELU_TANH 10
+#define UNARY_SILU 11
+
+/* norm.kern.h: work-items per row */
+#define NM_GROUP 128
+
+/* attention.kern.h: work-items per query row (also the keys one tile holds),
+ * and the largest head size (D and Dv) a work-group keeps in registers */
+#define AT_GROUP 64
+#define AT_MAX_D 256
+
 /* Shapes and strides (elements) of up to three tensors walking one index space. */
 typedef struct {
   long nd;
@@ -47,5 +75,18 @@ typedef struct {
   long oa, ob, oo;
   float alpha, beta;
 } MatmulMeta;
+
+/* Attention on q [b, hq, sq, d], k [b, hkv, skv, d], v [b, hkv, skv, dv] into
+ * out [b, hq, sq, dv]: q and out contiguous, k and v with packed rows and the
+ * given batch and head strides; element offsets of the first elements.
+ * Causal: query i sees keys j <= i + shift. */
+typedef struct {
+  long hq, sq, d, hkv, skv, dv;
+  long kb, kh, vb, vh;
+  long oq, ok, ov, oo;
+  long shift;
+  float scale;
+  int causal, dt;
+} AttentionMeta;
 
 #endif

@@ -571,11 +571,32 @@ void norm_cases(CaseList& L) {
         tol(33));
   L.add("norm", "rms_norm weight", K::Norm, F32, {in({33, 12}).t(), in({33})}, rms(true, 1e-6f), tol(33));
   L.add("norm", "layer_norm eps=0.1", K::Norm, F32, {in({5, 64}).range(-0.1, 0.1)}, ln(false, 0.1f), tol(64));
-  // Far from zero: the mean must not swamp the variance.
-  L.add("norm", "layer_norm", K::Norm, F32, {in({8, 256}).range(1e3, 1e3 + 1)}, ln(false, 1e-5f), tol(256));
+  // Far from zero: the mean must not swamp the variance. x - mean itself rounds
+  // at |x| (about 2^-14 here) while the row's deviation is about 0.29, so two
+  // correct f32 two-pass kernels differ by up to ~2^-14 / 0.29 relative (a few
+  // thousand ulps) wherever their means round to neighbouring floats; both are
+  // held to that against each other and to an f64 reference (a one-pass
+  // E[x^2] - E[x]^2 would be off by far more).
+  L.add("norm", "layer_norm", K::Norm, F32, {in({8, 256}).range(1e3, 1e3 + 1)}, ln(false, 1e-5f), Tol::ulp(4096))
+      .reference = [](const Values& v) {
+        std::vector<double> out(v[0].size());
+        for (std::size_t r = 0; r < 8; ++r) {
+          double mean = 0, var = 0;
+          for (std::size_t i = 0; i < 256; ++i) mean += v[0][r * 256 + i];
+          mean /= 256;
+          for (std::size_t i = 0; i < 256; ++i) var += (v[0][r * 256 + i] - mean) * (v[0][r * 256 + i] - mean);
+          const double inv = 1.0 / std::sqrt(var / 256 + 1e-5);
+          for (std::size_t i = 0; i < 256; ++i) out[r * 256 + i] = (v[0][r * 256 + i] - mean) * inv;
+        }
+        return out;
+      };
   L.add("norm", "layer_norm", K::Norm, F64, {in({8, 256}, F64).range(1e8, 1e8 + 1)}, ln(false, 1e-5f), tol(256));
   L.add("norm", "rms_norm", K::Norm, F32, {in({8, 256}).range(-1e18, 1e18)}, rms(false, 1e-6f), tol(256));
   L.add("norm", "layer_norm", K::Norm, F32, {in({0, 8})}, ln(false, 1e-5f), tol(8));
+  L.add("norm", "rms_norm weight", K::Norm, F32, {in({5, 129}).range(-3, 3), in({129}).range(0.5, 1.5)},
+        rms(true, 1e-5f), tol(129));
+  L.add("norm", "layer_norm weight bias", K::Norm, F32,
+        {in({3, 127}).range(-3, 3), in({127}).range(0.5, 1.5), in({127}).range(-1, 1)}, ln(true, 1e-5f), tol(127));
 }
 
 // ---------------------------------------------------------------- batch_norm
@@ -675,6 +696,35 @@ void attention_cases(CaseList& L) {
         attn(false, std::nullopt), Tol::reduction(72, 64, 2));
   L.add("attention", "attention Hq=2 Hkv=2", K::Attention, F32, {in({1, 2, 0, 8}), in({1, 2, 4, 8}), in({1, 2, 4, 8})},
         attn(false, std::nullopt), Tol::reduction(12, 64, 2));
+  // A KV cache's prefix: k and v are slices of a longer cache (batch and head
+  // strides of the whole cache, packed rows), queries bottom-right aligned.
+  const auto attn_br = [](bool causal) -> Run {
+    return [=](Backend&, std::vector<Tensor>& x) -> Outputs {
+      return {ops::attention(x[0], x[1], x[2], causal, std::nullopt, ops::CausalAlign::BottomRight)};
+    };
+  };
+  for (DType t : {F32, F16, BF16}) {
+    L.add("attention", "attention kv-cache prefix Hq=4 Hkv=2 causal bottom-right", K::Attention, t,
+          {in({2, 4, 3, 24}, t), in({2, 2, 16, 24}, t).slice(2, 0, 11), in({2, 2, 16, 24}, t).slice(2, 0, 11)},
+          attn_br(true), Tol::reduction(35, 64, 2));
+    L.add("attention", "attention decode kv-cache prefix Hq=8 Hkv=2 causal bottom-right", K::Attention, t,
+          {in({1, 8, 1, 64}, t), in({1, 2, 40, 64}, t).slice(2, 0, 17), in({1, 2, 40, 64}, t).slice(2, 0, 17)},
+          attn_br(true), Tol::reduction(81, 64, 2));
+  }
+  // Sq > Skv bottom-right: the first Sq - Skv queries see no key (zeros).
+  L.add("attention", "attention Sq>Skv causal bottom-right", K::Attention, F32,
+        {in({1, 2, 9, 8}), in({1, 2, 5, 8}), in({1, 2, 5, 8})}, attn_br(true), Tol::reduction(13, 64, 2));
+  L.add("attention", "attention Hq=6 Hkv=3 Sq>Skv causal bottom-right", K::Attention, F32,
+        {in({2, 6, 7, 5}), in({2, 3, 4, 5}), in({2, 3, 4, 3})}, attn_br(true), Tol::reduction(9, 64, 2));
+  // Odd head sizes, several key tiles, both alignments; a non-causal prefix view.
+  L.add("attention", "attention odd sizes causal", K::Attention, F32,
+        {in({1, 3, 70, 33}), in({1, 3, 130, 33}), in({1, 3, 130, 7})}, attn(true, std::nullopt),
+        Tol::reduction(163, 64, 2));
+  L.add("attention", "attention odd sizes causal bottom-right", K::Attention, F32,
+        {in({1, 3, 70, 33}), in({1, 3, 130, 33}), in({1, 3, 130, 7})}, attn_br(true), Tol::reduction(163, 64, 2));
+  L.add("attention", "attention kv-cache prefix Hq=3 Hkv=1", K::Attention, F32,
+        {in({1, 3, 5, 40}), in({1, 1, 90, 40}).slice(2, 0, 67), in({1, 1, 90, 40}).slice(2, 0, 67)}, attn_br(false),
+        Tol::reduction(107, 64, 2));
 }
 
 // ---------------------------------------------------------------- conv2d, pooling

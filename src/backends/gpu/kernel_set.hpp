@@ -16,6 +16,60 @@ inline constexpr rt::DTypes kF32{DType::F32};
 // dequantize_f32 and dequantize_b16 write the CPU's dtypes, rounded as it rounds; qmatmul_f32 is kF32.
 inline constexpr rt::DTypes kDequantizeDTypes{DType::F32, DType::F16, DType::BF16};
 
+// unary_strided, norm_rows, rope_elems and attention_rows load and store f32,
+// f16 and bf16 (load_elem / store_elem) and compute in f32, as the CPU does.
+inline constexpr rt::DTypes kElemDTypes{DType::F32, DType::F16, DType::BF16};
+// The ELEM_* code of one of kElemDTypes.
+inline int elem_code(DType t) { return t == DType::F16 ? ELEM_F16 : t == DType::BF16 ? ELEM_BF16 : ELEM_F32; }
+
+// unary.kern.h's op code: UnaryOp's own value.
+static_assert(UNARY_NEG == static_cast<int>(rt::UnaryOp::Neg) && UNARY_ABS == static_cast<int>(rt::UnaryOp::Abs) &&
+              UNARY_EXP == static_cast<int>(rt::UnaryOp::Exp) && UNARY_LOG == static_cast<int>(rt::UnaryOp::Log) &&
+              UNARY_SQRT == static_cast<int>(rt::UnaryOp::Sqrt) && UNARY_RSQRT == static_cast<int>(rt::UnaryOp::Rsqrt) &&
+              UNARY_TANH == static_cast<int>(rt::UnaryOp::Tanh) &&
+              UNARY_SIGMOID == static_cast<int>(rt::UnaryOp::Sigmoid) &&
+              UNARY_RELU == static_cast<int>(rt::UnaryOp::Relu) && UNARY_GELU == static_cast<int>(rt::UnaryOp::Gelu) &&
+              UNARY_GELU_TANH == static_cast<int>(rt::UnaryOp::GeluTanh) &&
+              UNARY_SILU == static_cast<int>(rt::UnaryOp::Silu));
+inline int unary_code(rt::UnaryOp op) { return static_cast<int>(op); }
+
+// What attention_rows takes beyond the dtypes: head sizes up to AT_MAX_D, and
+// k and v with packed rows (the op layer guarantees them; checked all the same).
+inline bool attention_fits(const rt::AttentionArgs& a) {
+  const auto packed = [](const rt::TensorArg& t) {
+    return (t.shape[3] <= 1 || t.strides[3] == 1) && (t.shape[2] <= 1 || t.strides[2] == t.shape[3]);
+  };
+  return a.q.shape[3] <= AT_MAX_D && a.v.shape[3] <= AT_MAX_D && a.k.shape[1] > 0 && packed(a.k) && packed(a.v);
+}
+// Work-groups of attention_rows: one per query row.
+inline std::int64_t attention_groups(const rt::AttentionArgs& a) {
+  return a.q.shape[0] * a.q.shape[1] * a.q.shape[2];
+}
+// AttentionMeta with the tensors' own element offsets (CUDA passes pointers to
+// the first elements and zeroes them).
+inline AttentionMeta attention_meta(const rt::AttentionArgs& a) {
+  AttentionMeta m{};
+  m.hq = a.q.shape[1];
+  m.sq = a.q.shape[2];
+  m.d = a.q.shape[3];
+  m.hkv = a.k.shape[1];
+  m.skv = a.k.shape[2];
+  m.dv = a.v.shape[3];
+  m.kb = a.k.strides[0];
+  m.kh = a.k.strides[1];
+  m.vb = a.v.strides[0];
+  m.vh = a.v.strides[1];
+  m.oq = a.q.offset;
+  m.ok = a.k.offset;
+  m.ov = a.v.offset;
+  m.oo = a.out.offset;
+  m.shift = a.align == rt::CausalAlign::BottomRight ? m.skv - m.sq : 0;
+  m.scale = a.scale;
+  m.causal = a.causal ? 1 : 0;
+  m.dt = elem_code(a.q.dtype);
+  return m;
+}
+
 // quant.kern.h's format code: QuantFormat's own value.
 static_assert(QUANT_Q4_0 == static_cast<int>(QuantFormat::Q4_0) && QUANT_Q4_1 == static_cast<int>(QuantFormat::Q4_1) &&
               QUANT_Q8_0 == static_cast<int>(QuantFormat::Q8_0));

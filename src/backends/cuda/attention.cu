@@ -1,0 +1,34 @@
+// Scaled dot-product attention: attention.kern.h's attention_rows, one
+// AT_GROUP block per query row with an online softmax over key tiles (no
+// score matrix), causal with either alignment, grouped-query, and k/v as
+// strided views with packed rows (a KV cache's prefix) read in place. f32,
+// f16 and bf16 storage with f32 math; head sizes up to AT_MAX_D.
+#include "launch.hpp"
+
+#include <climits>
+
+#include "kernels/attention.kern.h"
+
+namespace torsh::cuda {
+namespace {
+
+// One block per query row in gridDim.x: B * Hq * Sq up to 2^31 - 1.
+bool fits(const rt::DeviceImpl&, const rt::AttentionArgs& a) {
+  return gpu::attention_fits(a) && gpu::attention_groups(a) <= INT_MAX;
+}
+
+void attention(CudaStream& s, const rt::AttentionArgs& a) {
+  const std::int64_t rows = gpu::attention_groups(a);
+  if (rows == 0 || a.v.shape[3] == 0) return;
+  launch(s, TORSH_CUDA_KERNEL(attention_rows), dim3(static_cast<unsigned>(rows)), dim3(AT_GROUP),
+         bytes_of(*a.q.buffer), bytes_of(*a.k.buffer), bytes_of(*a.v.buffer), bytes_of(*a.out.buffer),
+         gpu::attention_meta(a));
+}
+
+const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
+  t.add<rt::OpKind::Attention, entry<rt::OpKind::Attention, attention>>(
+      gpu::kElemDTypes, fits, "head sizes up to 256, k/v rows packed, fewer than 2^31 query rows");
+});
+
+}  // namespace
+}  // namespace torsh::cuda

@@ -1,0 +1,31 @@
+// LayerNorm / RMSNorm over contiguous rows: norm.kern.h's norm_rows, one
+// NM_GROUP block per row, f32, f16 and bf16 storage with f32 math.
+#include "launch.hpp"
+
+#include <climits>
+
+#include "kernels/norm.kern.h"
+
+namespace torsh::cuda {
+namespace {
+
+// One block per row in gridDim.x: up to 2^31 - 1 rows; more run on the CPU.
+bool fits_grid(const rt::DeviceImpl&, const rt::NormArgs& a) { return a.rows <= INT_MAX; }
+
+void norm(CudaStream& s, const rt::NormArgs& a) {
+  if (a.rows == 0 || a.n == 0) return;
+  // An absent weight or bias is never read: x stands in for its pointer.
+  unsigned char* x = bytes_of(*a.x.buffer);
+  unsigned char* w = a.weight.present() ? bytes_of(*a.weight.buffer) : x;
+  unsigned char* b = a.bias.present() ? bytes_of(*a.bias.buffer) : x;
+  launch(s, TORSH_CUDA_KERNEL(norm_rows), dim3(static_cast<unsigned>(a.rows)), dim3(NM_GROUP), x, w, b,
+         bytes_of(*a.out.buffer), a.n, a.x.offset, a.weight.offset, a.bias.offset, a.out.offset, a.eps, a.rms ? 1 : 0,
+         a.weight.present() ? 1 : 0, a.bias.present() ? 1 : 0, gpu::elem_code(a.x.dtype));
+}
+
+const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
+  t.add<rt::OpKind::Norm, entry<rt::OpKind::Norm, norm>>(gpu::kElemDTypes, fits_grid, "fewer than 2^31 rows");
+});
+
+}  // namespace
+}  // namespace torsh::cuda
