@@ -144,9 +144,7 @@ TEST_F(Cuda, DeviceFacts) {
 }
 
 TEST_F(Cuda, CapabilityQueryIsHonest) {
-  EXPECT_TRUE(dev.supports(rt::OpKind::Copy, DType::F32));
-  EXPECT_TRUE(dev.supports(rt::OpKind::Copy, DType::I32));
-  EXPECT_FALSE(dev.supports(rt::OpKind::Copy, DType::F16));
+  for (DType t : kAllDTypes) EXPECT_TRUE(dev.supports(rt::OpKind::Copy, t)) << dtype_name(t);
   EXPECT_FALSE(dev.supports(rt::OpKind::Cast, DType::F32));
   EXPECT_TRUE(dev.supports(rt::OpKind::Binary, DType::F32));
   EXPECT_FALSE(dev.supports(rt::OpKind::Binary, DType::F64));

@@ -38,6 +38,7 @@
 typedef unsigned char uchar;
 typedef unsigned short ushort;
 typedef unsigned int uint;
+typedef unsigned long ulong;
 #endif
 
 /* OpenCL compiles the files concatenated, meta.h first; nvcc and hipcc include it. */

@@ -1,5 +1,5 @@
-// Strided copy of 4-byte elements (f32, i32): copy.kern.h's copy_b32_strided,
-// or one cudaMemcpyAsync when both sides are dense.
+// Strided copies, any dtype: one cudaMemcpyAsync when both sides are dense,
+// else copy.kern.h's copy_b{8,16,32,64}_strided by element size.
 #include "launch.hpp"
 
 #include "kernels/copy.kern.h"
@@ -11,15 +11,29 @@ void copy_strided(CudaStream& s, const rt::CopyArgs& a) {
   const std::int64_t n = a.src.numel();
   if (n == 0) return;
   const StridedMeta m = gpu::strided_meta(a.src.shape, {&a.src, &a.out});
+  const std::size_t es = dtype_size(a.out.dtype);
   if (gpu::dense(m, 2)) {
-    const std::size_t es = dtype_size(a.out.dtype);
     const auto off = [&](const rt::TensorArg& t) { return static_cast<std::size_t>(t.offset) * es; };
     s.device().copy(*a.src.buffer, off(a.src), *a.out.buffer, off(a.out), static_cast<std::size_t>(n) * es, s);
     return;
   }
   const auto [grid, block] = grid_1d(s.device(), n);
-  launch(s, TORSH_CUDA_KERNEL(copy_b32_strided), grid, block, static_cast<const uint*>(ptr_of(*a.src.buffer)),
-         static_cast<uint*>(ptr_of(*a.out.buffer)), m);
+  void* src = ptr_of(*a.src.buffer);
+  void* out = ptr_of(*a.out.buffer);
+  switch (es) {
+    case 1:
+      return launch(s, TORSH_CUDA_KERNEL(copy_b8_strided), grid, block, static_cast<const uchar*>(src),
+                    static_cast<uchar*>(out), m);
+    case 2:
+      return launch(s, TORSH_CUDA_KERNEL(copy_b16_strided), grid, block, static_cast<const ushort*>(src),
+                    static_cast<ushort*>(out), m);
+    case 4:
+      return launch(s, TORSH_CUDA_KERNEL(copy_b32_strided), grid, block, static_cast<const uint*>(src),
+                    static_cast<uint*>(out), m);
+    default:
+      return launch(s, TORSH_CUDA_KERNEL(copy_b64_strided), grid, block, static_cast<const ulong*>(src),
+                    static_cast<ulong*>(out), m);
+  }
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {

@@ -9,8 +9,8 @@
 
 namespace torsh::gpu {
 
-// copy_b32_strided moves 4-byte elements unchanged: copies only, no conversion.
-inline constexpr rt::DTypes kCopyDTypes{DType::F32, DType::I32};
+// copy_b{8,16,32,64}_strided move any element unchanged: copies only, no conversion.
+inline constexpr rt::DTypes kCopyDTypes = rt::DTypes::all();
 // binary_f32_*, matmul_f32_tiled, softmax_f32_rows.
 inline constexpr rt::DTypes kF32{DType::F32};
 // dequantize_f32 and dequantize_b16 write the CPU's dtypes, rounded as it rounds; qmatmul_f32 is kF32.
@@ -21,6 +21,12 @@ inline constexpr rt::DTypes kDequantizeDTypes{DType::F32, DType::F16, DType::BF1
 inline constexpr rt::DTypes kElemDTypes{DType::F32, DType::F16, DType::BF16};
 // The ELEM_* code of one of kElemDTypes.
 inline int elem_code(DType t) { return t == DType::F16 ? ELEM_F16 : t == DType::BF16 ? ELEM_BF16 : ELEM_F32; }
+
+// copy_b*_strided's name for an element size in bytes.
+inline const char* copy_kernel(std::size_t element_size) {
+  return element_size == 1 ? "copy_b8_strided" : element_size == 2 ? "copy_b16_strided"
+                             : element_size == 4 ? "copy_b32_strided" : "copy_b64_strided";
+}
 
 // unary.kern.h's op code: UnaryOp's own value.
 static_assert(UNARY_NEG == static_cast<int>(rt::UnaryOp::Neg) && UNARY_ABS == static_cast<int>(rt::UnaryOp::Abs) &&

@@ -1,5 +1,5 @@
-// Strided copy of 4-byte elements (f32, i32): copy.kern.h's copy_b32_strided,
-// or one clEnqueueCopyBuffer when both sides are dense.
+// Strided copies, any dtype: one clEnqueueCopyBuffer when both sides are
+// dense, else copy.kern.h's copy_b{8,16,32,64}_strided by element size.
 #include "launch.hpp"
 
 namespace torsh::opencl {
@@ -9,14 +9,14 @@ void copy_strided(OpenClStream& s, const rt::CopyArgs& a) {
   const std::int64_t n = a.src.numel();
   if (n == 0) return;
   const StridedMeta m = gpu::strided_meta(a.src.shape, {&a.src, &a.out});
+  const std::size_t es = dtype_size(a.out.dtype);
   if (gpu::dense(m, 2)) {
-    const std::size_t es = dtype_size(a.out.dtype);
     const auto off = [&](const rt::TensorArg& t) { return static_cast<std::size_t>(t.offset) * es; };
     s.device().copy(*a.src.buffer, off(a.src), *a.out.buffer, off(a.out), static_cast<std::size_t>(n) * es, s);
     return;
   }
   OpenClDevice& dev = s.device();
-  const Kernel k = dev.kernel("copy_b32_strided");
+  const Kernel k = dev.kernel(gpu::copy_kernel(es));
   const auto [global, local] = grid_1d(dev, k, n);
   launch(s, k, global, local, mem_of(*a.src.buffer), mem_of(*a.out.buffer), m);
 }
