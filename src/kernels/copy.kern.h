@@ -1,5 +1,9 @@
-/* Strided copies (src tensor 0 -> out tensor 1) of elements of 1, 2, 4 or 8
- * bytes, moved unchanged whatever their dtype. */
+/* Strided copies (src tensor 0 -> out tensor 1). Copy moves elements of 1, 2,
+ * 4 or 8 bytes unchanged, whatever their dtype; cast converts between dtypes
+ * (ELEM_* codes, meta.h) exactly as the host's convert() (core/dtype.cpp):
+ * floats to integers truncate and saturate (NaN gives 0), integers to
+ * integers saturate, anything to bool is != 0, and f16 / bf16 / f32 results
+ * are rounded to nearest even from the value the host would hold in a double. */
 KERNEL void copy_b8_strided(GLOBAL const uchar* src, GLOBAL uchar* out, META(StridedMeta) m) {
   for (long i = GLOBAL_ID0(); i < m.numel; i += GLOBAL_SIZE0())
     out[strided_offset(&m, 1, i)] = src[strided_offset(&m, 0, i)];
@@ -19,3 +23,103 @@ KERNEL void copy_b64_strided(GLOBAL const ulong* src, GLOBAL ulong* out, META(St
   for (long i = GLOBAL_ID0(); i < m.numel; i += GLOBAL_SIZE0())
     out[strided_offset(&m, 1, i)] = src[strided_offset(&m, 0, i)];
 }
+
+DEVICE_FN int elem_is_float(int dt) { return dt == ELEM_F32 || dt == ELEM_F16 || dt == ELEM_BF16; }
+
+/* (float)(double)v without doubles: v rounded to 53 significant bits (nearest
+ * even), then once more to f32 by the integer conversion. */
+DEVICE_FN float long_to_float_via_double(long v) {
+  ulong u = v < 0 ? (ulong)0 - (ulong)v : (ulong)v;
+  if (u >> 53) {
+    int sh = 1;
+    while ((u >> sh) >> 53) ++sh;
+    const ulong rem = u & (((ulong)1 << sh) - 1u), mid = (ulong)1 << (sh - 1);
+    u >>= sh;
+    if (rem > mid || (rem == mid && (u & 1u))) ++u;
+    u <<= sh;
+  }
+  const float f = (float)u;
+  return v < 0 ? -f : f;
+}
+
+/* An f32 value (any f32, f16 or bf16 element) into an integer dtype: truncated,
+ * saturated at the dtype's limits, NaN to 0. */
+DEVICE_FN long float_to_int_sat(float f, int dt) {
+  if (f != f) return 0;
+  float lo, hi;
+  long ilo, ihi;
+  switch (dt) {
+    case ELEM_I8: lo = -128.0f; hi = 127.0f; ilo = -128; ihi = 127; break;
+    case ELEM_U8: lo = 0.0f; hi = 255.0f; ilo = 0; ihi = 255; break;
+    /* 2^31 - 1 and 2^63 - 1 are no f32: the first f32 at or above them is 2^31, 2^63 */
+    case ELEM_I32: lo = -2147483648.0f; hi = 2147483648.0f; ilo = -2147483647L - 1; ihi = 2147483647L; break;
+    default: lo = -9223372036854775808.0f; hi = 9223372036854775808.0f; ilo = -9223372036854775807L - 1;
+      ihi = 9223372036854775807L; break;
+  }
+  if (f <= lo) return ilo;
+  if (f >= hi) return ihi;
+  return (long)f; /* truncates */
+}
+
+DEVICE_FN long clamp_int(long v, int dt) {
+  long lo, hi;
+  switch (dt) {
+    case ELEM_I8: lo = -128; hi = 127; break;
+    case ELEM_U8: lo = 0; hi = 255; break;
+    case ELEM_I32: lo = -2147483647L - 1; hi = 2147483647L; break;
+    default: return v;
+  }
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* Any dtype but f64 to any other. */
+KERNEL void cast_strided(GLOBAL const uchar* src, GLOBAL uchar* out, META(StridedMeta) m, int sdt, int ddt) {
+  const int sf = elem_is_float(sdt), df = elem_is_float(ddt);
+  for (long i = GLOBAL_ID0(); i < m.numel; i += GLOBAL_SIZE0()) {
+    const long si = strided_offset(&m, 0, i), di = strided_offset(&m, 1, i);
+    if (sf) {
+      const float f = load_elem(src, si, sdt);
+      if (df) store_elem(out, di, ddt, f);
+      else store_int(out, di, ddt, ddt == ELEM_BOOL ? (f != 0.0f ? 1 : 0) : float_to_int_sat(f, ddt));
+    } else {
+      const long v = load_int(src, si, sdt);
+      if (df) store_elem(out, di, ddt, long_to_float_via_double(v));
+      else store_int(out, di, ddt, ddt == ELEM_BOOL ? v : clamp_int(v, ddt));
+    }
+  }
+}
+
+#if defined(TORSH_FP64)
+/* Casts to or from f64 (or any pair), through a double as the host converts. */
+DEVICE_FN double load_as_double(GLOBAL const uchar* p, long i, int dt) {
+  if (dt == ELEM_F64) return ((GLOBAL const double*)p)[i];
+  if (elem_is_float(dt)) return (double)load_elem(p, i, dt);
+  return (double)load_int(p, i, dt);
+}
+
+DEVICE_FN long double_to_int_sat(double v, int dt) {
+  if (v != v) return 0;
+  double lo, hi;
+  long ilo, ihi;
+  switch (dt) {
+    case ELEM_I8: lo = -128.0; hi = 127.0; ilo = -128; ihi = 127; break;
+    case ELEM_U8: lo = 0.0; hi = 255.0; ilo = 0; ihi = 255; break;
+    case ELEM_I32: lo = -2147483648.0; hi = 2147483647.0; ilo = -2147483647L - 1; ihi = 2147483647L; break;
+    default: lo = -9223372036854775808.0; hi = 9223372036854775808.0; ilo = -9223372036854775807L - 1;
+      ihi = 9223372036854775807L; break;
+  }
+  if (v <= lo) return ilo;
+  if (v >= hi) return ihi;
+  return (long)v; /* truncates */
+}
+
+KERNEL void cast_f64_strided(GLOBAL const uchar* src, GLOBAL uchar* out, META(StridedMeta) m, int sdt, int ddt) {
+  for (long i = GLOBAL_ID0(); i < m.numel; i += GLOBAL_SIZE0()) {
+    const double v = load_as_double(src, strided_offset(&m, 0, i), sdt);
+    const long di = strided_offset(&m, 1, i);
+    if (ddt == ELEM_F64) ((GLOBAL double*)out)[di] = v;
+    else if (elem_is_float(ddt)) store_elem(out, di, ddt, (float)v);
+    else store_int(out, di, ddt, ddt == ELEM_BOOL ? (v != 0.0 ? 1 : 0) : double_to_int_sat(v, ddt));
+  }
+}
+#endif

@@ -20,6 +20,11 @@
 #define META(type) type
 #define AS_FLOAT(u) as_float(u)
 #define AS_UINT(f) as_uint(f)
+/* double where the device has it (cl_khr_fp64); kernels using it sit under TORSH_FP64. */
+#if defined(cl_khr_fp64)
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define TORSH_FP64 1
+#endif
 #else /* CUDA / HIP */
 #define KERNEL extern "C" __global__
 #define GLOBAL
@@ -39,6 +44,7 @@ typedef unsigned char uchar;
 typedef unsigned short ushort;
 typedef unsigned int uint;
 typedef unsigned long ulong;
+#define TORSH_FP64 1
 #endif
 
 /* OpenCL compiles the files concatenated, meta.h first; nvcc and hipcc include it. */
@@ -109,6 +115,29 @@ DEVICE_FN void store_elem(GLOBAL uchar* p, long i, int dt, float v) {
     return;
   }
   ((GLOBAL ushort*)p)[i] = (ushort)(dt == ELEM_F16 ? float_to_half_bits(v) : float_to_bf16_bits(v));
+}
+
+/* Element i of an integer or bool tensor (ELEM_I8 ... ELEM_BOOL), widened
+ * (bool: 0 or 1, whatever byte it holds), and the low bits of v stored into
+ * one: integers wrap; bool stores v != 0. */
+DEVICE_FN long load_int(GLOBAL const uchar* p, long i, int dt) {
+  switch (dt) {
+    case ELEM_I8: return (long)p[i] - (p[i] & 0x80u ? 256 : 0);
+    case ELEM_U8: return (long)p[i];
+    case ELEM_I32: return (long)((GLOBAL const int*)p)[i];
+    case ELEM_I64: return ((GLOBAL const long*)p)[i];
+    default: return p[i] != 0 ? 1 : 0;
+  }
+}
+
+DEVICE_FN void store_int(GLOBAL uchar* p, long i, int dt, long v) {
+  switch (dt) {
+    case ELEM_I8:
+    case ELEM_U8: p[i] = (uchar)((ulong)v & 0xffu); return;
+    case ELEM_I32: ((GLOBAL uint*)p)[i] = (uint)((ulong)v & 0xffffffffu); return;
+    case ELEM_I64: ((GLOBAL ulong*)p)[i] = (ulong)v; return;
+    default: p[i] = v != 0 ? 1 : 0;
+  }
 }
 
 /* a * b + c with both roundings (never contracted to a fused multiply-add),

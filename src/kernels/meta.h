@@ -32,10 +32,18 @@
 #define QM_ROWS 4
 
 /* Storage dtype codes of the kernels that load and store through
- * load_elem / store_elem (dialect.h): f32, IEEE half, bfloat16; math in f32. */
+ * load_elem / store_elem (dialect.h): f32, IEEE half, bfloat16; math in f32.
+ * copy.kern.h's casts also take f64 (where the
+ * device has it: TORSH_FP64), the integers and bool (load_int / store_int). */
 #define ELEM_F32 0
 #define ELEM_F16 1
 #define ELEM_BF16 2
+#define ELEM_F64 3
+#define ELEM_I8 4
+#define ELEM_U8 5
+#define ELEM_I32 6
+#define ELEM_I64 7
+#define ELEM_BOOL 8
 
 /* unary.kern.h op codes: torsh::rt::UnaryOp's values */
 #define UNARY_NEG 0

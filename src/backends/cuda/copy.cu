@@ -1,5 +1,6 @@
 // Strided copies, any dtype: one cudaMemcpyAsync when both sides are dense,
-// else copy.kern.h's copy_b{8,16,32,64}_strided by element size.
+// else copy.kern.h's copy_b{8,16,32,64}_strided by element size. Casts:
+// cast_strided, or cast_f64_strided when either side is f64.
 #include "launch.hpp"
 
 #include "kernels/copy.kern.h"
@@ -36,8 +37,24 @@ void copy_strided(CudaStream& s, const rt::CopyArgs& a) {
   }
 }
 
+void cast(CudaStream& s, const rt::CopyArgs& a) {
+  if (a.src.dtype == a.out.dtype) return copy_strided(s, a);
+  const std::int64_t n = a.src.numel();
+  if (n == 0) return;
+  const StridedMeta m = gpu::strided_meta(a.src.shape, {&a.src, &a.out});
+  const auto [grid, block] = grid_1d(s.device(), n);
+  const int sdt = gpu::elem_code(a.src.dtype), ddt = gpu::elem_code(a.out.dtype);
+  if (gpu::uses_f64(a))
+    launch(s, TORSH_CUDA_KERNEL(cast_f64_strided), grid, block, bytes_of(*a.src.buffer), bytes_of(*a.out.buffer), m,
+           sdt, ddt);
+  else
+    launch(s, TORSH_CUDA_KERNEL(cast_strided), grid, block, bytes_of(*a.src.buffer), bytes_of(*a.out.buffer), m, sdt,
+           ddt);
+}
+
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
   t.add<rt::OpKind::Copy, entry<rt::OpKind::Copy, copy_strided>>(gpu::kCopyDTypes);
+  t.add<rt::OpKind::Cast, entry<rt::OpKind::Cast, cast>>(gpu::kCopyDTypes);
 });
 
 }  // namespace

@@ -9,7 +9,9 @@
 
 namespace torsh::gpu {
 
-// copy_b{8,16,32,64}_strided move any element unchanged: copies only, no conversion.
+// copy_b{8,16,32,64}_strided move any element unchanged; cast_strided and
+// cast_f64_strided convert between any two dtypes as the CPU's convert() does
+// (f64 only on devices with doubles).
 inline constexpr rt::DTypes kCopyDTypes = rt::DTypes::all();
 // binary_f32_*, matmul_f32_tiled, softmax_f32_rows.
 inline constexpr rt::DTypes kF32{DType::F32};
@@ -19,14 +21,29 @@ inline constexpr rt::DTypes kDequantizeDTypes{DType::F32, DType::F16, DType::BF1
 // unary_strided, norm_rows, rope_elems and attention_rows load and store f32,
 // f16 and bf16 (load_elem / store_elem) and compute in f32, as the CPU does.
 inline constexpr rt::DTypes kElemDTypes{DType::F32, DType::F16, DType::BF16};
-// The ELEM_* code of one of kElemDTypes.
-inline int elem_code(DType t) { return t == DType::F16 ? ELEM_F16 : t == DType::BF16 ? ELEM_BF16 : ELEM_F32; }
+// The ELEM_* code of a dtype.
+inline int elem_code(DType t) {
+  switch (t) {
+    case DType::F32: return ELEM_F32;
+    case DType::F16: return ELEM_F16;
+    case DType::BF16: return ELEM_BF16;
+    case DType::F64: return ELEM_F64;
+    case DType::I8: return ELEM_I8;
+    case DType::U8: return ELEM_U8;
+    case DType::I32: return ELEM_I32;
+    case DType::I64: return ELEM_I64;
+    case DType::Bool: return ELEM_BOOL;
+  }
+  return ELEM_F32;
+}
 
 // copy_b*_strided's name for an element size in bytes.
 inline const char* copy_kernel(std::size_t element_size) {
   return element_size == 1 ? "copy_b8_strided" : element_size == 2 ? "copy_b16_strided"
                              : element_size == 4 ? "copy_b32_strided" : "copy_b64_strided";
 }
+// Whether a cast touches f64 (cast_f64_strided, doubles on the device).
+inline bool uses_f64(const rt::CopyArgs& a) { return a.src.dtype == DType::F64 || a.out.dtype == DType::F64; }
 
 // unary.kern.h's op code: UnaryOp's own value.
 static_assert(UNARY_NEG == static_cast<int>(rt::UnaryOp::Neg) && UNARY_ABS == static_cast<int>(rt::UnaryOp::Abs) &&
