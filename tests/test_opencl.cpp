@@ -114,15 +114,13 @@ TEST_F(OpenCl, DeviceFacts) {
 }
 
 TEST_F(OpenCl, CapabilityQueryIsHonest) {
-  // Copies and casts take every dtype the CPU does (f64 casts on devices with
-  // cl_khr_fp64; elsewhere those calls fall back).
+  // Copies, casts and binary ops take every dtype the CPU does (f64 on devices
+  // with cl_khr_fp64; elsewhere those calls fall back), binary never bool.
   for (DType t : kAllDTypes) {
     EXPECT_TRUE(dev.supports(rt::OpKind::Copy, t)) << dtype_name(t);
     EXPECT_TRUE(dev.supports(rt::OpKind::Cast, t)) << dtype_name(t);
+    EXPECT_EQ(dev.supports(rt::OpKind::Binary, t), t != DType::Bool) << dtype_name(t);
   }
-  EXPECT_TRUE(dev.supports(rt::OpKind::Binary, DType::F32));
-  EXPECT_FALSE(dev.supports(rt::OpKind::Binary, DType::F64));
-  EXPECT_FALSE(dev.supports(rt::OpKind::Binary, DType::I32));
   EXPECT_TRUE(dev.supports(rt::OpKind::Matmul, DType::F32));
   EXPECT_FALSE(dev.supports(rt::OpKind::Matmul, DType::F16));
   EXPECT_TRUE(dev.supports(rt::OpKind::Softmax, DType::F32));
@@ -306,12 +304,15 @@ TEST_F(OpenCl, UnsupportedOpsFallBackToTheCpuWithCountedCopies) {
   const auto e = ops::sum(on_cl({0.5f, 1.f}, {2})).to_vector();
   EXPECT_EQ(e, std::vector<float>{1.5f});
   EXPECT_EQ(ops::fallback_stats().ops, 1u);
-  // Conversions to f64 run on the device only where it has doubles.
+  // f64 arithmetic and conversions run on the device only where it has doubles.
   const std::uint64_t native = dev.impl().capabilities().f64 ? 0u : 1u;
   ops::reset_fallback_stats();
   Tensor h = ops::cast(on_cl({1.5f, -2.f}, {2}), DType::F64);
   EXPECT_EQ(h.device(), dev.device());
   EXPECT_EQ(h.to_host<double>(), (std::vector<double>{1.5, -2.0}));
+  EXPECT_EQ(ops::fallback_stats().ops, native);
+  ops::reset_fallback_stats();
+  EXPECT_EQ(ops::add(h, h).to_host<double>(), (std::vector<double>{3.0, -4.0}));
   EXPECT_EQ(ops::fallback_stats().ops, native);
 }
 

@@ -33,7 +33,7 @@
 
 /* Storage dtype codes of the kernels that load and store through
  * load_elem / store_elem (dialect.h): f32, IEEE half, bfloat16; math in f32.
- * copy.kern.h's casts also take f64 (where the
+ * The rest (copy.kern.h's cast, binary.kern.h) also take f64 (where the
  * device has it: TORSH_FP64), the integers and bool (load_int / store_int). */
 #define ELEM_F32 0
 #define ELEM_F16 1

@@ -60,7 +60,18 @@ void check_integer_div_out(rt::BinaryOp op, const char* name, const Tensor& a, c
 }
 void check_integer_pow(rt::BinaryOp op, const char* name, const Tensor& a, const Tensor& b) {
   if (op != rt::BinaryOp::Pow || !is_integral(b.dtype()) || b.numel() == 0) return;
-  if (ops::min(b, {}, false).to_vector()[0] < 0)
+  if (b.dtype() == DType::U8) return;  // no negative exponents to refuse
+  // Off the CPU, read the exponents back rather than reduce them on the
+  // device: a backend with integer pow need not have an integer min.
+  bool negative = false;
+  if (b.device().type == BackendType::Cpu) {
+    negative = ops::min(b, {}, false).to_vector()[0] < 0;
+  } else {
+    const std::vector<unsigned char> bytes = b.to_host_bytes();
+    const std::size_t es = dtype_size(b.dtype());
+    for (std::size_t i = 0; i < bytes.size() && !negative; i += es) negative = load_as_int64(bytes.data() + i, b.dtype()) < 0;
+  }
+  if (negative)
     throw Error(ErrorCode::InvalidArgument, "integers to negative integer powers are not allowed",
                 detail::context(name, {a, b}), {"Cast the base to a float dtype for fractional results"});
 }

@@ -13,7 +13,10 @@ namespace torsh::gpu {
 // cast_f64_strided convert between any two dtypes as the CPU's convert() does
 // (f64 only on devices with doubles).
 inline constexpr rt::DTypes kCopyDTypes = rt::DTypes::all();
-// binary_f32_*, matmul_f32_tiled, softmax_f32_rows.
+// binary_f32_*, binary_strided and binary_f64_strided: every dtype but bool
+// (which the CPU refuses too), f64 only on devices with doubles.
+inline constexpr rt::DTypes kBinaryDTypes = rt::DTypes::all().without({DType::Bool});
+// matmul_f32_tiled, softmax_f32_rows.
 inline constexpr rt::DTypes kF32{DType::F32};
 // dequantize_f32 and dequantize_b16 write the CPU's dtypes, rounded as it rounds; qmatmul_f32 is kF32.
 inline constexpr rt::DTypes kDequantizeDTypes{DType::F32, DType::F16, DType::BF16};
@@ -44,6 +47,9 @@ inline const char* copy_kernel(std::size_t element_size) {
 }
 // Whether a cast touches f64 (cast_f64_strided, doubles on the device).
 inline bool uses_f64(const rt::CopyArgs& a) { return a.src.dtype == DType::F64 || a.out.dtype == DType::F64; }
+// Integer division: the op layer never hands it to kernels (it divides in f64),
+// and the CPU's raises on a zero divisor, so it stays there.
+inline bool binary_fits(const rt::BinaryArgs& a) { return !(is_integral(a.out.dtype) && a.op == rt::BinaryOp::Div); }
 
 // unary.kern.h's op code: UnaryOp's own value.
 static_assert(UNARY_NEG == static_cast<int>(rt::UnaryOp::Neg) && UNARY_ABS == static_cast<int>(rt::UnaryOp::Abs) &&

@@ -1,6 +1,8 @@
-// Elementwise f32 binary ops: binary.kern.h's binary_f32_contig when all three
-// tensors are dense from element 0, binary_f32_strided for everything else
-// (broadcast stride-0 operands, transposes, offsets).
+// Elementwise binary ops. f32: binary.kern.h's binary_f32_contig when all
+// three tensors are dense from element 0, binary_f32_strided for everything
+// else (broadcast stride-0 operands, transposes, offsets). f16, bf16 and the
+// integers: binary_strided; f64: binary_f64_strided (devices with cl_khr_fp64
+// only; the others leave f64 to the CPU).
 #include "launch.hpp"
 
 namespace torsh::opencl {
@@ -12,22 +14,36 @@ void binary(OpenClStream& s, const rt::BinaryArgs& a) {
   if (n == 0) return;
   OpenClDevice& dev = s.device();
   const StridedMeta m = gpu::strided_meta(a.out.shape, {&a.a, &a.b, &a.out});
+  const cl_mem x = mem_of(*a.a.buffer), y = mem_of(*a.b.buffer), z = mem_of(*a.out.buffer);
+  const cl_int op{gpu::binary_code(a.op)};
+  if (a.out.dtype != DType::F32) {
+    const bool f64 = a.out.dtype == DType::F64;
+    const Kernel k = dev.kernel(f64 ? "binary_f64_strided" : "binary_strided");
+    const auto [global, local] = grid_1d(dev, k, n);
+    if (f64) launch(s, k, global, local, x, y, z, m, op);
+    else launch(s, k, global, local, x, y, z, m, op, cl_int{gpu::elem_code(a.out.dtype)});
+    return;
+  }
   const bool dense = gpu::dense(m, 3);
   const bool at_zero = a.a.offset == 0 && a.b.offset == 0 && a.out.offset == 0;
-  const cl_mem x = mem_of(*a.a.buffer), y = mem_of(*a.b.buffer), z = mem_of(*a.out.buffer);
   if (dense && at_zero) {
     const Kernel k = dev.kernel("binary_f32_contig");
     const auto [global, local] = grid_1d(dev, k, n);
-    launch(s, k, global, local, x, y, z, cl_long{n}, cl_int{gpu::binary_code(a.op)});
+    launch(s, k, global, local, x, y, z, cl_long{n}, op);
   } else {
     const Kernel k = dev.kernel("binary_f32_strided");
     const auto [global, local] = grid_1d(dev, k, n);
-    launch(s, k, global, local, x, y, z, m, cl_int{gpu::binary_code(a.op)});
+    launch(s, k, global, local, x, y, z, m, op);
   }
 }
 
+bool binary_fits(const rt::DeviceImpl& d, const rt::BinaryArgs& a) {
+  return gpu::binary_fits(a) && (a.out.dtype != DType::F64 || d.capabilities().f64);
+}
+
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::Binary, entry<rt::OpKind::Binary, binary>>(gpu::kF32);
+  t.add<rt::OpKind::Binary, entry<rt::OpKind::Binary, binary>>(gpu::kBinaryDTypes, binary_fits,
+                                                                "no integer div; f64 needs cl_khr_fp64");
 });
 
 }  // namespace
