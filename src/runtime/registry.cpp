@@ -15,6 +15,7 @@
 #include "torsh/cuda_plugin_config.h"
 #include "torsh/hip_plugin_config.h"
 #include "torsh/opencl_plugin_config.h"
+#include "torsh/webgpu_plugin_config.h"
 
 namespace torsh {
 namespace rt {
@@ -112,6 +113,8 @@ std::optional<PluginBuild> plugin_build(BackendType t) {
     case BackendType::OpenCl: return PluginBuild{TORSH_OPENCL_PLUGIN_BUILT != 0, TORSH_OPENCL_PLUGIN_NOTE, "TORSH_OPENCL"};
     case BackendType::Cuda: return PluginBuild{TORSH_CUDA_PLUGIN_BUILT != 0, TORSH_CUDA_PLUGIN_NOTE, "TORSH_CUDA"};
     case BackendType::Rocm: return PluginBuild{TORSH_HIP_PLUGIN_BUILT != 0, TORSH_HIP_PLUGIN_NOTE, "TORSH_HIP"};
+    case BackendType::WebGpu:
+      return PluginBuild{TORSH_WEBGPU_PLUGIN_BUILT != 0, TORSH_WEBGPU_PLUGIN_NOTE, "TORSH_WEBGPU"};
     default: return std::nullopt;
   }
 }
@@ -123,7 +126,6 @@ std::string missing_plugin_reason(BackendType t, const std::string& file, const 
   const std::string where = " (" + file + " not found in " + (dirs.empty() ? "<empty path>" : dirs) + ")";
   switch (t) {
     case BackendType::Metal: return "Metal needs macOS and Apple GPUs; it is not built on this platform" + where;
-    case BackendType::WebGpu: return "no WebGPU plugin was built (needs wgpu-native)" + where;
     default: break;
   }
   const auto b = plugin_build(t);

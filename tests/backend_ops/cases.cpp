@@ -136,7 +136,8 @@ void cast_cases(CaseList& L) {
       if (is_floating(from)) x.specials().set(4, 0.5).set(5, -0.5).set(6, 1e10).set(7, -1e10).set(8, 70000).set(9, 2.5);
       if (n++ % 2) x.t();
       L.add("cast", "cast to " + dt(to), K::Cast, to, {x}, call1([to](const Tensor& v) { return ops::cast(v, to); }),
-            Tol::bitwise());
+            Tol::bitwise())
+          .needs = {{K::Cast, from}};  // a cast kernel must read `from` too
     }
   L.add("cast", "cast to f16", K::Cast, F16, {in({1, 13}).range(-1e5, 1e5).expand({7, 13})},
         call1([](const Tensor& v) { return ops::cast(v, DType::F16); }), Tol::bitwise());
@@ -185,7 +186,9 @@ void binary_cases(CaseList& L) {
         a.range(t == U8 ? 0 : -lim, lim);
         b.range(1, t == U8 || t == I8 ? 10 : 20);
       }
-      L.add("binary", rt::binary_op_name(op), K::Binary, t, {a, b}, binary_call(op), binary_tol(op));
+      Case& c = L.add("binary", rt::binary_op_name(op), K::Binary, t, {a, b}, binary_call(op), binary_tol(op));
+      // Integers divide into f64 (true division): casts to f64 and an f64 division.
+      if (op == BinaryOp::Div && !is_floating(t)) c.needs = {{K::Cast, F64}, {K::Binary, F64}};
     }
   // Real powers of negative numbers are NaN on both sides.
   L.add("binary", "pow", K::Binary, F32, {in({9, 7}).range(-3, 3), in({9, 7}).range(-2.5, 2.5)},
