@@ -105,10 +105,11 @@ class WebGpuDevice final : public rt::DeviceImpl {
   // For the op files.
   const std::string& label() const { return label_; }  // "webgpu:0 (adapter name)"
   const WGPULimits& limits() const { return limits_; }
-  // Runs `entry` of kernels/<module>.wgsl over groups_x * groups_y work-groups
+  // Runs `entry` of kernels/<module>.wgsl over groups_x * groups_y * groups_z work-groups
   // with `bindings` in binding order and `params` (u32 words) as the last binding.
   void dispatch(const char* module, const char* entry, std::span<const Binding> bindings,
-                std::span<const std::uint32_t> params, std::uint32_t groups_x, std::uint32_t groups_y = 1);
+                std::span<const std::uint32_t> params, std::uint32_t groups_x, std::uint32_t groups_y = 1,
+                std::uint32_t groups_z = 1);
   // Submits everything encoded so far; its index.
   WGPUSubmissionIndex submit();
   // Blocks until submission `index` has finished; throws what the device reported meanwhile.

@@ -74,8 +74,16 @@ void Launch::run(const char* module, const char* entry, std::int64_t items, std:
   run_groups(module, entry, static_cast<std::uint32_t>(gx), static_cast<std::uint32_t>((groups + gx - 1) / gx));
 }
 
-void Launch::run_groups(const char* module, const char* entry, std::uint32_t groups_x, std::uint32_t groups_y) {
-  dev_.dispatch(module, entry, bindings_, params_, groups_x, groups_y);
+void Launch::run_groups(const char* module, const char* entry, std::uint32_t groups_x, std::uint32_t groups_y,
+                        std::uint32_t groups_z) {
+  dev_.dispatch(module, entry, bindings_, params_, groups_x, groups_y, groups_z);
+}
+
+void Launch::run_rows(const char* module, const char* entry, std::int64_t groups) {
+  if (groups <= 0) return;
+  const std::uint64_t g = static_cast<std::uint64_t>(groups);
+  const std::uint64_t gx = std::min<std::uint64_t>(g, dev_.limits().maxComputeWorkgroupsPerDimension);
+  run_groups(module, entry, static_cast<std::uint32_t>(gx), static_cast<std::uint32_t>((g + gx - 1) / gx));
 }
 
 }  // namespace torsh::webgpu

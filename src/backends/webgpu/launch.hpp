@@ -37,8 +37,11 @@ class Launch {
   std::uint32_t offset(std::size_t i) const { return offsets_.at(i); }
   // Runs entry over `items` invocations in work-groups of `group` (a 2-D grid past 65535 groups).
   void run(const char* module, const char* entry, std::int64_t items, std::uint32_t group = 256);
-  // Runs entry over exactly groups_x * groups_y work-groups.
-  void run_groups(const char* module, const char* entry, std::uint32_t groups_x, std::uint32_t groups_y = 1);
+  // Runs entry over exactly groups_x * groups_y * groups_z work-groups.
+  void run_groups(const char* module, const char* entry, std::uint32_t groups_x, std::uint32_t groups_y = 1,
+                  std::uint32_t groups_z = 1);
+  // Runs entry over `groups` work-groups, as rows of at most 65535 (prelude.wgsl's group_index).
+  void run_rows(const char* module, const char* entry, std::int64_t groups);
 
  private:
   WebGpuDevice& dev_;

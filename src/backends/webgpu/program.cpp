@@ -11,6 +11,8 @@
 // (dtype codes, f16/bf16 bits, strided indexing), the accessors of each
 // binding (access_in.wgsl / access_out.wgsl with BUF renamed) and the file.
 // WGSL has no preprocessor, so this is the whole of the "generation".
+// Accessor parameters are named p_*, so binding names must not start so.
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 
@@ -68,6 +70,7 @@ const WebGpuDevice::Module& WebGpuDevice::module(const char* name) {
   src += part("prelude");
   for (const Param& p : params)
     src += renamed(part(p.out ? "access_out" : "access_in"), p.name) + renamed(part("access"), p.name);
+  const auto body_line = 1 + std::count(src.begin(), src.end(), '\n');
   src += body;
 
   Module m;
@@ -82,7 +85,11 @@ const WebGpuDevice::Module& WebGpuDevice::module(const char* name) {
   const ScopeResult r = pop_scope(instance_, device_);
   if (r.type != WGPUErrorType_NoError) {
     if (m.shader) wgpuShaderModuleRelease(m.shader);
-    throw_wgpu(ErrorCode::KernelCompile, std::string("WGSL compile of kernels/") + name + ".wgsl", r.message, label_);
+    // wgpu names lines of the whole module ("wgsl:LINE:COLUMN"); say where the file begins in it.
+    throw_wgpu(ErrorCode::KernelCompile, std::string("WGSL compile of kernels/") + name + ".wgsl",
+               r.message + "\n(line 1 of kernels/" + name + ".wgsl is line " + std::to_string(body_line) +
+                   " of the module; the lines before it are the bindings, prelude.wgsl and the accessors)",
+               label_);
   }
 
   std::vector<WGPUBindGroupLayoutEntry> entries(params.size() + 1);
@@ -123,8 +130,9 @@ WGPUComputePipeline WebGpuDevice::pipeline(const char* module_name, const char* 
 }
 
 void WebGpuDevice::dispatch(const char* module_name, const char* entry, std::span<const Binding> bindings,
-                            std::span<const std::uint32_t> params, std::uint32_t groups_x, std::uint32_t groups_y) {
-  if (groups_x == 0 || groups_y == 0) return;
+                            std::span<const std::uint32_t> params, std::uint32_t groups_x, std::uint32_t groups_y,
+                            std::uint32_t groups_z) {
+  if (groups_x == 0 || groups_y == 0 || groups_z == 0) return;
   WGPUComputePipeline p = nullptr;
   WGPUBindGroupLayout group = nullptr;
   {
@@ -172,7 +180,7 @@ void WebGpuDevice::dispatch(const char* module_name, const char* entry, std::spa
   WGPUComputePassEncoder pass = wgpuCommandEncoderBeginComputePass(encoder_locked(), nullptr);
   wgpuComputePassEncoderSetPipeline(pass, p);
   wgpuComputePassEncoderSetBindGroup(pass, 0, bg, 0, nullptr);
-  wgpuComputePassEncoderDispatchWorkgroups(pass, groups_x, groups_y, 1);
+  wgpuComputePassEncoderDispatchWorkgroups(pass, groups_x, groups_y, groups_z);
   wgpuComputePassEncoderEnd(pass);
   wgpuComputePassEncoderRelease(pass);
   wgpuBindGroupRelease(bg);  // the encoder holds what it uses

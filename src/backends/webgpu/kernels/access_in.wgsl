@@ -1,1 +1,1 @@
-fn BUF_word(w: u32) -> u32 { return BUF[w]; }
+fn BUF_word(p_w: u32) -> u32 { return BUF[p_w]; }

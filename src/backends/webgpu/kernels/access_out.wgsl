@@ -1,36 +1,36 @@
 // Outputs are arrays of atomic words: elements narrower than a word share it
 // with their neighbours, which other invocations write at the same time; each
 // invocation clears and sets only its own bits.
-fn BUF_word(w: u32) -> u32 { return atomicLoad(&BUF[w]); }
+fn BUF_word(p_w: u32) -> u32 { return atomicLoad(&BUF[p_w]); }
 
-fn BUF_put_bits(byte: u32, width: u32, v: u32) {
-  let w = byte >> 2u;
-  if (width == 4u) {
-    atomicStore(&BUF[w], v);
+fn BUF_put_bits(p_byte: u32, p_width: u32, p_v: u32) {
+  let p_w = p_byte >> 2u;
+  if (p_width == 4u) {
+    atomicStore(&BUF[p_w], p_v);
     return;
   }
-  let shift = (byte & 3u) * 8u;
-  let mask = ((1u << (width * 8u)) - 1u) << shift;
-  atomicAnd(&BUF[w], ~mask);
-  atomicOr(&BUF[w], (v << shift) & mask);
+  let p_shift = (p_byte & 3u) * 8u;
+  let p_mask = ((1u << (p_width * 8u)) - 1u) << p_shift;
+  atomicAnd(&BUF[p_w], ~p_mask);
+  atomicOr(&BUF[p_w], (p_v << p_shift) & p_mask);
 }
 
-// Stores v into element i of an f32, f16 or bf16 tensor, rounded as the host rounds.
-fn BUF_set_f(i: u32, dt: u32, v: f32) {
-  if (dt == ELEM_F32) {
-    atomicStore(&BUF[i], bitcast<u32>(v));
-  } else if (dt == ELEM_F16) {
-    BUF_put_bits(i * 2u, 2u, float_to_half_bits(v));
+// Stores p_v into element p_i of an f32, f16 or bf16 tensor, rounded as the host rounds.
+fn BUF_set_f(p_i: u32, p_dt: u32, p_v: f32) {
+  if (p_dt == ELEM_F32) {
+    atomicStore(&BUF[p_i], bitcast<u32>(p_v));
+  } else if (p_dt == ELEM_F16) {
+    BUF_put_bits(p_i * 2u, 2u, float_to_half_bits(p_v));
   } else {
-    BUF_put_bits(i * 2u, 2u, float_to_bf16_bits(v));
+    BUF_put_bits(p_i * 2u, 2u, float_to_bf16_bits(p_v));
   }
 }
 
-// Stores the low bits of v into element i of an i8, u8, i32 or bool tensor (bool: v != 0).
-fn BUF_set_i(i: u32, dt: u32, v: i32) {
-  switch (dt) {
-    case 4u, 5u: { BUF_put_bits(i, 1u, bitcast<u32>(v) & 0xffu); }
-    case 8u: { BUF_put_bits(i, 1u, select(0u, 1u, v != 0)); }
-    default: { atomicStore(&BUF[i], bitcast<u32>(v)); }
+// Stores the low bits of p_v into element p_i of an i8, u8, i32 or bool tensor (bool: p_v != 0).
+fn BUF_set_i(p_i: u32, p_dt: u32, p_v: i32) {
+  switch (p_dt) {
+    case 4u, 5u: { BUF_put_bits(p_i, 1u, bitcast<u32>(p_v) & 0xffu); }
+    case 8u: { BUF_put_bits(p_i, 1u, select(0u, 1u, p_v != 0)); }
+    default: { atomicStore(&BUF[p_i], bitcast<u32>(p_v)); }
   }
 }

@@ -16,6 +16,11 @@ fn elem_is_float(dt: u32) -> bool { return dt <= ELEM_BF16; }
 // 65535 groups are laid out as rows of groups_x).
 fn linear_id(gid: vec3<u32>, nwg: vec3<u32>, wg: u32) -> u32 { return gid.x + gid.y * nwg.x * wg; }
 
+// Index of this work-group when a launch lays its groups out in rows (Launch::run_rows).
+fn group_index(wid: vec3<u32>, nwg: vec3<u32>) -> u32 { return wid.x + wid.y * nwg.x; }
+
+fn neg_inf() -> f32 { return bitcast<f32>(0xff800000u); }
+
 // NaN tests on the bits: shader compilers may assume floats are never NaN.
 fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
 
