@@ -304,16 +304,24 @@ std::string backend_summary() {
     }
     if (!st.reason.empty()) os << "    Note: " << st.reason << "\n";
     for (const auto& d : st.devices) {
-      os << "    [" << d.index << "] " << d.name << ": " << gb(d.total_memory);
+      os << "    [" << d.index << "] " << d.name << ": ";
+      // WebGPU reports neither memory sizes nor compute units.
+      if (d.total_memory) os << gb(d.total_memory);
+      else os << "memory size not reported";
       if (d.unified_memory) os << " (unified memory";
       else os << " (";
       if (d.free_memory) os << (d.unified_memory ? ", " : "") << gb(*d.free_memory) << " free";
       os << ")";
-      os << ", " << d.compute_units << " compute units";
+      if (d.compute_units) os << ", " << d.compute_units << " compute units";
       if (!d.compute_capability.empty()) os << ", " << d.compute_capability;
       if (d.peak_gflops > 0) os << ", ~" << static_cast<long long>(d.peak_gflops) << " GFLOP/s f32 peak";
       if (d.software) os << ", software device";
       os << "\n";
+      if (st.type == BackendType::WebGpu && !d.features.empty()) {
+        os << "        limits and features:";
+        for (std::size_t i = 0; i < d.features.size(); ++i) os << (i ? ", " : " ") << d.features[i];
+        os << "\n";
+      }
     }
   }
   auto rep = explain_selection(0);
