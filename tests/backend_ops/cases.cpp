@@ -148,6 +148,20 @@ void cast_cases(CaseList& L) {
       .reference = [](const Values&) { return std::vector<double>{1.5, -2.0}; };
   L.add("cast", "cast to bf16", K::Cast, BF16, {in({0, 4})},
         call1([](const Tensor& v) { return ops::cast(v, DType::BF16); }), Tol::bitwise());
+  // i64 past what f32 holds (ties to even, 2^40 + 1 rounds away) and past i32 (saturation).
+  const std::vector<double> big = {16777217.0,         16777219.0,          -16777217.0, 1099511627777.0,
+                                   -1099511627777.0,   2147483648.0,        -2147483649.0, 4611686018427387904.0,
+                                   -9223372036854775808.0, 9007199254740993.0 - 1, 255.0, -129.0};
+  for (DType to : {F32, F16, BF16, I32, I8, U8, DType::Bool})
+    L.add("cast", "cast large i64 to " + dt(to), K::Cast, to, {in({12}, I64).vals(big)},
+          call1([to](const Tensor& v) { return ops::cast(v, to); }), Tol::bitwise())
+        .needs = {{K::Cast, I64}};
+  // Floats past i64's range saturate; in range they truncate.
+  for (DType from : {F32, F16, BF16})
+    L.add("cast", "cast large " + dt(from) + " to i64", K::Cast, I64,
+          {in({8}, from).vals({1e10, -1e10, 1e19, -1e19, 65504, -3.75, 9.2e18, 0.99})},
+          call1([](const Tensor& v) { return ops::cast(v, DType::I64); }), Tol::bitwise())
+        .needs = {{K::Cast, from}};
 }
 
 // ---------------------------------------------------------------- binary

@@ -1,7 +1,7 @@
 // Strided copy of every dtype (copy.wgsl's copy_strided moves 1-, 2-, 4- or
-// 8-byte elements unchanged) and casts between f32, f16, bf16, i32, i8, u8 and
-// bool (cast_strided); WGSL has no 64-bit types, so casts to or from f64 and
-// i64 run on the CPU.
+// 8-byte elements unchanged) and casts between f32, f16, bf16, i64, i32, i8,
+// u8 and bool (cast_strided, i64 as pairs of 32-bit words); WGSL has no
+// doubles, so casts to or from f64 run on the CPU.
 #include "launch.hpp"
 
 namespace torsh::webgpu {
@@ -25,15 +25,14 @@ void cast(WebGpuDevice& dev, const rt::CopyArgs& a) {
 
 bool copy_fits(const rt::DeviceImpl& d, const rt::CopyArgs& a) { return fits(d, {&a.src, &a.out}); }
 
-bool wide(DType t) { return t == DType::F64 || t == DType::I64; }
 bool cast_fits(const rt::DeviceImpl& d, const rt::CopyArgs& a) {
-  return !wide(a.src.dtype) && !wide(a.out.dtype) && copy_fits(d, a);
+  return a.src.dtype != DType::F64 && a.out.dtype != DType::F64 && copy_fits(d, a);
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
   t.add<rt::OpKind::Copy, entry<rt::OpKind::Copy, copy>>(gpu::kCopyDTypes, copy_fits, kFitsNote);
-  t.add<rt::OpKind::Cast, entry<rt::OpKind::Cast, cast>>(rt::DTypes::all().without({DType::F64, DType::I64}),
-                                                         cast_fits, "no f64 or i64 on either side (WGSL has no 64-bit types)");
+  t.add<rt::OpKind::Cast, entry<rt::OpKind::Cast, cast>>(rt::DTypes::all().without({DType::F64}), cast_fits,
+                                                         "no f64 on either side (WGSL has no doubles)");
 });
 
 }  // namespace
