@@ -42,7 +42,30 @@ void on_work_done(WGPUQueueWorkDoneStatus status, WGPUStringView, void* dev, voi
 
 void WebGpuStream::synchronize() { dev_.synchronize(); }
 
-void WebGpuStream::record(rt::EventImpl& e) { static_cast<WebGpuEvent&>(e).reset(dev_.submit()); }
+void WebGpuStream::record(rt::EventImpl& e) { static_cast<WebGpuEvent&>(e).record(); }
+
+WebGpuEvent::~WebGpuEvent() {
+  if (stamp_) wgpuQuerySetRelease(stamp_);
+  if (resolved_) wgpuBufferRelease(resolved_);
+}
+
+void WebGpuEvent::record() {
+  if (dev_.timestamps()) {
+    if (!stamp_) {
+      WGPUQuerySetDescriptor qd = WGPU_QUERY_SET_DESCRIPTOR_INIT;
+      qd.type = WGPUQueryType_Timestamp;
+      qd.count = 1;
+      stamp_ = wgpuDeviceCreateQuerySet(dev_.handle(), &qd);
+      WGPUBufferDescriptor bd = WGPU_BUFFER_DESCRIPTOR_INIT;
+      bd.size = 8;
+      bd.usage = WGPUBufferUsage_QueryResolve | WGPUBufferUsage_CopySrc;
+      resolved_ = wgpuDeviceCreateBuffer(dev_.handle(), &bd);
+    }
+    dev_.stamp(stamp_, resolved_);
+  }
+  index_ = dev_.submit();
+  recorded_ = true;
+}
 
 void WebGpuEvent::synchronize() {
   if (recorded_) dev_.wait(index_);
@@ -50,11 +73,24 @@ void WebGpuEvent::synchronize() {
 
 bool WebGpuEvent::query() { return !recorded_ || dev_.done(index_); }
 
-double WebGpuEvent::elapsed_ms(rt::EventImpl&) {
-  throw Error(ErrorCode::Unsupported,
-              "WebGPU events mark submissions, not device times: wgpu-native writes timestamps only inside passes",
-              {.op = "event.elapsed_ms", .device = "webgpu"},
-              {"Time WebGPU work on the host around Stream::synchronize(), or use the profiler's host times"});
+std::uint64_t WebGpuEvent::ticks() {
+  synchronize();
+  std::uint64_t t = 0;
+  dev_.read_raw(resolved_, 0, &t, sizeof t);
+  return t;
+}
+
+double WebGpuEvent::elapsed_ms(rt::EventImpl& later) {
+  auto& l = static_cast<WebGpuEvent&>(later);
+  if (!dev_.timestamps())
+    throw Error(ErrorCode::Unsupported, "this WebGPU adapter has no timestamp queries, so events carry no device time",
+                {.op = "event.elapsed_ms", .device = "webgpu"},
+                {"Time WebGPU work on the host around Stream::synchronize(), or use the profiler's host times"});
+  if (!recorded_ || !l.recorded_)
+    throw Error(ErrorCode::InvalidState, "elapsed_ms needs both events recorded", {.op = "event.elapsed_ms", .device = "webgpu"});
+  const double a = static_cast<double>(ticks()), b = static_cast<double>(l.ticks());
+  // Ticks times the queue's period (nanoseconds per tick); signed, as in CUDA.
+  return (b - a) * wgpuQueueGetTimestampPeriod(dev_.queue()) / 1e6;
 }
 
 // ---------------------------------------------------------------- device
@@ -89,7 +125,11 @@ WebGpuDevice::WebGpuDevice(int index, WGPUInstance instance, WGPUAdapter adapter
     features.push_back(WGPUFeatureName_ShaderF16);
     info_.features.emplace_back("shader-f16");
   }
-  if (wgpuAdapterHasFeature(adapter_, WGPUFeatureName_TimestampQuery)) info_.features.emplace_back("timestamp-query");
+  if (wgpuAdapterHasFeature(adapter_, WGPUFeatureName_TimestampQuery)) {
+    features.push_back(WGPUFeatureName_TimestampQuery);
+    info_.features.emplace_back("timestamp-query");
+    timestamps_ = true;
+  }
 
   // Ask for everything the adapter allows: the defaults cap bindings at 128 MiB and buffers at 256 MiB.
   WGPUDeviceDescriptor dd = WGPU_DEVICE_DESCRIPTOR_INIT;
@@ -126,7 +166,7 @@ WebGpuDevice::WebGpuDevice(int index, WGPUInstance instance, WGPUAdapter adapter
   caps_.f64 = false;  // WGSL has no doubles
   caps_.int8 = true;
   caps_.async_copy = false;
-  caps_.event_timing = false;
+  caps_.event_timing = timestamps_;
   caps_.runtime_kernels = true;
   caps_.unified_memory = info_.unified_memory;
   caps_.max_allocation = limits_.maxBufferSize;
@@ -297,6 +337,10 @@ void WebGpuDevice::write(rt::BufferImpl& dst, std::size_t off, const void* src, 
 }
 
 void WebGpuDevice::read(rt::BufferImpl& src, std::size_t off, void* dst, std::size_t n, rt::StreamImpl&, bool) {
+  read_raw(buffer_of(src), off, dst, n);
+}
+
+void WebGpuDevice::read_raw(WGPUBuffer src, std::size_t off, void* dst, std::size_t n) {
   if (n == 0) return;
   // Device memory is not mappable: copy the words holding the range into a staging buffer and map that.
   const std::size_t lo = off & ~std::size_t{3}, hi = round_up4(off + n);
@@ -304,7 +348,7 @@ void WebGpuDevice::read(rt::BufferImpl& src, std::size_t off, void* dst, std::si
   WGPUSubmissionIndex idx = 0;
   {
     std::lock_guard lk(mu_);
-    wgpuCommandEncoderCopyBufferToBuffer(encoder_locked(), buffer_of(src), lo, staging, 0, hi - lo);
+    wgpuCommandEncoderCopyBufferToBuffer(encoder_locked(), src, lo, staging, 0, hi - lo);
     idx = submit_locked();
   }
   int mapped = 0;
@@ -331,6 +375,21 @@ void WebGpuDevice::read(rt::BufferImpl& src, std::size_t off, void* dst, std::si
   wgpuBufferUnmap(staging);
   wgpuBufferRelease(staging);
   throw_pending_error();
+}
+
+void WebGpuDevice::stamp(WGPUQuerySet set, WGPUBuffer resolved) {
+  std::lock_guard lk(mu_);
+  WGPUPassTimestampWrites tw = WGPU_PASS_TIMESTAMP_WRITES_INIT;
+  tw.querySet = set;
+  tw.beginningOfPassWriteIndex = 0;
+  WGPUComputePassDescriptor pd = WGPU_COMPUTE_PASS_DESCRIPTOR_INIT;
+  pd.timestampWrites = &tw;
+  WGPUCommandEncoder enc = encoder_locked();
+  WGPUComputePassEncoder pass = wgpuCommandEncoderBeginComputePass(enc, &pd);
+  wgpuComputePassEncoderEnd(pass);
+  wgpuComputePassEncoderRelease(pass);
+  wgpuCommandEncoderResolveQuerySet(enc, set, 0, 1, resolved, 0);
+  after_command_locked();
 }
 
 void WebGpuDevice::copy(rt::BufferImpl& src, std::size_t soff, rt::BufferImpl& dst, std::size_t doff, std::size_t n,

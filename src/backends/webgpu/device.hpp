@@ -54,19 +54,27 @@ class WebGpuStream final : public rt::StreamImpl {
   WebGpuDevice& dev_;
 };
 
-// A submission index: done once the queue has finished that submission.
+// A submission index: done once the queue has finished that submission. On
+// adapters with timestamp queries, recording also writes the device's clock
+// (an empty compute pass that stamps its beginning), which elapsed_ms reads.
 class WebGpuEvent final : public rt::EventImpl {
  public:
   explicit WebGpuEvent(WebGpuDevice& dev) : dev_(dev) {}
+  ~WebGpuEvent() override;
+  WebGpuEvent(const WebGpuEvent&) = delete;
+  WebGpuEvent& operator=(const WebGpuEvent&) = delete;
   void synchronize() override;
   bool query() override;
   double elapsed_ms(rt::EventImpl& later) override;
-  void reset(WGPUSubmissionIndex index) { index_ = index; recorded_ = true; }
+  void record();
 
  private:
+  std::uint64_t ticks();  // the stamped device time, after synchronize()
   WebGpuDevice& dev_;
   WGPUSubmissionIndex index_ = 0;
   bool recorded_ = false;
+  WGPUQuerySet stamp_ = nullptr;     // one timestamp query
+  WGPUBuffer resolved_ = nullptr;    // where it is resolved (8 bytes)
 };
 
 // A buffer range bound to one kernel argument.
@@ -115,6 +123,13 @@ class WebGpuDevice final : public rt::DeviceImpl {
   // Blocks until submission `index` has finished; throws what the device reported meanwhile.
   void wait(WGPUSubmissionIndex index);
   bool done(WGPUSubmissionIndex index);
+  // Timestamp queries (for events): whether the device has them, and the tools.
+  bool timestamps() const { return timestamps_; }
+  void stamp(WGPUQuerySet set, WGPUBuffer resolved);
+  // Blocking read of raw buffer bytes (n and off multiples of 4 not required).
+  void read_raw(WGPUBuffer src, std::size_t off, void* dst, std::size_t n);
+  WGPUDevice handle() const { return device_; }
+  WGPUQueue queue() const { return queue_; }
   // Called by wgpu's error callbacks.
   void report_error(WGPUErrorType type, const std::string& message);
   void mark_completed(WGPUSubmissionIndex index);
@@ -135,6 +150,7 @@ class WebGpuDevice final : public rt::DeviceImpl {
   WGPUDevice device_ = nullptr;
   WGPUQueue queue_ = nullptr;
   WGPULimits limits_{};
+  bool timestamps_ = false;
   DeviceInfo info_;
   Capabilities caps_;
   std::string label_;
