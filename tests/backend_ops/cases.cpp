@@ -954,14 +954,13 @@ void random_cases(CaseList& L) {
     for (const Shape& s : {Shape{1}, Shape{5}, Shape{1027}, Shape{33, 17}}) {
       L.add("random", "rand seed=42", K::Random, t, {},
             [s, t](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::rand(b, s, 42, t)}; }, Tol::bitwise());
-      // a + (b - a) * u may be contracted to one fused multiply-add.
       L.add("random", "rand seed=7 [-5, 3) offset=3", K::Random, t, {},
             [s, t](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::rand(b, s, 7, t, -5.0f, 3.0f, 3)}; },
-            Tol::ulp(1));
-      // Box-Muller: log, sqrt and cos may differ in their last bits.
+            Tol::bitwise());
+      // Box-Muller through philox.kern.h's own log, sqrt, sin and cos: the same bits too.
       L.add("random", "randn seed=9 mean=1 std=2 offset=1000", K::Random, t, {},
             [s, t](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::randn(b, s, 9, t, 1.0f, 2.0f, 1000)}; },
-            Tol::ulp(32));
+            Tol::bitwise());
       L.add("random", "bernoulli p=0.3 seed=5", K::Random, t, {},
             [s, t](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::bernoulli(b, s, 0.3f, 5, t)}; },
             Tol::bitwise());
@@ -969,7 +968,23 @@ void random_cases(CaseList& L) {
   L.add("random", "rand seed=1", K::Random, F32, {},
         [](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::rand(b, Shape{3, 0}, 1)}; }, Tol::bitwise());
   L.add("random", "randn seed=1", K::Random, F32, {},
-        [](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::randn(b, Shape{1 << 16}, 1)}; }, Tol::ulp(32));
+        [](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::randn(b, Shape{1 << 16}, 1)}; }, Tol::bitwise());
+  // A counter past 2^32 (the block's high word) and a seed using all 64 bits.
+  L.add("random", "randn seed=2^63+5 offset=2^32-3", K::Random, F32, {},
+        [](Backend& b, std::vector<Tensor>&) -> Outputs {
+          return {ops::randn(b, Shape{4099}, (1ull << 63) + 5, F32, -2.0f, 0.5f, (1ull << 32) - 3)};
+        },
+        Tol::bitwise());
+  L.add("random", "rand seed=2^63+5 offset=2^32-3", K::Random, BF16, {},
+        [](Backend& b, std::vector<Tensor>&) -> Outputs {
+          return {ops::rand(b, Shape{4099}, (1ull << 63) + 5, BF16, -1.0f, 1.0f, (1ull << 32) - 3)};
+        },
+        Tol::bitwise());
+  // Odd lengths end inside a Philox block; the last work-item writes fewer than four.
+  for (std::int64_t n : {2, 3, 6, 7})
+    L.add("random", "randn seed=3 n=" + std::to_string(n), K::Random, F16, {},
+          [n](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::randn(b, Shape{n}, 3, F16)}; },
+          Tol::bitwise());
 }
 
 }  // namespace
