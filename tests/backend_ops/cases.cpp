@@ -858,6 +858,16 @@ void adam_cases(CaseList& L) {
   for (auto& i : group({3, 4}, F32, 0.1)) two.push_back(i);
   L.add("adam", "adam two parameters", K::Adam, F32, two, adam(plain, 1, 1.0f, 2), Tol::ulp(16));
   L.add("adam", "adam empty", K::Adam, F32, group({0, 3}, F32, 0.1), adam(plain, 1, 1.0f, 1), Tol::ulp(16));
+  // Contiguous row ranges of larger tensors: each operand starts at its own element offset.
+  for (DType t : {F32, BF16}) {
+    const std::vector<Input> rows{in({6, 9}, t).slice(0, 1, 4), in({5, 9}, t).range(-0.1, 0.1).slice(0, 2, 5),
+                                  in({4, 9}).range(-0.01, 0.01).slice(0, 0, 3), in({7, 9}).range(0, 1e-4).slice(0, 4, 7)};
+    L.add("adam", "adamw at element offsets", K::Adam, t, rows, adam(adamw, 4, 1.0f, 1), Tol::ulp(16));
+  }
+  // An overflowed gradient (NaN, +-inf) spreads NaN and inf as on the CPU.
+  std::vector<Input> overflow = group({4, 4}, F16, 0.1);
+  overflow[1].specials();
+  L.add("adam", "adam non-finite grad", K::Adam, F16, overflow, adam(plain, 1, 1.0f / 65536, 1), Tol::ulp(16));
 }
 
 // ---------------------------------------------------------------- quantized weights
