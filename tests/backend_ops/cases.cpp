@@ -821,6 +821,27 @@ void conv_cases(CaseList& L) {
 
 // ---------------------------------------------------------------- adam
 
+// The loss scaler's overflow check: any_non_finite's Bool flag over a list.
+void non_finite_cases(CaseList& L) {
+  const Run any = [](Backend&, std::vector<Tensor>& x) -> Outputs { return {ops::any_non_finite(x)}; };
+  for (DType t : kFloats) {
+    L.add("non_finite", "finite", K::NonFinite, t, {in({37, 5}, t).range(-1e4, 1e4)}, any, Tol::bitwise());
+    L.add("non_finite", "NaN, inf, -inf", K::NonFinite, t, {in({4, 4}, t).specials()}, any, Tol::bitwise());
+    L.add("non_finite", "one NaN", K::NonFinite, t, {in({3, 7}, t).set(11, kNaN)}, any, Tol::bitwise());
+    // The last element of a long tensor: the grid-stride loop's tail.
+    L.add("non_finite", "inf last", K::NonFinite, t, {in({70001}, t).set(70000, -kInf)}, any, Tol::bitwise());
+  }
+  // The largest finite values and subnormals are finite.
+  L.add("non_finite", "extremes", K::NonFinite, F32,
+        {in({4}).vals({3.4028234663852886e38, -3.4028234663852886e38, 1e-45, -0.0})}, any, Tol::bitwise());
+  L.add("non_finite", "extremes", K::NonFinite, F16, {in({3}, F16).vals({65504, -65504, 6e-8})}, any, Tol::bitwise());
+  // Several tensors into one flag: only the third overflows; a strided one is made contiguous first.
+  L.add("non_finite", "three tensors", K::NonFinite, F16,
+        {in({5, 3}, F16), in({4, 6}, F16).t(), in({2, 9}, F16).set(17, kInf)}, any, Tol::bitwise());
+  L.add("non_finite", "three finite tensors", K::NonFinite, BF16,
+        {in({5, 3}, BF16), in({0, 6}, BF16), in({8, 2}, BF16).slice(0, 1, 7)}, any, Tol::bitwise());
+}
+
 void adam_cases(CaseList& L) {
   // Inputs per parameter: param, grad, exp_avg, exp_avg_sq; outputs: the three updated tensors.
   const auto adam = [](ops::AdamConfig cfg, std::int64_t step, float grad_scale, std::size_t nparams) -> Run {
@@ -868,6 +889,7 @@ void adam_cases(CaseList& L) {
   std::vector<Input> overflow = group({4, 4}, F16, 0.1);
   overflow[1].specials();
   L.add("adam", "adam non-finite grad", K::Adam, F16, overflow, adam(plain, 1, 1.0f / 65536, 1), Tol::ulp(16));
+  non_finite_cases(L);
 }
 
 // ---------------------------------------------------------------- quantized weights
