@@ -119,23 +119,36 @@ DEVICE_FN float philox_sincos_turns(float u, int want_cos) {
   return q & 2 ? -v : v;
 }
 
-/* What element `lane` of a Philox block becomes (torsh::rt::RandomKind's
- * values): Uniform in [a, b), Normal with mean a and std b (Box-Muller on the
- * lane pairs (0, 1) and (2, 3): the even lane takes the cosine, the odd the
- * sine), Bernoulli: 1 with probability a. */
+/* The four elements a Philox block becomes (torsh::rt::RandomKind's values):
+ * Uniform in [a, b); Normal with mean a and std b, Box-Muller on the lane
+ * pairs (0, 1) and (2, 3), the even lane taking the cosine and the odd the
+ * sine of one radius; Bernoulli: 1 with probability a. */
 #define PHILOX_UNIFORM 0
 #define PHILOX_NORMAL 1
 #define PHILOX_BERNOULLI 2
 
-DEVICE_FN float philox_sample(int kind, float a, float b, Philox4 blk, int lane) {
-  if (kind == PHILOX_UNIFORM) return mul_add_unfused(b - a, philox_uniform(blk.v[lane]), a);
-  if (kind == PHILOX_BERNOULLI) return philox_uniform(blk.v[lane]) < a ? 1.0f : 0.0f;
-  const int pair = lane & ~1;
-  /* u1 = 1 - u in (0, 1] keeps the log finite. */
-  const float u1 = (float)(16777216u - (blk.v[pair] >> 8)) * (1.0f / 16777216.0f);
-  const float rad = philox_sqrt(-2.0f * philox_log(u1));
-  const float t = philox_sincos_turns(philox_uniform(blk.v[pair + 1]), (lane & 1) == 0);
-  return mul_add_unfused(b * rad, t, a);
+typedef struct {
+  float v[4];
+} PhiloxFloat4;
+
+DEVICE_FN PhiloxFloat4 philox_sample4(int kind, float a, float b, Philox4 blk) {
+  PhiloxFloat4 out;
+  for (int lane = 0; lane < 4; lane += 2) {
+    if (kind == PHILOX_NORMAL) {
+      /* u1 = 1 - u in (0, 1] keeps the log finite. */
+      const float u1 = (float)(16777216u - (blk.v[lane] >> 8)) * (1.0f / 16777216.0f);
+      const float rad = b * philox_sqrt(-2.0f * philox_log(u1));
+      const float u2 = philox_uniform(blk.v[lane + 1]);
+      out.v[lane] = mul_add_unfused(rad, philox_sincos_turns(u2, 1), a);
+      out.v[lane + 1] = mul_add_unfused(rad, philox_sincos_turns(u2, 0), a);
+    } else {
+      for (int k = lane; k < lane + 2; ++k) {
+        const float u = philox_uniform(blk.v[k]);
+        out.v[k] = kind == PHILOX_UNIFORM ? mul_add_unfused(b - a, u, a) : (u < a ? 1.0f : 0.0f);
+      }
+    }
+  }
+  return out;
 }
 
 #endif

@@ -14,18 +14,19 @@ static_assert(PHILOX_UNIFORM == static_cast<int>(rt::RandomKind::Uniform) &&
               PHILOX_NORMAL == static_cast<int>(rt::RandomKind::Normal) &&
               PHILOX_BERNOULLI == static_cast<int>(rt::RandomKind::Bernoulli));
 
-// philox_sample is the GPU kernels' own code (kernels/philox.kern.h), so every
-// backend gives these bits.
-float sample(const rt::RandomArgs& r, std::int64_t i) {
-  const auto blk = philox::philox4x32_10(r.offset + static_cast<std::uint64_t>(i) / 4, r.seed);
-  return philox::philox_sample(static_cast<int>(r.kind), r.a, r.b, blk, static_cast<int>(i % 4));
-}
-
+// Block j of the stream fills elements [4j, 4j + 4) through philox_sample4,
+// the GPU kernels' own code (kernels/philox.kern.h), so every backend gives
+// these bits.
 template <class T>
 void run(const rt::RandomArgs& r) {
   T* out = data_of<T>(r.out);
-  pool().parallel_for(r.out.numel(), 1 << 14, [&](std::int64_t b, std::int64_t e) {
-    for (std::int64_t i = b; i < e; ++i) out[i] = from_acc<T>(sample(r, i));
+  const std::int64_t n = r.out.numel(), blocks = (n + 3) / 4;
+  pool().parallel_for(blocks, 1 << 12, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t j = b; j < e; ++j) {
+      const auto v = philox::philox_sample4(static_cast<int>(r.kind), r.a, r.b,
+                                            philox::philox4x32_10(r.offset + static_cast<std::uint64_t>(j), r.seed));
+      for (std::int64_t k = 0; k < 4 && 4 * j + k < n; ++k) out[4 * j + k] = from_acc<T>(v.v[k]);
+    }
   });
 }
 
