@@ -182,8 +182,8 @@ struct AdamArgs {
 };
 
 // flag (a Bool scalar) is set to true when contiguous floating x holds a NaN or
-// an infinity, and left as it is otherwise, so one flag collects many tensors
-// (the loss scaler's overflow check) with no more than it read back to the host.
+// an infinity and left as it is otherwise, so one flag collects many tensors
+// and only its byte need reach the host (the loss scaler's overflow check).
 struct NonFiniteArgs {
   TensorArg x, flag;
 };
