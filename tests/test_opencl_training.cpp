@@ -125,6 +125,25 @@ TEST(OpenClTraining, LossScaledAdamWMatchesTheCpuWithNoFallback) {
   }
 }
 
+TEST(OpenClTraining, ClaimsAdamRandomAndTheOverflowCheck) {
+  if (!opencl_available()) GTEST_SKIP() << "OpenCL backend unavailable: " << opencl_unavailable_reason();
+  Backend dev = Backend::create(BackendType::OpenCl);
+  for (DType t : {DType::F32, DType::F16, DType::BF16}) {
+    EXPECT_TRUE(dev.supports(rt::OpKind::Adam, t)) << dtype_name(t);
+    EXPECT_TRUE(dev.supports(rt::OpKind::Random, t)) << dtype_name(t);
+    EXPECT_TRUE(dev.supports(rt::OpKind::NonFinite, t)) << dtype_name(t);
+  }
+  EXPECT_FALSE(dev.supports(rt::OpKind::Adam, DType::F64));  // the CPU refuses f64 parameters too
+  EXPECT_TRUE(dev.supports(rt::OpKind::NonFinite, DType::F64));  // a bit test: no doubles needed
+  // f64 random numbers need doubles on the device; the op falls back, counted, where it has none.
+  ops::reset_fallback_stats();
+  const std::vector<float> got = ops::randn(dev, Shape{9}, 4, DType::F64).to_vector();
+  Backend cpu = Backend::create(BackendType::Cpu);
+  const std::vector<float> want = ops::randn(cpu, Shape{9}, 4, DType::F64).to_vector();
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(ops::fallback_stats().ops, dev.capabilities().f64 ? 0u : 1u);
+}
+
 TEST(OpenClTraining, NonFiniteCheckReadsOneFlag) {
   if (!opencl_available()) GTEST_SKIP() << "OpenCL backend unavailable: " << opencl_unavailable_reason();
   Backend dev = Backend::create(BackendType::OpenCl);
