@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iostream>
 #include <random>
 
 #include "backends/cpu/philox.hpp"
@@ -302,6 +303,47 @@ TEST(OpsAdam, AdamAndAdamWMatchReferenceOverSteps) {
   EXPECT_EQ(code_of([&] { ops::adam_step(p, {make({1, 2, 3}, {3})}, m, v, {}, 1); }), ErrorCode::ShapeMismatch);
   EXPECT_EQ(code_of([&] { ops::adam_step(p, {}, m, v, {}, 1); }), ErrorCode::InvalidArgument);
   EXPECT_EQ(p[0].to_vector(), (std::vector<float>{1, 2}));
+}
+
+// Units in the last place of the f32 nearest `want` between got and want.
+static double ulps_off(float got, double want) {
+  const float w = static_cast<float>(want);
+  const double ulp = std::nextafter(std::abs(w), INFINITY) - std::abs(w);
+  return std::abs(static_cast<double>(got) - want) / ulp;
+}
+
+TEST(OpsRandom, BoxMullerMathIsWithinAFewUlpsOfLibm) {
+  namespace px = torsh::cpu::philox;
+  // Every input Box-Muller gives them: u = k / 2^24.
+  double worst_log = 0, worst_sin = 0, worst_cos = 0, worst_sqrt = 0;
+  for (std::uint32_t k = 0; k < (1u << 24); ++k) {
+    const float u = static_cast<float>(k) / 16777216.0f;
+    // libm in f64 on the angle less its nearest quarter turn q (exact in f64),
+    // so the reference keeps its digits near the zeros as well.
+    const double q = std::nearbyint(4.0 * u), x = 2.0 * M_PI * (static_cast<double>(u) - q / 4.0);
+    const int quadrant = static_cast<int>(q) & 3;
+    const double sn = std::sin(x), cs = std::cos(x);
+    const double want_sin = quadrant == 0 ? sn : quadrant == 1 ? cs : quadrant == 2 ? -sn : -cs;
+    const double want_cos = quadrant == 0 ? cs : quadrant == 1 ? -sn : quadrant == 2 ? -cs : sn;
+    worst_sin = std::max(worst_sin, ulps_off(px::philox_sincos_turns(u, 0), want_sin));
+    worst_cos = std::max(worst_cos, ulps_off(px::philox_sincos_turns(u, 1), want_cos));
+    const float u1 = static_cast<float>(k + 1) / 16777216.0f;
+    if (u1 < 1.0f) worst_log = std::max(worst_log, ulps_off(px::philox_log(u1), std::log(static_cast<double>(u1))));
+    const float v = -2.0f * std::log(u1);
+    worst_sqrt = std::max(worst_sqrt, ulps_off(px::philox_sqrt(v), std::sqrt(static_cast<double>(v))));
+  }
+  // sin and cos near their zeros are judged by the ulp of the tiny result:
+  // the reduction is exact, so they stay close even there.
+  EXPECT_LE(worst_log, 2.0);
+  EXPECT_LE(worst_sqrt, 1.0);
+  EXPECT_LE(worst_sin, 2.0);
+  EXPECT_LE(worst_cos, 2.0);
+  EXPECT_EQ(px::philox_log(1.0f), 0.0f);
+  EXPECT_EQ(px::philox_sqrt(0.0f), 0.0f);
+  EXPECT_EQ(px::philox_sincos_turns(0.25f, 0), 1.0f);
+  EXPECT_EQ(px::philox_sincos_turns(0.0f, 1), 1.0f);
+  std::cout << "max ulps from libm (f64): log " << worst_log << ", sqrt " << worst_sqrt << ", sin " << worst_sin
+            << ", cos " << worst_cos << "\n";
 }
 
 TEST(OpsRandom, PhiloxKnownAnswersAndReproducibility) {

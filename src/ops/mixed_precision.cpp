@@ -35,14 +35,20 @@ Tensor LossScaler::scale_loss(const Tensor& loss) const {
 }
 
 bool LossScaler::has_non_finite(const std::vector<Tensor>& grads) {
+  // One device-side check per gradient into a flag per device; only the
+  // flag's byte comes back to the host.
+  std::vector<Tensor> same_device;
+  const auto found = [&] {
+    return !same_device.empty() && ops::any_non_finite(same_device).to_host<unsigned char>().at(0) != 0;
+  };
   for (const auto& g : grads) {
-    if (g.numel() == 0) continue;
-    // max propagates NaN and |inf| = inf, so one value answers for the tensor
-    // without the overflow a sum could add.
-    const float m = ops::max(ops::abs(g)).to_vector().at(0);
-    if (!std::isfinite(m)) return true;
+    if (!same_device.empty() && g.device() != same_device[0].device()) {
+      if (found()) return true;
+      same_device.clear();
+    }
+    same_device.push_back(g);
   }
-  return false;
+  return found();
 }
 
 void LossScaler::update(bool found_non_finite) {

@@ -843,6 +843,27 @@ void conv_cases(CaseList& L) {
 
 // ---------------------------------------------------------------- adam
 
+// The loss scaler's overflow check: any_non_finite's Bool flag over a list.
+void non_finite_cases(CaseList& L) {
+  const Run any = [](Backend&, std::vector<Tensor>& x) -> Outputs { return {ops::any_non_finite(x)}; };
+  for (DType t : kFloats) {
+    L.add("non_finite", "finite", K::NonFinite, t, {in({37, 5}, t).range(-1e4, 1e4)}, any, Tol::bitwise());
+    L.add("non_finite", "NaN, inf, -inf", K::NonFinite, t, {in({4, 4}, t).specials()}, any, Tol::bitwise());
+    L.add("non_finite", "one NaN", K::NonFinite, t, {in({3, 7}, t).set(11, kNaN)}, any, Tol::bitwise());
+    // The last element of a long tensor: the grid-stride loop's tail.
+    L.add("non_finite", "inf last", K::NonFinite, t, {in({70001}, t).set(70000, -kInf)}, any, Tol::bitwise());
+  }
+  // The largest finite values and subnormals are finite.
+  L.add("non_finite", "extremes", K::NonFinite, F32,
+        {in({4}).vals({3.4028234663852886e38, -3.4028234663852886e38, 1e-45, -0.0})}, any, Tol::bitwise());
+  L.add("non_finite", "extremes", K::NonFinite, F16, {in({3}, F16).vals({65504, -65504, 6e-8})}, any, Tol::bitwise());
+  // Several tensors into one flag: only the third overflows; a strided one is made contiguous first.
+  L.add("non_finite", "three tensors", K::NonFinite, F16,
+        {in({5, 3}, F16), in({4, 6}, F16).t(), in({2, 9}, F16).set(17, kInf)}, any, Tol::bitwise());
+  L.add("non_finite", "three finite tensors", K::NonFinite, BF16,
+        {in({5, 3}, BF16), in({0, 6}, BF16), in({8, 2}, BF16).slice(0, 1, 7)}, any, Tol::bitwise());
+}
+
 void adam_cases(CaseList& L) {
   // Inputs per parameter: param, grad, exp_avg, exp_avg_sq; outputs: the three updated tensors.
   const auto adam = [](ops::AdamConfig cfg, std::int64_t step, float grad_scale, std::size_t nparams) -> Run {
@@ -880,6 +901,17 @@ void adam_cases(CaseList& L) {
   for (auto& i : group({3, 4}, F32, 0.1)) two.push_back(i);
   L.add("adam", "adam two parameters", K::Adam, F32, two, adam(plain, 1, 1.0f, 2), Tol::ulp(16));
   L.add("adam", "adam empty", K::Adam, F32, group({0, 3}, F32, 0.1), adam(plain, 1, 1.0f, 1), Tol::ulp(16));
+  // Contiguous row ranges of larger tensors: each operand starts at its own element offset.
+  for (DType t : {F32, BF16}) {
+    const std::vector<Input> rows{in({6, 9}, t).slice(0, 1, 4), in({5, 9}, t).range(-0.1, 0.1).slice(0, 2, 5),
+                                  in({4, 9}).range(-0.01, 0.01).slice(0, 0, 3), in({7, 9}).range(0, 1e-4).slice(0, 4, 7)};
+    L.add("adam", "adamw at element offsets", K::Adam, t, rows, adam(adamw, 4, 1.0f, 1), Tol::ulp(16));
+  }
+  // An overflowed gradient (NaN, +-inf) spreads NaN and inf as on the CPU.
+  std::vector<Input> overflow = group({4, 4}, F16, 0.1);
+  overflow[1].specials();
+  L.add("adam", "adam non-finite grad", K::Adam, F16, overflow, adam(plain, 1, 1.0f / 65536, 1), Tol::ulp(16));
+  non_finite_cases(L);
 }
 
 // ---------------------------------------------------------------- quantized weights
@@ -976,14 +1008,13 @@ void random_cases(CaseList& L) {
     for (const Shape& s : {Shape{1}, Shape{5}, Shape{1027}, Shape{33, 17}}) {
       L.add("random", "rand seed=42", K::Random, t, {},
             [s, t](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::rand(b, s, 42, t)}; }, Tol::bitwise());
-      // a + (b - a) * u may be contracted to one fused multiply-add.
       L.add("random", "rand seed=7 [-5, 3) offset=3", K::Random, t, {},
             [s, t](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::rand(b, s, 7, t, -5.0f, 3.0f, 3)}; },
-            Tol::ulp(1));
-      // Box-Muller: log, sqrt and cos may differ in their last bits.
+            Tol::bitwise());
+      // Box-Muller through philox.kern.h's own log, sqrt, sin and cos: the same bits too.
       L.add("random", "randn seed=9 mean=1 std=2 offset=1000", K::Random, t, {},
             [s, t](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::randn(b, s, 9, t, 1.0f, 2.0f, 1000)}; },
-            Tol::ulp(32));
+            Tol::bitwise());
       L.add("random", "bernoulli p=0.3 seed=5", K::Random, t, {},
             [s, t](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::bernoulli(b, s, 0.3f, 5, t)}; },
             Tol::bitwise());
@@ -991,7 +1022,23 @@ void random_cases(CaseList& L) {
   L.add("random", "rand seed=1", K::Random, F32, {},
         [](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::rand(b, Shape{3, 0}, 1)}; }, Tol::bitwise());
   L.add("random", "randn seed=1", K::Random, F32, {},
-        [](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::randn(b, Shape{1 << 16}, 1)}; }, Tol::ulp(32));
+        [](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::randn(b, Shape{1 << 16}, 1)}; }, Tol::bitwise());
+  // A counter past 2^32 (the block's high word) and a seed using all 64 bits.
+  L.add("random", "randn seed=2^63+5 offset=2^32-3", K::Random, F32, {},
+        [](Backend& b, std::vector<Tensor>&) -> Outputs {
+          return {ops::randn(b, Shape{4099}, (1ull << 63) + 5, F32, -2.0f, 0.5f, (1ull << 32) - 3)};
+        },
+        Tol::bitwise());
+  L.add("random", "rand seed=2^63+5 offset=2^32-3", K::Random, BF16, {},
+        [](Backend& b, std::vector<Tensor>&) -> Outputs {
+          return {ops::rand(b, Shape{4099}, (1ull << 63) + 5, BF16, -1.0f, 1.0f, (1ull << 32) - 3)};
+        },
+        Tol::bitwise());
+  // Odd lengths end inside a Philox block; the last work-item writes fewer than four.
+  for (std::int64_t n : {2, 3, 6, 7})
+    L.add("random", "randn seed=3 n=" + std::to_string(n), K::Random, F16, {},
+          [n](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::randn(b, Shape{n}, 3, F16)}; },
+          Tol::bitwise());
 }
 
 }  // namespace

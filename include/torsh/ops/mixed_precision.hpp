@@ -30,7 +30,9 @@ class LossScaler {
   // loss * scale in f32 on the loss's device: the default scale (65536)
   // already exceeds f16's range, so the scaled loss is never kept in f16.
   Tensor scale_loss(const Tensor& loss) const;
-  // True when any gradient holds an inf or NaN (one device reduction each).
+  // True when any gradient holds an inf or NaN: ops::any_non_finite on their
+  // device (one check per gradient into one flag), so one byte per device,
+  // not the gradients, is read back.
   static bool has_non_finite(const std::vector<Tensor>& grads);
   // Backs off on overflow, grows after growth_interval finite steps.
   void update(bool found_non_finite);

@@ -141,6 +141,11 @@ struct AdamConfig {
 // grad_scale multiplies gradients first (the inverse loss scale in mixed precision).
 void adam_step(std::vector<Tensor>& params, const std::vector<Tensor>& grads, std::vector<Tensor>& exp_avg,
                std::vector<Tensor>& exp_avg_sq, const AdamConfig& cfg, std::int64_t step, float grad_scale = 1.0f);
+// Whether any element of `tensors` is NaN or infinite (integer and bool
+// tensors never are): a Bool scalar on their device, set there by one check
+// per tensor, so a loss scaler reads one byte instead of every gradient.
+// The tensors share a device; the list is not empty.
+Tensor any_non_finite(const std::vector<Tensor>& tensors);
 
 // ---- random numbers: Philox4x32-10, reproducible across thread counts and devices
 Tensor rand(Backend& backend, const Shape& shape, std::uint64_t seed, DType dtype = DType::F32, float low = 0.0f,

@@ -181,6 +181,13 @@ struct AdamArgs {
   float grad_scale = 1.0f;
 };
 
+// flag (a Bool scalar) is set to true when contiguous floating x holds a NaN or
+// an infinity and left as it is otherwise, so one flag collects many tensors
+// and only its byte need reach the host (the loss scaler's overflow check).
+struct NonFiniteArgs {
+  TensorArg x, flag;
+};
+
 enum class RandomKind { Uniform, Normal, Bernoulli };
 // Fills contiguous out from Philox4x32-10 keyed by seed; element i uses counter
 // (offset + i / 4) so results do not depend on threads or devices.

@@ -31,6 +31,7 @@
   X(Conv2d, "conv2d", Conv2dArgs, a.x.dtype)                 \
   X(Pool2d, "pool2d", Pool2dArgs, a.x.dtype)                 \
   X(Adam, "adam", AdamArgs, a.param.dtype)                   \
+  X(NonFinite, "non_finite", NonFiniteArgs, a.x.dtype)       \
   X(Random, "random", RandomArgs, a.out.dtype)               \
   X(QMatmul, "qmatmul", QMatmulArgs, a.x.dtype)              \
   X(Dequantize, "dequantize", DequantizeArgs, a.out.dtype)

@@ -1,6 +1,5 @@
 // rand / randn / bernoulli from Philox4x32-10. Element i takes lane i % 4 of
 // block (offset + i / 4); randn pairs lanes (0,1) and (2,3) through Box-Muller.
-#include <cmath>
 #include <cstdint>
 
 #include "device.hpp"
@@ -11,30 +10,23 @@
 namespace torsh::cpu {
 namespace {
 
-float sample(const rt::RandomArgs& r, std::int64_t i) {
-  const auto blk = philox::philox4x32_10(r.offset + static_cast<std::uint64_t>(i) / 4, r.seed);
-  const int lane = static_cast<int>(i % 4);
-  switch (r.kind) {
-    case rt::RandomKind::Uniform: return r.a + (r.b - r.a) * philox::philox_uniform(blk.v[lane]);
-    case rt::RandomKind::Bernoulli: return philox::philox_uniform(blk.v[lane]) < r.a ? 1.0f : 0.0f;
-    case rt::RandomKind::Normal: {
-      const int pair = lane & ~1;
-      // u1 in (0, 1] keeps the log finite.
-      const float u1 = 1.0f - philox::philox_uniform(blk.v[pair]);
-      const float u2 = philox::philox_uniform(blk.v[pair + 1]);
-      const float rad = std::sqrt(-2.0f * std::log(u1));
-      const float ang = 6.28318530717958647692f * u2;
-      return r.a + r.b * rad * (lane & 1 ? std::sin(ang) : std::cos(ang));
-    }
-  }
-  return 0.0f;
-}
+static_assert(PHILOX_UNIFORM == static_cast<int>(rt::RandomKind::Uniform) &&
+              PHILOX_NORMAL == static_cast<int>(rt::RandomKind::Normal) &&
+              PHILOX_BERNOULLI == static_cast<int>(rt::RandomKind::Bernoulli));
 
+// Block j of the stream fills elements [4j, 4j + 4) through philox_sample4,
+// the GPU kernels' own code (kernels/philox.kern.h), so every backend gives
+// these bits.
 template <class T>
 void run(const rt::RandomArgs& r) {
   T* out = data_of<T>(r.out);
-  pool().parallel_for(r.out.numel(), 1 << 14, [&](std::int64_t b, std::int64_t e) {
-    for (std::int64_t i = b; i < e; ++i) out[i] = from_acc<T>(sample(r, i));
+  const std::int64_t n = r.out.numel(), blocks = (n + 3) / 4;
+  pool().parallel_for(blocks, 1 << 12, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t j = b; j < e; ++j) {
+      const auto v = philox::philox_sample4(static_cast<int>(r.kind), r.a, r.b,
+                                            philox::philox4x32_10(r.offset + static_cast<std::uint64_t>(j), r.seed));
+      for (std::int64_t k = 0; k < 4 && 4 * j + k < n; ++k) out[4 * j + k] = from_acc<T>(v.v[k]);
+    }
   });
 }
 
