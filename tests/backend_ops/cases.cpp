@@ -204,6 +204,12 @@ void binary_cases(CaseList& L) {
       // Integers divide into f64 (true division): casts to f64 and an f64 division.
       if (op == BinaryOp::Div && !is_floating(t)) c.needs = {{K::Cast, F64}, {K::Binary, F64}};
     }
+  // i64 past 32 bits: carries between words, products that wrap, signed order across words.
+  for (BinaryOp op : {BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Maximum, BinaryOp::Minimum})
+    L.add("binary", std::string(rt::binary_op_name(op)) + " large", K::Binary, I64,
+          {in({8}, I64).vals({4294967295.0, -4294967296.0, 3e9, -3e9, 1e12, -7.0, 9e18, -1.0}),
+           in({8}, I64).vals({1.0, -1.0, 5e9, 3e9, 1e9, 4294967296.0, 2.0, 4294967297.0})},
+          binary_call(op), Tol::bitwise());
   // Real powers of negative numbers are NaN on both sides.
   L.add("binary", "pow", K::Binary, F32, {in({9, 7}).range(-3, 3), in({9, 7}).range(-2.5, 2.5)},
         binary_call(BinaryOp::Pow), binary_tol(BinaryOp::Pow));

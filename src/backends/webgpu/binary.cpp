@@ -1,6 +1,6 @@
 // Elementwise binary ops: binary.wgsl's binary_strided over broadcast, strided
-// operands, f32, f16, bf16 (f32 math) and i8, u8, i32 (wrapping). WGSL has no
-// 64-bit types, so f64 and i64 run on the CPU.
+// operands, f32, f16, bf16 (f32 math) and i8, u8, i32, i64 (wrapping; i64 as
+// word pairs). WGSL has no doubles, so f64 runs on the CPU.
 #include "launch.hpp"
 
 namespace torsh::webgpu {
@@ -20,8 +20,8 @@ bool binary_fits(const rt::DeviceImpl& d, const rt::BinaryArgs& a) {
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
   t.add<rt::OpKind::Binary, entry<rt::OpKind::Binary, binary>>(
-      rt::DTypes{DType::F32, DType::F16, DType::BF16, DType::I8, DType::U8, DType::I32}, binary_fits,
-      "no integer div; no f64 or i64 (WGSL has no 64-bit types)");
+      rt::DTypes{DType::F32, DType::F16, DType::BF16, DType::I8, DType::U8, DType::I32, DType::I64}, binary_fits,
+      "no integer div (it runs in f64); no f64 (WGSL has no doubles)");
 });
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Elementwise unary ops: unary.wgsl's unary_strided, f32, f16 and bf16 with
 // f32 math (tanh and erf evaluated by the kernel itself, accurate near 0
-// where WGSL's built-ins may cancel), and neg, abs, relu on i8, u8 and i32.
+// where WGSL's built-ins may cancel), and neg, abs, relu on i8, u8, i32 and
+// i64 (word pairs).
 #include "launch.hpp"
 
 namespace torsh::webgpu {
@@ -24,7 +25,7 @@ bool unary_fits(const rt::DeviceImpl& d, const rt::UnaryArgs& a) {
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
   t.add<rt::OpKind::Unary, entry<rt::OpKind::Unary, unary>>(
-      rt::DTypes{DType::F32, DType::F16, DType::BF16, DType::I8, DType::U8, DType::I32}, unary_fits,
+      rt::DTypes{DType::F32, DType::F16, DType::BF16, DType::I8, DType::U8, DType::I32, DType::I64}, unary_fits,
       "integers: neg, abs, relu only");
 });
 

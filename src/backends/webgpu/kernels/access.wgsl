@@ -25,3 +25,6 @@ fn BUF_i(p_i: u32, p_dt: u32) -> i32 {
     default: { return bitcast<i32>(BUF_word(p_i)); }
   }
 }
+
+// Element p_i of an i64 tensor as (lo, hi) words.
+fn BUF_i64(p_i: u32) -> vec2<u32> { return vec2<u32>(BUF_word(2u * p_i), BUF_word(2u * p_i + 1u)); }

@@ -34,3 +34,8 @@ fn BUF_set_i(p_i: u32, p_dt: u32, p_v: i32) {
     default: { atomicStore(&BUF[p_i], bitcast<u32>(p_v)); }
   }
 }
+
+fn BUF_set_i64(p_i: u32, p_v: vec2<u32>) {
+  atomicStore(&BUF[2u * p_i], p_v.x);
+  atomicStore(&BUF[2u * p_i + 1u], p_v.y);
+}

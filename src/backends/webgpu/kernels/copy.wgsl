@@ -64,32 +64,6 @@ fn clamp_int(v: i32, dt: u32) -> i32 {
   }
 }
 
-// ---- 64-bit integers as vec2<u32>(lo, hi), two's complement
-
-fn neg64(v: vec2<u32>) -> vec2<u32> {
-  let lo = ~v.x + 1u;
-  return vec2<u32>(lo, ~v.y + select(0u, 1u, lo == 0u));
-}
-
-fn lead64(v: vec2<u32>) -> u32 {  // index of the highest set bit (v != 0)
-  if (v.y != 0u) { return 32u + u32(firstLeadingBit(v.y)); }
-  return u32(firstLeadingBit(v.x));
-}
-
-fn shr64(v: vec2<u32>, s: u32) -> vec2<u32> {
-  if (s == 0u) { return v; }
-  if (s >= 32u) { return vec2<u32>(v.y >> (s - 32u), 0u); }
-  return vec2<u32>((v.x >> s) | (v.y << (32u - s)), v.y >> s);
-}
-
-fn shl64(v: vec2<u32>, s: u32) -> vec2<u32> {
-  if (s == 0u) { return v; }
-  if (s >= 32u) { return vec2<u32>(0u, v.x << (s - 32u)); }
-  return vec2<u32>(v.x << s, (v.y << s) | (v.x >> (32u - s)));
-}
-
-fn less64(a: vec2<u32>, b: vec2<u32>) -> bool { return a.y < b.y || (a.y == b.y && a.x < b.x); }
-
 // v >> s (1 <= s < 64) rounded to nearest, ties to even.
 fn shr_rne(v: vec2<u32>, s: u32) -> vec2<u32> {
   let q = shr64(v, s);
@@ -157,7 +131,7 @@ fn cast_strided(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
   let si = strided_offset(0u, i);
   let di = strided_offset(1u, i);
   if (sdt == ELEM_I64) {
-    let v = vec2<u32>(src_word(2u * si), src_word(2u * si + 1u));
+    let v = src_i64(si);
     if (elem_is_float(ddt)) { out_set_f(di, ddt, i64_to_float(v)); } else { out_set_i(di, ddt, i64_to_int(v, ddt)); }
     return;
   }
@@ -169,8 +143,7 @@ fn cast_strided(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
       let x = src_i(si, sdt);
       v = vec2<u32>(bitcast<u32>(x), select(0u, 0xffffffffu, x < 0));
     }
-    out_put_bits(8u * di, 4u, v.x);
-    out_put_bits(8u * di + 4u, 4u, v.y);
+    out_set_i64(di, v);
     return;
   }
   if (elem_is_float(sdt)) {

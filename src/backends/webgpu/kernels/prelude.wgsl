@@ -83,3 +83,59 @@ fn strided_offset(t: u32, i0: u32) -> u32 {
   }
   return off;
 }
+
+// 64-bit integers as vec2<u32>(lo, hi), two's complement (WGSL has no 64-bit
+// types): the arithmetic the kernels need on i64 tensors.
+
+fn neg64(v: vec2<u32>) -> vec2<u32> {
+  let lo = ~v.x + 1u;
+  return vec2<u32>(lo, ~v.y + select(0u, 1u, lo == 0u));
+}
+
+fn lead64(v: vec2<u32>) -> u32 {  // index of the highest set bit (v != 0)
+  if (v.y != 0u) { return 32u + u32(firstLeadingBit(v.y)); }
+  return u32(firstLeadingBit(v.x));
+}
+
+fn shr64(v: vec2<u32>, s: u32) -> vec2<u32> {
+  if (s == 0u) { return v; }
+  if (s >= 32u) { return vec2<u32>(v.y >> (s - 32u), 0u); }
+  return vec2<u32>((v.x >> s) | (v.y << (32u - s)), v.y >> s);
+}
+
+fn shl64(v: vec2<u32>, s: u32) -> vec2<u32> {
+  if (s == 0u) { return v; }
+  if (s >= 32u) { return vec2<u32>(0u, v.x << (s - 32u)); }
+  return vec2<u32>(v.x << s, (v.y << s) | (v.x >> (32u - s)));
+}
+
+fn less64(a: vec2<u32>, b: vec2<u32>) -> bool { return a.y < b.y || (a.y == b.y && a.x < b.x); }
+
+fn add64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  let lo = a.x + b.x;
+  return vec2<u32>(lo, a.y + b.y + select(0u, 1u, lo < a.x));
+}
+
+// a < b as signed 64-bit integers.
+fn lt64(a: vec2<u32>, b: vec2<u32>) -> bool {
+  let ah = bitcast<i32>(a.y);
+  let bh = bitcast<i32>(b.y);
+  return ah < bh || (ah == bh && a.x < b.x);
+}
+
+// The low 64 bits of a * b (wrapping, as two's complement multiplication).
+fn mul64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  let a0 = a.x & 0xffffu;
+  let a1 = a.x >> 16u;
+  let b0 = b.x & 0xffffu;
+  let b1 = b.x >> 16u;
+  let p00 = a0 * b0;
+  let p01 = a0 * b1;
+  let p10 = a1 * b0;
+  let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
+  let lo = (p00 & 0xffffu) | (mid << 16u);
+  let hi = a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u) + a.x * b.y + a.y * b.x;
+  return vec2<u32>(lo, hi);
+}
+
+fn sub64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> { return add64(a, neg64(b)); }

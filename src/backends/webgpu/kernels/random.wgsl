@@ -5,28 +5,16 @@
 // (log, sqrt, sin and cos from f32 +, -, * and bit operations only, each
 // product rounded on its own, ported from src/kernels/philox.kern.h), so the
 // bits equal the CPU's. WGSL has no 64-bit integers: the 32 x 32 -> 64
-// products are assembled from 16-bit halves. One invocation per block of four.
+// products are prelude.wgsl's mul64. One invocation per block of four.
 // P: [0] out offset [1] n [2] seed lo [3] seed hi [4] offset lo [5] offset hi
 // [6] kind (0 uniform, 1 normal, 2 bernoulli) [7] a [8] b (f32 bits) [9] dtype.
-
-fn mul_wide(a: u32, b: u32) -> vec2<u32> {  // (lo, hi) of a * b
-  let a0 = a & 0xffffu;
-  let a1 = a >> 16u;
-  let b0 = b & 0xffffu;
-  let b1 = b >> 16u;
-  let p00 = a0 * b0;
-  let p01 = a0 * b1;
-  let p10 = a1 * b0;
-  let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
-  return vec2<u32>((p00 & 0xffffu) | (mid << 16u), a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u));
-}
 
 fn philox(counter: vec2<u32>, seed: vec2<u32>) -> vec4<u32> {
   var c = vec4<u32>(counter.x, counter.y, 0u, 0u);
   var k = seed;
   for (var r = 0; r < 10; r = r + 1) {
-    let p0 = mul_wide(0xD2511F53u, c.x);
-    let p1 = mul_wide(0xCD9E8D57u, c.z);
+    let p0 = mul64(vec2<u32>(0xD2511F53u, 0u), vec2<u32>(c.x, 0u));
+    let p1 = mul64(vec2<u32>(0xCD9E8D57u, 0u), vec2<u32>(c.z, 0u));
     c = vec4<u32>(p1.y ^ c.y ^ k.x, p1.x, p0.y ^ c.w ^ k.y, p0.x);
     k = k + vec2<u32>(0x9E3779B9u, 0xBB67AE85u);
   }

@@ -25,21 +25,9 @@ fn sum_f(v: f32, lid: u32) -> f32 {
   return r;
 }
 
-fn add64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
-  let lo = a.x + b.x;
-  return vec2<u32>(lo, a.y + b.y + select(0u, 1u, lo < a.x));
-}
-
-// a < b as signed 64-bit integers.
-fn lt64(a: vec2<u32>, b: vec2<u32>) -> bool {
-  let ah = bitcast<i32>(a.y);
-  let bh = bitcast<i32>(b.y);
-  return ah < bh || (ah == bh && a.x < b.x);
-}
-
 // Element i of an integer tensor as i64.
 fn load_int64(i: u32, dt: u32) -> vec2<u32> {
-  if (dt == ELEM_I64) { return vec2<u32>(x_word(2u * i), x_word(2u * i + 1u)); }
+  if (dt == ELEM_I64) { return x_i64(i); }
   let v = x_i(i, dt);
   return vec2<u32>(bitcast<u32>(v), select(0u, 0xffffffffu, v < 0));
 }
@@ -152,8 +140,7 @@ fn reduce_rows(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup
       out_put_bits(8u * o, 4u, ri[0]);
       out_put_bits(8u * o + 4u, 4u, 0u);
     } else if (dt == ELEM_I64) {
-      out_put_bits(8u * o, 4u, rv[0].x);
-      out_put_bits(8u * o + 4u, 4u, rv[0].y);
+      out_set_i64(o, rv[0]);
     } else {
       out_set_i(o, dt, bitcast<i32>(rv[0].x));
     }

@@ -72,6 +72,13 @@ fn unary_strided(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
   let io = strided_offset(1u, i);
   if (elem_is_float(dt)) {
     out_set_f(io, dt, unary_apply(op, x_f(ix, dt)));
+  } else if (dt == ELEM_I64) {
+    let v = x_i64(ix);
+    let neg = (v.y & 0x80000000u) != 0u;
+    var r = neg64(v);                                   // neg
+    if (op == 1u) { r = select(v, neg64(v), neg); }    // abs
+    if (op == 8u) { r = select(v, vec2<u32>(0u, 0u), neg); }  // relu
+    out_set_i64(io, r);
   } else {
     out_set_i(io, dt, unary_apply_int(op, x_i(ix, dt)));
   }
