@@ -4,12 +4,14 @@
 // them), and the error paths. Whether its ops match the CPU backend is
 // test_backend_ops's job. Every test skips, with the registry's reason, where
 // no WebGPU adapter is available.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstring>
 #include <random>
 
+#include "backends/webgpu/compile_api.h"
 #include "torsh/torsh.hpp"
 #include "torsh/webgpu_plugin_config.h"
 
@@ -202,4 +204,34 @@ TEST_F(WebGpu, F64FallsBackToTheCpuAndSaysSo) {
   Tensor b = ops::add(a, a);
   EXPECT_EQ(ops::fallback_stats().ops, 1u);
   EXPECT_EQ(b.to_host<double>(), (std::vector<double>{3.0, -4.5, 6.0}));
+}
+
+TEST_F(WebGpu, CompileErrorsNameLineAndColumn) {
+  std::string plugin;
+  for (const auto& st : backend_statuses())
+    if (st.type == BackendType::WebGpu) plugin = st.source;
+  void* h = dlopen(plugin.c_str(), RTLD_NOW | RTLD_NOLOAD);  // the registry's; this only finds it
+  ASSERT_NE(h, nullptr) << plugin << ": " << dlerror();
+  auto compile = reinterpret_cast<torsh_webgpu_compile_fn>(dlsym(h, TORSH_WEBGPU_COMPILE_SYMBOL));
+  ASSERT_NE(compile, nullptr);
+  rt::DeviceImpl* d = &dev.impl();
+  EXPECT_EQ(compile(d, "@group(0) @binding(0) var<storage, read_write> x: array<f32>;\n"
+                       "@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {\n"
+                       "  x[g.x] = 1.0;\n}\n"),
+            0);
+  try {
+    compile(d, "@compute @workgroup_size(1)\nfn main() {\n  let y: u32 = torsh_no_such_identifier_42;\n}\n");
+    ADD_FAILURE() << "broken WGSL compiled";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::KernelCompile);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("torsh_no_such_identifier_42"), std::string::npos) << what;
+    EXPECT_NE(what.find("wgsl:3:"), std::string::npos) << what;  // line 3, with its column
+  }
+  EXPECT_EQ(error_code_of([&] { compile(&cpu.impl(), "fn f() {}"); }), ErrorCode::InvalidArgument);
+  // The device still works after a failed compile.
+  const float one = 1.f;
+  EXPECT_EQ(ops::add(dev.from_host(&one, Shape{1}, DType::F32), dev.from_host(&one, Shape{1}, DType::F32)).to_vector(),
+            std::vector<float>{2});
+  dlclose(h);
 }

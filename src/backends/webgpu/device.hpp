@@ -130,6 +130,8 @@ class WebGpuDevice final : public rt::DeviceImpl {
   void read_raw(WGPUBuffer src, std::size_t off, void* dst, std::size_t n);
   WGPUDevice handle() const { return device_; }
   WGPUQueue queue() const { return queue_; }
+  // Compiles a whole WGSL module and drops it: KernelCompile with wgpu's diagnostic when it fails.
+  void check_wgsl(const std::string& source, const std::string& label);
   // Called by wgpu's error callbacks.
   void report_error(WGPUErrorType type, const std::string& message);
   void mark_completed(WGPUSubmissionIndex index);

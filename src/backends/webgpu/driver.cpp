@@ -5,6 +5,7 @@
 #include <exception>
 #include <vector>
 
+#include "compile_api.h"
 #include "device.hpp"
 #include "torsh/runtime/plugin.h"
 #include "torsh/version.hpp"
@@ -110,3 +111,13 @@ TORSH_PLUGIN_EXPORT const torsh_plugin_v1* torsh_backend_plugin_entry(void) {
                                       &torsh::webgpu::create_driver};
   return &plugin;
 }
+
+TORSH_PLUGIN_EXPORT int torsh_webgpu_compile_source(torsh::rt::DeviceImpl* device, const char* source) {
+  auto* dev = dynamic_cast<torsh::webgpu::WebGpuDevice*>(device);
+  if (!dev || !source)
+    throw torsh::Error(torsh::ErrorCode::InvalidArgument,
+                       dev ? "no source given" : "not a device of the WebGPU backend", {.op = "webgpu.compile"});
+  dev->check_wgsl(source, "user module");
+  return 0;
+}
+static_assert(std::is_same_v<decltype(&torsh_webgpu_compile_source), torsh_webgpu_compile_fn>);

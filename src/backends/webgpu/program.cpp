@@ -110,6 +110,19 @@ const WebGpuDevice::Module& WebGpuDevice::module(const char* name) {
   return modules_.emplace(name, m).first->second;
 }
 
+void WebGpuDevice::check_wgsl(const std::string& source, const std::string& label) {
+  WGPUShaderSourceWGSL wgsl = WGPU_SHADER_SOURCE_WGSL_INIT;
+  wgsl.code = view(source);
+  WGPUShaderModuleDescriptor smd = WGPU_SHADER_MODULE_DESCRIPTOR_INIT;
+  smd.nextInChain = &wgsl.chain;
+  smd.label = view(label);
+  wgpuDevicePushErrorScope(device_, WGPUErrorFilter_Validation);
+  WGPUShaderModule m = wgpuDeviceCreateShaderModule(device_, &smd);
+  const ScopeResult r = pop_scope(instance_, device_);
+  if (m) wgpuShaderModuleRelease(m);
+  if (r.type != WGPUErrorType_NoError) throw_wgpu(ErrorCode::KernelCompile, "WGSL compile of " + label, r.message, label_);
+}
+
 WGPUComputePipeline WebGpuDevice::pipeline(const char* module_name, const char* entry) {
   const std::string key = std::string(module_name) + ":" + entry;
   auto it = pipelines_.find(key);
