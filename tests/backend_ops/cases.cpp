@@ -631,6 +631,16 @@ void batch_norm_cases(CaseList& L) {
   L.add("batch_norm", "batch_norm training", K::BatchNorm, F32,
         {in({8, 4, 16}).range(1e3, 1e3 + 1), in({4}), in({4}).range(0.5, 2), in({4}), in({4})}, bn(true, true, true),
         Tol::reduction(128, 16, 2));
+  // More elements per channel than a GPU work-group has items, and the fewest
+  // the op takes (two: the unbiased variance divides by one).
+  for (DType t : kFloats) {
+    L.add("batch_norm", "batch_norm training long channels", K::BatchNorm, t,
+          {in({3, 2, 21, 23}, t).range(-2, 3), in({2}, t), in({2}, t).range(0.5, 2), in({2}, t), in({2}, t)},
+          bn(true, true, true), Tol::reduction(3 * 21 * 23, 16, 2));
+    L.add("batch_norm", "batch_norm training two elements per channel", K::BatchNorm, t,
+          {in({2, 5}, t), in({5}, t), in({5}, t).range(0.5, 2), in({5}, t), in({5}, t)}, bn(true, true, true),
+          Tol::reduction(2, 16, 2));
+  }
 }
 
 // ---------------------------------------------------------------- rope
