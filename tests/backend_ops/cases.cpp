@@ -785,6 +785,10 @@ void conv_cases(CaseList& L) {
       {1, 3, 8, 13, 2, 5, 2, conv_params(2, 1, 2, 0, 1, 1), true},    // non-square
       {1, 16, 10, 10, 16, 3, 3, conv_params(1, 1, 1, 1, 1, 1), true}, // Winograd-eligible
       {1, 3, 1, 1, 5, 1, 1, conv_params(1, 1, 0, 0, 1, 1), false},    // 1x1 image
+      // More output channels and pixels (across images) than one GPU tile holds,
+      // and a reduction that is not a whole number of GPU steps.
+      {2, 8, 11, 9, 70, 3, 3, conv_params(1, 1, 1, 1, 1, 1), true},
+      {1, 6, 7, 7, 134, 3, 1, conv_params(1, 2, 1, 0, 1, 2), true},   // grouped, 67 channels per group
   };
   for (DType t : kFloats)
     for (const auto& s : shapes) add_conv(L, t, s, in({s.n, s.c, s.h, s.w}, t));

@@ -1,0 +1,35 @@
+// conv2d: conv.kern.h's implicit GEMM, conv2d_elems (f32, f16, bf16 storage
+// with f32 accumulation) or conv2d_f64 (devices with cl_khr_fp64). Work-groups
+// of CV_WG x CV_WG over (output-pixel tiles, output-channel tiles, groups); the
+// im2col matrix is gathered tile by tile into local memory, never stored.
+// Every ConvAlgo runs as that direct sum: Winograd is a CPU speed-up whose
+// results the direct sum matches within its tolerance.
+#include "backends/gpu/conv_meta.hpp"
+#include "launch.hpp"
+
+namespace torsh::opencl {
+namespace {
+
+void conv2d(OpenClStream& s, const rt::Conv2dArgs& a) {
+  if (a.out.numel() == 0) return;
+  const Conv2dMeta m = gpu::conv2d_meta(a);
+  const auto size = [](std::int64_t tiles) { return static_cast<std::size_t>(tiles) * CV_WG; };
+  const Kernel k = s.device().kernel(a.x.dtype == DType::F64 ? "conv2d_f64" : "conv2d_elems");
+  // An absent bias is never read: x stands in for its buffer.
+  const cl_mem x = mem_of(*a.x.buffer);
+  launch(s, k, range(size(gpu::conv2d_row_tiles(m)), size(gpu::conv2d_col_tiles(m)), static_cast<std::size_t>(m.groups)),
+         range(CV_WG, CV_WG, 1), x, mem_of(*a.w.buffer), a.bias.present() ? mem_of(*a.bias.buffer) : x,
+         mem_of(*a.out.buffer), m);
+}
+
+bool conv2d_fits(const rt::DeviceImpl& d, const rt::Conv2dArgs& a) {
+  return a.x.dtype != DType::F64 || d.capabilities().f64;
+}
+
+const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
+  t.add<rt::OpKind::Conv2d, entry<rt::OpKind::Conv2d, conv2d>>(
+      gpu::kWindowDTypes, conv2d_fits, "f64 needs cl_khr_fp64; every algo runs as the direct sum (no Winograd)");
+});
+
+}  // namespace
+}  // namespace torsh::opencl
