@@ -17,7 +17,10 @@
 #define CONV2D_BODY(T, LOAD, STORE, ROUND)                                                          \
   LOCAL_ARRAY(T, tile_x, CV_TK * CV_TM);                                                            \
   LOCAL_ARRAY(T, tile_w, CV_TK * CV_TN);                                                            \
-  const long tx = LOCAL_ID(0), ty = LOCAL_ID(1), lid = ty * CV_WG + tx;                             \
+  LOCAL_ARRAY(long, step_dh, CV_TK);                                                                \
+  LOCAL_ARRAY(long, step_dw, CV_TK);                                                                \
+  LOCAL_ARRAY(long, step_off, CV_TK);                                                               \
+  const int tx = (int)LOCAL_ID(0), ty = (int)LOCAL_ID(1), lid = ty * CV_WG + tx;                    \
   const long g = GROUP_ID(2), cg = m.c / m.groups, kg = m.k / m.groups;                             \
   const long taps = m.r * m.s, red_len = cg * taps, pq = m.p * m.q, pixels = m.n * pq;              \
   const long row0 = GROUP_ID(0) * CV_TM, col0 = GROUP_ID(1) * CV_TN;                                \
@@ -36,19 +39,27 @@
   for (int i = 0; i < CV_RM; ++i)                                                                   \
     for (int j = 0; j < CV_RN; ++j) acc[i][j] = (T)0;                                               \
   for (long k0 = 0; k0 < red_len; k0 += CV_TK) {                                                    \
-    for (long e = lid; e < CV_TK * CV_TM; e += CV_WG * CV_WG) {                                     \
-      const long kk = e / CV_TM, red = k0 + kk;                                                     \
-      T v = (T)0;                                                                                   \
-      if (x_base >= 0 && red < red_len) {                                                           \
-        const long c = red / taps, tap = red - c * taps, r = tap / m.s, s = tap - r * m.s;          \
-        const long h = h_first + r * m.dil_h, w = w_first + s * m.dil_w;                            \
-        if (h >= 0 && h < m.h && w >= 0 && w < m.w) v = LOAD(x, x_base + (c * m.h + h) * m.w + w);  \
-      }                                                                                             \
-      tile_x[e] = v;                                                                                \
+    /* Where each of the step's reduction indices reads, relative to a pixel's                      \
+     * first tap: decoded once per step here rather than once per gathered                          \
+     * element (64-bit division is slow everywhere). Past the end: a row offset                     \
+     * no pixel can reach, so the bounds test below rejects it. */                                  \
+    if (lid < CV_TK) {                                                                              \
+      const long red = k0 + lid, c = red / taps, tap = red - c * taps, r = tap / m.s;               \
+      step_dh[lid] = red < red_len ? r * m.dil_h : -CONV2D_UNREACHABLE;                             \
+      step_dw[lid] = (tap - r * m.s) * m.dil_w;                                                     \
+      step_off[lid] = c * m.h * m.w;                                                                \
+    }                                                                                               \
+    BARRIER();                                                                                      \
+    for (int e = lid; e < CV_TK * CV_TM; e += CV_WG * CV_WG) {                                      \
+      const int kk = e / CV_TM;                                                                     \
+      const long h = h_first + step_dh[kk], w = w_first + step_dw[kk];                              \
+      tile_x[e] = (x_base >= 0 && h >= 0 && h < m.h && w >= 0 && w < m.w) ? LOAD(x, x_base + step_off[kk] + h * m.w + w) \
+                                                                         : (T)0;                    \
     }                                                                                               \
     /* Filter rows are contiguous along the reduction: kk is the fast index. */                     \
-    for (long e = lid; e < CV_TK * CV_TN; e += CV_WG * CV_WG) {                                     \
-      const long kk = e % CV_TK, col = e / CV_TK, red = k0 + kk;                                    \
+    for (int e = lid; e < CV_TK * CV_TN; e += CV_WG * CV_WG) {                                      \
+      const int kk = e % CV_TK, col = e / CV_TK;                                                    \
+      const long red = k0 + kk;                                                                     \
       tile_w[kk * CV_TN + col] =                                                                    \
           (col0 + col < kg && red < red_len) ? LOAD(wt, w_base + (col0 + col) * red_len + red)      \
                                              : (T)0;                                                \
@@ -76,6 +87,9 @@
       STORE(out, m.oo + (img * m.k + channel) * pq + pix, v);                                       \
     }                                                                                               \
   }
+
+/* Larger than any h_first (|h_first| is at most the padding or the image). */
+#define CONV2D_UNREACHABLE ((long)1 << 62)
 
 /* v rounded to the storage dtype and back. */
 DEVICE_FN float conv_round_elem(float v, int dt) {
