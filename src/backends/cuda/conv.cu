@@ -1,21 +1,27 @@
-// conv2d: conv.kern.h's implicit GEMM, conv2d_elems (f32, f16, bf16 storage
+// conv2d. With cuDNN (CUDA builds where CMake found it, and loadable at run
+// time: cudnn_conv.cpp) cuDNN runs it with a direct-sum algorithm (Winograd
+// only when asked for). Otherwise, and for whatever cuDNN declines, HIP
+// included: conv.kern.h's implicit GEMM, conv2d_elems (f32, f16, bf16 storage
 // with f32 accumulation) or conv2d_f64. Blocks of CV_WG x CV_WG over
 // (output-pixel tiles, output-channel tiles, groups); the im2col matrix is
-// gathered tile by tile into shared memory, never stored. Every ConvAlgo runs
-// as that direct sum: Winograd is a CPU speed-up whose results the direct sum
-// matches within its tolerance.
+// gathered tile by tile into shared memory, never stored. The shared kernel
+// runs every ConvAlgo as that direct sum: Winograd is a CPU speed-up whose
+// results the direct sum matches within its tolerance.
 #include "launch.hpp"
 
 #include <climits>
 
 #include "backends/gpu/conv_meta.hpp"
+#include "cudnn_conv.hpp"
 #include "kernels/conv.kern.h"
 
 namespace torsh::cuda {
 namespace {
 
 // Pixel tiles in gridDim.x (up to 2^31 - 1), channel tiles and groups in
-// gridDim.y and gridDim.z (up to 65535 each); larger convolutions run on the CPU.
+// gridDim.y and gridDim.z (up to 65535 each); larger convolutions run on the
+// CPU, with or without cuDNN (the shared kernel must be able to take whatever
+// cuDNN declines).
 bool fits_grid(const rt::DeviceImpl&, const rt::Conv2dArgs& a) {
   const Conv2dMeta m = gpu::conv2d_meta(a);
   return gpu::conv2d_row_tiles(m) <= INT_MAX && gpu::conv2d_col_tiles(m) <= 65535 && m.groups <= 65535;
@@ -23,6 +29,7 @@ bool fits_grid(const rt::DeviceImpl&, const rt::Conv2dArgs& a) {
 
 void conv2d(CudaStream& s, const rt::Conv2dArgs& a) {
   if (a.out.numel() == 0) return;
+  if (cudnn_conv2d(s, a)) return;
   const Conv2dMeta m = gpu::conv2d_meta(a);
   const dim3 grid(static_cast<unsigned>(gpu::conv2d_row_tiles(m)), static_cast<unsigned>(gpu::conv2d_col_tiles(m)),
                   static_cast<unsigned>(m.groups));
@@ -39,7 +46,8 @@ void conv2d(CudaStream& s, const rt::Conv2dArgs& a) {
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
   t.add<rt::OpKind::Conv2d, entry<rt::OpKind::Conv2d, conv2d>>(
       gpu::kWindowDTypes, fits_grid,
-      "fewer than 2^31 pixel tiles, 65536 channel tiles and groups; every algo runs as the direct sum (no Winograd)");
+      "fewer than 2^31 pixel tiles, 65536 channel tiles and groups; cuDNN where built in and loadable (never "
+      "FFT; Winograd only when asked for), else the shared kernel, which runs every algo as the direct sum");
 });
 
 }  // namespace
