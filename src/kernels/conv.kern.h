@@ -11,8 +11,9 @@
  * Pixels run along local x, so neighbouring work-items gather neighbouring
  * input pixels and store neighbouring outputs. Bias is added after the sum is
  * rounded to the storage dtype, as the CPU adds it to its GEMM's output.
- * conv2d_elems: f32, f16 and bf16 storage with f32 accumulation; conv2d_f64:
- * doubles (TORSH_FP64). The body is a macro so the two cannot drift apart. */
+ * Groups of at most CV_DIRECT_MAX_KG output channels take conv2d_direct_*.
+ * *_elems: f32, f16 and bf16 storage with f32 accumulation; *_f64: doubles
+ * (TORSH_FP64). The bodies are macros so the two cannot drift apart. */
 
 #define CONV2D_BODY(T, LOAD, STORE, ROUND)                                                          \
   LOCAL_ARRAY(T, tile_x, CV_TK * CV_TM);                                                            \
@@ -88,6 +89,31 @@
     }                                                                                               \
   }
 
+/* Few output channels per group (depthwise, say): one work-item per output
+ * element (grid-stride), summing its group's channels and taps in order
+ * straight from global memory. */
+#define CONV2D_DIRECT_BODY(T, LOAD, STORE, ROUND)                                                   \
+  const long cg = m.c / m.groups, kg = m.k / m.groups, pq = m.p * m.q, total = m.n * m.k * pq;      \
+  for (long i = GLOBAL_ID0(); i < total; i += GLOBAL_SIZE0()) {                                     \
+    const long plane = i / pq, pix = i - plane * pq, img = plane / m.k, channel = plane - img * m.k; \
+    const long p = pix / m.q, q = pix - p * m.q, g = channel / kg;                                  \
+    const long h_first = p * m.stride_h - m.pad_h, w_first = q * m.stride_w - m.pad_w;              \
+    const long x_base = m.ox + (img * m.c + g * cg) * m.h * m.w, w_base = m.ow + channel * cg * m.r * m.s; \
+    T sum = (T)0;                                                                                   \
+    for (long c = 0; c < cg; ++c)                                                                   \
+      for (long r = 0; r < m.r; ++r) {                                                              \
+        const long h = h_first + r * m.dil_h;                                                       \
+        if (h < 0 || h >= m.h) continue;                                                            \
+        for (long s = 0; s < m.s; ++s) {                                                            \
+          const long w = w_first + s * m.dil_w;                                                     \
+          if (w < 0 || w >= m.w) continue;                                                          \
+          sum += LOAD(x, x_base + (c * m.h + h) * m.w + w) * LOAD(wt, w_base + (c * m.r + r) * m.s + s); \
+        }                                                                                           \
+      }                                                                                             \
+    if (m.has_bias) sum = ROUND(sum) + LOAD(bias, m.ob + channel);                                  \
+    STORE(out, m.oo + i, sum);                                                                      \
+  }
+
 /* Larger than any h_first (|h_first| is at most the padding or the image). */
 #define CONV2D_UNREACHABLE ((long)1 << 62)
 
@@ -108,6 +134,11 @@ KERNEL void conv2d_elems(GLOBAL const uchar* x, GLOBAL const uchar* wt, GLOBAL c
   CONV2D_BODY(float, CONV2D_LOAD_ELEM, CONV2D_STORE_ELEM, CONV2D_ROUND_ELEM)
 }
 
+KERNEL void conv2d_direct_elems(GLOBAL const uchar* x, GLOBAL const uchar* wt, GLOBAL const uchar* bias,
+                                GLOBAL uchar* out, META(Conv2dMeta) m) {
+  CONV2D_DIRECT_BODY(float, CONV2D_LOAD_ELEM, CONV2D_STORE_ELEM, CONV2D_ROUND_ELEM)
+}
+
 #if defined(TORSH_FP64)
 #define CONV2D_LOAD_F64(p, i) ((GLOBAL const double*)(p))[i]
 #define CONV2D_STORE_F64(p, i, v) (((GLOBAL double*)(p))[i] = (v))
@@ -116,5 +147,10 @@ KERNEL void conv2d_elems(GLOBAL const uchar* x, GLOBAL const uchar* wt, GLOBAL c
 KERNEL void conv2d_f64(GLOBAL const uchar* x, GLOBAL const uchar* wt, GLOBAL const uchar* bias, GLOBAL uchar* out,
                        META(Conv2dMeta) m) {
   CONV2D_BODY(double, CONV2D_LOAD_F64, CONV2D_STORE_F64, CONV2D_ROUND_F64)
+}
+
+KERNEL void conv2d_direct_f64(GLOBAL const uchar* x, GLOBAL const uchar* wt, GLOBAL const uchar* bias,
+                              GLOBAL uchar* out, META(Conv2dMeta) m) {
+  CONV2D_DIRECT_BODY(double, CONV2D_LOAD_F64, CONV2D_STORE_F64, CONV2D_ROUND_F64)
 }
 #endif

@@ -75,6 +75,9 @@
 #define CV_TM (CV_WG * CV_RM)
 #define CV_TN (CV_WG * CV_RN)
 #define CV_TK 16
+/* Up to this many output channels per group (depthwise: 1), conv2d_direct_*
+ * instead: a GEMM tile CV_TN channels wide would compute mostly zeros. */
+#define CV_DIRECT_MAX_KG 8
 
 /* attention.kern.h: work-items per query row (also the keys one tile holds),
  * and the largest head size (D and Dv) a work-group keeps in registers */

@@ -789,6 +789,10 @@ void conv_cases(CaseList& L) {
       // and a reduction that is not a whole number of GPU steps.
       {2, 8, 11, 9, 70, 3, 3, conv_params(1, 1, 1, 1, 1, 1), true},
       {1, 6, 7, 7, 134, 3, 1, conv_params(1, 2, 1, 0, 1, 2), true},   // grouped, 67 channels per group
+      // Just past the GPU's direct path for few channels per group: the tiled
+      // GEMM with groups, and with dilation, stride and a non-square filter.
+      {1, 4, 6, 6, 18, 3, 3, conv_params(1, 1, 1, 1, 1, 2), false},
+      {2, 5, 13, 11, 20, 3, 2, conv_params(2, 1, 2, 1, 2, 1), true},
   };
   for (DType t : kFloats)
     for (const auto& s : shapes) add_conv(L, t, s, in({s.n, s.c, s.h, s.w}, t));

@@ -56,7 +56,9 @@ inline Conv2dMeta conv2d_meta(const rt::Conv2dArgs& a) {
   m.dt = elem_code(a.x.dtype);
   return m;
 }
-// conv2d_*'s work-groups: GEMM-row tiles (output pixels of every image) x
+// Whether conv2d_direct_* takes it (few output channels per group) rather than the tiled GEMM.
+inline bool conv2d_direct(const Conv2dMeta& m) { return m.k / m.groups <= CV_DIRECT_MAX_KG; }
+// The tiled conv2d_*'s work-groups: GEMM-row tiles (output pixels of every image) x
 // column tiles (output channels of one group) x groups.
 inline std::int64_t conv2d_row_tiles(const Conv2dMeta& m) { return (m.n * m.p * m.q + CV_TM - 1) / CV_TM; }
 inline std::int64_t conv2d_col_tiles(const Conv2dMeta& m) { return (m.k / m.groups + CV_TN - 1) / CV_TN; }
