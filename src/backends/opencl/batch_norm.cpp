@@ -32,13 +32,16 @@ void batch_norm(OpenClStream& s, const rt::BatchNormArgs& a) {
   launch(s, k, global, local, x, w, b, rm, rv, out, m);
 }
 
+// Training needs BN_GROUP-item work-groups (OpenCL promises only one item).
 bool batch_norm_fits(const rt::DeviceImpl& d, const rt::BatchNormArgs& a) {
-  return a.x.dtype != DType::F64 || d.capabilities().f64;
+  const std::uint64_t max_group = d.capabilities().max_work_group;
+  const bool group_fits = !a.training || max_group == 0 || max_group >= BN_GROUP;
+  return group_fits && (a.x.dtype != DType::F64 || d.capabilities().f64);
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
   t.add<rt::OpKind::BatchNorm, entry<rt::OpKind::BatchNorm, batch_norm>>(gpu::kWindowDTypes, batch_norm_fits,
-                                                                         "f64 needs cl_khr_fp64");
+                                                                         "f64 needs cl_khr_fp64; training: 256-item work-groups");
 });
 
 }  // namespace

@@ -32,13 +32,16 @@ void conv2d(OpenClStream& s, const rt::Conv2dArgs& a) {
          range(CV_WG, CV_WG, 1), x, w, bias, out, m);
 }
 
+// The tiled kernel needs CV_WG x CV_WG work-groups (OpenCL promises only one item).
 bool conv2d_fits(const rt::DeviceImpl& d, const rt::Conv2dArgs& a) {
-  return a.x.dtype != DType::F64 || d.capabilities().f64;
+  const std::uint64_t max_group = d.capabilities().max_work_group;
+  const bool group_fits = max_group == 0 || max_group >= CV_WG * CV_WG || gpu::conv2d_direct(gpu::conv2d_meta(a));
+  return group_fits && (a.x.dtype != DType::F64 || d.capabilities().f64);
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
   t.add<rt::OpKind::Conv2d, entry<rt::OpKind::Conv2d, conv2d>>(
-      gpu::kWindowDTypes, conv2d_fits, "f64 needs cl_khr_fp64; every algo runs as the direct sum (no Winograd)");
+      gpu::kWindowDTypes, conv2d_fits, "f64 needs cl_khr_fp64; tiled: 256-item work-groups; every algo runs as the direct sum (no Winograd)");
 });
 
 }  // namespace
