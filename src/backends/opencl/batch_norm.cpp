@@ -33,6 +33,7 @@ void batch_norm(OpenClStream& s, const rt::BatchNormArgs& a) {
 }
 
 // Training needs BN_GROUP-item work-groups (OpenCL promises only one item).
+static_assert(BN_GROUP == 256, "the registration below names the work-group size");
 bool batch_norm_fits(const rt::DeviceImpl& d, const rt::BatchNormArgs& a) {
   const std::uint64_t max_group = d.capabilities().max_work_group;
   const bool group_fits = !a.training || max_group == 0 || max_group >= BN_GROUP;

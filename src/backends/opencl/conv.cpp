@@ -33,6 +33,7 @@ void conv2d(OpenClStream& s, const rt::Conv2dArgs& a) {
 }
 
 // The tiled kernel needs CV_WG x CV_WG work-groups (OpenCL promises only one item).
+static_assert(CV_WG * CV_WG == 256, "the registration below names the work-group size");
 bool conv2d_fits(const rt::DeviceImpl& d, const rt::Conv2dArgs& a) {
   const std::uint64_t max_group = d.capabilities().max_work_group;
   const bool group_fits = max_group == 0 || max_group >= CV_WG * CV_WG || gpu::conv2d_direct(gpu::conv2d_meta(a));
@@ -41,7 +42,8 @@ bool conv2d_fits(const rt::DeviceImpl& d, const rt::Conv2dArgs& a) {
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
   t.add<rt::OpKind::Conv2d, entry<rt::OpKind::Conv2d, conv2d>>(
-      gpu::kWindowDTypes, conv2d_fits, "f64 needs cl_khr_fp64; tiled: 256-item work-groups; every algo runs as the direct sum (no Winograd)");
+      gpu::kWindowDTypes, conv2d_fits,
+      "f64 needs cl_khr_fp64; tiled: 256-item work-groups; every algo runs as the direct sum (no Winograd)");
 });
 
 }  // namespace
