@@ -54,8 +54,8 @@
     for (int e = lid; e < CV_TK * CV_TM; e += CV_WG * CV_WG) {                                      \
       const int kk = e / CV_TM;                                                                     \
       const long h = h_first + step_dh[kk], w = w_first + step_dw[kk];                              \
-      tile_x[e] = (x_base >= 0 && h >= 0 && h < m.h && w >= 0 && w < m.w) ? LOAD(x, x_base + step_off[kk] + h * m.w + w) \
-                                                                         : (T)0;                    \
+      const int inside = x_base >= 0 && h >= 0 && h < m.h && w >= 0 && w < m.w;                     \
+      tile_x[e] = inside ? LOAD(x, x_base + step_off[kk] + h * m.w + w) : (T)0;                     \
     }                                                                                               \
     /* Filter rows are contiguous along the reduction: kk is the fast index. */                     \
     for (int e = lid; e < CV_TK * CV_TN; e += CV_WG * CV_WG) {                                      \

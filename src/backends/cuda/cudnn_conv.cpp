@@ -142,7 +142,10 @@ bool fits_int(const rt::TensorArg& t) {
   return true;
 }
 
-void* at(const rt::TensorArg& t) { return bytes_of(*t.buffer) + t.offset * static_cast<std::int64_t>(dtype_size(t.dtype)); }
+// A tensor's first element.
+void* at(const rt::TensorArg& t) {
+  return bytes_of(*t.buffer) + t.offset * static_cast<std::int64_t>(dtype_size(t.dtype));
+}
 
 }  // namespace
 

@@ -41,8 +41,8 @@ bool batch_norm_fits(const rt::DeviceImpl& d, const rt::BatchNormArgs& a) {
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::BatchNorm, entry<rt::OpKind::BatchNorm, batch_norm>>(gpu::kWindowDTypes, batch_norm_fits,
-                                                                         "f64 needs cl_khr_fp64; training: 256-item work-groups");
+  t.add<rt::OpKind::BatchNorm, entry<rt::OpKind::BatchNorm, batch_norm>>(
+      gpu::kWindowDTypes, batch_norm_fits, "f64 needs cl_khr_fp64; training: 256-item work-groups");
 });
 
 }  // namespace
