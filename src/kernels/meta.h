@@ -62,6 +62,23 @@
 /* norm.kern.h: work-items per row */
 #define NM_GROUP 128
 
+/* batch_norm.kern.h: work-items per channel while training (the statistics) */
+#define BN_GROUP 256
+
+/* pool2d.kern.h and conv.kern.h. conv2d is an implicit GEMM: a CV_WG x CV_WG
+ * work-group computes CV_TM output pixels (GEMM rows) x CV_TN output channels
+ * (GEMM columns), CV_RM x CV_RN per work-item, stepping CV_TK reduction
+ * indices (input channel, filter tap) at a time through local memory. */
+#define CV_WG 16
+#define CV_RM 4
+#define CV_RN 4
+#define CV_TM (CV_WG * CV_RM)
+#define CV_TN (CV_WG * CV_RN)
+#define CV_TK 16
+/* Up to this many output channels per group (depthwise: 1), conv2d_direct_*
+ * instead: a GEMM tile CV_TN channels wide would compute mostly zeros. */
+#define CV_DIRECT_MAX_KG 8
+
 /* attention.kern.h: work-items per query row (also the keys one tile holds),
  * and the largest head size (D and Dv) a work-group keeps in registers */
 #define AT_GROUP 64
@@ -96,5 +113,33 @@ typedef struct {
   float scale;
   int causal, dt;
 } AttentionMeta;
+
+/* batch_norm on contiguous x and out [n, c, spatial] with per-channel [c]
+ * weight, bias, running_mean, running_var (each read only when its has_ flag
+ * is set); element offsets of the first elements. */
+typedef struct {
+  long n, c, spatial;
+  long ox, ow, ob, orm, orv, oo;
+  float momentum, eps;
+  int has_weight, has_bias, has_running, dt;
+} BatchNormMeta;
+
+/* NCHW convolution: x [n, c, h, w], w [k, c / groups, r, s], bias [k] (read
+ * only when has_bias), out [n, k, p, q], all contiguous; element offsets. */
+typedef struct {
+  long n, c, h, w, k, r, s, p, q;
+  long stride_h, stride_w, pad_h, pad_w, dil_h, dil_w, groups;
+  long ox, ow, ob, oo;
+  int has_bias, dt;
+} Conv2dMeta;
+
+/* Max or average pooling of contiguous x [planes, h, w] (planes = N * C) into
+ * out [planes, p, q]; element offsets. */
+typedef struct {
+  long planes, h, w, p, q;
+  long kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w;
+  long ox, oo;
+  int is_max, count_include_pad, dt;
+} Pool2dMeta;
 
 #endif

@@ -656,6 +656,16 @@ void batch_norm_cases(CaseList& L) {
   L.add("batch_norm", "batch_norm training", K::BatchNorm, F32,
         {in({8, 4, 16}).range(1e3, 1e3 + 1), in({4}), in({4}).range(0.5, 2), in({4}), in({4})}, bn(true, true, true),
         Tol::reduction(128, 16, 2));
+  // More elements per channel than a GPU work-group has items, and the fewest
+  // the op takes (two: the unbiased variance divides by one).
+  for (DType t : kFloats) {
+    L.add("batch_norm", "batch_norm training long channels", K::BatchNorm, t,
+          {in({3, 2, 21, 23}, t).range(-2, 3), in({2}, t), in({2}, t).range(0.5, 2), in({2}, t), in({2}, t)},
+          bn(true, true, true), Tol::reduction(3 * 21 * 23, 16, 2));
+    L.add("batch_norm", "batch_norm training two elements per channel", K::BatchNorm, t,
+          {in({2, 5}, t), in({5}, t), in({5}, t).range(0.5, 2), in({5}, t), in({5}, t)}, bn(true, true, true),
+          Tol::reduction(2, 16, 2));
+  }
 }
 
 // ---------------------------------------------------------------- rope
@@ -800,6 +810,14 @@ void conv_cases(CaseList& L) {
       {1, 3, 8, 13, 2, 5, 2, conv_params(2, 1, 2, 0, 1, 1), true},    // non-square
       {1, 16, 10, 10, 16, 3, 3, conv_params(1, 1, 1, 1, 1, 1), true}, // Winograd-eligible
       {1, 3, 1, 1, 5, 1, 1, conv_params(1, 1, 0, 0, 1, 1), false},    // 1x1 image
+      // More output channels and pixels (across images) than one GPU tile holds,
+      // and a reduction that is not a whole number of GPU steps.
+      {2, 8, 11, 9, 70, 3, 3, conv_params(1, 1, 1, 1, 1, 1), true},
+      {1, 6, 7, 7, 134, 3, 1, conv_params(1, 2, 1, 0, 1, 2), true},   // grouped, 67 channels per group
+      // Just past the GPU's direct path for few channels per group: the tiled
+      // GEMM with groups, and with dilation, stride and a non-square filter.
+      {1, 4, 6, 6, 18, 3, 3, conv_params(1, 1, 1, 1, 1, 2), false},
+      {2, 5, 13, 11, 20, 3, 2, conv_params(2, 1, 2, 1, 2, 1), true},
   };
   for (DType t : kFloats)
     for (const auto& s : shapes) add_conv(L, t, s, in({s.n, s.c, s.h, s.w}, t));
