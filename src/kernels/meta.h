@@ -67,6 +67,17 @@
 #define AT_GROUP 64
 #define AT_MAX_D 256
 
+/* reduce.kern.h op codes (torsh::rt::ReduceOp's values) and work-items per
+ * work-group, laid out as columns x slices of the reduced axis */
+#define RD_SUM 0
+#define RD_MEAN 1
+#define RD_MAX 2
+#define RD_MIN 3
+#define RD_ARGMAX 4
+#define RD_VAR 5
+#define RD_GROUP 128
+#define RD_MAX_COLS 32
+
 /* Shapes and strides (elements) of up to three tensors walking one index space. */
 typedef struct {
   long nd;

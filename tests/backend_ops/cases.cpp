@@ -392,6 +392,21 @@ void reduce_cases(CaseList& L) {
   add_reduce(L, Red::Var, in({16, 1000}).range(1e4, 1e4 + 1), Shape{16, 1000}, {-1});
   add_reduce(L, Red::Var, in({16, 1000}, F64).range(1e8, 1e8 + 1), Shape{16, 1000}, {-1});
   add_reduce(L, Red::Sum, in({64, 64}).range(1e36, 3e36), Shape{64, 64}, {});
+  // A reduced axis of one element (var divides 0 by 0); a few columns after
+  // it (inner 3), a very wide inner, and one long column.
+  for (Red r : {Red::Mean, Red::Var, Red::Argmax}) add_reduce(L, r, in({5, 1, 3}), Shape{5, 1, 3}, {1});
+  for (Red r : {Red::Sum, Red::Var, Red::Argmax, Red::Min})
+    add_reduce(L, r, in({5, 300, 3}).range(-2, 2), Shape{5, 300, 3}, {1});
+  for (Red r : {Red::Sum, Red::Max}) add_reduce(L, r, in({2, 3, 70001}), Shape{2, 3, 70001}, {1});
+  add_reduce(L, Red::Argmax, in({100000}), Shape{100000}, {0});
+  // Ties (argmax takes the first), down the rows and across columns, and NaN down columns.
+  add_reduce(L, Red::Argmax, in({3000}, F16).range(-2, 2), Shape{3000}, {0});
+  for (std::int64_t axis : {0, 1}) {
+    add_reduce(L, Red::Argmax, in({40, 37}, I32).range(-3, 3), Shape{40, 37}, {axis});
+    add_reduce(L, Red::Min, in({40, 37}, I8).range(-3, 3), Shape{40, 37}, {axis});
+  }
+  for (Red r : {Red::Max, Red::Min, Red::Argmax})
+    add_reduce(L, r, in({8, 8}).range(-5, 5).specials(), Shape{8, 8}, {0});
 }
 
 // ---------------------------------------------------------------- matmul

@@ -62,6 +62,37 @@ static_assert(UNARY_NEG == static_cast<int>(rt::UnaryOp::Neg) && UNARY_ABS == st
               UNARY_SILU == static_cast<int>(rt::UnaryOp::Silu));
 inline int unary_code(rt::UnaryOp op) { return static_cast<int>(op); }
 
+// reduce_elem (f32, f16, bf16), reduce_int (the integers) and reduce_f64 (on
+// devices with doubles): every dtype but bool, which the CPU refuses too.
+inline constexpr rt::DTypes kReduceDTypes = rt::DTypes::all().without({DType::Bool});
+static_assert(RD_SUM == static_cast<int>(rt::ReduceOp::Sum) && RD_MEAN == static_cast<int>(rt::ReduceOp::Mean) &&
+              RD_MAX == static_cast<int>(rt::ReduceOp::Max) && RD_MIN == static_cast<int>(rt::ReduceOp::Min) &&
+              RD_ARGMAX == static_cast<int>(rt::ReduceOp::Argmax) && RD_VAR == static_cast<int>(rt::ReduceOp::Var));
+inline int reduce_code(rt::ReduceOp op) { return static_cast<int>(op); }
+inline const char* reduce_kernel(DType t) {
+  return t == DType::F64 ? "reduce_f64" : is_integral(t) ? "reduce_int" : "reduce_elem";
+}
+// What the reduce kernels leave to the CPU: max, min and argmax of nothing
+// (no identity; the op layer refuses them), and an integer variance with no
+// degrees of freedom (the CPU's integer division by zero).
+inline bool reduce_fits(const rt::ReduceArgs& a) {
+  const bool extreme = a.op == rt::ReduceOp::Max || a.op == rt::ReduceOp::Min || a.op == rt::ReduceOp::Argmax;
+  if (extreme && a.n < 1) return false;
+  return !(is_integral(a.x.dtype) && a.op == rt::ReduceOp::Var && a.n <= a.correction);
+}
+// The work-group of a reduction (reduce.kern.h): `cols` neighbouring columns
+// (up to RD_MAX_COLS, the next power of two of inner) x `split` items along
+// the reduced axis, and `tiles` column tiles per outer index; `groups` in all.
+struct ReduceGrid {
+  std::int64_t cols, split, tiles, groups;
+};
+inline ReduceGrid reduce_grid(const rt::ReduceArgs& a) {
+  std::int64_t cols = 1;
+  while (cols < a.inner && cols < RD_MAX_COLS) cols *= 2;
+  const std::int64_t tiles = (a.inner + cols - 1) / cols;
+  return {cols, RD_GROUP / cols, tiles, a.outer * tiles};
+}
+
 // What attention_rows takes beyond the dtypes: head sizes up to AT_MAX_D, and
 // k and v with packed rows (the op layer guarantees them; checked all the same).
 inline bool attention_fits(const rt::AttentionArgs& a) {
