@@ -20,8 +20,10 @@
 
 /* matmul.kern.h: work-group TILE x TILE */
 #define MM_TILE 16
-/* softmax.kern.h: work-items per row */
+/* softmax.kern.h: work-items per work-group, laid out as up to SM_MAX_COLS
+ * columns x slices of the softmax axis */
 #define SM_GROUP 128
+#define SM_MAX_COLS 32
 
 /* quant.kern.h: block formats (torsh::QuantFormat's values), work-items per
  * output row of qmatmul and activation rows one work-group takes at a time */

@@ -555,6 +555,12 @@ void softmax_cases(CaseList& L) {
         xt.dtype = t;
         add_softmax(L, xt, Shape{r, c}, axis, log);
       }
+  // Columns that leave part of a column tile idle (inner 3), a wide inner, in 16 and 64 bits.
+  for (DType t : {F16, BF16, F64}) {
+    add_softmax(L, in({5, 300, 3}, t).range(-8, 8), Shape{5, 300, 3}, 1, false);
+    add_softmax(L, in({5, 300, 3}, t).range(-8, 8), Shape{5, 300, 3}, 1, true);
+  }
+  add_softmax(L, in({2, 3, 70001}).range(-8, 8), Shape{2, 3, 70001}, 1, false);
 }
 
 // ---------------------------------------------------------------- layer_norm, rms_norm

@@ -19,7 +19,7 @@ bool reduce_fits(const rt::DeviceImpl&, const rt::ReduceArgs& a) {
 
 void reduce(CudaStream& s, const rt::ReduceArgs& a) {
   if (a.outer == 0 || a.inner == 0) return;
-  const gpu::ReduceGrid g = gpu::reduce_grid(a);
+  const gpu::TileGrid g = gpu::reduce_grid(a);
   const dim3 grid(static_cast<unsigned>(g.groups)), block(static_cast<unsigned>(g.cols), static_cast<unsigned>(g.split));
   unsigned char* x = bytes_of(*a.x.buffer);
   unsigned char* out = bytes_of(*a.out.buffer);

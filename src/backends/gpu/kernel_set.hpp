@@ -16,7 +16,7 @@ inline constexpr rt::DTypes kCopyDTypes = rt::DTypes::all();
 // binary_f32_*, binary_strided and binary_f64_strided: every dtype but bool
 // (which the CPU refuses too), f64 only on devices with doubles.
 inline constexpr rt::DTypes kBinaryDTypes = rt::DTypes::all().without({DType::Bool});
-// matmul_f32_tiled, softmax_f32_rows.
+// matmul_f32_tiled.
 inline constexpr rt::DTypes kF32{DType::F32};
 // dequantize_f32 and dequantize_b16 write the CPU's dtypes, rounded as it rounds; qmatmul_f32 is kF32.
 inline constexpr rt::DTypes kDequantizeDTypes{DType::F32, DType::F16, DType::BF16};
@@ -80,18 +80,21 @@ inline bool reduce_fits(const rt::ReduceArgs& a) {
   if (extreme && a.n < 1) return false;
   return !(is_integral(a.x.dtype) && a.op == rt::ReduceOp::Var && a.n <= a.correction);
 }
-// The work-group of a reduction (reduce.kern.h): `cols` neighbouring columns
-// (up to RD_MAX_COLS, the next power of two of inner) x `split` items along
-// the reduced axis, and `tiles` column tiles per outer index; `groups` in all.
-struct ReduceGrid {
+// The work-group of the column-tiled kernels (reduce.kern.h, softmax.kern.h):
+// `cols` neighbouring columns (up to max_cols, the next power of two of inner)
+// x `split` items along the reduced axis (group / cols), and `tiles` column
+// tiles per outer index; `groups` in all.
+struct TileGrid {
   std::int64_t cols, split, tiles, groups;
 };
-inline ReduceGrid reduce_grid(const rt::ReduceArgs& a) {
+inline TileGrid tile_grid(std::int64_t outer, std::int64_t inner, std::int64_t group, std::int64_t max_cols) {
   std::int64_t cols = 1;
-  while (cols < a.inner && cols < RD_MAX_COLS) cols *= 2;
-  const std::int64_t tiles = (a.inner + cols - 1) / cols;
-  return {cols, RD_GROUP / cols, tiles, a.outer * tiles};
+  while (cols < inner && cols < max_cols) cols *= 2;
+  const std::int64_t tiles = (inner + cols - 1) / cols;
+  return {cols, group / cols, tiles, outer * tiles};
 }
+inline TileGrid reduce_grid(const rt::ReduceArgs& a) { return tile_grid(a.outer, a.inner, RD_GROUP, RD_MAX_COLS); }
+inline TileGrid softmax_grid(const rt::SoftmaxArgs& a) { return tile_grid(a.outer, a.inner, SM_GROUP, SM_MAX_COLS); }
 
 // What attention_rows takes beyond the dtypes: head sizes up to AT_MAX_D, and
 // k and v with packed rows (the op layer guarantees them; checked all the same).

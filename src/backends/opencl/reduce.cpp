@@ -10,7 +10,7 @@ namespace {
 
 void reduce(OpenClStream& s, const rt::ReduceArgs& a) {
   if (a.outer == 0 || a.inner == 0) return;
-  const gpu::ReduceGrid g = gpu::reduce_grid(a);
+  const gpu::TileGrid g = gpu::reduce_grid(a);
   const auto cols = static_cast<std::size_t>(g.cols), split = static_cast<std::size_t>(g.split);
   launch(s, s.device().kernel(gpu::reduce_kernel(a.x.dtype)), range(static_cast<std::size_t>(g.groups) * cols, split, 1),
          range(cols, split, 1), mem_of(*a.x.buffer), mem_of(*a.out.buffer), cl_long{a.n}, cl_long{a.inner},
