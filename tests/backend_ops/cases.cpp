@@ -301,6 +301,28 @@ void unary_cases(CaseList& L) {
   L.add("unary", "log", K::Unary, F32, {in({64}).range(1e30, 3e38)}, unary_call(UnaryOp::Log), unary_tol(UnaryOp::Log));
   for (UnaryOp op : {UnaryOp::Tanh, UnaryOp::Sigmoid, UnaryOp::Gelu, UnaryOp::GeluTanh, UnaryOp::Silu})
     L.add("unary", rt::unary_op_name(op), K::Unary, F32, {in({256}).range(-1e4, 1e4)}, unary_call(op), unary_tol(op));
+  // f64: NaN, infinities and zero, transposed, and saturating ranges.
+  for (const auto& u : kUnary) {
+    L.add("unary", rt::unary_op_name(u.op), K::Unary, F64, {in({8, 8}, F64).range(u.lo, u.hi).specials()},
+          unary_call(u.op), unary_tol(u.op));
+    L.add("unary", rt::unary_op_name(u.op), K::Unary, F64, {in({33, 17}, F64).range(u.lo, u.hi).t()},
+          unary_call(u.op), unary_tol(u.op));
+  }
+  for (UnaryOp op : {UnaryOp::Tanh, UnaryOp::Sigmoid, UnaryOp::Gelu, UnaryOp::GeluTanh, UnaryOp::Silu})
+    L.add("unary", rt::unary_op_name(op), K::Unary, F64, {in({256}, F64).range(-1e4, 1e4)}, unary_call(op),
+          unary_tol(op));
+  // Integers: u8 (never negative), and the most negative value, whose negation wraps to itself.
+  for (UnaryOp op : {UnaryOp::Neg, UnaryOp::Abs, UnaryOp::Relu}) {
+    L.add("unary", rt::unary_op_name(op), K::Unary, U8, {in({17, 33}, U8).range(0, 255)}, unary_call(op),
+          Tol::bitwise());
+    L.add("unary", rt::unary_op_name(op), K::Unary, I8, {in({64}, I8).range(-100, 100).set(0, -128).set(1, 127)},
+          unary_call(op), Tol::bitwise());
+    L.add("unary", rt::unary_op_name(op), K::Unary, I32,
+          {in({64}, I32).range(-100, 100).set(0, -2147483648.0).set(1, 2147483647.0)}, unary_call(op),
+          Tol::bitwise());
+    L.add("unary", rt::unary_op_name(op), K::Unary, I64,
+          {in({8, 8}, I64).range(-100, 100).set(0, -9223372036854775808.0).t()}, unary_call(op), Tol::bitwise());
+  }
 }
 
 // ---------------------------------------------------------------- reductions

@@ -96,6 +96,15 @@ inline TileGrid tile_grid(std::int64_t outer, std::int64_t inner, std::int64_t g
 inline TileGrid reduce_grid(const rt::ReduceArgs& a) { return tile_grid(a.outer, a.inner, RD_GROUP, RD_MAX_COLS); }
 inline TileGrid softmax_grid(const rt::SoftmaxArgs& a) { return tile_grid(a.outer, a.inner, SM_GROUP, SM_MAX_COLS); }
 
+// unary_strided (f32, f16, bf16 and the integers) and unary_f64_strided
+// (devices with doubles): every dtype but bool, as the CPU.
+inline constexpr rt::DTypes kUnaryDTypes = rt::DTypes::all().without({DType::Bool});
+// The integers take neg, abs and relu only (the CPU refuses the rest).
+inline bool unary_fits(const rt::UnaryArgs& a) {
+  return !is_integral(a.out.dtype) || a.op == rt::UnaryOp::Neg || a.op == rt::UnaryOp::Abs ||
+         a.op == rt::UnaryOp::Relu;
+}
+
 // What attention_rows takes beyond the dtypes: head sizes up to AT_MAX_D, and
 // k and v with packed rows (the op layer guarantees them; checked all the same).
 inline bool attention_fits(const rt::AttentionArgs& a) {
