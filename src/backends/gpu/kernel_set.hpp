@@ -21,8 +21,9 @@ inline constexpr rt::DTypes kF32{DType::F32};
 // dequantize_f32 and dequantize_b16 write the CPU's dtypes, rounded as it rounds; qmatmul_f32 is kF32.
 inline constexpr rt::DTypes kDequantizeDTypes{DType::F32, DType::F16, DType::BF16};
 
-// unary_strided, norm_rows, rope_elems and attention_rows load and store f32,
-// f16 and bf16 (load_elem / store_elem) and compute in f32, as the CPU does.
+// attention_rows loads and stores f32, f16 and bf16 (load_elem / store_elem)
+// and computes in f32, as the CPU does. softmax, norm and rope do too, and
+// have f64 twins besides (rt::DTypes::floating(), f64 where the device has it).
 inline constexpr rt::DTypes kElemDTypes{DType::F32, DType::F16, DType::BF16};
 // The ELEM_* code of a dtype.
 inline int elem_code(DType t) {
