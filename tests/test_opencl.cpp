@@ -145,6 +145,23 @@ TEST_F(OpenCl, CapabilityQueryIsHonest) {
             ErrorCode::Unsupported);
 }
 
+// Integer means and variances, and sums that wrap in the input dtype: the op
+// layer never asks for them (it widens integers first), but the CPU's kernel
+// takes them, and so does the device's, with the same results.
+TEST_F(OpenCl, IntegerReductionsMatchTheCpuKernel) {
+  const std::vector<std::int8_t> v = {100, 90, -128, 127, 5, -7, 60, 70, 3, -1, 2, 120};
+  for (rt::ReduceOp op : {rt::ReduceOp::Sum, rt::ReduceOp::Mean, rt::ReduceOp::Var}) {
+    std::vector<std::vector<std::int8_t>> got;
+    for (Backend* b : {&dev, &cpu}) {
+      Tensor x = b->from_host(v.data(), Shape{3, 4}, DType::I8);
+      Tensor y = b->empty(Shape{3}, DType::I8);
+      b->impl().run(rt::OpKind::Reduce, rt::ReduceArgs{op, x.arg(), y.arg(), 3, 4, 1, 1}, b->impl().default_stream());
+      got.push_back(y.to_host<std::int8_t>());
+    }
+    EXPECT_EQ(got[0], got[1]) << rt::reduce_op_name(op);
+  }
+}
+
 // ---------------------------------------------------------------- memory
 
 TEST_F(OpenCl, BufferRoundTrip) {

@@ -35,8 +35,9 @@
 
 /* Storage dtype codes of the kernels that load and store through
  * load_elem / store_elem (dialect.h): f32, IEEE half, bfloat16; math in f32.
- * The rest (copy.kern.h's cast, binary.kern.h) also take f64 (where the
- * device has it: TORSH_FP64), the integers and bool (load_int / store_int). */
+ * The rest (copy.kern.h's cast, binary.kern.h, reduce.kern.h, unary.kern.h)
+ * also take f64 (where the device has it: TORSH_FP64), the integers and bool
+ * (load_int / store_int), as far as the op does. */
 #define ELEM_F32 0
 #define ELEM_F16 1
 #define ELEM_BF16 2
