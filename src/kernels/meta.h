@@ -20,8 +20,10 @@
 
 /* matmul.kern.h: work-group TILE x TILE */
 #define MM_TILE 16
-/* softmax.kern.h: work-items per row */
+/* softmax.kern.h: work-items per work-group, laid out as up to SM_MAX_COLS
+ * columns x slices of the softmax axis */
 #define SM_GROUP 128
+#define SM_MAX_COLS 32
 
 /* quant.kern.h: block formats (torsh::QuantFormat's values), work-items per
  * output row of qmatmul and activation rows one work-group takes at a time */
@@ -33,8 +35,9 @@
 
 /* Storage dtype codes of the kernels that load and store through
  * load_elem / store_elem (dialect.h): f32, IEEE half, bfloat16; math in f32.
- * The rest (copy.kern.h's cast, binary.kern.h) also take f64 (where the
- * device has it: TORSH_FP64), the integers and bool (load_int / store_int). */
+ * The rest (copy.kern.h's cast, binary.kern.h, reduce.kern.h, unary.kern.h)
+ * also take f64 (where the device has it: TORSH_FP64), the integers and bool
+ * (load_int / store_int), as far as the op does. */
 #define ELEM_F32 0
 #define ELEM_F16 1
 #define ELEM_BF16 2
@@ -83,6 +86,17 @@
  * and the largest head size (D and Dv) a work-group keeps in registers */
 #define AT_GROUP 64
 #define AT_MAX_D 256
+
+/* reduce.kern.h op codes (torsh::rt::ReduceOp's values) and work-items per
+ * work-group, laid out as columns x slices of the reduced axis */
+#define RD_SUM 0
+#define RD_MEAN 1
+#define RD_MAX 2
+#define RD_MIN 3
+#define RD_ARGMAX 4
+#define RD_VAR 5
+#define RD_GROUP 128
+#define RD_MAX_COLS 32
 
 /* Shapes and strides (elements) of up to three tensors walking one index space. */
 typedef struct {
