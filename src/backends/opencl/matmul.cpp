@@ -51,17 +51,20 @@ int choose(OpenClStream& s, const rt::MatmulArgs& a) {
   const std::int64_t batch = a.out.shape[0], m = a.out.shape[1], n = a.out.shape[2], k = a.a.shape[2];
   const bool blas = clblast_fits(s, a);
   if (autotune::enabled() && batch * m * n * std::max<std::int64_t>(k, 1) >= kTunedFrom) {
-    std::vector<MatmulTuning::Candidate> candidates;
-    for (int i = 0; i < kVariants; ++i)
-      if (fits(dev, gpu::kMatmulVariants[static_cast<std::size_t>(i)], a.out.dtype))
-        candidates.push_back({i, gpu::kMatmulVariants[static_cast<std::size_t>(i)].name});
-    // CLBlast competes on the class's dense representative; layouts it cannot take never reach it.
-    if (clblast_available(dev, a.out.dtype)) candidates.push_back({kClblastChoice, "clblast"});
-    if (!candidates.empty()) {
-      const int c = dev.matmul_tuning().choose(dev, a.out.dtype, gpu::matmul_size_class(m, n, k), candidates, run_choice);
-      if (c != kClblastChoice || blas) return c;
-      // CLBlast won the class but cannot take this layout: the built-in choice below.
+    MatmulTuning& tuning = dev.matmul_tuning();
+    const auto cls = gpu::matmul_size_class(m, n, k);
+    int c = tuning.known(a.out.dtype, cls);
+    if (c < 0) {
+      std::vector<MatmulTuning::Candidate> candidates;
+      for (int i = 0; i < kVariants; ++i)
+        if (fits(dev, gpu::kMatmulVariants[static_cast<std::size_t>(i)], a.out.dtype))
+          candidates.push_back({i, gpu::kMatmulVariants[static_cast<std::size_t>(i)].name});
+      // CLBlast competes on the class's dense representative; layouts it cannot take never reach it.
+      if (clblast_available(dev, a.out.dtype)) candidates.push_back({kClblastChoice, "clblast"});
+      if (!candidates.empty()) c = tuning.choose(dev, a.out.dtype, cls, candidates, run_choice);
     }
+    if (c >= 0 && (c != kClblastChoice || blas)) return c;
+    // CLBlast won the class but cannot take this layout: the built-in choice below.
   }
   if (blas && clblast_preferred(a)) return kClblastChoice;
   const gpu::MatmulVariant& d = gpu::default_matmul_variant(batch, m, n);

@@ -101,6 +101,12 @@ int WorkGroupTuning::local_size(OpenClDevice& dev, const Kernel& k, std::int64_t
   return v < 0 ? kDriverChoice : v;
 }
 
+int MatmulTuning::known(DType dtype, const std::array<int, 3>& cls) {
+  std::lock_guard lk(mu_);
+  const auto it = chosen_.find(std::make_pair(dtype, cls));
+  return it == chosen_.end() ? -1 : it->second;
+}
+
 int MatmulTuning::choose(OpenClDevice& dev, DType dtype, const std::array<int, 3>& cls,
                          std::span<const Candidate> candidates, Runner run) {
   std::lock_guard lk(mu_);

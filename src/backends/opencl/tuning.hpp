@@ -58,6 +58,8 @@ class MatmulTuning {
     int choice;
     std::string name;
   };
+  // The choice already made for this class, or -1.
+  int known(DType dtype, const std::array<int, 3>& size_class);
   // The measured choice for this class, measuring it first when unknown.
   int choose(OpenClDevice& dev, DType dtype, const std::array<int, 3>& size_class,
              std::span<const Candidate> candidates, Runner run);
