@@ -3,9 +3,10 @@
 // output tile and batch. Transposes and broadcast batches are strides in
 // MatmulMeta, so no operand is copied. Which variant runs is the built-in
 // default for the shape, or with auto-tuning on the measured fastest for the
-// device and size class (tuning.hpp); CLBlast is one of the candidates where
-// it is built in (clblast_gemm.hpp), and without tuning takes the f32 shapes
-// it was measured to win on this kind of device.
+// device and size class (tuning.hpp). Where CLBlast is built in
+// (clblast_gemm.hpp) it is one more tuning candidate, and without tuning it
+// runs the f32 GEMMs of at least 2^18 multiply-adds whose layout it takes,
+// where it was measured faster than these kernels on PoCL (BENCHMARKS.md).
 #include <algorithm>
 
 #include "clblast_gemm.hpp"
@@ -37,9 +38,11 @@ void run_variant(OpenClStream& s, const rt::MatmulArgs& a, const gpu::MatmulVari
 
 // choice: an index into gpu::kMatmulVariants, or kClblastChoice.
 constexpr int kClblastChoice = kVariants;
+// CLBlast refusing a call (it then stays out for the device and dtype) leaves
+// the call to the t32x32_r4x4 variant, which every device takes (64 work-items).
 void run_choice(OpenClStream& s, const rt::MatmulArgs& a, int choice) {
   if (choice == kClblastChoice && clblast_gemm(s, a)) return;
-  const auto& v = gpu::kMatmulVariants[static_cast<std::size_t>(std::min(choice, kVariants - 1))];
+  const auto& v = gpu::kMatmulVariants[choice == kClblastChoice ? 1 : static_cast<std::size_t>(choice)];
   run_variant(s, a, v, a.out.dtype == DType::F32 ? v.f32 : v.h16);
 }
 
@@ -83,7 +86,8 @@ void matmul(OpenClStream& s, const rt::MatmulArgs& a) {
 }
 
 // f64 needs doubles on the device; every kernel needs work-groups of 64
-// (f32, f16, bf16) or 256 (f64) work-items.
+// (f32, f16, bf16) or 256 (f64) work-items. Large f32 GEMMs may run on
+// CLBlast instead (see the top of this file).
 bool matmul_fits(const rt::DeviceImpl& d, const rt::MatmulArgs& a) {
   if (a.out.dtype == DType::F64)
     return d.capabilities().f64 && d.capabilities().max_work_group >= static_cast<std::uint64_t>(gpu::kMatmulF64.threads());
