@@ -104,8 +104,8 @@ TEST_F(OpenClTuning, TunedKernelsAreCorrectAndTheirChoicesPersist) {
 
 TEST_F(OpenClTuning, MatmulPicksAnImplementationPerSizeClassAndStaysCorrect) {
   Backend cpu = Backend::create(BackendType::Cpu);
-  const std::set<std::string> names{"t16x16_r1x1",  "t32x32_r4x4",   "t64x64_r4x4", "t64x64_r8x4",
-                                    "t128x64_r8x4", "t128x128_r8x8", "clblast"};
+  const std::set<std::string> names{"t16x16_r1x1",   "t32x32_r4x4", "t64x64_r4x4", "t64x64_r8x4", "t128x64_r8x4",
+                                    "t128x128_r8x8", "t8x128_r1x8", "t128x8_r8x1", "clblast"};
   for (DType dt : {DType::F32, DType::F16, DType::BF16}) {
     SCOPED_TRACE(std::string(dtype_name(dt)));
     // 96 x 72 @ 72 x 80 (tuned: 2^19 multiply-adds), then 100 x 70 @ 70 x 90 of the same size class.
@@ -132,7 +132,7 @@ TEST_F(OpenClTuning, MatmulPicksAnImplementationPerSizeClassAndStaysCorrect) {
     if (key.find("|matmul|") == std::string::npos) continue;
     EXPECT_NE(key.find("|m=2^6 n=2^6 k=2^6|"), std::string::npos) << key;
     EXPECT_TRUE(names.count(entry.at("choice").get<std::string>())) << key << " chose " << entry.at("choice");
-    EXPECT_GE(entry.at("ms").size(), 6u) << key;  // every variant (and CLBlast where built in) was measured
+    EXPECT_GE(entry.at("ms").size(), 8u) << key;  // every variant (and CLBlast where built in) was measured
     dtypes.insert(key.substr(key.rfind('|') + 1));
   }
   EXPECT_EQ(dtypes, (std::set<std::string>{"f32", "f16", "bf16"}));

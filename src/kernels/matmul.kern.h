@@ -106,14 +106,17 @@ DEVICE_FN void mm_blocked(GLOBAL const uchar* a, GLOBAL const uchar* b, GLOBAL u
   }
 
 /* The variants the host chooses from (gpu/matmul_variants.hpp lists the same
- * names and shapes): 16 x 16 tiles of one output each for thin results,
- * then 4 x 4, 8 x 4 and 8 x 8 blocks per work-item (64 to 256 work-items). */
+ * names and shapes): 16 x 16 tiles of one output each, 4 x 4, 8 x 4 and 8 x 8
+ * blocks per work-item (64 to 256 work-items), and 8 x 128 / 128 x 8 tiles
+ * for outputs of a few rows or columns (a vector times a matrix). */
 MM_VARIANT(t16x16_r1x1, 16, 16, 16, 1, 1)
 MM_VARIANT(t32x32_r4x4, 32, 32, 16, 4, 4)
 MM_VARIANT(t64x64_r4x4, 64, 64, 16, 4, 4)
 MM_VARIANT(t64x64_r8x4, 64, 64, 16, 8, 4)
 MM_VARIANT(t128x64_r8x4, 128, 64, 8, 8, 4)
 MM_VARIANT(t128x128_r8x8, 128, 128, 8, 8, 8)
+MM_VARIANT(t8x128_r1x8, 8, 128, 16, 1, 8)
+MM_VARIANT(t128x8_r8x1, 128, 8, 16, 8, 1)
 
 #if defined(TORSH_FP64)
 /* a * b + c in doubles with both roundings, as the CPU's f64 loop computes it:

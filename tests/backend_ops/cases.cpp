@@ -451,6 +451,9 @@ void matmul_cases(CaseList& L) {
           Tol::reduction(21));
     L.add("matmul", "matmul", K::Matmul, t, {in({130, 70}, t), in({70, 200}, t)}, mm, Tol::reduction(70));
     L.add("matmul", "matmul", K::Matmul, t, {in({520, 24}, t), in({24, 530}, t)}, mm, Tol::reduction(24));
+    // A few rows or columns (the 8 x 128 and 128 x 8 tiles), past their edges.
+    L.add("matmul", "matmul", K::Matmul, t, {in({3, 200}, t), in({200, 300}, t)}, mm, Tol::reduction(200));
+    L.add("matmul", "matmul", K::Matmul, t, {in({300, 200}, t), in({200, 5}, t)}, mm, Tol::reduction(200));
   }
   // Large enough for the vendor GEMMs (CLBlast, cuBLAS): beta == 0 must not read a NaN c
   // there either; a transposed batch.

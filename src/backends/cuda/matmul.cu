@@ -26,7 +26,8 @@ struct VariantKernels {
 // In gpu::kMatmulVariants' order.
 const VariantKernels kVariantKernels[] = {TORSH_MM_KERNELS(t16x16_r1x1),  TORSH_MM_KERNELS(t32x32_r4x4),
                                           TORSH_MM_KERNELS(t64x64_r4x4),  TORSH_MM_KERNELS(t64x64_r8x4),
-                                          TORSH_MM_KERNELS(t128x64_r8x4), TORSH_MM_KERNELS(t128x128_r8x8)};
+                                          TORSH_MM_KERNELS(t128x64_r8x4), TORSH_MM_KERNELS(t128x128_r8x8),
+                                          TORSH_MM_KERNELS(t8x128_r1x8),  TORSH_MM_KERNELS(t128x8_r8x1)};
 #undef TORSH_MM_KERNELS
 static_assert(std::size(kVariantKernels) == gpu::kMatmulVariants.size());
 
