@@ -4,9 +4,10 @@
 # plugin is built, otherwise it is skipped and `torsh info` says so. hipcc
 # (ROCm 5.2) builds the ROCm plugin from the CUDA sources; no AMD GPU is needed.
 set -euo pipefail
+# libclblast-dev: the OpenCL plugin's optional GEMM (CLBlast).
 # time and python3: scripts/test.sh measures the profiled suite's peak memory and reads its trace.
 pkgs=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev
-      ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd clinfo nlohmann-json3-dev libcli11-dev
+      ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd clinfo libclblast-dev nlohmann-json3-dev libcli11-dev
       hipcc time python3 libutf8proc-dev)
 # Callers add what only they need (the Python tests add the interpreter's packages).
 pkgs+=("$@")

@@ -121,8 +121,9 @@ TEST_F(OpenCl, CapabilityQueryIsHonest) {
     EXPECT_TRUE(dev.supports(rt::OpKind::Cast, t)) << dtype_name(t);
     EXPECT_EQ(dev.supports(rt::OpKind::Binary, t), t != DType::Bool) << dtype_name(t);
   }
-  EXPECT_TRUE(dev.supports(rt::OpKind::Matmul, DType::F32));
-  EXPECT_FALSE(dev.supports(rt::OpKind::Matmul, DType::F16));
+  for (DType t : {DType::F32, DType::F16, DType::BF16}) EXPECT_TRUE(dev.supports(rt::OpKind::Matmul, t)) << dtype_name(t);
+  EXPECT_EQ(dev.supports(rt::OpKind::Matmul, DType::F64), dev.capabilities().f64);
+  EXPECT_FALSE(dev.supports(rt::OpKind::Matmul, DType::I32));
   // Softmax, norm and rope take every floating dtype, attention f32, f16 and
   // bf16; unary and reductions every dtype but bool (integer unary: neg, abs
   // and relu; f64 again where the device has doubles).
@@ -308,18 +309,19 @@ TEST_F(OpenCl, EventsMeasureDeviceTime) {
 // ---------------------------------------------------------------- fallback and errors
 
 TEST_F(OpenCl, UnsupportedOpsFallBackToTheCpuWithCountedCopies) {
-  // An f64 matmul (OpenCL's is f32 only): one op on the CPU.
+  // f64 attention (OpenCL's takes f32, f16 and bf16): one op on the CPU. One
+  // query and one key: the output is v.
   ops::reset_fallback_stats();
-  const std::vector<double> a = {1.5, 2.5, -3.0, 0.5}, b = {0.25, -0.5, 3.0, 2.0};
-  Tensor x = dev.from_host(a.data(), Shape{2, 2}, DType::F64), y = dev.from_host(b.data(), Shape{2, 2}, DType::F64);
-  Tensor z = ops::matmul(x, y);
+  const std::vector<double> q = {1.5, 2.5}, k = {-3.0, 0.5}, v = {0.25, -0.5};
+  const auto on = [&](const std::vector<double>& d) { return dev.from_host(d.data(), Shape{1, 1, 1, 2}, DType::F64); };
+  Tensor z = ops::attention(on(q), on(k), on(v));
   EXPECT_EQ(z.device(), dev.device());
   EXPECT_EQ(z.dtype(), DType::F64);
-  EXPECT_EQ(z.to_host<double>(), (std::vector<double>{7.875, 4.25, 0.75, 2.5}));
+  EXPECT_EQ(z.to_host<double>(), v);
   const auto st = ops::fallback_stats();
   EXPECT_EQ(st.ops, 1u);
-  EXPECT_EQ(st.copies, 4u);  // two inputs and the output to the CPU, the output back
-  EXPECT_EQ(st.bytes, 4u * 4 * sizeof(double));
+  EXPECT_EQ(st.copies, 5u);  // three inputs and the output to the CPU, the output back
+  EXPECT_EQ(st.bytes, 5u * 2 * sizeof(double));
   // A reduction runs on the device.
   ops::reset_fallback_stats();
   const auto e = ops::sum(on_cl({0.5f, 1.f}, {2})).to_vector();

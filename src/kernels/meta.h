@@ -18,8 +18,10 @@
 #define BINARY_MIN 5
 #define BINARY_POW 6
 
-/* matmul.kern.h: work-group TILE x TILE */
-#define MM_TILE 16
+/* matmul.kern.h: the largest block of C one work-item accumulates (rows x
+ * columns); the variants themselves are listed in gpu/matmul_variants.hpp */
+#define MM_MAX_TM 8
+#define MM_MAX_TN 8
 /* softmax.kern.h: work-items per work-group, laid out as up to SM_MAX_COLS
  * columns x slices of the softmax axis */
 #define SM_GROUP 128
@@ -107,12 +109,14 @@ typedef struct {
   long off[3];
 } StridedMeta;
 
-/* Batched GEMM: strides in elements, {batch, row, col} per operand; element offsets. */
+/* Batched GEMM: strides in elements, {batch, row, col} per operand; element
+ * offsets; dt: the storage dtype (ELEM_*) of all three. */
 typedef struct {
   long m, n, k;
   long sa[3], sb[3], so[3];
   long oa, ob, oo;
   float alpha, beta;
+  int dt;
 } MatmulMeta;
 
 /* Attention on q [b, hq, sq, d], k [b, hkv, skv, d], v [b, hkv, skv, dv] into

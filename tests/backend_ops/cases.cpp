@@ -478,7 +478,31 @@ void matmul_cases(CaseList& L) {
     // k == 0 gives zeros; m == 0 an empty result.
     L.add("matmul", "matmul", K::Matmul, t, {in({2, 0}, t), in({0, 3}, t)}, mm, Tol::reduction(0));
     L.add("matmul", "matmul", K::Matmul, t, {in({0, 5}, t), in({5, 3}, t)}, mm, Tol::reduction(5));
+    // k == 0 with beta: beta * c exactly.
+    L.add("matmul", gemm_name(1.5f, 0.5f, false, false) + " k=0", K::Matmul, t, {in({19, 0}, t), in({0, 23}, t), in({19, 23}, t)},
+          gemm_call(1.5f, 0.5f, true, false, false), Tol::reduction(1))
+        .copies = true;
+    // Non-unit column strides in both operands (the kernels' general loads), and
+    // outputs past the edges of the 64 x 64 and 128 x 64 tiles.
+    L.add("matmul", "matmul", K::Matmul, t, {in({19, 42}, t).slice(1, 0, 42, 2), in({21, 46}, t).slice(1, 0, 46, 2)}, mm,
+          Tol::reduction(21));
+    L.add("matmul", "matmul", K::Matmul, t, {in({130, 70}, t), in({70, 200}, t)}, mm, Tol::reduction(70));
+    L.add("matmul", "matmul", K::Matmul, t, {in({520, 24}, t), in({24, 530}, t)}, mm, Tol::reduction(24));
+    // A few rows or columns (the 8 x 128 and 128 x 8 tiles), past their edges.
+    L.add("matmul", "matmul", K::Matmul, t, {in({3, 200}, t), in({200, 300}, t)}, mm, Tol::reduction(200));
+    L.add("matmul", "matmul", K::Matmul, t, {in({300, 200}, t), in({200, 5}, t)}, mm, Tol::reduction(200));
   }
+  // Large enough for the vendor GEMMs (CLBlast, cuBLAS): beta == 0 must not read a NaN c
+  // there either; a transposed batch.
+  L.add("matmul", gemm_name(1, 0, false, false) + " c=NaN", K::Matmul, F32,
+        {in({70, 80}), in({80, 90}), in({70, 90}).vals({kNaN})}, gemm_call(1, 0, true, false, false), Tol::reduction(80))
+      .check = [](const Values& out) -> std::string {
+    for (double v : out[0])
+      if (std::isnan(v)) return "NaN in the result: c was read although beta == 0";
+    return "";
+  };
+  L.add("matmul", gemm_name(1, 0, true, true), K::Matmul, F32, {in({2, 80, 70}), in({2, 90, 80})},
+        gemm_call(1, 0, false, true, true), Tol::reduction(80));
   // c broadcast over rows; alpha alone; batched gemm with a 3-d c.
   L.add("matmul", gemm_name(1, 1, false, false), K::Matmul, F32, {in({19, 21}), in({21, 23}), in({23})},
         gemm_call(1, 1, true, false, false), Tol::reduction(22))

@@ -16,8 +16,11 @@ inline constexpr rt::DTypes kCopyDTypes = rt::DTypes::all();
 // binary_f32_*, binary_strided and binary_f64_strided: every dtype but bool
 // (which the CPU refuses too), f64 only on devices with doubles.
 inline constexpr rt::DTypes kBinaryDTypes = rt::DTypes::all().without({DType::Bool});
-// matmul_f32_tiled.
+// qmatmul_f32 (f32 activations).
 inline constexpr rt::DTypes kF32{DType::F32};
+// matmul.kern.h's matmul_*_f32 / _h16 (f32 accumulation) and, on devices with
+// doubles, matmul_f64_*.
+inline constexpr rt::DTypes kMatmulDTypes{DType::F32, DType::F16, DType::BF16, DType::F64};
 // dequantize_f32 and dequantize_b16 write the CPU's dtypes, rounded as it rounds; qmatmul_f32 is kF32.
 inline constexpr rt::DTypes kDequantizeDTypes{DType::F32, DType::F16, DType::BF16};
 
