@@ -150,8 +150,9 @@ TEST_F(Cuda, CapabilityQueryIsHonest) {
     EXPECT_TRUE(dev.supports(rt::OpKind::Cast, t)) << dtype_name(t);
     EXPECT_EQ(dev.supports(rt::OpKind::Binary, t), t != DType::Bool) << dtype_name(t);
   }
-  EXPECT_TRUE(dev.supports(rt::OpKind::Matmul, DType::F32));
-  EXPECT_FALSE(dev.supports(rt::OpKind::Matmul, DType::F16));
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::F64})
+    EXPECT_TRUE(dev.supports(rt::OpKind::Matmul, t)) << dtype_name(t);
+  EXPECT_FALSE(dev.supports(rt::OpKind::Matmul, DType::I32));
   EXPECT_TRUE(dev.supports(rt::OpKind::Softmax, DType::F32));
   for (DType t : {DType::F32, DType::F16, DType::BF16})
     for (rt::OpKind k : {rt::OpKind::Unary, rt::OpKind::Norm, rt::OpKind::Rope, rt::OpKind::Attention})

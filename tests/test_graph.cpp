@@ -169,10 +169,9 @@ std::string opencl_reason() {
   return "not a known backend";
 }
 
-// Ops OpenCL runs natively, reaching every path the command buffer records:
-// tiled matmul, broadcast (strided) and dense binary kernels, a strided copy,
-// and softmax on views at an offset, which go through a sub-buffer (aligned)
-// or a staging copy in and out (unaligned).
+// Ops OpenCL runs natively: tiled matmul, broadcast (strided) and dense binary
+// kernels, a strided copy, and softmax on views at an element offset (one
+// 512 bytes in, one 32 bytes in).
 std::vector<Tensor> native_chain(const Tensor& x, const Tensor& w, const Tensor& b) {
   Tensor h = ops::add(ops::matmul(x, w), b);    // [8, 64]
   Tensor t = h.transpose(0, 1).contiguous();    // [64, 8]
@@ -212,7 +211,8 @@ TEST(Graph, OpenClReplaysACommandBuffer) {
   }
 }
 
-// A chain whose row sums have no OpenCL kernel (reductions run on the CPU there).
+// A chain ending in row sums, which fall back to the CPU on a device without a
+// reduction kernel (the test skips where the device has one).
 Tensor fallback_chain(const Tensor& x, const Tensor& w, const Tensor& b) {
   return ops::sum(ops::softmax(ops::add(ops::matmul(x, w), b), -1), {-1}, true);
 }

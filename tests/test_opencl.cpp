@@ -121,16 +121,21 @@ TEST_F(OpenCl, CapabilityQueryIsHonest) {
     EXPECT_TRUE(dev.supports(rt::OpKind::Cast, t)) << dtype_name(t);
     EXPECT_EQ(dev.supports(rt::OpKind::Binary, t), t != DType::Bool) << dtype_name(t);
   }
-  EXPECT_TRUE(dev.supports(rt::OpKind::Matmul, DType::F32));
-  EXPECT_FALSE(dev.supports(rt::OpKind::Matmul, DType::F16));
-  EXPECT_TRUE(dev.supports(rt::OpKind::Softmax, DType::F32));
-  for (DType t : {DType::F32, DType::F16, DType::BF16})
-    for (rt::OpKind k : {rt::OpKind::Unary, rt::OpKind::Norm, rt::OpKind::Rope, rt::OpKind::Attention})
+  for (DType t : {DType::F32, DType::F16, DType::BF16}) EXPECT_TRUE(dev.supports(rt::OpKind::Matmul, t)) << dtype_name(t);
+  EXPECT_EQ(dev.supports(rt::OpKind::Matmul, DType::F64), dev.capabilities().f64);
+  EXPECT_FALSE(dev.supports(rt::OpKind::Matmul, DType::I32));
+  // Softmax, norm and rope take every floating dtype, attention f32, f16 and
+  // bf16; unary and reductions every dtype but bool (integer unary: neg, abs
+  // and relu; f64 again where the device has doubles).
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::F64})
+    for (rt::OpKind k : {rt::OpKind::Softmax, rt::OpKind::Norm, rt::OpKind::Rope})
       EXPECT_TRUE(dev.supports(k, t)) << rt::op_kind_name(k) << " " << dtype_name(t);
-  EXPECT_FALSE(dev.supports(rt::OpKind::Unary, DType::F64));
-  EXPECT_FALSE(dev.supports(rt::OpKind::Unary, DType::I32));
+  for (DType t : {DType::F32, DType::F16, DType::BF16}) EXPECT_TRUE(dev.supports(rt::OpKind::Attention, t));
   EXPECT_FALSE(dev.supports(rt::OpKind::Attention, DType::F64));
-  EXPECT_FALSE(dev.supports(rt::OpKind::Reduce, DType::F32));
+  for (DType t : kAllDTypes) {
+    EXPECT_EQ(dev.supports(rt::OpKind::Unary, t), t != DType::Bool) << dtype_name(t);
+    EXPECT_EQ(dev.supports(rt::OpKind::Reduce, t), t != DType::Bool) << dtype_name(t);
+  }
   // Asked directly anyway, an unsupported op says so instead of computing garbage.
   Tensor x = dev.zeros(Shape{4}, DType::Bool);
   Tensor y = dev.empty(Shape{4}, DType::Bool);
@@ -139,6 +144,23 @@ TEST_F(OpenCl, CapabilityQueryIsHonest) {
                              dev.impl().default_stream());
             }),
             ErrorCode::Unsupported);
+}
+
+// Integer means and variances, and sums that wrap in the input dtype: the op
+// layer never asks for them (it widens integers first), but the CPU's kernel
+// takes them, and so does the device's, with the same results.
+TEST_F(OpenCl, IntegerReductionsMatchTheCpuKernel) {
+  const std::vector<std::int8_t> v = {100, 90, -128, 127, 5, -7, 60, 70, 3, -1, 2, 120};
+  for (rt::ReduceOp op : {rt::ReduceOp::Sum, rt::ReduceOp::Mean, rt::ReduceOp::Var}) {
+    std::vector<std::vector<std::int8_t>> got;
+    for (Backend* b : {&dev, &cpu}) {
+      Tensor x = b->from_host(v.data(), Shape{3, 4}, DType::I8);
+      Tensor y = b->empty(Shape{3}, DType::I8);
+      b->impl().run(rt::OpKind::Reduce, rt::ReduceArgs{op, x.arg(), y.arg(), 3, 4, 1, 1}, b->impl().default_stream());
+      got.push_back(y.to_host<std::int8_t>());
+    }
+    EXPECT_EQ(got[0], got[1]) << rt::reduce_op_name(op);
+  }
 }
 
 // ---------------------------------------------------------------- memory
@@ -287,24 +309,25 @@ TEST_F(OpenCl, EventsMeasureDeviceTime) {
 // ---------------------------------------------------------------- fallback and errors
 
 TEST_F(OpenCl, UnsupportedOpsFallBackToTheCpuWithCountedCopies) {
-  // An f64 matmul (OpenCL's is f32 only): one op on the CPU.
+  // f64 attention (OpenCL's takes f32, f16 and bf16): one op on the CPU. One
+  // query and one key: the output is v.
   ops::reset_fallback_stats();
-  const std::vector<double> a = {1.5, 2.5, -3.0, 0.5}, b = {0.25, -0.5, 3.0, 2.0};
-  Tensor x = dev.from_host(a.data(), Shape{2, 2}, DType::F64), y = dev.from_host(b.data(), Shape{2, 2}, DType::F64);
-  Tensor z = ops::matmul(x, y);
+  const std::vector<double> q = {1.5, 2.5}, k = {-3.0, 0.5}, v = {0.25, -0.5};
+  const auto on = [&](const std::vector<double>& d) { return dev.from_host(d.data(), Shape{1, 1, 1, 2}, DType::F64); };
+  Tensor z = ops::attention(on(q), on(k), on(v));
   EXPECT_EQ(z.device(), dev.device());
   EXPECT_EQ(z.dtype(), DType::F64);
-  EXPECT_EQ(z.to_host<double>(), (std::vector<double>{7.875, 4.25, 0.75, 2.5}));
+  EXPECT_EQ(z.to_host<double>(), v);
   const auto st = ops::fallback_stats();
   EXPECT_EQ(st.ops, 1u);
-  EXPECT_EQ(st.copies, 4u);  // two inputs and the output to the CPU, the output back
-  EXPECT_EQ(st.bytes, 4u * 4 * sizeof(double));
-  // A reduction (not implemented on OpenCL at all) in f32 as well.
+  EXPECT_EQ(st.copies, 5u);  // three inputs and the output to the CPU, the output back
+  EXPECT_EQ(st.bytes, 5u * 2 * sizeof(double));
+  // A reduction runs on the device.
   ops::reset_fallback_stats();
   const auto e = ops::sum(on_cl({0.5f, 1.f}, {2})).to_vector();
   EXPECT_EQ(e, std::vector<float>{1.5f});
-  EXPECT_EQ(ops::fallback_stats().ops, 1u);
-  // f64 arithmetic and conversions run on the device only where it has doubles.
+  EXPECT_EQ(ops::fallback_stats().ops, 0u);
+  // f64 arithmetic, conversions and reductions run on the device only where it has doubles.
   const std::uint64_t native = dev.impl().capabilities().f64 ? 0u : 1u;
   ops::reset_fallback_stats();
   Tensor h = ops::cast(on_cl({1.5f, -2.f}, {2}), DType::F64);
@@ -313,6 +336,9 @@ TEST_F(OpenCl, UnsupportedOpsFallBackToTheCpuWithCountedCopies) {
   EXPECT_EQ(ops::fallback_stats().ops, native);
   ops::reset_fallback_stats();
   EXPECT_EQ(ops::add(h, h).to_host<double>(), (std::vector<double>{3.0, -4.0}));
+  EXPECT_EQ(ops::fallback_stats().ops, native);
+  ops::reset_fallback_stats();
+  EXPECT_EQ(ops::sum(h).to_host<double>(), (std::vector<double>{-0.5}));
   EXPECT_EQ(ops::fallback_stats().ops, native);
 }
 

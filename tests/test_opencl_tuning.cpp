@@ -1,9 +1,12 @@
-// OpenCL work-group auto-tuning: with auto-tuning on, the grid-stride kernels
-// run with a measured work-group size per (device, kernel, size class), still
-// compute the right answer, and leave their choice in the cache file.
+// OpenCL auto-tuning: with auto-tuning on, the grid-stride kernels run with a
+// measured work-group size per (device, kernel, size class) and matmul with a
+// measured GEMM implementation per (device, dtype, size class); both still
+// compute the right answer and leave their choice in the cache file.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -99,11 +102,49 @@ TEST_F(OpenClTuning, TunedKernelsAreCorrectAndTheirChoicesPersist) {
   EXPECT_EQ(binary_classes, (std::set<std::string>{"n=2^12", "n=2^16", "n>=2^22"}));  // n = 1000 is not tuned
 }
 
+TEST_F(OpenClTuning, MatmulPicksAnImplementationPerSizeClassAndStaysCorrect) {
+  Backend cpu = Backend::create(BackendType::Cpu);
+  const std::set<std::string> names{"t16x16_r1x1",   "t32x32_r4x4", "t64x64_r4x4", "t64x64_r8x4", "t128x64_r8x4",
+                                    "t128x128_r8x8", "t8x128_r1x8", "t128x8_r8x1", "clblast"};
+  for (DType dt : {DType::F32, DType::F16, DType::BF16}) {
+    SCOPED_TRACE(std::string(dtype_name(dt)));
+    // 96 x 72 @ 72 x 80 (tuned: 2^19 multiply-adds), then 100 x 70 @ 70 x 90 of the same size class.
+    for (auto [m, k, n] : {std::array<std::int64_t, 3>{96, 72, 80}, std::array<std::int64_t, 3>{100, 70, 90}}) {
+      const Tensor a = ops::randn(dev, Shape{m, k}, 1).cast(dt), b = ops::randn(dev, Shape{k, n}, 2).cast(dt);
+      const auto before = autotune::stats();
+      const Tensor c = ops::matmul(a, b);
+      const auto after = autotune::stats();
+      const auto got = c.cast(DType::F32).to_vector();
+      const auto want = ops::matmul(a.to(cpu), b.to(cpu)).cast(DType::F32).to_vector();
+      ASSERT_EQ(got.size(), want.size());
+      const float tol = dt == DType::F32 ? 1e-4f : dt == DType::F16 ? 2e-2f : 1e-1f;
+      for (std::size_t i = 0; i < got.size(); ++i)
+        ASSERT_NEAR(got[i], want[i], tol * std::max(1.0f, std::abs(want[i]))) << "element " << i;
+      // The first shape measures its class once; the second finds it remembered.
+      if (m == 96) EXPECT_EQ(after.measured, before.measured + 1);
+      else EXPECT_EQ(after.measured, before.measured);
+    }
+  }
+  // Keys are "opencl:<device>|matmul|m=2^6 n=2^6 k=2^6|<dtype>", each with every candidate measured.
+  const auto j = nlohmann::json::parse(std::ifstream(path_));
+  std::set<std::string> dtypes;
+  for (const auto& [key, entry] : j.at("entries").items()) {
+    if (key.find("|matmul|") == std::string::npos) continue;
+    EXPECT_NE(key.find("|m=2^6 n=2^6 k=2^6|"), std::string::npos) << key;
+    EXPECT_TRUE(names.count(entry.at("choice").get<std::string>())) << key << " chose " << entry.at("choice");
+    EXPECT_GE(entry.at("ms").size(), 8u) << key;  // every variant (and CLBlast where built in) was measured
+    dtypes.insert(key.substr(key.rfind('|') + 1));
+  }
+  EXPECT_EQ(dtypes, (std::set<std::string>{"f32", "f16", "bf16"}));
+}
+
 TEST_F(OpenClTuning, OffMeansTheBuiltInDefaultAndNoCacheEntries) {
   autotune::set_enabled(false);
   const auto av = ramp(70001, 1.0f);
   Tensor a = dev.from_host(av.data(), {70001}, DType::F32);
   const auto twice = ops::add(a, a).to_vector();
   for (std::size_t i = 0; i < av.size(); ++i) ASSERT_EQ(twice[i], 2 * av[i]);
+  const Tensor x = ops::randn(dev, Shape{96, 72}, 1), y = ops::randn(dev, Shape{72, 80}, 2);
+  EXPECT_EQ(ops::matmul(x, y).to_vector().size(), 96u * 80u);
   EXPECT_FALSE(std::filesystem::exists(path_));
 }

@@ -9,6 +9,7 @@
 #include "torsh/runtime/autotune.hpp"
 #include "torsh/runtime/backend.hpp"
 #include "torsh/runtime/graph.hpp"
+#include "torsh/runtime/precision.hpp"
 #include "torsh/runtime/profiler.hpp"
 #include "torsh/runtime/registry.hpp"
 #include "torsh/runtime/tensor.hpp"

@@ -18,10 +18,14 @@
 #define BINARY_MIN 5
 #define BINARY_POW 6
 
-/* matmul.kern.h: work-group TILE x TILE */
-#define MM_TILE 16
-/* softmax.kern.h: work-items per row */
+/* matmul.kern.h: the largest block of C one work-item accumulates (rows x
+ * columns); the variants themselves are listed in gpu/matmul_variants.hpp */
+#define MM_MAX_TM 8
+#define MM_MAX_TN 8
+/* softmax.kern.h: work-items per work-group, laid out as up to SM_MAX_COLS
+ * columns x slices of the softmax axis */
 #define SM_GROUP 128
+#define SM_MAX_COLS 32
 
 /* quant.kern.h: block formats (torsh::QuantFormat's values), work-items per
  * output row of qmatmul and activation rows one work-group takes at a time */
@@ -33,8 +37,9 @@
 
 /* Storage dtype codes of the kernels that load and store through
  * load_elem / store_elem (dialect.h): f32, IEEE half, bfloat16; math in f32.
- * The rest (copy.kern.h's cast, binary.kern.h) also take f64 (where the
- * device has it: TORSH_FP64), the integers and bool (load_int / store_int). */
+ * The rest (copy.kern.h's cast, binary.kern.h, reduce.kern.h, unary.kern.h)
+ * also take f64 (where the device has it: TORSH_FP64), the integers and bool
+ * (load_int / store_int), as far as the op does. */
 #define ELEM_F32 0
 #define ELEM_F16 1
 #define ELEM_BF16 2
@@ -84,6 +89,17 @@
 #define AT_GROUP 64
 #define AT_MAX_D 256
 
+/* reduce.kern.h op codes (torsh::rt::ReduceOp's values) and work-items per
+ * work-group, laid out as columns x slices of the reduced axis */
+#define RD_SUM 0
+#define RD_MEAN 1
+#define RD_MAX 2
+#define RD_MIN 3
+#define RD_ARGMAX 4
+#define RD_VAR 5
+#define RD_GROUP 128
+#define RD_MAX_COLS 32
+
 /* Shapes and strides (elements) of up to three tensors walking one index space. */
 typedef struct {
   long nd;
@@ -93,12 +109,14 @@ typedef struct {
   long off[3];
 } StridedMeta;
 
-/* Batched GEMM: strides in elements, {batch, row, col} per operand; element offsets. */
+/* Batched GEMM: strides in elements, {batch, row, col} per operand; element
+ * offsets; dt: the storage dtype (ELEM_*) of all three. */
 typedef struct {
   long m, n, k;
   long sa[3], sb[3], so[3];
   long oa, ob, oo;
   float alpha, beta;
+  int dt;
 } MatmulMeta;
 
 /* Attention on q [b, hq, sq, d], k [b, hkv, skv, d], v [b, hkv, skv, dv] into

@@ -1,6 +1,8 @@
 /* Elementwise unary ops over a strided x and out (StridedMeta tensors 0 and 1;
- * out may be x: in place), f32, f16 or bf16 storage (dt: ELEM_*) with f32
- * math, as the CPU backend's unary.cpp computes them. Op codes: meta.h. */
+ * out may be x: in place), as the CPU backend's unary.cpp computes them. Op
+ * codes: meta.h. f32, f16 or bf16 storage (dt: ELEM_*) with f32 math, and the
+ * integers (neg, abs and relu only, wrapping as the host's casts do) in
+ * unary_strided; f64 in unary_f64_strided, where the device has doubles. */
 
 /* tanh, exactly +-1 where it rounds there (|y| > 10), as the host's: some
  * device libraries stop a few ulps short, which 1 + tanh(y) would magnify. */
@@ -27,7 +29,53 @@ DEVICE_FN float unary_apply(int op, float x) {
   }
 }
 
-KERNEL void unary_strided(GLOBAL const uchar* x, GLOBAL uchar* out, META(StridedMeta) m, int op, int dt) {
-  for (long i = GLOBAL_ID0(); i < m.numel; i += GLOBAL_SIZE0())
-    store_elem(out, strided_offset(&m, 1, i), dt, unary_apply(op, load_elem(x, strided_offset(&m, 0, i), dt)));
+/* Integers widened by load_int (sign- or zero-extended: u8 is never negative);
+ * store_int keeps the low bits, so -(-128) is -128 in i8 as on the host. */
+DEVICE_FN long unary_apply_int(int op, long x) {
+  const long negated = (long)((ulong)0 - (ulong)x);
+  switch (op) {
+    case UNARY_NEG: return negated;
+    case UNARY_ABS: return x < 0 ? negated : x;
+    default: return x > 0 ? x : 0; /* relu */
+  }
 }
+
+KERNEL void unary_strided(GLOBAL const uchar* x, GLOBAL uchar* out, META(StridedMeta) m, int op, int dt) {
+  const int fl = dt == ELEM_F32 || dt == ELEM_F16 || dt == ELEM_BF16;
+  for (long i = GLOBAL_ID0(); i < m.numel; i += GLOBAL_SIZE0()) {
+    const long ix = strided_offset(&m, 0, i), io = strided_offset(&m, 1, i);
+    if (fl) store_elem(out, io, dt, unary_apply(op, load_elem(x, ix, dt)));
+    else store_int(out, io, dt, unary_apply_int(op, load_int(x, ix, dt)));
+  }
+}
+
+#if defined(TORSH_FP64)
+/* tanh saturated where it rounds to +-1 in f64 (|y| > 20), as tanh_sat. */
+DEVICE_FN double tanh_sat_f64(double y) {
+  if (y > 20.0) return 1.0;
+  if (y < -20.0) return -1.0;
+  return tanh(y);
+}
+
+DEVICE_FN double unary_apply_f64(int op, double x) {
+  switch (op) {
+    case UNARY_NEG: return -x;
+    case UNARY_ABS: return x < 0.0 ? -x : x;
+    case UNARY_EXP: return exp(x);
+    case UNARY_LOG: return log(x);
+    case UNARY_SQRT: return sqrt(x);
+    case UNARY_RSQRT: return 1.0 / sqrt(x);
+    case UNARY_TANH: return tanh_sat_f64(x);
+    case UNARY_SIGMOID: return 1.0 / (1.0 + exp(-x));
+    case UNARY_RELU: return x > 0.0 ? x : (x != x ? x : 0.0);
+    case UNARY_GELU: return 0.5 * x * (1.0 + erf(x * 0.70710678118654752440));
+    case UNARY_GELU_TANH: return 0.5 * x * (1.0 + tanh_sat_f64(0.79788456080286535588 * (x + 0.044715 * x * x * x)));
+    default: return x / (1.0 + exp(-x)); /* silu */
+  }
+}
+
+KERNEL void unary_f64_strided(GLOBAL const double* x, GLOBAL double* out, META(StridedMeta) m, int op) {
+  for (long i = GLOBAL_ID0(); i < m.numel; i += GLOBAL_SIZE0())
+    out[strided_offset(&m, 1, i)] = unary_apply_f64(op, x[strided_offset(&m, 0, i)]);
+}
+#endif

@@ -324,6 +324,28 @@ void unary_cases(CaseList& L) {
   L.add("unary", "log", K::Unary, F32, {in({64}).range(1e30, 3e38)}, unary_call(UnaryOp::Log), unary_tol(UnaryOp::Log));
   for (UnaryOp op : {UnaryOp::Tanh, UnaryOp::Sigmoid, UnaryOp::Gelu, UnaryOp::GeluTanh, UnaryOp::Silu})
     L.add("unary", rt::unary_op_name(op), K::Unary, F32, {in({256}).range(-1e4, 1e4)}, unary_call(op), unary_tol(op));
+  // f64: NaN, infinities and zero, transposed, and saturating ranges.
+  for (const auto& u : kUnary) {
+    L.add("unary", rt::unary_op_name(u.op), K::Unary, F64, {in({8, 8}, F64).range(u.lo, u.hi).specials()},
+          unary_call(u.op), unary_tol(u.op));
+    L.add("unary", rt::unary_op_name(u.op), K::Unary, F64, {in({33, 17}, F64).range(u.lo, u.hi).t()},
+          unary_call(u.op), unary_tol(u.op));
+  }
+  for (UnaryOp op : {UnaryOp::Tanh, UnaryOp::Sigmoid, UnaryOp::Gelu, UnaryOp::GeluTanh, UnaryOp::Silu})
+    L.add("unary", rt::unary_op_name(op), K::Unary, F64, {in({256}, F64).range(-1e4, 1e4)}, unary_call(op),
+          unary_tol(op));
+  // Integers: u8 (never negative), and the most negative value, whose negation wraps to itself.
+  for (UnaryOp op : {UnaryOp::Neg, UnaryOp::Abs, UnaryOp::Relu}) {
+    L.add("unary", rt::unary_op_name(op), K::Unary, U8, {in({17, 33}, U8).range(0, 255)}, unary_call(op),
+          Tol::bitwise());
+    L.add("unary", rt::unary_op_name(op), K::Unary, I8, {in({64}, I8).range(-100, 100).set(0, -128).set(1, 127)},
+          unary_call(op), Tol::bitwise());
+    L.add("unary", rt::unary_op_name(op), K::Unary, I32,
+          {in({64}, I32).range(-100, 100).set(0, -2147483648.0).set(1, 2147483647.0)}, unary_call(op),
+          Tol::bitwise());
+    L.add("unary", rt::unary_op_name(op), K::Unary, I64,
+          {in({8, 8}, I64).range(-100, 100).set(0, -9223372036854775808.0).t()}, unary_call(op), Tol::bitwise());
+  }
 }
 
 // ---------------------------------------------------------------- reductions
@@ -415,6 +437,21 @@ void reduce_cases(CaseList& L) {
   add_reduce(L, Red::Var, in({16, 1000}).range(1e4, 1e4 + 1), Shape{16, 1000}, {-1});
   add_reduce(L, Red::Var, in({16, 1000}, F64).range(1e8, 1e8 + 1), Shape{16, 1000}, {-1});
   add_reduce(L, Red::Sum, in({64, 64}).range(1e36, 3e36), Shape{64, 64}, {});
+  // A reduced axis of one element (var divides 0 by 0); a few columns after
+  // it (inner 3), a very wide inner, and one long column.
+  for (Red r : {Red::Mean, Red::Var, Red::Argmax}) add_reduce(L, r, in({5, 1, 3}), Shape{5, 1, 3}, {1});
+  for (Red r : {Red::Sum, Red::Var, Red::Argmax, Red::Min})
+    add_reduce(L, r, in({5, 300, 3}).range(-2, 2), Shape{5, 300, 3}, {1});
+  for (Red r : {Red::Sum, Red::Max}) add_reduce(L, r, in({2, 3, 70001}), Shape{2, 3, 70001}, {1});
+  add_reduce(L, Red::Argmax, in({100000}), Shape{100000}, {0});
+  // Ties (argmax takes the first), down the rows and across columns, and NaN down columns.
+  add_reduce(L, Red::Argmax, in({3000}, F16).range(-2, 2), Shape{3000}, {0});
+  for (std::int64_t axis : {0, 1}) {
+    add_reduce(L, Red::Argmax, in({40, 37}, I32).range(-3, 3), Shape{40, 37}, {axis});
+    add_reduce(L, Red::Min, in({40, 37}, I8).range(-3, 3), Shape{40, 37}, {axis});
+  }
+  for (Red r : {Red::Max, Red::Min, Red::Argmax})
+    add_reduce(L, r, in({8, 8}).range(-5, 5).specials(), Shape{8, 8}, {0});
 }
 
 // ---------------------------------------------------------------- matmul
@@ -464,7 +501,31 @@ void matmul_cases(CaseList& L) {
     // k == 0 gives zeros; m == 0 an empty result.
     L.add("matmul", "matmul", K::Matmul, t, {in({2, 0}, t), in({0, 3}, t)}, mm, Tol::reduction(0));
     L.add("matmul", "matmul", K::Matmul, t, {in({0, 5}, t), in({5, 3}, t)}, mm, Tol::reduction(5));
+    // k == 0 with beta: beta * c exactly.
+    L.add("matmul", gemm_name(1.5f, 0.5f, false, false) + " k=0", K::Matmul, t, {in({19, 0}, t), in({0, 23}, t), in({19, 23}, t)},
+          gemm_call(1.5f, 0.5f, true, false, false), Tol::reduction(1))
+        .copies = true;
+    // Non-unit column strides in both operands (the kernels' general loads), and
+    // outputs past the edges of the 64 x 64 and 128 x 64 tiles.
+    L.add("matmul", "matmul", K::Matmul, t, {in({19, 42}, t).slice(1, 0, 42, 2), in({21, 46}, t).slice(1, 0, 46, 2)}, mm,
+          Tol::reduction(21));
+    L.add("matmul", "matmul", K::Matmul, t, {in({130, 70}, t), in({70, 200}, t)}, mm, Tol::reduction(70));
+    L.add("matmul", "matmul", K::Matmul, t, {in({520, 24}, t), in({24, 530}, t)}, mm, Tol::reduction(24));
+    // A few rows or columns (the 8 x 128 and 128 x 8 tiles), past their edges.
+    L.add("matmul", "matmul", K::Matmul, t, {in({3, 200}, t), in({200, 300}, t)}, mm, Tol::reduction(200));
+    L.add("matmul", "matmul", K::Matmul, t, {in({300, 200}, t), in({200, 5}, t)}, mm, Tol::reduction(200));
   }
+  // Large enough for the vendor GEMMs (CLBlast, cuBLAS): beta == 0 must not read a NaN c
+  // there either; a transposed batch.
+  L.add("matmul", gemm_name(1, 0, false, false) + " c=NaN", K::Matmul, F32,
+        {in({70, 80}), in({80, 90}), in({70, 90}).vals({kNaN})}, gemm_call(1, 0, true, false, false), Tol::reduction(80))
+      .check = [](const Values& out) -> std::string {
+    for (double v : out[0])
+      if (std::isnan(v)) return "NaN in the result: c was read although beta == 0";
+    return "";
+  };
+  L.add("matmul", gemm_name(1, 0, true, true), K::Matmul, F32, {in({2, 80, 70}), in({2, 90, 80})},
+        gemm_call(1, 0, false, true, true), Tol::reduction(80));
   // c broadcast over rows; alpha alone; batched gemm with a 3-d c.
   L.add("matmul", gemm_name(1, 1, false, false), K::Matmul, F32, {in({19, 21}), in({21, 23}), in({23})},
         gemm_call(1, 1, true, false, false), Tol::reduction(22))
@@ -565,6 +626,12 @@ void softmax_cases(CaseList& L) {
         xt.dtype = t;
         add_softmax(L, xt, Shape{r, c}, axis, log);
       }
+  // Columns that leave part of a column tile idle (inner 3), a wide inner, in 16 and 64 bits.
+  for (DType t : {F16, BF16, F64}) {
+    add_softmax(L, in({5, 300, 3}, t).range(-8, 8), Shape{5, 300, 3}, 1, false);
+    add_softmax(L, in({5, 300, 3}, t).range(-8, 8), Shape{5, 300, 3}, 1, true);
+  }
+  add_softmax(L, in({2, 3, 70001}).range(-8, 8), Shape{2, 3, 70001}, 1, false);
 }
 
 // ---------------------------------------------------------------- layer_norm, rms_norm
@@ -615,7 +682,28 @@ void norm_cases(CaseList& L) {
         }
         return out;
       };
-  L.add("norm", "layer_norm", K::Norm, F64, {in({8, 256}, F64).range(1e8, 1e8 + 1)}, ln(false, 1e-5f), tol(256));
+  // The same in f64 at 1e8: x - mean rounds at 2^-26 / 0.29 relative (about
+  // 2^28 units of 2^-52), what a device's kernel is held to against an exact
+  // reference (deviations from the row's first element, exact in f64). The
+  // CPU's f64 path sums the row's raw values, whose rounding at 2.56e10 moves
+  // its mean by about 2^-22 relative in the output here (3e-7 seen): the CPU
+  // and a device are held to 2^-21 against each other.
+  Case& far64 = L.add("norm", "layer_norm", K::Norm, F64, {in({8, 256}, F64).range(1e8, 1e8 + 1)}, ln(false, 1e-5f),
+                      Tol::ulp(std::ldexp(1.0, 31)));
+  far64.reference_tol = Tol::ulp(std::ldexp(1.0, 29));
+  far64.reference = [](const Values& v) {
+    std::vector<double> out(v[0].size());
+    for (std::size_t r = 0; r < 8; ++r) {
+      const double* x = &v[0][r * 256];
+      double s = 0, var = 0;
+      for (std::size_t i = 0; i < 256; ++i) s += x[i] - x[0];
+      const double m = s / 256;
+      for (std::size_t i = 0; i < 256; ++i) var += (x[i] - x[0] - m) * (x[i] - x[0] - m);
+      const double inv = 1.0 / std::sqrt(var / 256 + static_cast<double>(1e-5f));
+      for (std::size_t i = 0; i < 256; ++i) out[r * 256 + i] = (x[i] - x[0] - m) * inv;
+    }
+    return out;
+  };
   L.add("norm", "rms_norm", K::Norm, F32, {in({8, 256}).range(-1e18, 1e18)}, rms(false, 1e-6f), tol(256));
   L.add("norm", "layer_norm", K::Norm, F32, {in({0, 8})}, ln(false, 1e-5f), tol(8));
   L.add("norm", "rms_norm weight", K::Norm, F32, {in({5, 129}).range(-3, 3), in({129}).range(0.5, 1.5)},

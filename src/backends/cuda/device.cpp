@@ -43,6 +43,7 @@ CudaStream::CudaStream(CudaDevice& dev) : dev_(dev) {
 
 // cudaStreamDestroy returns at once; the stream's pending work still completes.
 CudaStream::~CudaStream() {
+  blas_.reset();  // a library handle bound to the stream goes first
   (void)cudaStreamDestroy(s_);
   (void)cudaGetLastError();
 }

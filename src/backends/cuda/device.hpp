@@ -60,9 +60,17 @@ class CudaStream final : public rt::StreamImpl {
   cudaStream_t handle() const { return s_; }
   CudaDevice& device() const { return dev_; }
 
+  // Library state bound to this stream, made on first use and released
+  // before the stream: the cuBLAS handle of cublas_gemm.cpp.
+  struct Extension {
+    virtual ~Extension() = default;
+  };
+  std::unique_ptr<Extension>& blas() { return blas_; }
+
  private:
   CudaDevice& dev_;
   cudaStream_t s_ = nullptr;
+  std::unique_ptr<Extension> blas_;
 };
 
 class CudaEvent final : public rt::EventImpl {

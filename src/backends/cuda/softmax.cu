@@ -1,9 +1,9 @@
-// (Log-)softmax over the middle axis of contiguous [outer, n, inner] f32:
-// softmax.kern.h's softmax_f32_rows, one SM_GROUP block per row. The kernel
-// takes no element offset; on CUDA the pointer simply starts at the first element.
+// (Log-)softmax over the middle axis of contiguous [outer, n, inner]:
+// softmax.kern.h's softmax_elem (f32, f16 and bf16 storage, f32 math) and
+// softmax_f64. inner == 1 gives one block per row; wider inner puts
+// neighbouring columns on neighbouring threads.
 #include "launch.hpp"
 
-#include <algorithm>
 #include <climits>
 
 #include "kernels/softmax.kern.h"
@@ -11,27 +11,21 @@
 namespace torsh::cuda {
 namespace {
 
-// gridDim.x stops at 2^31 - 1 rows: whole `outer` slices are launched at a time,
-// so one slice of `inner` rows must fit; wider ones run on the CPU.
-bool fits_grid(const rt::DeviceImpl&, const rt::SoftmaxArgs& a) { return a.inner <= INT_MAX; }
+// One block per column tile in gridDim.x: up to 2^31 - 1; more run on the CPU.
+bool fits_grid(const rt::DeviceImpl&, const rt::SoftmaxArgs& a) { return gpu::softmax_grid(a).groups <= INT_MAX; }
 
 void softmax(CudaStream& s, const rt::SoftmaxArgs& a) {
-  const std::int64_t rows = a.outer * a.inner;
-  if (rows == 0 || a.n == 0) return;
-  const std::int64_t outer_per_launch = INT_MAX / a.inner;
-  const float* x = f32_at(a.x);
-  float* y = f32_at(a.out);
-  for (std::int64_t o0 = 0; o0 < a.outer; o0 += outer_per_launch) {
-    const std::int64_t slice_rows = std::min(outer_per_launch, a.outer - o0) * a.inner;
-    const std::int64_t first = o0 * a.n * a.inner;
-    launch(s, TORSH_CUDA_KERNEL(softmax_f32_rows), dim3(static_cast<unsigned>(slice_rows)), dim3(SM_GROUP),
-           x + first, y + first, a.n, a.inner, a.log ? 1 : 0);
-  }
+  if (a.outer == 0 || a.inner == 0 || a.n == 0) return;
+  const gpu::TileGrid g = gpu::softmax_grid(a);
+  const dim3 grid(static_cast<unsigned>(g.groups)), block(static_cast<unsigned>(g.cols), static_cast<unsigned>(g.split));
+  const auto k = a.x.dtype == DType::F64 ? TORSH_CUDA_KERNEL(softmax_f64) : TORSH_CUDA_KERNEL(softmax_elem);
+  launch(s, k, grid, block, bytes_of(*a.x.buffer), bytes_of(*a.out.buffer), a.n, a.inner, g.tiles, a.x.offset,
+         a.out.offset, a.log ? 1 : 0, gpu::elem_code(a.x.dtype));
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::Softmax, entry<rt::OpKind::Softmax, softmax>>(gpu::kF32, fits_grid,
-                             "fewer than 2^31 columns after the reduced axis");
+  t.add<rt::OpKind::Softmax, entry<rt::OpKind::Softmax, softmax>>(rt::DTypes::floating(), fits_grid,
+                                                                  "fewer than 2^31 blocks");
 });
 
 }  // namespace

@@ -16,13 +16,17 @@ inline constexpr rt::DTypes kCopyDTypes = rt::DTypes::all();
 // binary_f32_*, binary_strided and binary_f64_strided: every dtype but bool
 // (which the CPU refuses too), f64 only on devices with doubles.
 inline constexpr rt::DTypes kBinaryDTypes = rt::DTypes::all().without({DType::Bool});
-// matmul_f32_tiled, softmax_f32_rows.
+// qmatmul_f32 (f32 activations).
 inline constexpr rt::DTypes kF32{DType::F32};
+// matmul.kern.h's matmul_*_f32 / _h16 (f32 accumulation) and, on devices with
+// doubles, matmul_f64_*.
+inline constexpr rt::DTypes kMatmulDTypes{DType::F32, DType::F16, DType::BF16, DType::F64};
 // dequantize_f32 and dequantize_b16 write the CPU's dtypes, rounded as it rounds; qmatmul_f32 is kF32.
 inline constexpr rt::DTypes kDequantizeDTypes{DType::F32, DType::F16, DType::BF16};
 
-// unary_strided, norm_rows, rope_elems and attention_rows load and store f32,
-// f16 and bf16 (load_elem / store_elem) and compute in f32, as the CPU does.
+// attention_rows loads and stores f32, f16 and bf16 (load_elem / store_elem)
+// and computes in f32, as the CPU does. softmax, norm and rope do too, and
+// have f64 twins besides (rt::DTypes::floating(), f64 where the device has it).
 inline constexpr rt::DTypes kElemDTypes{DType::F32, DType::F16, DType::BF16};
 // The ELEM_* code of a dtype.
 inline int elem_code(DType t) {
@@ -61,6 +65,49 @@ static_assert(UNARY_NEG == static_cast<int>(rt::UnaryOp::Neg) && UNARY_ABS == st
               UNARY_GELU_TANH == static_cast<int>(rt::UnaryOp::GeluTanh) &&
               UNARY_SILU == static_cast<int>(rt::UnaryOp::Silu));
 inline int unary_code(rt::UnaryOp op) { return static_cast<int>(op); }
+
+// reduce_elem (f32, f16, bf16), reduce_int (the integers) and reduce_f64 (on
+// devices with doubles): every dtype but bool, which the CPU refuses too.
+inline constexpr rt::DTypes kReduceDTypes = rt::DTypes::all().without({DType::Bool});
+static_assert(RD_SUM == static_cast<int>(rt::ReduceOp::Sum) && RD_MEAN == static_cast<int>(rt::ReduceOp::Mean) &&
+              RD_MAX == static_cast<int>(rt::ReduceOp::Max) && RD_MIN == static_cast<int>(rt::ReduceOp::Min) &&
+              RD_ARGMAX == static_cast<int>(rt::ReduceOp::Argmax) && RD_VAR == static_cast<int>(rt::ReduceOp::Var));
+inline int reduce_code(rt::ReduceOp op) { return static_cast<int>(op); }
+inline const char* reduce_kernel(DType t) {
+  return t == DType::F64 ? "reduce_f64" : is_integral(t) ? "reduce_int" : "reduce_elem";
+}
+// What the reduce kernels leave to the CPU: max, min and argmax of nothing
+// (no identity; the op layer refuses them), and an integer variance with no
+// degrees of freedom (the CPU's integer division by zero).
+inline bool reduce_fits(const rt::ReduceArgs& a) {
+  const bool extreme = a.op == rt::ReduceOp::Max || a.op == rt::ReduceOp::Min || a.op == rt::ReduceOp::Argmax;
+  if (extreme && a.n < 1) return false;
+  return !(is_integral(a.x.dtype) && a.op == rt::ReduceOp::Var && a.n <= a.correction);
+}
+// The work-group of the column-tiled kernels (reduce.kern.h, softmax.kern.h):
+// `cols` neighbouring columns (up to max_cols, the next power of two of inner)
+// x `split` items along the reduced axis (group / cols), and `tiles` column
+// tiles per outer index; `groups` in all.
+struct TileGrid {
+  std::int64_t cols, split, tiles, groups;
+};
+inline TileGrid tile_grid(std::int64_t outer, std::int64_t inner, std::int64_t group, std::int64_t max_cols) {
+  std::int64_t cols = 1;
+  while (cols < inner && cols < max_cols) cols *= 2;
+  const std::int64_t tiles = (inner + cols - 1) / cols;
+  return {cols, group / cols, tiles, outer * tiles};
+}
+inline TileGrid reduce_grid(const rt::ReduceArgs& a) { return tile_grid(a.outer, a.inner, RD_GROUP, RD_MAX_COLS); }
+inline TileGrid softmax_grid(const rt::SoftmaxArgs& a) { return tile_grid(a.outer, a.inner, SM_GROUP, SM_MAX_COLS); }
+
+// unary_strided (f32, f16, bf16 and the integers) and unary_f64_strided
+// (devices with doubles): every dtype but bool, as the CPU.
+inline constexpr rt::DTypes kUnaryDTypes = rt::DTypes::all().without({DType::Bool});
+// The integers take neg, abs and relu only (the CPU refuses the rest).
+inline bool unary_fits(const rt::UnaryArgs& a) {
+  return !is_integral(a.out.dtype) || a.op == rt::UnaryOp::Neg || a.op == rt::UnaryOp::Abs ||
+         a.op == rt::UnaryOp::Relu;
+}
 
 // What attention_rows takes beyond the dtypes: head sizes up to AT_MAX_D, and
 // k and v with packed rows (the op layer guarantees them; checked all the same).

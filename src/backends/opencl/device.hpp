@@ -151,6 +151,8 @@ class OpenClDevice final : public rt::DeviceImpl {
   std::unique_ptr<OpenClBuffer> scratch(std::size_t bytes) { return make_buffer(bytes); }
   // The work-group sizes chosen for this device by auto-tuning.
   WorkGroupTuning& work_groups() { return work_groups_; }
+  // The GEMM implementations chosen for this device by auto-tuning.
+  MatmulTuning& matmul_tuning() { return matmul_tuning_; }
 
   void register_queue(cl_command_queue q);
   void unregister_queue(cl_command_queue q);
@@ -175,6 +177,7 @@ class OpenClDevice final : public rt::DeviceImpl {
   std::unique_ptr<Program> program_;
 
   WorkGroupTuning work_groups_;
+  MatmulTuning matmul_tuning_;
 
   std::once_flag command_buffer_once_;
   std::unique_ptr<CommandBufferApi> command_buffer_;

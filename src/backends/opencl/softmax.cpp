@@ -1,24 +1,29 @@
-// (Log-)softmax over the middle axis of contiguous [outer, n, inner] f32:
-// softmax.kern.h's softmax_f32_rows, one SM_GROUP work-group per row. The
-// kernel takes no element offset, so offset tensors go through ElementView.
+// (Log-)softmax over the middle axis of contiguous [outer, n, inner]:
+// softmax.kern.h's softmax_elem (f32, f16 and bf16 storage, f32 math) and
+// softmax_f64 (devices with cl_khr_fp64 only). inner == 1 gives one work-group
+// per row; wider inner puts neighbouring columns on neighbouring work-items.
 #include "launch.hpp"
 
 namespace torsh::opencl {
 namespace {
 
 void softmax(OpenClStream& s, const rt::SoftmaxArgs& a) {
-  const std::int64_t rows = a.outer * a.inner;
-  if (rows == 0 || a.n == 0) return;
-  const std::size_t bytes = static_cast<std::size_t>(rows * a.n) * sizeof(float);
-  ElementView x(s, a.x, bytes, false), y(s, a.out, bytes, true);
-  const Kernel k = s.device().kernel("softmax_f32_rows");
-  launch(s, k, range(static_cast<std::size_t>(rows) * SM_GROUP), range(SM_GROUP), x.mem(), y.mem(),
-         cl_long{a.n}, cl_long{a.inner}, cl_int{a.log ? 1 : 0});
-  y.commit();
+  if (a.outer == 0 || a.inner == 0 || a.n == 0) return;
+  const gpu::TileGrid g = gpu::softmax_grid(a);
+  const auto cols = static_cast<std::size_t>(g.cols), split = static_cast<std::size_t>(g.split);
+  const Kernel k = s.device().kernel(a.x.dtype == DType::F64 ? "softmax_f64" : "softmax_elem");
+  launch(s, k, range(static_cast<std::size_t>(g.groups) * cols, split, 1), range(cols, split, 1), mem_of(*a.x.buffer),
+         mem_of(*a.out.buffer), cl_long{a.n}, cl_long{a.inner}, cl_long{g.tiles}, cl_long{a.x.offset},
+         cl_long{a.out.offset}, cl_int{a.log ? 1 : 0}, cl_int{gpu::elem_code(a.x.dtype)});
+}
+
+bool softmax_fits(const rt::DeviceImpl& d, const rt::SoftmaxArgs& a) {
+  return a.x.dtype != DType::F64 || d.capabilities().f64;
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::Softmax, entry<rt::OpKind::Softmax, softmax>>(gpu::kF32);
+  t.add<rt::OpKind::Softmax, entry<rt::OpKind::Softmax, softmax>>(rt::DTypes::floating(), softmax_fits,
+                                                                  "f64 needs cl_khr_fp64");
 });
 
 }  // namespace

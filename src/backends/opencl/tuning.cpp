@@ -7,6 +7,7 @@
 
 #include "launch.hpp"
 #include "torsh/runtime/autotune.hpp"
+#include "torsh/runtime/op_args.hpp"
 
 namespace torsh::opencl {
 
@@ -98,6 +99,63 @@ int WorkGroupTuning::local_size(OpenClDevice& dev, const Kernel& k, std::int64_t
     c.store(v, std::memory_order_relaxed);
   }
   return v < 0 ? kDriverChoice : v;
+}
+
+int MatmulTuning::known(DType dtype, const std::array<int, 3>& cls) {
+  std::lock_guard lk(mu_);
+  const auto it = chosen_.find(std::make_pair(dtype, cls));
+  return it == chosen_.end() ? -1 : it->second;
+}
+
+int MatmulTuning::choose(OpenClDevice& dev, DType dtype, const std::array<int, 3>& cls,
+                         std::span<const Candidate> candidates, Runner run) {
+  std::lock_guard lk(mu_);
+  const auto key = std::make_pair(dtype, cls);
+  if (const auto it = chosen_.find(key); it != chosen_.end()) return it->second;
+
+  // The class's representative shape: m = 2^cls[0] and so on, dense row-major, batch 1.
+  const std::int64_t m = std::int64_t{1} << cls[0], n = std::int64_t{1} << cls[1], k = std::int64_t{1} << cls[2];
+  const std::size_t es = dtype_size(dtype);
+  auto stream = dev.create_stream();
+  OpenClStream& s = stream_of(*stream);
+  std::vector<std::unique_ptr<OpenClBuffer>> bufs;
+  for (std::int64_t elems : {m * k, k * n, m * n}) {
+    const std::size_t bytes = static_cast<std::size_t>(std::max<std::int64_t>(elems, 1)) * es;
+    bufs.push_back(dev.scratch(bytes));
+    const std::uint8_t zero = 0;
+    check_cl(clEnqueueFillBuffer(s.queue(), bufs.back()->mem(), &zero, 1, 0, bytes, 0, nullptr, nullptr),
+             "clEnqueueFillBuffer (tuning scratch)", dev.label());
+  }
+  const auto arg = [&](int i, std::int64_t rows, std::int64_t cols) {
+    rt::TensorArg t;
+    t.buffer = bufs[static_cast<std::size_t>(i)].get();
+    t.dtype = dtype;
+    t.shape = Shape{1, rows, cols};
+    t.strides = Strides{rows * cols, cols, 1};
+    return t;
+  };
+  rt::MatmulArgs a;
+  a.a = arg(0, m, k);
+  a.b = arg(1, k, n);
+  a.out = arg(2, m, n);
+  // Small classes repeat the GEMM so that a run is long enough for the host clock.
+  const std::int64_t flops = std::max<std::int64_t>(m * n * k, 1);
+  const int launches = static_cast<int>(std::clamp<std::int64_t>((std::int64_t{1} << 24) / flops, 1, 64));
+
+  std::vector<autotune::Candidate> measured;
+  for (const Candidate& c : candidates)
+    measured.push_back({c.name, [&s, &a, run, launches, choice = c.choice] {
+                          for (int l = 0; l < launches; ++l) run(s, a, choice);
+                          s.synchronize();
+                        }});
+  const std::string shape =
+      "m=2^" + std::to_string(cls[0]) + " n=2^" + std::to_string(cls[1]) + " k=2^" + std::to_string(cls[2]);
+  const std::string pick = autotune::choose({"opencl:" + dev.info().name, "matmul", shape, dtype}, measured, 3);
+  int choice = candidates.front().choice;
+  for (const Candidate& c : candidates)
+    if (c.name == pick) choice = c.choice;
+  chosen_.emplace(key, choice);
+  return choice;
 }
 
 }  // namespace torsh::opencl

@@ -9,10 +9,21 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <map>
+#include <mutex>
+#include <span>
+#include <string>
+
+#include "torsh/core/dtype.hpp"
+
+namespace torsh::rt {
+struct MatmulArgs;
+}
 
 namespace torsh::opencl {
 
 class OpenClDevice;
+class OpenClStream;
 struct Kernel;
 
 class WorkGroupTuning {
@@ -31,6 +42,31 @@ class WorkGroupTuning {
   static constexpr int kKernels = 3;  // binary_f32_contig, binary_f32_strided, copy_b32_strided
   // Read on every launch without a lock: 0 unknown, -1 the driver's choice, else the size.
   std::array<std::array<std::atomic<int>, kHi - kLo + 1>, kKernels> choice_{};
+};
+
+// Which GEMM implementation (matmul.cpp: a register-blocked variant of
+// matmul.kern.h, or CLBlast) runs a matmul of a given dtype and size class
+// (log2 of m, n, k, capped: gpu::matmul_size_class). With auto-tuning on, each
+// (device, dtype, class) is measured once: every candidate runs a GEMM of the
+// class's representative shape on scratch buffers and a queue of its own, and
+// the fastest is kept in the autotune cache under "matmul".
+class MatmulTuning {
+ public:
+  // Runs candidate `choice` on `s` for `a` (matmul.cpp's dispatch).
+  using Runner = void (*)(OpenClStream& s, const rt::MatmulArgs& a, int choice);
+  struct Candidate {
+    int choice;
+    std::string name;
+  };
+  // The choice already made for this class, or -1.
+  int known(DType dtype, const std::array<int, 3>& size_class);
+  // The measured choice for this class, measuring it first when unknown.
+  int choose(OpenClDevice& dev, DType dtype, const std::array<int, 3>& size_class,
+             std::span<const Candidate> candidates, Runner run);
+
+ private:
+  std::mutex mu_;  // guards chosen_; held while measuring so a class is measured once
+  std::map<std::pair<DType, std::array<int, 3>>, int> chosen_;
 };
 
 }  // namespace torsh::opencl
