@@ -12,6 +12,11 @@ bash scripts/install-deps.sh
 bash scripts/fetch-model.sh
 [ -x /usr/local/cuda/bin/nvcc ] && export PATH="/usr/local/cuda/bin:$PATH"
 jobs=$(nproc)
+# Mesa (lavapipe, under the WebGPU plugin) complains on stderr without a runtime folder.
+if [ -z "${XDG_RUNTIME_DIR:-}" ]; then
+  export XDG_RUNTIME_DIR="${TMPDIR:-/tmp}/torsh-xdg-$(id -u)"
+  mkdir -p -m 700 "$XDG_RUNTIME_DIR"
+fi
 echo "== Release build and tests"
 cmake --preset release >/dev/null
 cmake --build --preset release -j"$jobs"

@@ -220,6 +220,7 @@ void run_case(const Case& c, Backend& dev, Backend& cpu, Tally& tally, bool verb
   bool claimed = dev.supports(c.kind, c.dtype);
   const bool kind_claimed = claimed;
   if (c.copies) claimed = claimed && dev.supports(rt::OpKind::Copy, c.dtype);
+  for (const auto& [k, t] : c.needs) claimed = claimed && dev.supports(k, t);
   std::uint64_t fell_back = 0;
   try {
     x = upload(dev);

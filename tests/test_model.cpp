@@ -190,25 +190,37 @@ TEST(Generation, EncodePromptWrapsChatTurnsAndNeverGivesNoTokens) {
   EXPECT_GT(encode_prompt(tok, "", true).size(), 1u);
 }
 
-TEST(LlamaModel, OpenClGivesTheCpuGreedyTokens) {
-  NEED_MODEL();
+// Greedy tokens on `type` equal the CPU's, with every op of the model run by
+// that backend's own kernels (nothing falls back to the CPU).
+void expect_cpu_greedy_tokens(const std::string& path, BackendType type, int max_tokens) {
   const auto av = Backend::available();
-  if (std::find(av.begin(), av.end(), BackendType::OpenCl) == av.end()) GTEST_SKIP() << "OpenCL backend unavailable";
+  if (std::find(av.begin(), av.end(), type) == av.end())
+    GTEST_SKIP() << backend_name(type) << " backend unavailable";
   LoadOptions o;
   o.ctx = 32;
-  LlamaModel cpu = LlamaModel::load(*path, Backend::create(BackendType::Cpu), o);
-  LlamaModel cl = LlamaModel::load(*path, Backend::create(BackendType::OpenCl), o);
+  LlamaModel cpu = LlamaModel::load(path, Backend::create(BackendType::Cpu), o);
+  LlamaModel dev = LlamaModel::load(path, Backend::create(type), o);
   const auto prompt = cpu.tokenizer().encode("The capital of France is");
-  Generation a(cpu, prompt, {.max_tokens = 6});
+  Generation a(cpu, prompt, {.max_tokens = max_tokens});
   a.run_to_end();
   ops::reset_fallback_stats();
-  Generation b(cl, prompt, {.max_tokens = 6});
+  Generation b(dev, prompt, {.max_tokens = max_tokens});
   b.run_to_end();
   const auto fb = ops::fallback_stats();
-  std::printf("OpenCL (%s): %llu ops fell back to the CPU, %llu copies, %.1f MiB\n", cl.backend().name().c_str(),
+  std::printf("%s: %llu ops fell back to the CPU, %llu copies, %.1f MiB\n", dev.backend().name().c_str(),
               static_cast<unsigned long long>(fb.ops), static_cast<unsigned long long>(fb.copies),
               static_cast<double>(fb.bytes) / (1 << 20));
   EXPECT_EQ(a.tokens(), b.tokens());
-  // Every op of the model has an OpenCL kernel: nothing runs on the CPU.
   EXPECT_EQ(fb.ops, 0u);
+}
+
+TEST(LlamaModel, OpenClGivesTheCpuGreedyTokens) {
+  NEED_MODEL();
+  expect_cpu_greedy_tokens(*path, BackendType::OpenCl, 6);
+}
+
+// lavapipe runs WGSL on the CPU through LLVM: a handful of tokens keeps it quick.
+TEST(LlamaModel, WebGpuGivesTheCpuGreedyTokens) {
+  NEED_MODEL();
+  expect_cpu_greedy_tokens(*path, BackendType::WebGpu, 4);
 }

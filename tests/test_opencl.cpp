@@ -309,19 +309,20 @@ TEST_F(OpenCl, EventsMeasureDeviceTime) {
 // ---------------------------------------------------------------- fallback and errors
 
 TEST_F(OpenCl, UnsupportedOpsFallBackToTheCpuWithCountedCopies) {
-  // f64 attention (OpenCL's takes f32, f16 and bf16): one op on the CPU. One
-  // query and one key: the output is v.
+  // Attention with a head size past what a work-group keeps in registers
+  // (AT_MAX_D, 256): one op on the CPU. One query and one key: the output is v.
   ops::reset_fallback_stats();
-  const std::vector<double> q = {1.5, 2.5}, k = {-3.0, 0.5}, v = {0.25, -0.5};
-  const auto on = [&](const std::vector<double>& d) { return dev.from_host(d.data(), Shape{1, 1, 1, 2}, DType::F64); };
+  const std::int64_t d = 300;
+  std::vector<float> q(d, 0.5f), k(d, -0.25f), v(d);
+  for (std::int64_t i = 0; i < d; ++i) v[static_cast<std::size_t>(i)] = static_cast<float>(i) - 7.5f;
+  const auto on = [&](const std::vector<float>& x) { return dev.from_host(x.data(), Shape{1, 1, 1, d}, DType::F32); };
   Tensor z = ops::attention(on(q), on(k), on(v));
   EXPECT_EQ(z.device(), dev.device());
-  EXPECT_EQ(z.dtype(), DType::F64);
-  EXPECT_EQ(z.to_host<double>(), v);
+  EXPECT_EQ(z.to_vector(), v);
   const auto st = ops::fallback_stats();
   EXPECT_EQ(st.ops, 1u);
   EXPECT_EQ(st.copies, 5u);  // three inputs and the output to the CPU, the output back
-  EXPECT_EQ(st.bytes, 5u * 2 * sizeof(double));
+  EXPECT_EQ(st.bytes, 5u * d * sizeof(float));
   // A reduction runs on the device.
   ops::reset_fallback_stats();
   const auto e = ops::sum(on_cl({0.5f, 1.f}, {2})).to_vector();

@@ -15,6 +15,7 @@
 #include "torsh/cuda_plugin_config.h"
 #include "torsh/hip_plugin_config.h"
 #include "torsh/opencl_plugin_config.h"
+#include "torsh/webgpu_plugin_config.h"
 
 namespace torsh {
 namespace rt {
@@ -112,6 +113,8 @@ std::optional<PluginBuild> plugin_build(BackendType t) {
     case BackendType::OpenCl: return PluginBuild{TORSH_OPENCL_PLUGIN_BUILT != 0, TORSH_OPENCL_PLUGIN_NOTE, "TORSH_OPENCL"};
     case BackendType::Cuda: return PluginBuild{TORSH_CUDA_PLUGIN_BUILT != 0, TORSH_CUDA_PLUGIN_NOTE, "TORSH_CUDA"};
     case BackendType::Rocm: return PluginBuild{TORSH_HIP_PLUGIN_BUILT != 0, TORSH_HIP_PLUGIN_NOTE, "TORSH_HIP"};
+    case BackendType::WebGpu:
+      return PluginBuild{TORSH_WEBGPU_PLUGIN_BUILT != 0, TORSH_WEBGPU_PLUGIN_NOTE, "TORSH_WEBGPU"};
     default: return std::nullopt;
   }
 }
@@ -123,7 +126,6 @@ std::string missing_plugin_reason(BackendType t, const std::string& file, const 
   const std::string where = " (" + file + " not found in " + (dirs.empty() ? "<empty path>" : dirs) + ")";
   switch (t) {
     case BackendType::Metal: return "Metal needs macOS and Apple GPUs; it is not built on this platform" + where;
-    case BackendType::WebGpu: return "no WebGPU plugin was built (needs wgpu-native)" + where;
     default: break;
   }
   const auto b = plugin_build(t);
@@ -302,16 +304,24 @@ std::string backend_summary() {
     }
     if (!st.reason.empty()) os << "    Note: " << st.reason << "\n";
     for (const auto& d : st.devices) {
-      os << "    [" << d.index << "] " << d.name << ": " << gb(d.total_memory);
+      os << "    [" << d.index << "] " << d.name << ": ";
+      // WebGPU reports neither memory sizes nor compute units.
+      if (d.total_memory) os << gb(d.total_memory);
+      else os << "memory size not reported";
       if (d.unified_memory) os << " (unified memory";
       else os << " (";
       if (d.free_memory) os << (d.unified_memory ? ", " : "") << gb(*d.free_memory) << " free";
       os << ")";
-      os << ", " << d.compute_units << " compute units";
+      if (d.compute_units) os << ", " << d.compute_units << " compute units";
       if (!d.compute_capability.empty()) os << ", " << d.compute_capability;
       if (d.peak_gflops > 0) os << ", ~" << static_cast<long long>(d.peak_gflops) << " GFLOP/s f32 peak";
       if (d.software) os << ", software device";
       os << "\n";
+      if (st.type == BackendType::WebGpu && !d.features.empty()) {
+        os << "        limits and features:";
+        for (std::size_t i = 0; i < d.features.size(); ++i) os << (i ? ", " : " ") << d.features[i];
+        os << "\n";
+      }
     }
   }
   auto rep = explain_selection(0);

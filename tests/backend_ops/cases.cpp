@@ -136,7 +136,8 @@ void cast_cases(CaseList& L) {
       if (is_floating(from)) x.specials().set(4, 0.5).set(5, -0.5).set(6, 1e10).set(7, -1e10).set(8, 70000).set(9, 2.5);
       if (n++ % 2) x.t();
       L.add("cast", "cast to " + dt(to), K::Cast, to, {x}, call1([to](const Tensor& v) { return ops::cast(v, to); }),
-            Tol::bitwise());
+            Tol::bitwise())
+          .needs = {{K::Cast, from}};  // a cast kernel must read `from` too
     }
   L.add("cast", "cast to f16", K::Cast, F16, {in({1, 13}).range(-1e5, 1e5).expand({7, 13})},
         call1([](const Tensor& v) { return ops::cast(v, DType::F16); }), Tol::bitwise());
@@ -147,6 +148,20 @@ void cast_cases(CaseList& L) {
       .reference = [](const Values&) { return std::vector<double>{1.5, -2.0}; };
   L.add("cast", "cast to bf16", K::Cast, BF16, {in({0, 4})},
         call1([](const Tensor& v) { return ops::cast(v, DType::BF16); }), Tol::bitwise());
+  // i64 past what f32 holds (ties to even, 2^40 + 1 rounds away) and past i32 (saturation).
+  const std::vector<double> big = {16777217.0,         16777219.0,          -16777217.0, 1099511627777.0,
+                                   -1099511627777.0,   2147483648.0,        -2147483649.0, 4611686018427387904.0,
+                                   -9223372036854775808.0, 9007199254740993.0 - 1, 255.0, -129.0};
+  for (DType to : {F32, F16, BF16, I32, I8, U8, DType::Bool})
+    L.add("cast", "cast large i64 to " + dt(to), K::Cast, to, {in({12}, I64).vals(big)},
+          call1([to](const Tensor& v) { return ops::cast(v, to); }), Tol::bitwise())
+        .needs = {{K::Cast, I64}};
+  // Floats past i64's range saturate; in range they truncate.
+  for (DType from : {F32, F16, BF16})
+    L.add("cast", "cast large " + dt(from) + " to i64", K::Cast, I64,
+          {in({8}, from).vals({1e10, -1e10, 1e19, -1e19, 65504, -3.75, 9.2e18, 0.99})},
+          call1([](const Tensor& v) { return ops::cast(v, DType::I64); }), Tol::bitwise())
+        .needs = {{K::Cast, from}};
 }
 
 // ---------------------------------------------------------------- binary
@@ -185,8 +200,16 @@ void binary_cases(CaseList& L) {
         a.range(t == U8 ? 0 : -lim, lim);
         b.range(1, t == U8 || t == I8 ? 10 : 20);
       }
-      L.add("binary", rt::binary_op_name(op), K::Binary, t, {a, b}, binary_call(op), binary_tol(op));
+      Case& c = L.add("binary", rt::binary_op_name(op), K::Binary, t, {a, b}, binary_call(op), binary_tol(op));
+      // Integers divide into f64 (true division): casts to f64 and an f64 division.
+      if (op == BinaryOp::Div && !is_floating(t)) c.needs = {{K::Cast, F64}, {K::Binary, F64}};
     }
+  // i64 past 32 bits: carries between words, products that wrap, signed order across words.
+  for (BinaryOp op : {BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Maximum, BinaryOp::Minimum})
+    L.add("binary", std::string(rt::binary_op_name(op)) + " large", K::Binary, I64,
+          {in({8}, I64).vals({4294967295.0, -4294967296.0, 3e9, -3e9, 1e12, -7.0, 9e18, -1.0}),
+           in({8}, I64).vals({1.0, -1.0, 5e9, 3e9, 1e9, 4294967296.0, 2.0, 4294967297.0})},
+          binary_call(op), Tol::bitwise());
   // Real powers of negative numbers are NaN on both sides.
   L.add("binary", "pow", K::Binary, F32, {in({9, 7}).range(-3, 3), in({9, 7}).range(-2.5, 2.5)},
         binary_call(BinaryOp::Pow), binary_tol(BinaryOp::Pow));
@@ -528,8 +551,10 @@ void matmul_cases(CaseList& L) {
         call2([](const Tensor& w, const Tensor& m) { return ops::weighted_sum_rows(w, m); }), Tol::reduction(65));
   // More batches than a CUDA grid's z dimension (65535).
   L.add("matmul", "matmul", K::Matmul, F32, {in({70000, 2, 3}), in({70000, 3, 2})}, mm, Tol::reduction(3));
-  // Large values.
-  L.add("matmul", "matmul", K::Matmul, F32, {in({16, 32}).range(-1e3, 1e3), in({32, 24}).range(-1e3, 1e3)}, mm,
+  // Large values, all positive: a rounding bound relative to the result holds
+  // for any summation order only without cancellation (kernels may block k
+  // differently from the CPU, or fuse multiply-adds).
+  L.add("matmul", "matmul", K::Matmul, F32, {in({16, 32}).range(1e2, 1e3), in({32, 24}).range(1e2, 1e3)}, mm,
         Tol::reduction(32));
   L.add("matmul", "matmul", K::Matmul, F64,
         {in({16, 32}, F64).range(-1e100, 1e100), in({32, 24}, F64).range(-1e100, 1e100)}, mm, Tol::reduction(32));
@@ -890,8 +915,11 @@ void conv_cases(CaseList& L) {
   }
   ConvShape nhwc{2, 3, 9, 11, 4, 3, 3, conv_params(1, 1, 1, 1, 1, 1), true};
   add_conv(L, F32, nhwc, in({2, 9, 11, 3}).permute({0, 3, 1, 2}));
+  // Large values, inputs and weights positive: a rounding bound relative to the
+  // result holds for any summation order only without cancellation.
   ConvShape big{1, 4, 8, 8, 4, 3, 3, conv_params(1, 1, 1, 1, 1, 1), false};
-  add_conv(L, F32, big, in({1, 4, 8, 8}).range(-1e3, 1e3));
+  L.add("conv2d", conv_name(big), K::Conv2d, F32, {in({1, 4, 8, 8}).range(1e2, 1e3), in({4, 4, 3, 3}).range(0.1, 1)},
+        conv_call(big.p, false), Tol::reduction(36, 8, 1));
 
   const auto pool = [](bool max, ops::Pool2dParams p) -> Run {
     return call1([=](const Tensor& x) { return max ? ops::max_pool2d(x, p) : ops::avg_pool2d(x, p); });

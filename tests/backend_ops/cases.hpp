@@ -106,6 +106,9 @@ struct Case {
   // copying c into the result, a reduction over axes that are not adjacent);
   // views that are not contiguous are counted without this.
   bool copies = false;
+  // Kernels the case launches besides (kind, dtype) that must exist for it to
+  // run natively: a cast's source dtype, the f64 division of integers.
+  std::vector<std::pair<torsh::rt::OpKind, DType>> needs;
   Reference reference;  // optional
   // What a kernel of the device's own is held to against the reference, where
   // it is tighter than against the CPU (default: tol; a fallback always gets tol).

@@ -1,0 +1,33 @@
+// Scaled dot-product attention: attention.wgsl's attention_rows, one
+// work-group per query row with an online softmax over tiles of 64 keys.
+#include "launch.hpp"
+
+namespace torsh::webgpu {
+namespace {
+
+void attention(WebGpuDevice& dev, const rt::AttentionArgs& a) {
+  const std::int64_t rows = gpu::attention_groups(a);
+  if (rows == 0 || a.v.shape[3] == 0) return;
+  const AttentionMeta m = gpu::attention_meta(a);
+  Launch l(dev);
+  l.tensor(a.q).tensor(a.k).tensor(a.v).tensor(a.out);
+  l.param(m.hq).param(m.sq).param(m.d).param(m.hkv).param(m.skv).param(m.dv);
+  l.param(m.kb).param(m.kh).param(m.vb).param(m.vh);
+  l.param(l.offset(0)).param(l.offset(1)).param(l.offset(2)).param(l.offset(3));
+  l.param(static_cast<std::uint32_t>(static_cast<std::int32_t>(m.shift))).param(m.scale).param(m.causal);
+  l.param(m.dt).run_rows("attention", "attention_rows", rows);
+}
+
+bool attention_fits(const rt::DeviceImpl& d, const rt::AttentionArgs& a) {
+  const std::int64_t shift = gpu::attention_meta(a).shift;
+  return gpu::attention_fits(a) && shift > -(std::int64_t{1} << 30) && shift < (std::int64_t{1} << 30) &&
+         fits(d, {&a.q, &a.k, &a.v, &a.out});
+}
+
+const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
+  t.add<rt::OpKind::Attention, entry<rt::OpKind::Attention, attention>>(gpu::kElemDTypes, attention_fits,
+                                                                         "head sizes up to 256, k/v rows packed");
+});
+
+}  // namespace
+}  // namespace torsh::webgpu

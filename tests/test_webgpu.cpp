@@ -1,0 +1,237 @@
+// The WebGPU plugin on whatever adapter wgpu-native finds (Mesa's lavapipe in
+// CI): device facts and limits, memory at any byte offset (WebGPU moves whole
+// 4-byte words), streams and events (timestamp queries where the adapter has
+// them), and the error paths. Whether its ops match the CPU backend is
+// test_backend_ops's job. Every test skips, with the registry's reason, where
+// no WebGPU adapter is available.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+
+#include "backends/webgpu/compile_api.h"
+#include "torsh/torsh.hpp"
+#include "torsh/webgpu_plugin_config.h"
+
+using namespace torsh;
+
+namespace {
+
+std::string webgpu_status() {
+  for (const auto& st : backend_statuses())
+    if (st.type == BackendType::WebGpu) return st.available ? std::string() : st.reason;
+  return "WebGPU is not a known backend";
+}
+
+class WebGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto av = Backend::available();
+    if (std::find(av.begin(), av.end(), BackendType::WebGpu) == av.end())
+      GTEST_SKIP() << "WebGPU backend unavailable: " << webgpu_status();
+    dev = Backend::create(BackendType::WebGpu);
+    cpu = Backend::create(BackendType::Cpu);
+  }
+  Backend dev, cpu;
+};
+
+std::vector<float> rand_vec(std::size_t n, unsigned seed) {
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> v(n);
+  for (auto& x : v) x = u(g);
+  return v;
+}
+
+template <class F>
+ErrorCode error_code_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.code();
+  }
+  return ErrorCode::Internal;
+}
+
+}  // namespace
+
+TEST(WebGpuRegistry, BuiltPluginLoadsOrSaysWhy) {
+  const std::string why = webgpu_status();
+  if (!TORSH_WEBGPU_PLUGIN_BUILT) {
+    EXPECT_NE(why.find("not built"), std::string::npos) << why;
+    return;
+  }
+  // Built: either an adapter opened, or the reason names what is missing.
+  if (!why.empty()) EXPECT_TRUE(why.find("adapter") != std::string::npos || why.find("wgpu") != std::string::npos) << why;
+}
+
+TEST_F(WebGpu, DeviceFactsAndLimits) {
+  const DeviceInfo& info = dev.info();
+  EXPECT_FALSE(info.name.empty());
+  EXPECT_EQ(info.compute_capability.rfind("WebGPU on ", 0), 0u) << info.compute_capability;
+  const auto has = [&](const char* prefix) {
+    return std::any_of(info.features.begin(), info.features.end(),
+                       [&](const std::string& f) { return f.rfind(prefix, 0) == 0; });
+  };
+  EXPECT_TRUE(has("max buffer ")) << "limits are listed among the features";
+  EXPECT_TRUE(has("max storage binding "));
+  const Capabilities caps = dev.capabilities();
+  EXPECT_FALSE(caps.f64) << "WGSL has no doubles";
+  EXPECT_TRUE(caps.runtime_kernels);
+  EXPECT_GT(caps.max_allocation, 0u);
+  // A CPU adapter (lavapipe) is a software device: usable by name, never auto-selected.
+  if (info.name.find("llvmpipe") != std::string::npos) {
+    EXPECT_TRUE(info.software);
+    EXPECT_NE(Backend::create(BackendType::Auto).type(), BackendType::WebGpu);
+  }
+  // What the kernels take, per dtype, and what they do not.
+  EXPECT_TRUE(dev.supports(rt::OpKind::Matmul, DType::F16));
+  EXPECT_FALSE(dev.supports(rt::OpKind::Matmul, DType::F64));
+  EXPECT_TRUE(dev.supports(rt::OpKind::Cast, DType::I64));
+}
+
+TEST_F(WebGpu, BytesAtAnyOffset) {
+  // WebGPU writes, reads and copies whole 4-byte words: odd offsets and lengths
+  // must still touch exactly their bytes.
+  std::vector<unsigned char> src(1001);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 7 + 3);
+  Buffer b = dev.allocate(src.size());
+  b.copy_from_host(src.data(), src.size());
+  std::vector<unsigned char> back(src.size());
+  b.copy_to_host(back.data(), back.size());
+  EXPECT_EQ(back, src);
+  const unsigned char patch[5] = {1, 2, 3, 4, 5};
+  b.copy_from_host(patch, 5, 333);
+  unsigned char got[7] = {};
+  b.copy_to_host(got, 7, 332);
+  EXPECT_EQ(got[0], src[332]);
+  EXPECT_EQ(std::memcmp(got + 1, patch, 5), 0);
+  EXPECT_EQ(got[6], src[338]);
+  b.copy_from_host(patch, 1, 1000);  // the last byte
+  b.copy_to_host(got, 2, 999);
+  EXPECT_EQ(got[0], src[999]);
+  EXPECT_EQ(got[1], 1);
+  // Device to device at unaligned offsets, and overlapping within one buffer (memmove).
+  Buffer c = dev.allocate(src.size());
+  c.fill_bytes(0);
+  c.copy_from(b, 300, 17, 5);
+  std::vector<unsigned char> want(src.size(), 0), now(src.size());
+  b.copy_to_host(now.data(), now.size());
+  std::copy(now.begin() + 17, now.begin() + 317, want.begin() + 5);
+  c.copy_to_host(back.data(), back.size());
+  EXPECT_EQ(back, want);
+  std::memmove(now.data() + 10, now.data() + 3, 500);
+  b.copy_from(b, 500, 3, 10);
+  b.copy_to_host(back.data(), back.size());
+  EXPECT_EQ(back, now);
+}
+
+TEST_F(WebGpu, FillPatterns) {
+  Buffer b = dev.allocate(256);
+  b.fill_bytes(0xAB);
+  const std::uint16_t p16 = 0x1234;
+  b.fill_pattern(&p16, 2, 9, 62);  // an odd offset
+  const std::uint64_t p64 = 0x0102030405060708ull;
+  b.fill_pattern(&p64, 8, 128, 64);
+  std::vector<unsigned char> got(256);
+  b.copy_to_host(got.data(), got.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    unsigned char want = 0xAB;
+    if (i >= 9 && i < 71) want = reinterpret_cast<const unsigned char*>(&p16)[(i - 9) % 2];
+    if (i >= 128 && i < 192) want = reinterpret_cast<const unsigned char*>(&p64)[(i - 128) % 8];
+    ASSERT_EQ(got[i], want) << i;
+  }
+  EXPECT_EQ(dev.zeros(Shape{5}, DType::F32).to_vector(), std::vector<float>(5, 0.f));
+}
+
+TEST_F(WebGpu, StreamsAndEvents) {
+  const auto v = rand_vec(64 * 64, 1);
+  Tensor a = dev.from_host(v.data(), Shape{64, 64}, DType::F32);
+  Stream s = dev.create_stream();
+  Event start = dev.create_event(), stop = dev.create_event();
+  s.record(start);
+  Tensor c = ops::matmul(a, a);
+  s.record(stop);
+  stop.synchronize();
+  EXPECT_TRUE(stop.query());
+  if (dev.capabilities().event_timing) {
+    const double ms = start.elapsed_ms(stop);
+    EXPECT_GE(ms, 0.0);
+    EXPECT_LT(ms, 60'000.0);
+  } else {
+    EXPECT_EQ(error_code_of([&] { start.elapsed_ms(stop); }), ErrorCode::Unsupported);
+  }
+  Event never = dev.create_event();
+  EXPECT_TRUE(never.query());
+  // The result is right after all that (the harness checks every op; this checks the ordering).
+  const auto ref = ops::matmul(cpu.from_host(v.data(), Shape{64, 64}, DType::F32), cpu.from_host(v.data(), Shape{64, 64}, DType::F32));
+  const auto got = c.to_vector(), want = ref.to_vector();
+  for (std::size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-4f) << i;
+}
+
+TEST_F(WebGpu, ManySmallOpsStayBounded) {
+  // Work is submitted in batches and the queue kept a few submissions deep.
+  Tensor x = dev.zeros(Shape{16}, DType::F32);
+  const std::vector<float> ones(16, 1.f);
+  Tensor one = dev.from_host(ones.data(), Shape{16}, DType::F32);
+  for (int i = 0; i < 2000; ++i) x = ops::add(x, one);
+  EXPECT_EQ(x.to_vector(), std::vector<float>(16, 2000.f));
+}
+
+TEST_F(WebGpu, AbsurdAllocationsFailClearly) {
+  const std::size_t live_before = dev.memory_stats().live_bytes;
+  const std::uint64_t max_buffer = dev.capabilities().max_allocation;
+  try {
+    dev.allocate(max_buffer + 1);
+    ADD_FAILURE() << "allocated more than maxBufferSize";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::OutOfMemory);
+    EXPECT_NE(std::string(e.what()).find("maxBufferSize"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(dev.memory_stats().live_bytes, live_before) << "failed allocations must not be counted";
+  const float one = 1.f, two = 2.f;
+  EXPECT_EQ(ops::add(dev.from_host(&one, Shape{1}, DType::F32), dev.from_host(&two, Shape{1}, DType::F32)).to_vector(),
+            std::vector<float>{3});
+}
+
+TEST_F(WebGpu, F64FallsBackToTheCpuAndSaysSo) {
+  // WGSL has no doubles: an f64 op runs on the CPU, counted, with the right answer.
+  const std::vector<double> v = {1.5, -2.25, 3.0};
+  Tensor a = dev.from_host(v.data(), Shape{3}, DType::F64);
+  ops::reset_fallback_stats();
+  Tensor b = ops::add(a, a);
+  EXPECT_EQ(ops::fallback_stats().ops, 1u);
+  EXPECT_EQ(b.to_host<double>(), (std::vector<double>{3.0, -4.5, 6.0}));
+}
+
+TEST_F(WebGpu, CompileErrorsNameLineAndColumn) {
+  std::string plugin;
+  for (const auto& st : backend_statuses())
+    if (st.type == BackendType::WebGpu) plugin = st.source;
+  void* h = dlopen(plugin.c_str(), RTLD_NOW | RTLD_NOLOAD);  // the registry's; this only finds it
+  ASSERT_NE(h, nullptr) << plugin << ": " << dlerror();
+  auto compile = reinterpret_cast<torsh_webgpu_compile_fn>(dlsym(h, TORSH_WEBGPU_COMPILE_SYMBOL));
+  ASSERT_NE(compile, nullptr);
+  rt::DeviceImpl* d = &dev.impl();
+  EXPECT_EQ(compile(d, "@group(0) @binding(0) var<storage, read_write> x: array<f32>;\n"
+                       "@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {\n"
+                       "  x[g.x] = 1.0;\n}\n"),
+            0);
+  try {
+    compile(d, "@compute @workgroup_size(1)\nfn main() {\n  let y: u32 = torsh_no_such_identifier_42;\n}\n");
+    ADD_FAILURE() << "broken WGSL compiled";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::KernelCompile);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("torsh_no_such_identifier_42"), std::string::npos) << what;
+    EXPECT_NE(what.find("wgsl:3:"), std::string::npos) << what;  // line 3, with its column
+  }
+  EXPECT_EQ(error_code_of([&] { compile(&cpu.impl(), "fn f() {}"); }), ErrorCode::InvalidArgument);
+  // The device still works after a failed compile.
+  const float one = 1.f;
+  EXPECT_EQ(ops::add(dev.from_host(&one, Shape{1}, DType::F32), dev.from_host(&one, Shape{1}, DType::F32)).to_vector(),
+            std::vector<float>{2});
+  dlclose(h);
+}
