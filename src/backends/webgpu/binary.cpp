@@ -1,5 +1,5 @@
 // Elementwise binary ops: binary.wgsl's binary_strided over broadcast, strided
-// operands, f32, f16, bf16 (f32 math) and i8, u8, i32, i64 (wrapping; i64 as
+// operands (binary_f32_dense when all three are dense f32), f32, f16, bf16 (f32 math) and i8, u8, i32, i64 (wrapping; i64 as
 // word pairs). WGSL has no doubles, so f64 runs on the CPU.
 #include "launch.hpp"
 
@@ -11,7 +11,9 @@ void binary(WebGpuDevice& dev, const rt::BinaryArgs& a) {
   if (n == 0) return;
   Launch l(dev);
   l.tensor(a.a).tensor(a.b).tensor(a.out).strided(a.out.shape, {&a.a, &a.b, &a.out});
-  l.param(gpu::binary_code(a.op)).param(gpu::elem_code(a.out.dtype)).run("binary", "binary_strided", n);
+  const bool dense = a.out.dtype == DType::F32 && gpu::dense(gpu::strided_meta(a.out.shape, {&a.a, &a.b, &a.out}), 3);
+  l.param(gpu::binary_code(a.op)).param(gpu::elem_code(a.out.dtype));
+  l.run("binary", dense ? "binary_f32_dense" : "binary_strided", n);
 }
 
 bool binary_fits(const rt::DeviceImpl& d, const rt::BinaryArgs& a) {

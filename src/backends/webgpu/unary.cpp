@@ -1,7 +1,7 @@
-// Elementwise unary ops: unary.wgsl's unary_strided, f32, f16 and bf16 with
-// f32 math (tanh and erf evaluated by the kernel itself, accurate near 0
-// where WGSL's built-ins may cancel), and neg, abs, relu on i8, u8, i32 and
-// i64 (word pairs).
+// Elementwise unary ops: unary.wgsl's unary_strided (unary_f32_dense when x
+// and out are dense f32), f32, f16 and bf16 with f32 math (tanh and erf
+// evaluated by the kernel itself, accurate near 0 where WGSL's built-ins may
+// cancel), and neg, abs, relu on i8, u8, i32 and i64 (word pairs).
 #include "launch.hpp"
 
 namespace torsh::webgpu {
@@ -12,7 +12,9 @@ void unary(WebGpuDevice& dev, const rt::UnaryArgs& a) {
   if (n == 0) return;
   Launch l(dev);
   l.tensor(a.x).tensor(a.out).strided(a.out.shape, {&a.x, &a.out});
-  l.param(gpu::unary_code(a.op)).param(gpu::elem_code(a.out.dtype)).run("unary", "unary_strided", n);
+  const bool dense = a.out.dtype == DType::F32 && gpu::dense(gpu::strided_meta(a.out.shape, {&a.x, &a.out}), 2);
+  l.param(gpu::unary_code(a.op)).param(gpu::elem_code(a.out.dtype));
+  l.run("unary", dense ? "unary_f32_dense" : "unary_strided", n);
 }
 
 bool integer_op(rt::UnaryOp op) {

@@ -105,3 +105,13 @@ fn binary_strided(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
     out_set_i(io, dt, binary_apply_int(op, a_i(ia, dt), b_i(ib, dt)));
   }
 }
+
+// f32 with all three tensors dense in the same order (the common case): no
+// index arithmetic beyond the offsets. Same params.
+@compute @workgroup_size(256)
+fn binary_f32_dense(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = linear_id(gid, nwg, 256u);
+  if (i >= P[0]) { return; }
+  let v = binary_apply(P[STRIDED_END], bitcast<f32>(a[P[34] + i]), bitcast<f32>(b[P[35] + i]));
+  atomicStore(&out[P[36] + i], bitcast<u32>(v));
+}

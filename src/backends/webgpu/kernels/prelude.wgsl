@@ -75,6 +75,8 @@ const STRIDED_END: u32 = 40u;
 fn strided_offset(t: u32, i0: u32) -> u32 {
   var i = i0;
   var off = P[34u + t];
+  // One dimension (every dense tensor, after the host merges dimensions): no division.
+  if (P[1] == 1u) { return off + i * P[10u + t * 8u]; }
   for (var d = i32(P[1]) - 1; d >= 0; d = d - 1) {
     let dim = P[2u + u32(d)];
     let q = i / dim;

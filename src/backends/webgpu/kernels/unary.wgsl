@@ -83,3 +83,12 @@ fn unary_strided(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
     out_set_i(io, dt, unary_apply_int(op, x_i(ix, dt)));
   }
 }
+
+// f32 with x and out dense in the same order (the common case): no index
+// arithmetic beyond the offsets. Same params.
+@compute @workgroup_size(256)
+fn unary_f32_dense(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = linear_id(gid, nwg, 256u);
+  if (i >= P[0]) { return; }
+  atomicStore(&out[P[35] + i], bitcast<u32>(unary_apply(P[STRIDED_END], bitcast<f32>(x[P[34] + i]))));
+}
