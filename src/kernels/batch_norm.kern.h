@@ -95,23 +95,14 @@ KERNEL void batch_norm_elems_train(GLOBAL const uchar* x, GLOBAL const uchar* w,
 
 BN_GROUP_SUM(bn_group_sum_f64, double)
 
-DEVICE_FN double bn_mul_add_unfused_f64(double a, double b, double c) {
-#if defined(__OPENCL_VERSION__)
-#pragma OPENCL FP_CONTRACT OFF
-  return a * b + c;
-#else
-  return __dadd_rn(__dmul_rn(a, b), c);
-#endif
-}
-
 KERNEL void batch_norm_f64_apply(GLOBAL const uchar* x, GLOBAL const uchar* w, GLOBAL const uchar* b,
                                  GLOBAL const uchar* rm, GLOBAL const uchar* rv, GLOBAL uchar* out,
                                  META(BatchNormMeta) m) {
-  BN_APPLY_BODY(double, BN_LOAD_F64, BN_STORE_F64, bn_mul_add_unfused_f64)
+  BN_APPLY_BODY(double, BN_LOAD_F64, BN_STORE_F64, mul_add_unfused_f64)
 }
 
 KERNEL void batch_norm_f64_train(GLOBAL const uchar* x, GLOBAL const uchar* w, GLOBAL const uchar* b,
                                  GLOBAL uchar* rm, GLOBAL uchar* rv, GLOBAL uchar* out, META(BatchNormMeta) m) {
-  BN_TRAIN_BODY(double, BN_LOAD_F64, BN_STORE_F64, bn_mul_add_unfused_f64, bn_group_sum_f64)
+  BN_TRAIN_BODY(double, BN_LOAD_F64, BN_STORE_F64, mul_add_unfused_f64, bn_group_sum_f64)
 }
 #endif

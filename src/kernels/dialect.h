@@ -151,4 +151,16 @@ DEVICE_FN float mul_add_unfused(float a, float b, float c) {
 #endif
 }
 
+/* The same in doubles. */
+#if defined(TORSH_FP64)
+DEVICE_FN double mul_add_unfused_f64(double a, double b, double c) {
+#if defined(__OPENCL_VERSION__)
+#pragma OPENCL FP_CONTRACT OFF
+  return a * b + c;
+#else
+  return __dadd_rn(__dmul_rn(a, b), c);
+#endif
+}
+#endif
+
 #endif

@@ -119,18 +119,6 @@ MM_VARIANT(t8x128_r1x8, 8, 128, 16, 1, 8)
 MM_VARIANT(t128x8_r8x1, 128, 8, 16, 8, 1)
 
 #if defined(TORSH_FP64)
-/* a * b + c in doubles with both roundings, as the CPU's f64 loop computes it:
- * with cancelling terms a fused multiply-add would move the sum by more than
- * the CPU comparison allows. */
-DEVICE_FN double mm_mul_add_f64(double a, double b, double c) {
-#if defined(__OPENCL_VERSION__)
-#pragma OPENCL FP_CONTRACT OFF
-  return a * b + c;
-#else
-  return __dadd_rn(__dmul_rn(a, b), c);
-#endif
-}
-
 /* f64: the same scheme with double tiles and accumulators, one variant
  * (32 x 32 tiles, 2 x 2 per work-item); alpha and beta are the f32 the op
  * takes, as on the CPU. */
@@ -158,10 +146,12 @@ KERNEL void matmul_f64_t32x32_r2x2(GLOBAL const double* a, GLOBAL const double* 
     for (int p = 0; p < 16; ++p) {
       const double a0 = as[p * 32 + ty], a1 = as[p * 32 + ty + 16];
       const double b0 = bs[p * 32 + tx], b1 = bs[p * 32 + tx + 16];
-      acc[0] = mm_mul_add_f64(a0, b0, acc[0]);
-      acc[1] = mm_mul_add_f64(a0, b1, acc[1]);
-      acc[2] = mm_mul_add_f64(a1, b0, acc[2]);
-      acc[3] = mm_mul_add_f64(a1, b1, acc[3]);
+      /* Products rounded apart, as the CPU's f64 loop: a fused multiply-add
+       * moves sums of cancelling terms past what the CPU comparison allows. */
+      acc[0] = mul_add_unfused_f64(a0, b0, acc[0]);
+      acc[1] = mul_add_unfused_f64(a0, b1, acc[1]);
+      acc[2] = mul_add_unfused_f64(a1, b0, acc[2]);
+      acc[3] = mul_add_unfused_f64(a1, b1, acc[3]);
     }
     BARRIER();
   }
@@ -172,7 +162,7 @@ KERNEL void matmul_f64_t32x32_r2x2(GLOBAL const double* a, GLOBAL const double* 
       if (r < g.m && c < g.n) {
         GLOBAL double* C = out + g.oo + bi * g.so[0] + r * g.so[1] + c * g.so[2];
         const double v = (double)g.alpha * acc[i * 2 + j];
-        *C = g.beta != 0.0f ? mm_mul_add_f64((double)g.beta, *C, v) : v;
+        *C = g.beta != 0.0f ? mul_add_unfused_f64((double)g.beta, *C, v) : v;
       }
     }
   }

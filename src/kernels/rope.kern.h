@@ -38,16 +38,6 @@ KERNEL void rope_elems(GLOBAL const uchar* x, GLOBAL const float* cs, GLOBAL con
 }
 
 #if defined(TORSH_FP64)
-/* a * b + c in f64 with both roundings, as mul_add_unfused. */
-DEVICE_FN double rope_mul_add_f64(double a, double b, double c) {
-#if defined(__OPENCL_VERSION__)
-#pragma OPENCL FP_CONTRACT OFF
-  return a * b + c;
-#else
-  return __dadd_rn(__dmul_rn(a, b), c);
-#endif
-}
-
 /* rope_elems for f64 x and out: the f32 tables widened, math in f64. */
 KERNEL void rope_f64_elems(GLOBAL const double* x, GLOBAL const float* cs, GLOBAL const float* sn, GLOBAL double* out,
                            long total, long seq, long heads, long hd, long rot_dim, long pos0, long ox, long oc, long os,
@@ -65,7 +55,7 @@ KERNEL void rope_f64_elems(GLOBAL const double* x, GLOBAL const float* cs, GLOBA
     const long i = rope_pair(d, nhalf, neox, &i0, &i1);
     const double c = cs[oc + pos * nhalf + i], s = sn[os + pos * nhalf + i];
     const double x0 = x[ox + row + i0], x1 = x[ox + row + i1];
-    out[oo + e] = d == i0 ? rope_mul_add_f64(x0, c, -(x1 * s)) : rope_mul_add_f64(x1, c, x0 * s);
+    out[oo + e] = d == i0 ? mul_add_unfused_f64(x0, c, -(x1 * s)) : mul_add_unfused_f64(x1, c, x0 * s);
   }
 }
 #endif

@@ -1,6 +1,7 @@
 // Elementwise unary ops; transcendental math in the accumulator type (f32 for
 // f16/bf16). Contiguous runs are written as plain loops the compiler vectorises.
 #include <cmath>
+#include <type_traits>
 
 #include "device.hpp"
 #include "simd/simd.hpp"
@@ -13,10 +14,22 @@
 namespace torsh::cpu {
 namespace {
 
+// -x, wrapping for integers: the most negative value negates to itself (in
+// two's complement, without the undefined behaviour of signed overflow).
+template <class A>
+inline A negate(A x) {
+  if constexpr (std::is_integral_v<A>) {
+    using U = std::make_unsigned_t<A>;
+    return static_cast<A>(static_cast<U>(U(0) - static_cast<U>(x)));
+  } else {
+    return -x;
+  }
+}
+
 template <rt::UnaryOp Op, class A>
 inline A apply(A x) {
-  if constexpr (Op == rt::UnaryOp::Neg) return -x;
-  else if constexpr (Op == rt::UnaryOp::Abs) return x < A(0) ? A(-x) : x;
+  if constexpr (Op == rt::UnaryOp::Neg) return negate(x);
+  else if constexpr (Op == rt::UnaryOp::Abs) return x < A(0) ? negate(x) : x;
   else if constexpr (Op == rt::UnaryOp::Relu) return x > A(0) ? x : (x != x ? x : A(0));
   else if constexpr (Op == rt::UnaryOp::Exp) return std::exp(x);
   else if constexpr (Op == rt::UnaryOp::Log) return std::log(x);

@@ -9,7 +9,8 @@
 // pool segment share a buffer and WebGPU refuses a buffer bound read-only and
 // writable in one dispatch, while it takes several writable bindings), the params buffer P, prelude.wgsl
 // (dtype codes, f16/bf16 bits, strided indexing), the accessors of each
-// binding (access_in.wgsl / access_out.wgsl with BUF renamed) and the file.
+// binding (access_in.wgsl / access_out.wgsl with BUF renamed), the shared
+// parts the file names on a second line (`//! use group_reduce`), and the file.
 // WGSL has no preprocessor, so this is the whole of the "generation".
 // Accessor parameters are named p_*, so binding names must not start so.
 #include <algorithm>
@@ -49,6 +50,19 @@ std::vector<Param> parse_bindings(const std::string& name, const std::string& te
   return out;
 }
 
+// The shared parts a kernel file names on a second line, `//! use a b`
+// (kernels/a.wgsl, kernels/b.wgsl: workgroup reductions, the GEMM tile).
+std::vector<std::string> parse_uses(const std::string& text) {
+  const std::string tag = "//! use";
+  const std::size_t at = text.find('\n');
+  std::vector<std::string> out;
+  if (at == std::string::npos || text.compare(at + 1, tag.size(), tag) != 0) return out;
+  const std::size_t end = text.find('\n', at + 1);
+  std::istringstream line(text.substr(at + 1 + tag.size(), end - at - 1 - tag.size()));
+  for (std::string word; line >> word;) out.push_back(word);
+  return out;
+}
+
 std::string renamed(std::string text, const std::string& buf) {
   for (std::size_t at = text.find("BUF"); at != std::string::npos; at = text.find("BUF", at + buf.size()))
     text.replace(at, 3, buf);
@@ -70,6 +84,7 @@ const WebGpuDevice::Module& WebGpuDevice::module(const char* name) {
   src += part("prelude");
   for (const Param& p : params)
     src += renamed(part(p.out ? "access_out" : "access_in"), p.name) + renamed(part("access"), p.name);
+  for (const std::string& use : parse_uses(body)) src += part(use.c_str());
   const auto body_line = 1 + std::count(src.begin(), src.end(), '\n');
   src += body;
 
@@ -88,7 +103,8 @@ const WebGpuDevice::Module& WebGpuDevice::module(const char* name) {
     // wgpu names lines of the whole module ("wgsl:LINE:COLUMN"); say where the file begins in it.
     throw_wgpu(ErrorCode::KernelCompile, std::string("WGSL compile of kernels/") + name + ".wgsl",
                r.message + "\n(line 1 of kernels/" + name + ".wgsl is line " + std::to_string(body_line) +
-                   " of the module; the lines before it are the bindings, prelude.wgsl and the accessors)",
+                   " of the module; the lines before it are the bindings, prelude.wgsl, the accessors and the "
+                   "shared parts the file uses)",
                label_);
   }
 

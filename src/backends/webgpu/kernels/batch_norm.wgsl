@@ -1,4 +1,5 @@
 //! bind x:in w:in b:in rm:out rv:out out:out
+//! use group_reduce
 // Batch normalisation of contiguous x [N, C, S] into out, as the CPU backend's
 // norm.cpp: one work-group of 128 per channel (run_rows). Training normalises
 // with the batch's mean and biased variance, sums in f32 about the channel's
@@ -9,20 +10,6 @@
 // P: [0] N [1] C [2] S [3] training [4] has weight [5] has bias [6] has
 // running stats [7] momentum [8] eps (f32 bits) [9] dtype [10..16) offsets of
 // x, w, b, rm, rv, out.
-
-var<workgroup> red: array<f32, 128>;
-
-fn group_sum(v: f32, lid: u32) -> f32 {
-  red[lid] = v;
-  workgroupBarrier();
-  for (var s = 64u; s > 0u; s = s >> 1u) {
-    if (lid < s) { red[lid] = red[lid] + red[lid + s]; }
-    workgroupBarrier();
-  }
-  let r = red[0];
-  workgroupBarrier();
-  return r;
-}
 
 @compute @workgroup_size(128)
 fn batch_norm_channels(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,

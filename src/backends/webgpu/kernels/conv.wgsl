@@ -1,4 +1,5 @@
 //! bind x:in w:in bias:in out:out
+//! use gemm_tile
 // NCHW convolution as an implicit GEMM, as the CPU backend's direct sum:
 // out[n, k, p, q] = bias[k] + sum over (c, r, s) of x[n, g * Cg + c, h, w] *
 // w[k, c, r, s] with h = p * sh - ph + r * dh, w = q * sw - pw + s * dw (zero
@@ -11,11 +12,6 @@
 // P: [0] N [1] C [2] H [3] W [4] K [5] P [6] Q [7] R [8] S [9] sh [10] sw
 // [11] ph [12] pw [13] dh [14] dw [15] groups [16] has bias [17] dtype
 // [18..22) offsets of x, w, bias, out.
-
-const MT: u32 = 64u;
-const KT: u32 = 16u;
-var<workgroup> ta: array<f32, 1024>;  // [KT][MT]: patch value of pixel row r at step kk, kk * MT + r
-var<workgroup> tb: array<f32, 1024>;  // [KT][MT]: weight of column c at step kk, kk * MT + c
 
 @compute @workgroup_size(16, 16)
 fn conv2d_tiled(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
@@ -63,17 +59,7 @@ fn conv2d_tiled(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup
       tb[e] = vb;
     }
     workgroupBarrier();
-    for (var kk = 0u; kk < KT; kk = kk + 1u) {
-      var ar: array<f32, 4>;
-      var br: array<f32, 4>;
-      for (var i = 0u; i < 4u; i = i + 1u) {
-        ar[i] = ta[kk * MT + lid.y + 16u * i];
-        br[i] = tb[kk * MT + lid.x + 16u * i];
-      }
-      for (var i = 0u; i < 4u; i = i + 1u) {
-        for (var j = 0u; j < 4u; j = j + 1u) { acc[i * 4u + j] = acc[i * 4u + j] + ar[i] * br[j]; }
-      }
-    }
+    tile_accumulate(&acc, lid);
     workgroupBarrier();
   }
   for (var i = 0u; i < 4u; i = i + 1u) {

@@ -1,4 +1,5 @@
 //! bind a:in b:in out:out
+//! use gemm_tile
 // Batched GEMM out[bi] = alpha * a[bi] @ b[bi] + beta * out[bi] with any
 // strides (transposes and broadcast batches are strides), f32, f16 or bf16
 // storage with f32 accumulation. A 64 x 64 tile of out per work-group of
@@ -8,11 +9,6 @@
 // [12] a offset [13] b offset [14] out offset [15] alpha [16] beta (f32 bits)
 // [17] dtype [18] outputs in all (matmul_small). Groups (matmul_tiled): x over
 // column tiles, y over row tiles, z over batches.
-
-const MT: u32 = 64u;  // out tile (rows and columns)
-const KT: u32 = 16u;  // k per staged step
-var<workgroup> ta: array<f32, 1024>;  // [KT][MT]: a[row][k] stored at k * MT + row
-var<workgroup> tb: array<f32, 1024>;  // [KT][MT]: b[k][col] stored at k * MT + col
 
 @compute @workgroup_size(16, 16)
 fn matmul_tiled(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
@@ -41,17 +37,7 @@ fn matmul_tiled(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup
       tb[e] = vb;
     }
     workgroupBarrier();
-    for (var kk = 0u; kk < KT; kk = kk + 1u) {
-      var ar: array<f32, 4>;
-      var br: array<f32, 4>;
-      for (var i = 0u; i < 4u; i = i + 1u) {
-        ar[i] = ta[kk * MT + lid.y + 16u * i];
-        br[i] = tb[kk * MT + lid.x + 16u * i];
-      }
-      for (var i = 0u; i < 4u; i = i + 1u) {
-        for (var j = 0u; j < 4u; j = j + 1u) { acc[i * 4u + j] = acc[i * 4u + j] + ar[i] * br[j]; }
-      }
-    }
+    tile_accumulate(&acc, lid);
     workgroupBarrier();
   }
   let alpha = bitcast<f32>(P[15]);

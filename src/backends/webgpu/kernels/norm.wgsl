@@ -1,4 +1,5 @@
 //! bind x:in w:in b:in out:out
+//! use group_reduce
 // LayerNorm / RMSNorm over the rows of contiguous x [rows, n] into out, as the
 // CPU backend's norm.cpp: two passes in f32 (the mean, summed about the row's
 // first element so a row far from zero keeps its digits, then the mean square
@@ -7,20 +8,6 @@
 // bound to x and never read.
 // P: [0] n [1] x offset [2] w offset [3] b offset [4] out offset [5] eps (f32
 // bits) [6] rms [7] has weight [8] has bias [9] dtype.
-
-var<workgroup> red: array<f32, 128>;
-
-fn group_sum(v: f32, lid: u32) -> f32 {
-  red[lid] = v;
-  workgroupBarrier();
-  for (var s = 64u; s > 0u; s = s >> 1u) {
-    if (lid < s) { red[lid] = red[lid] + red[lid + s]; }
-    workgroupBarrier();
-  }
-  let r = red[0];
-  workgroupBarrier();
-  return r;
-}
 
 @compute @workgroup_size(128)
 fn norm_rows(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,

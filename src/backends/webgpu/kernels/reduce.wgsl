@@ -1,4 +1,5 @@
 //! bind x:in out:out
+//! use group_reduce
 // Reductions over the middle axis of contiguous x viewed as [outer, n, inner]
 // into out [outer, inner], as the CPU backend's reduce.cpp: one work-group of
 // 128 per output element (run_rows), each invocation striding over n, partial
@@ -9,21 +10,8 @@
 // P: [0] op (rt::ReduceOp: sum, mean, max, min, argmax, var) [1] n [2] inner
 // [3] correction (i32) [4] dtype [5] x offset [6] out offset.
 
-var<workgroup> rf: array<f32, 128>;
 var<workgroup> rv: array<vec2<u32>, 128>;  // integers as i64 (lo, hi)
 var<workgroup> ri: array<u32, 128>;        // indices
-
-fn sum_f(v: f32, lid: u32) -> f32 {
-  rf[lid] = v;
-  workgroupBarrier();
-  for (var s = 64u; s > 0u; s = s >> 1u) {
-    if (lid < s) { rf[lid] = rf[lid] + rf[lid + s]; }
-    workgroupBarrier();
-  }
-  let r = rf[0];
-  workgroupBarrier();
-  return r;
-}
 
 // Element i of an integer tensor as i64.
 fn load_int64(i: u32, dt: u32) -> vec2<u32> {
@@ -63,7 +51,7 @@ fn reduce_rows(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup
     if (op == 0u || op == 1u || op == 5u) {
       var s = 0.0;
       for (var i = lid; i < n; i = i + 128u) { s = s + x_f(base + i * inner, dt); }
-      s = sum_f(s, lid);
+      s = group_sum(s, lid);
       if (op == 5u) {
         let mean = select(0.0, s / f32(n), n > 0u);
         var ss = 0.0;
@@ -71,7 +59,7 @@ fn reduce_rows(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup
           let d = x_f(base + i * inner, dt) - mean;
           ss = ss + d * d;
         }
-        ss = sum_f(ss, lid);
+        ss = group_sum(ss, lid);
         s = ss / f32(max(i32(n) - bitcast<i32>(P[3]), 0));
       } else if (op == 1u) {
         s = select(bitcast<f32>(0x7fc00000u), s / f32(n), n > 0u);
@@ -88,22 +76,21 @@ fn reduce_rows(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup
         arg = i;
       }
     }
-    rf[lid] = best;
+    red[lid] = best;
     ri[lid] = arg;
     workgroupBarrier();
     for (var s = 64u; s > 0u; s = s >> 1u) {
-      if (lid < s && better_f(rf[lid + s], ri[lid + s], rf[lid], ri[lid], want_max)) {
-        rf[lid] = rf[lid + s];
+      if (lid < s && better_f(red[lid + s], ri[lid + s], red[lid], ri[lid], want_max)) {
+        red[lid] = red[lid + s];
         ri[lid] = ri[lid + s];
       }
       workgroupBarrier();
     }
     if (lid == 0u) {
       if (op == 4u) {
-        out_put_bits(8u * o, 4u, ri[0]);
-        out_put_bits(8u * o + 4u, 4u, 0u);
+        out_set_i64(o, vec2<u32>(ri[0], 0u));
       } else {
-        out_set_f(o, dt, rf[0]);
+        out_set_f(o, dt, red[0]);
       }
     }
     return;
@@ -137,8 +124,7 @@ fn reduce_rows(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup
   }
   if (lid == 0u) {
     if (op == 4u) {
-      out_put_bits(8u * o, 4u, ri[0]);
-      out_put_bits(8u * o + 4u, 4u, 0u);
+      out_set_i64(o, vec2<u32>(ri[0], 0u));
     } else if (dt == ELEM_I64) {
       out_set_i64(o, rv[0]);
     } else {

@@ -1,38 +1,10 @@
 //! bind x:in out:out
+//! use group_reduce
 // Softmax / log-softmax over the middle axis of contiguous [outer, n, inner],
 // f32, f16 or bf16 storage with f32 math, as the CPU backend's softmax.cpp.
 // One work-group of 128 per row (outer * inner rows, laid out by run_rows);
-// max and sum reduced in workgroup memory.
+// max and sum reduced across it (group_reduce.wgsl).
 // P: [0] n [1] inner [2] log [3] dtype [4] x offset [5] out offset.
-
-var<workgroup> red: array<f32, 128>;
-
-fn group_max(v: f32, lid: u32) -> f32 {
-  red[lid] = v;
-  workgroupBarrier();
-  for (var s = 64u; s > 0u; s = s >> 1u) {
-    if (lid < s) {
-      let o = red[lid + s];
-      if (o > red[lid] || is_nan(o)) { red[lid] = o; }
-    }
-    workgroupBarrier();
-  }
-  let r = red[0];
-  workgroupBarrier();
-  return r;
-}
-
-fn group_sum(v: f32, lid: u32) -> f32 {
-  red[lid] = v;
-  workgroupBarrier();
-  for (var s = 64u; s > 0u; s = s >> 1u) {
-    if (lid < s) { red[lid] = red[lid] + red[lid + s]; }
-    workgroupBarrier();
-  }
-  let r = red[0];
-  workgroupBarrier();
-  return r;
-}
 
 @compute @workgroup_size(128)
 fn softmax_rows(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
