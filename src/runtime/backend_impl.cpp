@@ -124,3 +124,24 @@ void DeviceImpl::wrong_args(OpKind k) {
 }
 
 }  // namespace torsh::rt
+
+namespace torsh::rt {
+
+namespace {
+[[noreturn]] void no_user_kernels(const DeviceImpl& d, const UserKernelSpec& spec) {
+  const Device dev{d.type(), d.info().index};
+  throw Error(ErrorCode::Unsupported,
+              "the " + std::string(backend_name(d.type())) + " backend builds no user kernels, so " + spec.label +
+                  " cannot run on " + dev.to_string(),
+              {.op = "compile_kernel", .device = dev.to_string()},
+              {"Check Backend::capabilities().kernel_dialects before compiling"});
+}
+}  // namespace
+
+KernelBinary DeviceImpl::build_kernel(const UserKernelSpec& spec) { no_user_kernels(*this, spec); }
+
+std::unique_ptr<UserKernelImpl> DeviceImpl::load_kernel(const UserKernelSpec& spec, std::span<const std::uint8_t>) {
+  no_user_kernels(*this, spec);
+}
+
+}  // namespace torsh::rt

@@ -2,6 +2,9 @@
 // The user-facing handles: Backend (one device of one backend type), Buffer,
 // Stream, Event. Handles are cheap to copy and share their state.
 #include <cstddef>
+#include <initializer_list>
+#include <span>
+#include <type_traits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,12 +14,16 @@
 #include "torsh/core/shape.hpp"
 #include "torsh/runtime/backend_impl.hpp"
 #include "torsh/runtime/device_info.hpp"
+#include "torsh/runtime/kernel_source.hpp"
 #include "torsh/runtime/memory_pool.hpp"
 
 namespace torsh {
 
 class Tensor;
 class BackendBuilder;
+class Kernel;
+class KernelArg;
+struct KernelStats;
 namespace detail {
 struct BackendState;
 struct BufferState;
@@ -47,6 +54,16 @@ class Stream {
   void wait(const Event& e);
   Device device() const;
   rt::StreamImpl& impl() const;
+
+  // Runs a user kernel (user_kernel.hpp) on this stream: `grid` work-groups of
+  // `block` items. The arguments are checked against the kernel's parameters
+  // first; tensors must live on the stream's device and are recorded as used
+  // by this stream.
+  void launch(const Kernel& k, Dim3 grid, Dim3 block, std::span<const KernelArg> args);
+  void launch(const Kernel& k, Dim3 grid, Dim3 block, std::initializer_list<KernelArg> args);
+  template <class... A>
+    requires(std::is_constructible_v<KernelArg, const A&> && ...)
+  void launch(const Kernel& k, Dim3 grid, Dim3 block, const A&... args);  // defined in user_kernel.hpp
 
  private:
   friend struct detail::Access;
@@ -180,6 +197,13 @@ class Backend {
   // reserve stays) and returns how many bytes that was. Blocks never move, so
   // this is also the defragmentation step: later allocations get fresh segments.
   std::size_t empty_cache();
+
+  // Compiles a kernel of the user's own (user_kernel.hpp), or finds it in the
+  // in-memory or disk cache. Throws KernelCompile with the build log, or
+  // Unsupported when this device does not take the dialect
+  // (capabilities().kernel_dialects lists those it takes).
+  Kernel compile_kernel(const KernelSource& src);
+  KernelStats kernel_stats() const;
 
   Tensor empty(const Shape& shape, DType dtype);
   Tensor zeros(const Shape& shape, DType dtype);

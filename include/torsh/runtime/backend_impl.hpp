@@ -7,12 +7,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "torsh/core/dtype.hpp"
 #include "torsh/core/error.hpp"
 #include "torsh/core/shape.hpp"
 #include "torsh/runtime/device_info.hpp"
+#include "torsh/runtime/kernel_source.hpp"
 
 namespace torsh::rt {
 
@@ -47,8 +50,52 @@ class StreamImpl {
 }  // namespace torsh::rt
 
 #include "torsh/runtime/kernel_table.hpp"
+#include "torsh/runtime/op_args.hpp"
 
 namespace torsh::rt {
+
+// A user kernel's source as the runtime hands it to a backend. `params` is
+// the entry's signature as the runtime parsed it from the source (empty when
+// it could not find the entry); the backend may refine it with what its API
+// reports.
+struct UserKernelSpec {
+  KernelSource src;
+  std::vector<KernelParam> params;
+  bool params_known = false;
+  std::string label;  // "kernel 'bias_gelu' (torsh dialect)" for messages
+};
+
+// One launch argument, checked and converted by the runtime against the
+// entry's parameters: a tensor (its storage from its first element; `tensor`
+// is the kernel-facing view, `writable` whether the parameter may write) or
+// the bytes of a value, already of the parameter's size and type.
+struct LaunchArg {
+  const TensorArg* tensor = nullptr;
+  bool writable = true;
+  const void* data = nullptr;
+  std::size_t size = 0;
+};
+
+// A compiled user kernel on one device. launch() is called from any thread;
+// it enqueues on `s` and returns (the runtime has validated the arguments).
+// It refuses, with the device's limit in the message, a grid or block the
+// device cannot run.
+class UserKernelImpl {
+ public:
+  virtual ~UserKernelImpl() = default;
+  // The parameters the launch checks against: the spec's, refined by the backend.
+  virtual const std::vector<KernelParam>& params() const = 0;
+  virtual bool params_known() const = 0;
+  virtual void launch(StreamImpl& s, const Dim3& grid, const Dim3& block, std::span<const LaunchArg> args) = 0;
+};
+
+// What a build produced: the bytes load_kernel() takes (a program binary, PTX,
+// a shared object, the module's text), and the compiler's messages.
+struct KernelBinary {
+  std::vector<std::uint8_t> bytes;
+  std::string log;         // warnings of a successful build; may be empty
+  bool cacheable = true;   // false: the bytes cannot be reused by another process
+};
 
 // A backend's own form of a captured graph (OpenCL: a cl_khr_command_buffer).
 // The runtime's kernel list re-issues every op from the host on replay; a
@@ -110,6 +157,19 @@ class DeviceImpl {
     (void)s;
     return nullptr;
   }
+
+  // User kernels (user_kernel.hpp). The dialects this device builds; empty
+  // when it builds none.
+  virtual std::vector<KernelDialect> kernel_dialects() const { return {}; }
+  // Names the compiler and driver that build_kernel uses, with their versions:
+  // part of the disk cache's key, so an upgrade rebuilds.
+  virtual std::string kernel_compiler_id() const { return {}; }
+  // Compiles; throws Error(KernelCompile) with the complete log on failure.
+  virtual KernelBinary build_kernel(const UserKernelSpec& spec);
+  // Makes a launchable kernel from build_kernel's bytes (from this process or
+  // the disk cache). Throws when the bytes are not a valid binary for this
+  // device: the runtime then warns and rebuilds.
+  virtual std::unique_ptr<UserKernelImpl> load_kernel(const UserKernelSpec& spec, std::span<const std::uint8_t> binary);
 
   // Host -> device and device -> host. With blocking=false the host memory
   // must stay valid until the stream has passed this point.

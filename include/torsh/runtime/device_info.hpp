@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "torsh/core/device.hpp"
+#include "torsh/runtime/kernel_source.hpp"
 
 namespace torsh {
 
@@ -34,6 +35,13 @@ struct Capabilities {
   bool async_copy = false;       // copies can overlap host work
   bool event_timing = false;     // events measure device time
   bool runtime_kernels = false;  // kernels compiled from source at run time
+  // The dialects Backend::compile_kernel() accepts on this device (empty: none).
+  std::vector<KernelDialect> kernel_dialects;
+  bool accepts(KernelDialect d) const {
+    for (KernelDialect k : kernel_dialects)
+      if (k == d) return true;
+    return false;
+  }
   bool unified_memory = false;
   std::uint64_t max_allocation = 0;
   std::uint64_t max_work_group = 0;
