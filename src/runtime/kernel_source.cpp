@@ -74,3 +74,29 @@ std::string KernelParam::to_string() const {
 }
 
 }  // namespace torsh
+
+#include "torsh/runtime/backend_impl.hpp"
+
+extern const char* const torsh_kernel_dialect_header;
+
+namespace torsh::rt {
+
+const char* kernel_dialect_header() { return torsh_kernel_dialect_header; }
+
+std::string kernel_translation_unit(const UserKernelSpec& spec, std::string_view target) {
+  std::string tu;
+  if (spec.src.dialect == KernelDialect::Torsh) {
+    tu += target;
+    tu += kernel_dialect_header();
+    tu += '\n';
+  }
+  const std::string& name = spec.src.name.empty() ? spec.src.entry : spec.src.name;
+  tu += "#line 1 \"";
+  for (char c : name) tu += (c == '"' || c == '\\' || c == '\n') ? '_' : c;
+  tu += "\"\n";
+  tu += spec.src.source;
+  tu += '\n';
+  return tu;
+}
+
+}  // namespace torsh::rt

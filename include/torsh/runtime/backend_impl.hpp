@@ -76,6 +76,15 @@ struct LaunchArg {
   std::size_t size = 0;
 };
 
+// The text of include/torsh/kernel_dialect.h, for backends that build the Torsh dialect.
+const char* kernel_dialect_header();
+// What a C-family backend compiles: for the Torsh dialect, `target` (the
+// target's macros, e.g. "#define TORSH_DIALECT_CPU 1\n"), the dialect header
+// and the user's source; for the other dialects the user's source alone. The
+// user's source follows a `#line 1 "<name>"` so compiler messages give its
+// own line numbers.
+std::string kernel_translation_unit(const UserKernelSpec& spec, std::string_view target = {});
+
 // A compiled user kernel on one device. launch() is called from any thread;
 // it enqueues on `s` and returns (the runtime has validated the arguments).
 // It refuses, with the device's limit in the message, a grid or block the
