@@ -1,0 +1,70 @@
+#pragma once
+// User kernels on OpenCL: Backend::compile_kernel's sources (OpenCL C, or the
+// Torsh dialect, which is OpenCL C behind the dialect header) built with
+// clBuildProgram, kept as program binaries, and launched through the backend's
+// one launch idiom (launch.hpp) so that the profiler and graph capture see them.
+//
+// user_kernel_build.cpp builds, packs and loads; user_kernel_launch.cpp checks
+// the geometry and binds the arguments.
+#include <cstdint>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "device.hpp"
+#include "program.hpp"
+
+namespace torsh::opencl {
+
+// What load_kernel() reads: build_kernel's bytes in a small container, so that
+// bytes that were never ours, or were cut short on disk, are refused here with
+// an Error before a driver parses them (a driver may abort on a malformed binary).
+struct UserKernelBytes {
+  enum class Kind : std::uint8_t { Binary = 'B', Source = 'S' };
+  Kind kind = Kind::Binary;
+  std::span<const std::uint8_t> payload;  // the program binary, or the translation unit's text
+};
+std::vector<std::uint8_t> pack_user_kernel(UserKernelBytes::Kind kind, std::span<const std::uint8_t> payload);
+// Throws InvalidArgument saying what is wrong (not ours, truncated, corrupt).
+UserKernelBytes unpack_user_kernel(std::span<const std::uint8_t> bytes, const std::string& device);
+
+// The geometry limits a launch is checked against.
+struct LaunchLimits {
+  std::size_t device_group = 0;            // CL_DEVICE_MAX_WORK_GROUP_SIZE
+  std::size_t kernel_group = 0;            // CL_KERNEL_WORK_GROUP_SIZE of this kernel
+  std::size_t item_sizes[3] = {1, 1, 1};   // CL_DEVICE_MAX_WORK_ITEM_SIZES
+  std::size_t required[3] = {0, 0, 0};     // CL_KERNEL_COMPILE_WORK_GROUP_SIZE (reqd_work_group_size), 0: none
+  std::uint64_t max_global = 0;            // largest global size per dimension (the device's size_t)
+};
+
+class UserKernel final : public rt::UserKernelImpl {
+ public:
+  // Takes ownership of `program` and `kernel`.
+  UserKernel(OpenClDevice& dev, const rt::UserKernelSpec& spec, cl_program program, cl_kernel kernel);
+  ~UserKernel() override;
+  UserKernel(const UserKernel&) = delete;
+  UserKernel& operator=(const UserKernel&) = delete;
+
+  const std::vector<KernelParam>& params() const override { return params_; }
+  bool params_known() const override { return params_known_; }
+  void launch(rt::StreamImpl& s, const Dim3& grid, const Dim3& block, std::span<const rt::LaunchArg> args) override;
+
+  const LaunchLimits& limits() const { return limits_; }
+
+ private:
+  void refine_params(const rt::UserKernelSpec& spec);
+  std::string what() const;  // "kernel 'name' on opencl:0 (...)"
+
+  OpenClDevice& dev_;
+  cl_program program_;
+  cl_kernel kernel_;
+  std::string entry_, name_;
+  std::mutex launch_mu_;  // clSetKernelArg + clEnqueueNDRangeKernel of one launch do not interleave
+  std::vector<KernelParam> params_;
+  bool params_known_ = false;
+  cl_uint num_args_ = 0;
+  LaunchLimits limits_;
+};
+
+}  // namespace torsh::opencl

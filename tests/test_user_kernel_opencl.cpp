@@ -1,0 +1,449 @@
+// User kernels on the OpenCL backend (PoCL's CPU device in CI): the Torsh
+// dialect and OpenCL C built, loaded from their binary and launched, with
+// defines and options, build errors carrying the log at the user's line, the
+// bytes load_kernel refuses, geometry limits, and tensors bound at an offset.
+// Every test skips, with the registry's reason, where no OpenCL device exists.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <thread>
+
+#include "torsh/runtime/backend_impl.hpp"
+#include "torsh/torsh.hpp"
+
+using namespace torsh;
+
+namespace {
+
+std::string opencl_unavailable_reason() {
+  for (const auto& st : backend_statuses())
+    if (st.type == BackendType::OpenCl) return st.available ? std::string() : st.reason;
+  return "OpenCL is not a known backend";
+}
+
+bool opencl_available() {
+  const auto av = Backend::available();
+  return std::find(av.begin(), av.end(), BackendType::OpenCl) != av.end();
+}
+
+template <class F>
+Error error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no torsh::Error was thrown";
+  return Error(ErrorCode::Internal, "no error");
+}
+
+rt::UserKernelSpec spec_of(std::string source, std::string entry, KernelDialect dialect = KernelDialect::Torsh) {
+  rt::UserKernelSpec spec;
+  spec.src.source = std::move(source);
+  spec.src.entry = std::move(entry);
+  spec.src.dialect = dialect;
+  spec.label = "kernel '" + spec.src.entry + "'";
+  return spec;
+}
+
+rt::LaunchArg value_arg(const auto& v) { return rt::LaunchArg{nullptr, true, &v, sizeof v}; }
+
+const char* kScale = R"(
+KERNEL void scale(GLOBAL float* y, GLOBAL const float* x, float a, long n) {
+  const long i = GLOBAL_ID(0);
+  if (i < n) y[i] = a * x[i];
+}
+)";
+
+// Each group sums its block of x into out[group] through work-group memory.
+const char* kBlockSum = R"(
+KERNEL void block_sum(GLOBAL float* out, GLOBAL const float* x, long n) {
+  LOCAL_ARRAY(float, part, 64);
+  const long i = GLOBAL_ID(0), lid = LOCAL_ID(0);
+  part[lid] = i < n ? x[i] : 0.0f;
+  BARRIER();
+  for (long step = LOCAL_SIZE(0) / 2; step > 0; step /= 2) {
+    if (lid < step) part[lid] += part[lid + step];
+    BARRIER();
+  }
+  if (lid == 0) out[GROUP_ID(0)] = part[0];
+}
+)";
+
+class UserKernelOpenCl : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!opencl_available()) GTEST_SKIP() << "OpenCL backend unavailable: " << opencl_unavailable_reason();
+    dev = Backend::create(BackendType::OpenCl);
+  }
+
+  rt::DeviceImpl& impl() { return dev.impl(); }
+  rt::StreamImpl& stream() { return dev.default_stream().impl(); }
+
+  std::unique_ptr<rt::UserKernelImpl> compile(const rt::UserKernelSpec& spec) {
+    const rt::KernelBinary bin = impl().build_kernel(spec);
+    return impl().load_kernel(spec, bin.bytes);
+  }
+
+  Tensor floats(const std::vector<float>& v) {
+    return dev.from_host(v.data(), Shape{static_cast<std::int64_t>(v.size())}, DType::F32);
+  }
+
+  // y = a * x through `scale`, with y and x bound as given.
+  void run_scale(rt::UserKernelImpl& k, const Tensor& y, const Tensor& x, float a) {
+    const rt::TensorArg ya = y.arg(), xa = x.arg();
+    const std::int64_t n = y.numel();
+    const rt::LaunchArg args[] = {{&ya, true}, {&xa, false}, value_arg(a), value_arg(n)};
+    k.launch(stream(), Dim3(static_cast<std::uint32_t>((n + 63) / 64)), Dim3(64), args);
+    dev.default_stream().synchronize();
+  }
+
+  Backend dev;
+};
+
+std::vector<float> iota_vec(std::size_t n, float start = 0) {
+  std::vector<float> v(n);
+  std::iota(v.begin(), v.end(), start);
+  return v;
+}
+
+TEST_F(UserKernelOpenCl, DialectsAndCompilerId) {
+  const auto dialects = impl().kernel_dialects();
+  EXPECT_NE(std::find(dialects.begin(), dialects.end(), KernelDialect::Torsh), dialects.end());
+  EXPECT_NE(std::find(dialects.begin(), dialects.end(), KernelDialect::OpenCL), dialects.end());
+  EXPECT_TRUE(dev.capabilities().accepts(KernelDialect::OpenCL));
+  const std::string id = impl().kernel_compiler_id();
+  EXPECT_NE(id.find("OpenCL C"), std::string::npos) << id;
+  EXPECT_NE(id.find(dev.info().name), std::string::npos) << id;
+  EXPECT_NE(id.find("driver"), std::string::npos) << id;
+}
+
+TEST_F(UserKernelOpenCl, TorshElementwiseWithParamsFromTheDriver) {
+  auto k = compile(spec_of(kScale, "scale"));
+  ASSERT_TRUE(k->params_known());
+  const auto& p = k->params();
+  ASSERT_EQ(p.size(), 4u);
+  EXPECT_EQ(p[0].kind, KernelParam::Kind::Buffer);
+  EXPECT_EQ(p[0].type, ParamType::F32);
+  EXPECT_TRUE(p[0].writable);
+  EXPECT_EQ(p[1].kind, KernelParam::Kind::Buffer);
+  EXPECT_FALSE(p[1].writable);
+  EXPECT_EQ(p[1].name, "x");
+  EXPECT_EQ(p[2].kind, KernelParam::Kind::Value);
+  EXPECT_EQ(p[2].type, ParamType::F32);
+  EXPECT_EQ(p[3].type, ParamType::I64);
+  EXPECT_EQ(p[3].size, 8u);
+
+  const auto xs = iota_vec(1000);
+  Tensor x = floats(xs), y = dev.zeros(Shape{1000}, DType::F32);
+  run_scale(*k, y, x, 2.5f);
+  const auto out = y.to_host<float>();
+  for (std::size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], 2.5f * xs[i]) << i;
+}
+
+TEST_F(UserKernelOpenCl, TorshBlockSumWithLocalArrayAndBarrier) {
+  auto k = compile(spec_of(kBlockSum, "block_sum"));
+  const std::int64_t n = 1000, groups = (n + 63) / 64;
+  const auto xs = iota_vec(n, 1);
+  Tensor x = floats(xs), out = dev.zeros(Shape{groups}, DType::F32);
+  const rt::TensorArg oa = out.arg(), xa = x.arg();
+  const rt::LaunchArg args[] = {{&oa, true}, {&xa, false}, value_arg(n)};
+  k->launch(stream(), Dim3(static_cast<std::uint32_t>(groups)), Dim3(64), args);
+  const auto sums = out.to_host<float>();
+  for (std::int64_t g = 0; g < groups; ++g) {
+    double want = 0;
+    for (std::int64_t i = g * 64; i < std::min(n, g * 64 + 64); ++i) want += xs[static_cast<std::size_t>(i)];
+    EXPECT_EQ(sums[static_cast<std::size_t>(g)], static_cast<float>(want)) << "group " << g;
+  }
+}
+
+TEST_F(UserKernelOpenCl, OpenClCWithVectorValueParam) {
+  auto k = compile(spec_of(R"(
+__kernel void axpy4(__global float4* y, __global const float4* x, float4 a, int n) {
+  const int i = get_global_id(0);
+  if (i < n) y[i] += a * x[i];
+}
+)",
+                           "axpy4", KernelDialect::OpenCL));
+  ASSERT_TRUE(k->params_known());
+  EXPECT_EQ(k->params()[2].size, 16u);
+  const int n4 = 10;
+  const auto xs = iota_vec(4 * n4);
+  Tensor x = floats(xs), y = floats(std::vector<float>(4 * n4, 1.0f));
+  const float a[4] = {1, 2, 3, 4};
+  const rt::TensorArg ya = y.arg(), xa = x.arg();
+  const rt::LaunchArg args[] = {{&ya, true}, {&xa, false}, {nullptr, true, a, sizeof a}, value_arg(n4)};
+  k->launch(stream(), Dim3(1), Dim3(16), args);
+  const auto out = y.to_host<float>();
+  for (std::size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], 1.0f + a[i % 4] * xs[i]) << i;
+}
+
+TEST_F(UserKernelOpenCl, DefinesAndOptionsReachTheCompiler) {
+  auto spec = spec_of(R"(
+#ifndef __FAST_RELAXED_MATH__
+#error "the options were not passed"
+#endif
+#ifndef FLAG
+#error "a define without a value was not passed"
+#endif
+KERNEL void fill(GLOBAL float* y) { y[GLOBAL_ID(0)] = SCALE * OFFSET; }
+)",
+                      "fill");
+  spec.src.defines = {{"SCALE", "3.0f"}, {"OFFSET", "(1.0f + 1.0f)"}, {"FLAG", ""}};
+  spec.src.options = {"-cl-fast-relaxed-math"};
+  auto k = compile(spec);
+  Tensor y = dev.zeros(Shape{8}, DType::F32);
+  const rt::TensorArg ya = y.arg();
+  const rt::LaunchArg args[] = {{&ya, true}};
+  k->launch(stream(), Dim3(1), Dim3(8), args);
+  for (float v : y.to_host<float>()) EXPECT_EQ(v, 6.0f);
+
+  spec.src.options.clear();  // now the #error fires: the options made the difference
+  EXPECT_EQ(error_of([&] { impl().build_kernel(spec); }).code(), ErrorCode::KernelCompile);
+  spec.src.defines = {{"NOT AN IDENT", "1"}};
+  EXPECT_EQ(error_of([&] { impl().build_kernel(spec); }).code(), ErrorCode::InvalidArgument);
+}
+
+TEST_F(UserKernelOpenCl, CompileErrorCarriesTheLogAtTheUsersLine) {
+  for (KernelDialect d : {KernelDialect::Torsh, KernelDialect::OpenCL}) {
+    auto spec = spec_of(
+        "KERNEL void broken(GLOBAL float* y) {\n"
+        "  const long i = GLOBAL_ID(0);\n"
+        "  y[i] = undeclared_thing;\n"
+        "}\n",
+        "broken", d);
+    if (d == KernelDialect::OpenCL)
+      spec.src.source = "__kernel void broken(__global float* y) {\n  const long i = get_global_id(0);\n"
+                        "  y[i] = undeclared_thing;\n}\n";
+    spec.src.name = "my_broken_kernel";
+    const Error e = error_of([&] { impl().build_kernel(spec); });
+    EXPECT_EQ(e.code(), ErrorCode::KernelCompile);
+    const std::string& m = e.message();
+    EXPECT_NE(m.find("--- build log ---"), std::string::npos) << m;
+    EXPECT_NE(m.find("undeclared_thing"), std::string::npos) << m;
+    // The log names the user's own file name and line 3, not a line of the dialect header.
+    EXPECT_NE(m.find("my_broken_kernel:3:"), std::string::npos) << m;
+    EXPECT_NE(m.find("broken"), std::string::npos) << m;
+    EXPECT_EQ(e.context().device.rfind("opencl:", 0), 0u) << e.context().device;
+  }
+}
+
+TEST_F(UserKernelOpenCl, WrongEntryListsTheProgramsKernels) {
+  auto spec = spec_of(std::string(kScale) + "KERNEL void other(GLOBAL float* y) { y[0] = 1.0f; }\n", "scael");
+  const Error e = error_of([&] { impl().build_kernel(spec); });
+  EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+  EXPECT_NE(e.message().find("'scael'"), std::string::npos) << e.message();
+  EXPECT_NE(e.message().find("scale"), std::string::npos) << e.message();
+  EXPECT_NE(e.message().find("other"), std::string::npos) << e.message();
+}
+
+TEST_F(UserKernelOpenCl, LocalMemoryParametersAreRefused) {
+  const auto spec = spec_of("__kernel void f(__global float* y, __local float* tmp) { y[0] = 0; }\n", "f",
+                            KernelDialect::OpenCL);
+  const Error e = error_of([&] { impl().build_kernel(spec); });
+  EXPECT_EQ(e.code(), ErrorCode::Unsupported);
+  EXPECT_NE(e.message().find("'tmp'"), std::string::npos) << e.message();
+  EXPECT_NE(e.suggestions().front().find("LOCAL_ARRAY"), std::string::npos);
+}
+
+TEST_F(UserKernelOpenCl, OtherDialectsAreRefused) {
+  const auto spec = spec_of("@compute @workgroup_size(1) fn main() {}", "main", KernelDialect::Wgsl);
+  EXPECT_EQ(error_of([&] { impl().build_kernel(spec); }).code(), ErrorCode::Unsupported);
+}
+
+TEST_F(UserKernelOpenCl, BinaryRoundTrip) {
+  const auto spec = spec_of(kScale, "scale");
+  const rt::KernelBinary bin = impl().build_kernel(spec);
+  ASSERT_TRUE(bin.cacheable) << "PoCL gives program binaries";
+  ASSERT_GT(bin.bytes.size(), 64u);
+  // As another process would: a copy of the bytes, loaded twice, each kernel usable on its own.
+  const std::vector<std::uint8_t> stored(bin.bytes.begin(), bin.bytes.end());
+  auto k1 = impl().load_kernel(spec, stored);
+  auto k2 = impl().load_kernel(spec, stored);
+  EXPECT_TRUE(k1->params_known());
+  EXPECT_EQ(k1->params().size(), 4u);
+  const auto xs = iota_vec(300);
+  Tensor x = floats(xs), y1 = dev.zeros(Shape{300}, DType::F32), y2 = dev.zeros(Shape{300}, DType::F32);
+  run_scale(*k1, y1, x, 3.0f);
+  k1.reset();
+  run_scale(*k2, y2, x, -1.0f);
+  const auto o1 = y1.to_host<float>(), o2 = y2.to_host<float>();
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    ASSERT_EQ(o1[i], 3.0f * xs[i]);
+    ASSERT_EQ(o2[i], -xs[i]);
+  }
+}
+
+TEST_F(UserKernelOpenCl, GarbageBytesThrowInsteadOfCrashing) {
+  const auto spec = spec_of(kScale, "scale");
+  const rt::KernelBinary bin = impl().build_kernel(spec);
+  std::mt19937 rng(7);
+  std::vector<std::vector<std::uint8_t>> bad;
+  bad.emplace_back();                                  // empty
+  for (std::size_t n : {1u, 16u, 25u, 4096u}) {        // random
+    std::vector<std::uint8_t> v(n);
+    for (auto& b : v) b = static_cast<std::uint8_t>(rng());
+    bad.push_back(v);
+  }
+  for (std::size_t keep : {bin.bytes.size() / 2, bin.bytes.size() - 1, std::size_t{30}})  // truncated
+    bad.emplace_back(bin.bytes.begin(), bin.bytes.begin() + static_cast<std::ptrdiff_t>(keep));
+  auto flipped = bin.bytes;  // one payload byte corrupted
+  flipped[flipped.size() / 2] ^= 0x5a;
+  bad.push_back(flipped);
+  auto padded = bin.bytes;
+  padded.push_back(0);
+  bad.push_back(padded);
+  for (std::size_t i = 0; i < bad.size(); ++i) {
+    const Error e = error_of([&] { impl().load_kernel(spec, bad[i]); });
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << "case " << i << ": " << e.what();
+  }
+  // The real bytes still load after all that.
+  EXPECT_NO_THROW(impl().load_kernel(spec, bin.bytes));
+}
+
+TEST_F(UserKernelOpenCl, GeometryBeyondTheDeviceIsRefusedWithTheLimit) {
+  auto k = compile(spec_of(kScale, "scale"));
+  Tensor x = floats(iota_vec(64)), y = dev.zeros(Shape{64}, DType::F32);
+  const rt::TensorArg ya = y.arg(), xa = x.arg();
+  const float a = 1;
+  const std::int64_t n = 64;
+  const rt::LaunchArg args[] = {{&ya, true}, {&xa, false}, value_arg(a), value_arg(n)};
+  const std::uint64_t max_group = dev.capabilities().max_work_group;
+
+  Error e = error_of([&] { k->launch(stream(), Dim3(1), Dim3(static_cast<std::uint32_t>(max_group + 1)), args); });
+  EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+  EXPECT_NE(e.message().find(std::to_string(max_group)), std::string::npos) << e.message();
+  EXPECT_NE(e.message().find("CL_DEVICE_MAX_WORK_GROUP_SIZE"), std::string::npos) << e.message();
+  EXPECT_EQ(e.context().op, "scale");
+
+  e = error_of([&] { k->launch(stream(), Dim3(1), Dim3(1, 1, 1u << 20), args); });
+  EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+  EXPECT_NE(e.message().find("work-group"), std::string::npos) << e.message();
+
+  e = error_of([&] { k->launch(stream(), Dim3(0xffffffffu, 0xffffffffu, 0xffffffffu), Dim3(1), args); });
+  EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+  EXPECT_NE(e.message().find("overflows"), std::string::npos) << e.message();
+
+  const rt::LaunchArg too_few[] = {{&ya, true}, {&xa, false}};
+  e = error_of([&] { k->launch(stream(), Dim3(1), Dim3(64), too_few); });
+  EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+  EXPECT_NE(e.message().find("takes 4"), std::string::npos) << e.message();
+
+  // After the refusals the kernel still runs.
+  k->launch(stream(), Dim3(1), Dim3(64), args);
+  EXPECT_EQ(y.to_host<float>()[63], 63.0f);
+}
+
+// A slice starts at an element offset: unaligned ones go through a staged
+// copy, aligned ones through a sub-buffer. Both must read and write exactly
+// the slice.
+TEST_F(UserKernelOpenCl, SlicesAreBoundAtTheirFirstElement) {
+  auto k = compile(spec_of(R"(
+KERNEL void add_one(GLOBAL float* y, GLOBAL const float* x, long n) {
+  const long i = GLOBAL_ID(0);
+  if (i < n) y[i] = y[i] + x[i] + 1.0f;
+}
+)",
+                           "add_one"));
+  for (std::int64_t start : {1, 3, 32, 64}) {  // 4 and 12 bytes: staged; 128 and 256 bytes: sub-buffers
+    const std::int64_t total = 512, len = 200;
+    const auto ys = iota_vec(total), xs = iota_vec(total, 1000);
+    Tensor ybase = floats(ys), xbase = floats(xs);
+    Tensor y = ybase.slice(0, start, start + len), x = xbase.slice(0, start + 5, start + 5 + len);
+    ASSERT_EQ(y.offset(), start);
+    const rt::TensorArg ya = y.arg(), xa = x.arg();
+    const rt::LaunchArg args[] = {{&ya, true}, {&xa, false}, value_arg(len)};
+    k->launch(stream(), Dim3(4), Dim3(64), args);
+    const auto out = ybase.to_host<float>();
+    for (std::int64_t i = 0; i < total; ++i) {
+      const auto u = static_cast<std::size_t>(i);
+      const float want = i >= start && i < start + len ? ys[u] + xs[u + 5] + 1.0f : ys[u];
+      ASSERT_EQ(out[u], want) << "start " << start << ", element " << i;
+    }
+    EXPECT_EQ(xbase.to_host<float>(), xs) << "the read-only input was written";
+  }
+}
+
+TEST_F(UserKernelOpenCl, ConcurrentLaunchesOfOneKernel) {
+  auto k = compile(spec_of(kScale, "scale"));
+  const auto xs = iota_vec(4096);
+  Tensor x = floats(xs);
+  std::vector<Tensor> ys;
+  for (int t = 0; t < 4; ++t) ys.push_back(dev.zeros(Shape{4096}, DType::F32));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      Stream s = dev.create_stream();
+      const rt::TensorArg ya = ys[static_cast<std::size_t>(t)].arg(), xa = x.arg();
+      const float a = static_cast<float>(t + 1);
+      const std::int64_t n = 4096;
+      const rt::LaunchArg args[] = {{&ya, true}, {&xa, false}, value_arg(a), value_arg(n)};
+      for (int r = 0; r < 50; ++r) k->launch(s.impl(), Dim3(64), Dim3(64), args);
+      s.synchronize();
+    });
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 4; ++t) {
+    const auto out = ys[static_cast<std::size_t>(t)].to_host<float>();
+    for (std::size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], float(t + 1) * xs[i]) << t << " " << i;
+  }
+}
+
+// Figures for the report, not a check: run with --gtest_also_run_disabled_tests.
+TEST_F(UserKernelOpenCl, DISABLED_Timings) {
+  using clock = std::chrono::steady_clock;
+  const auto ms = [](clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  std::vector<double> build, load;
+  for (int r = 0; r < 7; ++r) {
+    // A source no one built before, so PoCL's own kernel cache cannot answer.
+    auto spec = spec_of(std::string(kScale) + "// round " + std::to_string(r) + " " +
+                            std::to_string(clock::now().time_since_epoch().count()) + "\n",
+                        "scale");
+    auto t0 = clock::now();
+    const rt::KernelBinary bin = impl().build_kernel(spec);
+    auto t1 = clock::now();
+    auto k = impl().load_kernel(spec, bin.bytes);
+    auto t2 = clock::now();
+    build.push_back(ms(t1 - t0));
+    load.push_back(ms(t2 - t1));
+  }
+  std::printf("first build (build_kernel) median %.2f ms; load from binary (load_kernel) median %.2f ms\n",
+              median(build), median(load));
+
+  auto k = compile(spec_of(R"(
+KERNEL void add(GLOBAL float* y, GLOBAL const float* a, GLOBAL const float* b, long n) {
+  const long i = GLOBAL_ID(0);
+  if (i < n) y[i] = a[i] + b[i];
+}
+)",
+                           "add"));
+  const std::int64_t n = 1 << 20;
+  Tensor a = floats(iota_vec(n)), b = floats(iota_vec(n, 1)), y = dev.zeros(Shape{n}, DType::F32);
+  const rt::TensorArg ya = y.arg(), aa = a.arg(), ba = b.arg();
+  const rt::LaunchArg args[] = {{&ya, true}, {&aa, false}, {&ba, false}, value_arg(n)};
+  Stream s = dev.default_stream();
+  std::vector<double> user, builtin;
+  const int reps = 20;
+  for (int round = 0; round < 15; ++round) {
+    auto t0 = clock::now();
+    for (int i = 0; i < reps; ++i) k->launch(stream(), Dim3(static_cast<std::uint32_t>(n / 256)), Dim3(256), args);
+    s.synchronize();
+    auto t1 = clock::now();
+    for (int i = 0; i < reps; ++i) (void)ops::add(a, b);
+    s.synchronize();
+    auto t2 = clock::now();
+    user.push_back(ms(t1 - t0) / reps);
+    builtin.push_back(ms(t2 - t1) / reps);
+  }
+  std::printf("1M f32 add: user kernel median %.3f ms/launch, ops::add median %.3f ms/op (%d per round, 15 rounds)\n",
+              median(user), median(builtin), reps);
+}
+
+}  // namespace
