@@ -50,6 +50,26 @@ rt::UserKernelSpec spec_of(std::string source, std::string entry, KernelDialect 
   return spec;
 }
 
+// build_kernel's container (user_kernel_build.cpp): "TORSHCL1", kind 'B', payload size,
+// FNV-1a of the payload, FNV-1a of the compiler id, payload.
+std::uint64_t fnv1a(const void* data, std::size_t n) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (std::size_t i = 0; i < n; ++i) h = (h ^ static_cast<const std::uint8_t*>(data)[i]) * 1099511628211ull;
+  return h;
+}
+
+std::vector<std::uint8_t> packed(const std::vector<std::uint8_t>& payload, const std::string& compiler_id) {
+  std::vector<std::uint8_t> out(33 + payload.size());
+  const std::uint64_t size = payload.size(), sum = fnv1a(payload.data(), payload.size()),
+                      id = fnv1a(compiler_id.data(), compiler_id.size());
+  std::memcpy(out.data(), "TORSHCL1B", 9);
+  std::memcpy(out.data() + 9, &size, 8);
+  std::memcpy(out.data() + 17, &sum, 8);
+  std::memcpy(out.data() + 25, &id, 8);
+  if (!payload.empty()) std::memcpy(out.data() + 33, payload.data(), payload.size());
+  return out;
+}
+
 rt::LaunchArg value_arg(const auto& v) { return rt::LaunchArg{nullptr, true, &v, sizeof v}; }
 
 const char* kScale = R"(
@@ -284,7 +304,7 @@ TEST_F(UserKernelOpenCl, GarbageBytesThrowInsteadOfCrashing) {
   std::mt19937 rng(7);
   std::vector<std::vector<std::uint8_t>> bad;
   bad.emplace_back();                                  // empty
-  for (std::size_t n : {1u, 16u, 25u, 4096u}) {        // random
+  for (std::size_t n : {1u, 16u, 33u, 4096u}) {        // random
     std::vector<std::uint8_t> v(n);
     for (auto& b : v) b = static_cast<std::uint8_t>(rng());
     bad.push_back(v);
@@ -301,6 +321,17 @@ TEST_F(UserKernelOpenCl, GarbageBytesThrowInsteadOfCrashing) {
     const Error e = error_of([&] { impl().load_kernel(spec, bad[i]); });
     EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << "case " << i << ": " << e.what();
   }
+  // The real binary, whole, but labelled as another compiler's (a cache shared between machines).
+  const std::vector<std::uint8_t> real(bin.bytes.begin() + 33, bin.bytes.end());
+  EXPECT_NO_THROW(impl().load_kernel(spec, packed(real, impl().kernel_compiler_id())));
+  Error e = error_of([&] { impl().load_kernel(spec, packed(real, "PoCL 0.1 / some other device")); });
+  EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+  EXPECT_NE(e.message().find("another OpenCL compiler"), std::string::npos) << e.message();
+  // A well-formed container around random bytes: the driver itself refuses them.
+  std::vector<std::uint8_t> payload(2048);
+  for (auto& b : payload) b = static_cast<std::uint8_t>(rng());
+  e = error_of([&] { impl().load_kernel(spec, packed(payload, impl().kernel_compiler_id())); });
+  EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
   // The real bytes still load after all that.
   EXPECT_NO_THROW(impl().load_kernel(spec, bin.bytes));
 }

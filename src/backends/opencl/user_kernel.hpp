@@ -17,17 +17,23 @@
 
 namespace torsh::opencl {
 
-// What load_kernel() reads: build_kernel's bytes in a small container, so that
-// bytes that were never ours, or were cut short on disk, are refused here with
-// an Error before a driver parses them (a driver may abort on a malformed binary).
+// What load_kernel() reads: build_kernel's bytes in a small container that
+// names the compiler that made them (kernel_compiler_id) and checksums them.
+// Bytes that were never ours, were cut short or flipped on disk, or come from
+// another driver or device are refused here with an Error, before a driver
+// parses them: PoCL 3.1, for one, crashes on a truncated program binary. Only
+// bytes this driver produced for this device reach it; a forged container
+// (right header and checksum over a damaged binary) is not defended against.
 struct UserKernelBytes {
   enum class Kind : std::uint8_t { Binary = 'B', Source = 'S' };
   Kind kind = Kind::Binary;
   std::span<const std::uint8_t> payload;  // the program binary, or the translation unit's text
 };
-std::vector<std::uint8_t> pack_user_kernel(UserKernelBytes::Kind kind, std::span<const std::uint8_t> payload);
-// Throws InvalidArgument saying what is wrong (not ours, truncated, corrupt).
-UserKernelBytes unpack_user_kernel(std::span<const std::uint8_t> bytes, const std::string& device);
+std::vector<std::uint8_t> pack_user_kernel(UserKernelBytes::Kind kind, std::span<const std::uint8_t> payload,
+                                           const std::string& compiler_id);
+// Throws InvalidArgument saying what is wrong (not ours, another compiler, truncated, corrupt).
+UserKernelBytes unpack_user_kernel(std::span<const std::uint8_t> bytes, const std::string& compiler_id,
+                                   const std::string& device);
 
 // The geometry limits a launch is checked against.
 struct LaunchLimits {

@@ -164,8 +164,13 @@ std::uint64_t fnv1a(std::span<const std::uint8_t> data) {
   return h;
 }
 
+std::span<const std::uint8_t> as_bytes(const std::string& s) {
+  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
+
 constexpr char kMagic[8] = {'T', 'O', 'R', 'S', 'H', 'C', 'L', '1'};
-constexpr std::size_t kHeader = sizeof kMagic + 1 + 8 + 8;  // magic, kind, payload size, checksum
+// magic, kind, payload size, payload checksum, checksum of kernel_compiler_id()
+constexpr std::size_t kHeader = sizeof kMagic + 1 + 8 + 8 + 8;
 
 std::string arg_text(cl_kernel k, cl_uint i, cl_kernel_arg_info what) {
   std::size_t n = 0;
@@ -210,18 +215,21 @@ bool check_param_kinds(cl_kernel k, const std::string& what, const std::string& 
 
 }  // namespace
 
-std::vector<std::uint8_t> pack_user_kernel(UserKernelBytes::Kind kind, std::span<const std::uint8_t> payload) {
+std::vector<std::uint8_t> pack_user_kernel(UserKernelBytes::Kind kind, std::span<const std::uint8_t> payload,
+                                           const std::string& compiler_id) {
   std::vector<std::uint8_t> out(kHeader + payload.size());
-  const std::uint64_t size = payload.size(), sum = fnv1a(payload);
+  const std::uint64_t size = payload.size(), sum = fnv1a(payload), id = fnv1a(as_bytes(compiler_id));
   std::memcpy(out.data(), kMagic, sizeof kMagic);
   out[sizeof kMagic] = static_cast<std::uint8_t>(kind);
   std::memcpy(out.data() + sizeof kMagic + 1, &size, 8);
   std::memcpy(out.data() + sizeof kMagic + 9, &sum, 8);
+  std::memcpy(out.data() + sizeof kMagic + 17, &id, 8);
   if (!payload.empty()) std::memcpy(out.data() + kHeader, payload.data(), payload.size());
   return out;
 }
 
-UserKernelBytes unpack_user_kernel(std::span<const std::uint8_t> bytes, const std::string& device) {
+UserKernelBytes unpack_user_kernel(std::span<const std::uint8_t> bytes, const std::string& compiler_id,
+                                   const std::string& device) {
   const auto refuse = [&](const std::string& why) -> Error {
     return Error(ErrorCode::InvalidArgument, "not a usable OpenCL user-kernel binary: " + why,
                  {.op = "load_kernel", .device = device}, {"Rebuild the kernel from its source"});
@@ -235,9 +243,12 @@ UserKernelBytes unpack_user_kernel(std::span<const std::uint8_t> bytes, const st
       kind != static_cast<std::uint8_t>(UserKernelBytes::Kind::Source))
     throw refuse("unknown payload kind " + std::to_string(kind));
   out.kind = static_cast<UserKernelBytes::Kind>(kind);
-  std::uint64_t size = 0, sum = 0;
+  std::uint64_t size = 0, sum = 0, id = 0;
   std::memcpy(&size, bytes.data() + sizeof kMagic + 1, 8);
   std::memcpy(&sum, bytes.data() + sizeof kMagic + 9, 8);
+  std::memcpy(&id, bytes.data() + sizeof kMagic + 17, 8);
+  if (id != fnv1a(as_bytes(compiler_id)))
+    throw refuse("it was built by another OpenCL compiler, driver or device than " + compiler_id);
   if (size != bytes.size() - kHeader)
     throw refuse("the header announces " + std::to_string(size) + " bytes of payload but " +
                  std::to_string(bytes.size() - kHeader) + " follow (truncated or padded)");
@@ -277,11 +288,10 @@ rt::KernelBinary OpenClDevice::build_kernel(const rt::UserKernelSpec& spec) {
   out.log = build_log(prog.get(), dev_);
   const std::vector<std::uint8_t> bin = program_binary(prog.get());
   if (!bin.empty()) {
-    out.bytes = pack_user_kernel(UserKernelBytes::Kind::Binary, bin);
+    out.bytes = pack_user_kernel(UserKernelBytes::Kind::Binary, bin, kernel_compiler_id());
   } else {
     // No binary from this driver: the source stands in, and load_kernel builds it again.
-    const auto* text = reinterpret_cast<const std::uint8_t*>(t.text.data());
-    out.bytes = pack_user_kernel(UserKernelBytes::Kind::Source, {text, t.text.size()});
+    out.bytes = pack_user_kernel(UserKernelBytes::Kind::Source, as_bytes(t.text), kernel_compiler_id());
     out.cacheable = false;
   }
   return out;
@@ -289,7 +299,7 @@ rt::KernelBinary OpenClDevice::build_kernel(const rt::UserKernelSpec& spec) {
 
 std::unique_ptr<rt::UserKernelImpl> OpenClDevice::load_kernel(const rt::UserKernelSpec& spec,
                                                               std::span<const std::uint8_t> binary) {
-  const UserKernelBytes bytes = unpack_user_kernel(binary, label_);
+  const UserKernelBytes bytes = unpack_user_kernel(binary, kernel_compiler_id(), label_);
   const Translation t = translate(spec, label_);
   ProgramPtr prog;
   if (bytes.kind == UserKernelBytes::Kind::Source) {
