@@ -457,24 +457,42 @@ KERNEL void add(GLOBAL float* y, GLOBAL const float* a, GLOBAL const float* b, l
                            "add"));
   const std::int64_t n = 1 << 20;
   Tensor a = floats(iota_vec(n)), b = floats(iota_vec(n, 1)), y = dev.zeros(Shape{n}, DType::F32);
-  const rt::TensorArg ya = y.arg(), aa = a.arg(), ba = b.arg();
-  const rt::LaunchArg args[] = {{&ya, true}, {&aa, false}, {&ba, false}, value_arg(n)};
   Stream s = dev.default_stream();
-  std::vector<double> user, builtin;
-  const int reps = 20;
-  for (int round = 0; round < 15; ++round) {
-    auto t0 = clock::now();
-    for (int i = 0; i < reps; ++i) k->launch(stream(), Dim3(static_cast<std::uint32_t>(n / 256)), Dim3(256), args);
-    s.synchronize();
-    auto t1 = clock::now();
-    for (int i = 0; i < reps; ++i) (void)ops::add(a, b);
-    s.synchronize();
-    auto t2 = clock::now();
-    user.push_back(ms(t1 - t0) / reps);
-    builtin.push_back(ms(t2 - t1) / reps);
+  {
+    Tensor r = ops::add(a, b);
+    std::printf("element offsets in their segments: a %lld, b %lld, a + b %lld\n", (long long)a.arg().offset,
+                (long long)b.arg().offset, (long long)r.arg().offset);
   }
-  std::printf("1M f32 add: user kernel median %.3f ms/launch, ops::add median %.3f ms/op (%d per round, 15 rounds)\n",
-              median(user), median(builtin), reps);
+  // Per launch: host time to enqueue (the call returning) and end to end (after synchronize).
+  const auto measure = [&](const Tensor& a, const Tensor& b, Tensor& y, const char* what) {
+    const std::int64_t n = y.numel();
+    const rt::TensorArg ya = y.arg(), aa = a.arg(), ba = b.arg();
+    const rt::LaunchArg args[] = {{&ya, true}, {&aa, false}, {&ba, false}, value_arg(n)};
+    const auto groups = static_cast<std::uint32_t>((n + 255) / 256);
+    std::vector<double> user_enq, user_all, add_enq, add_all;
+    const int reps = 20;
+    for (int round = 0; round < 15; ++round) {
+      auto t0 = clock::now();
+      for (int i = 0; i < reps; ++i) k->launch(stream(), Dim3(groups), Dim3(std::min<std::int64_t>(n, 256)), args);
+      auto t1 = clock::now();
+      s.synchronize();
+      auto t2 = clock::now();
+      for (int i = 0; i < reps; ++i) (void)ops::add(a, b);
+      auto t3 = clock::now();
+      s.synchronize();
+      auto t4 = clock::now();
+      user_enq.push_back(ms(t1 - t0) / reps);
+      user_all.push_back(ms(t2 - t0) / reps);
+      add_enq.push_back(ms(t3 - t2) / reps);
+      add_all.push_back(ms(t4 - t2) / reps);
+    }
+    std::printf("%s: user kernel %.3f ms enqueue, %.3f ms end to end; ops::add %.3f ms enqueue, %.3f ms end to end "
+                "(medians per launch, %d launches a round, 15 interleaved rounds)\n",
+                what, median(user_enq), median(user_all), median(add_enq), median(add_all), reps);
+  };
+  measure(a, b, y, "1M f32 a + b");
+  Tensor a1 = floats({1.0f}), b1 = floats({2.0f}), y1 = dev.zeros(Shape{1}, DType::F32);
+  measure(a1, b1, y1, "1 f32 a + b");
 }
 
 }  // namespace
