@@ -60,12 +60,12 @@ class UserKernel final : public rt::UserKernelImpl {
 
  private:
   void refine_params(const rt::UserKernelSpec& spec);
-  std::string what() const;  // "kernel 'name' on opencl:0 (...)"
+  std::string what() const;  // "kernel 'entry' on opencl:0 (...)"
 
   OpenClDevice& dev_;
   cl_program program_;
   cl_kernel kernel_;
-  std::string entry_, name_;
+  std::string entry_;
   std::mutex launch_mu_;  // clSetKernelArg + clEnqueueNDRangeKernel of one launch do not interleave
   std::vector<KernelParam> params_;
   bool params_known_ = false;

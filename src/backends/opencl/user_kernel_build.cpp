@@ -375,7 +375,7 @@ std::size_t vector_size(const std::string& name) {
 }  // namespace
 
 UserKernel::UserKernel(OpenClDevice& dev, const rt::UserKernelSpec& spec, cl_program program, cl_kernel kernel)
-    : dev_(dev), program_(program), kernel_(kernel), entry_(spec.src.entry), name_(shown_name(spec)) {
+    : dev_(dev), program_(program), kernel_(kernel), entry_(spec.src.entry) {
   // Until the constructor finishes, the caller still owns both handles.
   const std::string& label = dev.label();
   num_args_ = kernel_value<cl_uint>(kernel, CL_KERNEL_NUM_ARGS, "clGetKernelInfo(CL_KERNEL_NUM_ARGS)", label);
@@ -411,7 +411,8 @@ UserKernel::~UserKernel() {
   clReleaseProgram(program_);
 }
 
-std::string UserKernel::what() const { return "kernel '" + name_ + "' on " + dev_.label(); }
+// By its entry: the runtime shares one UserKernel between handles that differ only in KernelSource::name.
+std::string UserKernel::what() const { return "kernel '" + entry_ + "' on " + dev_.label(); }
 
 // The parameters as the compiler saw them (clGetKernelArgInfo), where the
 // driver keeps that information; the runtime's parse of the source otherwise.
@@ -422,7 +423,6 @@ void UserKernel::refine_params(const rt::UserKernelSpec& spec) {
     return;
   }
   std::vector<KernelParam> found;
-  bool all_sized = true;
   for (cl_uint i = 0; i < num_args_; ++i) {
     cl_kernel_arg_address_qualifier addr = 0;
     check_cl(clGetKernelArgInfo(kernel_, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof addr, &addr, nullptr),
@@ -455,14 +455,13 @@ void UserKernel::refine_params(const rt::UserKernelSpec& spec) {
         }
       }
       p.writable = false;
-      p.spelling = type;
-      if (p.size == 0) all_sized = false;
+      p.spelling = type;  // size 0 (a struct the parse could not size): any size, which clSetKernelArg checks
     }
     if (parsed && parsed->kind == p.kind && !parsed->spelling.empty()) p.spelling = parsed->spelling;
     found.push_back(std::move(p));
   }
   params_ = std::move(found);
-  params_known_ = all_sized;
+  params_known_ = true;
 }
 
 }  // namespace torsh::opencl

@@ -27,7 +27,7 @@ void UserKernel::launch(rt::StreamImpl& si, const Dim3& grid, const Dim3& block,
   const std::string& device = dev_.label();
   const std::string given = "grid " + grid.to_string() + ", block " + block.to_string();
   const auto refuse = [&](const std::string& why, const std::string& hint) {
-    return Error(ErrorCode::InvalidArgument, what() + ": " + given + ": " + why, {.op = name_, .device = device},
+    return Error(ErrorCode::InvalidArgument, what() + ": " + given + ": " + why, {.op = entry_, .device = device},
                  {hint});
   };
 
