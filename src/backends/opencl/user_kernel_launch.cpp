@@ -1,6 +1,7 @@
 // Launching a user kernel: the grid and block checked against the device and
 // the kernel, tensors bound at their first element (ElementView), values by
 // their bytes, and one launch_args call so that capture and profiling see it.
+#include <cstdint>
 #include <memory>
 #include <optional>
 
@@ -19,6 +20,16 @@ std::size_t extent_bytes(const rt::TensorArg& t) {
     if (t.strides[d] > 0) last += (t.shape[d] - 1) * t.strides[d];
   return static_cast<std::size_t>(last + 1) * dtype_size(t.dtype);
 }
+
+// Where a tensor argument lies: its buffer and the bytes from its first element to its last.
+struct Binding {
+  const rt::TensorArg* tensor = nullptr;
+  cl_mem base = nullptr;
+  std::size_t origin = 0, bytes = 0;
+  bool writable = false;
+  bool staged = false;          // at an offset a sub-buffer cannot start at
+  std::size_t same_as = SIZE_MAX;  // an earlier argument with the same range, whose view this one shares
+};
 
 }  // namespace
 
@@ -76,8 +87,7 @@ void UserKernel::launch(rt::StreamImpl& si, const Dim3& grid, const Dim3& block,
   if (args.size() != num_args_)
     throw refuse(std::to_string(args.size()) + " arguments given, but the kernel takes " + std::to_string(num_args_),
                  "Pass one argument per kernel parameter, in order");
-  std::vector<std::optional<ElementView>> views(args.size());
-  std::vector<cl_mem> mems(args.size(), nullptr);
+  std::vector<Binding> bound(args.size());
   std::vector<ArgValue> values(args.size());
   for (std::size_t i = 0; i < args.size(); ++i) {
     const rt::LaunchArg& a = args[i];
@@ -86,15 +96,13 @@ void UserKernel::launch(rt::StreamImpl& si, const Dim3& grid, const Dim3& block,
     if (a.tensor) {
       if (params_known_ && p && p->kind != KernelParam::Kind::Buffer)
         throw refuse(which + " is a tensor, but the parameter is " + p->to_string(), "Pass a scalar there");
-      const std::size_t bytes = extent_bytes(*a.tensor);
-      if (bytes == 0) {
-        mems[i] = mem_of(*a.tensor->buffer);  // nothing to address; any valid buffer will do
-      } else {
-        views[i].emplace(s, *a.tensor, bytes,
-                         a.writable ? ElementView::Access::ReadWrite : ElementView::Access::Read);
-        mems[i] = views[i]->mem();
-      }
-      values[i] = {sizeof(cl_mem), &mems[i]};
+      Binding& b = bound[i];
+      b.tensor = a.tensor;
+      b.base = mem_of(*a.tensor->buffer);
+      b.origin = static_cast<std::size_t>(a.tensor->offset) * dtype_size(a.tensor->dtype);
+      b.bytes = extent_bytes(*a.tensor);
+      b.writable = a.writable;
+      b.staged = b.origin % dev_.base_align() != 0;
     } else {
       if (params_known_ && p && p->kind != KernelParam::Kind::Value)
         throw refuse(which + " is a value, but the parameter is " + p->to_string(), "Pass a tensor there");
@@ -104,6 +112,49 @@ void UserKernel::launch(rt::StreamImpl& si, const Dim3& grid, const Dim3& block,
                      "Pass a value of the parameter's type");
       values[i] = {a.size, a.data};
     }
+  }
+
+  // Tensors that share memory. The same range twice shares one view. A staged
+  // copy goes back whole after the kernel, so a staged range that is written
+  // may not overlap another written range: its copy would undo that one's writes.
+  const auto tensor_at = [&](std::size_t i) { return bound[i].tensor && bound[i].bytes > 0; };
+  for (std::size_t i = 0; i < bound.size(); ++i)
+    for (std::size_t j = 0; j < i && tensor_at(i); ++j)
+      if (tensor_at(j) && bound[j].same_as == SIZE_MAX && bound[j].base == bound[i].base &&
+          bound[j].origin == bound[i].origin && bound[j].bytes == bound[i].bytes) {
+        bound[i].same_as = j;
+        bound[j].writable = bound[j].writable || bound[i].writable;
+        break;
+      }
+  for (std::size_t i = 0; i < bound.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j) {
+      const Binding &bi = bound[i], &bj = bound[j];
+      if (!tensor_at(i) || !tensor_at(j) || bi.same_as != SIZE_MAX || bj.same_as != SIZE_MAX || bi.base != bj.base)
+        continue;
+      const bool overlap = bi.origin < bj.origin + bj.bytes && bj.origin < bi.origin + bi.bytes;
+      if (overlap && bi.writable && bj.writable && (bi.staged || bj.staged))
+        throw refuse("tensor arguments " + std::to_string(j) + " and " + std::to_string(i) +
+                         " overlap in memory, both may be written, and one starts " +
+                         std::to_string((bi.staged ? bi.origin : bj.origin) % dev_.base_align()) +
+                         " bytes past the device's buffer alignment (" + std::to_string(dev_.base_align()) +
+                         " bytes, CL_DEVICE_MEM_BASE_ADDR_ALIGN), so it can only be bound through a copy",
+                     "Pass the storage once (one tensor) and index it in the kernel, or pass contiguous() "
+                     "copies and write them back");
+    }
+  std::vector<std::optional<ElementView>> views(args.size());
+  std::vector<cl_mem> mems(args.size(), nullptr);
+  for (std::size_t i = 0; i < bound.size(); ++i) {
+    const Binding& b = bound[i];
+    if (!b.tensor) continue;
+    if (b.bytes == 0) {
+      mems[i] = b.base;  // nothing to address; any valid buffer will do
+    } else if (b.same_as != SIZE_MAX) {
+      mems[i] = mems[b.same_as];
+    } else {
+      views[i].emplace(s, *b.tensor, b.bytes, b.writable ? ElementView::Access::ReadWrite : ElementView::Access::Read);
+      mems[i] = views[i]->mem();
+    }
+    values[i] = {sizeof(cl_mem), &mems[i]};
   }
   const Kernel k{kernel_, &launch_mu_, entry_.c_str(), &device};
   launch_args(s, k, global, local, values);
