@@ -480,6 +480,17 @@ TEST_F(UserKernelOpenCl, GeometryBeyondTheDeviceIsRefusedWithTheLimit) {
   // After the refusals the kernel still runs.
   s.launch(k, Dim3(1), Dim3(64), y, x, 1.0f, n);
   EXPECT_EQ(y.to_host<float>()[63], 63.0f);
+
+  // A kernel that fixes its work-group size takes exactly that block.
+  const Kernel fixed = dev.compile_kernel(source(
+      "__kernel __attribute__((reqd_work_group_size(32, 1, 1))) void fixed(__global float* y) {\n"
+      "  y[get_global_id(0)] = 7.0f;\n}\n",
+      "fixed", KernelDialect::OpenCL));
+  e = error_of([&] { s.launch(fixed, Dim3(1), Dim3(64), y); });
+  EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+  EXPECT_NE(e.message().find("reqd_work_group_size(32, 1, 1)"), std::string::npos) << e.message();
+  s.launch(fixed, Dim3(2), Dim3(32), y);
+  EXPECT_EQ(y.to_host<float>()[63], 7.0f);
 }
 
 const char* kAddOne = R"(
