@@ -27,7 +27,7 @@ struct Binding {
   cl_mem base = nullptr;
   std::size_t origin = 0, bytes = 0;
   bool writable = false;
-  bool staged = false;          // at an offset a sub-buffer cannot start at
+  bool staged = false;             // at an offset a sub-buffer cannot start at
   std::size_t same_as = SIZE_MAX;  // an earlier argument with the same range, whose view this one shares
 };
 
@@ -36,10 +36,10 @@ struct Binding {
 void UserKernel::launch(rt::StreamImpl& si, const Dim3& grid, const Dim3& block, std::span<const rt::LaunchArg> args) {
   OpenClStream& s = stream_of(si);
   const std::string& device = dev_.label();
-  const std::string given = "grid " + grid.to_string() + ", block " + block.to_string();
   const auto refuse = [&](const std::string& why, const std::string& hint) {
-    return Error(ErrorCode::InvalidArgument, what() + ": " + given + ": " + why, {.op = entry_, .device = device},
-                 {hint});
+    return Error(ErrorCode::InvalidArgument,
+                 what() + ": grid " + grid.to_string() + ", block " + block.to_string() + ": " + why,
+                 {.op = entry_, .device = device}, {hint});
   };
 
   // Geometry: grid = work-groups per dimension, block = work-group size (CUDA style).
@@ -92,10 +92,12 @@ void UserKernel::launch(rt::StreamImpl& si, const Dim3& grid, const Dim3& block,
   for (std::size_t i = 0; i < args.size(); ++i) {
     const rt::LaunchArg& a = args[i];
     const KernelParam* p = i < params_.size() ? &params_[i] : nullptr;
-    const std::string which = "argument " + std::to_string(i) + (p && !p->name.empty() ? " ('" + p->name + "')" : "");
+    const auto which = [&] {
+      return "argument " + std::to_string(i) + (p && !p->name.empty() ? " ('" + p->name + "')" : std::string());
+    };
     if (a.tensor) {
       if (params_known_ && p && p->kind != KernelParam::Kind::Buffer)
-        throw refuse(which + " is a tensor, but the parameter is " + p->to_string(), "Pass a scalar there");
+        throw refuse(which() + " is a tensor, but the parameter is " + p->to_string(), "Pass a scalar there");
       Binding& b = bound[i];
       b.tensor = a.tensor;
       b.base = mem_of(*a.tensor->buffer);
@@ -105,9 +107,9 @@ void UserKernel::launch(rt::StreamImpl& si, const Dim3& grid, const Dim3& block,
       b.staged = b.origin % dev_.base_align() != 0;
     } else {
       if (params_known_ && p && p->kind != KernelParam::Kind::Value)
-        throw refuse(which + " is a value, but the parameter is " + p->to_string(), "Pass a tensor there");
+        throw refuse(which() + " is a value, but the parameter is " + p->to_string(), "Pass a tensor there");
       if (p && p->kind == KernelParam::Kind::Value && p->size != 0 && p->size != a.size)
-        throw refuse(which + " has " + std::to_string(a.size) + " bytes, but the parameter (" + p->to_string() +
+        throw refuse(which() + " has " + std::to_string(a.size) + " bytes, but the parameter (" + p->to_string() +
                          ") takes " + std::to_string(p->size),
                      "Pass a value of the parameter's type");
       values[i] = {a.size, a.data};
