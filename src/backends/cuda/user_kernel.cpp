@@ -1,12 +1,11 @@
 // User kernels on a CUDA / ROCm device: built by NVRTC / hiprtc
 // (user_kernel_compile.cpp), kept as bytes that name their entry's symbol,
 // loaded as a module and launched on the stream's handle (module_api.hpp).
-#include <algorithm>
-#include <cstring>
 #include <limits>
 #include <optional>
 
 #include "device.hpp"
+#include "kernel_binary.hpp"
 #include "module_api.hpp"
 #include "user_kernel_compile.hpp"
 
@@ -14,75 +13,11 @@ namespace torsh::cuda {
 
 namespace {
 
-// A build's bytes: a header, the entry's symbol (mangled for C++ entries, so
-// it must travel with the code) and the code. The checksum makes a truncated
-// or foreign disk-cache file an error here, before the driver parses it.
-//   magic[8] | u32 symbol bytes | u32 0 | u64 code bytes | u64 FNV-1a of symbol and code
 #if defined(TORSH_HIP)
-constexpr char kMagic[8] = {'T', 'R', 'S', 'H', 'H', 'C', 'O', '1'};  // an AMDGPU code object
+constexpr CodeKind kCode = CodeKind::AmdgpuElf;
 #else
-constexpr char kMagic[8] = {'T', 'R', 'S', 'H', 'P', 'T', 'X', '1'};  // PTX text
+constexpr CodeKind kCode = CodeKind::Ptx;
 #endif
-constexpr std::size_t kHeader = 32;
-
-std::uint64_t fnv1a(std::uint64_t h, const std::uint8_t* p, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
-  return h;
-}
-
-std::uint64_t checksum(const std::string& symbol, std::span<const std::uint8_t> code) {
-  const std::uint64_t h = fnv1a(0xcbf29ce484222325ull, reinterpret_cast<const std::uint8_t*>(symbol.data()), symbol.size());
-  return fnv1a(h, code.data(), code.size());
-}
-
-std::vector<std::uint8_t> pack(const CompiledKernel& c) {
-  std::vector<std::uint8_t> out(kHeader + c.lowered_name.size() + c.code.size());
-  const std::uint32_t name_len = static_cast<std::uint32_t>(c.lowered_name.size()), zero = 0;
-  const std::uint64_t code_len = c.code.size(), sum = checksum(c.lowered_name, c.code);
-  std::memcpy(out.data(), kMagic, 8);
-  std::memcpy(out.data() + 8, &name_len, 4);
-  std::memcpy(out.data() + 12, &zero, 4);
-  std::memcpy(out.data() + 16, &code_len, 8);
-  std::memcpy(out.data() + 24, &sum, 8);
-  std::memcpy(out.data() + kHeader, c.lowered_name.data(), name_len);
-  std::memcpy(out.data() + kHeader + name_len, c.code.data(), c.code.size());
-  return out;
-}
-
-struct Unpacked {
-  std::string symbol;
-  std::vector<std::uint8_t> code;  // a copy: the driver wants it aligned, and the caller's bytes may go
-};
-
-Unpacked unpack(std::span<const std::uint8_t> b, const std::string& what, const std::string& device) {
-  const auto bad = [&](const std::string& why) {
-    return Error(ErrorCode::InvalidArgument,
-                 "cannot load " + what + ": the " + std::to_string(b.size()) + " bytes are not a " + vendor::kRuntime +
-                     " kernel built by this plugin (" + why + ")",
-                 {.op = "load_kernel", .device = device}, {"Rebuild the kernel from its source"});
-  };
-  if (b.size() < kHeader || std::memcmp(b.data(), kMagic, 8) != 0) throw bad("no header");
-  std::uint32_t name_len = 0;
-  std::uint64_t code_len = 0, sum = 0;
-  std::memcpy(&name_len, b.data() + 8, 4);
-  std::memcpy(&code_len, b.data() + 16, 8);
-  std::memcpy(&sum, b.data() + 24, 8);
-  if (name_len == 0 || name_len > 4096 || code_len == 0 || code_len > b.size() ||
-      kHeader + name_len + code_len != b.size())
-    throw bad("sizes do not add up");
-  Unpacked u;
-  u.symbol.assign(reinterpret_cast<const char*>(b.data() + kHeader), name_len);
-  const std::span<const std::uint8_t> code = b.subspan(kHeader + name_len);
-  if (checksum(u.symbol, code) != sum) throw bad("checksum mismatch");
-#if defined(TORSH_HIP)
-  if (code.size() < 64 || std::memcmp(code.data(), "\x7f" "ELF", 4) != 0) throw bad("not an ELF code object");
-#else
-  // PTX is read up to its NUL: one at the end and none before.
-  if (code.back() != 0 || std::memchr(code.data(), 0, code.size() - 1) != nullptr) throw bad("not PTX text");
-#endif
-  u.code.assign(code.begin(), code.end());
-  return u;
-}
 
 class CudaUserKernel final : public rt::UserKernelImpl {
  public:
@@ -228,7 +163,7 @@ std::string CudaDevice::kernel_compiler_id() const {
 rt::KernelBinary CudaDevice::build_kernel(const rt::UserKernelSpec& spec) {
   CompiledKernel c = compile_user_kernel(spec, rtc_arch_, label_);
   rt::KernelBinary b;
-  b.bytes = pack(c);
+  b.bytes = pack_kernel_binary(kCode, c.lowered_name, c.code);
   b.log = std::move(c.log);
   return b;
 }
@@ -236,7 +171,7 @@ rt::KernelBinary CudaDevice::build_kernel(const rt::UserKernelSpec& spec) {
 std::unique_ptr<rt::UserKernelImpl> CudaDevice::load_kernel(const rt::UserKernelSpec& spec,
                                                             std::span<const std::uint8_t> binary) {
   const std::string what = what_of(spec);
-  const Unpacked u = unpack(binary, what, label_);
+  const KernelImage u = unpack_kernel_binary(kCode, binary, what, label_);
   DeviceGuard g(ordinal_, label_);
   module_api::Module m = module_api::load(u.code.data(), what, label_);
   try {

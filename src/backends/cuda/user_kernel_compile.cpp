@@ -68,6 +68,10 @@ struct Rtc {
   TORSH_RTC_FN(GetProgramLogSize);
   TORSH_RTC_FN(GetProgramLog);
   TORSH_RTC_FN(GetLoweredName);
+#if !defined(TORSH_HIP)
+  TORSH_RTC_FN(GetNumSupportedArchs);
+  TORSH_RTC_FN(GetSupportedArchs);
+#endif
   decltype(&TORSH_RTC_GET_CODE_SIZE) GetCodeSize = nullptr;
   decltype(&TORSH_RTC_GET_CODE) GetCode = nullptr;
   std::string library;  // the file it came from
@@ -98,6 +102,9 @@ Rtc load_rtc() {
                     find(lib, r.GetCodeSize, TORSH_STR(TORSH_RTC_GET_CODE_SIZE)) &&
                     find(lib, r.GetCode, TORSH_STR(TORSH_RTC_GET_CODE));
     (void)TORSH_RTC_FIND(Version);  // optional: only names the compiler
+#if !defined(TORSH_HIP)
+    (void)(TORSH_RTC_FIND(GetNumSupportedArchs) && TORSH_RTC_FIND(GetSupportedArchs));  // optional (CUDA 11.2)
+#endif
 #undef TORSH_RTC_FIND
     if (ok) {
       r.library = file;
@@ -116,7 +123,7 @@ const Rtc& rtc() {
 }
 
 std::string rtc_error(const Rtc& r, int code) {
-  const char* s = r.GetErrorString(static_cast<decltype(kRtcSuccess)>(code));
+  const char* s = r.GetErrorString(static_cast<std::remove_const_t<decltype(kRtcSuccess)>>(code));
   return s ? s : std::to_string(code);
 }
 
@@ -136,15 +143,44 @@ std::string trimmed(std::string s) {
   return s;
 }
 
+#if !defined(TORSH_HIP)
+// A GPU newer than NVRTC gets PTX for the newest architecture NVRTC knows,
+// which the driver compiles for it (PTX is forward compatible).
+std::string supported_arch(const Rtc& r, const std::string& arch) {
+  if (!r.GetNumSupportedArchs || !r.GetSupportedArchs || !starts_with(arch, "compute_")) return arch;
+  int n = 0;
+  if (r.GetNumSupportedArchs(&n) != kRtcSuccess || n <= 0) return arch;
+  std::vector<int> archs(static_cast<std::size_t>(n));
+  if (r.GetSupportedArchs(archs.data()) != kRtcSuccess) return arch;
+  const int want = std::atoi(arch.c_str() + 8);
+  int best = 0;
+  for (int a : archs) {
+    if (a == want) return arch;
+    if (a < want && a > best) best = a;
+  }
+  return best > 0 ? "compute_" + std::to_string(best) : arch;
+}
+#endif
+
 }  // namespace
 
 std::string rtc_version() {
   const Rtc& r = rtc();
   if (!r.missing.empty()) return std::string(kRtcName) + " unavailable";
+#if defined(TORSH_HIP)
+  // hiprtcVersion answers a fixed 9.0 (NVRTC's numbering) in ROCm 5; the HIP
+  // runtime's version names the compiler that comes with it.
+  int v = 0;
+  if (hipRuntimeGetVersion(&v) != hipSuccess || v <= 0) v = HIP_VERSION;
+  (void)hipGetLastError();
+  return std::string(kRtcName) + " of HIP " + std::to_string(v / 10000000) + "." + std::to_string(v / 100000 % 100) +
+         "." + std::to_string(v % 100000);
+#else
   int major = 0, minor = 0;
   if (r.Version && r.Version(&major, &minor) == kRtcSuccess)
     return std::string(kRtcName) + " " + std::to_string(major) + "." + std::to_string(minor);
   return std::string(kRtcName) + " (" + r.library + ")";
+#endif
 }
 
 CompiledKernel compile_cuda_source(const std::string& tu, const std::string& entry,
@@ -171,7 +207,7 @@ CompiledKernel compile_cuda_source(const std::string& tu, const std::string& ent
 #if defined(TORSH_HIP)
   if (!has_arch) opts.push_back("--gpu-architecture=" + arch);
 #else
-  if (!has_arch) opts.push_back("-arch=" + arch);
+  if (!has_arch) opts.push_back("-arch=" + supported_arch(r, arch));
   opts.emplace_back("-default-device");  // undecorated helpers are device code, as in the Torsh dialect
 #endif
   if (!has_std) opts.emplace_back("--std=c++17");

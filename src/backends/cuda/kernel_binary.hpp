@@ -1,0 +1,32 @@
+#pragma once
+// The bytes build_kernel() returns and load_kernel() takes (possibly read back
+// from the disk cache by another process): a header, the entry's symbol
+// (mangled for C++ entries, so it must travel with the code) and the code. The
+// header and a checksum make truncated, damaged or foreign bytes an error here,
+// before the driver parses them. No CUDA or HIP header is needed, so the tests
+// check the format on machines without a GPU.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace torsh::cuda {
+
+enum class CodeKind : std::uint8_t {
+  Ptx,         // NVRTC: PTX text, NUL-terminated (cuModuleLoadData reads up to the NUL)
+  AmdgpuElf,  // hiprtc: an AMDGPU code object
+};
+
+std::vector<std::uint8_t> pack_kernel_binary(CodeKind kind, const std::string& symbol,
+                                             std::span<const std::uint8_t> code);
+
+struct KernelImage {
+  std::string symbol;
+  std::vector<std::uint8_t> code;  // a copy: the driver wants it aligned, and the caller's bytes may go
+};
+// Throws Error(InvalidArgument) naming `what` and `device` when the bytes are
+// not a complete, undamaged binary of `kind`.
+KernelImage unpack_kernel_binary(CodeKind kind, std::span<const std::uint8_t> bytes, const std::string& what,
+                                 const std::string& device);
+
+}  // namespace torsh::cuda
