@@ -68,7 +68,7 @@ namespace {
 struct Driver {
   decltype(&::cuGetErrorName) GetErrorName = nullptr;
   decltype(&::cuGetErrorString) GetErrorString = nullptr;
-  decltype(&::cuModuleLoadData) ModuleLoadData = nullptr;
+  decltype(&::cuModuleLoadDataEx) ModuleLoadDataEx = nullptr;
   decltype(&::cuModuleUnload) ModuleUnload = nullptr;
   decltype(&::cuModuleGetFunction) ModuleGetFunction = nullptr;
   decltype(&::cuFuncGetAttribute) FuncGetAttribute = nullptr;
@@ -94,7 +94,7 @@ Driver open_driver() {
   std::string missing;
   find(lib, d.GetErrorName, "cuGetErrorName", missing);
   find(lib, d.GetErrorString, "cuGetErrorString", missing);
-  find(lib, d.ModuleLoadData, "cuModuleLoadData", missing);
+  find(lib, d.ModuleLoadDataEx, "cuModuleLoadDataEx", missing);
   find(lib, d.ModuleUnload, "cuModuleUnload", missing);
   find(lib, d.ModuleGetFunction, "cuModuleGetFunction", missing);
   find(lib, d.FuncGetAttribute, "cuFuncGetAttribute", missing);
@@ -138,9 +138,17 @@ std::string text(const Driver& d, CUresult r) {
 
 Module load(const void* image, const std::string& what, const std::string& device) {
   const Driver& d = driver(what, device);
+  // PTX is compiled for the GPU here; its assembler's errors are kept for the message.
+  char log[4096] = {};
+  CUjit_option keys[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void* values[] = {log, reinterpret_cast<void*>(sizeof log)};
   CUmodule m = nullptr;
-  const CUresult r = d.ModuleLoadData(&m, image);
-  if (r != CUDA_SUCCESS) fail(d, r, "cuModuleLoadData", what, device);
+  const CUresult r = d.ModuleLoadDataEx(&m, image, 2, keys, values);
+  if (r != CUDA_SUCCESS) {
+    log[sizeof log - 1] = '\0';
+    fail(d, r, std::string("cuModuleLoadDataEx") + (log[0] ? std::string(" (PTX assembler: ") + log + ")" : ""), what,
+         device);
+  }
   return m;
 }
 
@@ -169,13 +177,14 @@ std::optional<std::vector<std::size_t>> param_sizes(Function f) {
   if (!d.FuncGetParamInfo) return std::nullopt;
   std::vector<std::size_t> sizes;
   // Parameters are numbered from 0; the first index past the last is CUDA_ERROR_INVALID_VALUE.
-  for (std::size_t i = 0;; ++i) {
+  for (std::size_t i = 0; i < 4096; ++i) {
     std::size_t offset = 0, size = 0;
     const CUresult r = d.FuncGetParamInfo(static_cast<CUfunction>(f), i, &offset, &size);
     if (r == CUDA_ERROR_INVALID_VALUE) break;
     if (r != CUDA_SUCCESS) return std::nullopt;
     sizes.push_back(size);
   }
+  if (sizes.size() == 4096) return std::nullopt;  // no end found: not an answer to trust
   return sizes;
 }
 
