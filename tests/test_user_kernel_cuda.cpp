@@ -4,8 +4,10 @@
 // PTX and code objects are checked on any machine with the toolkits. Loading
 // and launching need a device and skip without one.
 #include <dlfcn.h>
+#include <stdlib.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <iostream>
@@ -280,87 +282,84 @@ class OnDevice : public ::testing::Test {
     for (const auto& st : backend_statuses())
       if (st.type == Type && !st.available)
         GTEST_SKIP() << "no " << (Type == BackendType::Cuda ? "CUDA" : "ROCm") << " device: " << st.reason;
+    // Builds go to a cache of this test's own.
+    ::setenv("TORSH_KERNEL_CACHE_DIR", (std::string(TORSH_TEST_BIN_DIR) + "/user_kernel_cuda_cache").c_str(), 1);
     dev = Backend::create(Type);
   }
   Tensor on_dev(const std::vector<float>& v) {
     return dev.from_host(v.data(), Shape{static_cast<std::int64_t>(v.size())}, DType::F32);
   }
-  std::unique_ptr<rt::UserKernelImpl> build(const rt::UserKernelSpec& s) {
-    const rt::KernelBinary b = dev.impl().build_kernel(s);
-    return dev.impl().load_kernel(s, b.bytes);
-  }
   Backend dev;
 };
 
-rt::LaunchArg tensor(const rt::TensorArg& t) { return rt::LaunchArg{&t, true, nullptr, 0}; }
-template <class T>
-rt::LaunchArg value(const T& v) {
-  return rt::LaunchArg{nullptr, true, &v, sizeof(T)};
-}
-
 template <BackendType Type>
 void runs_and_refuses(OnDevice<Type>& t) {
-  rt::DeviceImpl& d = t.dev.impl();
-  const auto dialects = d.kernel_dialects();
-  EXPECT_EQ(dialects, (std::vector<KernelDialect>{KernelDialect::Torsh, KernelDialect::Cuda}));
-  const std::string id = d.kernel_compiler_id();
+  Backend& b = t.dev;
+  EXPECT_EQ(b.capabilities().kernel_dialects, (std::vector<KernelDialect>{KernelDialect::Torsh, KernelDialect::Cuda}));
+  const std::string id = b.impl().kernel_compiler_id();
   EXPECT_NE(id.find(Type == BackendType::Cuda ? "NVRTC" : "hiprtc"), std::string::npos) << id;
-  EXPECT_NE(id.find(d.info().name), std::string::npos) << id;
+  EXPECT_NE(id.find(b.info().name), std::string::npos) << id;
+  Stream s = b.default_stream();
 
-  // blocksum over 1000 values in blocks of 256.
-  rt::UserKernelSpec s = spec_of(kBlockSum, "blocksum");
-  auto k = t.build(s);
+  // blocksum over 1000 values in blocks of 256: work-group memory and the barrier.
+  const Kernel k = b.compile_kernel(KernelSource{.source = kBlockSum, .entry = "blocksum"});
+  EXPECT_TRUE(k.params_known());
+  ASSERT_EQ(k.params().size(), 3u);
+  EXPECT_EQ(k.params()[2].size, 8u);
   std::vector<float> xs(1000);
   for (std::size_t i = 0; i < xs.size(); ++i) xs[i] = float(i % 7);
   Tensor x = t.on_dev(xs), y = t.on_dev(std::vector<float>(4, -1.f));
-  const rt::TensorArg ya = y.arg(), xa = x.arg();
-  const long n = 1000;
-  const rt::LaunchArg args[] = {tensor(ya), tensor(xa), value(n)};
-  k->launch(d.default_stream(), Dim3{4}, Dim3{256}, args);
+  s.launch(k, Dim3{4}, Dim3{256}, y, x, 1000L);
   const std::vector<float> got = y.to_vector();
   for (int g = 0; g < 4; ++g) {
     float want = 0;
     for (int i = g * 256; i < std::min(1000, (g + 1) * 256); ++i) want += xs[std::size_t(i)];
     EXPECT_EQ(got[std::size_t(g)], want) << "group " << g;
   }
+  // A view's first element is where the kernel starts.
+  std::vector<float> ramp(300);
+  for (std::size_t i = 0; i < ramp.size(); ++i) ramp[i] = float(i);
+  Tensor big = t.on_dev(ramp), y1 = t.on_dev({0.f});
+  s.launch(k, Dim3{1}, Dim3{256}, y1, big.slice(0, 100, 300), 200L);
+  EXPECT_EQ(y1.to_vector(), std::vector<float>{39900.f});  // 100 + ... + 299
 
-  // A templated CUDA entry.
-  rt::UserKernelSpec a = spec_of(kAxpy, "axpy<float>", KernelDialect::Cuda);
-  a.src.defines = {{"BIAS", "0"}};
-  auto ak = t.build(a);
+  // A templated CUDA entry through its name expression.
+  const Kernel ak = b.compile_kernel(
+      KernelSource{.source = kAxpy, .entry = "axpy<float>", .dialect = KernelDialect::Cuda, .defines = {{"BIAS", "0"}}});
   Tensor ay = t.on_dev({1, 2, 3}), ax = t.on_dev({10, 20, 30});
-  const rt::TensorArg aya = ay.arg(), axa = ax.arg();
-  const float alpha = 2;
-  const long three = 3;
-  const rt::LaunchArg aargs[] = {tensor(aya), tensor(axa), value(alpha), value(three)};
-  ak->launch(d.default_stream(), Dim3{1}, Dim3{32}, aargs);
+  s.launch(ak, Dim3{1}, Dim3{32}, ay, ax, 2.0f, 3L);
   EXPECT_EQ(ay.to_vector(), (std::vector<float>{21, 42, 63}));
+  // Where the driver reports parameter sizes, a double for the float `a` is refused before the launch.
+  if (ak.params().size() == 4 && ak.params()[2].size == 4)
+    (void)error_of([&] { s.launch(ak, Dim3{1}, Dim3{32}, ay, ax, 2.0, 3L); }, ErrorCode::InvalidArgument);
 
   // Refused with the device's limit in the message.
-  const int limit = static_cast<int>(d.capabilities().max_work_group);
-  std::string what = error_of([&] { k->launch(d.default_stream(), Dim3{1}, Dim3{1024, 2}, args); },
-                              ErrorCode::InvalidArgument);
-  EXPECT_NE(what.find(std::to_string(limit)), std::string::npos) << what;
-  what = error_of([&] { k->launch(d.default_stream(), Dim3{0x80000000u}, Dim3{1}, args); }, ErrorCode::InvalidArgument);
+  const std::string limit = std::to_string(b.capabilities().max_work_group);
+  std::string what = error_of([&] { s.launch(k, Dim3{1}, Dim3{1024, 2}, y, x, 1000L); }, ErrorCode::InvalidArgument);
+  EXPECT_NE(what.find(limit), std::string::npos) << what;
+  EXPECT_NE(what.find("blocksum"), std::string::npos) << what;
+  what = error_of([&] { s.launch(k, Dim3{0x80000000u}, Dim3{1}, y, x, 1000L); }, ErrorCode::InvalidArgument);
   EXPECT_NE(what.find("maxGridSize[0]"), std::string::npos) << what;
-  // A 4-byte value for the 8-byte `long n`, where the driver reports parameter sizes.
-  const float f = 1;
-  const rt::LaunchArg wrong[] = {tensor(ya), tensor(xa), value(f)};
-  if (k->params().size() == 3 && k->params()[2].size == sizeof(long))
-    (void)error_of([&] { k->launch(d.default_stream(), Dim3{4}, Dim3{256}, wrong); }, ErrorCode::InvalidArgument);
+
+  // The same source again: from memory; the device still computes afterwards.
+  const Kernel again = b.compile_kernel(KernelSource{.source = kBlockSum, .entry = "blocksum"});
+  EXPECT_EQ(again.origin(), KernelOrigin::MemoryCache);
+  s.launch(again, Dim3{4}, Dim3{256}, y, x, 1000L);
+  EXPECT_EQ(y.to_vector(), got);
 
   // Garbage and damaged bytes throw; they never reach the driver as they are.
-  const std::vector<std::uint8_t> garbage(4096, 0xab);
-  EXPECT_THROW(d.load_kernel(s, garbage), Error);
-  EXPECT_THROW(d.load_kernel(s, std::vector<std::uint8_t>{}), Error);
-  rt::KernelBinary b = d.build_kernel(s);
-  b.bytes[b.bytes.size() / 2] ^= 0x5a;
-  EXPECT_THROW(d.load_kernel(s, b.bytes), Error);
-  b.bytes.resize(b.bytes.size() - 7);
-  EXPECT_THROW(d.load_kernel(s, b.bytes), Error);
-  // The device still works afterwards.
-  k->launch(d.default_stream(), Dim3{4}, Dim3{256}, args);
-  EXPECT_EQ(y.to_vector(), got);
+  rt::DeviceImpl& d = b.impl();
+  const rt::UserKernelSpec spec = spec_of(kBlockSum, "blocksum");
+  EXPECT_THROW(d.load_kernel(spec, std::vector<std::uint8_t>(4096, 0xab)), Error);
+  EXPECT_THROW(d.load_kernel(spec, std::vector<std::uint8_t>{}), Error);
+  rt::KernelBinary bin = d.build_kernel(spec);
+  EXPECT_NE(d.load_kernel(spec, bin.bytes), nullptr);
+  bin.bytes[bin.bytes.size() / 2] ^= 0x5a;
+  EXPECT_THROW(d.load_kernel(spec, bin.bytes), Error);
+
+  // A source that does not compile: the log, with the user's line.
+  what = error_of([&] { b.compile_kernel(KernelSource{.source = kBroken, .entry = "broken"}); }, ErrorCode::KernelCompile);
+  EXPECT_NE(what.find(Type == BackendType::Cuda ? "broken(3)" : "broken:3:"), std::string::npos) << what;
 }
 
 using CudaUserKernel = OnDevice<BackendType::Cuda>;

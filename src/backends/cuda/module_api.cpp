@@ -104,9 +104,10 @@ Driver open_driver() {
   return d;
 }
 
+// Never destroyed: kernels held in the runtime's caches unload their modules during static destruction.
 const Driver& instance() {
-  static const Driver d = open_driver();
-  return d;
+  static const Driver* d = new Driver(open_driver());
+  return *d;
 }
 
 const Driver& driver(const std::string& what, const std::string& device) {

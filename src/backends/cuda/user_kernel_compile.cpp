@@ -117,9 +117,10 @@ Rtc load_rtc() {
   return r;
 }
 
+// Never destroyed: builds may run from other threads while the process exits.
 const Rtc& rtc() {
-  static const Rtc r = load_rtc();
-  return r;
+  static const Rtc* r = new Rtc(load_rtc());
+  return *r;
 }
 
 std::string rtc_error(const Rtc& r, int code) {
