@@ -131,6 +131,9 @@ std::string text(const Driver& d, CUresult r) {
   std::vector<std::string> hints;
   if (r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION)
     hints.emplace_back("The PTX is newer than this driver: update the NVIDIA driver to one that supports NVRTC's CUDA version");
+  if (r == CUDA_ERROR_ILLEGAL_ADDRESS || r == CUDA_ERROR_LAUNCH_FAILED || r == CUDA_ERROR_ASSERT ||
+      r == CUDA_ERROR_MISALIGNED_ADDRESS || r == CUDA_ERROR_ILLEGAL_INSTRUCTION || r == CUDA_ERROR_HARDWARE_STACK_ERROR)
+    hints.emplace_back("A kernel faulted earlier and the CUDA context is lost; restart the process to use this device again");
   throw Error(ErrorCode::DeviceError, call + " for " + what + " failed with " + text(d, r), {.op = what, .device = device},
               std::move(hints));
 }
