@@ -151,7 +151,8 @@ TEST_F(NvrtcCompile, TorshDialectBuildsToPtxWithSharedMemoryAndBarrier) {
 
 TEST_F(NvrtcCompile, CudaDialectTemplateEntryThroughNameExpression) {
   rt::UserKernelSpec s = spec_of(kAxpy, "axpy<float>", KernelDialect::Cuda);
-  s.src.defines = {{"BIAS", "0.5f"}};
+  // size_t is a name in NVRTC's own builtin header: a define reaches the kernel only.
+  s.src.defines = {{"BIAS", "0.5f"}, {"size_t", "int"}};
   cuda::CompiledKernel out;
   compile(&s, "compute_90", &out);
   EXPECT_EQ(out.lowered_name.rfind("_Z4axpyIfE", 0), 0u) << out.lowered_name;  // the instance's mangled name
@@ -167,7 +168,9 @@ TEST_F(NvrtcCompile, CudaDialectTemplateEntryThroughNameExpression) {
   EXPECT_NE(text(out).find(".target sm_80"), std::string::npos);
   EXPECT_NE(text(out).find(".entry _Z4fillPff"), std::string::npos);
 
-  // Without the define the source does not compile.
+  // A define that is no macro name is refused; without BIAS the source does not compile.
+  s.src.defines = {{"TWO\nLINES", "1"}};
+  error_of([&] { compile(&s, "compute_90", &out); }, ErrorCode::InvalidArgument);
   s.src.defines.clear();
   const std::string what = error_of([&] { compile(&s, "compute_90", &out); }, ErrorCode::KernelCompile);
   EXPECT_NE(what.find("BIAS"), std::string::npos) << what;
@@ -256,10 +259,21 @@ TEST_F(HiprtcCompile, TorshDialectBuildsToAnAmdgpuCodeObject) {
   EXPECT_NE(text(out).find("blocksum"), std::string::npos) << "the entry's symbol";
 
   rt::UserKernelSpec t = spec_of(kAxpy, "axpy<float>", KernelDialect::Cuda);
-  t.src.defines = {{"BIAS", "0.5f"}};
+  // V is a template parameter's name in HIP's own headers, which hiprtc puts in front of the source:
+  // a define reaches the kernel only.
+  t.src.defines = {{"BIAS", "V"}, {"V", "0.5f"}};
   compile(&t, "gfx1030", &out);
   EXPECT_EQ(out.lowered_name.rfind("_Z4axpyIfE", 0), 0u) << out.lowered_name;
   EXPECT_NE(text(out).find(out.lowered_name), std::string::npos);
+}
+
+TEST_F(HiprtcCompile, AProcessorThisRocmDoesNotKnowIsRefusedNotACrash) {
+  // hiprtc of ROCm 5.2 aborts the process when asked for a processor its code object manager lacks.
+  const rt::UserKernelSpec s = spec_of(kBlockSum, "blocksum");
+  cuda::CompiledKernel out;
+  const std::string what = error_of([&] { compile(&s, "gfx9999", &out); }, ErrorCode::Unsupported);
+  EXPECT_NE(what.find("gfx9999"), std::string::npos) << what;
+  EXPECT_NE(what.find("gfx90a"), std::string::npos) << "the known processors are listed: " << what;
 }
 
 TEST_F(HiprtcCompile, FailureCarriesTheLogWithTheUsersLineNumbers) {

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <type_traits>
@@ -144,7 +145,49 @@ std::string trimmed(std::string s) {
   return s;
 }
 
-#if !defined(TORSH_HIP)
+#if defined(TORSH_HIP)
+// The processors the code object manager (comgr, which hiprtc compiles
+// through) knows, e.g. "gfx90a"; empty when it cannot be asked. hiprtc of ROCm
+// 5.2 aborts the process (a double free in comgr) when asked for a processor
+// outside this list, so the list is checked first.
+std::vector<std::string> comgr_processors() {
+  void* lib = dlopen("libamd_comgr.so.2", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) lib = dlopen("libamd_comgr.so", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return {};
+  using Count = int (*)(std::size_t*);
+  using Name = int (*)(std::size_t, const char**);
+  const auto count = reinterpret_cast<Count>(dlsym(lib, "amd_comgr_get_isa_count"));
+  const auto name = reinterpret_cast<Name>(dlsym(lib, "amd_comgr_get_isa_name"));
+  std::vector<std::string> out;
+  std::size_t n = 0;
+  if (count && name && count(&n) == 0) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const char* isa = nullptr;  // "amdgcn-amd-amdhsa--gfx90a:xnack+"
+      if (name(i, &isa) != 0 || !isa) continue;
+      std::string p = isa;
+      if (const auto dash = p.rfind("--"); dash != std::string::npos) p = p.substr(dash + 2);
+      p = p.substr(0, p.find(':'));
+      if (out.empty() || out.back() != p) out.push_back(p);
+    }
+  }
+  return out;  // the library stays loaded: hiprtc uses it too
+}
+
+// Throws Unsupported for a processor comgr does not know (see comgr_processors).
+void check_processor(const std::string& arch, const std::string& what, const ErrorContext& ctx) {
+  static const std::vector<std::string>* known = new std::vector<std::string>(comgr_processors());
+  if (known->empty()) return;
+  const std::string processor = arch.substr(0, arch.find(':'));
+  for (const std::string& k : *known)
+    if (k == processor) return;
+  std::string list;
+  for (const std::string& k : *known) list += (list.empty() ? "" : " ") + k;
+  throw Error(ErrorCode::Unsupported,
+              "cannot build " + what + " for " + arch + ": this ROCm's code object manager has no " + processor +
+                  " (it knows " + list + ")",
+              ctx, {"Install a ROCm release that supports " + processor});
+}
+#else
 // A GPU newer than NVRTC gets PTX for the newest architecture NVRTC knows,
 // which the driver compiles for it (PTX is forward compatible).
 std::string supported_arch(const Rtc& r, const std::string& arch) {
@@ -206,14 +249,41 @@ CompiledKernel compile_cuda_source(const std::string& tu, const std::string& ent
   }
   std::vector<std::string> opts;
 #if defined(TORSH_HIP)
-  if (!has_arch) opts.push_back("--gpu-architecture=" + arch);
+  if (!has_arch) {
+    check_processor(arch, what, ctx);
+    opts.push_back("--gpu-architecture=" + arch);
+  }
 #else
   if (!has_arch) opts.push_back("-arch=" + supported_arch(r, arch));
   opts.emplace_back("-default-device");  // undecorated helpers are device code, as in the Torsh dialect
 #endif
   if (!has_std) opts.emplace_back("--std=c++17");
-  for (const auto& [name, value] : defines) opts.push_back("-D" + name + (value.empty() ? "" : "=" + value));
   opts.insert(opts.end(), options.begin(), options.end());
+#if defined(TORSH_HIP)
+  // hiprtc of ROCm 5.2 aborts the process for a processor it lacks, whoever names it.
+  for (const std::string& o : options)
+    for (const char* key : {"--gpu-architecture=", "-gpu-architecture=", "--offload-arch="})
+      if (starts_with(o, key)) check_processor(o.substr(std::strlen(key)), what, ctx);
+#endif
+
+  // Defines are #define lines in front of the source rather than -D options:
+  // NVRTC and hiprtc put their own headers (HIP's whole runtime header for
+  // hiprtc) in front of the source, and a -D macro named like one of their
+  // identifiers (T, V, size_t) breaks them. The #line that follows keeps the
+  // user's line numbers.
+  std::string program, shown;
+  for (const auto& [name, value] : defines) {
+    const bool ok = !name.empty() && name.find_first_of(" \t\r\n") == std::string::npos &&
+                    value.find_first_of("\r\n") == std::string::npos;
+    if (!ok)
+      throw Error(ErrorCode::InvalidArgument,
+                  "cannot build " + what + ": the define '" + name + "' = '" + value +
+                      "' is not a macro name and a one-line value",
+                  ctx);
+    program += "#define " + name + " " + (value.empty() ? std::string("1") : value) + "\n";
+    shown += " -D" + name + (value.empty() ? "" : "=" + value);
+  }
+  program += tu;
   std::vector<const char*> argv;
   for (const std::string& o : opts) argv.push_back(o.c_str());
 
@@ -223,7 +293,7 @@ CompiledKernel compile_cuda_source(const std::string& tu, const std::string& ent
   std::lock_guard lock(serial);
 #endif
   ProgramGuard prog{r};
-  int rc = r.CreateProgram(&prog.p, tu.c_str(), entry.c_str(), 0, nullptr, nullptr);
+  int rc = r.CreateProgram(&prog.p, program.c_str(), entry.c_str(), 0, nullptr, nullptr);
   if (rc != kRtcSuccess)
     throw Error(ErrorCode::KernelCompile, std::string(kRtcName) + " could not create a program for " + what + ": " +
                                               rtc_error(r, rc), ctx);
@@ -246,7 +316,7 @@ CompiledKernel compile_cuda_source(const std::string& tu, const std::string& ent
   if (built != kRtcSuccess)
     throw Error(ErrorCode::KernelCompile,
                 what + " (entry '" + entry + "') did not compile with " + rtc_version() + " for " + arch + " (" +
-                    rtc_error(r, built) + "); options: " + flags + "\nprogram log:\n" +
+                    rtc_error(r, built) + "); options: " + flags + shown + "\nprogram log:\n" +
                     (out.log.empty() ? std::string("(empty)") : out.log),
                 ctx, {"Line numbers in the log are the kernel source's own lines"});
 

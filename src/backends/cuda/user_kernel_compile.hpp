@@ -16,7 +16,8 @@ namespace torsh::cuda {
 // Compiles the translation unit `tu` and returns the code of `entry`, a name
 // expression ("scale", "axpy<float>", "ns::f") whose symbol is looked up after
 // the build. `arch` is "compute_90" (CUDA) or "gfx90a" (HIP); it is left out
-// when `options` already names one. `what` ("kernel 'x' (torsh dialect)") and
+// when `options` already names one. `defines` become #define lines in front
+// of `tu`, where the compiler's own headers do not see them. `what` ("kernel 'x' (torsh dialect)") and
 // `device` are for messages. Throws Error(KernelCompile) with the complete log.
 CompiledKernel compile_cuda_source(const std::string& tu, const std::string& entry,
                                    const std::vector<std::pair<std::string, std::string>>& defines,
