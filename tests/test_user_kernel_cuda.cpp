@@ -39,6 +39,27 @@ const char* kBlockSum = R"(KERNEL void blocksum(GLOBAL float* y, GLOBAL const fl
 }
 )";
 
+// Every name of the dialect, so each compiler is shown to take the whole header.
+const char* kDialectTour = R"(DEVICE_FN float twice(float v) { return 2.0f * v; }
+KERNEL void tour(GLOBAL float* y, GLOBAL const ushort* h, GLOBAL uchar* flags, GLOBAL double* d, uint n) {
+  LOCAL_ARRAY(float, tile, 64);
+  LOCAL_PTR(float) p = tile;
+  const long i = GLOBAL_ID(0) + GLOBAL_ID(1) * GLOBAL_SIZE(0) + GLOBAL_ID(2) * GLOBAL_SIZE(0) * GLOBAL_SIZE(1);
+  const long g = GROUP_ID(0) + GROUP_ID(1) + GROUP_ID(2) + NUM_GROUPS(0) + NUM_GROUPS(1) + NUM_GROUPS(2);
+  const long l = LOCAL_ID(0) + LOCAL_ID(1) + LOCAL_ID(2) + LOCAL_SIZE(0) + LOCAL_SIZE(1) + LOCAL_SIZE(2);
+  p[LOCAL_ID(0) % 64] = half_bits_to_float(h[i]);
+  BARRIER();
+  if ((ulong)i < n) {
+    const float v = mul_add_unfused(twice(p[LOCAL_ID(0) % 64]), 3.0f, (float)(g + l));
+    y[i] = AS_FLOAT(AS_UINT(v));
+    flags[i] = (uchar)(float_to_half_bits(v) != 0u) | (uchar)((float_to_bf16_bits(v) & 1u) << 1);
+#ifdef TORSH_FP64
+    d[i] = mul_add_unfused_f64((double)v, 0.5, 1.0);
+#endif
+  }
+}
+)";
+
 // CUDA C++ with a templated entry, reached through a name expression, and a define.
 const char* kAxpy = R"(template <typename T>
 __global__ void axpy(T* y, const T* x, T a, long n) {
@@ -142,6 +163,11 @@ TEST_F(NvrtcCompile, TorshDialectBuildsToPtxWithSharedMemoryAndBarrier) {
   // The dialect header's helpers that the kernel does not call are not reported.
   EXPECT_EQ(out.log.find("never referenced"), std::string::npos) << out.log;
   EXPECT_EQ(again.code, out.code);
+
+  const rt::UserKernelSpec tour = spec_of(kDialectTour, "tour");
+  compile(&tour, "compute_90", &out);
+  EXPECT_NE(text(out).find(".entry tour"), std::string::npos);
+  EXPECT_NE(text(out).find(".f64"), std::string::npos) << "TORSH_FP64 is on for CUDA";
 
   // A GPU newer than this NVRTC gets PTX for the newest architecture it knows.
   compile(&s, "compute_990", &out);
@@ -257,6 +283,10 @@ TEST_F(HiprtcCompile, TorshDialectBuildsToAnAmdgpuCodeObject) {
   std::memcpy(&machine, out.code.data() + 18, 2);  // e_machine
   EXPECT_EQ(machine, 224) << "EM_AMDGPU";
   EXPECT_NE(text(out).find("blocksum"), std::string::npos) << "the entry's symbol";
+
+  const rt::UserKernelSpec tour = spec_of(kDialectTour, "tour");
+  compile(&tour, "gfx90a", &out);
+  EXPECT_EQ(out.lowered_name, "tour");
 
   rt::UserKernelSpec t = spec_of(kAxpy, "axpy<float>", KernelDialect::Cuda);
   // V is a template parameter's name in HIP's own headers, which hiprtc puts in front of the source:
