@@ -187,6 +187,7 @@ TEST(UserKernel, StructsPassByValue) {
 }
 
 TEST(UserKernel, CompileErrorsCarryTheLogAtTheUsersLine) {
+  if (torsh_dialect_backends().empty()) GTEST_SKIP() << "no backend builds the Torsh dialect here";
   for (Backend b : torsh_dialect_backends()) {
     SCOPED_TRACE(b.device().to_string());
     std::string msg;
@@ -201,6 +202,7 @@ TEST(UserKernel, CompileErrorsCarryTheLogAtTheUsersLine) {
 }
 
 TEST(UserKernel, ProfilerAndGraphCaptureSeeUserKernels) {
+  if (torsh_dialect_backends().empty()) GTEST_SKIP() << "no backend builds the Torsh dialect here";
   for (Backend b : torsh_dialect_backends()) {
     SCOPED_TRACE(b.device().to_string());
     Kernel k = b.compile_kernel({.source = R"(
