@@ -95,6 +95,13 @@ class CudaUserKernel final : public rt::UserKernelImpl {
         refuse(launch + ": grid." + axis[d] + " = " + std::to_string(g[d]) + " exceeds the device's limit of " +
                    std::to_string(l.grid[d]) + " (maxGridSize[" + std::to_string(d) + "])",
                "Put the excess on another grid dimension, or loop inside the kernel (grid-stride)");
+#if defined(TORSH_HIP)
+      // AMD's dispatch packet counts work-items, not blocks, per dimension in 32 bits.
+      if (std::uint64_t(g[d]) * b[d] > 0xffffffffull)
+        refuse(launch + ": " + std::to_string(std::uint64_t(g[d]) * b[d]) + " work-items along " + axis[d] +
+                   " exceed the device's limit of 4294967295 (grid times block per dimension)",
+               "Put the excess on another grid dimension, or loop inside the kernel (grid-stride)");
+#endif
     }
     if (block.volume() > static_cast<std::uint64_t>(l.threads_per_block))
       refuse(launch + ": a block of " + std::to_string(block.volume()) + " threads exceeds the device's limit of " +
