@@ -164,6 +164,10 @@ TEST_F(NvrtcCompile, TorshDialectBuildsToPtxWithSharedMemoryAndBarrier) {
   // The dialect header's helpers that the kernel does not call are not reported.
   EXPECT_EQ(out.log.find("never referenced"), std::string::npos) << out.log;
   EXPECT_EQ(again.code, out.code);
+  // The launch checks values against the sizes the PTX declares where the driver cannot tell them.
+  EXPECT_EQ(cuda::ptx_param_sizes(out.code, "blocksum"), (std::vector<std::size_t>{8, 8, 8}));
+  EXPECT_EQ(cuda::ptx_param_sizes(out.code, "blocksu"), std::nullopt);
+  EXPECT_EQ(cuda::ptx_param_sizes(out.code, "other"), std::nullopt);
 
   const rt::UserKernelSpec tour = spec_of(kDialectTour, "tour");
   compile(&tour, "compute_90", &out);
@@ -186,6 +190,17 @@ TEST_F(NvrtcCompile, CudaDialectTemplateEntryThroughNameExpression) {
   const std::string ptx = text(out);
   EXPECT_NE(ptx.find(".entry " + out.lowered_name), std::string::npos) << ptx;
   EXPECT_NE(ptx.find("0f3F000000"), std::string::npos) << "BIAS=0.5f reached the compiler";
+  EXPECT_EQ(cuda::ptx_param_sizes(out.code, out.lowered_name), (std::vector<std::size_t>{8, 8, 4, 8}));
+
+  // Structs by value, small integers, and an entry without parameters.
+  const rt::UserKernelSpec st = spec_of(R"(struct S { float a; int b; double c; };
+struct __align__(16) T { float v[3]; };
+extern "C" __global__ void st(S s, T t, char c, short h, float* p) { p[0] = s.a + t.v[0] + c + h; }
+extern "C" __global__ void none() {}
+)", "st", KernelDialect::Cuda);
+  compile(&st, "compute_90", &out);
+  EXPECT_EQ(cuda::ptx_param_sizes(out.code, "st"), (std::vector<std::size_t>{16, 16, 1, 2, 8})) << text(out);
+  EXPECT_EQ(cuda::ptx_param_sizes(out.code, "none"), std::vector<std::size_t>{}) << text(out);
 
   // A C++ (not extern "C") entry that is no template: also mangled, also found.
   const rt::UserKernelSpec plain =
@@ -373,7 +388,7 @@ void runs_and_refuses(OnDevice<Type>& t) {
   Tensor ay = t.on_dev({1, 2, 3}), ax = t.on_dev({10, 20, 30});
   s.launch(ak, Dim3{1}, Dim3{32}, ay, ax, 2.0f, 3L);
   EXPECT_EQ(ay.to_vector(), (std::vector<float>{21, 42, 63}));
-  // Where the driver reports parameter sizes, a double for the float `a` is refused before the launch.
+  // Where the parameter sizes are known (the driver, or the PTX on CUDA), a double for the float `a` is refused.
   if (ak.params().size() == 4 && ak.params()[2].size == 4)
     (void)error_of([&] { s.launch(ak, Dim3{1}, Dim3{32}, ay, ax, 2.0, 3L); }, ErrorCode::InvalidArgument);
 

@@ -1,6 +1,8 @@
 #include "kernel_binary.hpp"
 
+#include <cctype>
 #include <cstring>
+#include <string_view>
 
 #include "torsh/core/error.hpp"
 
@@ -73,6 +75,68 @@ KernelImage unpack_kernel_binary(CodeKind kind, std::span<const std::uint8_t> b,
   }
   img.code.assign(code.begin(), code.end());
   return img;
+}
+
+namespace {
+// ".u64" -> 8, ".f32" -> 4, ".b8" -> 1; 0 for anything else.
+std::size_t ptx_type_size(std::string_view t) {
+  if (t.size() < 3 || t[0] != '.' || std::string_view("usbf").find(t[1]) == std::string_view::npos) return 0;
+  const std::string_view bits = t.substr(2);
+  if (bits == "8") return 1;
+  if (bits == "16") return 2;
+  if (bits == "32") return 4;
+  if (bits == "64") return 8;
+  return 0;
+}
+}  // namespace
+
+std::optional<std::vector<std::size_t>> ptx_param_sizes(std::span<const std::uint8_t> ptx, const std::string& symbol) {
+  const std::string_view text(reinterpret_cast<const char*>(ptx.data()), ptx.size());
+  const std::string key = ".entry " + symbol;
+  std::size_t at = 0, open = std::string_view::npos;
+  while ((at = text.find(key, at)) != std::string_view::npos) {
+    std::size_t p = at + key.size();
+    while (p < text.size() && std::isspace(static_cast<unsigned char>(text[p]))) ++p;
+    if (p < text.size() && text[p] == '(') {
+      open = p;
+      break;
+    }
+    at = p;  // a longer name that starts with this one
+  }
+  if (open == std::string_view::npos) return std::nullopt;
+  const std::size_t close = text.find(')', open);
+  if (close == std::string_view::npos) return std::nullopt;
+  std::vector<std::size_t> sizes;
+  std::string_view list = text.substr(open + 1, close - open - 1);
+  while (!list.empty()) {
+    const std::size_t comma = list.find(',');
+    std::string_view decl = list.substr(0, comma);
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    // ".param" [".align N"] [".ptr" ...] type name ["[" count "]"]
+    std::vector<std::string_view> words;
+    for (std::size_t i = 0; i < decl.size();) {
+      while (i < decl.size() && std::isspace(static_cast<unsigned char>(decl[i]))) ++i;
+      const std::size_t b = i;
+      while (i < decl.size() && !std::isspace(static_cast<unsigned char>(decl[i]))) ++i;
+      if (i > b) words.push_back(decl.substr(b, i - b));
+    }
+    if (words.empty() && sizes.empty() && list.empty()) break;  // "()"
+    if (words.size() < 3 || words[0] != ".param") return std::nullopt;
+    std::size_t size = 0;
+    for (std::size_t w = 1; w + 1 < words.size() && size == 0; ++w) size = ptx_type_size(words[w]);
+    if (size == 0) return std::nullopt;
+    const std::string_view name = words.back();
+    if (const std::size_t lb = name.find('['); lb != std::string_view::npos) {
+      std::size_t count = 0;
+      for (std::size_t i = lb + 1; i < name.size() && name[i] != ']'; ++i) {
+        if (!std::isdigit(static_cast<unsigned char>(name[i]))) return std::nullopt;
+        count = count * 10 + std::size_t(name[i] - '0');
+      }
+      size *= count;
+    }
+    sizes.push_back(size);
+  }
+  return sizes;
 }
 
 }  // namespace torsh::cuda

@@ -6,6 +6,7 @@
 // before the driver parses them. No CUDA or HIP header is needed, so the tests
 // check the format on machines without a GPU.
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -28,5 +29,11 @@ struct KernelImage {
 // not a complete, undamaged binary of `kind`.
 KernelImage unpack_kernel_binary(CodeKind kind, std::span<const std::uint8_t> bytes, const std::string& what,
                                  const std::string& device);
+
+// The byte size of each parameter of the entry `symbol`, read from its PTX
+// declaration (".param .u64 ...", ".param .align 8 .b8 name[24]"): what the
+// launch checks values against where the driver cannot say
+// (cuFuncGetParamInfo came with CUDA 12.4). nullopt when it is not found.
+std::optional<std::vector<std::size_t>> ptx_param_sizes(std::span<const std::uint8_t> ptx, const std::string& symbol);
 
 }  // namespace torsh::cuda

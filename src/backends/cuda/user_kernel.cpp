@@ -21,11 +21,14 @@ constexpr CodeKind kCode = CodeKind::Ptx;
 
 class CudaUserKernel final : public rt::UserKernelImpl {
  public:
-  CudaUserKernel(CudaDevice& dev, const rt::UserKernelSpec& spec, module_api::Module m, module_api::Function f)
+  // `declared` are the parameter sizes the code declares, for drivers that cannot tell them.
+  CudaUserKernel(CudaDevice& dev, const rt::UserKernelSpec& spec, module_api::Module m, module_api::Function f,
+                 std::optional<std::vector<std::size_t>> declared)
       : dev_(dev), name_(spec.src.name.empty() ? spec.src.entry : spec.src.name), module_(m), fn_(f),
         params_(spec.params), known_(spec.params_known) {
     fn_max_threads_ = module_api::max_threads_per_block(f);
-    refine(module_api::param_sizes(f));
+    std::optional<std::vector<std::size_t>> sizes = module_api::param_sizes(f);
+    refine(sizes ? std::move(sizes) : std::move(declared));
   }
   ~CudaUserKernel() override {
     try {
@@ -115,7 +118,7 @@ class CudaUserKernel final : public rt::UserKernelImpl {
       refuse(launch + ": the total number of threads overflows 64 bits", "Launch fewer threads");
   }
 
-  // The driver's parameter sizes are the truth: a value's parsed size is
+  // The driver's (or the PTX's) parameter sizes are the truth: a value's parsed size is
   // completed from them, and when the parsed list disagrees with them in count
   // or in a size, the launch checks against the driver's list alone.
   void refine(std::optional<std::vector<std::size_t>> sizes) {
@@ -183,7 +186,12 @@ std::unique_ptr<rt::UserKernelImpl> CudaDevice::load_kernel(const rt::UserKernel
   module_api::Module m = module_api::load(u.code.data(), what, label_);
   try {
     module_api::Function f = module_api::function(m, u.symbol, what, label_);
-    return std::make_unique<CudaUserKernel>(*this, spec, m, f);
+#if defined(TORSH_HIP)
+    std::optional<std::vector<std::size_t>> declared;  // in the code object's msgpack notes; not read
+#else
+    std::optional<std::vector<std::size_t>> declared = ptx_param_sizes(u.code, u.symbol);
+#endif
+    return std::make_unique<CudaUserKernel>(*this, spec, m, f, std::move(declared));
   } catch (...) {
     module_api::unload(m);
     throw;
