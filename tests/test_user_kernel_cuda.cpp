@@ -270,7 +270,8 @@ TEST(CudaKernelBinary, RoundTripsAndRefusesDamagedOrForeignBytes) {
   longer.push_back(0);
   refused(CodeKind::Ptx, longer);
   // PTX without its NUL would be read past its end by the driver.
-  refused(CodeKind::Ptx, cuda::pack_kernel_binary(CodeKind::Ptx, "k", std::vector<std::uint8_t>(ptx.begin(), ptx.end() - 1)));
+  const std::vector<std::uint8_t> unterminated(ptx.begin(), ptx.end() - 1);
+  refused(CodeKind::Ptx, cuda::pack_kernel_binary(CodeKind::Ptx, "k", unterminated));
   // A ROCm binary is not a CUDA one, and a code object must be ELF.
   refused(CodeKind::AmdgpuElf, b);
   refused(CodeKind::AmdgpuElf, cuda::pack_kernel_binary(CodeKind::AmdgpuElf, "k", ptx));
@@ -384,7 +385,8 @@ void runs_and_refuses(OnDevice<Type>& t) {
 
   // A templated CUDA entry through its name expression.
   const Kernel ak = b.compile_kernel(
-      KernelSource{.source = kAxpy, .entry = "axpy<float>", .dialect = KernelDialect::Cuda, .defines = {{"BIAS", "0"}}});
+      KernelSource{.source = kAxpy, .entry = "axpy<float>", .dialect = KernelDialect::Cuda,
+                   .defines = {{"BIAS", "0"}}});
   Tensor ay = t.on_dev({1, 2, 3}), ax = t.on_dev({10, 20, 30});
   s.launch(ak, Dim3{1}, Dim3{32}, ay, ax, 2.0f, 3L);
   EXPECT_EQ(ay.to_vector(), (std::vector<float>{21, 42, 63}));
@@ -417,7 +419,8 @@ void runs_and_refuses(OnDevice<Type>& t) {
   EXPECT_THROW(d.load_kernel(spec, bin.bytes), Error);
 
   // A source that does not compile: the log, with the user's line.
-  what = error_of([&] { b.compile_kernel(KernelSource{.source = kBroken, .entry = "broken"}); }, ErrorCode::KernelCompile);
+  what = error_of([&] { b.compile_kernel(KernelSource{.source = kBroken, .entry = "broken"}); },
+                  ErrorCode::KernelCompile);
   EXPECT_NE(what.find(Type == BackendType::Cuda ? "broken(3)" : "broken:3:"), std::string::npos) << what;
 }
 

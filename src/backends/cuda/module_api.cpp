@@ -113,7 +113,8 @@ const Driver& instance() {
 const Driver& driver(const std::string& what, const std::string& device) {
   const Driver& d = instance();
   if (!d.missing.empty())
-    throw Error(ErrorCode::Unsupported, "cannot load " + what + ": the CUDA driver API is unavailable (" + d.missing + ")",
+    throw Error(ErrorCode::Unsupported,
+                "cannot load " + what + ": the CUDA driver API is unavailable (" + d.missing + ")",
                 {.op = what, .device = device}, {"Update the NVIDIA driver"});
   return d;
 }
@@ -123,18 +124,22 @@ std::string text(const Driver& d, CUresult r) {
   const char* desc = nullptr;
   (void)d.GetErrorName(r, &name);
   (void)d.GetErrorString(r, &desc);
-  return std::string(name ? name : "CUDA error " + std::to_string(int(r))) + (desc ? std::string(" (") + desc + ")" : "");
+  return std::string(name ? name : "CUDA error " + std::to_string(int(r))) +
+         (desc ? std::string(" (") + desc + ")" : "");
 }
 
 [[noreturn]] void fail(const Driver& d, CUresult r, const std::string& call, const std::string& what,
                        const std::string& device) {
   std::vector<std::string> hints;
   if (r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION)
-    hints.emplace_back("The PTX is newer than this driver: update the NVIDIA driver to one that supports NVRTC's CUDA version");
+    hints.emplace_back(
+        "The PTX is newer than this driver: update the NVIDIA driver to one that supports NVRTC's CUDA version");
   if (r == CUDA_ERROR_ILLEGAL_ADDRESS || r == CUDA_ERROR_LAUNCH_FAILED || r == CUDA_ERROR_ASSERT ||
       r == CUDA_ERROR_MISALIGNED_ADDRESS || r == CUDA_ERROR_ILLEGAL_INSTRUCTION || r == CUDA_ERROR_HARDWARE_STACK_ERROR)
-    hints.emplace_back("A kernel faulted earlier and the CUDA context is lost; restart the process to use this device again");
-  throw Error(ErrorCode::DeviceError, call + " for " + what + " failed with " + text(d, r), {.op = what, .device = device},
+    hints.emplace_back(
+        "A kernel faulted earlier and the CUDA context is lost; restart the process to use this device again");
+  throw Error(ErrorCode::DeviceError, call + " for " + what + " failed with " + text(d, r),
+              {.op = what, .device = device},
               std::move(hints));
 }
 

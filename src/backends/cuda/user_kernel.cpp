@@ -59,7 +59,8 @@ class CudaUserKernel final : public rt::UserKernelImpl {
         if (want != 0 && want != sizeof(void*))
           refuse("parameter " + std::to_string(i) + " takes " + std::to_string(want) + " bytes by value, not a tensor",
                  "Pass a value of the parameter's type");
-        pointers[i] = bytes_of(*a.tensor->buffer) + a.tensor->offset * static_cast<std::int64_t>(dtype_size(a.tensor->dtype));
+        const auto element = static_cast<std::int64_t>(dtype_size(a.tensor->dtype));
+        pointers[i] = bytes_of(*a.tensor->buffer) + a.tensor->offset * element;
         slots[i] = &pointers[i];
       } else {
         if (!a.data || a.size == 0) refuse("argument " + std::to_string(i) + " has no value", "");

@@ -344,7 +344,8 @@ CompiledKernel compile_user_kernel(const rt::UserKernelSpec& spec, const std::st
   const std::string what = spec.label.empty() ? "kernel '" + spec.src.entry + "'" : spec.label;
   if (spec.src.dialect != KernelDialect::Torsh && spec.src.dialect != KernelDialect::Cuda)
     throw Error(ErrorCode::InvalidArgument,
-                "cannot build " + what + ": the " + vendor::kRuntime + " backend builds the torsh and cuda dialects, not " +
+                "cannot build " + what + ": the " + vendor::kRuntime +
+                    " backend builds the torsh and cuda dialects, not " +
                     std::string(kernel_dialect_name(spec.src.dialect)),
                 {.op = "compile_kernel", .device = device});
   // The Torsh dialect's header recognises NVRTC (__CUDACC_RTC__) and hiprtc (__HIPCC_RTC__) itself.
