@@ -69,6 +69,13 @@ __global__ void axpy(T* y, const T* x, T a, long n) {
 }
 )";
 
+// Structs by value, small integers, and an entry without parameters.
+const char* kStructs = R"(struct S { float a; int b; double c; };
+struct __align__(16) T { float v[3]; };
+extern "C" __global__ void st(S s, T t, char c, short h, float* p) { p[0] = s.a + t.v[0] + c + h; }
+extern "C" __global__ void none() {}
+)";
+
 // Line 3 of the user's source is wrong.
 const char* kBroken = "KERNEL void broken(GLOBAL float* x) {\n  const long i = GLOBAL_ID(0);\n"
                       "  x[i] = torsh_no_such_identifier_42;\n}\n";
@@ -192,12 +199,7 @@ TEST_F(NvrtcCompile, CudaDialectTemplateEntryThroughNameExpression) {
   EXPECT_NE(ptx.find("0f3F000000"), std::string::npos) << "BIAS=0.5f reached the compiler";
   EXPECT_EQ(cuda::ptx_param_sizes(out.code, out.lowered_name), (std::vector<std::size_t>{8, 8, 4, 8}));
 
-  // Structs by value, small integers, and an entry without parameters.
-  const rt::UserKernelSpec st = spec_of(R"(struct S { float a; int b; double c; };
-struct __align__(16) T { float v[3]; };
-extern "C" __global__ void st(S s, T t, char c, short h, float* p) { p[0] = s.a + t.v[0] + c + h; }
-extern "C" __global__ void none() {}
-)", "st", KernelDialect::Cuda);
+  const rt::UserKernelSpec st = spec_of(kStructs, "st", KernelDialect::Cuda);
   compile(&st, "compute_90", &out);
   EXPECT_EQ(cuda::ptx_param_sizes(out.code, "st"), (std::vector<std::size_t>{16, 16, 1, 2, 8})) << text(out);
   EXPECT_EQ(cuda::ptx_param_sizes(out.code, "none"), std::vector<std::size_t>{}) << text(out);
@@ -301,9 +303,16 @@ TEST_F(HiprtcCompile, TorshDialectBuildsToAnAmdgpuCodeObject) {
   EXPECT_EQ(machine, 224) << "EM_AMDGPU";
   EXPECT_NE(text(out).find("blocksum"), std::string::npos) << "the entry's symbol";
 
+  // The launch checks values against the sizes in the code object's metadata (hipModule cannot tell them).
+  EXPECT_EQ(cuda::amdgpu_param_sizes(out.code, "blocksum"), (std::vector<std::size_t>{8, 8, 8}));
+  EXPECT_EQ(cuda::amdgpu_param_sizes(out.code, "blocksu"), std::nullopt);
+  EXPECT_EQ(cuda::amdgpu_param_sizes(std::vector<std::uint8_t>(out.code.begin(), out.code.begin() + 64), "blocksum"),
+            std::nullopt);
+
   const rt::UserKernelSpec tour = spec_of(kDialectTour, "tour");
   compile(&tour, "gfx90a", &out);
   EXPECT_EQ(out.lowered_name, "tour");
+  EXPECT_EQ(cuda::amdgpu_param_sizes(out.code, "tour"), (std::vector<std::size_t>{8, 8, 8, 8, 4}));
 
   rt::UserKernelSpec t = spec_of(kAxpy, "axpy<float>", KernelDialect::Cuda);
   // V is a template parameter's name in HIP's own headers, which hiprtc puts in front of the source:
@@ -312,6 +321,12 @@ TEST_F(HiprtcCompile, TorshDialectBuildsToAnAmdgpuCodeObject) {
   compile(&t, "gfx1030", &out);
   EXPECT_EQ(out.lowered_name.rfind("_Z4axpyIfE", 0), 0u) << out.lowered_name;
   EXPECT_NE(text(out).find(out.lowered_name), std::string::npos);
+  EXPECT_EQ(cuda::amdgpu_param_sizes(out.code, out.lowered_name), (std::vector<std::size_t>{8, 8, 4, 8}));
+
+  const rt::UserKernelSpec st = spec_of(kStructs, "st", KernelDialect::Cuda);
+  compile(&st, "gfx90a", &out);
+  EXPECT_EQ(cuda::amdgpu_param_sizes(out.code, "st"), (std::vector<std::size_t>{16, 16, 1, 2, 8}));
+  EXPECT_EQ(cuda::amdgpu_param_sizes(out.code, "none"), std::vector<std::size_t>{});
 }
 
 TEST_F(HiprtcCompile, AProcessorThisRocmDoesNotKnowIsRefusedNotACrash) {

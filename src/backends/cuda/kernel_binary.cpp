@@ -139,4 +139,162 @@ std::optional<std::vector<std::size_t>> ptx_param_sizes(std::span<const std::uin
   return sizes;
 }
 
+namespace {
+
+// A MessagePack reader for the metadata note: the subset AMDGPU code objects
+// use, bounds-checked, and nullopt-returning on anything else.
+struct Msg {
+  enum class Kind : std::uint8_t { Nil, Bool, Int, Float, Str, Bin, Array, Map } kind = Kind::Nil;
+  std::int64_t i = 0;
+  std::string_view s;
+  std::vector<Msg> items;  // Array: the elements; Map: key, value, key, value...
+  const Msg* find(std::string_view key) const {
+    for (std::size_t k = 0; kind == Kind::Map && k + 1 < items.size(); k += 2)
+      if (items[k].kind == Kind::Str && items[k].s == key) return &items[k + 1];
+    return nullptr;
+  }
+};
+
+class MsgReader {
+ public:
+  explicit MsgReader(std::string_view b) : b_(b) {}
+  bool read(Msg& m, int depth = 0) {
+    if (depth > 16 || p_ >= b_.size()) return false;
+    const auto c = static_cast<std::uint8_t>(b_[p_++]);
+    if (c <= 0x7f) return set_int(m, c);
+    if (c >= 0xe0) return set_int(m, static_cast<std::int8_t>(c));
+    if ((c & 0xf0) == 0x80) return read_items(m, Msg::Kind::Map, 2 * std::size_t(c & 0x0f), depth);
+    if ((c & 0xf0) == 0x90) return read_items(m, Msg::Kind::Array, c & 0x0f, depth);
+    if ((c & 0xe0) == 0xa0) return read_bytes(m, Msg::Kind::Str, c & 0x1f);
+    std::uint64_t n = 0;
+    switch (c) {
+      case 0xc0: m.kind = Msg::Kind::Nil; return true;
+      case 0xc2: case 0xc3: m.kind = Msg::Kind::Bool; m.i = c == 0xc3; return true;
+      case 0xc4: return uint(1, n) && read_bytes(m, Msg::Kind::Bin, n);
+      case 0xc5: return uint(2, n) && read_bytes(m, Msg::Kind::Bin, n);
+      case 0xc6: return uint(4, n) && read_bytes(m, Msg::Kind::Bin, n);
+      case 0xca: m.kind = Msg::Kind::Float; return skip(4);
+      case 0xcb: m.kind = Msg::Kind::Float; return skip(8);
+      case 0xcc: return uint(1, n) && set_int(m, std::int64_t(n));
+      case 0xcd: return uint(2, n) && set_int(m, std::int64_t(n));
+      case 0xce: return uint(4, n) && set_int(m, std::int64_t(n));
+      case 0xcf: return uint(8, n) && set_int(m, std::int64_t(n));
+      case 0xd0: return uint(1, n) && set_int(m, std::int8_t(n));
+      case 0xd1: return uint(2, n) && set_int(m, std::int16_t(n));
+      case 0xd2: return uint(4, n) && set_int(m, std::int32_t(n));
+      case 0xd3: return uint(8, n) && set_int(m, std::int64_t(n));
+      case 0xd9: return uint(1, n) && read_bytes(m, Msg::Kind::Str, n);
+      case 0xda: return uint(2, n) && read_bytes(m, Msg::Kind::Str, n);
+      case 0xdb: return uint(4, n) && read_bytes(m, Msg::Kind::Str, n);
+      case 0xdc: return uint(2, n) && read_items(m, Msg::Kind::Array, n, depth);
+      case 0xdd: return uint(4, n) && read_items(m, Msg::Kind::Array, n, depth);
+      case 0xde: return uint(2, n) && read_items(m, Msg::Kind::Map, 2 * n, depth);
+      case 0xdf: return uint(4, n) && read_items(m, Msg::Kind::Map, 2 * n, depth);
+      default: return false;
+    }
+  }
+
+ private:
+  static bool set_int(Msg& m, std::int64_t v) {
+    m.kind = Msg::Kind::Int;
+    m.i = v;
+    return true;
+  }
+  bool skip(std::size_t n) {
+    if (n > b_.size() - p_) return false;
+    p_ += n;
+    return true;
+  }
+  bool uint(std::size_t bytes, std::uint64_t& v) {  // big-endian
+    if (bytes > b_.size() - p_) return false;
+    v = 0;
+    for (std::size_t k = 0; k < bytes; ++k) v = (v << 8) | static_cast<std::uint8_t>(b_[p_++]);
+    return true;
+  }
+  bool read_bytes(Msg& m, Msg::Kind kind, std::uint64_t n) {
+    if (n > b_.size() - p_) return false;
+    m.kind = kind;
+    m.s = b_.substr(p_, n);
+    p_ += n;
+    return true;
+  }
+  bool read_items(Msg& m, Msg::Kind kind, std::uint64_t n, int depth) {
+    if (n > b_.size() - p_) return false;  // every item takes at least a byte
+    m.kind = kind;
+    m.items.resize(n);
+    for (Msg& item : m.items)
+      if (!read(item, depth + 1)) return false;
+    return true;
+  }
+  std::string_view b_;
+  std::size_t p_ = 0;
+};
+
+template <class T>
+bool load(std::span<const std::uint8_t> b, std::uint64_t at, T& v) {
+  if (at > b.size() || sizeof(T) > b.size() - at) return false;
+  std::memcpy(&v, b.data() + at, sizeof(T));
+  return true;
+}
+
+// The desc of the first note named "AMDGPU" of type NT_AMDGPU_METADATA (32) in a little-endian ELF64.
+std::optional<std::string_view> amdgpu_metadata(std::span<const std::uint8_t> elf) {
+  if (elf.size() < 64 || std::memcmp(elf.data(), "\x7f" "ELF", 4) != 0 || elf[4] != 2 || elf[5] != 1)
+    return std::nullopt;
+  std::uint64_t shoff = 0;
+  std::uint16_t shentsize = 0, shnum = 0;
+  if (!load(elf, 0x28, shoff) || !load(elf, 0x3a, shentsize) || !load(elf, 0x3c, shnum) || shentsize < 64)
+    return std::nullopt;
+  for (std::uint16_t i = 0; i < shnum; ++i) {
+    const std::uint64_t sh = shoff + std::uint64_t(i) * shentsize;
+    std::uint32_t type = 0;
+    std::uint64_t off = 0, size = 0;
+    if (!load(elf, sh + 4, type) || !load(elf, sh + 0x18, off) || !load(elf, sh + 0x20, size)) return std::nullopt;
+    if (type != 7 || off > elf.size() || size > elf.size() - off) continue;  // SHT_NOTE, inside the file
+    for (std::uint64_t n = off; n + 12 <= off + size;) {
+      std::uint32_t namesz = 0, descsz = 0, ntype = 0;
+      load(elf, n, namesz);
+      load(elf, n + 4, descsz);
+      load(elf, n + 8, ntype);
+      const std::uint64_t name = n + 12, desc = name + ((std::uint64_t(namesz) + 3) & ~3ull);
+      const std::uint64_t next = desc + ((std::uint64_t(descsz) + 3) & ~3ull);
+      if (next > off + size) break;
+      if (ntype == 32 && namesz == 7 && std::memcmp(elf.data() + name, "AMDGPU", 7) == 0)
+        return std::string_view(reinterpret_cast<const char*>(elf.data() + desc), descsz);
+      n = next;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::vector<std::size_t>> amdgpu_param_sizes(std::span<const std::uint8_t> elf,
+                                                           const std::string& symbol) {
+  const std::optional<std::string_view> note = amdgpu_metadata(elf);
+  if (!note) return std::nullopt;
+  Msg root;
+  if (!MsgReader(*note).read(root)) return std::nullopt;
+  const Msg* kernels = root.find("amdhsa.kernels");
+  if (!kernels || kernels->kind != Msg::Kind::Array) return std::nullopt;
+  for (const Msg& k : kernels->items) {
+    const Msg* name = k.find(".name");
+    if (!name || name->kind != Msg::Kind::Str || name->s != symbol) continue;
+    std::vector<std::size_t> sizes;
+    const Msg* args = k.find(".args");
+    if (!args) return sizes;  // no parameters
+    if (args->kind != Msg::Kind::Array) return std::nullopt;
+    for (const Msg& a : args->items) {
+      const Msg* size = a.find(".size");
+      const Msg* kind = a.find(".value_kind");
+      if (!size || size->kind != Msg::Kind::Int || size->i <= 0 || !kind || kind->kind != Msg::Kind::Str)
+        return std::nullopt;
+      if (kind->s.rfind("hidden_", 0) == 0) continue;  // the runtime's own, after the user's
+      sizes.push_back(static_cast<std::size_t>(size->i));
+    }
+    return sizes;
+  }
+  return std::nullopt;
+}
+
 }  // namespace torsh::cuda

@@ -36,4 +36,10 @@ KernelImage unpack_kernel_binary(CodeKind kind, std::span<const std::uint8_t> by
 // (cuFuncGetParamInfo came with CUDA 12.4). nullopt when it is not found.
 std::optional<std::vector<std::size_t>> ptx_param_sizes(std::span<const std::uint8_t> ptx, const std::string& symbol);
 
+// The same from an AMDGPU code object's metadata (its NT_AMDGPU_METADATA
+// note: amdhsa.kernels[].args, the hidden arguments left out); hipModule has
+// no call that tells them. nullopt when the note or the kernel is not found.
+std::optional<std::vector<std::size_t>> amdgpu_param_sizes(std::span<const std::uint8_t> elf,
+                                                           const std::string& symbol);
+
 }  // namespace torsh::cuda

@@ -21,7 +21,8 @@ constexpr CodeKind kCode = CodeKind::Ptx;
 
 class CudaUserKernel final : public rt::UserKernelImpl {
  public:
-  // `declared` are the parameter sizes the code declares, for drivers that cannot tell them.
+  // `declared` are the parameter sizes the code declares (PTX, the code
+  // object's metadata), for drivers that cannot tell them.
   CudaUserKernel(CudaDevice& dev, const rt::UserKernelSpec& spec, module_api::Module m, module_api::Function f,
                  std::optional<std::vector<std::size_t>> declared)
       : dev_(dev), name_(spec.src.name.empty() ? spec.src.entry : spec.src.name), module_(m), fn_(f),
@@ -119,7 +120,7 @@ class CudaUserKernel final : public rt::UserKernelImpl {
       refuse(launch + ": the total number of threads overflows 64 bits", "Launch fewer threads");
   }
 
-  // The driver's (or the PTX's) parameter sizes are the truth: a value's parsed size is
+  // The driver's (or the code's) parameter sizes are the truth: a value's parsed size is
   // completed from them, and when the parsed list disagrees with them in count
   // or in a size, the launch checks against the driver's list alone.
   void refine(std::optional<std::vector<std::size_t>> sizes) {
@@ -188,7 +189,7 @@ std::unique_ptr<rt::UserKernelImpl> CudaDevice::load_kernel(const rt::UserKernel
   try {
     module_api::Function f = module_api::function(m, u.symbol, what, label_);
 #if defined(TORSH_HIP)
-    std::optional<std::vector<std::size_t>> declared;  // in the code object's msgpack notes; not read
+    std::optional<std::vector<std::size_t>> declared = amdgpu_param_sizes(u.code, u.symbol);
 #else
     std::optional<std::vector<std::size_t>> declared = ptx_param_sizes(u.code, u.symbol);
 #endif
