@@ -1,6 +1,8 @@
 #include "kernel_disk_cache.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -29,6 +31,31 @@ bool get_u64(std::istream& in, std::uint64_t& v) {
   v = 0;
   for (int i = 0; i < 8; ++i) v |= std::uint64_t(b[i]) << (8 * i);
   return true;
+}
+
+// Keeps the directory bounded: beyond kMaxEntries files the least recently
+// written go (an entry is rebuilt if it is wanted again), and temporary files a
+// crashed writer left behind are removed once they are an hour old.
+constexpr std::size_t kMaxEntries = 2048;
+
+void prune(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::vector<std::pair<fs::file_time_type, fs::path>> entries;
+  const auto now = fs::file_time_type::clock::now();
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path& p = it->path();
+    const auto t = fs::last_write_time(p, ec);
+    if (ec) continue;
+    if (p.filename().string().find(".tmp.") != std::string::npos) {
+      if (now - t > std::chrono::hours(1)) fs::remove(p, ec);
+    } else if (p.extension() == ".bin") {
+      entries.emplace_back(t, p);
+    }
+  }
+  if (entries.size() <= kMaxEntries) return;
+  std::sort(entries.begin(), entries.end());
+  for (std::size_t i = 0; i + kMaxEntries < entries.size(); ++i) fs::remove(entries[i].second, ec);
 }
 
 }  // namespace
@@ -140,6 +167,7 @@ bool write_cached_kernel(const std::string& path, const std::string& key, const 
     fs::remove(tmp, ec);
     return false;
   }
+  prune(target.parent_path());
   return true;
 }
 

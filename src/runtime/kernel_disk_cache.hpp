@@ -5,7 +5,8 @@
 // so a stale or colliding entry is told apart, and carries the payload's
 // SHA-256, so a torn or corrupt file is detected rather than loaded. Files are
 // written to a temporary name and renamed into place: concurrent processes
-// see either no entry or a complete one.
+// see either no entry or a complete one. Each backend's folder keeps at
+// most 2048 entries, the least recently written dropped first.
 #include <cstdint>
 #include <optional>
 #include <string>
