@@ -15,6 +15,7 @@
 #include <random>
 #include <thread>
 
+#include "device_test_util.hpp"
 #include "runtime/kernel_disk_cache.hpp"
 #include "torsh/runtime/backend_impl.hpp"
 #include "torsh/torsh.hpp"
@@ -22,17 +23,6 @@
 using namespace torsh;
 
 namespace {
-
-std::string opencl_unavailable_reason() {
-  for (const auto& st : backend_statuses())
-    if (st.type == BackendType::OpenCl) return st.available ? std::string() : st.reason;
-  return "OpenCL is not a known backend";
-}
-
-bool opencl_available() {
-  const auto av = Backend::available();
-  return std::find(av.begin(), av.end(), BackendType::OpenCl) != av.end();
-}
 
 template <class F>
 Error error_of(F&& f) {
@@ -129,7 +119,8 @@ KernelSource source(std::string text, std::string entry, KernelDialect dialect =
 class UserKernelOpenCl : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!opencl_available()) GTEST_SKIP() << "OpenCL backend unavailable: " << opencl_unavailable_reason();
+    if (!test::backend_available(BackendType::OpenCl))
+      GTEST_SKIP() << "OpenCL backend unavailable: " << test::unavailable_reason(BackendType::OpenCl);
     dev = Backend::create(BackendType::OpenCl);
   }
 
