@@ -214,6 +214,23 @@ __kernel void axpy4(__global float4* y, __global const float4* x, float4 a, int 
   for (std::size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], 1.0f + a[i % 4] * xs[i]) << i;
 }
 
+TEST_F(UserKernelOpenCl, ConstantAddressSpaceIsAReadOnlyBuffer) {
+  const Kernel k = dev.compile_kernel(source(
+      "__kernel void lookup(__global float* y, __constant float* table, __global const int* idx) {\n"
+      "  const int i = get_global_id(0);\n  y[i] = table[idx[i]];\n}\n",
+      "lookup", KernelDialect::OpenCL));
+  ASSERT_TRUE(k.params_known());
+  EXPECT_EQ(k.params()[1].kind, KernelParam::Kind::Buffer);
+  EXPECT_FALSE(k.params()[1].writable);
+  EXPECT_EQ(k.params()[2].type, ParamType::I32);
+  Tensor table = floats({10, 20, 30, 40});
+  const std::vector<std::int32_t> ids = {3, 0, 2, 1, 1, 3, 0, 2};
+  Tensor idx = dev.from_host(ids.data(), Shape{8}, DType::I32), y = dev.zeros(Shape{8}, DType::F32);
+  stream().launch(k, Dim3(1), Dim3(8), y, table, idx);
+  const auto out = y.to_host<float>();
+  for (std::size_t i = 0; i < ids.size(); ++i) EXPECT_EQ(out[i], 10.0f * static_cast<float>(ids[i] + 1)) << i;
+}
+
 // A struct by value: the driver names its type only, the bytes' size is the caller's to get right.
 TEST_F(UserKernelOpenCl, StructValueParam) {
   const Kernel k = dev.compile_kernel(source(R"(
