@@ -4,8 +4,9 @@
 // clBuildProgram, kept as program binaries, and launched through the backend's
 // one launch idiom (launch.hpp) so that the profiler and graph capture see them.
 //
-// user_kernel_build.cpp builds, packs and loads; user_kernel_launch.cpp checks
-// the geometry and binds the arguments.
+// user_kernel_build.cpp builds and loads, user_kernel_bytes.cpp packs the
+// bytes, user_kernel_params.cpp reads the parameters the driver reports, and
+// user_kernel_launch.cpp checks the geometry and binds the arguments.
 #include <cstdint>
 #include <mutex>
 #include <span>
@@ -34,6 +35,15 @@ std::vector<std::uint8_t> pack_user_kernel(UserKernelBytes::Kind kind, std::span
 // Throws InvalidArgument saying what is wrong (not ours, another compiler, truncated, corrupt).
 UserKernelBytes unpack_user_kernel(std::span<const std::uint8_t> bytes, const std::string& compiler_id,
                                    const std::string& device);
+
+inline std::span<const std::uint8_t> text_bytes(const std::string& s) {
+  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
+
+// Refuses the parameters a launch cannot bind: __local pointers (they take a
+// size, not data) and images, pipes, samplers. False when the driver keeps no
+// argument information, so nothing could be checked. `what` names the kernel.
+bool check_param_kinds(cl_kernel k, const std::string& what, const std::string& device);
 
 // The geometry limits a launch is checked against.
 struct LaunchLimits {

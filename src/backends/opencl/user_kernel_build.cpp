@@ -1,6 +1,6 @@
 // Building user kernels: options, clBuildProgram with the complete log on
 // failure, the entry check, the program binary as the cacheable bytes, and
-// loading those bytes back with the parameters the driver reports.
+// loading those bytes back (user_kernel_params.cpp reads the parameters).
 #include <cctype>
 #include <cstring>
 #include <memory>
@@ -157,106 +157,7 @@ std::vector<std::uint8_t> program_binary(cl_program prog) {
   return bin;
 }
 
-// FNV-1a: catches bytes cut short or flipped on disk; not a defence against forgery.
-std::uint64_t fnv1a(std::span<const std::uint8_t> data) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (std::uint8_t b : data) h = (h ^ b) * 1099511628211ull;
-  return h;
-}
-
-std::span<const std::uint8_t> as_bytes(const std::string& s) {
-  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
-}
-
-constexpr char kMagic[8] = {'T', 'O', 'R', 'S', 'H', 'C', 'L', '1'};
-// magic, kind, payload size, payload checksum, checksum of kernel_compiler_id()
-constexpr std::size_t kHeader = sizeof kMagic + 1 + 8 + 8 + 8;
-
-std::string arg_text(cl_kernel k, cl_uint i, cl_kernel_arg_info what) {
-  std::size_t n = 0;
-  if (clGetKernelArgInfo(k, i, what, 0, nullptr, &n) != CL_SUCCESS || n == 0) return {};
-  std::string s(n, '\0');
-  if (clGetKernelArgInfo(k, i, what, n, s.data(), nullptr) != CL_SUCCESS) return {};
-  return trimmed(std::move(s));
-}
-
-// Refuses the parameters a launch cannot bind: __local pointers (they take a
-// size, not data) and images, pipes, samplers. False when the driver keeps no
-// argument information, so nothing could be checked.
-bool check_param_kinds(cl_kernel k, const std::string& what, const std::string& device) {
-  cl_uint n = 0;
-  check_cl(clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof n, &n, nullptr), "clGetKernelInfo(CL_KERNEL_NUM_ARGS)",
-           device);
-  for (cl_uint i = 0; i < n; ++i) {
-    cl_kernel_arg_address_qualifier addr = 0;
-    const cl_int err = clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof addr, &addr, nullptr);
-    if (err == CL_KERNEL_ARG_INFO_NOT_AVAILABLE) return false;
-    check_cl(err, "clGetKernelArgInfo(CL_KERNEL_ARG_ADDRESS_QUALIFIER)", device);
-    const std::string name = arg_text(k, i, CL_KERNEL_ARG_NAME);
-    std::string shown = "'" + name + "'";
-    if (name.empty()) shown = std::string("#").append(std::to_string(i));
-    const std::string type = arg_text(k, i, CL_KERNEL_ARG_TYPE_NAME);
-    if (addr == CL_KERNEL_ARG_ADDRESS_LOCAL)
-      throw Error(ErrorCode::Unsupported,
-                  "parameter " + shown + " of " + what +
-                      " is a __local (work-group memory) pointer: local-memory parameters are not supported",
-                  {.op = "compile_kernel", .device = device},
-                  {"Declare the work-group array inside the kernel with LOCAL_ARRAY(type, name, n) "
-                   "(__local type name[n]; in OpenCL C) and pass its size as a define"});
-    if ((addr == CL_KERNEL_ARG_ADDRESS_GLOBAL || addr == CL_KERNEL_ARG_ADDRESS_CONSTANT) &&
-        (type.empty() || type.back() != '*'))
-      throw Error(ErrorCode::Unsupported,
-                  "parameter " + shown + " of " + what + " is a " + type +
-                      ": image, pipe and sampler parameters are not supported",
-                  {.op = "compile_kernel", .device = device}, {"Pass the data as a __global pointer"});
-  }
-  return true;
-}
-
 }  // namespace
-
-std::vector<std::uint8_t> pack_user_kernel(UserKernelBytes::Kind kind, std::span<const std::uint8_t> payload,
-                                           const std::string& compiler_id) {
-  std::vector<std::uint8_t> out(kHeader + payload.size());
-  const std::uint64_t size = payload.size(), sum = fnv1a(payload), id = fnv1a(as_bytes(compiler_id));
-  std::memcpy(out.data(), kMagic, sizeof kMagic);
-  out[sizeof kMagic] = static_cast<std::uint8_t>(kind);
-  std::memcpy(out.data() + sizeof kMagic + 1, &size, 8);
-  std::memcpy(out.data() + sizeof kMagic + 9, &sum, 8);
-  std::memcpy(out.data() + sizeof kMagic + 17, &id, 8);
-  if (!payload.empty()) std::memcpy(out.data() + kHeader, payload.data(), payload.size());
-  return out;
-}
-
-UserKernelBytes unpack_user_kernel(std::span<const std::uint8_t> bytes, const std::string& compiler_id,
-                                   const std::string& device) {
-  const auto refuse = [&](const std::string& why) -> Error {
-    return Error(ErrorCode::InvalidArgument, "not a usable OpenCL user-kernel binary: " + why,
-                 {.op = "load_kernel", .device = device}, {"Rebuild the kernel from its source"});
-  };
-  if (bytes.size() < kHeader || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
-    throw refuse("it does not start with the " + std::string(kMagic, sizeof kMagic) + " header (" +
-                 std::to_string(bytes.size()) + " bytes)");
-  UserKernelBytes out;
-  const std::uint8_t kind = bytes[sizeof kMagic];
-  if (kind != static_cast<std::uint8_t>(UserKernelBytes::Kind::Binary) &&
-      kind != static_cast<std::uint8_t>(UserKernelBytes::Kind::Source))
-    throw refuse("unknown payload kind " + std::to_string(kind));
-  out.kind = static_cast<UserKernelBytes::Kind>(kind);
-  std::uint64_t size = 0, sum = 0, id = 0;
-  std::memcpy(&size, bytes.data() + sizeof kMagic + 1, 8);
-  std::memcpy(&sum, bytes.data() + sizeof kMagic + 9, 8);
-  std::memcpy(&id, bytes.data() + sizeof kMagic + 17, 8);
-  if (id != fnv1a(as_bytes(compiler_id)))
-    throw refuse("it was built by another OpenCL compiler, driver or device than " + compiler_id);
-  if (size != bytes.size() - kHeader)
-    throw refuse("the header announces " + std::to_string(size) + " bytes of payload but " +
-                 std::to_string(bytes.size() - kHeader) + " follow (truncated or padded)");
-  out.payload = bytes.subspan(kHeader);
-  if (fnv1a(out.payload) != sum) throw refuse("the payload's checksum does not match (corrupted)");
-  if (out.payload.empty()) throw refuse("the payload is empty");
-  return out;
-}
 
 std::vector<KernelDialect> OpenClDevice::kernel_dialects() const {
   return {KernelDialect::Torsh, KernelDialect::OpenCL};
@@ -291,7 +192,7 @@ rt::KernelBinary OpenClDevice::build_kernel(const rt::UserKernelSpec& spec) {
     out.bytes = pack_user_kernel(UserKernelBytes::Kind::Binary, bin, kernel_compiler_id());
   } else {
     // No binary from this driver: the source stands in, and load_kernel builds it again.
-    out.bytes = pack_user_kernel(UserKernelBytes::Kind::Source, as_bytes(t.text), kernel_compiler_id());
+    out.bytes = pack_user_kernel(UserKernelBytes::Kind::Source, text_bytes(t.text), kernel_compiler_id());
     out.cacheable = false;
   }
   return out;
@@ -330,138 +231,6 @@ std::unique_ptr<rt::UserKernelImpl> OpenClDevice::load_kernel(const rt::UserKern
   }
   prog.release();  // the UserKernel owns it now
   return kernel;
-}
-
-// ---------------------------------------------------------------- UserKernel
-
-namespace {
-
-template <class T>
-T kernel_value(cl_kernel k, cl_kernel_info what, const char* name, const std::string& device) {
-  T v{};
-  check_cl(clGetKernelInfo(k, what, sizeof v, &v, nullptr), name, device);
-  return v;
-}
-
-struct ScalarName {
-  const char* name;
-  ParamType type;
-};
-constexpr ScalarName kScalars[] = {
-    {"char", ParamType::I8},   {"uchar", ParamType::U8},       {"unsigned char", ParamType::U8},
-    {"short", ParamType::I16}, {"ushort", ParamType::U16},     {"unsigned short", ParamType::U16},
-    {"int", ParamType::I32},   {"uint", ParamType::U32},       {"unsigned int", ParamType::U32},
-    {"long", ParamType::I64},  {"ulong", ParamType::U64},      {"unsigned long", ParamType::U64},
-    {"half", ParamType::F16},  {"float", ParamType::F32},      {"double", ParamType::F64},
-};
-
-ParamType scalar_type(const std::string& name) {
-  for (const ScalarName& s : kScalars)
-    if (name == s.name) return s.type;
-  return ParamType::Unknown;
-}
-
-// Bytes of an OpenCL C vector type ("float4": 16; a 3-vector is stored as 4), 0 when `name` is not one.
-std::size_t vector_size(const std::string& name) {
-  std::size_t digits = name.size();
-  while (digits > 0 && std::isdigit(static_cast<unsigned char>(name[digits - 1]))) --digits;
-  if (digits == name.size() || digits == 0) return 0;
-  const int n = std::atoi(name.c_str() + digits);
-  if (n != 2 && n != 3 && n != 4 && n != 8 && n != 16) return 0;
-  const std::size_t elem = param_type_size(scalar_type(name.substr(0, digits)));
-  return elem * static_cast<std::size_t>(n == 3 ? 4 : n);
-}
-
-}  // namespace
-
-UserKernel::UserKernel(OpenClDevice& dev, const rt::UserKernelSpec& spec, cl_program program, cl_kernel kernel)
-    : dev_(dev), program_(program), kernel_(kernel), entry_(spec.src.entry) {
-  // Until the constructor finishes, the caller still owns both handles.
-  const std::string& label = dev.label();
-  num_args_ = kernel_value<cl_uint>(kernel, CL_KERNEL_NUM_ARGS, "clGetKernelInfo(CL_KERNEL_NUM_ARGS)", label);
-  refine_params(spec);
-
-  cl_device_id id = dev.id();
-  check_cl(clGetDeviceInfo(id, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof limits_.device_group, &limits_.device_group,
-                           nullptr),
-           "clGetDeviceInfo(CL_DEVICE_MAX_WORK_GROUP_SIZE)", label);
-  cl_uint dims = 3;
-  check_cl(clGetDeviceInfo(id, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS, sizeof dims, &dims, nullptr),
-           "clGetDeviceInfo(CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS)", label);
-  std::vector<std::size_t> items(std::max<cl_uint>(dims, 3), 1);
-  check_cl(clGetDeviceInfo(id, CL_DEVICE_MAX_WORK_ITEM_SIZES, dims * sizeof(std::size_t), items.data(), nullptr),
-           "clGetDeviceInfo(CL_DEVICE_MAX_WORK_ITEM_SIZES)", label);
-  for (int d = 0; d < 3; ++d) limits_.item_sizes[d] = items[static_cast<std::size_t>(d)];
-  check_cl(clGetKernelWorkGroupInfo(kernel, id, CL_KERNEL_WORK_GROUP_SIZE, sizeof limits_.kernel_group,
-                                    &limits_.kernel_group, nullptr),
-           "clGetKernelWorkGroupInfo(CL_KERNEL_WORK_GROUP_SIZE)", label);
-  check_cl(clGetKernelWorkGroupInfo(kernel, id, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof limits_.required,
-                                    limits_.required, nullptr),
-           "clGetKernelWorkGroupInfo(CL_KERNEL_COMPILE_WORK_GROUP_SIZE)", label);
-  cl_uint bits = 64;
-  check_cl(clGetDeviceInfo(id, CL_DEVICE_ADDRESS_BITS, sizeof bits, &bits, nullptr),
-           "clGetDeviceInfo(CL_DEVICE_ADDRESS_BITS)", label);
-  limits_.max_global = bits >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
-  if constexpr (sizeof(std::size_t) < 8)
-    limits_.max_global = std::min<std::uint64_t>(limits_.max_global, ~std::size_t{0});
-}
-
-UserKernel::~UserKernel() {
-  clReleaseKernel(kernel_);
-  clReleaseProgram(program_);
-}
-
-// By its entry: the runtime shares one UserKernel between handles that differ only in KernelSource::name.
-std::string UserKernel::what() const { return "kernel '" + entry_ + "' on " + dev_.label(); }
-
-// The parameters as the compiler saw them (clGetKernelArgInfo), where the
-// driver keeps that information; the runtime's parse of the source otherwise.
-void UserKernel::refine_params(const rt::UserKernelSpec& spec) {
-  if (!check_param_kinds(kernel_, what(), dev_.label())) {
-    params_ = spec.params;
-    params_known_ = spec.params_known && spec.params.size() == num_args_;
-    return;
-  }
-  std::vector<KernelParam> found;
-  for (cl_uint i = 0; i < num_args_; ++i) {
-    cl_kernel_arg_address_qualifier addr = 0;
-    check_cl(clGetKernelArgInfo(kernel_, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof addr, &addr, nullptr),
-             "clGetKernelArgInfo(CL_KERNEL_ARG_ADDRESS_QUALIFIER)", dev_.label());
-    cl_kernel_arg_type_qualifier qual = 0;
-    clGetKernelArgInfo(kernel_, i, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof qual, &qual, nullptr);
-    const std::string type = arg_text(kernel_, i, CL_KERNEL_ARG_TYPE_NAME);
-    const KernelParam* parsed = i < spec.params.size() ? &spec.params[i] : nullptr;
-
-    KernelParam p;
-    p.name = arg_text(kernel_, i, CL_KERNEL_ARG_NAME);
-    if (addr == CL_KERNEL_ARG_ADDRESS_GLOBAL || addr == CL_KERNEL_ARG_ADDRESS_CONSTANT) {
-      p.kind = KernelParam::Kind::Buffer;
-      p.type = scalar_type(type.substr(0, type.size() - 1));
-      p.size = param_type_size(p.type);
-      p.writable = addr == CL_KERNEL_ARG_ADDRESS_GLOBAL && !(qual & CL_KERNEL_ARG_TYPE_CONST);
-      p.spelling = std::string(addr == CL_KERNEL_ARG_ADDRESS_GLOBAL ? "__global " : "__constant ") +
-                   (p.writable ? "" : "const ") + type;
-    } else {
-      p.kind = KernelParam::Kind::Value;
-      p.type = scalar_type(type);
-      p.size = param_type_size(p.type);
-      if (p.type == ParamType::Unknown) {
-        // A vector, struct or typedef: its size from the type where it is a vector, else from the parse.
-        p.type = ParamType::Struct;
-        p.size = vector_size(type);
-        if (p.size == 0 && parsed && parsed->kind == KernelParam::Kind::Value) {
-          p.type = parsed->type == ParamType::Unknown ? ParamType::Struct : parsed->type;
-          p.size = parsed->size;
-        }
-      }
-      p.writable = false;
-      p.spelling = type;  // size 0 (a struct the parse could not size): any size, which clSetKernelArg checks
-    }
-    if (parsed && parsed->kind == p.kind && !parsed->spelling.empty()) p.spelling = parsed->spelling;
-    found.push_back(std::move(p));
-  }
-  params_ = std::move(found);
-  params_known_ = true;
 }
 
 }  // namespace torsh::opencl
