@@ -179,6 +179,7 @@ WebGpuDevice::~WebGpuDevice() {
   } catch (...) {
     // a device that failed has nothing left to finish
   }
+  built_.release();
   for (auto& [name, p] : pipelines_) wgpuComputePipelineRelease(p);
   for (auto& [name, m] : modules_) {
     wgpuPipelineLayoutRelease(m.layout);

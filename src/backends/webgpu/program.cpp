@@ -206,15 +206,20 @@ void WebGpuDevice::dispatch(const char* module_name, const char* entry, std::spa
   WGPUBindGroup bg = wgpuDeviceCreateBindGroup(device_, &bd);
 
   std::lock_guard lk(mu_);
-  WGPUComputePassEncoder pass = wgpuCommandEncoderBeginComputePass(encoder_locked(), nullptr);
-  wgpuComputePassEncoderSetPipeline(pass, p);
-  wgpuComputePassEncoderSetBindGroup(pass, 0, bg, 0, nullptr);
-  wgpuComputePassEncoderDispatchWorkgroups(pass, groups_x, groups_y, groups_z);
-  wgpuComputePassEncoderEnd(pass);
-  wgpuComputePassEncoderRelease(pass);
+  encode_dispatch_locked(p, bg, groups_x, groups_y, groups_z);
   wgpuBindGroupRelease(bg);  // the encoder holds what it uses
   wgpuBufferRelease(pbuf);
   after_command_locked();
+}
+
+void WebGpuDevice::encode_dispatch_locked(WGPUComputePipeline p, WGPUBindGroup bg, std::uint32_t x, std::uint32_t y,
+                                          std::uint32_t z) {
+  WGPUComputePassEncoder pass = wgpuCommandEncoderBeginComputePass(encoder_locked(), nullptr);
+  wgpuComputePassEncoderSetPipeline(pass, p);
+  wgpuComputePassEncoderSetBindGroup(pass, 0, bg, 0, nullptr);
+  wgpuComputePassEncoderDispatchWorkgroups(pass, x, y, z);
+  wgpuComputePassEncoderEnd(pass);
+  wgpuComputePassEncoderRelease(pass);
 }
 
 }  // namespace torsh::webgpu
