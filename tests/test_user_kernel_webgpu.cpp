@@ -286,6 +286,10 @@ TEST_F(UserKernelWebGpu, CompileErrorNamesTheUsersLine) {
   EXPECT_FALSE(has(msg, ":7:")) << "the two define lines are not counted: " << msg;
   EXPECT_TRUE(has(msg, "broken")) << msg;
   EXPECT_TRUE(has(msg, dev.info().name)) << "the device: " << msg;
+  // A bad define is named as such, not as a line of the module.
+  const Error d = error_of([&] { build(wgsl(src, "broken", {{"SCALE", "2.0 +"}})); });
+  EXPECT_EQ(d.code(), ErrorCode::KernelCompile);
+  EXPECT_TRUE(has(d.what(), "define 'SCALE'")) << d.what();
 }
 
 TEST_F(UserKernelWebGpu, WrongEntryListsTheEntryPoints) {
@@ -306,6 +310,10 @@ TEST_F(UserKernelWebGpu, LaunchGeometryIsChecked) {
   EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
   EXPECT_TRUE(has(e.what(), "maxComputeWorkgroupsPerDimension") && has(e.what(), std::to_string(max_groups + 1)))
       << e.what();
+  // A value of the wrong size for its uniform.
+  e = error_of([&] { launch(*k, Dim3{1}, Dim3{64}, {x, y, Bytes::of(1.0), Bytes::of(std::uint32_t{64})}); });
+  EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+  EXPECT_TRUE(has(e.what(), "8 bytes") && has(e.what(), "'a'")) << e.what();
   // Nothing was dispatched by the refused launches.
   EXPECT_EQ(y.to_vector(), std::vector<float>(64, 0.f));
 }

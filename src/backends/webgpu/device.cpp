@@ -234,9 +234,8 @@ WGPUBuffer WebGpuDevice::make_buffer(std::uint64_t bytes, WGPUBufferUsage usage,
   WGPUBufferDescriptor d = WGPU_BUFFER_DESCRIPTOR_INIT;
   d.size = std::max<std::uint64_t>(4, round_up4(bytes));
   d.usage = usage;
-  wgpuDevicePushErrorScope(device_, WGPUErrorFilter_OutOfMemory);
-  WGPUBuffer b = wgpuDeviceCreateBuffer(device_, &d);
-  const ScopeResult r = pop_scope(instance_, device_);
+  WGPUBuffer b = nullptr;
+  const ScopeResult r = scoped(WGPUErrorFilter_OutOfMemory, [&] { b = wgpuDeviceCreateBuffer(device_, &d); });
   if (r.type != WGPUErrorType_NoError || !b) {
     if (b) wgpuBufferRelease(b);
     throw_wgpu(ErrorCode::OutOfMemory, std::string("wgpuDeviceCreateBuffer (") + what + ", " + fmt_bytes(bytes) + ")",

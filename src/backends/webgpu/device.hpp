@@ -153,6 +153,15 @@ class WebGpuDevice final : public rt::DeviceImpl {
                       std::uint32_t groups_z);
   // A buffer of this device (OutOfMemory with the device's limits when it cannot be made).
   WGPUBuffer make_buffer(std::uint64_t bytes, WGPUBufferUsage usage, const char* what);
+  // Runs f() in an error scope of `filter` and returns what it caught. Scopes are a
+  // stack per device, so one thread at a time pushes and pops.
+  template <class F>
+  ScopeResult scoped(WGPUErrorFilter filter, F&& f) {
+    std::lock_guard lk(scope_mu_);
+    wgpuDevicePushErrorScope(device_, filter);
+    f();
+    return pop_scope(instance_, device_);
+  }
   // Called by wgpu's error callbacks.
   void report_error(WGPUErrorType type, const std::string& message);
   void mark_completed(WGPUSubmissionIndex index);
@@ -187,6 +196,7 @@ class WebGpuDevice final : public rt::DeviceImpl {
   std::deque<WGPUSubmissionIndex> in_flight_;  // oldest first, at most kMaxInFlight
 
   std::mutex error_mu_;
+  std::mutex scope_mu_;  // held from a push of an error scope to its pop
   std::string pending_error_;
   bool lost_ = false;
 

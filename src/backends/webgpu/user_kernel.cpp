@@ -183,6 +183,16 @@ void WebGpuUserKernel::launch(rt::StreamImpl&, const Dim3& grid, const Dim3& blo
     const rt::LaunchArg& a = args[i];
     if (params_[i].kind == KernelParam::Kind::Value) {
       if (a.tensor || !a.data) refuse("argument " + std::to_string(i) + " ('" + params_[i].name + "') is a uniform value; a tensor was given");
+      if (params_[i].size && a.size != params_[i].size)
+        refuse("argument " + std::to_string(i) + " ('" + params_[i].name + "') is " + std::to_string(a.size) +
+                   " bytes; the module's " + params_[i].spelling + " is " + std::to_string(params_[i].size) +
+                   " bytes under WGSL's uniform layout",
+               {"Pass a value of the uniform's type (a vec3<f32> is 12 bytes, a struct is padded to its alignment)"});
+      if (std::max(a.size, params_[i].size) > lim.maxUniformBufferBindingSize)
+        refuse("argument " + std::to_string(i) + " ('" + params_[i].name + "') is " + std::to_string(a.size) +
+                   " bytes, over the device's " + std::to_string(lim.maxUniformBufferBindingSize) +
+                   " per uniform binding (maxUniformBufferBindingSize)",
+               {"Pass large data as a tensor (a storage binding)"});
       uniform_bytes = round_up(uniform_bytes, uniform_align);
       value_at[i] = uniform_bytes;
       uniform_bytes += round_up(std::max<std::size_t>({a.size, params_[i].size, 1}), 16);
@@ -354,22 +364,31 @@ WebGpuDevice::BuiltKernel WebGpuDevice::build_user(const rt::UserKernelSpec& spe
                     "; the module's @compute entry points: " + entry_list(info),
                 ctx, {"Name one of the module's @compute functions as the entry"});
 
-  WGPUShaderSourceWGSL wgsl = WGPU_SHADER_SOURCE_WGSL_INIT;
-  wgsl.code = view(text);
-  WGPUShaderModuleDescriptor smd = WGPU_SHADER_MODULE_DESCRIPTOR_INIT;
-  smd.nextInChain = &wgsl.chain;
-  smd.label = view(name);
-  wgpuDevicePushErrorScope(device_, WGPUErrorFilter_Validation);
-  WGPUShaderModule shader = wgpuDeviceCreateShaderModule(device_, &smd);
-  ScopeResult r = pop_scope(instance_, device_);
-  if (r.type != WGPUErrorType_NoError) {
-    if (shader) wgpuShaderModuleRelease(shader);
-    throw Error(ErrorCode::KernelCompile,
-                "WGSL compile of " + what + " (entry '" + spec.src.entry + "') failed on " + label_ + ":\n" +
-                    user_lines(r.message, spec),
-                ctx, {"Fix the WGSL at the line and column the message names"});
+  const auto compile = [&](const std::string& code) {
+    WGPUShaderSourceWGSL wgsl = WGPU_SHADER_SOURCE_WGSL_INIT;
+    wgsl.code = view(code);
+    WGPUShaderModuleDescriptor smd = WGPU_SHADER_MODULE_DESCRIPTOR_INIT;
+    smd.nextInChain = &wgsl.chain;
+    smd.label = view(name);
+    WGPUShaderModule shader = nullptr;
+    const ScopeResult r =
+        scoped(WGPUErrorFilter_Validation, [&] { shader = wgpuDeviceCreateShaderModule(device_, &smd); });
+    if (r.type != WGPUErrorType_NoError) {
+      if (shader) wgpuShaderModuleRelease(shader);
+      throw Error(ErrorCode::KernelCompile,
+                  "WGSL compile of " + what + " (entry '" + spec.src.entry + "') failed on " + label_ + ":\n" +
+                      user_lines(r.message, spec),
+                  ctx, {"Fix the WGSL at the line and column the message names"});
+    }
+    return shader;
+  };
+  // The module as written is what is checked (a write to a `read` binding is an error there);
+  // the pipeline is made of the same module with its storage bindings read-write (see the top).
+  WGPUShaderModule shader = compile(text);
+  if (const std::string rw = storage_read_write(text, info); rw != text) {
+    wgpuShaderModuleRelease(shader);
+    shader = compile(rw);
   }
-
   std::vector<WGPUBindGroupLayoutEntry> le(params.size());
   for (std::size_t i = 0; i < params.size(); ++i) {
     le[i] = WGPU_BIND_GROUP_LAYOUT_ENTRY_INIT;
@@ -383,19 +402,20 @@ WebGpuDevice::BuiltKernel WebGpuDevice::build_user(const rt::UserKernelSpec& spe
   WGPUBindGroupLayoutDescriptor gd = WGPU_BIND_GROUP_LAYOUT_DESCRIPTOR_INIT;
   gd.entryCount = le.size();
   gd.entries = le.data();
-  wgpuDevicePushErrorScope(device_, WGPUErrorFilter_Validation);
-  k.group = wgpuDeviceCreateBindGroupLayout(device_, &gd);
-  WGPUPipelineLayoutDescriptor pd = WGPU_PIPELINE_LAYOUT_DESCRIPTOR_INIT;
-  pd.bindGroupLayoutCount = 1;
-  pd.bindGroupLayouts = &k.group;
-  WGPUPipelineLayout layout = wgpuDeviceCreatePipelineLayout(device_, &pd);
-  WGPUComputePipelineDescriptor cd = WGPU_COMPUTE_PIPELINE_DESCRIPTOR_INIT;
-  cd.layout = layout;
-  cd.compute.module = shader;
-  cd.compute.entryPoint = view(spec.src.entry);
-  cd.label = view(name);
-  k.pipeline = wgpuDeviceCreateComputePipeline(device_, &cd);
-  r = pop_scope(instance_, device_);
+  WGPUPipelineLayout layout = nullptr;
+  const ScopeResult r = scoped(WGPUErrorFilter_Validation, [&] {
+    k.group = wgpuDeviceCreateBindGroupLayout(device_, &gd);
+    WGPUPipelineLayoutDescriptor pd = WGPU_PIPELINE_LAYOUT_DESCRIPTOR_INIT;
+    pd.bindGroupLayoutCount = 1;
+    pd.bindGroupLayouts = &k.group;
+    layout = wgpuDeviceCreatePipelineLayout(device_, &pd);
+    WGPUComputePipelineDescriptor cd = WGPU_COMPUTE_PIPELINE_DESCRIPTOR_INIT;
+    cd.layout = layout;
+    cd.compute.module = shader;
+    cd.compute.entryPoint = view(spec.src.entry);
+    cd.label = view(name);
+    k.pipeline = wgpuDeviceCreateComputePipeline(device_, &cd);
+  });
   wgpuPipelineLayoutRelease(layout);
   wgpuShaderModuleRelease(shader);
   if (r.type != WGPUErrorType_NoError) {

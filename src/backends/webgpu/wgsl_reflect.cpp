@@ -15,6 +15,7 @@ struct Token {
   enum Kind : std::uint8_t { Ident, Number, Punct } kind;
   std::string text;
   std::uint32_t line;
+  std::size_t at = 0;  // byte offset in the text
 };
 using Tokens = std::vector<Token>;
 
@@ -52,7 +53,7 @@ Tokens tokenize(const std::string& s) {
       while (i < n && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '_' ||
                        static_cast<unsigned char>(s[i]) >= 0x80))
         ++i;
-      out.push_back({Token::Ident, s.substr(b, i - b), line});
+      out.push_back({Token::Ident, s.substr(b, i - b), line, b});
     } else if (std::isdigit(static_cast<unsigned char>(c)) ||
                (c == '.' && i + 1 < n && std::isdigit(static_cast<unsigned char>(s[i + 1])))) {
       // Decimal exponents are e+N / e-N, hexadecimal ones p+N / p-N ('e' is a hex digit there).
@@ -62,9 +63,9 @@ Tokens tokenize(const std::string& s) {
       while (i < n && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '.' ||
                        ((s[i] == '+' || s[i] == '-') && exponent(s[i - 1]))))
         ++i;
-      out.push_back({Token::Number, s.substr(b, i - b), line});
+      out.push_back({Token::Number, s.substr(b, i - b), line, b});
     } else {
-      out.push_back({Token::Punct, std::string(1, c), line});
+      out.push_back({Token::Punct, std::string(1, c), line, i});
       ++i;
     }
   }
@@ -410,10 +411,12 @@ WgslModuleInfo Parser::run() {
     ++p_;
     if (kw == "var") {
       std::string space, access;
+      std::size_t from = 0, to = 0;
       if (at_punct('<')) {
+        from = t_[p_].at;
         ++p_;
         const Tokens sp = until(">", false);
-        if (at_punct('>')) ++p_;
+        if (at_punct('>')) to = t_[p_++].at + 1;
         if (!sp.empty()) space = sp[0].text;
         if (sp.size() >= 3) access = sp[2].text;
       }
@@ -439,6 +442,8 @@ WgslModuleInfo Parser::run() {
                    : space == "uniform" ? WgslBinding::Space::Uniform
                                         : WgslBinding::Space::Other;
       rb.b.writable = rb.b.space == WgslBinding::Space::Storage && access == "read_write";
+      rb.b.space_begin = from;
+      rb.b.space_end = to;
       rb.b.type = rb.type.empty() ? std::string() : spelled(rb.type);
       raw.push_back(std::move(rb));
     } else if (kw == "const" || kw == "override" || kw == "alias") {
@@ -529,6 +534,15 @@ const WgslEntry* WgslModuleInfo::entry(const std::string& name) const {
 }
 
 WgslModuleInfo reflect_wgsl(const std::string& text) { return Parser(text).run(); }
+
+std::string storage_read_write(const std::string& text, const WgslModuleInfo& m) {
+  std::string out = text;
+  // Back to front, so earlier offsets stay valid.
+  for (auto it = m.bindings.rbegin(); it != m.bindings.rend(); ++it)
+    if (it->space == WgslBinding::Space::Storage && !it->writable && it->space_end > it->space_begin)
+      out.replace(it->space_begin, it->space_end - it->space_begin, "<storage, read_write>");
+  return out;
+}
 
 std::vector<KernelParam> wgsl_params(const WgslModuleInfo& m, const std::string& what) {
   const auto refuse = [&](const WgslBinding& b, const std::string& why) -> std::vector<KernelParam> {

@@ -24,6 +24,7 @@ struct WgslBinding {
   ParamType elem = ParamType::Unknown;  // storage: the scalar type of the elements; uniform: the value's type
   std::size_t size = 0;   // uniform: SizeOf(type) under WGSL's layout rules (0: not computed)
   std::uint32_t line = 0; // of the declaration in the text parsed (1-based)
+  std::size_t space_begin = 0, space_end = 0;  // where `<storage, read>` is in the text (both 0: not written)
 };
 
 struct WgslEntry {
@@ -43,6 +44,10 @@ struct WgslModuleInfo {
 // Reads the module's declarations. Never throws on malformed text: what it
 // cannot make out is left out (wgpu reports the errors).
 WgslModuleInfo reflect_wgsl(const std::string& text);
+
+// `text` with every read-only storage binding declared `<storage, read_write>`
+// instead, in place (the lines do not move); unchanged when there is none.
+std::string storage_read_write(const std::string& text, const WgslModuleInfo& m);
 
 // The bindings as the kernel's parameters, binding 0 first. Throws
 // InvalidArgument (naming `what`) for bindings outside group 0, gaps in the
