@@ -11,8 +11,9 @@
 //     binding padded to 16 bytes, laid out by WGSL's uniform rules (a vec3 is
 //     12 bytes, aligned to 16).
 // Other groups, gaps in the numbers, textures and samplers are refused.
-// Defines become `const NAME = value;` lines before the module (value 1 when
-// empty); compile messages give the user's own line numbers. No options.
+// Defines become lines before the module: `const NAME = value;` (value 1 when
+// empty), or `alias NAME = value;` when the value is a type such as f32 or
+// vec4<f16>; compile messages give the user's own line numbers. No options.
 // The launch's block must equal the entry's @workgroup_size; `grid` is the
 // number of work-groups dispatched.
 //
@@ -46,10 +47,13 @@ std::string kernel_name(const rt::UserKernelSpec& spec) {
   return spec.src.name.empty() ? spec.src.entry : spec.src.name;
 }
 
-// The lines put before the user's module.
+// The lines put before the user's module, one per define: `alias NAME = T;` when the value
+// is a type (f32, vec4<f32>, ...), else `const NAME = value;`.
 std::string define_lines(const rt::UserKernelSpec& spec) {
+  static const std::regex type(R"(^\s*(f16|f32|i32|u32|bool|vec[234][fhiu]?|mat[234]x[234][fh]?)\s*(<.*>)?\s*$)");
   std::string s;
-  for (const auto& [name, value] : spec.src.defines) s += "const " + name + " = " + (value.empty() ? "1" : value) + ";\n";
+  for (const auto& [name, value] : spec.src.defines)
+    s += (std::regex_match(value, type) ? "alias " : "const ") + name + " = " + (value.empty() ? "1" : value) + ";\n";
   return s;
 }
 
@@ -332,11 +336,13 @@ std::string WebGpuDevice::kernel_compiler_id() const {
                         : ai.backendType == WGPUBackendType_D3D12  ? "D3D12"
                         : ai.backendType == WGPUBackendType_OpenGL ? "OpenGL"
                                                                    : "other";
+  // "wgpu-native 29.0.1.1 / WGSL / llvmpipe (LLVM 15.0.6, 256 bits) / Vulkan / Mesa 22.3.6 (LLVM 15.0.6) / ..."
   std::string id = "wgpu-native " + std::to_string(v >> 24) + "." + std::to_string((v >> 16) & 255) + "." +
-                   std::to_string((v >> 8) & 255) + "." + std::to_string(v & 255) + " / WGSL / " +
-                   to_string(ai.device) + " / " + backend + " / " + to_string(ai.description) + " / " +
-                   to_string(ai.vendor) + " " + to_string(ai.architecture) + " vendor " + std::to_string(ai.vendorID) + " device " +
-                   std::to_string(ai.deviceID);
+                   std::to_string((v >> 8) & 255) + "." + std::to_string(v & 255) + " / WGSL / " + to_string(ai.device) +
+                   " / " + backend;
+  for (const WGPUStringView part : {ai.description, ai.vendor, ai.architecture})
+    if (const std::string p = to_string(part); !p.empty()) id += " / " + p;
+  id += " / " + std::to_string(ai.vendorID) + ":" + std::to_string(ai.deviceID);
   wgpuAdapterInfoFreeMembers(ai);
   return id;
 }
