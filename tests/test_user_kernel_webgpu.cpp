@@ -267,6 +267,12 @@ fn twice(@builtin(global_invocation_id) id: vec3<u32>) {
   std::vector<float> wm(100, 0.f);
   wm[11] = 1.f;  // only element 0 of the view (row 1, column 1) was written
   EXPECT_EQ(m.to_vector(), wm);
+  // One view given twice (in place): one staged copy, read and written back once.
+  Tensor c = f32(a);
+  launch(*k, Dim3{1}, Dim3{64}, {c.slice(0, 5, 45), c.slice(0, 5, 45), Bytes::of(std::uint32_t{40})});
+  std::vector<float> wc = a;
+  for (int i = 5; i < 45; ++i) wc[i] = 2.f * a[i] + 1.f;
+  EXPECT_EQ(c.to_vector(), wc);
   // A staged writable view overlapping another argument is refused: the copy back would undo its writes.
   const Error e = error_of([&] { launch(*k, Dim3{1}, Dim3{64}, {tb.slice(0, 5, 50), tb.slice(0, 3, 40), Bytes::of(std::uint32_t{1})}); });
   EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
@@ -292,6 +298,19 @@ TEST_F(UserKernelWebGpu, CompileErrorNamesTheUsersLine) {
   const Error d = error_of([&] { build(wgsl(src, "broken", {{"SCALE", "2.0 +"}})); });
   EXPECT_EQ(d.code(), ErrorCode::KernelCompile);
   EXPECT_TRUE(has(d.what(), "define 'SCALE'")) << d.what();
+}
+
+TEST_F(UserKernelWebGpu, ReadOnlyBindingsStayReadOnly) {
+  // The pipeline binds every tensor read-write (tensors share pool buffers); the module as
+  // written is still checked, so a store to a `read` binding does not compile.
+  const char* src = "@group(0) @binding(0) var<storage, read> x: array<f32>;\n"
+                    "@compute @workgroup_size(1) fn main() { x[0] = 1.0; }\n";
+  const Error e = error_of([&] { build(wgsl(src, "main")); });
+  EXPECT_EQ(e.code(), ErrorCode::KernelCompile);
+  EXPECT_TRUE(has(e.what(), "<main>:2:")) << e.what();
+  // Defines that are not declarations are refused before compiling.
+  const Error d = error_of([&] { build(wgsl(kAxpy, "axpy", {{"N; fn f() {}", "1"}})); });
+  EXPECT_EQ(d.code(), ErrorCode::InvalidArgument);
 }
 
 TEST_F(UserKernelWebGpu, WrongEntryListsTheEntryPoints) {

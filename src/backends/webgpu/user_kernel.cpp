@@ -29,7 +29,7 @@
 // first to the last element). A staged writable view whose bytes overlap
 // another tensor argument's is refused, as the copy back would undo that
 // argument's writes.
-#include <chrono>
+#include <algorithm>
 #include <cstring>
 #include <regex>
 #include <sstream>
@@ -63,12 +63,12 @@ std::string user_lines(const std::string& message, const rt::UserKernelSpec& spe
   const long added = static_cast<long>(spec.src.defines.size());
   const std::string file = "<" + kernel_name(spec) + ">";
   const auto place = [&](long line) {
-    if (line > added) return std::to_string(line - added);
+    if (line > added || line < 1) return std::to_string(line - added);
     return std::string("define '") + spec.src.defines[static_cast<std::size_t>(line - 1)].first + "'";
   };
   std::string out;
-  static const std::regex loc(R"(wgsl:(\d+):(\d+))");
-  static const std::regex gutter(R"(^(\s*)(\d+)(\s+│))");
+  static const std::regex loc(R"(wgsl:(\d{1,9}):(\d+))");
+  static const std::regex gutter(R"(^(\s*)(\d{1,9})(\s+│))");
   std::istringstream in(message);
   for (std::string line; std::getline(in, line);) {
     std::string l;
@@ -229,6 +229,13 @@ void WebGpuUserKernel::launch(rt::StreamImpl&, const Dim3& grid, const Dim3& blo
 
   std::vector<WGPUBindGroupEntry> entries(args.size());
   std::vector<WebGpuDevice::ByteCopy> before, after;
+  struct Staged {
+    WGPUBuffer buffer;
+    std::uint64_t first, end;
+    WGPUBuffer temp;
+    bool copied_back;
+  };
+  std::vector<Staged> staged;
   for (std::size_t i = 0; i < args.size(); ++i) {
     WGPUBindGroupEntry& e = entries[i];
     e = WGPU_BIND_GROUP_ENTRY_INIT;
@@ -263,27 +270,36 @@ void WebGpuUserKernel::launch(rt::StreamImpl&, const Dim3& grid, const Dim3& blo
       e.size = size;
       continue;
     }
-    // Not at a binding boundary: through an aligned temporary.
+    // Not at a binding boundary: through an aligned temporary, one per distinct range (an
+    // in-place kernel given one view twice sees one copy).
     const bool writes = params_[i].writable && args[i].writable;
     if (writes) {
       for (std::size_t j = 0; j < args.size(); ++j) {
         if (j == i || !args[j].tensor || args[j].tensor->numel() == 0 || buffer_of(*args[j].tensor->buffer) != buf)
           continue;
         const auto [f2, e2] = span_bytes(*args[j].tensor);
-        if (f2 < end && first < e2)
-          refuse("argument " + std::to_string(i) + " ('" + params_[i].name + "') starts " + std::to_string(first % storage_align) +
-                     " bytes past a " + std::to_string(storage_align) +
+        if (f2 < end && first < e2 && !(f2 == first && e2 == end))
+          refuse("argument " + std::to_string(i) + " ('" + params_[i].name + "') starts " +
+                     std::to_string(first % storage_align) + " bytes past a " + std::to_string(storage_align) +
                      "-byte binding boundary, so it is staged through a copy, and its bytes overlap argument " +
                      std::to_string(j) + "'s: copying it back would undo that argument's writes",
                  {"Pass a contiguous copy (Tensor::contiguous / clone) of one of them"});
       }
     }
-    WGPUBuffer tmp = dev_.make_buffer(size, WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst,
-                                      "staged tensor argument");
-    owned.v.push_back(tmp);
-    before.push_back({buf, first, tmp, 0, end - first});
-    if (writes) after.push_back({tmp, 0, buf, first, end - first});
-    e.buffer = tmp;
+    auto same = std::find_if(staged.begin(), staged.end(),
+                             [&](const Staged& st) { return st.buffer == buf && st.first == first && st.end == end; });
+    if (same == staged.end()) {
+      WGPUBuffer tmp = dev_.make_buffer(size, WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst,
+                                        "staged tensor argument");
+      owned.v.push_back(tmp);
+      before.push_back({buf, first, tmp, 0, end - first});
+      same = staged.insert(staged.end(), {buf, first, end, tmp, false});
+    }
+    if (writes && !same->copied_back) {
+      after.push_back({same->temp, 0, buf, first, end - first});
+      same->copied_back = true;
+    }
+    e.buffer = same->temp;
     e.size = size;
   }
 
@@ -362,6 +378,14 @@ WebGpuDevice::BuiltKernel WebGpuDevice::build_user(const rt::UserKernelSpec& spe
                     (spec.src.options.size() > 1 ? " and " + std::to_string(spec.src.options.size() - 1) + " more" : "") +
                     ")",
                 ctx, {"Drop the options; use defines for constants"});
+  static const std::regex identifier(R"([A-Za-z_][A-Za-z0-9_]*)");
+  for (const auto& [dname, value] : spec.src.defines)
+    if (!std::regex_match(dname, identifier) || value.find_first_of("\r\n;") != std::string::npos)
+      throw Error(ErrorCode::InvalidArgument,
+                  what + ": define '" + dname + "' = '" + value +
+                      "' cannot be a WGSL declaration (the name must be an identifier, the value one line "
+                      "without ';')",
+                  ctx, {"Give defines as NAME = value, e.g. {\"WG\", \"64u\"} or {\"T\", \"f32\"}"});
   const WgslModuleInfo info = reflect_wgsl(text);
   const std::vector<KernelParam> params = wgsl_params(info, what);  // throws on bindings outside the convention
   if (!info.entry(spec.src.entry))
