@@ -57,7 +57,7 @@ std::string define_lines(const rt::UserKernelSpec& spec) {
   return s;
 }
 
-// wgpu (naga) names places as "wgsl:LINE:COLUMN" and shows source lines as "LINE │ text":
+// wgpu (naga) names places as "wgsl:LINE:COLUMN" or "<label>:LINE:COLUMN" and shows source lines as "LINE │ text":
 // renumbered to the user's lines, and the define lines named as such.
 std::string user_lines(const std::string& message, const rt::UserKernelSpec& spec) {
   const long added = static_cast<long>(spec.src.defines.size());
@@ -67,7 +67,9 @@ std::string user_lines(const std::string& message, const rt::UserKernelSpec& spe
     return std::string("define '") + spec.src.defines[static_cast<std::size_t>(line - 1)].first + "'";
   };
   std::string out;
-  static const std::regex loc(R"(wgsl:(\d{1,9}):(\d+))");
+  // Parse errors say "wgsl:", validation errors the module's label (the kernel's name).
+  const std::string escaped = std::regex_replace(kernel_name(spec), std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)");
+  const std::regex loc("(?:wgsl|" + escaped + R"():(\d{1,9}):(\d+))");
   static const std::regex gutter(R"(^(\s*)(\d{1,9})(\s+│))");
   std::istringstream in(message);
   for (std::string line; std::getline(in, line);) {
