@@ -142,9 +142,10 @@ std::vector<Attribute> Parser::attributes() {
     if (at_punct('(')) {
       ++p_;
       while (p_ < t_.size() && !at_punct(')')) {
+        const std::size_t from = p_;
         Tokens arg = until(",)", false);
         if (!arg.empty()) a.args.push_back(std::move(arg));
-        if (at_punct(',')) ++p_;
+        if (at_punct(',') || p_ == from) ++p_;  // a stray closer: step over it
       }
       if (at_punct(')')) ++p_;
     }
@@ -202,6 +203,11 @@ class Eval {
     return l;
   }
   std::optional<std::int64_t> unary() {
+    if (++depth_ > 64) return std::nullopt;  // deeper than any real constant: not evaluated
+    struct Leave {
+      int& d;
+      ~Leave() { --d; }
+    } leave{depth_};
     if (punct('-')) {
       ++p_;
       auto v = unary();
@@ -226,7 +232,7 @@ class Eval {
       return v;
     }
     const auto it = consts_.find(k.text);
-    if (it == consts_.end() || !busy_.insert(k.text).second) return std::nullopt;
+    if (it == consts_.end() || busy_.size() > 64 || !busy_.insert(k.text).second) return std::nullopt;
     auto v = Eval(it->second, consts_, busy_).run();
     busy_.erase(k.text);
     return v;
@@ -249,6 +255,7 @@ class Eval {
   const std::map<std::string, Tokens>& consts_;
   std::set<std::string>& busy_;
   std::size_t p_ = 0;
+  int depth_ = 0;
 };
 
 // ---------------------------------------------------------------- types
@@ -323,7 +330,7 @@ class Layouts {
   explicit Layouts(const Parser& p) : p_(p) {}
 
   Layout of(const Tokens& t, int depth = 0) {
-    if (depth > 32) return {};
+    if (depth > 32 || ++steps_ > 100000) return {};  // nesting or sizes no real uniform has
     const TypeRef r = split_type(t);
     if (r.name.empty()) return {};
     if (const ParamType s = scalar_of(r.name); s != ParamType::Unknown && r.args.empty() && r.name.size() == 3) {
@@ -382,6 +389,7 @@ class Layouts {
     return {align, round_up(offset, align), ParamType::Unknown, false, false};
   }
   const Parser& p_;
+  std::size_t steps_ = 0;
 };
 
 std::string spelled(const Tokens& t) {
@@ -466,6 +474,7 @@ WgslModuleInfo Parser::run() {
       ++p_;
       std::vector<Member> members;
       while (p_ < t_.size() && !at_punct('}')) {
+        const std::size_t from = p_;
         Member m;
         m.attrs = attributes();
         if (p_ < t_.size() && t_[p_].kind == Token::Ident) ++p_;  // the member's name
@@ -476,7 +485,7 @@ WgslModuleInfo Parser::run() {
           until(",}", true);
         }
         members.push_back(std::move(m));
-        if (at_punct(',')) ++p_;
+        if (at_punct(',') || p_ == from) ++p_;
       }
       if (at_punct('}')) ++p_;
       structs[name] = std::move(members);
