@@ -250,6 +250,58 @@ fn twice(@builtin(global_invocation_id) id: vec3<u32>) {
   EXPECT_TRUE(has(e.what(), "overlap")) << e.what();
 }
 
+TEST_F(UserKernelWebGpu, HalfWordViewsAreStagedInWholeWords) {
+  // A 2-byte view starting mid-word: its staged copy begins at its first element and is
+  // bound in whole words. Through the backend, as raw words (the runtime binds f16 tensors
+  // to array<f16> only, which needs shader-f16).
+  const char* src = R"(
+@group(0) @binding(0) var<storage, read> x: array<u32>;
+@group(0) @binding(1) var<storage, read_write> y: array<u32>;
+@compute @workgroup_size(4)
+fn words(@builtin(global_invocation_id) id: vec3<u32>) {
+  if (id.x < arrayLength(&x)) { y[id.x] = x[id.x]; }
+}
+)";
+  const rt::UserKernelSpec sp = spec(wgsl(src, "words"));
+  auto k = dev.impl().load_kernel(sp, dev.impl().build_kernel(sp).bytes);
+  std::vector<std::uint16_t> bits(10);
+  for (int i = 0; i < 10; ++i) bits[i] = static_cast<std::uint16_t>(0x100 + i);
+  Tensor x = dev.from_host(bits.data(), Shape{10}, DType::F16), y = dev.zeros(Shape{4}, DType::I32);
+  const rt::TensorArg tx = x.slice(0, 1, 7).arg(), ty = y.arg();  // bytes 2 .. 14: three words
+  const rt::LaunchArg la[] = {{&tx, false, nullptr, 0}, {&ty, true, nullptr, 0}};
+  k->launch(dev.default_stream().impl(), Dim3{1}, Dim3{4}, la);
+  const auto got = y.to_host<std::uint32_t>();
+  for (int w = 0; w < 3; ++w) EXPECT_EQ(got[w], bits[1 + 2 * w] | std::uint32_t(bits[2 + 2 * w]) << 16) << w;
+  EXPECT_EQ(got[3], 0u) << "arrayLength saw three words";
+}
+
+TEST_F(UserKernelWebGpu, BindingsSmallerThanTheShaderNeedsAreRefused) {
+  // WebGPU checks these when the dispatch's command buffer is finished (wgpu-native would abort
+  // on submitting it): refused with WebGPU's reason, and the device goes on working.
+  const char* src = R"(
+struct Item { a: vec4<f32>, b: vec4<f32> }
+@group(0) @binding(0) var<storage, read> items: array<Item>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(1)
+fn first(@builtin(global_invocation_id) id: vec3<u32>) { y[0] = items[0].b.w; }
+)";
+  Kernel k = build(wgsl(src, "first"));
+  Tensor small = f32({1, 2, 3, 4}), y = dev.zeros(Shape{1}, DType::F32);
+  const Error e = error_of([&] { launch(k, 1, 1, small, y); });
+  EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+  EXPECT_TRUE(has(e.what(), "first") && has(e.what(), "refused")) << e.what();
+  std::vector<float> eight(8);
+  std::iota(eight.begin(), eight.end(), 1.f);
+  Tensor big = f32(eight);
+  launch(k, 1, 1, big, y);
+  EXPECT_EQ(y.to_vector(), std::vector<float>{8.f});
+  // Smaller again after a launch that passed: validated again, refused again.
+  EXPECT_EQ(error_of([&] { launch(k, 1, 1, small, y); }).code(), ErrorCode::InvalidArgument);
+  launch(k, 1, 1, big.slice(0, 0, 8), y);
+  dev.synchronize();
+  EXPECT_EQ(y.to_vector(), std::vector<float>{8.f});
+}
+
 TEST_F(UserKernelWebGpu, CompileErrorNamesTheUsersLine) {
   const char* src = "@group(0) @binding(0) var<storage, read_write> y: array<f32>;\n"  // line 1
                     "\n"

@@ -187,6 +187,7 @@ WebGpuDevice::~WebGpuDevice() {
     wgpuShaderModuleRelease(m.shader);
   }
   if (encoder_) wgpuCommandEncoderRelease(encoder_);
+  for (WGPUCommandBuffer cb : finished_) wgpuCommandBufferRelease(cb);
   wgpuQueueRelease(queue_);
   wgpuDeviceRelease(device_);
   wgpuAdapterRelease(adapter_);
@@ -257,15 +258,18 @@ WGPUCommandEncoder WebGpuDevice::encoder_locked() {
   return encoder_;
 }
 
+void WebGpuDevice::finish_encoder_locked() {
+  if (!encoder_) return;
+  finished_.push_back(wgpuCommandEncoderFinish(encoder_, nullptr));
+  wgpuCommandEncoderRelease(encoder_);
+  encoder_ = nullptr;
+}
+
 WGPUSubmissionIndex WebGpuDevice::submit_locked() {
-  WGPUCommandBuffer cb = nullptr;
-  if (encoder_) {
-    cb = wgpuCommandEncoderFinish(encoder_, nullptr);
-    wgpuCommandEncoderRelease(encoder_);
-    encoder_ = nullptr;
-  }
-  const WGPUSubmissionIndex idx = wgpuQueueSubmitForIndex(queue_, cb ? 1 : 0, cb ? &cb : nullptr);
-  if (cb) wgpuCommandBufferRelease(cb);
+  finish_encoder_locked();
+  const WGPUSubmissionIndex idx = wgpuQueueSubmitForIndex(queue_, finished_.size(), finished_.data());
+  for (WGPUCommandBuffer cb : finished_) wgpuCommandBufferRelease(cb);
+  finished_.clear();
   encoded_ = 0;
   last_submitted_ = idx;
   WGPUQueueWorkDoneCallbackInfo done = WGPU_QUEUE_WORK_DONE_CALLBACK_INFO_INIT;

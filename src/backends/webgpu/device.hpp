@@ -146,11 +146,14 @@ class WebGpuDevice final : public rt::DeviceImpl {
     WGPUBuffer dst = nullptr;
     std::uint64_t dst_offset = 0, bytes = 0;
   };
-  // Encodes `before`, one dispatch of `pipeline` with bind group `group`, then `after`, with
-  // nothing of another thread in between (user kernels' staged tensors go in and out so).
-  void dispatch_group(WGPUComputePipeline pipeline, WGPUBindGroup group, std::span<const ByteCopy> before,
-                      std::span<const ByteCopy> after, std::uint32_t groups_x, std::uint32_t groups_y,
-                      std::uint32_t groups_z);
+  // Encodes `before`, one dispatch of `pipeline` with the bind group `group` describes, then
+  // `after`, with nothing of another thread in between (user kernels' staged tensors go in and
+  // out so). With `validate`, the dispatch is checked before anything is submitted: what WebGPU
+  // refuses (a binding smaller than the shader needs, ...) throws InvalidArgument naming
+  // `what`, and the copies and the dispatch are dropped.
+  void dispatch_checked(WGPUComputePipeline pipeline, const WGPUBindGroupDescriptor& group,
+                        std::span<const ByteCopy> before, std::span<const ByteCopy> after, std::uint32_t groups_x,
+                        std::uint32_t groups_y, std::uint32_t groups_z, bool validate, const std::string& what);
   // A buffer of this device (OutOfMemory with the device's limits when it cannot be made).
   WGPUBuffer make_buffer(std::uint64_t bytes, WGPUBufferUsage usage, const char* what);
   // Runs f() in an error scope of `filter` and returns what it caught. Scopes are a
@@ -171,6 +174,8 @@ class WebGpuDevice final : public rt::DeviceImpl {
   // The open encoder (created on demand); mu_ must be held.
   WGPUCommandEncoder encoder_locked();
   WGPUSubmissionIndex submit_locked();
+  // Finishes the open encoder into finished_ (submitted next, in order).
+  void finish_encoder_locked();
   void encode_dispatch_locked(WGPUComputePipeline p, WGPUBindGroup bg, std::uint32_t x, std::uint32_t y,
                               std::uint32_t z);
   void after_command_locked();
@@ -191,6 +196,7 @@ class WebGpuDevice final : public rt::DeviceImpl {
 
   std::recursive_mutex mu_;
   WGPUCommandEncoder encoder_ = nullptr;
+  std::vector<WGPUCommandBuffer> finished_;  // command buffers ahead of encoder_'s, not yet submitted
   int encoded_ = 0;
   WGPUSubmissionIndex last_submitted_ = 0;
   std::deque<WGPUSubmissionIndex> in_flight_;  // oldest first, at most kMaxInFlight

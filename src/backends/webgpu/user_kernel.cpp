@@ -31,6 +31,7 @@
 // argument's writes.
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <regex>
 #include <sstream>
 
@@ -135,6 +136,8 @@ class WebGpuUserKernel final : public rt::UserKernelImpl {
   WgslEntry entry_;
   WGPUComputePipeline pipeline_;
   WGPUBindGroupLayout group_;
+  std::mutex floor_mu_;
+  std::vector<std::uint64_t> floor_;  // per binding, the smallest size a validated launch bound
 };
 
 void WebGpuUserKernel::check_geometry(const Dim3& grid, const Dim3& block) const {
@@ -288,10 +291,12 @@ void WebGpuUserKernel::launch(rt::StreamImpl&, const Dim3& grid, const Dim3& blo
                  {"Pass a contiguous copy (Tensor::contiguous / clone) of one of them"});
       }
     }
+    // The temporary starts at the first element: its binding is the elements' bytes in whole words.
+    const std::uint64_t staged_size = round_up(end - first, 4);
     auto same = std::find_if(staged.begin(), staged.end(),
                              [&](const Staged& st) { return st.buffer == buf && st.first == first && st.end == end; });
     if (same == staged.end()) {
-      WGPUBuffer tmp = dev_.make_buffer(size, WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst,
+      WGPUBuffer tmp = dev_.make_buffer(staged_size, WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst,
                                         "staged tensor argument");
       owned.v.push_back(tmp);
       before.push_back({buf, first, tmp, 0, end - first});
@@ -302,7 +307,7 @@ void WebGpuUserKernel::launch(rt::StreamImpl&, const Dim3& grid, const Dim3& blo
       same->copied_back = true;
     }
     e.buffer = same->temp;
-    e.size = size;
+    e.size = staged_size;
   }
 
   WGPUBindGroupDescriptor bd = WGPU_BIND_GROUP_DESCRIPTOR_INIT;
@@ -311,14 +316,27 @@ void WebGpuUserKernel::launch(rt::StreamImpl&, const Dim3& grid, const Dim3& blo
   bd.entries = entries.data();
   const std::string label = "user kernel " + name_;
   bd.label = view(label);
-  WGPUBindGroup bg = wgpuDeviceCreateBindGroup(dev_.handle(), &bd);
-  try {
-    dev_.dispatch_group(pipeline_, bg, before, after, grid.x, grid.y, grid.z);
-  } catch (...) {
-    wgpuBindGroupRelease(bg);
-    throw;
+  // WebGPU checks a dispatch's binding sizes against the shader only when its command buffer is
+  // finished, and wgpu-native aborts on submitting an invalid one. Everything else about the
+  // bindings is checked above (alignment, whole words, limits, usage), and the size check is
+  // per binding (at least the shader's minimum), so once a launch with some sizes passed, any
+  // launch with sizes at least as large passes too: only smaller ones are validated again.
+  std::vector<std::uint64_t> sizes(entries.size());
+  for (std::size_t i = 0; i < entries.size(); ++i) sizes[i] = entries[i].size;
+  bool validate = true;
+  {
+    std::lock_guard lk(floor_mu_);
+    if (!floor_.empty()) {
+      validate = false;
+      for (std::size_t i = 0; i < sizes.size(); ++i) validate = validate || sizes[i] < floor_[i];
+    }
   }
-  wgpuBindGroupRelease(bg);  // the encoder holds what it uses
+  dev_.dispatch_checked(pipeline_, bd, before, after, grid.x, grid.y, grid.z, validate, "kernel '" + name_ + "'");
+  if (validate) {
+    std::lock_guard lk(floor_mu_);
+    if (floor_.empty()) floor_ = sizes;
+    for (std::size_t i = 0; i < sizes.size(); ++i) floor_[i] = std::min(floor_[i], sizes[i]);
+  }
 }
 
 // Whether the bytes can be handed to wgpu as WGSL text: UTF-8 without NUL.
@@ -505,12 +523,50 @@ std::unique_ptr<rt::UserKernelImpl> WebGpuDevice::load_kernel(const rt::UserKern
                                             k.pipeline, k.group);
 }
 
-void WebGpuDevice::dispatch_group(WGPUComputePipeline pipeline, WGPUBindGroup group, std::span<const ByteCopy> before,
-                                  std::span<const ByteCopy> after, std::uint32_t groups_x, std::uint32_t groups_y,
-                                  std::uint32_t groups_z) {
+void WebGpuDevice::dispatch_checked(WGPUComputePipeline pipeline, const WGPUBindGroupDescriptor& group,
+                                    std::span<const ByteCopy> before, std::span<const ByteCopy> after,
+                                    std::uint32_t groups_x, std::uint32_t groups_y, std::uint32_t groups_z,
+                                    bool validate, const std::string& what) {
   std::lock_guard lk(mu_);  // recursive: copy_bytes takes it again
+  if (!validate) {
+    for (const ByteCopy& c : before) copy_bytes(c.src, c.src_offset, c.dst, c.dst_offset, c.bytes);
+    WGPUBindGroup bg = wgpuDeviceCreateBindGroup(device_, &group);
+    encode_dispatch_locked(pipeline, bg, groups_x, groups_y, groups_z);
+    wgpuBindGroupRelease(bg);  // the encoder holds what it uses
+    after_command_locked();
+    for (const ByteCopy& c : after) copy_bytes(c.src, c.src_offset, c.dst, c.dst_offset, c.bytes);
+    return;
+  }
+  // wgpu-native aborts the process when a submitted command buffer is invalid, and a dispatch's
+  // bindings are only checked against the shader when its command buffer is finished. So the
+  // dispatch gets a command buffer of its own, finished inside an error scope, and is dropped
+  // there when WebGPU refuses it; what came before it is finished first to keep the order.
+  finish_encoder_locked();
+  WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(device_, nullptr);
+  WGPUCommandBuffer cb = nullptr;
+  const ScopeResult r = scoped(WGPUErrorFilter_Validation, [&] {
+    WGPUBindGroup bg = wgpuDeviceCreateBindGroup(device_, &group);
+    WGPUComputePassEncoder pass = wgpuCommandEncoderBeginComputePass(enc, nullptr);
+    wgpuComputePassEncoderSetPipeline(pass, pipeline);
+    wgpuComputePassEncoderSetBindGroup(pass, 0, bg, 0, nullptr);
+    wgpuComputePassEncoderDispatchWorkgroups(pass, groups_x, groups_y, groups_z);
+    wgpuComputePassEncoderEnd(pass);
+    wgpuComputePassEncoderRelease(pass);
+    wgpuBindGroupRelease(bg);
+    cb = wgpuCommandEncoderFinish(enc, nullptr);
+  });
+  wgpuCommandEncoderRelease(enc);
+  if (r.type != WGPUErrorType_NoError) {
+    if (cb) wgpuCommandBufferRelease(cb);
+    throw Error(ErrorCode::InvalidArgument, what + " on " + label_ + ": WebGPU refused the dispatch: " + r.message,
+                {.op = what, .device = label_},
+                {"Check each tensor against its binding: a binding must hold at least one element of its array "
+                 "(and a whole fixed-size array or struct)"});
+  }
+  // Staged inputs are copied in the open encoder, which is finished ahead of the dispatch.
   for (const ByteCopy& c : before) copy_bytes(c.src, c.src_offset, c.dst, c.dst_offset, c.bytes);
-  encode_dispatch_locked(pipeline, group, groups_x, groups_y, groups_z);
+  finish_encoder_locked();
+  finished_.push_back(cb);
   after_command_locked();
   for (const ByteCopy& c : after) copy_bytes(c.src, c.src_offset, c.dst, c.dst_offset, c.bytes);
 }
