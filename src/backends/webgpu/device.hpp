@@ -217,7 +217,7 @@ class WebGpuDevice final : public rt::DeviceImpl {
   std::mutex pipeline_mu_;
   std::map<std::string, Module> modules_;
   std::map<std::string, WGPUComputePipeline> pipelines_;
-  std::atomic<WGPUSubmissionIndex> completed_{0};
+  std::atomic<WGPUSubmissionIndex> completed_{0};  // every submission up to this one has finished
 
   // The last user kernel build_kernel compiled, for the load_kernel that follows it to take
   // instead of compiling the same text again.
@@ -230,7 +230,7 @@ class WebGpuDevice final : public rt::DeviceImpl {
   std::mutex built_mu_;
   BuiltKernel built_;
   // Compiles a user module and makes its pipeline; KernelCompile with the user's line numbers on failure.
-  BuiltKernel build_user(const rt::UserKernelSpec& spec, const std::string& text);  // every submission up to this one has finished
+  BuiltKernel build_user(const rt::UserKernelSpec& spec, const std::string& text);
 
  public:
   static constexpr int kSubmitEvery = 64;
