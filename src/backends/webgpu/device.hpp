@@ -229,6 +229,9 @@ class WebGpuDevice final : public rt::DeviceImpl {
   };
   std::mutex built_mu_;
   BuiltKernel built_;
+  mutable std::once_flag compiler_id_once_;
+  mutable std::string compiler_id_;
+  std::string make_compiler_id() const;
   // Compiles a user module and makes its pipeline; KernelCompile with the user's line numbers on failure.
   BuiltKernel build_user(const rt::UserKernelSpec& spec, const std::string& text);
 

@@ -364,6 +364,12 @@ void WebGpuDevice::BuiltKernel::release() {
 }
 
 std::string WebGpuDevice::kernel_compiler_id() const {
+  // Asked on every compile_kernel (it is part of the cache key): made once.
+  std::call_once(compiler_id_once_, [this] { compiler_id_ = make_compiler_id(); });
+  return compiler_id_;
+}
+
+std::string WebGpuDevice::make_compiler_id() const {
   const std::uint32_t v = wgpuGetVersion();
   WGPUAdapterInfo ai = WGPU_ADAPTER_INFO_INIT;
   wgpuAdapterGetInfo(adapter_, &ai);
