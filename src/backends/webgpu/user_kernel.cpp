@@ -14,13 +14,18 @@
 // Defines become lines before the module: `const NAME = value;` (value 1 when
 // empty), or `alias NAME = value;` when the value is a type such as f32 or
 // vec4<f16>; compile messages give the user's own line numbers. No options.
-// The launch's block must equal the entry's @workgroup_size; `grid` is the
-// number of work-groups dispatched.
+// The launch's block must equal the entry's @workgroup_size (checked where
+// the size is a constant expression of literals and consts; an override-sized
+// entry is launched with whatever block is given); `grid` is the number of
+// work-groups dispatched.
 //
-// Every storage binding is declared read-write in the pipeline layout, as the
-// library's own kernels do: tensors of one pool segment share a buffer, and
-// WebGPU refuses one buffer bound read-only and writable in one dispatch. The
-// shader's own `read` access still forbids writes in the module.
+// Every storage binding is read-write in the pipeline, as in the library's own
+// kernels: tensors of one pool segment share a buffer, and WebGPU refuses one
+// buffer bound read-only and writable in one dispatch. wgpu wants the shader's
+// access to match the layout's, so the module is compiled as written (which
+// keeps `read` bindings unwritable: a store to one is a compile error) and the
+// pipeline is made of the same text with each `<storage, read>` rewritten to
+// `<storage, read_write>` in place.
 //
 // Storage bindings must start at a multiple of minStorageBufferOffsetAlignment
 // (256 bytes). Whole tensors do; a view whose first element is elsewhere is
