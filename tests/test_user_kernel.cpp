@@ -12,9 +12,14 @@
 #include <unistd.h>
 
 #include "subprocess.hpp"
+#include "device_test_util.hpp"
 #include "torsh/torsh.hpp"
 
 using namespace torsh;
+using torsh::test::backend_available;
+using torsh::test::error_code_of;
+using torsh::test::rand_vec;
+using torsh::test::unavailable_reason;
 
 namespace {
 
@@ -62,16 +67,6 @@ std::optional<Backend> cpu_with_kernels() {
   Backend cpu = Backend::create(BackendType::Cpu);
   if (!cpu.capabilities().accepts(KernelDialect::Torsh)) return std::nullopt;
   return cpu;
-}
-
-ErrorCode code_of(const std::function<void()>& f, std::string* message = nullptr) {
-  try {
-    f();
-  } catch (const Error& e) {
-    if (message) *message = e.message();
-    return e.code();
-  }
-  return ErrorCode::Internal;
 }
 
 }  // namespace
@@ -133,25 +128,25 @@ TEST(UserKernel, LaunchesAreCheckedBeforeTheDriver) {
   Tensor y = cpu.zeros(Shape{8}, DType::F32), x = cpu.zeros(Shape{8}, DType::F32);
   Tensor d64 = cpu.zeros(Shape{8}, DType::F64);
   std::string msg;
-  EXPECT_EQ(code_of([&] { s.launch(k, 1, 8, y, x, 2.0f); }, &msg), ErrorCode::InvalidArgument);
+  EXPECT_EQ(error_code_of([&] { s.launch(k, 1, 8, y, x, 2.0f); }, &msg), ErrorCode::InvalidArgument);
   EXPECT_NE(msg.find("takes 4 arguments"), std::string::npos) << msg;
   EXPECT_NE(msg.find("axpy"), std::string::npos) << msg;
-  EXPECT_EQ(code_of([&] { s.launch(k, 1, 8, y, x, x, 8); }, &msg), ErrorCode::InvalidArgument);
+  EXPECT_EQ(error_code_of([&] { s.launch(k, 1, 8, y, x, x, 8); }, &msg), ErrorCode::InvalidArgument);
   EXPECT_NE(msg.find("takes a value"), std::string::npos) << msg;
-  EXPECT_EQ(code_of([&] { s.launch(k, 1, 8, 1.0f, x, 2.0f, 8); }, &msg), ErrorCode::InvalidArgument);
+  EXPECT_EQ(error_code_of([&] { s.launch(k, 1, 8, 1.0f, x, 2.0f, 8); }, &msg), ErrorCode::InvalidArgument);
   EXPECT_NE(msg.find("takes a tensor"), std::string::npos) << msg;
-  EXPECT_EQ(code_of([&] { s.launch(k, 1, 8, d64, x, 2.0f, 8); }, &msg), ErrorCode::DTypeMismatch);
-  EXPECT_EQ(code_of([&] { s.launch(k, 1, 8, y, x, 2.0f, std::int64_t(1) << 40); }, &msg), ErrorCode::InvalidArgument);
+  EXPECT_EQ(error_code_of([&] { s.launch(k, 1, 8, d64, x, 2.0f, 8); }, &msg), ErrorCode::DTypeMismatch);
+  EXPECT_EQ(error_code_of([&] { s.launch(k, 1, 8, y, x, 2.0f, std::int64_t(1) << 40); }, &msg), ErrorCode::InvalidArgument);
   EXPECT_NE(msg.find("does not fit i32"), std::string::npos) << msg;
-  EXPECT_EQ(code_of([&] { s.launch(k, 1, 8, y, x, 2.0f, 2.5); }, &msg), ErrorCode::InvalidArgument);
-  EXPECT_EQ(code_of([&] { s.launch(k, Dim3{0}, 8, y, x, 2.0f, 8); }, &msg), ErrorCode::InvalidArgument);
+  EXPECT_EQ(error_code_of([&] { s.launch(k, 1, 8, y, x, 2.0f, 2.5); }, &msg), ErrorCode::InvalidArgument);
+  EXPECT_EQ(error_code_of([&] { s.launch(k, Dim3{0}, 8, y, x, 2.0f, 8); }, &msg), ErrorCode::InvalidArgument);
   Tensor bc = cpu.zeros(Shape{1}, DType::F32).broadcast_to(Shape{8});
-  EXPECT_EQ(code_of([&] { s.launch(k, 1, 8, bc, x, 2.0f, 8); }, &msg), ErrorCode::InvalidArgument);
+  EXPECT_EQ(error_code_of([&] { s.launch(k, 1, 8, bc, x, 2.0f, 8); }, &msg), ErrorCode::InvalidArgument);
   EXPECT_NE(msg.find("broadcast"), std::string::npos) << msg;
   Tensor freed = cpu.zeros(Shape{8}, DType::F32);
   const_cast<Buffer&>(freed.buffer()).free();
-  EXPECT_EQ(code_of([&] { s.launch(k, 1, 8, freed, x, 2.0f, 8); }), ErrorCode::InvalidState);
-  EXPECT_EQ(code_of([&] { s.launch(Kernel{}, 1, 8, y, x, 2.0f, 8); }), ErrorCode::InvalidArgument);
+  EXPECT_EQ(error_code_of([&] { s.launch(k, 1, 8, freed, x, 2.0f, 8); }), ErrorCode::InvalidState);
+  EXPECT_EQ(error_code_of([&] { s.launch(Kernel{}, 1, 8, y, x, 2.0f, 8); }), ErrorCode::InvalidArgument);
   // Nothing was written by any refused launch.
   for (float v : y.to_vector()) EXPECT_EQ(v, 0.0f);
   // Numbers convert where no value changes: 2 (an int) to float, a double to float, an i64 that fits to int.
@@ -164,7 +159,7 @@ TEST(UserKernel, LaunchesAreCheckedBeforeTheDriver) {
     if (t == BackendType::Cpu) continue;
     Backend other = Backend::create(t);
     Tensor o = other.zeros(Shape{8}, DType::F32);
-    EXPECT_EQ(code_of([&] { s.launch(k, 1, 8, o, x, 2.0f, 8); }), ErrorCode::DeviceMismatch) << other.device().to_string();
+    EXPECT_EQ(error_code_of([&] { s.launch(k, 1, 8, o, x, 2.0f, 8); }), ErrorCode::DeviceMismatch) << other.device().to_string();
     break;
   }
 }
@@ -191,7 +186,7 @@ TEST(UserKernel, CompileErrorsCarryTheLogAtTheUsersLine) {
   for (Backend b : torsh_dialect_backends()) {
     SCOPED_TRACE(b.device().to_string());
     std::string msg;
-    EXPECT_EQ(code_of([&] {
+    EXPECT_EQ(error_code_of([&] {
                 b.compile_kernel({.source = "KERNEL void bad(GLOBAL float* y) {\n  y[0] = 1.0f;\n  y[1] = undefined_name;\n}\n",
                                   .entry = "bad"});
               }, &msg),
@@ -237,7 +232,7 @@ TEST(UserKernel, ProfilerAndGraphCaptureSeeUserKernels) {
     Stream side = b.create_stream();
     {
       GraphCapture cap(b);
-      EXPECT_EQ(code_of([&] { side.launch(k, 1, 64, y, x, 3L); }), ErrorCode::InvalidState);
+      EXPECT_EQ(error_code_of([&] { side.launch(k, 1, 64, y, x, 3L); }), ErrorCode::InvalidState);
     }
     // Launches on a side stream outside a capture run in that stream's order.
     side.launch(k, 1, 64, y, x, 3L);
