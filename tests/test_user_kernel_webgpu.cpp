@@ -13,24 +13,18 @@
 #include <numeric>
 #include <thread>
 
+#include "device_test_util.hpp"
 #include "torsh/torsh.hpp"
 
 using namespace torsh;
 
 namespace {
 
-std::string webgpu_status() {
-  for (const auto& st : backend_statuses())
-    if (st.type == BackendType::WebGpu) return st.available ? std::string() : st.reason;
-  return "WebGPU is not a known backend";
-}
-
 class UserKernelWebGpu : public ::testing::Test {
  protected:
   void SetUp() override {
-    const auto av = Backend::available();
-    if (std::find(av.begin(), av.end(), BackendType::WebGpu) == av.end())
-      GTEST_SKIP() << "WebGPU backend unavailable: " << webgpu_status();
+    if (!test::backend_available(BackendType::WebGpu))
+      GTEST_SKIP() << "WebGPU backend unavailable: " << test::unavailable_reason(BackendType::WebGpu);
     dev = Backend::create(BackendType::WebGpu);
   }
 
