@@ -179,6 +179,7 @@ WebGpuDevice::~WebGpuDevice() {
   } catch (...) {
     // a device that failed has nothing left to finish
   }
+  built_.release();
   for (auto& [name, p] : pipelines_) wgpuComputePipelineRelease(p);
   for (auto& [name, m] : modules_) {
     wgpuPipelineLayoutRelease(m.layout);
@@ -186,6 +187,7 @@ WebGpuDevice::~WebGpuDevice() {
     wgpuShaderModuleRelease(m.shader);
   }
   if (encoder_) wgpuCommandEncoderRelease(encoder_);
+  for (WGPUCommandBuffer cb : finished_) wgpuCommandBufferRelease(cb);
   wgpuQueueRelease(queue_);
   wgpuDeviceRelease(device_);
   wgpuAdapterRelease(adapter_);
@@ -233,9 +235,8 @@ WGPUBuffer WebGpuDevice::make_buffer(std::uint64_t bytes, WGPUBufferUsage usage,
   WGPUBufferDescriptor d = WGPU_BUFFER_DESCRIPTOR_INIT;
   d.size = std::max<std::uint64_t>(4, round_up4(bytes));
   d.usage = usage;
-  wgpuDevicePushErrorScope(device_, WGPUErrorFilter_OutOfMemory);
-  WGPUBuffer b = wgpuDeviceCreateBuffer(device_, &d);
-  const ScopeResult r = pop_scope(instance_, device_);
+  WGPUBuffer b = nullptr;
+  const ScopeResult r = scoped(WGPUErrorFilter_OutOfMemory, [&] { b = wgpuDeviceCreateBuffer(device_, &d); });
   if (r.type != WGPUErrorType_NoError || !b) {
     if (b) wgpuBufferRelease(b);
     throw_wgpu(ErrorCode::OutOfMemory, std::string("wgpuDeviceCreateBuffer (") + what + ", " + fmt_bytes(bytes) + ")",
@@ -257,15 +258,18 @@ WGPUCommandEncoder WebGpuDevice::encoder_locked() {
   return encoder_;
 }
 
+void WebGpuDevice::finish_encoder_locked() {
+  if (!encoder_) return;
+  finished_.push_back(wgpuCommandEncoderFinish(encoder_, nullptr));
+  wgpuCommandEncoderRelease(encoder_);
+  encoder_ = nullptr;
+}
+
 WGPUSubmissionIndex WebGpuDevice::submit_locked() {
-  WGPUCommandBuffer cb = nullptr;
-  if (encoder_) {
-    cb = wgpuCommandEncoderFinish(encoder_, nullptr);
-    wgpuCommandEncoderRelease(encoder_);
-    encoder_ = nullptr;
-  }
-  const WGPUSubmissionIndex idx = wgpuQueueSubmitForIndex(queue_, cb ? 1 : 0, cb ? &cb : nullptr);
-  if (cb) wgpuCommandBufferRelease(cb);
+  finish_encoder_locked();
+  const WGPUSubmissionIndex idx = wgpuQueueSubmitForIndex(queue_, finished_.size(), finished_.data());
+  for (WGPUCommandBuffer cb : finished_) wgpuCommandBufferRelease(cb);
+  finished_.clear();
   encoded_ = 0;
   last_submitted_ = idx;
   WGPUQueueWorkDoneCallbackInfo done = WGPU_QUEUE_WORK_DONE_CALLBACK_INFO_INIT;

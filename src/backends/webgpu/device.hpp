@@ -110,6 +110,13 @@ class WebGpuDevice final : public rt::DeviceImpl {
   void fill(rt::BufferImpl& dst, std::size_t off, std::size_t n, const void* pattern, std::size_t psize,
             rt::StreamImpl& s) override;
 
+  // User kernels in WGSL (user_kernel.cpp; the binding convention is described there).
+  std::vector<KernelDialect> kernel_dialects() const override { return {KernelDialect::Wgsl}; }
+  std::string kernel_compiler_id() const override;
+  rt::KernelBinary build_kernel(const rt::UserKernelSpec& spec) override;
+  std::unique_ptr<rt::UserKernelImpl> load_kernel(const rt::UserKernelSpec& spec,
+                                                  std::span<const std::uint8_t> binary) override;
+
   // For the op files.
   const std::string& label() const { return label_; }  // "webgpu:0 (adapter name)"
   const WGPULimits& limits() const { return limits_; }
@@ -132,16 +139,45 @@ class WebGpuDevice final : public rt::DeviceImpl {
   WGPUQueue queue() const { return queue_; }
   // Compiles a whole WGSL module and drops it: KernelCompile with wgpu's diagnostic when it fails.
   void check_wgsl(const std::string& source, const std::string& label);
+  // A copy between buffers at any byte offsets, encoded in issue order.
+  struct ByteCopy {
+    WGPUBuffer src = nullptr;
+    std::uint64_t src_offset = 0;
+    WGPUBuffer dst = nullptr;
+    std::uint64_t dst_offset = 0, bytes = 0;
+  };
+  // Encodes `before`, one dispatch of `pipeline` with the bind group `group` describes, then
+  // `after`, with nothing of another thread in between (user kernels' staged tensors go in and
+  // out so). With `validate`, the dispatch is checked before anything is submitted: what WebGPU
+  // refuses (a binding smaller than the shader needs, ...) throws InvalidArgument naming
+  // `what`, and the copies and the dispatch are dropped.
+  void dispatch_checked(WGPUComputePipeline pipeline, const WGPUBindGroupDescriptor& group,
+                        std::span<const ByteCopy> before, std::span<const ByteCopy> after, std::uint32_t groups_x,
+                        std::uint32_t groups_y, std::uint32_t groups_z, bool validate, const std::string& what);
+  // A buffer of this device (OutOfMemory with the device's limits when it cannot be made).
+  WGPUBuffer make_buffer(std::uint64_t bytes, WGPUBufferUsage usage, const char* what);
+  // Runs f() in an error scope of `filter` and returns what it caught. Scopes are a
+  // stack per device, so one thread at a time pushes and pops.
+  template <class F>
+  ScopeResult scoped(WGPUErrorFilter filter, F&& f) {
+    std::lock_guard lk(scope_mu_);
+    wgpuDevicePushErrorScope(device_, filter);
+    f();
+    return pop_scope(instance_, device_);
+  }
   // Called by wgpu's error callbacks.
   void report_error(WGPUErrorType type, const std::string& message);
   void mark_completed(WGPUSubmissionIndex index);
 
  private:
-  WGPUBuffer make_buffer(std::uint64_t bytes, WGPUBufferUsage usage, const char* what);
   WGPUComputePipeline pipeline(const char* module, const char* entry);
   // The open encoder (created on demand); mu_ must be held.
   WGPUCommandEncoder encoder_locked();
   WGPUSubmissionIndex submit_locked();
+  // Finishes the open encoder into finished_ (submitted next, in order).
+  void finish_encoder_locked();
+  void encode_dispatch_locked(WGPUComputePipeline p, WGPUBindGroup bg, std::uint32_t x, std::uint32_t y,
+                              std::uint32_t z);
   void after_command_locked();
   void throw_pending_error();
   // Copies [soff, soff + n) to [doff, doff + n) at any byte offsets (a kernel where copyBufferToBuffer cannot).
@@ -160,11 +196,13 @@ class WebGpuDevice final : public rt::DeviceImpl {
 
   std::recursive_mutex mu_;
   WGPUCommandEncoder encoder_ = nullptr;
+  std::vector<WGPUCommandBuffer> finished_;  // command buffers ahead of encoder_'s, not yet submitted
   int encoded_ = 0;
   WGPUSubmissionIndex last_submitted_ = 0;
   std::deque<WGPUSubmissionIndex> in_flight_;  // oldest first, at most kMaxInFlight
 
   std::mutex error_mu_;
+  std::mutex scope_mu_;  // held from a push of an error scope to its pop
   std::string pending_error_;
   bool lost_ = false;
 
@@ -180,6 +218,22 @@ class WebGpuDevice final : public rt::DeviceImpl {
   std::map<std::string, Module> modules_;
   std::map<std::string, WGPUComputePipeline> pipelines_;
   std::atomic<WGPUSubmissionIndex> completed_{0};  // every submission up to this one has finished
+
+  // The last user kernel build_kernel compiled, for the load_kernel that follows it to take
+  // instead of compiling the same text again.
+  struct BuiltKernel {
+    std::string text, entry;
+    WGPUComputePipeline pipeline = nullptr;
+    WGPUBindGroupLayout group = nullptr;
+    void release();
+  };
+  std::mutex built_mu_;
+  BuiltKernel built_;
+  mutable std::once_flag compiler_id_once_;
+  mutable std::string compiler_id_;
+  std::string make_compiler_id() const;
+  // Compiles a user module and makes its pipeline; KernelCompile with the user's line numbers on failure.
+  BuiltKernel build_user(const rt::UserKernelSpec& spec, const std::string& text);
 
  public:
   static constexpr int kSubmitEvery = 64;

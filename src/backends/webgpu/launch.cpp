@@ -10,7 +10,8 @@ namespace {
 
 constexpr std::int64_t kMax32 = std::int64_t{1} << 31;
 
-// Bytes from the tensor's first to one past its last element ([first, end)).
+}  // namespace
+
 std::pair<std::uint64_t, std::uint64_t> span_bytes(const rt::TensorArg& t) {
   const std::uint64_t es = dtype_size(t.dtype);
   std::int64_t last = t.offset;
@@ -18,8 +19,6 @@ std::pair<std::uint64_t, std::uint64_t> span_bytes(const rt::TensorArg& t) {
     if (t.shape[d] > 0) last += (t.shape[d] - 1) * t.strides[d];
   return {static_cast<std::uint64_t>(t.offset) * es, static_cast<std::uint64_t>(last + 1) * es};
 }
-
-}  // namespace
 
 bool fits_binding(const WebGpuDevice& dev, const rt::TensorArg& t) {
   if (t.numel() >= kMax32 || t.offset >= kMax32) return false;

@@ -12,6 +12,7 @@
 // the kernel sees are relative to what is bound.
 #include <cstdint>
 #include <initializer_list>
+#include <utility>
 #include <vector>
 
 #include "backends/gpu/kernel_set.hpp"
@@ -50,6 +51,9 @@ class Launch {
   std::vector<const rt::TensorArg*> args_;
   std::vector<std::uint32_t> params_;
 };
+
+// Bytes of t's buffer from its first element to one past its last ([first, end); strides are not negative).
+std::pair<std::uint64_t, std::uint64_t> span_bytes(const rt::TensorArg& t);
 
 // Whether a tensor fits the kernels' 32-bit indexing and one binding: every
 // element index, stride and offset below 2^31, and its elements within

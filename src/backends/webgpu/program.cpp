@@ -95,9 +95,7 @@ const WebGpuDevice::Module& WebGpuDevice::module(const char* name) {
   WGPUShaderModuleDescriptor smd = WGPU_SHADER_MODULE_DESCRIPTOR_INIT;
   smd.nextInChain = &wgsl.chain;
   smd.label = view(name);
-  wgpuDevicePushErrorScope(device_, WGPUErrorFilter_Validation);
-  m.shader = wgpuDeviceCreateShaderModule(device_, &smd);
-  const ScopeResult r = pop_scope(instance_, device_);
+  const ScopeResult r = scoped(WGPUErrorFilter_Validation, [&] { m.shader = wgpuDeviceCreateShaderModule(device_, &smd); });
   if (r.type != WGPUErrorType_NoError) {
     if (m.shader) wgpuShaderModuleRelease(m.shader);
     // wgpu names lines of the whole module ("wgsl:LINE:COLUMN"); say where the file begins in it.
@@ -132,9 +130,8 @@ void WebGpuDevice::check_wgsl(const std::string& source, const std::string& labe
   WGPUShaderModuleDescriptor smd = WGPU_SHADER_MODULE_DESCRIPTOR_INIT;
   smd.nextInChain = &wgsl.chain;
   smd.label = view(label);
-  wgpuDevicePushErrorScope(device_, WGPUErrorFilter_Validation);
-  WGPUShaderModule m = wgpuDeviceCreateShaderModule(device_, &smd);
-  const ScopeResult r = pop_scope(instance_, device_);
+  WGPUShaderModule m = nullptr;
+  const ScopeResult r = scoped(WGPUErrorFilter_Validation, [&] { m = wgpuDeviceCreateShaderModule(device_, &smd); });
   if (m) wgpuShaderModuleRelease(m);
   if (r.type != WGPUErrorType_NoError) throw_wgpu(ErrorCode::KernelCompile, "WGSL compile of " + label, r.message, label_);
 }
@@ -148,9 +145,8 @@ WGPUComputePipeline WebGpuDevice::pipeline(const char* module_name, const char* 
   cd.layout = m.layout;
   cd.compute.module = m.shader;
   cd.compute.entryPoint = view(entry);
-  wgpuDevicePushErrorScope(device_, WGPUErrorFilter_Validation);
-  WGPUComputePipeline p = wgpuDeviceCreateComputePipeline(device_, &cd);
-  const ScopeResult r = pop_scope(instance_, device_);
+  WGPUComputePipeline p = nullptr;
+  const ScopeResult r = scoped(WGPUErrorFilter_Validation, [&] { p = wgpuDeviceCreateComputePipeline(device_, &cd); });
   if (r.type != WGPUErrorType_NoError) {
     if (p) wgpuComputePipelineRelease(p);
     throw_wgpu(ErrorCode::KernelCompile, "compute pipeline " + key, r.message, label_);
@@ -206,15 +202,20 @@ void WebGpuDevice::dispatch(const char* module_name, const char* entry, std::spa
   WGPUBindGroup bg = wgpuDeviceCreateBindGroup(device_, &bd);
 
   std::lock_guard lk(mu_);
-  WGPUComputePassEncoder pass = wgpuCommandEncoderBeginComputePass(encoder_locked(), nullptr);
-  wgpuComputePassEncoderSetPipeline(pass, p);
-  wgpuComputePassEncoderSetBindGroup(pass, 0, bg, 0, nullptr);
-  wgpuComputePassEncoderDispatchWorkgroups(pass, groups_x, groups_y, groups_z);
-  wgpuComputePassEncoderEnd(pass);
-  wgpuComputePassEncoderRelease(pass);
+  encode_dispatch_locked(p, bg, groups_x, groups_y, groups_z);
   wgpuBindGroupRelease(bg);  // the encoder holds what it uses
   wgpuBufferRelease(pbuf);
   after_command_locked();
+}
+
+void WebGpuDevice::encode_dispatch_locked(WGPUComputePipeline p, WGPUBindGroup bg, std::uint32_t x, std::uint32_t y,
+                                          std::uint32_t z) {
+  WGPUComputePassEncoder pass = wgpuCommandEncoderBeginComputePass(encoder_locked(), nullptr);
+  wgpuComputePassEncoderSetPipeline(pass, p);
+  wgpuComputePassEncoderSetBindGroup(pass, 0, bg, 0, nullptr);
+  wgpuComputePassEncoderDispatchWorkgroups(pass, x, y, z);
+  wgpuComputePassEncoderEnd(pass);
+  wgpuComputePassEncoderRelease(pass);
 }
 
 }  // namespace torsh::webgpu
