@@ -485,6 +485,56 @@ TEST_F(UserKernelCpu, BarrierDetectionIgnoresCommentsAndStrings) {
   EXPECT_TRUE(cpu::uk::uses_barriers(spec_of(viadefine)));
 }
 
+TEST_F(UserKernelCpu, ABarrierTheSourceScanMissesIsAnErrorNotARace) {
+  // Token pasting hides BARRIER from the scan, so the items run as a plain
+  // loop; reaching the barrier with more than one item must then fail loudly.
+  auto k = compile(source("hidden", R"(
+#define CAT(a, b) a##b
+KERNEL void hidden(GLOBAL float* y) {
+  CAT(BARR, IER)();
+  y[GLOBAL_ID(0)] = 1.0f;
+}
+)"));
+  Tensor y = cpu.zeros(Shape{64}, DType::F32);
+  auto e = error_of([&] { launch(*k, Dim3(2), Dim3(32), Args{}.t(y)); });
+  ASSERT_TRUE(e);
+  EXPECT_NE(std::string(e->what()).find("BARRIER()"), std::string::npos) << e->what();
+  // One-item groups need no other item to arrive: the barrier is a no-op.
+  launch(*k, Dim3(64), Dim3(1), Args{}.t(y));
+  EXPECT_EQ(y.to_vector(), std::vector<float>(64, 1.0f));
+}
+
+TEST_F(UserKernelCpu, ParameterTypesComeFromTheCompiledEntry) {
+  auto k = compile(source("types", R"(
+struct pair_t { int a; float b; };
+KERNEL void types(GLOBAL uchar* a, GLOBAL const void* b, char c, ushort d, int e, uint f, ulong g, double h,
+                  struct pair_t p, GLOBAL const double* q) {}
+)"));
+  const auto& p = k->params();
+  ASSERT_EQ(p.size(), 10u);
+  EXPECT_EQ(p[0].type, ParamType::U8);
+  EXPECT_EQ(p[0].kind, KernelParam::Kind::Buffer);
+  EXPECT_EQ(p[1].type, ParamType::Unknown);
+  EXPECT_EQ(p[1].size, 0u);
+  EXPECT_FALSE(p[1].writable);
+  EXPECT_EQ(p[2].type, ParamType::I8);
+  EXPECT_EQ(p[3].type, ParamType::U16);
+  EXPECT_EQ(p[4].type, ParamType::I32);
+  EXPECT_EQ(p[5].type, ParamType::U32);
+  EXPECT_EQ(p[6].type, ParamType::U64);
+  EXPECT_EQ(p[7].type, ParamType::F64);
+  EXPECT_EQ(p[8].type, ParamType::Struct);
+  EXPECT_EQ(p[8].size, 8u);
+  EXPECT_EQ(p[8].kind, KernelParam::Kind::Value);
+  EXPECT_EQ(p[9].type, ParamType::F64);
+  EXPECT_EQ(p[9].size, 8u);
+
+  // References cannot be passed: the compiler says why.
+  auto e = error_of([&] { compile(source("byref", "KERNEL void byref(float& x) {}")); });
+  ASSERT_TRUE(e);
+  EXPECT_NE(std::string(e->what()).find("not a reference"), std::string::npos) << e->what();
+}
+
 // Figures for the report: build vs load, launch overhead vs a built-in op,
 // time per work-group with barriers. Run with --gtest_also_run_disabled_tests.
 TEST_F(UserKernelCpu, DISABLED_Timings) {
