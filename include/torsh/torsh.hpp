@@ -13,4 +13,5 @@
 #include "torsh/runtime/profiler.hpp"
 #include "torsh/runtime/registry.hpp"
 #include "torsh/runtime/tensor.hpp"
+#include "torsh/runtime/user_kernel.hpp"
 #include "torsh/version.hpp"

@@ -88,7 +88,12 @@ void bind_info_types(nb::module_& m) {
       .def_ro("runtime_kernels", &Capabilities::runtime_kernels)
       .def_ro("unified_memory", &Capabilities::unified_memory)
       .def_ro("max_allocation", &Capabilities::max_allocation)
-      .def_ro("max_work_group", &Capabilities::max_work_group);
+      .def_ro("max_work_group", &Capabilities::max_work_group)
+      .def_prop_ro("kernel_dialects", [](const Capabilities& c) {
+            std::vector<std::string> out;
+            for (KernelDialect d : c.kernel_dialects) out.emplace_back(kernel_dialect_name(d));
+            return out;
+          }, "The dialects compile_kernel accepts on this device: 'torsh', 'opencl', 'cuda', 'wgsl'.");
 
   nb::class_<MemoryStats>(m, "MemoryStats", "Live and peak memory of one backend handle.")
       .def_ro("live_buffers", &MemoryStats::live_buffers)

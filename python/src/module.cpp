@@ -37,4 +37,5 @@ NB_MODULE(_core, m) {
   bind_ops_math(m);
   bind_ops_nn(m);
   bind_model(m);
+  bind_kernel(m);
 }

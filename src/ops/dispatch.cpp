@@ -25,6 +25,7 @@ using torsh::detail::Access;
 using torsh::detail::capturing_any;
 using torsh::detail::GraphNode;
 using torsh::detail::GraphState;
+using torsh::detail::NativeRecording;
 
 void TensorRefs::too_many() const {
   throw Error(ErrorCode::Internal, "an op passed more than " + std::to_string(p_.size()) + " operands to one launch");
@@ -169,26 +170,6 @@ void record(GraphState& g, const char* name, rt::DeviceImpl& dev, bool native, r
   }
   g.nodes.push_back(std::move(node));
 }
-
-// Arms the capture's native recording while one op runs (see rt::NativeGraph).
-class NativeRecording {
- public:
-  explicit NativeRecording(GraphState* g) : n_(g && g->native ? g->native.get() : nullptr) {
-    if (n_) n_->arm(true);
-  }
-  ~NativeRecording() {
-    if (!n_) return;
-    n_->arm(false);
-    // An op that threw may have recorded part of its commands.
-    if (std::uncaught_exceptions() > unwinding_) n_->invalidate("an op failed while it was being recorded");
-  }
-  NativeRecording(const NativeRecording&) = delete;
-  NativeRecording& operator=(const NativeRecording&) = delete;
-
- private:
-  rt::NativeGraph* n_;
-  int unwinding_ = n_ ? std::uncaught_exceptions() : 0;
-};
 
 }  // namespace
 

@@ -10,9 +10,8 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <pwd.h>
-#include <unistd.h>
 
+#include "cache_dir.hpp"
 #include "torsh/version.hpp"
 
 namespace torsh::autotune {
@@ -34,23 +33,6 @@ struct State {
   std::vector<std::string> warnings;
   Stats stats;
 };
-
-// An absolute path from the environment, or empty (unset, empty or relative:
-// the XDG rules ignore a relative XDG_CACHE_HOME, and a relative HOME would put
-// the cache wherever the process happens to run).
-std::string absolute_env(const char* name) {
-  const char* v = std::getenv(name);
-  return v && v[0] == '/' ? v : "";
-}
-
-std::string home_from_passwd() {
-  struct passwd pw, *found = nullptr;
-  std::vector<char> buf(16384);
-  if (::getpwuid_r(::getuid(), &pw, buf.data(), buf.size(), &found) == 0 && found && found->pw_dir &&
-      found->pw_dir[0] == '/')
-    return found->pw_dir;
-  return {};
-}
 
 State& state() {
   static auto* s = [] {
@@ -149,12 +131,7 @@ bool enabled() { return state().enabled.load(std::memory_order_relaxed); }
 
 std::string default_cache_path() {
   if (const char* p = std::getenv("TORSH_AUTOTUNE_CACHE"); p && *p) return p;
-  if (const std::string x = absolute_env("XDG_CACHE_HOME"); !x.empty()) return x + "/torsh/autotune.json";
-  if (const std::string h = absolute_env("HOME"); !h.empty()) return h + "/.cache/torsh/autotune.json";
-  if (const std::string h = home_from_passwd(); !h.empty()) return h + "/.cache/torsh/autotune.json";
-  std::string tmp = absolute_env("TMPDIR");
-  if (tmp.empty()) tmp = "/tmp";
-  return tmp + "/torsh-" + std::to_string(::getuid()) + "/autotune.json";
+  return torsh::detail::user_cache_root() + "/autotune.json";
 }
 
 void set_cache_path(const std::string& path) {

@@ -249,7 +249,11 @@ std::string Backend::name() const {
   return std::string(backend_name(type())) + ":" + std::to_string(s_->device.index) + " (" + info().name + ")";
 }
 const DeviceInfo& Backend::info() const { return s_->dev->info(); }
-Capabilities Backend::capabilities() const { return s_->dev->capabilities(); }
+Capabilities Backend::capabilities() const {
+  Capabilities c = s_->dev->capabilities();
+  c.kernel_dialects = s_->dev->kernel_dialects();  // one source of truth: what build_kernel takes
+  return c;
+}
 PerformanceHints Backend::hints() const { return s_->dev->hints(); }
 const BackendConfig& Backend::config() const { return s_->cfg; }
 bool Backend::supports(rt::OpKind op, DType dtype) const { return s_->dev->supports(op, dtype); }

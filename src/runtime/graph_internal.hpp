@@ -1,5 +1,6 @@
 #pragma once
 // Internal: what the op layer records into an active capture.
+#include <exception>
 #include <functional>
 #include <memory>
 #include <string>
@@ -30,6 +31,26 @@ struct GraphState {
     if (native) native->invalidate(reason);
     else if (no_native.empty()) no_native = reason;
   }
+};
+
+// Arms the capture's native recording while one op runs (see rt::NativeGraph).
+class NativeRecording {
+ public:
+  explicit NativeRecording(GraphState* g) : n_(g && g->native ? g->native.get() : nullptr) {
+    if (n_) n_->arm(true);
+  }
+  ~NativeRecording() {
+    if (!n_) return;
+    n_->arm(false);
+    // An op that threw may have recorded part of its commands.
+    if (std::uncaught_exceptions() > unwinding_) n_->invalidate("an op failed while it was being recorded");
+  }
+  NativeRecording(const NativeRecording&) = delete;
+  NativeRecording& operator=(const NativeRecording&) = delete;
+
+ private:
+  rt::NativeGraph* n_;
+  int unwinding_ = n_ ? std::uncaught_exceptions() : 0;
 };
 
 // The capture recording on this thread for ops on `dev`, or null.

@@ -144,6 +144,7 @@ void run_suite(Ctx& c) {
     emit(c, "add_f32_4", "f32", ms, "us_per_call", ms * 1e3);
   }
   bench_graph(c);
+  bench_user_kernel(c);
   bench_alloc(c);
   bench_quant(c);
   bench_llm(c);

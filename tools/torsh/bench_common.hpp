@@ -31,5 +31,6 @@ bool wanted(const Ctx& c, const std::string& name);
 void bench_graph(Ctx& c);
 void bench_quant(Ctx& c);  // bench_quant.cpp
 void bench_llm(Ctx& c);  // bench_llm.cpp
+void bench_user_kernel(Ctx& c);  // bench_user_kernel.cpp
 
 }  // namespace torsh::cli
