@@ -1,6 +1,8 @@
 // User kernels on the CPU backend: Torsh-dialect sources built by the system
 // C++ compiler, loaded from their bytes and run on the thread pool (work-groups
-// with barriers as fibers). Driven through the device interface.
+// with barriers as fibers). Through Backend::compile_kernel and Stream::launch;
+// what only the device interface shows (binaries, its own argument checks)
+// through backend.impl().
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -8,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -22,6 +26,23 @@
 using namespace torsh;
 
 namespace {
+
+// A disk cache of this process's own, so builds are real and nothing is left behind.
+struct PrivateKernelCache {
+  std::string dir;
+  PrivateKernelCache() {
+    std::string t = (std::filesystem::temp_directory_path() / "torsh-test-uk-cpu-XXXXXX").string();
+    if (mkdtemp(t.data())) {
+      dir = t;
+      setenv("TORSH_KERNEL_CACHE_DIR", dir.c_str(), 1);
+    }
+  }
+  ~PrivateKernelCache() {
+    std::error_code ec;
+    if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+  }
+};
+const PrivateKernelCache g_cache;
 
 rt::UserKernelSpec spec_of(KernelSource src) {
   rt::UserKernelSpec s;
@@ -89,13 +110,20 @@ class UserKernelCpu : public ::testing::Test {
     if (missing) GTEST_SKIP() << "no C++ compiler for CPU user kernels: " << *missing;
   }
 
-  std::unique_ptr<rt::UserKernelImpl> compile(KernelSource src) {
+  Kernel compile(const KernelSource& src) { return cpu.compile_kernel(src); }
+
+  template <class... A>
+  void launch(const Kernel& k, Dim3 grid, Dim3 block, const A&... args) {
+    cpu.default_stream().launch(k, grid, block, args...);
+  }
+
+  // The device interface alone: build, load, launch.
+  std::unique_ptr<rt::UserKernelImpl> compile_impl(KernelSource src) {
     const auto spec = spec_of(std::move(src));
     const auto bin = cpu.impl().build_kernel(spec);
     return cpu.impl().load_kernel(spec, bin.bytes);
   }
-
-  void launch(rt::UserKernelImpl& k, Dim3 grid, Dim3 block, const Args& a) {
+  void launch_impl(rt::UserKernelImpl& k, Dim3 grid, Dim3 block, const Args& a) {
     k.launch(cpu.impl().default_stream(), grid, block, a.list);
   }
 
@@ -118,22 +146,22 @@ TEST_F(UserKernelCpu, AdvertisesTheTorshDialectAndItsWorkGroupLimit) {
 
 TEST_F(UserKernelCpu, ElementwiseOverAPartialLastGroup) {
   auto k = compile(source("add", kAdd));
-  ASSERT_EQ(k->params().size(), 5u);
-  EXPECT_TRUE(k->params_known());
-  EXPECT_EQ(k->params()[0].kind, KernelParam::Kind::Buffer);
-  EXPECT_TRUE(k->params()[0].writable);
-  EXPECT_EQ(k->params()[1].type, ParamType::F32);
-  EXPECT_FALSE(k->params()[1].writable);
-  EXPECT_EQ(k->params()[3].kind, KernelParam::Kind::Value);
-  EXPECT_EQ(k->params()[3].type, ParamType::F32);
-  EXPECT_EQ(k->params()[4].type, ParamType::I64);
-  EXPECT_EQ(k->params()[4].size, 8u);
+  ASSERT_EQ(k.params().size(), 5u);
+  EXPECT_TRUE(k.params_known());
+  EXPECT_EQ(k.params()[0].kind, KernelParam::Kind::Buffer);
+  EXPECT_TRUE(k.params()[0].writable);
+  EXPECT_EQ(k.params()[1].type, ParamType::F32);
+  EXPECT_FALSE(k.params()[1].writable);
+  EXPECT_EQ(k.params()[3].kind, KernelParam::Kind::Value);
+  EXPECT_EQ(k.params()[3].type, ParamType::F32);
+  EXPECT_EQ(k.params()[4].type, ParamType::I64);
+  EXPECT_EQ(k.params()[4].size, 8u);
 
   for (const long n : {1L, 1000L, 100003L}) {
     std::vector<float> a(n), b(n);
     for (long i = 0; i < n; ++i) a[i] = float(i), b[i] = float(i % 13);
     Tensor ta = floats(a), tb = floats(b), ty = cpu.zeros(Shape{n + 5}, DType::F32);
-    launch(*k, Dim3(std::uint32_t((n + 255) / 256)), Dim3(256), Args{}.t(ty).t(ta).t(tb).v(0.5f).v(n));
+    launch(k, Dim3(std::uint32_t((n + 255) / 256)), Dim3(256), ty, ta, tb, 0.5f, n);
     const auto y = ty.to_vector();
     for (long i = 0; i < n; ++i) ASSERT_EQ(y[i], a[i] + 0.5f * b[i]) << i;
     for (long i = n; i < n + 5; ++i) ASSERT_EQ(y[i], 0.0f) << "wrote past n at " << i;
@@ -146,7 +174,7 @@ TEST_F(UserKernelCpu, TensorViewsStartAtTheirFirstElement) {
   for (int i = 0; i < 64; ++i) a[i] = float(i);
   Tensor ta = floats(a), tb = floats(a), ty = cpu.zeros(Shape{64}, DType::F32);
   Tensor a_tail = ta.slice(0, 10, 64), y_tail = ty.slice(0, 20, 64);
-  launch(*k, Dim3(1), Dim3(64), Args{}.t(y_tail).t(a_tail).t(tb).v(1.0f).v(30L));
+  launch(k, Dim3(1), Dim3(64), y_tail, a_tail, tb, 1.0f, 30L);
   const auto y = ty.to_vector();
   for (int i = 0; i < 30; ++i) EXPECT_EQ(y[20 + i], a[10 + i] + a[i]) << i;
   EXPECT_EQ(y[19], 0.0f);
@@ -168,7 +196,7 @@ KERNEL void ids(GLOBAL int* out) {
   for (const auto& [grid, block] : std::vector<std::pair<Dim3, Dim3>>{{{5, 3}, {8, 4}}, {{2, 3, 4}, {4, 2, 2}}}) {
     const std::int64_t w = grid.x * block.x, h = grid.y * block.y, d = grid.z * block.z;
     Tensor out = ints(w * h * d);
-    launch(*k, grid, block, Args{}.t(out));
+    launch(k, grid, block, out);
     const auto v = out.to_host<int>();
     for (std::int64_t z = 0; z < d; ++z)
       for (std::int64_t y = 0; y < h; ++y)
@@ -200,7 +228,7 @@ TEST_F(UserKernelCpu, WorkGroupMemoryAndBarriersGiveBlockSums) {
     std::vector<float> x(n);
     for (long i = 0; i < n; ++i) x[i] = float(i % 7);
     Tensor tx = floats(x), sums = cpu.zeros(Shape{groups}, DType::F32);
-    launch(*k, Dim3(groups), Dim3(block), Args{}.t(sums).t(tx).v(n));
+    launch(k, Dim3(groups), Dim3(block), sums, tx, n);
     const auto s = sums.to_vector();
     for (std::uint32_t g = 0; g < groups; ++g) {
       double want = 0;
@@ -228,7 +256,7 @@ KERNEL void tile_transpose(GLOBAL float* out, GLOBAL const float* in, int width)
   std::vector<float> in(w * w);
   for (int i = 0; i < w * w; ++i) in[i] = float(i);
   Tensor tin = floats(in), tout = cpu.zeros(Shape{w * w}, DType::F32);
-  launch(*k, Dim3(w / 16, w / 16), Dim3(16, 16), Args{}.t(tout).t(tin).v(w));
+  launch(k, Dim3(w / 16, w / 16), Dim3(16, 16), tout, tin, w);
   const auto out = tout.to_vector();
   for (int y = 0; y < w; ++y)
     for (int x = 0; x < w; ++x) ASSERT_EQ(out[y * w + x], in[x * w + y]) << x << "," << y;
@@ -245,7 +273,7 @@ KERNEL void early(GLOBAL float* y) {
 }
 )"));
   Tensor y = cpu.zeros(Shape{64 * 8}, DType::F32);
-  auto e = error_of([&] { launch(*early, Dim3(8), Dim3(64), Args{}.t(y)); });
+  auto e = error_of([&] { launch(early, Dim3(8), Dim3(64), y); });
   ASSERT_TRUE(e);
   EXPECT_EQ(e->code(), ErrorCode::InvalidArgument);
   EXPECT_NE(std::string(e->what()).find("BARRIER()"), std::string::npos) << e->what();
@@ -258,7 +286,7 @@ KERNEL void extra(GLOBAL float* y) {
   y[GLOBAL_ID(0)] = 1.0f;
 }
 )"));
-  e = error_of([&] { launch(*extra, Dim3(4), Dim3(32), Args{}.t(y)); });
+  e = error_of([&] { launch(extra, Dim3(4), Dim3(32), y); });
   ASSERT_TRUE(e);
   EXPECT_EQ(e->code(), ErrorCode::InvalidArgument);
 
@@ -266,7 +294,7 @@ KERNEL void extra(GLOBAL float* y) {
   auto k = compile(source("block_sum", kBlockSum));
   std::vector<float> x(256, 1.0f);
   Tensor tx = floats(x), sums = cpu.zeros(Shape{4}, DType::F32);
-  launch(*k, Dim3(4), Dim3(64), Args{}.t(sums).t(tx).v(256L));
+  launch(k, Dim3(4), Dim3(64), sums, tx, 256L);
   EXPECT_EQ(sums.to_vector(), std::vector<float>(4, 64.0f));
 }
 
@@ -281,7 +309,7 @@ KERNEL void thrower(GLOBAL int* y, long bad) {
 }
 )"));
   Tensor y = ints(1 << 20);
-  auto e = error_of([&] { launch(*k, Dim3(4096), Dim3(256), Args{}.t(y).v(long(1 << 20) - 7)); });
+  auto e = error_of([&] { launch(k, Dim3(4096), Dim3(256), y, long(1 << 20) - 7); });
   ASSERT_TRUE(e);
   EXPECT_NE(std::string(e->what()).find("item went wrong"), std::string::npos) << e->what();
 
@@ -293,7 +321,7 @@ KERNEL void thrower_b(GLOBAL int* y, long bad) {
   y[GLOBAL_ID(0)] = 1;
 }
 )"));
-  e = error_of([&] { launch(*kb, Dim3(64), Dim3(64), Args{}.t(y).v(64L * 40 + 5)); });
+  e = error_of([&] { launch(kb, Dim3(64), Dim3(64), y, 64L * 40 + 5); });
   ASSERT_TRUE(e);
   EXPECT_NE(std::string(e->what()).find("fiber went wrong"), std::string::npos) << e->what();
 }
@@ -332,7 +360,7 @@ KERNEL void affine(GLOBAL float* y, GLOBAL const float* x) {
   auto k = compile(s);
   std::vector<float> x{1, 2, 3, 4};
   Tensor tx = floats(x), ty = cpu.zeros(Shape{4}, DType::F32);
-  launch(*k, Dim3(1), Dim3(4), Args{}.t(ty).t(tx));
+  launch(k, Dim3(1), Dim3(4), ty, tx);
   EXPECT_EQ(ty.to_vector(), (std::vector<float>{7, 10, 13, 16}));
 
   // Options are arguments, never shell words.
@@ -361,7 +389,7 @@ KERNEL void helpers(GLOBAL uint* out, GLOBAL const float* x) {
 )"));
   std::vector<float> x{1.0f, -2.5f, 65504.0f, 1e-8f};
   Tensor tx = floats(x), out = cpu.zeros(Shape{12}, DType::I32);
-  launch(*k, Dim3(1), Dim3(4), Args{}.t(out).t(tx));
+  launch(k, Dim3(1), Dim3(4), out, tx);
   const auto v = out.to_host<std::uint32_t>();
   EXPECT_EQ(v[0], 0x3c00u);
   EXPECT_EQ(v[3], 0xc100u);
@@ -384,7 +412,7 @@ TEST_F(UserKernelCpu, BinaryRoundTrip) {
   auto k2 = cpu.impl().load_kernel(spec, bin.bytes);
   for (auto* k : {k1.get(), k2.get()}) {
     Tensor ty = cpu.zeros(Shape{3}, DType::F32);
-    launch(*k, Dim3(1), Dim3(4), Args{}.t(ty).t(ta).t(tb).v(2.0f).v(3L));
+    launch_impl(*k, Dim3(1), Dim3(4), Args{}.t(ty).t(ta).t(tb).v(2.0f).v(3L));
     EXPECT_EQ(ty.to_vector(), (std::vector<float>{21, 42, 63}));
   }
   k1.reset();
@@ -396,11 +424,38 @@ KERNEL void add(GLOBAL float* y, GLOBAL const float* a, GLOBAL const float* b, f
 }
 )"));
   Tensor ty = cpu.zeros(Shape{3}, DType::F32);
-  launch(*other, Dim3(1), Dim3(4), Args{}.t(ty).t(ta).t(tb).v(1.0f).v(3L));
+  launch(other, Dim3(1), Dim3(4), ty, ta, tb, 1.0f, 3L);
   EXPECT_EQ(ty.to_vector(), (std::vector<float>{-9, -18, -27}));
   auto k3 = cpu.impl().load_kernel(spec, bin.bytes);
-  launch(*k3, Dim3(1), Dim3(4), Args{}.t(ty).t(ta).t(tb).v(1.0f).v(3L));
+  launch_impl(*k3, Dim3(1), Dim3(4), Args{}.t(ty).t(ta).t(tb).v(1.0f).v(3L));
   EXPECT_EQ(ty.to_vector(), (std::vector<float>{11, 22, 33}));
+}
+
+TEST_F(UserKernelCpu, TheDiskCacheHoldsTheSharedObject) {
+  KernelSource src = source("add", kAdd);
+  src.defines = {{"DISK_CACHE_TEST", "1"}};  // a key no other test uses
+  Kernel first = compile(src);
+  EXPECT_EQ(first.origin(), KernelOrigin::Compiled);
+  ASSERT_FALSE(first.cache_path().empty());
+  clear_kernel_memory_cache();
+  Kernel again = compile(src);
+  EXPECT_EQ(again.origin(), KernelOrigin::DiskCache);
+  std::vector<float> a{1, 2}, b{3, 4};
+  Tensor ta = floats(a), tb = floats(b), ty = cpu.zeros(Shape{2}, DType::F32);
+  launch(again, Dim3(1), Dim3(2), ty, ta, tb, 1.0f, 2L);
+  EXPECT_EQ(ty.to_vector(), (std::vector<float>{4, 6}));
+
+  // A damaged entry is rebuilt, not loaded.
+  {
+    std::fstream f(again.cache_path(), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(std::filesystem::file_size(again.cache_path()) / 2));
+    f.put('\x55').put('\xaa').put('\x55');
+  }
+  clear_kernel_memory_cache();
+  Kernel rebuilt = compile(src);
+  EXPECT_EQ(rebuilt.origin(), KernelOrigin::Compiled);
+  launch(rebuilt, Dim3(1), Dim3(2), ty, tb, ta, 2.0f, 2L);
+  EXPECT_EQ(ty.to_vector(), (std::vector<float>{5, 8}));
 }
 
 TEST_F(UserKernelCpu, GarbageBinariesThrow) {
@@ -438,22 +493,24 @@ TEST_F(UserKernelCpu, LaunchesTheDeviceCannotRunAreRefused) {
   auto k = compile(source("add", kAdd));
   std::vector<float> a(8);
   Tensor ta = floats(a), ty = cpu.zeros(Shape{8}, DType::F32);
-  auto e = error_of([&] { launch(*k, Dim3(1), Dim3(2048), Args{}.t(ty).t(ta).t(ta).v(1.0f).v(8L)); });
+  auto e = error_of([&] { launch(k, Dim3(1), Dim3(2048), ty, ta, ta, 1.0f, 8L); });
   ASSERT_TRUE(e);
   EXPECT_EQ(e->code(), ErrorCode::InvalidArgument);
   EXPECT_NE(std::string(e->what()).find("1024"), std::string::npos) << e->what();
-  e = error_of([&] { launch(*k, Dim3(1), Dim3(512, 4), Args{}.t(ty).t(ta).t(ta).v(1.0f).v(8L)); });
+  e = error_of([&] { launch(k, Dim3(1), Dim3(512, 4), ty, ta, ta, 1.0f, 8L); });
   ASSERT_TRUE(e);
-  e = error_of([&] { launch(*k, Dim3(0xffffffffu, 0xffffffffu, 2), Dim3(1024), Args{}.t(ty).t(ta).t(ta).v(1.0f).v(8L)); });
+  e = error_of([&] { launch(k, Dim3(0xffffffffu, 0xffffffffu, 2), Dim3(1024), ty, ta, ta, 1.0f, 8L); });
   ASSERT_TRUE(e);
   EXPECT_NE(std::string(e->what()).find("2^63"), std::string::npos) << e->what();
-  // Arguments the signature does not take.
-  e = error_of([&] { launch(*k, Dim3(1), Dim3(8), Args{}.t(ty).t(ta).t(ta).v(1.0f)); });
+  // Arguments the signature does not take, straight to the device's kernel
+  // (the runtime checks them first; the backend does not rely on that).
+  auto ki = compile_impl(source("add", kAdd));
+  e = error_of([&] { launch_impl(*ki, Dim3(1), Dim3(8), Args{}.t(ty).t(ta).t(ta).v(1.0f)); });
   ASSERT_TRUE(e);
-  e = error_of([&] { launch(*k, Dim3(1), Dim3(8), Args{}.t(ty).t(ta).t(ta).v(1.0f).v(8)); });
+  e = error_of([&] { launch_impl(*ki, Dim3(1), Dim3(8), Args{}.t(ty).t(ta).t(ta).v(1.0f).v(8)); });
   ASSERT_TRUE(e);
   EXPECT_NE(std::string(e->what()).find("8 bytes"), std::string::npos) << e->what();
-  e = error_of([&] { launch(*k, Dim3(1), Dim3(8), Args{}.t(ty).v(1.0f).t(ta).v(1.0f).v(8L)); });
+  e = error_of([&] { launch_impl(*ki, Dim3(1), Dim3(8), Args{}.t(ty).v(1.0f).t(ta).v(1.0f).v(8L)); });
   ASSERT_TRUE(e);
 }
 
@@ -496,11 +553,11 @@ KERNEL void hidden(GLOBAL float* y) {
 }
 )"));
   Tensor y = cpu.zeros(Shape{64}, DType::F32);
-  auto e = error_of([&] { launch(*k, Dim3(2), Dim3(32), Args{}.t(y)); });
+  auto e = error_of([&] { launch(k, Dim3(2), Dim3(32), y); });
   ASSERT_TRUE(e);
   EXPECT_NE(std::string(e->what()).find("BARRIER()"), std::string::npos) << e->what();
   // One-item groups need no other item to arrive: the barrier is a no-op.
-  launch(*k, Dim3(64), Dim3(1), Args{}.t(y));
+  launch(k, Dim3(64), Dim3(1), y);
   EXPECT_EQ(y.to_vector(), std::vector<float>(64, 1.0f));
 }
 
@@ -510,7 +567,7 @@ struct pair_t { int a; float b; };
 KERNEL void types(GLOBAL uchar* a, GLOBAL const void* b, char c, ushort d, int e, uint f, ulong g, double h,
                   struct pair_t p, GLOBAL const double* q) {}
 )"));
-  const auto& p = k->params();
+  const auto& p = k.params();
   ASSERT_EQ(p.size(), 10u);
   EXPECT_EQ(p[0].type, ParamType::U8);
   EXPECT_EQ(p[0].kind, KernelParam::Kind::Buffer);
@@ -540,24 +597,33 @@ KERNEL void types(GLOBAL uchar* a, GLOBAL const void* b, char c, ushort d, int e
 TEST_F(UserKernelCpu, DISABLED_Timings) {
   using clock = std::chrono::steady_clock;
   auto ms = [](clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
-  const auto spec = spec_of(source("add", kAdd));
-  auto t0 = clock::now();
-  const auto bin = cpu.impl().build_kernel(spec);
-  auto t1 = clock::now();
-  auto k = cpu.impl().load_kernel(spec, bin.bytes);
-  auto t2 = clock::now();
-  std::printf("build %.1f ms, load %.3f ms, %zu bytes\n", ms(t1 - t0), ms(t2 - t1), bin.bytes.size());
+  {
+    const auto spec = spec_of(source("add", kAdd));
+    auto t0 = clock::now();
+    const auto bin = cpu.impl().build_kernel(spec);
+    auto t1 = clock::now();
+    auto k = cpu.impl().load_kernel(spec, bin.bytes);
+    auto t2 = clock::now();
+    std::printf("device: build %.1f ms, load from bytes %.3f ms, %zu bytes\n", ms(t1 - t0), ms(t2 - t1),
+                bin.bytes.size());
+  }
+  KernelSource src = source("add", kAdd);
+  src.defines = {{"TIMING_RUN", std::to_string(clock::now().time_since_epoch().count())}};  // never cached before
+  Kernel k = compile(src);
+  clear_kernel_memory_cache();
+  Kernel from_disk = compile(src);
+  Kernel from_memory = compile(src);
+  std::printf("compile_kernel: compiled %.1f ms, disk cache %.3f ms, memory cache %.4f ms\n", k.build_ms(),
+              from_disk.build_ms(), from_memory.build_ms());
 
   const long n = 1 << 20;
   std::vector<float> a(n, 1.0f), b(n, 2.0f);
   Tensor ta = floats(a), tb = floats(b), ty = cpu.zeros(Shape{n}, DType::F32);
-  Args args;
-  args.t(ty).t(ta).t(tb).v(1.0f).v(n);
   const int reps = 200;
   double kernel_ms = 0, op_ms = 0;
   for (int r = 0; r < reps + 10; ++r) {
     auto s0 = clock::now();
-    launch(*k, Dim3(n / 256), Dim3(256), args);
+    launch(k, Dim3(n / 256), Dim3(256), ty, ta, tb, 1.0f, n);
     auto s1 = clock::now();
     Tensor y = ops::add(ta, tb);
     auto s2 = clock::now();
@@ -567,31 +633,31 @@ TEST_F(UserKernelCpu, DISABLED_Timings) {
               kernel_ms / reps, op_ms / reps, reps, cpu.hints().threads);
   {
     Tensor small = cpu.zeros(Shape{1}, DType::F32), one = floats({1.0f});
-    Args sa;
-    sa.t(small).t(one).t(one).v(1.0f).v(1L);
     auto s0 = clock::now();
-    for (int r = 0; r < 10000; ++r) launch(*k, Dim3(1), Dim3(1), sa);
+    for (int r = 0; r < 10000; ++r) launch(k, Dim3(1), Dim3(1), small, one, one, 1.0f, 1L);
     auto s1 = clock::now();
-    std::printf("1-item launch: %.2f us\n", ms(s1 - s0) * 1000 / 10000);
+    Tensor y1;
+    for (int r = 0; r < 10000; ++r) y1 = ops::add(one, one);
+    auto s2 = clock::now();
+    std::printf("1-element launch: user kernel %.2f us, ops::add %.2f us\n", ms(s1 - s0) * 1000 / 10000,
+                ms(s2 - s1) * 1000 / 10000);
   }
 
-  auto kb = compile(source("block_sum", kBlockSum));
+  Kernel kb = compile(source("block_sum", kBlockSum));
   for (const std::uint32_t block : {64u, 256u, 1024u}) {
     const std::uint32_t groups = 4096;
     const long m = long(groups) * block;
     std::vector<float> x(m, 1.0f);
     Tensor tx = floats(x), sums = cpu.zeros(Shape{groups}, DType::F32);
-    Args ba;
-    ba.t(sums).t(tx).v(m);
-    launch(*kb, Dim3(groups), Dim3(block), ba);
+    launch(kb, Dim3(groups), Dim3(block), sums, tx, m);
     auto s0 = clock::now();
     const int r = 5;
-    for (int i = 0; i < r; ++i) launch(*kb, Dim3(groups), Dim3(block), ba);
+    for (int i = 0; i < r; ++i) launch(kb, Dim3(groups), Dim3(block), sums, tx, m);
     auto s1 = clock::now();
     const double per_group_us = ms(s1 - s0) * 1000 / r / groups;
-    std::printf("block_sum block %u: %.2f us per work-group (%u groups, %d threads), %.1f ns per item-barrier\n", block,
-                per_group_us, groups, cpu.hints().threads,
-                per_group_us * 1000 / (block * (1 + std::log2(double(block)))));
+    const double barriers = 1 + std::log2(double(block));
+    std::printf("block_sum block %u: %.2f us per work-group (%u groups, %d threads), %.1f ns per item per barrier\n",
+                block, per_group_us, groups, cpu.hints().threads, per_group_us * 1000 / (block * barriers));
   }
 }
 
