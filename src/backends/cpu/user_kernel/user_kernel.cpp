@@ -35,17 +35,12 @@ bool write_all(int fd, std::span<const std::uint8_t> b) {
   return true;
 }
 
-// The dynamic loader reuses an object whose file name matches one already
-// loaded, so the name must be new: the memfd stays open (its number taken)
-// for as long as the object is loaded, and a name still held by an object that
-// was never unloaded is skipped.
-struct Opened {
-  void* handle = nullptr;
-  int fd = -1;
-};
-
-Opened open_shared_object(std::span<const std::uint8_t> so, const std::string& kernel) {
-  auto fail = [&](const std::string& why) -> Opened {
+// The dynamic loader hands back an object already loaded under the same file
+// name, and /proc/self/fd/N names repeat once a descriptor is closed: a name
+// an earlier kernel still holds is skipped by taking another descriptor
+// number. The mapping keeps the memfd's contents alive after it is closed.
+void* open_shared_object(std::span<const std::uint8_t> so, const std::string& kernel) {
+  auto fail = [&](const std::string& why) -> void* {
     throw Error(ErrorCode::InvalidArgument, "the binary of kernel '" + kernel + "' cannot be loaded: " + why,
                 {.op = kernel, .device = kDevice}, {"Rebuild the kernel from its source"});
   };
@@ -61,37 +56,32 @@ Opened open_shared_object(std::span<const std::uint8_t> so, const std::string& k
     if (fd < 0) return fail(std::string("no memfd and no temporary file: ") + std::strerror(errno));
     path = temp;
   }
-  if (!write_all(fd, so)) {
-    const int e = errno;
-    close(fd);
-    if (!temp.empty()) unlink(temp.c_str());
-    return fail(std::string("writing it out: ") + std::strerror(e));
-  }
-  std::vector<int> held;  // numbers skipped because an old object still has them
+  std::vector<int> fds{fd};
+  struct Cleanup {
+    std::vector<int>& fds;
+    const std::string& temp;
+    ~Cleanup() {
+      for (int f : fds) close(f);
+      if (!temp.empty()) unlink(temp.c_str());
+    }
+  } cleanup{fds, temp};
+  if (!write_all(fd, so)) return fail(std::string("writing it out: ") + std::strerror(errno));
   for (int tries = 0; tries < 64; ++tries) {
     void* old = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
     if (!old) break;
     dlclose(old);
-    const int again = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    const int again = fcntl(fds.back(), F_DUPFD_CLOEXEC, 0);
     if (again < 0) break;
-    held.push_back(fd);
-    fd = again;
-    path = "/proc/self/fd/" + std::to_string(fd);
+    fds.push_back(again);
+    path = "/proc/self/fd/" + std::to_string(again);
   }
-  for (int h : held) close(h);
   dlerror();
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!temp.empty()) {
-    unlink(temp.c_str());
-    close(fd);
-    fd = -1;
-  }
   if (!handle) {
     const char* e = dlerror();
-    if (fd >= 0) close(fd);
     return fail(e ? e : "dlopen failed");
   }
-  return {handle, fd};
+  return handle;
 }
 
 ParamType param_type_of(unsigned char code) {
@@ -122,9 +112,7 @@ class CpuUserKernel final : public rt::UserKernelImpl {
   CpuUserKernel(const rt::UserKernelSpec& spec, std::span<const std::uint8_t> bytes)
       : name_(kernel_name(spec)), barriers_(uses_barriers(spec)) {
     const auto so = unseal(bytes, name_);
-    const Opened o = open_shared_object(so, name_);
-    handle_ = o.handle;
-    fd_ = o.fd;
+    handle_ = open_shared_object(so, name_);
     try {
       bind(spec);
     } catch (...) {
@@ -190,9 +178,7 @@ class CpuUserKernel final : public rt::UserKernelImpl {
  private:
   void release() {
     if (handle_) dlclose(handle_);
-    if (fd_ >= 0) close(fd_);
     handle_ = nullptr;
-    fd_ = -1;
   }
 
   template <class F>
@@ -293,7 +279,6 @@ class CpuUserKernel final : public rt::UserKernelImpl {
   std::string name_;
   bool barriers_ = false;
   void* handle_ = nullptr;
-  int fd_ = -1;
   RunGroupsFn run_groups_ = nullptr;
   RunItemFn run_item_ = nullptr;
   std::vector<KernelParam> params_;
