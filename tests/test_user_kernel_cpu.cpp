@@ -436,7 +436,8 @@ KERNEL void add(GLOBAL float* y, GLOBAL const float* a, GLOBAL const float* b, f
 
 TEST_F(UserKernelCpu, TheDiskCacheHoldsTheSharedObject) {
   KernelSource src = source("add", kAdd);
-  src.defines = {{"DISK_CACHE_TEST", "1"}};  // a key no other test uses
+  // A key no other test or repetition uses.
+  src.defines = {{"DISK_CACHE_TEST", std::to_string(std::chrono::steady_clock::now().time_since_epoch().count())}};
   Kernel first = compile(src);
   EXPECT_EQ(first.origin(), KernelOrigin::Compiled);
   ASSERT_FALSE(first.cache_path().empty());
