@@ -29,6 +29,7 @@
 #if defined(TORSH_FIBER_ASAN)
 extern "C" void __sanitizer_start_switch_fiber(void** fake_stack_save, const void* bottom, std::size_t size);
 extern "C" void __sanitizer_finish_switch_fiber(void* fake_stack_save, const void** bottom_old, std::size_t* size_old);
+extern "C" void __asan_unpoison_memory_region(const volatile void* addr, std::size_t size);
 #endif
 #if defined(TORSH_FIBER_TSAN)
 extern "C" void* __tsan_get_current_fiber();
@@ -262,6 +263,11 @@ void run_groups_with_barriers(const BarrierLaunch& launch, long first, long last
       f.error = nullptr;
       f.group = &g;
       f.stack = (*arena).stack(i);
+#if defined(TORSH_FIBER_ASAN)
+      // The last item on this stack ended without returning through its
+      // frames, whose redzones are still poisoned.
+      __asan_unpoison_memory_region(f.stack, kFiberStackBytes);
+#endif
       fiber_init(f.ctx, f.stack, kFiberStackBytes, &fiber_main, &f);
 #if defined(TORSH_FIBER_TSAN)
       f.tsan = __tsan_create_fiber(0);
