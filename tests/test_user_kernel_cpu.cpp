@@ -590,6 +590,18 @@ KERNEL void types(GLOBAL uchar* a, GLOBAL const void* b, char c, ushort d, int e
   EXPECT_EQ(p[9].type, ParamType::F64);
   EXPECT_EQ(p[9].size, 8u);
 
+  // The user's macros do not reach the trampoline's standard headers.
+  auto macros = compile(source("macros", R"(
+#define T float
+#define _Tp oops
+#define param p
+#define signature s
+#define it i
+#define first 1
+KERNEL void macros(GLOBAL T* y) { y[GLOBAL_ID(0)] = 1; }
+)"));
+  EXPECT_EQ(macros.params().size(), 1u);
+
   // References cannot be passed: the compiler says why.
   auto e = error_of([&] { compile(source("byref", "KERNEL void byref(float& x) {}")); });
   ASSERT_TRUE(e);

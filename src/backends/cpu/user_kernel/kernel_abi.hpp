@@ -45,6 +45,9 @@ inline constexpr const char* kSignatureSymbol = "torsh_cpu_signature";
 inline constexpr const char* kRunGroupsSymbol = "torsh_cpu_run_groups";
 inline constexpr const char* kRunItemSymbol = "torsh_cpu_run_item";
 
+// What goes before the dialect header: the target macro and the standard
+// headers the trampoline uses.
+std::string target_prefix();
 // The C++ appended to the translation unit: it calls `entry` with each of
 // args[i] converted to the entry's i-th parameter type (pointer params get
 // the pointer itself, value params a pointer to the value's bytes) and

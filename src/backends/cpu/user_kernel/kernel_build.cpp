@@ -172,7 +172,7 @@ rt::KernelBinary build_kernel(const rt::UserKernelSpec& spec) {
   const std::string src = dir.path() + "/kernel.cpp", out = dir.path() + "/kernel.so";
   {
     std::ofstream f(src, std::ios::binary);
-    f << rt::kernel_translation_unit(spec, "#define TORSH_DIALECT_CPU 1\n") << trampoline_source(spec.src.entry);
+    f << rt::kernel_translation_unit(spec, target_prefix()) << trampoline_source(spec.src.entry);
     if (!f.flush())
       throw Error(ErrorCode::DeviceError, "cannot write the kernel source to " + src, ctx,
                   {"Set TMPDIR to a writable folder with free space"});

@@ -99,7 +99,7 @@ std::string spelling_of(const ParamInfo& p) {
 // it; anything else means the source scan missed the barrier.
 void barrier_single_item(Item*) {}
 void barrier_unexpected(Item*) {
-  throw Error(ErrorCode::Internal,
+  throw Error(ErrorCode::InvalidArgument,
               "a kernel reached BARRIER() although its source was not seen to use it (is the name built by "
               "token pasting?)",
               {.op = "launch", .device = kDevice}, {"Write BARRIER() literally in the kernel's source"});
