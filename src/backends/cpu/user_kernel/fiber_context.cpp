@@ -4,7 +4,7 @@
 
 namespace torsh::cpu::uk {
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(TORSH_FIBER_UCONTEXT)
 
 extern "C" void torsh_cpu_fiber_swap(void** save_sp, void* load_sp);
 extern "C" void torsh_cpu_fiber_start();

@@ -2,17 +2,18 @@
 // Minimal stackful coroutines for the work-items of a work-group with
 // barriers. On x86-64 a hand-written switch saves the callee-saved registers
 // and the FP control words (a few nanoseconds; swapcontext makes a signal-mask
-// system call per switch); elsewhere ucontext does the same job.
+// system call per switch); elsewhere (or with TORSH_FIBER_UCONTEXT defined)
+// ucontext does the same job.
 #include <cstddef>
 
-#if !defined(__x86_64__)
+#if !defined(__x86_64__) || defined(TORSH_FIBER_UCONTEXT)
 #include <ucontext.h>
 #endif
 
 namespace torsh::cpu::uk {
 
 struct FiberContext {
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(TORSH_FIBER_UCONTEXT)
   void* sp = nullptr;
 #else
   ucontext_t uc;
