@@ -72,9 +72,10 @@ typedef unsigned long ulong;
 /* C++17, built by the host's C++ compiler into a shared object that the CPU
  * backend loads; work-groups run on its thread pool. All items of one
  * work-group run on one thread, one group at a time, so per-thread storage is
- * per-work-group storage. An item's coordinates come from a per-thread
- * context the backend points at the running item (the layout is the
- * backend's ABI: src/backends/cpu/user_kernel/kernel_abi.hpp). */
+ * per-work-group storage. An item's coordinates are in a per-thread context
+ * the backend fills for the running item (the layout is the backend's ABI:
+ * src/backends/cpu/user_kernel/kernel_abi.hpp); the items of a group without
+ * barriers run as a loop the compiler can vectorize. */
 #define KERNEL extern "C"
 #define GLOBAL
 #define LOCAL_ARRAY(type, name, n) static thread_local type name[n]
@@ -84,21 +85,21 @@ struct torsh_cpu_item {
   long local_id[3], group_id[3], local_size[3], num_groups[3];
   void (*barrier)(struct torsh_cpu_item*);
 };
-static thread_local struct torsh_cpu_item* torsh_cpu_current;
-#define GROUP_ID(d) ((long)torsh_cpu_current->group_id[d])
-#define NUM_GROUPS(d) ((long)torsh_cpu_current->num_groups[d])
-#define LOCAL_ID(d) ((long)torsh_cpu_current->local_id[d])
-#define LOCAL_SIZE(d) ((long)torsh_cpu_current->local_size[d])
+static thread_local struct torsh_cpu_item torsh_cpu_ctx;
+#define GROUP_ID(d) ((long)torsh_cpu_ctx.group_id[d])
+#define NUM_GROUPS(d) ((long)torsh_cpu_ctx.num_groups[d])
+#define LOCAL_ID(d) ((long)torsh_cpu_ctx.local_id[d])
+#define LOCAL_SIZE(d) ((long)torsh_cpu_ctx.local_size[d])
 #define GLOBAL_ID(d) (GROUP_ID(d) * LOCAL_SIZE(d) + LOCAL_ID(d))
 #define GLOBAL_SIZE(d) (NUM_GROUPS(d) * LOCAL_SIZE(d))
-/* The backend resumes the group's other items and comes back here once all
- * of them reached a barrier; the context pointer is this item's again, and
- * the compiler must reload memory the other items may have written. */
+/* The backend runs the group's other items (each with its own context) and
+ * comes back here once all of them reached a barrier: this item's context is
+ * put back, and the compiler must reload memory the others may have written. */
 static inline void torsh_cpu_barrier(void) {
-  struct torsh_cpu_item* const self = torsh_cpu_current;
-  self->barrier(self);
+  struct torsh_cpu_item self = torsh_cpu_ctx;
+  self.barrier(&self);
   __asm__ __volatile__("" ::: "memory");
-  torsh_cpu_current = self;
+  torsh_cpu_ctx = self;
 }
 #define BARRIER() torsh_cpu_barrier()
 typedef unsigned char uchar;

@@ -10,9 +10,10 @@
 
 namespace torsh::cpu::uk {
 
-inline constexpr unsigned kAbiVersion = 1;
+inline constexpr unsigned kAbiVersion = 2;
 
-// The running work-item, as the dialect's `struct torsh_cpu_item`.
+// The running work-item, as the dialect's `struct torsh_cpu_item` (the
+// shared object copies it into its per-thread context).
 struct Item {
   long local_id[3];
   long group_id[3];

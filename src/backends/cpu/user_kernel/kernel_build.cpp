@@ -27,8 +27,13 @@ const char* const kDevice = "cpu:0";
 std::vector<std::string> fixed_flags(const HostCompiler& c) {
   std::vector<std::string> f{"-std=c++17", "-O2", "-march=native", "-ffp-contract=off", "-fPIC", "-shared",
                              "-fvisibility=hidden", "-pipe"};
-  // GNU unique symbols would keep a shared object loaded after dlclose.
-  if (!c.clang) f.push_back("-fno-gnu-unique");
+  // GNU unique symbols would keep a shared object loaded after dlclose. The
+  // loop over a group's items needs a runtime alias check to vectorize, which
+  // GCC's -O2 cost model never makes.
+  if (!c.clang) {
+    f.push_back("-fno-gnu-unique");
+    f.push_back("-fvect-cost-model=dynamic");
+  }
   return f;
 }
 

@@ -58,6 +58,35 @@ template <class torsh_R, class... torsh_P> struct torsh_signature<torsh_R (*)(to
   static inline void torsh_run(torsh_R (*torsh_f)(torsh_P...), void** torsh_a) {
     torsh_call(torsh_f, torsh_a, std::index_sequence_for<torsh_P...>{});
   }
+  /* Work-groups [first, last), every item in turn. The arguments are
+   * converted once, into parameters: the compiler sees that the kernel's
+   * stores cannot change them, and the loop along x can vectorize. */
+  static inline void torsh_groups_with(torsh_R (*torsh_f)(torsh_P...), const torsh_cpu_item* torsh_it,
+                                       long torsh_first, long torsh_last, torsh_P... torsh_v) {
+    torsh_cpu_ctx = *torsh_it;
+    const long torsh_nx = torsh_it->num_groups[0], torsh_ny = torsh_it->num_groups[1];
+    const long torsh_bx = torsh_it->local_size[0], torsh_by = torsh_it->local_size[1],
+               torsh_bz = torsh_it->local_size[2];
+    for (long torsh_g = torsh_first; torsh_g < torsh_last; ++torsh_g) {
+      torsh_cpu_ctx.group_id[0] = torsh_g % torsh_nx;
+      torsh_cpu_ctx.group_id[1] = (torsh_g / torsh_nx) % torsh_ny;
+      torsh_cpu_ctx.group_id[2] = torsh_g / (torsh_nx * torsh_ny);
+      for (long torsh_z = 0; torsh_z < torsh_bz; ++torsh_z)
+        for (long torsh_y = 0; torsh_y < torsh_by; ++torsh_y) {
+          torsh_cpu_ctx.local_id[1] = torsh_y;
+          torsh_cpu_ctx.local_id[2] = torsh_z;
+          for (long torsh_x = 0; torsh_x < torsh_bx; ++torsh_x) {
+            torsh_cpu_ctx.local_id[0] = torsh_x;
+            torsh_f(torsh_v...);
+          }
+        }
+    }
+  }
+  template <std::size_t... torsh_I>
+  static inline void torsh_groups(torsh_R (*torsh_f)(torsh_P...), void** torsh_a, const torsh_cpu_item* torsh_it,
+                                  long torsh_first, long torsh_last, std::index_sequence<torsh_I...>) {
+    torsh_groups_with(torsh_f, torsh_it, torsh_first, torsh_last, torsh_arg<torsh_P>(torsh_a[torsh_I])...);
+  }
 };
 using torsh_entry_signature = torsh_signature<decltype(&TORSH_CPU_ENTRY)>;
 }  // namespace torsh_cpu_entry
@@ -72,27 +101,13 @@ extern "C" __attribute__((visibility("default"))) std::size_t torsh_cpu_signatur
 
 extern "C" __attribute__((visibility("default"))) void torsh_cpu_run_groups(void** torsh_args, torsh_cpu_item* torsh_it,
                                                                            long torsh_first, long torsh_last) {
-  torsh_cpu_current = torsh_it;
-  const long torsh_nx = torsh_it->num_groups[0], torsh_ny = torsh_it->num_groups[1];
-  const long torsh_bx = torsh_it->local_size[0], torsh_by = torsh_it->local_size[1],
-             torsh_bz = torsh_it->local_size[2];
-  for (long torsh_g = torsh_first; torsh_g < torsh_last; ++torsh_g) {
-    torsh_it->group_id[0] = torsh_g % torsh_nx;
-    torsh_it->group_id[1] = (torsh_g / torsh_nx) % torsh_ny;
-    torsh_it->group_id[2] = torsh_g / (torsh_nx * torsh_ny);
-    for (long torsh_z = 0; torsh_z < torsh_bz; ++torsh_z)
-      for (long torsh_y = 0; torsh_y < torsh_by; ++torsh_y)
-        for (long torsh_x = 0; torsh_x < torsh_bx; ++torsh_x) {
-          torsh_it->local_id[0] = torsh_x;
-          torsh_it->local_id[1] = torsh_y;
-          torsh_it->local_id[2] = torsh_z;
-          torsh_cpu_entry::torsh_entry_signature::torsh_run(&TORSH_CPU_ENTRY, torsh_args);
-        }
-  }
+  using torsh_sig = torsh_cpu_entry::torsh_entry_signature;
+  torsh_sig::torsh_groups(&TORSH_CPU_ENTRY, torsh_args, torsh_it, torsh_first, torsh_last,
+                          std::make_index_sequence<torsh_sig::torsh_count>{});
 }
 
 extern "C" __attribute__((visibility("default"))) void torsh_cpu_run_item(void** torsh_args, torsh_cpu_item* torsh_it) {
-  torsh_cpu_current = torsh_it;
+  torsh_cpu_ctx = *torsh_it;
   torsh_cpu_entry::torsh_entry_signature::torsh_run(&TORSH_CPU_ENTRY, torsh_args);
 }
 )TRAMPOLINE";
