@@ -261,7 +261,6 @@ void run_case(const Case& c, Backend& dev, Backend& cpu, Tally& tally, bool verb
     }
     const HostTensor g = to_host(got[j]);
     const std::vector<double> gv = g.values();
-    const double tol = c.tol.for_dtype(g.dtype);
     const bool bits = !is_floating(g.dtype);
     const auto report = [&](const Mismatch& m, const char* against, const Tol& t) {
       const double tol = t.for_dtype(g.dtype);

@@ -13,17 +13,16 @@
 #include <random>
 
 #include "torsh/ops/mixed_precision.hpp"
+#include "device_test_util.hpp"
 #include "torsh/torsh.hpp"
 
 using namespace torsh;
+using torsh::test::backend_available;
+using torsh::test::error_code_of;
+using torsh::test::rand_vec;
+using torsh::test::unavailable_reason;
 
 namespace {
-
-std::string unavailable_reason(BackendType t) {
-  for (const auto& st : backend_statuses())
-    if (st.type == t) return st.available ? std::string() : st.reason;
-  return "not a known backend";
-}
 
 std::vector<float> values(std::mt19937& rng, std::int64_t n, float scale) {
   std::normal_distribution<float> d(0.0f, scale);

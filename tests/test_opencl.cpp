@@ -12,27 +12,21 @@
 #include <random>
 
 #include "backends/opencl/compile_api.h"
+#include "device_test_util.hpp"
 #include "torsh/torsh.hpp"
 
 using namespace torsh;
+using torsh::test::backend_available;
+using torsh::test::error_code_of;
+using torsh::test::rand_vec;
+using torsh::test::unavailable_reason;
 
 namespace {
-
-std::string opencl_unavailable_reason() {
-  for (const auto& st : backend_statuses())
-    if (st.type == BackendType::OpenCl) return st.available ? std::string() : st.reason;
-  return "OpenCL is not a known backend";
-}
-
-bool opencl_available() {
-  const auto av = Backend::available();
-  return std::find(av.begin(), av.end(), BackendType::OpenCl) != av.end();
-}
 
 class OpenCl : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!opencl_available()) GTEST_SKIP() << "OpenCL backend unavailable: " << opencl_unavailable_reason();
+    if (!backend_available(BackendType::OpenCl)) GTEST_SKIP() << "OpenCL backend unavailable: " << unavailable_reason(BackendType::OpenCl);
     dev = Backend::create(BackendType::OpenCl);
     cpu = Backend::create(BackendType::Cpu);
   }
@@ -42,24 +36,6 @@ class OpenCl : public ::testing::Test {
 
   Backend dev, cpu;
 };
-
-std::vector<float> rand_vec(std::size_t n, unsigned seed, float lo = -1, float hi = 1) {
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<float> u(lo, hi);
-  std::vector<float> v(n);
-  for (auto& x : v) x = u(g);
-  return v;
-}
-
-template <class F>
-ErrorCode error_code_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  return ErrorCode::Internal;
-}
 
 }  // namespace
 

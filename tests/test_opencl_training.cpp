@@ -11,22 +11,16 @@
 #include <random>
 
 #include "torsh/ops/mixed_precision.hpp"
+#include "device_test_util.hpp"
 #include "torsh/torsh.hpp"
 
 using namespace torsh;
+using torsh::test::backend_available;
+using torsh::test::error_code_of;
+using torsh::test::rand_vec;
+using torsh::test::unavailable_reason;
 
 namespace {
-
-std::string opencl_unavailable_reason() {
-  for (const auto& st : backend_statuses())
-    if (st.type == BackendType::OpenCl) return st.available ? std::string() : st.reason;
-  return "OpenCL is not a known backend";
-}
-
-bool opencl_available() {
-  const auto av = Backend::available();
-  return std::find(av.begin(), av.end(), BackendType::OpenCl) != av.end();
-}
 
 // One model's optimizer state on one backend.
 struct Trainer {
@@ -75,7 +69,7 @@ double max_ulps(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 TEST(OpenClTraining, LossScaledAdamWMatchesTheCpuWithNoFallback) {
-  if (!opencl_available()) GTEST_SKIP() << "OpenCL backend unavailable: " << opencl_unavailable_reason();
+  if (!backend_available(BackendType::OpenCl)) GTEST_SKIP() << "OpenCL backend unavailable: " << unavailable_reason(BackendType::OpenCl);
   // Ten parameters (more than one launch takes operands), mixed dtypes, odd sizes.
   const std::vector<Shape> shapes{Shape{33, 17}, Shape{129}, Shape{5, 7},  Shape{1},     Shape{64, 3},
                                   Shape{2, 2, 9}, Shape{1000}, Shape{0, 4}, Shape{31, 31}, Shape{7}};
@@ -126,7 +120,7 @@ TEST(OpenClTraining, LossScaledAdamWMatchesTheCpuWithNoFallback) {
 }
 
 TEST(OpenClTraining, ClaimsAdamRandomAndTheOverflowCheck) {
-  if (!opencl_available()) GTEST_SKIP() << "OpenCL backend unavailable: " << opencl_unavailable_reason();
+  if (!backend_available(BackendType::OpenCl)) GTEST_SKIP() << "OpenCL backend unavailable: " << unavailable_reason(BackendType::OpenCl);
   Backend dev = Backend::create(BackendType::OpenCl);
   for (DType t : {DType::F32, DType::F16, DType::BF16}) {
     EXPECT_TRUE(dev.supports(rt::OpKind::Adam, t)) << dtype_name(t);
@@ -145,7 +139,7 @@ TEST(OpenClTraining, ClaimsAdamRandomAndTheOverflowCheck) {
 }
 
 TEST(OpenClTraining, NonFiniteCheckReadsOneFlag) {
-  if (!opencl_available()) GTEST_SKIP() << "OpenCL backend unavailable: " << opencl_unavailable_reason();
+  if (!backend_available(BackendType::OpenCl)) GTEST_SKIP() << "OpenCL backend unavailable: " << unavailable_reason(BackendType::OpenCl);
   Backend dev = Backend::create(BackendType::OpenCl);
   std::vector<float> v(4097, 1.0f);
   std::vector<Tensor> grads;

@@ -12,59 +12,42 @@
 #include <random>
 
 #include "backends/webgpu/compile_api.h"
+#include "device_test_util.hpp"
 #include "torsh/torsh.hpp"
 #include "torsh/webgpu_plugin_config.h"
 
 using namespace torsh;
+using torsh::test::backend_available;
+using torsh::test::error_code_of;
+using torsh::test::rand_vec;
+using torsh::test::unavailable_reason;
 
 namespace {
-
-std::string webgpu_status() {
-  for (const auto& st : backend_statuses())
-    if (st.type == BackendType::WebGpu) return st.available ? std::string() : st.reason;
-  return "WebGPU is not a known backend";
-}
 
 class WebGpu : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto av = Backend::available();
     if (std::find(av.begin(), av.end(), BackendType::WebGpu) == av.end())
-      GTEST_SKIP() << "WebGPU backend unavailable: " << webgpu_status();
+      GTEST_SKIP() << "WebGPU backend unavailable: " << unavailable_reason(BackendType::WebGpu);
     dev = Backend::create(BackendType::WebGpu);
     cpu = Backend::create(BackendType::Cpu);
   }
   Backend dev, cpu;
 };
 
-std::vector<float> rand_vec(std::size_t n, unsigned seed) {
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<float> u(-1, 1);
-  std::vector<float> v(n);
-  for (auto& x : v) x = u(g);
-  return v;
-}
-
-template <class F>
-ErrorCode error_code_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  return ErrorCode::Internal;
-}
-
 }  // namespace
 
 TEST(WebGpuRegistry, BuiltPluginLoadsOrSaysWhy) {
-  const std::string why = webgpu_status();
+  const std::string why = unavailable_reason(BackendType::WebGpu);
   if (!TORSH_WEBGPU_PLUGIN_BUILT) {
     EXPECT_NE(why.find("not built"), std::string::npos) << why;
     return;
   }
   // Built: either an adapter opened, or the reason names what is missing.
-  if (!why.empty()) EXPECT_TRUE(why.find("adapter") != std::string::npos || why.find("wgpu") != std::string::npos) << why;
+  if (!why.empty()) {
+    EXPECT_TRUE(why.find("adapter") != std::string::npos || why.find("wgpu") != std::string::npos) << why;
+  }
 }
 
 TEST_F(WebGpu, DeviceFactsAndLimits) {

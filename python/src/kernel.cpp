@@ -184,7 +184,7 @@ class RawKernel {
 
 void bind_kernel(nb::module_& m) {
   nb::class_<Kernel>(m, "Kernel",
-                     "A user kernel compiled for one device (Backend.compile_kernel). Launch it with "
+                     "A user kernel compiled for one device (torsh_backend.compile_kernel, RawKernel.compile). Launch it with "
                      "k.launch(grid, block, args).")
       .def_prop_ro("name", [](const Kernel& k) { return text(k.name()); })
       .def_prop_ro("entry", [](const Kernel& k) { return text(k.entry()); })

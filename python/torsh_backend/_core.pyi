@@ -2,7 +2,7 @@
 torsh-backend: one API over the compute devices of a machine (CPU, OpenCL, CUDA, ...).
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 import enum
 from typing import Any
 
@@ -126,6 +126,12 @@ class Capabilities:
 
     @property
     def max_work_group(self) -> int: ...
+
+    @property
+    def kernel_dialects(self) -> list[str]:
+        """
+        The dialects compile_kernel accepts on this device: 'torsh', 'opencl', 'cuda', 'wgsl'.
+        """
 
 class MemoryStats:
     """Live and peak memory of one backend handle."""
@@ -739,3 +745,96 @@ def estimate_inference_memory(path: str | None = None, ctx: int = 0, batch: int 
 
 def model_cache_dir() -> str:
     """Where models are cached ($TORSH_MODEL_DIR or ~/.cache/torsh/models)."""
+
+class Kernel:
+    """
+    A user kernel compiled for one device (torsh_backend.compile_kernel, RawKernel.compile). Launch it with k.launch(grid, block, args).
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def entry(self) -> str: ...
+
+    @property
+    def dialect(self) -> str: ...
+
+    @property
+    def device(self) -> str: ...
+
+    @property
+    def params(self) -> list:
+        """
+        The entry's parameters as the launch checks them: dicts of kind ('buffer'/'value'), type, size, writable, name, spelling.
+        """
+
+    @property
+    def params_known(self) -> bool: ...
+
+    @property
+    def origin(self) -> str:
+        """'compiled', 'memory cache' or 'disk cache'."""
+
+    @property
+    def build_ms(self) -> float:
+        """Milliseconds compile_kernel took for this handle."""
+
+    @property
+    def build_log(self) -> str: ...
+
+    @property
+    def cache_path(self) -> str: ...
+
+    def launch(self, grid: object, block: object, args: object, stream: Backend | None = None) -> None:
+        """
+        Runs the kernel: `grid` work-groups of `block` items (ints or tuples of up to 3). args: Tensors (or writable arrays on the CPU), ints, floats, NumPy scalars, bytes of a POD struct. Checked against the entry's parameters first. Runs on the default stream of `stream` (a Backend) or of the kernel's device.
+        """
+
+    def __repr__(self) -> str: ...
+
+class RawKernel:
+    """
+    A kernel of your own from source, as CuPy's RawKernel: compiled for each device on first use there (or now for `backend`), called as k(grid, block, (t1, t2, 3.0)). dialect: 'torsh' (one source for CPU, OpenCL, CUDA, ROCm), 'opencl', 'cuda' or 'wgsl'.
+    """
+
+    def __init__(self, source: str, entry: str, dialect: str = 'torsh', backend: Backend | str | None = None, defines: Mapping[str, object] = {}, options: Sequence[str] = [], name: str = '') -> None: ...
+
+    def __call__(self, grid: object, block: object, args: object, backend: Backend | str | None = None) -> None:
+        """
+        Launches on the device of the first tensor argument (or `backend`), compiling there on first use.
+        """
+
+    def compile(self, backend: Backend | str) -> Kernel:
+        """The Kernel for a device, compiled (or found in the cache) now."""
+
+    @property
+    def entry(self) -> str: ...
+
+    @property
+    def dialect(self) -> str: ...
+
+def compile_kernel(backend: Backend | str, source: str, entry: str, dialect: str = 'torsh', defines: Mapping[str, object] = {}, options: Sequence[str] = [], name: str = '') -> Kernel:
+    """
+    Compiles a kernel for one device (or finds it in the memory or disk cache). Raises TorshError (KernelCompile) with the build log when it does not compile.
+    """
+
+def kernel_dialects(backend: Backend | str) -> list[str]:
+    """
+    The kernel dialects a device builds: 'torsh', 'opencl', 'cuda', 'wgsl'.
+    """
+
+def kernel_stats(backend: Backend | str | None = None) -> dict:
+    """
+    Kernel compile and cache counters of one device, or of the process: kernels_cached, compiles, memory_hits, disk_hits, disk_writes, disk_rebuilds, launches, compile_ms, disk_load_ms.
+    """
+
+def kernel_cache_dir() -> str:
+    """
+    The disk cache of compiled kernels ('' when TORSH_KERNEL_CACHE_DIR=off).
+    """
+
+def kernel_cache_warnings() -> list[str]:
+    """
+    Warnings the kernel cache raised in this process (corrupt entries rebuilt, unwritable directory).
+    """

@@ -42,33 +42,31 @@ DEVICE_FN float long_to_float_via_double(long v) {
   return v < 0 ? -f : f;
 }
 
+/* The range of an integer dtype (ELEM_I64 for any other). */
+DEVICE_FN void int_limits(int dt, long* lo, long* hi) {
+  switch (dt) {
+    case ELEM_I8: *lo = -128; *hi = 127; return;
+    case ELEM_U8: *lo = 0; *hi = 255; return;
+    case ELEM_I32: *lo = -2147483647L - 1; *hi = 2147483647L; return;
+    default: *lo = -9223372036854775807L - 1; *hi = 9223372036854775807L; return;
+  }
+}
+
 /* An f32 value (any f32, f16 or bf16 element) into an integer dtype: truncated,
- * saturated at the dtype's limits, NaN to 0. */
+ * saturated at the dtype's limits, NaN to 0. 2^31 - 1 and 2^63 - 1 are no f32:
+ * converted, they round to 2^31 and 2^63, the first f32 above the range. */
 DEVICE_FN long float_to_int_sat(float f, int dt) {
   if (f != f) return 0;
-  float lo, hi;
   long ilo, ihi;
-  switch (dt) {
-    case ELEM_I8: lo = -128.0f; hi = 127.0f; ilo = -128; ihi = 127; break;
-    case ELEM_U8: lo = 0.0f; hi = 255.0f; ilo = 0; ihi = 255; break;
-    /* 2^31 - 1 and 2^63 - 1 are no f32: the first f32 at or above them is 2^31, 2^63 */
-    case ELEM_I32: lo = -2147483648.0f; hi = 2147483648.0f; ilo = -2147483647L - 1; ihi = 2147483647L; break;
-    default: lo = -9223372036854775808.0f; hi = 9223372036854775808.0f; ilo = -9223372036854775807L - 1;
-      ihi = 9223372036854775807L; break;
-  }
-  if (f <= lo) return ilo;
-  if (f >= hi) return ihi;
+  int_limits(dt, &ilo, &ihi);
+  if (f <= (float)ilo) return ilo;
+  if (f >= (float)ihi) return ihi;
   return (long)f; /* truncates */
 }
 
 DEVICE_FN long clamp_int(long v, int dt) {
   long lo, hi;
-  switch (dt) {
-    case ELEM_I8: lo = -128; hi = 127; break;
-    case ELEM_U8: lo = 0; hi = 255; break;
-    case ELEM_I32: lo = -2147483647L - 1; hi = 2147483647L; break;
-    default: return v;
-  }
+  int_limits(dt, &lo, &hi);
   return v < lo ? lo : v > hi ? hi : v;
 }
 
@@ -97,19 +95,13 @@ DEVICE_FN double load_as_double(GLOBAL const uchar* p, long i, int dt) {
   return (double)load_int(p, i, dt);
 }
 
+/* As float_to_int_sat; 2^63 - 1 converted rounds to 2^63 here too. */
 DEVICE_FN long double_to_int_sat(double v, int dt) {
   if (v != v) return 0;
-  double lo, hi;
   long ilo, ihi;
-  switch (dt) {
-    case ELEM_I8: lo = -128.0; hi = 127.0; ilo = -128; ihi = 127; break;
-    case ELEM_U8: lo = 0.0; hi = 255.0; ilo = 0; ihi = 255; break;
-    case ELEM_I32: lo = -2147483648.0; hi = 2147483647.0; ilo = -2147483647L - 1; ihi = 2147483647L; break;
-    default: lo = -9223372036854775808.0; hi = 9223372036854775808.0; ilo = -9223372036854775807L - 1;
-      ihi = 9223372036854775807L; break;
-  }
-  if (v <= lo) return ilo;
-  if (v >= hi) return ihi;
+  int_limits(dt, &ilo, &ihi);
+  if (v <= (double)ilo) return ilo;
+  if (v >= (double)ihi) return ihi;
   return (long)v; /* truncates */
 }
 

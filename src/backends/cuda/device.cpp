@@ -118,6 +118,12 @@ CudaDevice::CudaDevice(int index, int ordinal) : rt::DeviceImpl(kernel_table()),
   caps_ = query_capabilities(p, info_);
   hints_ = query_hints(ordinal, info_);
   memory_pools_ = vendor::memory_pools(p, ordinal);
+  limits_.threads_per_block = p.maxThreadsPerBlock;
+  for (int d = 0; d < 3; ++d) {
+    limits_.block[d] = p.maxThreadsDim[d];
+    limits_.grid[d] = p.maxGridSize[d];
+  }
+  rtc_arch_ = vendor::rtc_arch(p);
   label_ += " (" + info_.name + ")";
   default_stream_ = std::make_unique<CudaStream>(*this);
 }

@@ -5,7 +5,9 @@
 // (launch.hpp). Every public entry point selects its device first (DeviceGuard).
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "cuda_error.hpp"
 #include "torsh/runtime/backend_impl.hpp"
@@ -124,11 +126,29 @@ class CudaDevice final : public rt::DeviceImpl {
   void fill(rt::BufferImpl& dst, std::size_t off, std::size_t n, const void* pattern, std::size_t psize,
             rt::StreamImpl& s) override;
 
+  // User kernels (user_kernel.cpp): compiled by NVRTC / hiprtc for this
+  // device's architecture, loaded and launched through the module API.
+  std::vector<KernelDialect> kernel_dialects() const override { return {KernelDialect::Torsh, KernelDialect::Cuda}; }
+  std::string kernel_compiler_id() const override;
+  rt::KernelBinary build_kernel(const rt::UserKernelSpec& spec) override;
+  std::unique_ptr<rt::UserKernelImpl> load_kernel(const rt::UserKernelSpec& spec,
+                                                  std::span<const std::uint8_t> binary) override;
+
   int ordinal() const { return ordinal_; }
   const std::string& label() const { return label_; }  // "cuda:0 (device name)"
 
+  // What a launch may ask of this device (cudaDeviceProp).
+  struct LaunchLimits {
+    int threads_per_block = 0;  // maxThreadsPerBlock
+    int block[3] = {};          // maxThreadsDim
+    int grid[3] = {};           // maxGridSize
+  };
+  const LaunchLimits& launch_limits() const { return limits_; }
+
  private:
   int ordinal_;
+  LaunchLimits limits_;
+  std::string rtc_arch_;  // what NVRTC / hiprtc compiles for: "compute_90", "gfx90a:sramecc+:xnack-"
   DeviceInfo info_;
   Capabilities caps_;
   PerformanceHints hints_;

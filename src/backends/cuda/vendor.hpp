@@ -77,6 +77,9 @@ inline std::string arch(const hipDeviceProp_t& p) {
   std::string a = p.gcnArchName;
   return a.substr(0, a.find(':'));
 }
+// What hiprtc compiles user kernels for: the whole name, so the code object
+// matches the device's features ("gfx90a:sramecc+:xnack-").
+inline std::string rtc_arch(const hipDeviceProp_t& p) { return p.gcnArchName; }
 // FP32 FMA lanes per compute unit: 64 on GCN, CDNA and RDNA.
 inline int fp32_lanes(const hipDeviceProp_t&) { return 64; }
 inline bool has_f16(const hipDeviceProp_t&) { return true; }
@@ -105,6 +108,9 @@ inline constexpr const char* kKey = "cuda";
 inline constexpr const char* kRuntime = "CUDA";
 inline constexpr const char* kVendor = "NVIDIA";
 inline std::string arch(const cudaDeviceProp& p) { return "sm_" + std::to_string(p.major * 10 + p.minor); }
+// What NVRTC compiles user kernels for: PTX of the device's own compute
+// capability, which the driver turns into code for it when the module loads.
+inline std::string rtc_arch(const cudaDeviceProp& p) { return "compute_" + std::to_string(p.major * 10 + p.minor); }
 // FP32 lanes per SM (the CUDA programming guide's arithmetic-throughput table).
 inline int fp32_lanes(const cudaDeviceProp& p) {
   if (p.major == 7) return 64;                  // Volta, Turing

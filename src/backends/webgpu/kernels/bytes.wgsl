@@ -14,7 +14,7 @@ fn copy_bytes(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     let a = w * 4u + k;
     if (a >= doff && a < doff + n) {
       let b = src_bits(a - doff + soff, 1u);
-      word = (word & ~(0xffu << (k * 8u))) | (b << (k * 8u));
+      word = with_byte(word, k, b);
     }
   }
   atomicStore(&dst[w], word);

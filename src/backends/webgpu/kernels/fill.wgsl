@@ -15,7 +15,7 @@ fn fill_bytes(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     if (a >= off && a < off + n) {
       let j = (a - off) % psize;
       let b = select(P[2] >> (j * 8u), P[3] >> ((j - 4u) * 8u), j >= 4u) & 0xffu;
-      word = (word & ~(0xffu << (k * 8u))) | (b << (k * 8u));
+      word = with_byte(word, k, b);
     }
   }
   atomicStore(&dst[w], word);

@@ -141,3 +141,8 @@ fn mul64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
 }
 
 fn sub64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> { return add64(a, neg64(b)); }
+
+// `word` with its byte k (0 = least significant) replaced by the low 8 bits of b.
+fn with_byte(word: u32, k: u32, b: u32) -> u32 {
+  return (word & ~(0xffu << (k * 8u))) | ((b & 0xffu) << (k * 8u));
+}
