@@ -400,6 +400,45 @@ KERNEL void helpers(GLOBAL uint* out, GLOBAL const float* x) {
   EXPECT_EQ(v[2], 0x3f80u);
 }
 
+TEST_F(UserKernelCpu, EveryNameOfTheDialect) {
+  Kernel k = compile(source("tour", R"(DEVICE_FN float twice(float v) { return 2.0f * v; }
+KERNEL void tour(GLOBAL float* y, GLOBAL const ushort* h, GLOBAL uchar* flags, GLOBAL double* d, uint n) {
+  LOCAL_ARRAY(float, tile, 64);
+  LOCAL_PTR(float) p = tile;
+  const long i = GLOBAL_ID(0) + GLOBAL_ID(1) * GLOBAL_SIZE(0) + GLOBAL_ID(2) * GLOBAL_SIZE(0) * GLOBAL_SIZE(1);
+  const long g = GROUP_ID(0) + GROUP_ID(1) + GROUP_ID(2) + NUM_GROUPS(0) + NUM_GROUPS(1) + NUM_GROUPS(2);
+  const long l = LOCAL_ID(0) + LOCAL_ID(1) + LOCAL_ID(2) + LOCAL_SIZE(0) + LOCAL_SIZE(1) + LOCAL_SIZE(2);
+  p[LOCAL_ID(0) % 64] = half_bits_to_float(h[i]);
+  BARRIER();
+  if ((ulong)i < n) {
+    const float v = mul_add_unfused(twice(p[LOCAL_ID(0) % 64]), 3.0f, (float)(g + l));
+    y[i] = AS_FLOAT(AS_UINT(v));
+    flags[i] = (uchar)(float_to_half_bits(v) != 0u) | (uchar)((float_to_bf16_bits(v) & 1u) << 1);
+#ifdef TORSH_FP64
+    d[i] = mul_add_unfused_f64((double)v, 0.5, 1.0);
+#endif
+  }
+}
+)"));
+  const Dim3 grid(2, 3, 2), block(16);
+  const std::int64_t n = 32 * 3 * 2;
+  Tensor h = cpu.zeros(Shape{n}, DType::F32);
+  h.copy_from_host(std::vector<float>(n, 1.0f).data(), n * 4);
+  h = h.cast(DType::F16);
+  Tensor y = cpu.zeros(Shape{n}, DType::F32), flags = cpu.zeros(Shape{n}, DType::U8), d = cpu.zeros(Shape{n}, DType::F64);
+  launch(k, grid, block, y, h, flags, d, std::uint32_t(n));
+  const auto yv = y.to_vector();
+  const auto dv = d.to_host<double>();
+  const auto fv = flags.to_host<std::uint8_t>();
+  for (std::int64_t i = 0; i < n; ++i) {
+    const long x = i % 32, gy = (i / 32) % 3, gz = i / 96;
+    const float want = 6.0f + float(x / 16 + gy + gz + 7 + x % 16 + 18);
+    ASSERT_EQ(yv[i], want) << i;
+    ASSERT_EQ(dv[i], double(want) * 0.5 + 1.0) << i;
+    ASSERT_EQ(fv[i] & 1, 1) << i;
+  }
+}
+
 TEST_F(UserKernelCpu, BinaryRoundTrip) {
   const auto spec = spec_of(source("add", kAdd));
   const auto bin = cpu.impl().build_kernel(spec);
