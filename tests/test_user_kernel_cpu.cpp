@@ -629,6 +629,11 @@ KERNEL void types(GLOBAL uchar* a, GLOBAL const void* b, char c, ushort d, int e
   EXPECT_EQ(p[9].type, ParamType::F64);
   EXPECT_EQ(p[9].size, 8u);
 
+  // No parameters at all.
+  Kernel none = compile(source("none", "KERNEL void none(void) {}"));
+  EXPECT_TRUE(none.params().empty());
+  launch(none, Dim3(3), Dim3(2));
+
   // The user's macros do not reach the trampoline's standard headers.
   auto macros = compile(source("macros", R"(
 #define T float
