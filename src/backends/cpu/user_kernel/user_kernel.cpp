@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -168,9 +169,13 @@ class CpuUserKernel final : public rt::UserKernelImpl {
       l.kernel = name_;
       l.device = kDevice;
       l.abort = &abort;
-      pool().parallel_for(groups, 1, [&](std::int64_t begin, std::int64_t end) {
-        guarded([&] { run_groups_with_barriers(l, static_cast<long>(begin), static_cast<long>(end)); });
-      });
+      // Groups are claimed one at a time (they may differ in cost) by at most
+      // as many tasks as the stack budget has room for.
+      std::atomic<long> next{0};
+      const auto tasks = std::min<std::size_t>({static_cast<std::size_t>(pool().size()),
+                                                static_cast<std::size_t>(groups),
+                                                max_concurrent_groups(static_cast<std::size_t>(volume))});
+      pool().run(static_cast<int>(tasks), [&](int) { guarded([&] { run_groups_with_barriers(l, next, groups); }); });
     }
     if (first_error) rethrow_as_error(first_error);
   }

@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -73,11 +74,12 @@ class StackArena {
   std::size_t count_ = 0, page_ = 0, stride_ = 0, bytes_ = 0;
 };
 
-// Arenas are kept for the next launch: mapping and guarding 1024 stacks costs
-// about a millisecond.
+// Arenas are kept for the next launch (mapping and guarding 1024 stacks
+// costs about a millisecond), within kStackBudget stacks in all.
 struct ArenaCache {
   std::mutex mu;
   std::vector<std::unique_ptr<StackArena>> free;
+  std::size_t mapped = 0;  // stacks in all arenas, leased or free
 };
 ArenaCache& arena_cache() {
   static auto* c = new ArenaCache;  // never destroyed: launches may run during static destruction
@@ -88,22 +90,39 @@ class ArenaLease {
  public:
   explicit ArenaLease(std::size_t count) {
     ArenaCache& c = arena_cache();
+    std::vector<std::unique_ptr<StackArena>> unmap;  // unmapped outside the lock
     {
       std::lock_guard lk(c.mu);
       for (auto it = c.free.begin(); it != c.free.end(); ++it)
         if ((*it)->count() >= count) {
           arena_ = std::move(*it);
           c.free.erase(it);
-          break;
+          return;
         }
+      // Room for a new one: give back kept arenas, largest first.
+      std::sort(c.free.begin(), c.free.end(), [](const auto& a, const auto& b) { return a->count() < b->count(); });
+      while (c.mapped + count > kStackBudget && !c.free.empty()) {
+        c.mapped -= c.free.back()->count();
+        unmap.push_back(std::move(c.free.back()));
+        c.free.pop_back();
+      }
+      c.mapped += count;
     }
-    if (!arena_) arena_ = std::make_unique<StackArena>(count);
+    try {
+      arena_ = std::make_unique<StackArena>(count);
+    } catch (...) {
+      std::lock_guard lk(c.mu);
+      c.mapped -= count;
+      throw;
+    }
   }
   ~ArenaLease() {
     ArenaCache& c = arena_cache();
     std::lock_guard lk(c.mu);
     c.free.push_back(std::move(arena_));
   }
+  ArenaLease(const ArenaLease&) = delete;
+  ArenaLease& operator=(const ArenaLease&) = delete;
   StackArena& operator*() const { return *arena_; }
 
  private:
@@ -234,7 +253,7 @@ void run_group(Group& g, std::vector<Fiber>& fibers) {
 
 }  // namespace
 
-void run_groups_with_barriers(const BarrierLaunch& launch, long first, long last) {
+void run_groups_with_barriers(const BarrierLaunch& launch, std::atomic<long>& next, long total) {
   const Item& geo = launch.geometry;
   const long bx = geo.local_size[0], by = geo.local_size[1], bz = geo.local_size[2];
   const long nx = geo.num_groups[0], ny = geo.num_groups[1];
@@ -246,7 +265,7 @@ void run_groups_with_barriers(const BarrierLaunch& launch, long first, long last
 #if defined(TORSH_FIBER_TSAN)
   g.tsan_scheduler = __tsan_get_current_fiber();
 #endif
-  for (long grp = first; grp < last; ++grp) {
+  for (long grp; (grp = next.fetch_add(1, std::memory_order_relaxed)) < total;) {
     if (launch.abort && launch.abort->load(std::memory_order_relaxed)) return;
     for (std::size_t i = 0; i < n; ++i) {
       Fiber& f = fibers[i];

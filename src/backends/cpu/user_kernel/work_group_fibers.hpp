@@ -26,9 +26,19 @@ struct BarrierLaunch {
   const std::atomic<bool>* abort = nullptr;  // another thread failed: stop early
 };
 
-// Runs groups [first, last) (linear, x fastest) on the calling thread. Throws
-// Error(InvalidArgument) when some items return while others wait at a
-// barrier, and rethrows what the kernel threw.
-void run_groups_with_barriers(const BarrierLaunch& launch, long first, long last);
+// Every item's stack lies above a guard page, a memory mapping of its own:
+// the process's map count limit (vm.max_map_count, 65530 by default) bounds
+// the stacks there can be. At most this many are mapped at once (live or kept
+// for the next launch), so at most kStackBudget / block-volume work-groups
+// with barriers run at a time.
+inline constexpr std::size_t kStackBudget = 8192;
+inline std::size_t max_concurrent_groups(std::size_t items_per_group) {
+  return items_per_group >= kStackBudget ? 1 : kStackBudget / items_per_group;
+}
+
+// Runs work-groups (linear index, x fastest) on the calling thread, claiming
+// them from `next` until `total`. Throws Error(InvalidArgument) when some
+// items return while others wait at a barrier, and rethrows what the kernel threw.
+void run_groups_with_barriers(const BarrierLaunch& launch, std::atomic<long>& next, long total);
 
 }  // namespace torsh::cpu::uk
