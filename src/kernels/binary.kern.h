@@ -16,9 +16,11 @@ DEVICE_FN float binary_apply(int op, float x, float y) {
   }
 }
 
-/* Contiguous fast path: all three tensors dense with the same layout. */
-KERNEL void binary_f32_contig(GLOBAL const float* a, GLOBAL const float* b, GLOBAL float* out, long n, int op) {
-  for (long i = GLOBAL_ID0(); i < n; i += GLOBAL_SIZE0()) out[i] = binary_apply(op, a[i], b[i]);
+/* Contiguous fast path: all three tensors dense with the same layout, from
+ * elements oa, ob and oo of their buffers (pool blocks rarely start a buffer). */
+KERNEL void binary_f32_contig(GLOBAL const float* a, GLOBAL const float* b, GLOBAL float* out, long oa, long ob,
+                              long oo, long n, int op) {
+  for (long i = GLOBAL_ID0(); i < n; i += GLOBAL_SIZE0()) out[oo + i] = binary_apply(op, a[oa + i], b[ob + i]);
 }
 
 KERNEL void binary_f32_strided(GLOBAL const float* a, GLOBAL const float* b, GLOBAL float* out, META(StridedMeta) m,

@@ -27,7 +27,9 @@ void binary(CudaStream& s, const rt::BinaryArgs& a) {
     return;
   }
   if (gpu::dense(m, 3)) {
-    launch(s, TORSH_CUDA_KERNEL(binary_f32_contig), grid, block, f32_at(a.a), f32_at(a.b), f32_at(a.out), n, op);
+    const long zero = 0;  // f32_at has applied the offsets
+    launch(s, TORSH_CUDA_KERNEL(binary_f32_contig), grid, block, f32_at(a.a), f32_at(a.b), f32_at(a.out), zero, zero,
+           zero, n, op);
   } else {
     const auto base = [](const rt::TensorArg& t) { return static_cast<float*>(ptr_of(*t.buffer)); };
     launch(s, TORSH_CUDA_KERNEL(binary_f32_strided), grid, block, base(a.a), base(a.b), base(a.out), m, op);

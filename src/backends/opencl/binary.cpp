@@ -1,6 +1,6 @@
 // Elementwise binary ops. f32: binary.kern.h's binary_f32_contig when all
-// three tensors are dense from element 0, binary_f32_strided for everything
-// else (broadcast stride-0 operands, transposes, offsets). f16, bf16 and the
+// three tensors are dense (at any element offset), binary_f32_strided for
+// everything else (broadcast stride-0 operands, transposes). f16, bf16 and the
 // integers: binary_strided; f64: binary_f64_strided (devices with cl_khr_fp64
 // only; the others leave f64 to the CPU).
 #include "launch.hpp"
@@ -24,12 +24,10 @@ void binary(OpenClStream& s, const rt::BinaryArgs& a) {
     else launch(s, k, global, local, x, y, z, m, op, cl_int{gpu::elem_code(a.out.dtype)});
     return;
   }
-  const bool dense = gpu::dense(m, 3);
-  const bool at_zero = a.a.offset == 0 && a.b.offset == 0 && a.out.offset == 0;
-  if (dense && at_zero) {
+  if (gpu::dense(m, 3)) {
     const Kernel k = dev.kernel("binary_f32_contig");
     const auto [global, local] = grid_1d(dev, k, n);
-    launch(s, k, global, local, x, y, z, cl_long{n}, op);
+    launch(s, k, global, local, x, y, z, cl_long{a.a.offset}, cl_long{a.b.offset}, cl_long{a.out.offset}, cl_long{n}, op);
   } else {
     const Kernel k = dev.kernel("binary_f32_strided");
     const auto [global, local] = grid_1d(dev, k, n);

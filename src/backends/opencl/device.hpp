@@ -129,6 +129,13 @@ class OpenClDevice final : public rt::DeviceImpl {
   // A cl_khr_command_buffer recording (graph.hpp); an invalid one where the extension cannot be used.
   std::unique_ptr<rt::NativeGraph> begin_native_capture(rt::StreamImpl& s) override;
 
+  // User kernels (user_kernel_build.cpp): OpenCL C and the Torsh dialect, built by the driver's compiler.
+  std::vector<KernelDialect> kernel_dialects() const override;
+  std::string kernel_compiler_id() const override;
+  rt::KernelBinary build_kernel(const rt::UserKernelSpec& spec) override;
+  std::unique_ptr<rt::UserKernelImpl> load_kernel(const rt::UserKernelSpec& spec,
+                                                  std::span<const std::uint8_t> binary) override;
+
   void write(rt::BufferImpl& dst, std::size_t off, const void* src, std::size_t n, rt::StreamImpl& s,
              bool blocking) override;
   void read(rt::BufferImpl& src, std::size_t off, void* dst, std::size_t n, rt::StreamImpl& s,
@@ -142,6 +149,7 @@ class OpenClDevice final : public rt::DeviceImpl {
   const std::string& label() const { return label_; }  // "opencl:0 (device name)"
   cl_context context() const { return ctx_; }
   cl_device_id id() const { return dev_; }
+  cl_platform_id platform() const { return platform_; }
   std::size_t base_align() const { return base_align_; }  // sub-buffer origin alignment, bytes
   // A kernel of the embedded program (src/kernels), built for this device on first use.
   Kernel kernel(const char* name);

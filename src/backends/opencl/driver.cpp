@@ -120,6 +120,7 @@ Capabilities query_capabilities(cl_device_id d, const DeviceInfo& info) {
   c.async_copy = true;
   c.event_timing = true;
   c.runtime_kernels = true;
+  c.kernel_dialects = {KernelDialect::Torsh, KernelDialect::OpenCL};
   c.unified_memory = info.unified_memory;
   c.max_allocation = TORSH_CL_VAL(cl_ulong, d, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
   c.max_work_group = TORSH_CL_VAL(std::size_t, d, CL_DEVICE_MAX_WORK_GROUP_SIZE);

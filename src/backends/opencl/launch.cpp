@@ -42,9 +42,9 @@ std::pair<NDRange, NDRange> grid_1d_with(OpenClDevice& dev, std::int64_t n, std:
   return {range(static_cast<std::size_t>(groups) * local), range(local)};
 }
 
-ElementView::ElementView(OpenClStream& s, const rt::TensorArg& t, std::size_t bytes, bool output)
+ElementView::ElementView(OpenClStream& s, const rt::TensorArg& t, std::size_t bytes, Access access)
     : s_(s), base_(mem_of(*t.buffer)), origin_(static_cast<std::size_t>(t.offset) * dtype_size(t.dtype)),
-      bytes_(bytes), output_(output) {
+      bytes_(bytes), access_(access) {
   OpenClDevice& dev = s.device();
   if (origin_ == 0) {
     mem_ = base_;
@@ -69,7 +69,7 @@ ElementView::ElementView(OpenClStream& s, const rt::TensorArg& t, std::size_t by
   mem_ = owned_;
   staged_ = true;
   if (CommandBufferGraph* g = recording(s)) g->keep(owned_);
-  if (!output_) {
+  if (access_ != Access::Overwrite) {
     try {
       copy(base_, owned_, origin_, 0, "clEnqueueCopyBuffer (staging in)");
     } catch (...) {
@@ -86,7 +86,7 @@ void ElementView::copy(cl_mem src, cl_mem dst, std::size_t src_offset, std::size
 }
 
 void ElementView::commit() {
-  if (staged_ && output_) copy(owned_, base_, 0, origin_, "clEnqueueCopyBuffer (staging out)");
+  if (staged_ && access_ != Access::Read) copy(owned_, base_, 0, origin_, "clEnqueueCopyBuffer (staging out)");
 }
 
 // Releasing is safe with commands in flight: OpenCL frees the object once they finish.

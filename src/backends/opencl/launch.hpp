@@ -62,7 +62,12 @@ std::pair<NDRange, NDRange> grid_1d_with(OpenClDevice& dev, std::int64_t n, std:
 // staged copy on the stream (outputs are copied back by commit()).
 class ElementView {
  public:
-  ElementView(OpenClStream& s, const rt::TensorArg& t, std::size_t bytes, bool output);
+  // What the kernel does with the `bytes`: a staged copy is filled from the
+  // tensor unless the kernel overwrites all of them, and copied back unless it only reads.
+  enum class Access { Read, Overwrite, ReadWrite };
+  ElementView(OpenClStream& s, const rt::TensorArg& t, std::size_t bytes, Access access);
+  ElementView(OpenClStream& s, const rt::TensorArg& t, std::size_t bytes, bool output)
+      : ElementView(s, t, bytes, output ? Access::Overwrite : Access::Read) {}
   ~ElementView();
   ElementView(const ElementView&) = delete;
   ElementView& operator=(const ElementView&) = delete;
@@ -75,7 +80,7 @@ class ElementView {
   OpenClStream& s_;
   cl_mem base_;
   std::size_t origin_, bytes_;
-  bool output_;
+  Access access_;
   cl_mem mem_ = nullptr;
   cl_mem owned_ = nullptr;  // sub-buffer or staging buffer
   bool staged_ = false;
