@@ -5,6 +5,7 @@
 // through backend.impl().
 #include <gtest/gtest.h>
 
+#include <cfloat>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -437,6 +438,50 @@ KERNEL void tour(GLOBAL float* y, GLOBAL const ushort* h, GLOBAL uchar* flags, G
     ASSERT_EQ(dv[i], double(want) * 0.5 + 1.0) << i;
     ASSERT_EQ(fv[i] & 1, 1) << i;
   }
+}
+
+TEST_F(UserKernelCpu, MathAsOnTheGpuTargets) {
+  // The names OpenCL C and CUDA have built in, float overloads kept float.
+  Kernel k = compile(source("math", R"(
+DEVICE_FN float gelu(float v) { return 0.5f * v * (1.0f + tanh(0.7978845608028654f * (v + 0.044715f * v * v * v))); }
+KERNEL void math(GLOBAL float* y, GLOBAL const float* x, long n) {
+  const long i = GLOBAL_ID(0);
+  if (i >= min(n, 8L)) return;
+  const float v = x[i];
+  float r = 0.0f;
+  switch (i) {
+    case 0: r = gelu(v); break;
+    case 1: r = rsqrt(v) + sqrt(v); break;
+    case 2: r = exp(v) + log(v) + fabs(-v) + pow(v, 2.0f); break;
+    case 3: r = fmin(v, 1.0f) + fmax(v, 1.0f) + floor(v) + ceil(v); break;
+    case 4: r = (float)max(GLOBAL_ID(0), 2) + min(v, 0.5f); break;
+    case 5: r = isnan(v / 0.0f - v / 0.0f) ? FLT_MAX : 0.0f; break;
+    default: r = (float)(sizeof(tanh(v)) + sizeof(rsqrt(v)) + sizeof(max(1.0f, 2))); break;
+  }
+  y[i] = r;
+}
+)"));
+  std::vector<float> x{1.5f, 4.0f, 2.0f, 2.5f, 3.0f, 1.0f, 1.0f, 1.0f};
+  Tensor tx = floats(x), ty = cpu.zeros(Shape{8}, DType::F32);
+  launch(k, Dim3(1), Dim3(8), ty, tx, 100L);
+  const auto y = ty.to_vector();
+  const float v0 = 1.5f;
+  EXPECT_FLOAT_EQ(y[0], 0.5f * v0 * (1.0f + std::tanh(0.7978845608028654f * (v0 + 0.044715f * v0 * v0 * v0))));
+  EXPECT_FLOAT_EQ(y[1], 0.5f + 2.0f);
+  EXPECT_FLOAT_EQ(y[2], std::exp(2.0f) + std::log(2.0f) + 2.0f + 4.0f);
+  EXPECT_FLOAT_EQ(y[3], 1.0f + 2.5f + 2.0f + 3.0f);
+  EXPECT_FLOAT_EQ(y[4], 4.0f + 0.5f);
+  EXPECT_EQ(y[5], FLT_MAX);
+  EXPECT_EQ(y[6], 12.0f);  // every result a 4-byte float
+
+  // A kernel's own min wins over the dialect's.
+  Kernel own = compile(source("own_min", R"(
+DEVICE_FN int min(int a, int b) { return a < b ? a - 100 : b - 100; }
+KERNEL void own_min(GLOBAL int* y) { y[0] = min(1, 2); }
+)"));
+  Tensor t = ints(1);
+  launch(own, Dim3(1), Dim3(1), t);
+  EXPECT_EQ(t.to_host<int>()[0], -99);
 }
 
 TEST_F(UserKernelCpu, BinaryRoundTrip) {

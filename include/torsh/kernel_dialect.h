@@ -76,6 +76,19 @@ typedef unsigned long ulong;
  * the backend fills for the running item (the layout is the backend's ABI:
  * src/backends/cpu/user_kernel/kernel_abi.hpp); the items of a group without
  * barriers run as a loop the compiler can vectorize. */
+/* The math OpenCL C and CUDA have built in: the C library's functions with
+ * their float overloads (tanh(float) stays float, as on a GPU), FLT_MAX and
+ * the like, rsqrt, and min / max over any two numbers (templates, so a
+ * kernel's own min or max takes precedence). */
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+template <class torsh_A, class torsh_B> /* the type of a + b: the usual arithmetic conversions */
+static inline auto min(torsh_A a, torsh_B b) -> decltype(a + b) { return b < a ? b : a; }
+template <class torsh_A, class torsh_B>
+static inline auto max(torsh_A a, torsh_B b) -> decltype(a + b) { return a < b ? b : a; }
+template <class torsh_T>
+static inline auto rsqrt(torsh_T x) -> decltype(sqrt(x)) { return (decltype(sqrt(x)))1 / sqrt(x); }
 #define KERNEL extern "C"
 #define GLOBAL
 #define LOCAL_ARRAY(type, name, n) static thread_local type name[n]
