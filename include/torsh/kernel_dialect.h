@@ -69,7 +69,69 @@ typedef unsigned long ulong;
 #define TORSH_FP64 1
 
 #elif defined(TORSH_DIALECT_CPU)
-#include "torsh/kernel_dialect_cpu.h"
+/* C++17, built by the host's C++ compiler into a shared object that the CPU
+ * backend loads; work-groups run on its thread pool. All items of one
+ * work-group run on one thread, one group at a time, so per-thread storage is
+ * per-work-group storage. An item's coordinates are in a per-thread context
+ * the backend fills for the running item (the layout is the backend's ABI:
+ * src/backends/cpu/user_kernel/kernel_abi.hpp); the items of a group without
+ * barriers run as a loop the compiler can vectorize. */
+/* The math OpenCL C and CUDA have built in: the C library's functions with
+ * their float overloads (tanh(float) stays float, as on a GPU), FLT_MAX and
+ * the like, rsqrt, and min / max over any two numbers (templates, so a
+ * kernel's own min or max takes precedence). */
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+template <class torsh_A, class torsh_B> /* the type of a + b: the usual arithmetic conversions */
+static inline auto min(torsh_A a, torsh_B b) -> decltype(a + b) { return b < a ? b : a; }
+template <class torsh_A, class torsh_B>
+static inline auto max(torsh_A a, torsh_B b) -> decltype(a + b) { return a < b ? b : a; }
+template <class torsh_T>
+static inline auto rsqrt(torsh_T x) -> decltype(sqrt(x)) { return (decltype(sqrt(x)))1 / sqrt(x); }
+#define KERNEL extern "C"
+#define GLOBAL
+#define LOCAL_ARRAY(type, name, n) static thread_local type name[n]
+#define LOCAL_PTR(type) type*
+#define DEVICE_FN static inline
+struct torsh_cpu_item {
+  long local_id[3], group_id[3], local_size[3], num_groups[3];
+  void (*barrier)(struct torsh_cpu_item*);
+};
+static thread_local struct torsh_cpu_item torsh_cpu_ctx;
+#define GROUP_ID(d) ((long)torsh_cpu_ctx.group_id[d])
+#define NUM_GROUPS(d) ((long)torsh_cpu_ctx.num_groups[d])
+#define LOCAL_ID(d) ((long)torsh_cpu_ctx.local_id[d])
+#define LOCAL_SIZE(d) ((long)torsh_cpu_ctx.local_size[d])
+#define GLOBAL_ID(d) (GROUP_ID(d) * LOCAL_SIZE(d) + LOCAL_ID(d))
+#define GLOBAL_SIZE(d) (NUM_GROUPS(d) * LOCAL_SIZE(d))
+/* The backend runs the group's other items (each with its own context) and
+ * comes back here once all of them reached a barrier: this item's context is
+ * put back, and the compiler must reload memory the others may have written. */
+static inline void torsh_cpu_barrier(void) {
+  struct torsh_cpu_item self = torsh_cpu_ctx;
+  self.barrier(&self);
+  __asm__ __volatile__("" ::: "memory");
+  torsh_cpu_ctx = self;
+}
+#define BARRIER() torsh_cpu_barrier()
+typedef unsigned char uchar;
+typedef unsigned short ushort;
+typedef unsigned int uint;
+typedef unsigned long ulong;
+static inline float torsh_cpu_as_float(uint u) {
+  float f;
+  __builtin_memcpy(&f, &u, sizeof f);
+  return f;
+}
+static inline uint torsh_cpu_as_uint(float f) {
+  uint u;
+  __builtin_memcpy(&u, &f, sizeof u);
+  return u;
+}
+#define AS_FLOAT(u) torsh_cpu_as_float(u)
+#define AS_UINT(f) torsh_cpu_as_uint(f)
+#define TORSH_FP64 1
 
 #else
 #error "torsh/kernel_dialect.h: unknown target (OpenCL C, CUDA, HIP or TORSH_DIALECT_CPU)"

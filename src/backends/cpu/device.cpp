@@ -7,6 +7,7 @@
 #include "../../runtime/registry_internal.hpp"
 #include "platform/cpu_info.hpp"
 #include "platform/thread_pool.hpp"
+#include "user_kernel/user_kernel.hpp"
 
 namespace torsh::cpu {
 
@@ -39,6 +40,9 @@ Capabilities CpuDevice::capabilities() const {
   c.event_timing = true;
   c.unified_memory = true;
   c.max_allocation = info_.total_memory;
+  c.runtime_kernels = true;
+  c.kernel_dialects = kernel_dialects();
+  c.max_work_group = uk::kMaxWorkGroup;
   return c;
 }
 
@@ -73,6 +77,15 @@ void CpuDevice::fill(rt::BufferImpl& dst, std::size_t off, std::size_t n, const 
     return;
   }
   for (std::size_t i = 0; i < n; i += psize) std::memcpy(p + i, pattern, psize);
+}
+
+std::string CpuDevice::kernel_compiler_id() const { return uk::compiler_id(); }
+
+rt::KernelBinary CpuDevice::build_kernel(const rt::UserKernelSpec& spec) { return uk::build_kernel(spec); }
+
+std::unique_ptr<rt::UserKernelImpl> CpuDevice::load_kernel(const rt::UserKernelSpec& spec,
+                                                           std::span<const std::uint8_t> binary) {
+  return uk::load_kernel(spec, binary);
 }
 
 rt::KernelTable& kernel_table() {

@@ -49,6 +49,13 @@ class CpuDevice final : public rt::DeviceImpl {
   std::unique_ptr<rt::EventImpl> create_event() override { return std::make_unique<CpuEvent>(); }
   void synchronize() override {}
 
+  // User kernels: the Torsh dialect built by the system C++ compiler (user_kernel/).
+  std::vector<KernelDialect> kernel_dialects() const override { return {KernelDialect::Torsh}; }
+  std::string kernel_compiler_id() const override;
+  rt::KernelBinary build_kernel(const rt::UserKernelSpec& spec) override;
+  std::unique_ptr<rt::UserKernelImpl> load_kernel(const rt::UserKernelSpec& spec,
+                                                  std::span<const std::uint8_t> binary) override;
+
   void write(rt::BufferImpl& dst, std::size_t off, const void* src, std::size_t n, rt::StreamImpl&, bool) override;
   void read(rt::BufferImpl& src, std::size_t off, void* dst, std::size_t n, rt::StreamImpl&, bool) override;
   void copy(rt::BufferImpl& src, std::size_t soff, rt::BufferImpl& dst, std::size_t doff, std::size_t n,
