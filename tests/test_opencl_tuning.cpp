@@ -79,9 +79,9 @@ TEST_F(OpenClTuning, TunedKernelsAreCorrectAndTheirChoicesPersist) {
   for (std::size_t i = 0; i < 100; ++i)
     for (std::size_t j = 0; j < 64; ++j) ASSERT_EQ(t[i * 64 + j], mv[j * 100 + i]);
 
-  // Keys are "opencl:<device>|work_group_1d:<kernel>|<size class>|f32". Whether an add takes the
-  // contiguous or the strided kernel depends on where the pool placed its operands, so the size
-  // classes are checked over both binary kernels.
+  // Keys are "opencl:<device>|work_group_1d:<kernel>|<size class>|f32". Dense adds take the
+  // contiguous kernel wherever the pool placed their operands, the broadcast the strided one, so
+  // the size classes are checked over both binary kernels.
   const auto j = nlohmann::json::parse(std::ifstream(path_));
   const std::set<std::string> names{"local=32", "local=64", "local=128", "local=256", "driver"};
   std::set<std::string> kernels, binary_classes;
@@ -97,6 +97,7 @@ TEST_F(OpenClTuning, TunedKernelsAreCorrectAndTheirChoicesPersist) {
     if (kernel.rfind("work_group_1d:binary_f32_", 0) == 0)
       binary_classes.insert(key.substr(bar + 1, key.find('|', bar + 1) - bar - 1));
   }
+  EXPECT_TRUE(kernels.count("work_group_1d:binary_f32_contig"));
   EXPECT_TRUE(kernels.count("work_group_1d:binary_f32_strided"));
   EXPECT_TRUE(kernels.count("work_group_1d:copy_b32_strided"));
   EXPECT_EQ(binary_classes, (std::set<std::string>{"n=2^12", "n=2^16", "n>=2^22"}));  // n = 1000 is not tuned

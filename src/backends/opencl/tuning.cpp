@@ -62,8 +62,13 @@ std::string measure(OpenClDevice& dev, const Kernel& k, int slot, int bucket, st
       k.set_arg(i++, sizeof x, &x);
       k.set_arg(i++, sizeof y, &y);
       if (slot != 2) k.set_arg(i++, sizeof z, &z);
-      if (slot == 0) k.set_arg(i++, sizeof count, &count);
-      else k.set_arg(i++, sizeof meta, &meta);
+      if (slot == 0) {
+        const cl_long zero = 0;  // the element offsets of a, b and out
+        for (int t = 0; t < 3; ++t) k.set_arg(i++, sizeof zero, &zero);
+        k.set_arg(i++, sizeof count, &count);
+      } else {
+        k.set_arg(i++, sizeof meta, &meta);
+      }
       if (slot != 2) k.set_arg(i++, sizeof op, &op);
       for (int l = 0; l < launches; ++l)
         check_cl(clEnqueueNDRangeKernel(q, k.handle, 1, nullptr, global.size.data(), group.dims ? group.size.data() : nullptr,
