@@ -26,6 +26,8 @@ struct CacheState {
   std::map<const rt::DeviceImpl*, std::map<std::string, MemEntry>> memory;
   std::map<const rt::DeviceImpl*, KernelStats> per_device;
   KernelStats total;
+  // Launches are counted without the lock: one counter per device, its address stable in the map.
+  std::map<const rt::DeviceImpl*, std::atomic<std::size_t>> launches;
   std::vector<std::string> warnings;
 };
 
@@ -136,8 +138,23 @@ rt::UserKernelSpec make_spec(const KernelSource& src, const Device& where) {
 
 }  // namespace
 
-void count_kernel_launch(const rt::DeviceImpl* dev) {
-  count(dev, [](KernelStats& s) { ++s.launches; });
+std::atomic<std::size_t>* launch_counter(const rt::DeviceImpl* dev) {
+  auto& c = cache();
+  std::lock_guard lk(c.mu);
+  return &c.launches[dev];
+}
+
+// The counters of one device (or all, for null), launches included; the lock is held.
+KernelStats snapshot_locked(CacheState& c, const rt::DeviceImpl* dev) {
+  KernelStats s;
+  if (dev) {
+    if (auto it = c.per_device.find(dev); it != c.per_device.end()) s = it->second;
+    if (auto it = c.launches.find(dev); it != c.launches.end()) s.launches = it->second.load(std::memory_order_relaxed);
+  } else {
+    s = c.total;
+    for (const auto& [d, n] : c.launches) s.launches += n.load(std::memory_order_relaxed);
+  }
+  return s;
 }
 
 }  // namespace detail
@@ -166,6 +183,7 @@ Kernel Backend::compile_kernel(const KernelSource& src) {
   st->name = spec.src.name;
   st->entry = src.entry;
   st->dialect = src.dialect;
+  st->launches = launch_counter(&dev);
   auto finish = [&](KernelOrigin origin, std::shared_ptr<rt::UserKernelImpl> impl, std::string log, std::string path) {
     st->impl = std::move(impl);
     st->origin = origin;
@@ -249,14 +267,13 @@ Kernel Backend::compile_kernel(const KernelSource& src) {
 KernelStats Backend::kernel_stats() const {
   auto& c = detail::cache();
   std::lock_guard lk(c.mu);
-  auto it = c.per_device.find(s_->dev.get());
-  return it == c.per_device.end() ? KernelStats{} : it->second;
+  return detail::snapshot_locked(c, s_->dev.get());
 }
 
 KernelStats kernel_stats() {
   auto& c = detail::cache();
   std::lock_guard lk(c.mu);
-  return c.total;
+  return detail::snapshot_locked(c, nullptr);
 }
 
 std::vector<std::string> kernel_cache_warnings() {

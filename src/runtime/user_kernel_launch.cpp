@@ -1,7 +1,10 @@
 // Kernel handles, launch arguments and Stream::launch: the checks a launch
 // passes before it reaches the driver, and the profiler and graph capture
 // hooks it shares with the op layer.
+#include <array>
 #include <cmath>
+#include <deque>
+#include <new>
 #include <cstring>
 #include <limits>
 
@@ -97,11 +100,13 @@ void store_int(std::uint8_t* out, std::size_t size, std::uint64_t bits) {
 // The bytes of argument `a` for value parameter `p`; `out` holds 256 bytes.
 std::size_t convert_value(const LaunchContext& c, std::size_t i, const KernelArg& a, const KernelParam& p,
                           std::uint8_t* out) {
-  const std::string where = "argument " + std::to_string(i) + " (" + a.describe() + ") for parameter '" +
-                            p.to_string() + "'";
+  // Built only when a check fails: a launch that passes formats nothing.
+  const auto where = [&] {
+    return "argument " + std::to_string(i) + " (" + a.describe() + ") for parameter '" + p.to_string() + "'";
+  };
   if (a.kind() == KernelArg::Kind::Bytes) {
     if (p.size && a.raw().size() != p.size)
-      c.fail(ErrorCode::InvalidArgument, where + ": " + std::to_string(a.raw().size()) + " bytes given, the parameter takes " +
+      c.fail(ErrorCode::InvalidArgument, where() + ": " + std::to_string(a.raw().size()) + " bytes given, the parameter takes " +
                                              std::to_string(p.size),
              {"Pass a struct of the parameter's exact layout and size"});
     std::memcpy(out, a.raw().data(), a.raw().size());
@@ -123,7 +128,7 @@ std::size_t convert_value(const LaunchContext& c, std::size_t i, const KernelArg
       }
       return n;
     }
-    c.fail(ErrorCode::InvalidArgument, where + ": the parameter takes " + std::to_string(p.size) + " bytes",
+    c.fail(ErrorCode::InvalidArgument, where() + ": the parameter takes " + std::to_string(p.size) + " bytes",
            {"Pass it with KernelArg::pod(struct) or KernelArg::bytes"});
   }
   if (is_float(t)) {
@@ -140,7 +145,7 @@ std::size_t convert_value(const LaunchContext& c, std::size_t i, const KernelArg
       std::memcpy(out, &f, 4);
       return 4;
     }
-    c.fail(ErrorCode::InvalidArgument, where + ": half-precision values are not converted implicitly",
+    c.fail(ErrorCode::InvalidArgument, where() + ": half-precision values are not converted implicitly",
            {"Pass the 16 bits as std::uint16_t (KernelArg(uint16_t(bits)))"});
   }
   std::int64_t lo;
@@ -166,7 +171,7 @@ std::size_t convert_value(const LaunchContext& c, std::size_t i, const KernelArg
   }
   if (!fits)
     c.fail(ErrorCode::InvalidArgument,
-           where + ": the value does not fit " + std::string(param_type_name(t)) +
+           where() + ": the value does not fit " + std::string(param_type_name(t)) +
                (a.kind() == KernelArg::Kind::Float ? " (or is not a whole number)" : ""),
            {"Pass a value of the parameter's type"});
   store_int(out, param_type_size(t), bits);
@@ -189,6 +194,51 @@ bool binds(DType d, ParamType t) {
 
 struct ValueSlot {
   alignas(16) std::uint8_t b[256];
+};
+
+// The launch's kernel-facing tensors: constructed only for the arguments that
+// are tensors, inline for the first few.
+class TensorSlots {
+ public:
+  explicit TensorSlots(std::size_t n) {
+    if (n > kInline) heap_.resize(n);
+  }
+  ~TensorSlots() {
+    for (std::size_t i = 0; i < kInline; ++i)
+      if (made_[i]) std::launder(reinterpret_cast<rt::TensorArg*>(raw_ + i * sizeof(rt::TensorArg)))->~TensorArg();
+  }
+  TensorSlots(const TensorSlots&) = delete;
+  TensorSlots& operator=(const TensorSlots&) = delete;
+  const rt::TensorArg& set(std::size_t i, rt::TensorArg&& t) {
+    if (!heap_.empty()) return heap_[i] = std::move(t);
+    made_[i] = true;
+    return *new (raw_ + i * sizeof(rt::TensorArg)) rt::TensorArg(std::move(t));
+  }
+
+ private:
+  static constexpr std::size_t kInline = 12;
+  alignas(rt::TensorArg) unsigned char raw_[kInline * sizeof(rt::TensorArg)];
+  bool made_[kInline] = {};
+  std::vector<rt::TensorArg> heap_;
+};
+
+// Bytes of the value arguments (each at most 256): inline for the first few
+// arguments, on the heap beyond them.
+class ValueArena {
+ public:
+  std::uint8_t* slot(std::size_t i) {
+    if (i < kInline) return inline_[i].b;
+    heap_.emplace_back();
+    return heap_.back().b;
+  }
+
+ private:
+  static constexpr std::size_t kInline = 12;
+  struct Slot {
+    alignas(16) std::uint8_t b[256];
+  };
+  Slot inline_[kInline];
+  std::deque<Slot> heap_;
 };
 
 }  // namespace
@@ -220,9 +270,17 @@ void Stream::launch(const Kernel& k, Dim3 grid, Dim3 block, std::span<const Kern
            "takes " + std::to_string(params.size()) + " argument" + (params.size() == 1 ? "" : "s") + " " +
                signature(params) + ", " + std::to_string(args.size()) + " given");
 
-  std::vector<rt::TensorArg> tensors(args.size());
-  std::vector<ValueSlot> values(args.size());
-  std::vector<rt::LaunchArg> la(args.size());
+  // Launches rarely pass more than kInline arguments: those need no heap.
+  constexpr std::size_t kInline = 12;
+  std::array<rt::LaunchArg, kInline> la_inline;
+  std::vector<rt::LaunchArg> la_heap;
+  std::span<rt::LaunchArg> la(la_inline.data(), args.size());
+  if (args.size() > kInline) {
+    la_heap.resize(args.size());
+    la = la_heap;
+  }
+  TensorSlots tensors(args.size());
+  ValueArena values;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const KernelArg& a = args[i];
     const KernelParam* p = known ? &params[i] : nullptr;
@@ -249,8 +307,7 @@ void Stream::launch(const Kernel& k, Dim3 grid, Dim3 block, std::span<const Kern
                                                    ") is a broadcast view, read-only, but parameter '" +
                                                    (p ? p->to_string() : std::string("?")) + "' may write it",
                    {"Pass a contiguous copy, or declare the parameter const"});
-      tensors[i] = t.arg();
-      la[i].tensor = &tensors[i];
+      la[i].tensor = &tensors.set(i, t.arg());
       la[i].writable = writable;
     } else {
       if (p && p->kind != KernelParam::Kind::Value)
@@ -262,8 +319,9 @@ void Stream::launch(const Kernel& k, Dim3 grid, Dim3 block, std::span<const Kern
         own.type = a.kind() == KernelArg::Kind::Bytes ? ParamType::Struct : a.type();
         p = &own;
       }
-      la[i].data = values[i].b;
-      la[i].size = convert_value(c, i, a, *p, values[i].b);
+      std::uint8_t* slot = values.slot(i);
+      la[i].data = slot;
+      la[i].size = convert_value(c, i, a, *p, slot);
     }
   }
 
@@ -294,7 +352,7 @@ void Stream::launch(const Kernel& k, Dim3 grid, Dim3 block, std::span<const Kern
     detail::NativeRecording recording(any);
     ks.impl->launch(stream, grid, block, la);
   }
-  detail::count_kernel_launch(&dev);
+  ks.launches->fetch_add(1, std::memory_order_relaxed);
   if (&stream != &dev.default_stream())
     for (const KernelArg& a : args)
       if (a.kind() == KernelArg::Kind::Tensor) a.tensor()->buffer().record_stream(*this);
@@ -305,12 +363,17 @@ void Stream::launch(const Kernel& k, Dim3 grid, Dim3 block, std::span<const Kern
     for (const KernelArg& a : args)
       if (a.kind() == KernelArg::Kind::Tensor) node.keep.push_back(a.tensor()->buffer());
     // The node owns copies of the converted arguments; LaunchArgs are rebuilt to point at them.
-    auto owned_tensors = std::make_shared<std::vector<rt::TensorArg>>(tensors);
-    auto owned_values = std::make_shared<std::vector<ValueSlot>>(values);
-    std::vector<rt::LaunchArg> replay_args = la;
+    auto owned_tensors = std::make_shared<std::vector<rt::TensorArg>>(args.size());
+    auto owned_values = std::make_shared<std::vector<ValueSlot>>(args.size());
+    std::vector<rt::LaunchArg> replay_args(la.begin(), la.end());
     for (std::size_t i = 0; i < replay_args.size(); ++i) {
-      if (replay_args[i].tensor) replay_args[i].tensor = &(*owned_tensors)[i];
-      else replay_args[i].data = (*owned_values)[i].b;
+      if (replay_args[i].tensor) {
+        (*owned_tensors)[i] = *replay_args[i].tensor;
+        replay_args[i].tensor = &(*owned_tensors)[i];
+      } else {
+        std::memcpy((*owned_values)[i].b, replay_args[i].data, replay_args[i].size);
+        replay_args[i].data = (*owned_values)[i].b;
+      }
     }
     node.run = [impl = ks.impl, d = &dev, grid, block, owned_tensors, owned_values, replay_args] {
       impl->launch(d->default_stream(), grid, block, replay_args);

@@ -1,5 +1,6 @@
 #pragma once
 // Internal: what a Kernel handle holds, and the per-device kernel cache.
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -16,9 +17,7 @@ struct KernelState {
   KernelOrigin origin = KernelOrigin::Compiled;
   double build_ms = 0;
   std::string log, cache_path;
+  std::atomic<std::size_t>* launches = nullptr;  // the device's launch counter (never freed)
 };
-
-// Counts one launch on `dev` in the kernel statistics.
-void count_kernel_launch(const rt::DeviceImpl* dev);
 
 }  // namespace torsh::detail

@@ -86,38 +86,41 @@ class CudaUserKernel final : public rt::UserKernelImpl {
   // Refuses what the device cannot run, naming its limit, before the driver does.
   void check_geometry(const Dim3& grid, const Dim3& block) const {
     const auto& l = dev_.launch_limits();
-    const std::string launch = "grid " + grid.to_string() + " x block " + block.to_string();
+    // Messages are formatted only when a check fails.
+    const auto launch = [&] { return "grid " + grid.to_string() + " x block " + block.to_string(); };
     const char* axis[3] = {"x", "y", "z"};
     const std::uint32_t b[3] = {block.x, block.y, block.z}, g[3] = {grid.x, grid.y, grid.z};
-    const std::string smaller = "Use blocks of at most " + std::to_string(l.threads_per_block) +
-                                " threads (256 is a good start) and more blocks";
+    const auto smaller = [&] {
+      return "Use blocks of at most " + std::to_string(l.threads_per_block) +
+             " threads (256 is a good start) and more blocks";
+    };
     for (int d = 0; d < 3; ++d) {
       if (b[d] > static_cast<std::uint32_t>(l.block[d]))
-        refuse(launch + ": block." + axis[d] + " = " + std::to_string(b[d]) + " exceeds the device's limit of " +
+        refuse(launch() + ": block." + axis[d] + " = " + std::to_string(b[d]) + " exceeds the device's limit of " +
                    std::to_string(l.block[d]) + " (maxThreadsDim[" + std::to_string(d) + "])",
-               smaller);
+               smaller());
       if (g[d] > static_cast<std::uint32_t>(l.grid[d]))
-        refuse(launch + ": grid." + axis[d] + " = " + std::to_string(g[d]) + " exceeds the device's limit of " +
+        refuse(launch() + ": grid." + axis[d] + " = " + std::to_string(g[d]) + " exceeds the device's limit of " +
                    std::to_string(l.grid[d]) + " (maxGridSize[" + std::to_string(d) + "])",
                "Put the excess on another grid dimension, or loop inside the kernel (grid-stride)");
 #if defined(TORSH_HIP)
       // AMD's dispatch packet counts work-items, not blocks, per dimension in 32 bits.
       if (std::uint64_t(g[d]) * b[d] > 0xffffffffull)
-        refuse(launch + ": " + std::to_string(std::uint64_t(g[d]) * b[d]) + " work-items along " + axis[d] +
+        refuse(launch() + ": " + std::to_string(std::uint64_t(g[d]) * b[d]) + " work-items along " + axis[d] +
                    " exceed the device's limit of 4294967295 (grid times block per dimension)",
                "Put the excess on another grid dimension, or loop inside the kernel (grid-stride)");
 #endif
     }
     if (block.volume() > static_cast<std::uint64_t>(l.threads_per_block))
-      refuse(launch + ": a block of " + std::to_string(block.volume()) + " threads exceeds the device's limit of " +
+      refuse(launch() + ": a block of " + std::to_string(block.volume()) + " threads exceeds the device's limit of " +
                  std::to_string(l.threads_per_block) + " (maxThreadsPerBlock)",
-             smaller);
+             smaller());
     if (fn_max_threads_ > 0 && block.volume() > static_cast<std::uint64_t>(fn_max_threads_))
-      refuse(launch + ": a block of " + std::to_string(block.volume()) + " threads exceeds this kernel's limit of " +
+      refuse(launch() + ": a block of " + std::to_string(block.volume()) + " threads exceeds this kernel's limit of " +
                  std::to_string(fn_max_threads_) + " (its registers or shared memory allow no more)",
              "Use blocks of at most " + std::to_string(fn_max_threads_) + " threads");
     if (grid.volume() > std::numeric_limits<std::uint64_t>::max() / block.volume())
-      refuse(launch + ": the total number of threads overflows 64 bits", "Launch fewer threads");
+      refuse(launch() + ": the total number of threads overflows 64 bits", "Launch fewer threads");
   }
 
   // The driver's (or the code's) parameter sizes are the truth: a value's parsed size is

@@ -229,17 +229,18 @@ class CpuUserKernel final : public rt::UserKernelImpl {
   }
 
   void check_geometry(const Dim3& grid, const Dim3& block) const {
-    const std::string given = " (grid " + dims(grid) + ", block " + dims(block) + ")";
-    if (grid.volume() == 0 || block.volume() == 0) refuse("a launch dimension is zero" + given, {});
+    // Messages are formatted only when a check fails.
+    const auto given = [&] { return " (grid " + dims(grid) + ", block " + dims(block) + ")"; };
+    if (grid.volume() == 0 || block.volume() == 0) refuse("a launch dimension is zero" + given(), {});
     if (block.x > kMaxWorkGroup || block.y > kMaxWorkGroup || block.z > kMaxWorkGroup ||
         block.volume() > kMaxWorkGroup)
-      refuse("a work-group of " + std::to_string(block.volume()) + " items" + given +
+      refuse("a work-group of " + std::to_string(block.volume()) + " items" + given() +
                  " is over the CPU backend's limit of " + std::to_string(kMaxWorkGroup) + " items on " + kDevice,
              {"Use a block of at most " + std::to_string(kMaxWorkGroup) + " items and more work-groups (grid)"});
     const unsigned __int128 items =
         static_cast<unsigned __int128>(grid.x) * grid.y * grid.z * block.volume();
     if (items > static_cast<unsigned __int128>(INT64_MAX))
-      refuse("the launch" + given + " has more work-items than GLOBAL_ID can number (2^63 - 1) on " +
+      refuse("the launch" + given() + " has more work-items than GLOBAL_ID can number (2^63 - 1) on " +
                  std::string(kDevice),
              {"Launch fewer work-groups and loop inside the kernel"});
   }
@@ -251,16 +252,16 @@ class CpuUserKernel final : public rt::UserKernelImpl {
     for (std::size_t i = 0; i < args.size(); ++i) {
       const KernelParam& p = params_[i];
       const rt::LaunchArg& a = args[i];
-      const std::string which = "argument " + std::to_string(i) + " (" + p.to_string() + ")";
+      const auto which = [&] { return "argument " + std::to_string(i) + " (" + p.to_string() + ")"; };
       if (p.kind == KernelParam::Kind::Buffer) {
-        if (!a.tensor || !a.tensor->buffer) refuse(which + " takes a tensor", {});
+        if (!a.tensor || !a.tensor->buffer) refuse(which() + " takes a tensor", {});
         auto* base = static_cast<char*>(a.tensor->buffer->host_ptr());
-        if (!base) refuse(which + ": the tensor's memory is not on the host", {"Move the tensor to the CPU backend"});
+        if (!base) refuse(which() + ": the tensor's memory is not on the host", {"Move the tensor to the CPU backend"});
         out[i] = base + a.tensor->offset * static_cast<std::int64_t>(dtype_size(a.tensor->dtype));
       } else {
-        if (a.tensor || !a.data) refuse(which + " takes a value, not a tensor", {});
+        if (a.tensor || !a.data) refuse(which() + " takes a value, not a tensor", {});
         if (a.size != p.size)
-          refuse(which + " is " + std::to_string(p.size) + " bytes, " + std::to_string(a.size) + " given", {});
+          refuse(which() + " is " + std::to_string(p.size) + " bytes, " + std::to_string(a.size) + " given", {});
         out[i] = const_cast<void*>(a.data);
       }
     }
