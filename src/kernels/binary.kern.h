@@ -34,6 +34,24 @@ KERNEL void binary_f32_contig(GLOBAL const float* a, GLOBAL const float* b, GLOB
 }
 #undef BINARY_CONTIG_LOOP
 
+/* The four arithmetic ops with one item per element, no loop and no branch on
+ * the op: the straight-line code a CPU device (PoCL) vectorizes across
+ * work-items; a loop inside an item or a switch on the op stops it. */
+#define BINARY_F32_ITEMS(NAME, EXPR)                                                                      \
+  KERNEL void NAME(GLOBAL const float* a, GLOBAL const float* b, GLOBAL float* out, long oa, long ob, long oo, \
+                   long n) {                                                                              \
+    const long i = GLOBAL_ID0();                                                                          \
+    if (i < n) {                                                                                          \
+      const float x = a[oa + i], y = b[ob + i];                                                           \
+      out[oo + i] = EXPR;                                                                                 \
+    }                                                                                                     \
+  }
+BINARY_F32_ITEMS(binary_f32_items_add, x + y)
+BINARY_F32_ITEMS(binary_f32_items_sub, x - y)
+BINARY_F32_ITEMS(binary_f32_items_mul, x * y)
+BINARY_F32_ITEMS(binary_f32_items_div, x / y)
+#undef BINARY_F32_ITEMS
+
 KERNEL void binary_f32_strided(GLOBAL const float* a, GLOBAL const float* b, GLOBAL float* out, META(StridedMeta) m,
                                int op) {
   for (long i = GLOBAL_ID0(); i < m.numel; i += GLOBAL_SIZE0())

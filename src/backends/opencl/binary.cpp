@@ -1,6 +1,7 @@
-// Elementwise binary ops. f32: binary.kern.h's binary_f32_contig when all
-// three tensors are dense (at any element offset), binary_f32_strided for
-// everything else (broadcast stride-0 operands, transposes). f16, bf16 and the
+// Elementwise binary ops. f32: when all three tensors are dense (at any
+// element offset), binary_f32_items_<op> on CPU devices for + - * / (one item
+// per element, which PoCL vectorizes) and binary_f32_contig otherwise;
+// binary_f32_strided for everything else (broadcast stride-0 operands, transposes). f16, bf16 and the
 // integers: binary_strided; f64: binary_f64_strided (devices with cl_khr_fp64
 // only; the others leave f64 to the CPU).
 #include "launch.hpp"
@@ -8,6 +9,17 @@
 namespace torsh::opencl {
 
 namespace {
+
+// binary_f32_items_* of the four arithmetic ops, or null.
+const char* items_kernel(rt::BinaryOp op) {
+  switch (op) {
+    case rt::BinaryOp::Add: return "binary_f32_items_add";
+    case rt::BinaryOp::Sub: return "binary_f32_items_sub";
+    case rt::BinaryOp::Mul: return "binary_f32_items_mul";
+    case rt::BinaryOp::Div: return "binary_f32_items_div";
+    default: return nullptr;
+  }
+}
 
 void binary(OpenClStream& s, const rt::BinaryArgs& a) {
   const std::int64_t n = a.out.numel();
@@ -24,7 +36,14 @@ void binary(OpenClStream& s, const rt::BinaryArgs& a) {
     else launch(s, k, global, local, x, y, z, m, op, cl_int{gpu::elem_code(a.out.dtype)});
     return;
   }
-  if (gpu::dense(m, 3)) {
+  const char* items = items_kernel(a.op);
+  if (gpu::dense(m, 3) && items && dev.info().kind == DeviceKind::Cpu) {
+    // One item per element: what a CPU device vectorizes (1M adds 3x faster on PoCL than the loop).
+    const Kernel k = dev.kernel(items);
+    const std::int64_t local = 256;
+    launch(s, k, range(static_cast<std::size_t>(gpu::round_up(n, local))), range(static_cast<std::size_t>(local)), x,
+           y, z, cl_long{a.a.offset}, cl_long{a.b.offset}, cl_long{a.out.offset}, cl_long{n});
+  } else if (gpu::dense(m, 3)) {
     const Kernel k = dev.kernel("binary_f32_contig");
     const auto [global, local] = grid_1d(dev, k, n);
     launch(s, k, global, local, x, y, z, cl_long{a.a.offset}, cl_long{a.b.offset}, cl_long{a.out.offset}, cl_long{n}, op);
