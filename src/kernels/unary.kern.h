@@ -40,6 +40,27 @@ DEVICE_FN long unary_apply_int(int op, long x) {
   }
 }
 
+/* f32 with one item per element, one kernel per op (the switch folds away):
+ * the straight-line code a CPU device (PoCL) vectorizes across work-items. */
+#define UNARY_F32_ITEMS(NAME, OP)                                                          \
+  KERNEL void NAME(GLOBAL const float* x, GLOBAL float* out, long ox, long oo, long n) {   \
+    const long i = GLOBAL_ID0();                                                           \
+    if (i < n) out[oo + i] = unary_apply(OP, x[ox + i]);                                   \
+  }
+UNARY_F32_ITEMS(unary_f32_items_neg, UNARY_NEG)
+UNARY_F32_ITEMS(unary_f32_items_abs, UNARY_ABS)
+UNARY_F32_ITEMS(unary_f32_items_exp, UNARY_EXP)
+UNARY_F32_ITEMS(unary_f32_items_log, UNARY_LOG)
+UNARY_F32_ITEMS(unary_f32_items_sqrt, UNARY_SQRT)
+UNARY_F32_ITEMS(unary_f32_items_rsqrt, UNARY_RSQRT)
+UNARY_F32_ITEMS(unary_f32_items_tanh, UNARY_TANH)
+UNARY_F32_ITEMS(unary_f32_items_sigmoid, UNARY_SIGMOID)
+UNARY_F32_ITEMS(unary_f32_items_relu, UNARY_RELU)
+UNARY_F32_ITEMS(unary_f32_items_gelu, UNARY_GELU)
+UNARY_F32_ITEMS(unary_f32_items_gelu_tanh, UNARY_GELU_TANH)
+UNARY_F32_ITEMS(unary_f32_items_silu, UNARY_SILU)
+#undef UNARY_F32_ITEMS
+
 KERNEL void unary_strided(GLOBAL const uchar* x, GLOBAL uchar* out, META(StridedMeta) m, int op, int dt) {
   const int fl = dt == ELEM_F32 || dt == ELEM_F16 || dt == ELEM_BF16;
   for (long i = GLOBAL_ID0(); i < m.numel; i += GLOBAL_SIZE0()) {
