@@ -1,6 +1,8 @@
 #pragma once
 // What the device tests share: why a backend is unavailable (the skip
 // reason), seeded random data, and the error code a call throws.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <random>
 #include <string>
@@ -41,5 +43,19 @@ ErrorCode error_code_of(F&& f, std::string* message = nullptr) {
   }
   return ErrorCode::Internal;
 }
+
+// The torsh::Error `f` throws; a test failure (and an Internal error) when it throws none.
+template <class F>
+Error error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no torsh::Error was thrown";
+  return Error(ErrorCode::Internal, "no error was thrown");
+}
+
+inline bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace torsh::test

@@ -10,9 +10,12 @@
 #include <thread>
 
 #include "runtime/memory_pool_internal.hpp"
+#include "device_test_util.hpp"
 #include "torsh/torsh.hpp"
 
 using namespace torsh;
+using torsh::test::error_of;
+using torsh::test::has;
 using detail::MemoryPool;
 using detail::PoolBlock;
 
@@ -103,18 +106,7 @@ struct Fixture {
   std::unique_ptr<MemoryPool> pool;
 };
 
-template <class F>
-Error error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no error thrown";
-  return Error(ErrorCode::Internal, "none");
-}
 
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace
 

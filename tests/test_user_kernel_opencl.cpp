@@ -21,19 +21,11 @@
 #include "torsh/torsh.hpp"
 
 using namespace torsh;
+using torsh::test::error_of;
+using torsh::test::has;
 
 namespace {
 
-template <class F>
-Error error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no torsh::Error was thrown";
-  return Error(ErrorCode::Internal, "no error");
-}
 
 rt::UserKernelSpec spec_of(std::string source, std::string entry, KernelDialect dialect = KernelDialect::Torsh) {
   rt::UserKernelSpec spec;

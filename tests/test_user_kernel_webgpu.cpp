@@ -17,6 +17,8 @@
 #include "torsh/torsh.hpp"
 
 using namespace torsh;
+using torsh::test::error_of;
+using torsh::test::has;
 
 namespace {
 
@@ -54,18 +56,7 @@ class UserKernelWebGpu : public ::testing::Test {
   Backend dev;
 };
 
-template <class F>
-Error error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no torsh::Error was thrown";
-  return Error(ErrorCode::Internal, "nothing thrown");
-}
 
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 const char* kAxpy = R"(
 @group(0) @binding(0) var<storage, read> x: array<f32>;

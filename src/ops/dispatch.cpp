@@ -199,17 +199,7 @@ void launch_impl(const char* name, rt::OpKind kind, TensorRefs inputs, TensorRef
     throw Error(ErrorCode::InvalidState, std::string(name) + " issued on " + outputs[0].device().to_string() +
                 " while a graph captures " + any->backend.device().to_string(), context(name, inputs),
                 {"Issue only ops on the captured backend, or end the capture first"});
-  const bool profiling = profiler::detail::on();
-  double t0 = 0;
-  std::unique_ptr<rt::EventImpl> e0, e1;
-  if (profiling) {
-    t0 = profiler::detail::now_us();
-    if (dev.type() != BackendType::Cpu) {
-      e0 = dev.create_event();
-      e1 = dev.create_event();
-      dev.default_stream().record(*e0);
-    }
-  }
+  profiler::detail::OpTimer timer(dev, dev.default_stream());
   bool native;
   {
     NativeRecording recording(any);
@@ -220,18 +210,11 @@ void launch_impl(const char* name, rt::OpKind kind, TensorRefs inputs, TensorRef
     fn.run(fn.obj, dev, dev.default_stream(), args_of(inputs), args_of(outputs), true);
   }
   if (!native) {
-    // Device events would time the staging copies, not the op.
-    e0.reset();
-    e1.reset();
+    timer.drop_device_timing();
     run_on_cpu(owned(inputs), owned(outputs), fn.own(fn.obj));
   }
   if (any) record(*any, name, dev, native, kind, inputs, outputs, fn);
-  if (profiling) {
-    if (e1) dev.default_stream().record(*e1);
-    const double t1 = profiler::detail::now_us();
-    profiler::detail::record_op(name, outputs[0].device().to_string(), shapes_of(inputs, outputs), t0, t1 - t0,
-                                std::move(e0), std::move(e1));
-  }
+  timer.finish([&] { return std::tuple(std::string(name), outputs[0].device().to_string(), shapes_of(inputs, outputs)); });
 }
 
 }  // namespace detail

@@ -337,17 +337,7 @@ void Stream::launch(const Kernel& k, Dim3 grid, Dim3 block, std::span<const Kern
                                         "; a capture records the default stream",
            {"Launch on backend.default_stream() during the capture"});
 
-  const bool profiling = profiler::detail::on();
-  double t0 = 0;
-  std::unique_ptr<rt::EventImpl> e0, e1;
-  if (profiling) {
-    t0 = profiler::detail::now_us();
-    if (dev.type() != BackendType::Cpu) {
-      e0 = dev.create_event();
-      e1 = dev.create_event();
-      stream.record(*e0);
-    }
-  }
+  profiler::detail::OpTimer timer(dev, stream);
   {
     detail::NativeRecording recording(any);
     ks.impl->launch(stream, grid, block, la);
@@ -380,13 +370,11 @@ void Stream::launch(const Kernel& k, Dim3 grid, Dim3 block, std::span<const Kern
     };
     any->nodes.push_back(std::move(node));
   }
-  if (profiling) {
-    if (e1) stream.record(*e1);
+  timer.finish([&] {
     std::string shapes = "grid " + grid.to_string() + " block " + block.to_string() + ":";
     for (const KernelArg& a : args) shapes += " " + a.describe();
-    profiler::detail::record_op(ks.name, s_->device.to_string(), shapes, t0, profiler::detail::now_us() - t0,
-                                std::move(e0), std::move(e1));
-  }
+    return std::tuple(ks.name, s_->device.to_string(), std::move(shapes));
+  });
 }
 
 }  // namespace torsh
