@@ -77,9 +77,6 @@ bool is_float(ParamType t) { return t == ParamType::F16 || t == ParamType::F32 |
 bool is_signed_int(ParamType t) {
   return t == ParamType::I8 || t == ParamType::I16 || t == ParamType::I32 || t == ParamType::I64;
 }
-bool is_unsigned_int(ParamType t) {
-  return t == ParamType::U8 || t == ParamType::U16 || t == ParamType::U32 || t == ParamType::U64;
-}
 
 // The range of an integer parameter type, as doubles and as exact bounds.
 void int_range(ParamType t, std::int64_t& lo, std::uint64_t& hi) {
@@ -371,8 +368,15 @@ void Stream::launch(const Kernel& k, Dim3 grid, Dim3 block, std::span<const Kern
     any->nodes.push_back(std::move(node));
   }
   timer.finish([&] {
-    std::string shapes = "grid " + grid.to_string() + " block " + block.to_string() + ":";
-    for (const KernelArg& a : args) shapes += " " + a.describe();
+    std::string shapes = "grid ";  // appended piece by piece: GCC 12 warns falsely on "..." + std::string&&
+    shapes += grid.to_string();
+    shapes += " block ";
+    shapes += block.to_string();
+    shapes += ":";
+    for (const KernelArg& a : args) {
+      shapes += ' ';
+      shapes += a.describe();
+    }
     return std::tuple(ks.name, s_->device.to_string(), std::move(shapes));
   });
 }
