@@ -2,8 +2,10 @@
 // events, tensors, and the failure paths of each.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
+#include <string>
 
 #include "torsh/torsh.hpp"
 
@@ -57,6 +59,37 @@ TEST(Registry, CpuDeviceFactsComeFromTheOs) {
     EXPECT_NE(std::find(d.features.begin(), d.features.end(), "avx512f"), d.features.end());
   }
 #endif
+}
+
+// Each figure says where it came from: the CPU's family and model, and the
+// variant every hand-written kernel family runs (TORSH_CPU_ISA caps them).
+TEST(Registry, CpuReportsItsArchitectureAndKernelVariants) {
+  Backend cpu = Backend::create(BackendType::Cpu);
+  const DeviceInfo& d = cpu.info();
+#if defined(__x86_64__) && defined(__linux__)
+  EXPECT_EQ(d.architecture.rfind("family ", 0), 0u) << d.architecture;
+#endif
+  const auto variant = [&](const std::string& family) {
+    for (const auto& [f, v] : d.kernel_variants)
+      if (f == family) return v;
+    return std::string("(missing)");
+  };
+  const std::string gemm = variant("gemm f32"), binary = variant("binary f32");
+  for (const char* family : {"gemm f32", "gemm bf16", "binary f32", "softmax, norms", "quantized dot"})
+    EXPECT_NE(variant(family), "(missing)") << family;
+  const char* cap = std::getenv("TORSH_CPU_ISA");
+#if defined(__x86_64__)
+  const bool capped = cap && (std::string(cap) == "avx2" || std::string(cap) == "generic");
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && !capped) {
+    EXPECT_EQ(gemm.rfind("avx512", 0), 0u) << gemm;
+    EXPECT_EQ(binary, "avx512");
+  }
+  if (cap && std::string(cap) == "avx2" && __builtin_cpu_supports("avx2")) {
+    EXPECT_EQ(gemm.rfind("avx2", 0), 0u) << gemm;
+    EXPECT_EQ(binary, "avx2 (TORSH_CPU_ISA=avx2)");
+  }
+#endif
+  (void)cap;
 }
 
 TEST(Registry, SelectionIsExplainedAndNeverPicksSoftwareDevices) {

@@ -76,6 +76,13 @@ void bind_info_types(nb::module_& m) {
       .def_ro("peak_gflops", &DeviceInfo::peak_gflops, "Estimated f32 FMA peak.")
       .def_prop_ro("driver_version", [](const DeviceInfo& d) { return text(d.driver_version); })
       .def_prop_ro("features", [](const DeviceInfo& d) { return texts(d.features); })
+      .def_prop_ro("architecture", [](const DeviceInfo& d) { return text(d.architecture); },
+                   "CPU: cpuid family and model, and the microarchitecture where known ('family 25 model 17 (Zen 4)').")
+      .def_prop_ro("kernel_variants", [](const DeviceInfo& d) {
+            nb::list out;
+            for (const auto& [family, variant] : d.kernel_variants) out.append(nb::make_tuple(text(family), text(variant)));
+            return out;
+          }, "(family, variant) pairs: CPU: the instruction set and tile each kernel family runs ('gemm f32', 'avx512-14x32').")
       .def("__repr__", [](const DeviceInfo& d) { return text(info_repr(d)); });
 
   nb::class_<Capabilities>(m, "Capabilities", "What a device can do beyond f32 compute.")

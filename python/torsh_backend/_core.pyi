@@ -92,6 +92,18 @@ class DeviceInfo:
     @property
     def features(self) -> list[str]: ...
 
+    @property
+    def architecture(self) -> str:
+        """
+        CPU: cpuid family and model, and the microarchitecture where known ('family 25 model 17 (Zen 4)').
+        """
+
+    @property
+    def kernel_variants(self) -> list[tuple[str, str]]:
+        """
+        (family, variant) pairs: CPU: the instruction set and tile each kernel family runs ('gemm f32', 'avx512-14x32').
+        """
+
     def __repr__(self) -> str: ...
 
 class Capabilities:

@@ -317,6 +317,13 @@ std::string backend_summary() {
       if (d.peak_gflops > 0) os << ", ~" << static_cast<long long>(d.peak_gflops) << " GFLOP/s f32 peak";
       if (d.software) os << ", software device";
       os << "\n";
+      if (!d.architecture.empty()) os << "        " << d.architecture << "\n";
+      if (!d.kernel_variants.empty()) {
+        os << "        kernels:";
+        for (std::size_t i = 0; i < d.kernel_variants.size(); ++i)
+          os << (i ? "; " : " ") << d.kernel_variants[i].first << " " << d.kernel_variants[i].second;
+        os << "\n";
+      }
       if (st.type == BackendType::WebGpu && !d.features.empty()) {
         os << "        limits and features:";
         for (std::size_t i = 0; i < d.features.size(); ++i) os << (i ? ", " : " ") << d.features[i];

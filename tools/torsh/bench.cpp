@@ -33,14 +33,50 @@ double median_ms(Backend& dev, const std::function<void()>& fn, int max_reps, do
   return t[t.size() / 2];
 }
 
+namespace {
+
+// The CPU kernel family a case runs, as DeviceInfo::kernel_variants names it.
+const char* cpu_family_of(const std::string& name) {
+  struct Prefix {
+    const char* prefix;
+    const char* family;
+  };
+  static constexpr Prefix kFamilies[] = {
+      {"matmul_f32", "gemm f32"},    {"matmul_bf16", "gemm bf16"},        {"matmul_f16", "gemm f16"},
+      {"add_f32", "binary f32"},     {"gelu_f32", "gelu f32"},            {"softmax_f32", "softmax, norms"},
+      {"layer_norm", "softmax, norms"}, {"rms_norm", "softmax, norms"}, {"conv2d", "conv2d winograd"},
+      {"qmat", "quantized dot"},     {"llm_", "quantized dot"},
+  };
+  for (const Prefix& p : kFamilies)
+    if (name.rfind(p.prefix, 0) == 0) return p.family;
+  return nullptr;
+}
+
+// "avx512-14x32": the variant of the case's kernel family on the CPU backend
+// (empty elsewhere, or for a case no one family runs).
+std::string cpu_variant_of(const Ctx& c, const std::string& name) {
+  if (c.dev.type() != BackendType::Cpu) return {};
+  const char* family = cpu_family_of(name);
+  if (!family) return {};
+  for (const auto& [f, variant] : c.dev.info().kernel_variants)
+    if (f == family) return variant;
+  return {};
+}
+
+}  // namespace
+
 void emit(const Ctx& c, const std::string& name, const char* dtype, double ms, const char* unit, double value,
           const std::string& note) {
+  const std::string kernel = cpu_variant_of(c, name);
   if (c.json) {
-    const std::string extra = note.empty() ? "" : ",\"note\":\"" + note + "\"";
+    std::string extra = note.empty() ? "" : ",\"note\":\"" + note + "\"";
+    if (!kernel.empty()) extra += ",\"kernel\":\"" + kernel + "\"";
+    if (c.dev.type() == BackendType::Cpu) extra += ",\"cpu\":\"" + c.dev.info().architecture + "\"";
     std::printf("{\"name\":\"%s\",\"backend\":\"%s\",\"dtype\":\"%s\",\"median_ms\":%.5f,\"%s\":%.3f%s}\n", name.c_str(),
                 std::string(backend_key(c.dev.type())).c_str(), dtype, ms, unit, value, extra.c_str());
   } else {
-    const std::string extra = note.empty() ? "" : "  [" + note + "]";
+    std::string extra = note.empty() ? "" : "  [" + note + "]";
+    if (!kernel.empty()) extra += "  (" + kernel + ")";
     std::printf("%-38s %-7s %-5s %10.4f ms  %10.2f %s%s\n", name.c_str(), std::string(backend_key(c.dev.type())).c_str(),
                 dtype, ms, value, unit, extra.c_str());
   }
@@ -152,6 +188,24 @@ void run_suite(Ctx& c) {
 
 }  // namespace
 
+namespace {
+
+// Where the figures come from: the device, and on the CPU its cpuid family,
+// model and microarchitecture, the thread count and each kernel family's
+// variant. JSON lines carry the architecture and variant on each case instead.
+void print_header(const Ctx& c) {
+  if (c.json) return;
+  const DeviceInfo& d = c.dev.info();
+  std::printf("torsh bench on %s", c.dev.name().c_str());
+  if (!d.architecture.empty()) std::printf(", %s", d.architecture.c_str());
+  if (c.dev.type() == BackendType::Cpu)
+    std::printf(", %s, %d threads", d.compute_capability.c_str(), c.dev.hints().threads);
+  std::printf("\n");
+  for (const auto& [family, variant] : d.kernel_variants) std::printf("  %-22s %s\n", family.c_str(), variant.c_str());
+}
+
+}  // namespace
+
 int bench(const BenchOptions& opt) {
   const auto type = backend_from_name(opt.backend);
   if (!type) {
@@ -175,7 +229,7 @@ int bench(const BenchOptions& opt) {
     for (const auto& name : c.listed) std::puts(name.c_str());
     return 0;
   }
-  if (!c.json) std::printf("torsh bench on %s\n", c.dev.name().c_str());
+  print_header(c);
   const bool profiling = !opt.profile.empty();
   if (profiling) {
     profiler::Options po;

@@ -33,7 +33,12 @@ std::string info_json() {
          << (d.free_memory ? std::to_string(*d.free_memory) : "null") << ",\"compute_units\":" << d.compute_units
          << ",\"compute_capability\":\"" << esc(d.compute_capability) << "\",\"unified_memory\":"
          << (d.unified_memory ? "true" : "false") << ",\"software\":" << (d.software ? "true" : "false")
-         << ",\"peak_gflops\":" << d.peak_gflops << "}";
+         << ",\"peak_gflops\":" << d.peak_gflops << ",\"architecture\":\"" << esc(d.architecture)
+         << "\",\"kernels\":{";
+      for (std::size_t i = 0; i < d.kernel_variants.size(); ++i)
+        os << (i ? "," : "") << "\"" << esc(d.kernel_variants[i].first) << "\":\"" << esc(d.kernel_variants[i].second)
+           << "\"";
+      os << "}}";
       fd = false;
     }
     os << "]}";

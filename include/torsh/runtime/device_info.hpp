@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "torsh/core/device.hpp"
@@ -28,6 +29,13 @@ struct DeviceInfo {
   double peak_gflops = 0;          // f32 FMA peak estimate
   std::string driver_version;
   std::vector<std::string> features;  // "avx2", "avx512f", "fp16", "cl_khr_fp64", ...
+  // CPU: cpuid family and model, and the microarchitecture where known
+  // ("family 25 model 17 (Zen 4)"); empty for other devices.
+  std::string architecture;
+  // The variant of each kernel family this device runs, as (family, variant):
+  // on the CPU the instruction set and tile of each hand-written kernel
+  // ("gemm f32", "avx512-14x32"), so a figure says where it came from.
+  std::vector<std::pair<std::string, std::string>> kernel_variants;
 };
 
 struct Capabilities {

@@ -68,10 +68,9 @@ void run(const rt::BinaryArgs& a) {
     const bool stream = stream_worthwhile(a.out.numel() * static_cast<std::int64_t>(sizeof(T)));
     pool().parallel_for(a.out.numel(), elementwise_grain(a.out.numel(), 1 << 15), [&](std::int64_t b, std::int64_t e) {
       if constexpr (std::is_same_v<T, float>) {
-        if (!stream) return simd::binary_f32(Op, x + b, y + b, 1, z + b, e - b);
-        return write_streaming(z + b, e - b, [&](float* out, std::int64_t i, std::int64_t m) {
-          simd::binary_f32(Op, x + b + i, y + b + i, 1, out, m);
-        });
+        simd::binary_f32(Op, x + b, y + b, 1, z + b, e - b, stream);
+        if (stream) stream_fence();
+        return;
       }
       for (std::int64_t i = b; i < e; ++i) z[i] = from_acc<T>(apply<Op, A>(to_acc(x[i]), to_acc(y[i])));
     });

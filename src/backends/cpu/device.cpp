@@ -7,6 +7,9 @@
 #include "../../runtime/registry_internal.hpp"
 #include "platform/cpu_info.hpp"
 #include "platform/thread_pool.hpp"
+#include "platform/tuning.hpp"
+#include "simd/stream_store.hpp"
+#include "torsh/runtime/autotune.hpp"
 #include "user_kernel/user_kernel.hpp"
 
 namespace torsh::cpu {
@@ -31,7 +34,12 @@ double CpuEvent::elapsed_ms(rt::EventImpl& later) {
   return std::chrono::duration<double, std::milli>(static_cast<CpuEvent&>(later).when - when).count();
 }
 
-CpuDevice::CpuDevice() : rt::DeviceImpl(kernel_table()), info_(query_host_cpu()) {}
+CpuDevice::CpuDevice() : rt::DeviceImpl(kernel_table()), info_(query_host_cpu()) {
+  // With auto-tuning on, the store kind is measured now (once per machine,
+  // then read from the cache), so the variants below report the decision.
+  if (autotune::enabled()) streaming_stores_win(stream_threshold_bytes());
+  info_.kernel_variants = kernel_variants();
+}
 
 Capabilities CpuDevice::capabilities() const {
   Capabilities c;

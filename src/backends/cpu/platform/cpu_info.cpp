@@ -3,6 +3,9 @@
 #include <sys/sysinfo.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -47,7 +50,49 @@ double max_mhz(double cpuinfo_mhz) {
   return cpuinfo_mhz;
 }
 
+struct Arch {
+  const char* vendor;
+  int family, model_lo, model_hi;
+  const char* name;
+};
+
+// Server and desktop parts this library is measured on or likely to meet.
+constexpr Arch kArchs[] = {
+    {"AuthenticAMD", 0x17, 0x00, 0x2f, "Zen/Zen+"},       {"AuthenticAMD", 0x17, 0x30, 0xff, "Zen 2"},
+    {"AuthenticAMD", 0x19, 0x00, 0x0f, "Zen 3"},          {"AuthenticAMD", 0x19, 0x20, 0x5f, "Zen 3"},
+    {"AuthenticAMD", 0x19, 0x10, 0x1f, "Zen 4"},          {"AuthenticAMD", 0x19, 0x60, 0x7f, "Zen 4"},
+    {"AuthenticAMD", 0x19, 0xa0, 0xaf, "Zen 4c"},         {"AuthenticAMD", 0x1a, 0x00, 0xff, "Zen 5"},
+    {"GenuineIntel", 6, 0x3f, 0x3f, "Haswell"},           {"GenuineIntel", 6, 0x4f, 0x4f, "Broadwell"},
+    {"GenuineIntel", 6, 0x55, 0x55, "Skylake/Cascade Lake"}, {"GenuineIntel", 6, 0x6a, 0x6c, "Ice Lake"},
+    {"GenuineIntel", 6, 0x8f, 0x8f, "Sapphire Rapids"},   {"GenuineIntel", 6, 0xcf, 0xcf, "Emerald Rapids"},
+    {"GenuineIntel", 6, 0xad, 0xae, "Granite Rapids"},    {"GenuineIntel", 6, 0x97, 0x9a, "Alder Lake"},
+    {"GenuineIntel", 6, 0xb7, 0xb7, "Raptor Lake"},       {"GenuineIntel", 6, 0xba, 0xbf, "Raptor Lake"},
+};
+
+IsaCap read_isa_cap() {
+  const char* v = std::getenv("TORSH_CPU_ISA");
+  if (!v || !*v || std::strcmp(v, "avx512") == 0) return IsaCap::Avx512;
+  if (std::strcmp(v, "avx2") == 0) return IsaCap::Avx2;
+  if (std::strcmp(v, "generic") == 0) return IsaCap::Generic;
+  std::fprintf(stderr, "torsh: TORSH_CPU_ISA=%s is not one of generic, avx2, avx512; ignored\n", v);
+  return IsaCap::Avx512;
+}
+
 }  // namespace
+
+IsaCap isa_cap() {
+  static const IsaCap cap = read_isa_cap();
+  return cap;
+}
+
+std::string cpu_architecture(const std::string& vendor, int family, int model) {
+  if (family <= 0) return "";
+  std::string s = "family " + std::to_string(family) + " model " + std::to_string(model);
+  for (const Arch& a : kArchs)
+    if (vendor == a.vendor && family == a.family && model >= a.model_lo && model <= a.model_hi)
+      return s + " (" + a.name + ")";
+  return s;
+}
 
 bool has_feature(const DeviceInfo& info, const char* flag) {
   return std::find(info.features.begin(), info.features.end(), flag) != info.features.end();
@@ -61,6 +106,7 @@ DeviceInfo query_host_cpu() {
   std::ifstream f("/proc/cpuinfo");
   std::string line, flags;
   double mhz = 0;
+  int family = -1, model = -1;
   while (std::getline(f, line)) {
     auto colon = line.find(':');
     if (colon == std::string::npos) continue;
@@ -70,6 +116,8 @@ DeviceInfo query_host_cpu() {
     else if (key == "vendor_id" && d.vendor.empty()) d.vendor = val;
     else if (key == "flags" && flags.empty()) flags = val;
     else if (key == "cpu MHz" && mhz == 0) mhz = std::atof(val.c_str());
+    else if (key == "cpu family" && family < 0) family = std::atoi(val.c_str());
+    else if (key == "model" && model < 0) model = std::atoi(val.c_str());
   }
   if (d.name.empty()) d.name = "host CPU";
   static const char* kInteresting[] = {"sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl",
@@ -79,12 +127,15 @@ DeviceInfo query_host_cpu() {
   for (std::string w; fs >> w;) all.push_back(w);
   for (const char* want : kInteresting)
     if (std::find(all.begin(), all.end(), want) != all.end()) d.features.push_back(want);
+  d.architecture = cpu_architecture(d.vendor, family, model);
   d.compute_units = default_threads();
   const bool avx512 = has_feature(d, "avx512f"), avx2 = has_feature(d, "avx2") && has_feature(d, "fma");
   d.compute_capability = avx512 ? (has_feature(d, "avx512_bf16") ? "AVX-512 (BF16)" : "AVX-512")
                                 : avx2 ? "AVX2+FMA" : "SSE";
-  // Two FMA pipes per core, each lane doing a multiply and an add.
-  const int lanes = avx512 ? 16 : avx2 ? 8 : 4;
+  // Two FMA pipes per core, each lane doing a multiply and an add. Zen 4
+  // runs a 512-bit FMA as two halves on 256-bit pipes: AVX2's peak.
+  const bool split512 = d.architecture.find("(Zen 4") != std::string::npos;
+  const int lanes = avx512 && !split512 ? 16 : avx2 || avx512 ? 8 : 4;
   d.peak_gflops = d.compute_units * max_mhz(mhz) / 1000.0 * lanes * 2 * 2;
   std::uint64_t total = meminfo_kb("MemTotal") * 1024, avail = meminfo_kb("MemAvailable") * 1024;
   if (auto lim = cgroup_limit(); lim && lim < total) {

@@ -1,8 +1,29 @@
 #pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "torsh/runtime/device_info.hpp"
 
 namespace torsh::cpu {
 // Reads the host CPU's facts from the OS: model, cores, SIMD flags, memory.
 DeviceInfo query_host_cpu();
 bool has_feature(const DeviceInfo& info, const char* flag);
+
+// The highest x86 level the hand-written kernels may use: what the CPU has,
+// capped by TORSH_CPU_ISA (generic, avx2 or avx512; read once). The cap lets
+// one machine measure the kernels an older CPU would run, as oneDNN's
+// ONEDNN_MAX_CPU_ISA does. A value it does not know is reported once on
+// stderr and ignored.
+enum class IsaCap { Generic, Avx2, Avx512 };
+IsaCap isa_cap();
+
+// "family 25 model 17 (Zen 4)": the cpuid family and model, with the
+// microarchitecture where this table knows it.
+std::string cpu_architecture(const std::string& vendor, int family, int model);
+
+// Which variant of each hand-written kernel family this process runs
+// (`gemm f32` -> `avx512-14x32`, `elementwise` -> `avx512`, ...), for
+// `torsh info` and `torsh bench`.
+std::vector<std::pair<std::string, std::string>> kernel_variants();
 }  // namespace torsh::cpu

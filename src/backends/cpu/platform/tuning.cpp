@@ -8,6 +8,7 @@
 
 #include "cpu_info.hpp"
 #include "../simd/simd.hpp"
+#include "../simd/stream_store.hpp"
 #include "thread_pool.hpp"
 #include "torsh/runtime/autotune.hpp"
 
@@ -23,6 +24,7 @@ constexpr int kLo = 10, kHi = 22;
 struct Decisions {
   std::atomic<int> threads{0};
   std::array<std::atomic<std::int8_t>, kHi> choice{};
+  std::atomic<std::int8_t> stores{0};  // 0 unknown, 1 plain, 2 streaming
 };
 Decisions g_decisions;
 
@@ -46,16 +48,57 @@ bool measure_serial_wins(int bucket, int threads) {
   return pick == "threads=1";
 }
 
+void follow_thread_count(int threads) {
+  if (g_decisions.threads.load(std::memory_order_relaxed) != threads) {
+    for (auto& c : g_decisions.choice) c.store(0, std::memory_order_relaxed);
+    g_decisions.stores.store(0, std::memory_order_relaxed);
+    g_decisions.threads.store(threads, std::memory_order_relaxed);
+  }
+}
+
+bool measure_streaming_wins(std::int64_t llc_bytes, int threads) {
+  // Twice the cache, so neither kind finds the output there.
+  const std::int64_t n = 2 * llc_bytes / static_cast<std::int64_t>(sizeof(float));
+  std::vector<float> x(static_cast<std::size_t>(n), 1.0f), z(x);
+  const auto run = [&](bool stream) {
+    pool().parallel_for(n, (n + threads - 1) / threads, [&](std::int64_t b, std::int64_t e) {
+      simd::binary_f32(rt::BinaryOp::Add, x.data() + b, x.data() + b, 1, z.data() + b, e - b, stream);
+    });
+    stream_fence();
+  };
+  const std::string pick = autotune::choose(
+      {device_key(threads), "store_kind", "llc=" + std::to_string(llc_bytes >> 20) + "MiB", DType::F32},
+      {{"streaming", [&] { run(true); }}, {"plain", [&] { run(false); }}}, 5);
+  return pick == "streaming";
+}
+
 }  // namespace
+
+bool streaming_stores_win(std::int64_t llc_bytes) {
+  if (!autotune::enabled()) return true;
+  const int threads = pool().size();
+  follow_thread_count(threads);
+  std::int8_t c = g_decisions.stores.load(std::memory_order_relaxed);
+  if (c == 0) {
+    c = measure_streaming_wins(llc_bytes, threads) ? 2 : 1;
+    g_decisions.stores.store(c, std::memory_order_relaxed);
+  }
+  return c == 2;
+}
+
+const char* store_kind() {
+  switch (g_decisions.stores.load(std::memory_order_relaxed)) {
+    case 1: return "plain (measured)";
+    case 2: return "streaming (measured)";
+    default: return autotune::enabled() ? "streaming until measured" : "streaming (built-in)";
+  }
+}
 
 std::int64_t elementwise_grain(std::int64_t n, std::int64_t default_grain) {
   if (n < (std::int64_t{1} << kLo) || !autotune::enabled()) return default_grain;
   const int threads = pool().size();
   if (threads == 1 || n >= (std::int64_t{1} << kHi)) return default_grain;
-  if (g_decisions.threads.load(std::memory_order_relaxed) != threads) {
-    for (auto& c : g_decisions.choice) c.store(0, std::memory_order_relaxed);
-    g_decisions.threads.store(threads, std::memory_order_relaxed);
-  }
+  follow_thread_count(threads);
   const int bucket = std::bit_width(static_cast<std::uint64_t>(n)) - 1;
   std::int8_t c = g_decisions.choice[bucket].load(std::memory_order_relaxed);
   if (c == 0) {

@@ -144,7 +144,7 @@ inline void zip(const float* a, const float* b, std::int64_t bs, float* out, std
 }  // namespace
 
 TORSH_SIMD_CLONES
-void binary_f32(rt::BinaryOp op, const float* a, const float* b, std::int64_t bs, float* out, std::int64_t n) {
+void binary_f32_portable(rt::BinaryOp op, const float* a, const float* b, std::int64_t bs, float* out, std::int64_t n) {
   using B = rt::BinaryOp;
   switch (op) {
     case B::Add: return zip(a, b, bs, out, n, [](float x, float y) { return x + y; });
@@ -184,6 +184,16 @@ void softmax_row_f32_portable(const float* x, float* y, std::int64_t n, bool log
     const float inv = 1.0f / sum;
     for (std::int64_t i = 0; i < n; ++i) y[i] *= inv;
   }
+}
+
+void binary_f32(rt::BinaryOp op, const float* a, const float* b, std::int64_t bs, float* out, std::int64_t n,
+                bool stream) {
+  if (avx512_usable() && binary_f32_avx512(op, a, b, bs, out, n, stream)) return;
+  if (avx2_fma_usable() && binary_f32_avx2(op, a, b, bs, out, n, stream)) return;
+  if (!stream) return binary_f32_portable(op, a, b, bs, out, n);
+  write_streaming(out, n, [&](float* stage, std::int64_t i, std::int64_t len) {
+    binary_f32_portable(op, a + i, b + i * bs, bs, stage, len);
+  });
 }
 
 void unary_f32(rt::UnaryOp op, const float* x, float* y, std::int64_t n, bool stream) {

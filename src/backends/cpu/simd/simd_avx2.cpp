@@ -6,6 +6,7 @@
 // within 1.5e-7 of the true erf). Tails run through masked loads and stores,
 // never past n.
 #include "simd_avx2.hpp"
+#include "../platform/cpu_info.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -22,7 +23,7 @@ bool avx2_fma_usable() {
 #if defined(__x86_64__) && defined(__GNUC__)
   static const bool ok = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return isa_cap() >= IsaCap::Avx2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   }();
   return ok;
 #else
@@ -225,7 +226,67 @@ bool unary_body(rt::UnaryOp op, const float* x, float* y, std::int64_t n) {
   }
 }
 
+// out = op(a, b), b broadcast when bs == 0; stores straight from the
+// registers (see binary_f32_avx512 for why not through an L1 stage).
+// b[i...] as a vector, or the scalar *b broadcast (bs == 0).
+TORSH_AVX2_INLINE __m256 load_b(const float* b, std::int64_t bs, std::int64_t i) {
+  return bs ? _mm256_loadu_ps(b + i) : _mm256_set1_ps(*b);
+}
+
+template <bool kStream, class F>
+TORSH_AVX2_INLINE void zip_loop(const float* a, const float* b, std::int64_t bs, float* out, std::int64_t n, F f) {
+  std::int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) store<kStream>(out + i + 8 * k, f(_mm256_loadu_ps(a + i + 8 * k), load_b(b, bs, i + 8 * k)));
+  }
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, f(_mm256_loadu_ps(a + i), load_b(b, bs, i)));
+  if (i < n) {
+    const __m256i m = tail_mask(n - i);
+    const __m256 vb = bs ? _mm256_maskload_ps(b + i, m) : _mm256_set1_ps(*b);
+    _mm256_maskstore_ps(out + i, m, f(_mm256_maskload_ps(a + i, m), vb));
+  }
+}
+
+template <class F>
+TORSH_AVX2_INLINE void zip(const float* a, const float* b, std::int64_t bs, float* out, std::int64_t n, bool stream,
+                           F f) {
+  if (!stream) return zip_loop<false>(a, b, bs, out, n, f);
+  const auto misaligned = static_cast<std::int64_t>((reinterpret_cast<std::uintptr_t>(out) & 31) / sizeof(float));
+  const std::int64_t head = std::min(n, misaligned ? 8 - misaligned : 0);
+  zip_loop<false>(a, b, bs, out, head, f);
+  zip_loop<true>(a + head, b + head * bs, bs, out + head, n - head, f);
+}
+
+// max/min that propagate NaN as torch.maximum does (a + b is NaN when either is).
+TORSH_AVX2_INLINE __m256 nan_or(__m256 x, __m256 y, __m256 r) {
+  return _mm256_blendv_ps(r, _mm256_add_ps(x, y), _mm256_cmp_ps(x, y, _CMP_UNORD_Q));
+}
+
+// The ops as function objects: the target pragma does not reach lambdas.
+struct Add { TORSH_AVX2_INLINE __m256 operator()(__m256 x, __m256 y) const { return _mm256_add_ps(x, y); } };
+struct Sub { TORSH_AVX2_INLINE __m256 operator()(__m256 x, __m256 y) const { return _mm256_sub_ps(x, y); } };
+struct Mul { TORSH_AVX2_INLINE __m256 operator()(__m256 x, __m256 y) const { return _mm256_mul_ps(x, y); } };
+struct Div { TORSH_AVX2_INLINE __m256 operator()(__m256 x, __m256 y) const { return _mm256_div_ps(x, y); } };
+struct Max { TORSH_AVX2_INLINE __m256 operator()(__m256 x, __m256 y) const { return nan_or(x, y, _mm256_max_ps(x, y)); } };
+struct Min { TORSH_AVX2_INLINE __m256 operator()(__m256 x, __m256 y) const { return nan_or(x, y, _mm256_min_ps(x, y)); } };
+
 }  // namespace
+
+bool binary_f32_avx2(rt::BinaryOp op, const float* a, const float* b, std::int64_t bs, float* out, std::int64_t n,
+                     bool stream) {
+  using B = rt::BinaryOp;
+  switch (op) {
+    case B::Add: zip(a, b, bs, out, n, stream, Add{}); return true;
+    case B::Sub: zip(a, b, bs, out, n, stream, Sub{}); return true;
+    case B::Mul: zip(a, b, bs, out, n, stream, Mul{}); return true;
+    case B::Div: zip(a, b, bs, out, n, stream, Div{}); return true;
+    case B::Maximum: zip(a, b, bs, out, n, stream, Max{}); return true;
+    case B::Minimum: zip(a, b, bs, out, n, stream, Min{}); return true;
+    case B::Pow: return false;
+  }
+  return false;
+}
 
 bool unary_f32_avx2(rt::UnaryOp op, const float* x, float* y, std::int64_t n, bool stream) {
   if (!stream) return unary_body<false>(op, x, y, n);
@@ -357,6 +418,7 @@ void norm_row_f32_avx2(const float* x, float* y, const float* w, const float* b,
 #else  // no x86: avx2_fma_usable() is false and these are never called.
 namespace torsh::cpu::simd {
 bool unary_f32_avx2(rt::UnaryOp, const float*, float*, std::int64_t, bool) { return false; }
+bool binary_f32_avx2(rt::BinaryOp, const float*, const float*, std::int64_t, float*, std::int64_t, bool) { return false; }
 void softmax_row_f32_avx2(const float*, float*, std::int64_t, bool, const float*) {}
 void norm_row_f32_avx2(const float*, float*, const float*, const float*, std::int64_t, float, bool, const float*) {}
 }  // namespace torsh::cpu::simd

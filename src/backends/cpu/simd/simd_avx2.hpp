@@ -11,6 +11,9 @@ bool avx2_fma_usable();
 // False when `op` has no AVX2 body here (the caller runs the portable loop).
 // stream: as in simd::unary_f32.
 bool unary_f32_avx2(rt::UnaryOp op, const float* x, float* y, std::int64_t n, bool stream = false);
+// out = op(a, b) as simd::binary_f32 (Pow has no body here); stream: as above.
+bool binary_f32_avx2(rt::BinaryOp op, const float* a, const float* b, std::int64_t bs, float* out, std::int64_t n,
+                     bool stream = false);
 // next: the row the caller reads after this one (or null), prefetched during
 // the passes that run from L1 so its DRAM read overlaps this row's math.
 void softmax_row_f32_avx2(const float* x, float* y, std::int64_t n, bool log, const float* next = nullptr);

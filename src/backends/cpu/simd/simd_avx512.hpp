@@ -14,5 +14,8 @@ bool avx512_usable();
 // False when `op` has no AVX-512 body here (the caller tries the next level).
 // stream: as in simd::unary_f32.
 bool unary_f32_avx512(rt::UnaryOp op, const float* x, float* y, std::int64_t n, bool stream = false);
+// out = op(a, b) as simd::binary_f32 (Pow has no body here); stream: as above.
+bool binary_f32_avx512(rt::BinaryOp op, const float* a, const float* b, std::int64_t bs, float* out, std::int64_t n,
+                       bool stream = false);
 
 }  // namespace torsh::cpu::simd

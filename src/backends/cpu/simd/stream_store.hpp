@@ -9,8 +9,12 @@
 
 namespace torsh::cpu {
 
-// True when an op writing `bytes` in one call should stream them.
+// True when an op writing `bytes` in one call should stream them: more than
+// the last-level cache holds, on a CPU where streaming stores win
+// (platform/tuning.hpp).
 bool stream_worthwhile(std::int64_t bytes);
+// The size past which outputs stream: the last-level cache this CPU shares.
+std::int64_t stream_threshold_bytes();
 
 // dst[0, n) = src[0, n); non-temporal stores where dst is 16-byte aligned.
 // Those stores are weakly ordered: stream_fence() must follow the last of

@@ -1,0 +1,60 @@
+// Which variant of each hand-written kernel family this process runs: the
+// same choices the families make themselves (each reads cpuid once, capped by
+// TORSH_CPU_ISA), gathered for DeviceInfo::kernel_variants.
+#include <string>
+
+#include "gemm/gemm.hpp"
+#include "platform/cpu_info.hpp"
+#include "platform/tuning.hpp"
+#include "quant/qmatmul_kernels.hpp"
+#include "simd/simd_avx2.hpp"
+#include "simd/simd_avx512.hpp"
+#include "simd/stream_store.hpp"
+
+namespace torsh::cpu {
+
+namespace {
+
+// The target_clones loops (simd.hpp) are picked by the loader from the CPU's
+// features alone; TORSH_CPU_ISA does not reach them.
+const char* clone_level() {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512cd"))
+    return "x86-64-v4 loop";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2"))
+    return "x86-64-v3 loop";
+#endif
+  return "baseline loop";
+}
+
+std::string level(bool avx512_body) {
+  if (avx512_body && simd::avx512_usable()) return "avx512";
+  if (simd::avx2_fma_usable()) return "avx2";
+  return clone_level();
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> kernel_variants() {
+  const std::string cap = isa_cap() == IsaCap::Avx512 ? "" : isa_cap() == IsaCap::Avx2 ? " (TORSH_CPU_ISA=avx2)"
+                                                                                        : " (TORSH_CPU_ISA=generic)";
+  const gemm::Kernel& f32 = gemm::kernel_for(DType::F32);
+  const gemm::Kernel& bf16 = gemm::kernel_for(DType::BF16);
+  const std::string llc = std::to_string(stream_threshold_bytes() >> 20) + " MiB";
+  return {
+      {"gemm f32", f32.name + cap},
+      {"gemm bf16", &bf16 == &f32 ? std::string(f32.name) + ", bf16 widened while packing" + cap : bf16.name + cap},
+      {"gemm f16", std::string(f32.name) + ", f16 widened while packing" + cap},
+      {"binary f32", level(true) + cap},
+      {"gelu f32", level(true) + cap},
+      {"other unary f32", level(false) + cap},
+      {"softmax, norms", level(false) + cap},
+      {"conv2d winograd", (simd::avx2_fma_usable() ? "avx2" : "portable") + cap},
+      {"quantized dot", quant::isa_name(quant::active_isa()) + cap},
+      {"stores past " + llc, store_kind()},
+  };
+}
+
+}  // namespace torsh::cpu
