@@ -318,7 +318,10 @@ TEST(Gemm, EveryKernelThisCpuRuns) {
   const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                       __builtin_cpu_supports("avx512vl");
   if (avx512) kernels.push_back(&g::kernel_avx512_f32());
-  if (avx512 && __builtin_cpu_supports("avx512bf16")) kernels.push_back(&g::kernel_avx512_bf16());
+  if (avx512 && __builtin_cpu_supports("avx512bf16")) {
+    kernels.push_back(&g::kernel_avx512_bf16());
+    kernels.push_back(&g::kernel_avx512_bf16_deep_k());
+  }
 #endif
   std::mt19937 rng(7);
   std::normal_distribution<float> normal;
@@ -328,7 +331,7 @@ TEST(Gemm, EveryKernelThisCpuRuns) {
     const std::vector<DType> inputs = pairs ? std::vector<DType>{DType::BF16}
                                             : std::vector<DType>{DType::F32, DType::F16, DType::BF16};
     for (DType in : inputs)
-      for (auto [m, k, n] : std::vector<std::array<std::int64_t, 3>>{{1, 1, 1}, {13, 37, 29}, {70, 301, 100}, {29, 1601, 45}})
+      for (auto [m, k, n] : std::vector<std::array<std::int64_t, 3>>{{1, 1, 1}, {13, 37, 29}, {70, 301, 100}, {29, 1601, 45}, {17, 4501, 40}})
         for (int trans = 0; trans < 4; ++trans)
           for (DType out : {in, DType::F32}) {
             const bool ta = trans & 1, tb = trans & 2;

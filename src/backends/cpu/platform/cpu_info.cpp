@@ -85,6 +85,11 @@ IsaCap isa_cap() {
   return cap;
 }
 
+bool splits_512bit_ops() {
+  static const bool split = query_host_cpu().architecture.find("(Zen 4") != std::string::npos;
+  return split;
+}
+
 std::string cpu_architecture(const std::string& vendor, int family, int model) {
   if (family <= 0) return "";
   std::string s = "family " + std::to_string(family) + " model " + std::to_string(model);

@@ -22,6 +22,10 @@ IsaCap isa_cap();
 // microarchitecture where this table knows it.
 std::string cpu_architecture(const std::string& vendor, int family, int model);
 
+// Whether this CPU runs 512-bit vector operations as two halves on 256-bit
+// units (Zen 4): its AVX-512 peak is AVX2's, and kernels block for it.
+bool splits_512bit_ops();
+
 // Which variant of each hand-written kernel family this process runs
 // (`gemm f32` -> `avx512-14x32`, `elementwise` -> `avx512`, ...), for
 // `torsh info` and `torsh bench`.
