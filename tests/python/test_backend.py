@@ -22,6 +22,14 @@ def test_create_cpu_and_its_facts():
     assert b == tb.create("cpu") and hash(b) == hash(tb.create("cpu"))
 
 
+def test_cpu_says_which_kernels_it_runs():
+    info = tb.create("cpu").info
+    assert isinstance(info.architecture, str)
+    variants = dict(info.kernel_variants)
+    for family in ("gemm f32", "gemm bf16", "binary f32", "softmax, norms", "quantized dot"):
+        assert variants.get(family), (family, variants)
+
+
 def test_auto_picks_an_available_backend():
     b = tb.create("auto")
     assert b.type in tb.available()
