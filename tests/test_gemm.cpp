@@ -317,7 +317,10 @@ TEST(Gemm, EveryKernelThisCpuRuns) {
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) kernels.push_back(&g::kernel_avx2_f32());
   const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                       __builtin_cpu_supports("avx512vl");
-  if (avx512) kernels.push_back(&g::kernel_avx512_f32());
+  if (avx512) {
+    kernels.push_back(&g::kernel_avx512_f32());
+    kernels.push_back(&g::kernel_avx512_f32_deep_k());
+  }
   if (avx512 && __builtin_cpu_supports("avx512bf16")) {
     kernels.push_back(&g::kernel_avx512_bf16());
     kernels.push_back(&g::kernel_avx512_bf16_deep_k());

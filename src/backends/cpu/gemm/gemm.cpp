@@ -122,54 +122,68 @@ void scale_c(const Batch& bt) {
   });
 }
 
-// The bf16 kernel's k blocking. Deep k blocks halve C's memory traffic but
-// stream the A panel from L2: they won on Zen 4 (512-bit ops on 256-bit
-// units, so the tile needs half the load bandwidth per cycle of Zen 5's), and
-// the 768 blocks are what Zen 5 was measured with. With auto-tuning on, a
-// 1024^3 product on all threads is timed both ways once per machine.
-const Kernel& measure_bf16_blocking() {
-  const std::int64_t n = 1024;
-  std::vector<std::uint16_t> a(static_cast<std::size_t>(n * n), 0x3f80), b(a);  // bf16 1.0
-  std::vector<float> c(static_cast<std::size_t>(n * n));
-  Problem p;
-  p.a = {a.data(), DType::BF16, n, 1};
-  p.b = {b.data(), DType::BF16, n, 1};
-  p.c = c.data();
-  p.c_rs = n;
-  p.c_cs = 1;
-  p.m = p.n = p.k = n;
-  const int threads = pool().size();
-  const Kernel* kernels[] = {&kernel_avx512_bf16(), &kernel_avx512_bf16_deep_k()};
-  std::vector<autotune::Candidate> candidates;
-  for (const Kernel* k : kernels) candidates.push_back({k->name, [&p, k, threads] { run_blocked(*k, p, threads); }});
-  const std::string pick = autotune::choose({"cpu:" + query_host_cpu().name + " x" + std::to_string(threads),
-                                             "gemm_bf16_blocking", "n=1024", DType::BF16},
-                                            candidates, 5);
-  return pick == kernels[1]->name ? *kernels[1] : *kernels[0];
-}
+// The k blocking of the AVX-512 kernels. Deep k blocks cut C's memory
+// traffic but stream the A panel from L2: they won on Zen 4 (512-bit ops on
+// 256-bit units, so the tile needs half the load bandwidth per cycle of Zen
+// 5's), and the shallow ones are what Zen 5 was measured with. With
+// auto-tuning on, a 1024^3 product on all threads is timed both ways once
+// per machine and input dtype.
+class Blocking {
+ public:
+  Blocking(const Kernel& shallow, const Kernel& deep, DType in) : shallow_(shallow), deep_(deep), in_(in) {}
 
-const Kernel& bf16_kernel() {
-  static std::atomic<const Kernel*> chosen{nullptr};
-  static std::atomic<bool> measured{false};
-  const Kernel* k = chosen.load(std::memory_order_acquire);
-  // A built-in choice is kept until auto-tuning is on; a measured one for good.
-  if (k && (measured.load(std::memory_order_relaxed) || !autotune::enabled())) return *k;
-  if (autotune::enabled()) {
-    k = &measure_bf16_blocking();
-    measured.store(true, std::memory_order_relaxed);
-  } else {
-    k = splits_512bit_ops() ? &kernel_avx512_bf16_deep_k() : &kernel_avx512_bf16();
+  const Kernel& get() {
+    const Kernel* k = chosen_.load(std::memory_order_acquire);
+    // A built-in choice is kept until auto-tuning is on; a measured one for good.
+    if (k && (measured_.load(std::memory_order_relaxed) || !autotune::enabled())) return *k;
+    if (autotune::enabled()) {
+      k = &measure();
+      measured_.store(true, std::memory_order_relaxed);
+    } else {
+      k = splits_512bit_ops() ? &deep_ : &shallow_;
+    }
+    chosen_.store(k, std::memory_order_release);
+    return *k;
   }
-  chosen.store(k, std::memory_order_release);
-  return *k;
-}
+
+ private:
+  const Kernel& measure() const {
+    const std::int64_t n = 1024;
+    // Ones in either dtype (bf16 1.0 is 0x3f80): finite sums, no denormals.
+    std::vector<float> a(static_cast<std::size_t>(n * n), 1.0f), b(a), c(a);
+    if (in_ == DType::BF16)
+      for (auto* v : {&a, &b}) std::fill_n(reinterpret_cast<std::uint16_t*>(v->data()), n * n, std::uint16_t{0x3f80});
+    Problem p;
+    p.a = {a.data(), in_, n, 1};
+    p.b = {b.data(), in_, n, 1};
+    p.c = c.data();
+    p.c_rs = n;
+    p.c_cs = 1;
+    p.m = p.n = p.k = n;
+    const int threads = pool().size();
+    std::vector<autotune::Candidate> candidates;
+    for (const Kernel* k : {&shallow_, &deep_}) candidates.push_back({k->name, [&p, k, threads] { run_blocked(*k, p, threads); }});
+    const std::string pick = autotune::choose(
+        {"cpu:" + query_host_cpu().name + " x" + std::to_string(threads), "gemm_k_blocking", "n=1024", in_}, candidates, 5);
+    return pick == deep_.name ? deep_ : shallow_;
+  }
+
+  const Kernel &shallow_, &deep_;
+  DType in_;
+  std::atomic<const Kernel*> chosen_{nullptr};
+  std::atomic<bool> measured_{false};
+};
 
 }  // namespace
 
 const Kernel& kernel_for(DType in) {
-  if (in == DType::BF16) {
-    static const bool bf16 = has_avx512_bf16();
-    if (bf16) return bf16_kernel();
+  if (in == DType::BF16 && has_avx512_bf16()) {
+    static Blocking bf16(kernel_avx512_bf16(), kernel_avx512_bf16_deep_k(), DType::BF16);
+    return bf16.get();
+  }
+  if (has_avx512()) {
+    static Blocking f32(kernel_avx512_f32(), kernel_avx512_f32_deep_k(), DType::F32);
+    return f32.get();
   }
   return best_f32();
 }

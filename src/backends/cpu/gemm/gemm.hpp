@@ -74,14 +74,15 @@ struct Kernel {
 // Kernels by instruction set; the first three are always usable on x86-64
 // hosts that have the features (callers check), the generic one anywhere.
 const Kernel& kernel_avx512_f32();
+const Kernel& kernel_avx512_f32_deep_k();  // the same tile over deeper k blocks
 const Kernel& kernel_avx512_bf16();
 const Kernel& kernel_avx512_bf16_deep_k();  // the same tile over deeper k blocks
 const Kernel& kernel_avx2_f32();
 const Kernel& kernel_generic_f32();
 
 // The fastest kernel this CPU runs for inputs of `in` (f32, f16 or bf16).
-// bf16 on AVX512_BF16: the k blocking is measured once per machine with
-// auto-tuning on (gemm.cpp), else the one measured faster on this
+// The AVX-512 kernels come with two k blockings: measured once per machine
+// with auto-tuning on (gemm.cpp), else the one measured faster on this
 // microarchitecture.
 const Kernel& kernel_for(DType in);
 

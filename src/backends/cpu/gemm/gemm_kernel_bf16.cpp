@@ -84,7 +84,7 @@ const Kernel& kernel_avx512_bf16_deep_k() {
   // 2048 k instead of per 768, and the A panel (57 KB) streams from L2. On
   // Zen 4 (512-bit ops on 256-bit units) the tile alone holds 99% of the
   // vdpbf16ps peak either way, and a 2048^3 product on 2 threads went from
-  // 411 to 430 GFLOP/s (best of 18, in one process).
+  // 411 to 430 GFLOP/s (best of 18, in one process; gemm.cpp chooses).
   static const Kernel k{"avx512bf16-14x32-kc2048", Panel::Bf16Pairs, Resident::APanel, kMR, kNR, 2048, 384, 1008, &tile, &pack_a_avx512, &pack_b_avx512};
   return k;
 }
