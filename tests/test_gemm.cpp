@@ -314,7 +314,10 @@ TEST(Gemm, EveryKernelThisCpuRuns) {
   namespace g = torsh::cpu::gemm;
   std::vector<const g::Kernel*> kernels = {&g::kernel_generic_f32()};
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) kernels.push_back(&g::kernel_avx2_f32());
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    kernels.push_back(&g::kernel_avx2_f32());
+    kernels.push_back(&g::kernel_avx2_f32_deep_k());
+  }
   const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                       __builtin_cpu_supports("avx512vl");
   if (avx512) {

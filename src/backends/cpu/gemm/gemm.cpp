@@ -122,10 +122,11 @@ void scale_c(const Batch& bt) {
   });
 }
 
-// The k blocking of the AVX-512 kernels. Deep k blocks cut C's memory
+// The k blocking of the AVX-512 and AVX2 kernels. Deep k blocks cut C's memory
 // traffic but stream the A panel from L2: they won on Zen 4 (512-bit ops on
 // 256-bit units, so the tile needs half the load bandwidth per cycle of Zen
-// 5's), and the shallow ones are what Zen 5 was measured with. With
+// 5's), and the shallow ones are what Zen 5 (AVX-512) and a Zen 3 class CPU
+// (AVX2) were measured with. With
 // auto-tuning on, a 1024^3 product on all threads is timed both ways once
 // per machine and input dtype.
 class Blocking {
@@ -183,6 +184,10 @@ const Kernel& kernel_for(DType in) {
   }
   if (has_avx512()) {
     static Blocking f32(kernel_avx512_f32(), kernel_avx512_f32_deep_k(), DType::F32);
+    return f32.get();
+  }
+  if (has_avx2_fma()) {
+    static Blocking f32(kernel_avx2_f32(), kernel_avx2_f32_deep_k(), DType::F32);
     return f32.get();
   }
   return best_f32();

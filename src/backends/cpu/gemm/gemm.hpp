@@ -78,10 +78,11 @@ const Kernel& kernel_avx512_f32_deep_k();  // the same tile over deeper k blocks
 const Kernel& kernel_avx512_bf16();
 const Kernel& kernel_avx512_bf16_deep_k();  // the same tile over deeper k blocks
 const Kernel& kernel_avx2_f32();
+const Kernel& kernel_avx2_f32_deep_k();  // GotoBLAS order, deeper k blocks
 const Kernel& kernel_generic_f32();
 
 // The fastest kernel this CPU runs for inputs of `in` (f32, f16 or bf16).
-// The AVX-512 kernels come with two k blockings: measured once per machine
+// The AVX-512 and AVX2 kernels come with two k blockings: measured once per machine
 // with auto-tuning on (gemm.cpp), else the one measured faster on this
 // microarchitecture.
 const Kernel& kernel_for(DType in);
