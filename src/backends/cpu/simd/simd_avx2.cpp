@@ -45,6 +45,7 @@ bool avx2_fma_usable() {
 #define TORSH_AVX2_INLINE __attribute__((always_inline)) inline
 
 #include "simd_gelu.hpp"
+#include "simd_zip.hpp"
 
 namespace torsh::cpu::simd {
 namespace {
@@ -226,66 +227,35 @@ bool unary_body(rt::UnaryOp op, const float* x, float* y, std::int64_t n) {
   }
 }
 
-// out = op(a, b), b broadcast when bs == 0; stores straight from the
-// registers (see binary_f32_avx512 for why not through an L1 stage).
-// b[i...] as a vector, or the scalar *b broadcast (bs == 0).
-TORSH_AVX2_INLINE __m256 load_b(const float* b, std::int64_t bs, std::int64_t i) {
-  return bs ? _mm256_loadu_ps(b + i) : _mm256_set1_ps(*b);
-}
-
-template <bool kStream, class F>
-TORSH_AVX2_INLINE void zip_loop(const float* a, const float* b, std::int64_t bs, float* out, std::int64_t n, F f) {
-  std::int64_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-#pragma GCC unroll 4
-    for (int k = 0; k < 4; ++k) store<kStream>(out + i + 8 * k, f(_mm256_loadu_ps(a + i + 8 * k), load_b(b, bs, i + 8 * k)));
+// The operations of simd_zip.hpp at 8 lanes.
+struct Z256 {
+  using reg = __m256;
+  static constexpr std::int64_t kLanes = 8;
+  static TORSH_AVX2_INLINE reg loadu(const float* p) { return _mm256_loadu_ps(p); }
+  static TORSH_AVX2_INLINE void storeu(float* p, reg v) { _mm256_storeu_ps(p, v); }
+  static TORSH_AVX2_INLINE void stream(float* p, reg v) { _mm256_stream_ps(p, v); }
+  static TORSH_AVX2_INLINE reg set1(float v) { return _mm256_set1_ps(v); }
+  static TORSH_AVX2_INLINE reg add(reg x, reg y) { return _mm256_add_ps(x, y); }
+  static TORSH_AVX2_INLINE reg sub(reg x, reg y) { return _mm256_sub_ps(x, y); }
+  static TORSH_AVX2_INLINE reg mul(reg x, reg y) { return _mm256_mul_ps(x, y); }
+  static TORSH_AVX2_INLINE reg div(reg x, reg y) { return _mm256_div_ps(x, y); }
+  static TORSH_AVX2_INLINE reg max(reg x, reg y) { return _mm256_max_ps(x, y); }
+  static TORSH_AVX2_INLINE reg min(reg x, reg y) { return _mm256_min_ps(x, y); }
+  static TORSH_AVX2_INLINE reg nan_or(reg x, reg y, reg r) {
+    return _mm256_blendv_ps(r, _mm256_add_ps(x, y), _mm256_cmp_ps(x, y, _CMP_UNORD_Q));
   }
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, f(_mm256_loadu_ps(a + i), load_b(b, bs, i)));
-  if (i < n) {
-    const __m256i m = tail_mask(n - i);
-    const __m256 vb = bs ? _mm256_maskload_ps(b + i, m) : _mm256_set1_ps(*b);
-    _mm256_maskstore_ps(out + i, m, f(_mm256_maskload_ps(a + i, m), vb));
+  template <class F>
+  static TORSH_AVX2_INLINE void tail(const float* a, const float* b, std::int64_t bs, float* out, std::int64_t n, F f) {
+    const __m256i m = tail_mask(n);
+    _mm256_maskstore_ps(out, m, f(_mm256_maskload_ps(a, m), bs ? _mm256_maskload_ps(b, m) : _mm256_set1_ps(*b)));
   }
-}
-
-template <class F>
-TORSH_AVX2_INLINE void zip(const float* a, const float* b, std::int64_t bs, float* out, std::int64_t n, bool stream,
-                           F f) {
-  if (!stream) return zip_loop<false>(a, b, bs, out, n, f);
-  const auto misaligned = static_cast<std::int64_t>((reinterpret_cast<std::uintptr_t>(out) & 31) / sizeof(float));
-  const std::int64_t head = std::min(n, misaligned ? 8 - misaligned : 0);
-  zip_loop<false>(a, b, bs, out, head, f);
-  zip_loop<true>(a + head, b + head * bs, bs, out + head, n - head, f);
-}
-
-// max/min that propagate NaN as torch.maximum does (a + b is NaN when either is).
-TORSH_AVX2_INLINE __m256 nan_or(__m256 x, __m256 y, __m256 r) {
-  return _mm256_blendv_ps(r, _mm256_add_ps(x, y), _mm256_cmp_ps(x, y, _CMP_UNORD_Q));
-}
-
-// The ops as function objects: the target pragma does not reach lambdas.
-struct Add { TORSH_AVX2_INLINE __m256 operator()(__m256 x, __m256 y) const { return _mm256_add_ps(x, y); } };
-struct Sub { TORSH_AVX2_INLINE __m256 operator()(__m256 x, __m256 y) const { return _mm256_sub_ps(x, y); } };
-struct Mul { TORSH_AVX2_INLINE __m256 operator()(__m256 x, __m256 y) const { return _mm256_mul_ps(x, y); } };
-struct Div { TORSH_AVX2_INLINE __m256 operator()(__m256 x, __m256 y) const { return _mm256_div_ps(x, y); } };
-struct Max { TORSH_AVX2_INLINE __m256 operator()(__m256 x, __m256 y) const { return nan_or(x, y, _mm256_max_ps(x, y)); } };
-struct Min { TORSH_AVX2_INLINE __m256 operator()(__m256 x, __m256 y) const { return nan_or(x, y, _mm256_min_ps(x, y)); } };
+};
 
 }  // namespace
 
 bool binary_f32_avx2(rt::BinaryOp op, const float* a, const float* b, std::int64_t bs, float* out, std::int64_t n,
                      bool stream) {
-  using B = rt::BinaryOp;
-  switch (op) {
-    case B::Add: zip(a, b, bs, out, n, stream, Add{}); return true;
-    case B::Sub: zip(a, b, bs, out, n, stream, Sub{}); return true;
-    case B::Mul: zip(a, b, bs, out, n, stream, Mul{}); return true;
-    case B::Div: zip(a, b, bs, out, n, stream, Div{}); return true;
-    case B::Maximum: zip(a, b, bs, out, n, stream, Max{}); return true;
-    case B::Minimum: zip(a, b, bs, out, n, stream, Min{}); return true;
-    case B::Pow: return false;
-  }
-  return false;
+  return zip::binary<Z256>(op, a, b, bs, out, n, stream);
 }
 
 bool unary_f32_avx2(rt::UnaryOp op, const float* x, float* y, std::int64_t n, bool stream) {

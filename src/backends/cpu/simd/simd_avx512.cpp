@@ -42,6 +42,7 @@ bool avx512_usable() {
 #define TORSH_AVX512_INLINE __attribute__((always_inline)) inline
 
 #include "simd_gelu.hpp"
+#include "simd_zip.hpp"
 
 namespace torsh::cpu::simd {
 namespace {
@@ -87,73 +88,35 @@ TORSH_AVX512_INLINE void gelu_erf_loop(const float* x, float* y, std::int64_t n)
   }
 }
 
-// out = op(a, b) over n elements (b broadcast when bs == 0); kStream: out is
-// 64-byte aligned and written around the cache. Stores go straight from the
-// registers: staging a block in L1 and streaming it from there doubles the
-// stores, and on Zen 4 (one 256-bit store a cycle) an add of 16M floats then
-// ran at 0.7x (29 against 41 GB/s, in one process).
-// b[i...] as a vector, or the scalar *b broadcast (bs == 0).
-TORSH_AVX512_INLINE __m512 load_b(const float* b, std::int64_t bs, std::int64_t i) {
-  return bs ? _mm512_loadu_ps(b + i) : _mm512_set1_ps(*b);
-}
-
-template <bool kStream, class F>
-TORSH_AVX512_INLINE void zip_loop(const float* a, const float* b, std::int64_t bs, float* out, std::int64_t n, F f) {
-  std::int64_t i = 0;
-  for (; i + 64 <= n; i += 64) {
-#pragma GCC unroll 4
-    for (int k = 0; k < 4; ++k) {
-      const __m512 r = f(_mm512_loadu_ps(a + i + 16 * k), load_b(b, bs, i + 16 * k));
-      if constexpr (kStream) _mm512_stream_ps(out + i + 16 * k, r);
-      else _mm512_storeu_ps(out + i + 16 * k, r);
-    }
+// The operations of simd_zip.hpp at 16 lanes.
+struct Z512 {
+  using reg = __m512;
+  static constexpr std::int64_t kLanes = 16;
+  static TORSH_AVX512_INLINE reg loadu(const float* p) { return _mm512_loadu_ps(p); }
+  static TORSH_AVX512_INLINE void storeu(float* p, reg v) { _mm512_storeu_ps(p, v); }
+  static TORSH_AVX512_INLINE void stream(float* p, reg v) { _mm512_stream_ps(p, v); }
+  static TORSH_AVX512_INLINE reg set1(float v) { return _mm512_set1_ps(v); }
+  static TORSH_AVX512_INLINE reg add(reg x, reg y) { return _mm512_add_ps(x, y); }
+  static TORSH_AVX512_INLINE reg sub(reg x, reg y) { return _mm512_sub_ps(x, y); }
+  static TORSH_AVX512_INLINE reg mul(reg x, reg y) { return _mm512_mul_ps(x, y); }
+  static TORSH_AVX512_INLINE reg div(reg x, reg y) { return _mm512_div_ps(x, y); }
+  static TORSH_AVX512_INLINE reg max(reg x, reg y) { return _mm512_max_ps(x, y); }
+  static TORSH_AVX512_INLINE reg min(reg x, reg y) { return _mm512_min_ps(x, y); }
+  static TORSH_AVX512_INLINE reg nan_or(reg x, reg y, reg r) {
+    return _mm512_mask_add_ps(r, _mm512_cmp_ps_mask(x, y, _CMP_UNORD_Q), x, y);
   }
-  for (; i < n; i += 16) {
-    const auto m = static_cast<__mmask16>(n - i >= 16 ? 0xffff : (1u << (n - i)) - 1u);
-    const __m512 vb = bs ? _mm512_maskz_loadu_ps(m, b + i) : _mm512_set1_ps(*b);
-    _mm512_mask_storeu_ps(out + i, m, f(_mm512_maskz_loadu_ps(m, a + i), vb));
+  template <class F>
+  static TORSH_AVX512_INLINE void tail(const float* a, const float* b, std::int64_t bs, float* out, std::int64_t n, F f) {
+    const auto m = static_cast<__mmask16>((1u << n) - 1u);
+    _mm512_mask_storeu_ps(out, m, f(_mm512_maskz_loadu_ps(m, a), bs ? _mm512_maskz_loadu_ps(m, b) : _mm512_set1_ps(*b)));
   }
-}
-
-template <class F>
-TORSH_AVX512_INLINE void zip(const float* a, const float* b, std::int64_t bs, float* out, std::int64_t n, bool stream,
-                             F f) {
-  if (!stream) return zip_loop<false>(a, b, bs, out, n, f);
-  const auto misaligned = static_cast<std::int64_t>((reinterpret_cast<std::uintptr_t>(out) & 63) / sizeof(float));
-  const std::int64_t head = std::min(n, misaligned ? 16 - misaligned : 0);
-  zip_loop<false>(a, b, bs, out, head, f);
-  zip_loop<true>(a + head, b + head * bs, bs, out + head, n - head, f);
-}
-
-// max/min that propagate NaN as torch.maximum does (a + b is NaN when either is).
-TORSH_AVX512_INLINE __m512 nan_or(__m512 x, __m512 y, __m512 r) {
-  const __mmask16 nan = _mm512_cmp_ps_mask(x, y, _CMP_UNORD_Q);
-  return _mm512_mask_add_ps(r, nan, x, y);
-}
-
-// The ops as function objects: the target pragma does not reach lambdas.
-struct Add { TORSH_AVX512_INLINE __m512 operator()(__m512 x, __m512 y) const { return _mm512_add_ps(x, y); } };
-struct Sub { TORSH_AVX512_INLINE __m512 operator()(__m512 x, __m512 y) const { return _mm512_sub_ps(x, y); } };
-struct Mul { TORSH_AVX512_INLINE __m512 operator()(__m512 x, __m512 y) const { return _mm512_mul_ps(x, y); } };
-struct Div { TORSH_AVX512_INLINE __m512 operator()(__m512 x, __m512 y) const { return _mm512_div_ps(x, y); } };
-struct Max { TORSH_AVX512_INLINE __m512 operator()(__m512 x, __m512 y) const { return nan_or(x, y, _mm512_max_ps(x, y)); } };
-struct Min { TORSH_AVX512_INLINE __m512 operator()(__m512 x, __m512 y) const { return nan_or(x, y, _mm512_min_ps(x, y)); } };
+};
 
 }  // namespace
 
 bool binary_f32_avx512(rt::BinaryOp op, const float* a, const float* b, std::int64_t bs, float* out, std::int64_t n,
                        bool stream) {
-  using B = rt::BinaryOp;
-  switch (op) {
-    case B::Add: zip(a, b, bs, out, n, stream, Add{}); return true;
-    case B::Sub: zip(a, b, bs, out, n, stream, Sub{}); return true;
-    case B::Mul: zip(a, b, bs, out, n, stream, Mul{}); return true;
-    case B::Div: zip(a, b, bs, out, n, stream, Div{}); return true;
-    case B::Maximum: zip(a, b, bs, out, n, stream, Max{}); return true;
-    case B::Minimum: zip(a, b, bs, out, n, stream, Min{}); return true;
-    case B::Pow: return false;
-  }
-  return false;
+  return zip::binary<Z512>(op, a, b, bs, out, n, stream);
 }
 
 bool unary_f32_avx512(rt::UnaryOp op, const float* x, float* y, std::int64_t n, bool stream) {
