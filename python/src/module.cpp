@@ -36,6 +36,7 @@ NB_MODULE(_core, m) {
   bind_dlpack(m);
   bind_ops_math(m);
   bind_ops_nn(m);
+  bind_ops_quant(m);
   bind_model(m);
   bind_kernel(m);
 }

@@ -622,6 +622,16 @@ def conv2d(x: Tensor | numpy.typing.ArrayLike, weight: Tensor | numpy.typing.Arr
     2-D convolution (cross-correlation, as PyTorch) of x [N, C, H, W] with weight [K, C / groups, R, S]. algorithm: 'auto' (the backend chooses), 'gemm' (the direct sum), or 'winograd' (F(2x2, 3x3): f32, 3x3, stride 1, dilation 1; fewer multiply-adds, a few times the rounding error).
     """
 
+def quantize_linear(x: Tensor | numpy.typing.ArrayLike, scale: Tensor | numpy.typing.ArrayLike, zero_point: Tensor | numpy.typing.ArrayLike | None = None, *, axis: int = 1, dtype: DType | numpy.typing.DTypeLike | None = None) -> Tensor:
+    """
+    ONNX QuantizeLinear: saturate(round_half_even(x / scale) + zero_point) as uint8 or int8. scale (f32) and zero_point hold one value (per tensor) or x.shape[axis] values (per channel along axis, ONNX's default 1). The quantized dtype is the zero point's when it is a tensor or array, else dtype (default uint8); a zero point given as ints must fit it. +-inf saturate; NaN gives the zero point. Scales must be finite and > 0.
+    """
+
+def dequantize_linear(x: Tensor | numpy.typing.ArrayLike, scale: Tensor | numpy.typing.ArrayLike, zero_point: Tensor | numpy.typing.ArrayLike | None = None, *, axis: int = 1, dtype: DType | numpy.typing.DTypeLike = 'float32') -> Tensor:
+    """
+    ONNX DequantizeLinear: (x - zero_point) * scale, computed in f32, as dtype (float32, float16 or bfloat16). x is uint8 or int8; zero_point, when given, has x's dtype and scale's shape.
+    """
+
 def max_pool2d(x: Tensor | numpy.typing.ArrayLike, kernel_size: int | tuple[int, int], stride: int | tuple[int, int] | None = None, padding: int | tuple[int, int] = 0) -> Tensor:
     """Max pooling of x [N, C, H, W]; stride defaults to kernel_size."""
 

@@ -1112,6 +1112,50 @@ void quant_cases(CaseList& L) {
   }
 }
 
+// ---------------------------------------------------------------- int8 quantization (ONNX)
+
+void linear_quant_cases(CaseList& L) {
+  const auto quant = [](int axis, bool zp) -> Run {
+    return [=](Backend&, std::vector<Tensor>& x) -> Outputs {
+      return {ops::quantize_linear(x[0], x[1], zp ? std::optional<Tensor>(x[2]) : std::nullopt, axis)};
+    };
+  };
+  const auto dequant = [](int axis, DType out) -> Run {
+    return [=](Backend&, std::vector<Tensor>& x) -> Outputs {
+      return {ops::dequantize_linear(x[0], x[1], std::optional<Tensor>(x[2]), axis, out)};
+    };
+  };
+  for (DType t : {F32, F16, BF16, F64}) {
+    L.add("linear_quant", "quantize per tensor u8", K::QuantizeLinear, t,
+          {in({37, 5}, t).range(-10, 10), in({1}).vals({0.07}), in({1}, U8).vals({128})}, quant(1, true),
+          Tol::bitwise());
+    L.add("linear_quant", "quantize per channel i8 axis 1", K::QuantizeLinear, t,
+          {in({4, 6, 5}, t).range(-3, 3), in({6}).range(0.005, 0.05), in({6}, I8).range(-20, 20)}, quant(1, true),
+          Tol::bitwise());
+  }
+  // Halves round to even, +-inf saturate and NaN gives the zero point.
+  L.add("linear_quant", "quantize halves and specials", K::QuantizeLinear, F32,
+        {in({12}).vals({0.25, 0.75, 1.25, -0.25, -0.75, -1.25, 1e30, -1e30, 63.75, -64.25, 0, 0}).set(10, kNaN).set(11, kInf),
+         in({1}).vals({0.5}), in({1}, I8).vals({0})},
+        quant(1, true), Tol::bitwise());
+  L.add("linear_quant", "quantize per tensor, no zero point, strided x", K::QuantizeLinear, F32,
+        {in({9, 7}).range(0, 30).t(), in({1}).vals({0.125})}, quant(1, false), Tol::bitwise());
+  L.add("linear_quant", "quantize per channel axis -1", K::QuantizeLinear, F32,
+        {in({3, 2, 7}).range(-1, 1), in({7}).range(0.002, 0.01), in({7}, U8).range(100, 150)}, quant(-1, true),
+        Tol::bitwise());
+  L.add("linear_quant", "quantize per channel axis 0, many elements", K::QuantizeLinear, F32,
+        {in({3, 70001}).range(-5, 5), in({3}).range(0.01, 0.05), in({3}, U8).range(0, 255)}, quant(0, true),
+        Tol::bitwise());
+  for (DType t : {F32, F16, BF16}) {
+    L.add("linear_quant", "dequantize u8 per channel axis 0 to " + dt(t), K::DequantizeLinear, t,
+          {in({5, 9}, U8).range(0, 255), in({5}).range(0.01, 2), in({5}, U8).range(0, 255)}, dequant(0, t),
+          Tol::bitwise());
+    L.add("linear_quant", "dequantize i8 per tensor to " + dt(t), K::DequantizeLinear, t,
+          {in({33, 3}, I8).range(-128, 127).t(), in({1}).vals({0.031}), in({1}, I8).vals({-7})}, dequant(1, t),
+          Tol::bitwise());
+  }
+}
+
 // ---------------------------------------------------------------- random
 
 void random_cases(CaseList& L) {
@@ -1240,6 +1284,7 @@ std::vector<Case> all_cases() {
   adam_cases(L);
   random_cases(L);
   quant_cases(L);
+  linear_quant_cases(L);
   return L.take();
 }
 

@@ -92,6 +92,20 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal 
 Tensor matmul_vec(const Tensor& w, const Tensor& x);
 Tensor weighted_sum_rows(const Tensor& weights, const Tensor& matrix);
 
+// ---- int8 quantization, ONNX QuantizeLinear / DequantizeLinear semantics
+// scale is f32 with one element (per tensor: a scalar or shape [1]) or
+// x.shape(axis) (per channel, a 1-D tensor along `axis`, ONNX's default 1);
+// every value finite and > 0. zero_point, when given, has scale's shape; its
+// dtype (U8 or I8) is the quantized dtype.
+// saturate(round_half_even(x / scale) + zero_point) as U8 or I8 (without a
+// zero point: 0 of `dtype`); x floating; +-inf saturate, NaN gives the zero point.
+Tensor quantize_linear(const Tensor& x, const Tensor& scale, const std::optional<Tensor>& zero_point = std::nullopt,
+                       int axis = 1, DType dtype = DType::U8);
+// (x - zero_point) * scale, computed in f32, as `dtype` (f32, f16 or bf16); x U8
+// or I8, and zero_point, when given, of x's dtype.
+Tensor dequantize_linear(const Tensor& x, const Tensor& scale, const std::optional<Tensor>& zero_point = std::nullopt,
+                         int axis = 1, DType dtype = DType::F32);
+
 // ---- block-quantized weights (QTensor: Q4_0, Q4_1, Q8_0)
 // The dense [rows, cols] tensor of `dtype` (f32, f16 or bf16) on w's device.
 Tensor dequantize(const QTensor& w, DType dtype = DType::F32);

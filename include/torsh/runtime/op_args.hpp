@@ -146,6 +146,18 @@ struct DequantizeArgs {
   std::int64_t rows = 0, cols = 32, m = 0;
 };
 
+// ONNX QuantizeLinear (OpKind::QuantizeLinear: floating x -> U8/I8 out,
+// saturate(round_half_even(x / scale[c]) + zero_point[c]), NaN -> zero_point[c])
+// and DequantizeLinear (OpKind::DequantizeLinear: U8/I8 x -> floating out,
+// (x - zero_point[c]) * scale[c] in f32). x and out contiguous, viewed as
+// [outer, channels, inner]; scale contiguous f32 [channels], every value finite
+// and > 0 (the op layer checked); zero_point contiguous [channels] of the
+// integer side's dtype, or absent (0). The key dtype is the floating side's.
+struct LinearQuantArgs {
+  TensorArg x, scale, zero_point, out;
+  std::int64_t outer = 1, channels = 1, inner = 1;
+};
+
 // NCHW convolution: x [N, C, H, W], w [K, C / groups, R, S], bias [K] (optional),
 // out [N, K, P, Q]; all contiguous.
 // How conv2d computes: Auto lets the backend choose; Gemm is the direct sum

@@ -16,25 +16,27 @@
 
 #include "torsh/runtime/op_args.hpp"
 
-#define TORSH_OP_KINDS(X)                                    \
-  X(Copy, "copy", CopyArgs, a.out.dtype)                     \
-  X(Cast, "cast", CopyArgs, a.out.dtype)                     \
-  X(Binary, "binary", BinaryArgs, a.out.dtype)               \
-  X(Unary, "unary", UnaryArgs, a.out.dtype)                  \
-  X(Reduce, "reduce", ReduceArgs, a.x.dtype)                 \
-  X(Matmul, "matmul", MatmulArgs, a.out.dtype)               \
-  X(Softmax, "softmax", SoftmaxArgs, a.out.dtype)            \
-  X(Norm, "norm", NormArgs, a.x.dtype)                       \
-  X(BatchNorm, "batch_norm", BatchNormArgs, a.x.dtype)       \
-  X(Rope, "rope", RopeArgs, a.x.dtype)                       \
-  X(Attention, "attention", AttentionArgs, a.q.dtype)        \
-  X(Conv2d, "conv2d", Conv2dArgs, a.x.dtype)                 \
-  X(Pool2d, "pool2d", Pool2dArgs, a.x.dtype)                 \
-  X(Adam, "adam", AdamArgs, a.param.dtype)                   \
-  X(NonFinite, "non_finite", NonFiniteArgs, a.x.dtype)       \
-  X(Random, "random", RandomArgs, a.out.dtype)               \
-  X(QMatmul, "qmatmul", QMatmulArgs, a.x.dtype)              \
-  X(Dequantize, "dequantize", DequantizeArgs, a.out.dtype)
+#define TORSH_OP_KINDS(X)                                                \
+  X(Copy, "copy", CopyArgs, a.out.dtype)                                 \
+  X(Cast, "cast", CopyArgs, a.out.dtype)                                 \
+  X(Binary, "binary", BinaryArgs, a.out.dtype)                           \
+  X(Unary, "unary", UnaryArgs, a.out.dtype)                              \
+  X(Reduce, "reduce", ReduceArgs, a.x.dtype)                             \
+  X(Matmul, "matmul", MatmulArgs, a.out.dtype)                           \
+  X(Softmax, "softmax", SoftmaxArgs, a.out.dtype)                        \
+  X(Norm, "norm", NormArgs, a.x.dtype)                                   \
+  X(BatchNorm, "batch_norm", BatchNormArgs, a.x.dtype)                   \
+  X(Rope, "rope", RopeArgs, a.x.dtype)                                   \
+  X(Attention, "attention", AttentionArgs, a.q.dtype)                    \
+  X(Conv2d, "conv2d", Conv2dArgs, a.x.dtype)                             \
+  X(Pool2d, "pool2d", Pool2dArgs, a.x.dtype)                             \
+  X(Adam, "adam", AdamArgs, a.param.dtype)                               \
+  X(NonFinite, "non_finite", NonFiniteArgs, a.x.dtype)                   \
+  X(Random, "random", RandomArgs, a.out.dtype)                           \
+  X(QMatmul, "qmatmul", QMatmulArgs, a.x.dtype)                          \
+  X(Dequantize, "dequantize", DequantizeArgs, a.out.dtype)               \
+  X(QuantizeLinear, "quantize_linear", LinearQuantArgs, a.x.dtype)       \
+  X(DequantizeLinear, "dequantize_linear", LinearQuantArgs, a.out.dtype)
 
 namespace torsh::rt {
 
