@@ -16,14 +16,11 @@ void linear_quant(CudaStream& s, const rt::LinearQuantArgs& a) {
   const bool has_zp = a.zero_point.present();
   const rt::TensorArg& zp = has_zp ? a.zero_point : a.scale;
   const auto* scale = reinterpret_cast<const float*>(bytes_of(*a.scale.buffer));
-  if constexpr (kQuantize)
-    launch(s, TORSH_CUDA_KERNEL(quantize_linear_elems), grid, block, bytes_of(*a.x.buffer), a.x.offset,
-           gpu::elem_code(a.x.dtype), scale, a.scale.offset, bytes_of(*zp.buffer), zp.offset, int{has_zp},
-           bytes_of(*a.out.buffer), a.out.offset, gpu::elem_code(a.out.dtype), n, a.channels, a.inner);
-  else
-    launch(s, TORSH_CUDA_KERNEL(dequantize_linear_elems), grid, block, bytes_of(*a.x.buffer), a.x.offset,
-           gpu::elem_code(a.x.dtype), scale, a.scale.offset, bytes_of(*zp.buffer), zp.offset, int{has_zp},
-           bytes_of(*a.out.buffer), a.out.offset, gpu::elem_code(a.out.dtype), n, a.channels, a.inner);
+  // The two entries take the same parameters.
+  const auto kernel = kQuantize ? TORSH_CUDA_KERNEL(quantize_linear_elems) : TORSH_CUDA_KERNEL(dequantize_linear_elems);
+  launch(s, kernel, grid, block, bytes_of(*a.x.buffer), a.x.offset, gpu::elem_code(a.x.dtype), scale, a.scale.offset,
+         bytes_of(*zp.buffer), zp.offset, int{has_zp}, bytes_of(*a.out.buffer), a.out.offset,
+         gpu::elem_code(a.out.dtype), n, a.channels, a.inner);
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
