@@ -141,11 +141,18 @@ TEST_F(Cuda, CapabilityQueryIsHonest) {
     EXPECT_TRUE(dev.supports(rt::OpKind::Matmul, t)) << dtype_name(t);
   EXPECT_FALSE(dev.supports(rt::OpKind::Matmul, DType::I32));
   EXPECT_TRUE(dev.supports(rt::OpKind::Softmax, DType::F32));
-  for (DType t : {DType::F32, DType::F16, DType::BF16})
-    for (rt::OpKind k : {rt::OpKind::Unary, rt::OpKind::Norm, rt::OpKind::Rope, rt::OpKind::Attention})
+  // Softmax, norm and rope take every floating dtype, attention f32, f16 and
+  // bf16 (head sizes up to 256); unary and reductions every dtype but bool.
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::F64})
+    for (rt::OpKind k : {rt::OpKind::Softmax, rt::OpKind::Norm, rt::OpKind::Rope})
       EXPECT_TRUE(dev.supports(k, t)) << rt::op_kind_name(k) << " " << dtype_name(t);
-  EXPECT_FALSE(dev.supports(rt::OpKind::Unary, DType::F64));
-  EXPECT_FALSE(dev.supports(rt::OpKind::Reduce, DType::F32));
+  for (DType t : {DType::F32, DType::F16, DType::BF16}) EXPECT_TRUE(dev.supports(rt::OpKind::Attention, t));
+  EXPECT_FALSE(dev.supports(rt::OpKind::Attention, DType::F64));
+  for (DType t : kAllDTypes) {
+    EXPECT_EQ(dev.supports(rt::OpKind::Unary, t), t != DType::Bool) << dtype_name(t);
+    EXPECT_EQ(dev.supports(rt::OpKind::Reduce, t), t != DType::Bool) << dtype_name(t);
+  }
+  // Asked directly anyway, an unsupported op says so instead of computing garbage.
   Tensor x = dev.zeros(Shape{4}, DType::Bool);
   Tensor y = dev.empty(Shape{4}, DType::Bool);
   EXPECT_EQ(error_code_of([&] {
@@ -309,13 +316,23 @@ TEST_F(Cuda, CopiesToAndFromTheCpuBackend) {
 // ---------------------------------------------------------------- fallback and errors
 
 TEST_F(Cuda, UnsupportedOpsFallBackToTheCpu) {
+  // Attention with a head size past what a block keeps in registers (256):
+  // one op on the CPU. One query and one key: the output is v.
   ops::reset_fallback_stats();
-  // A reduction (not implemented on CUDA at all).
-  const std::vector<float> a = {0.5f, 1.f, -3.f};
-  Tensor z = ops::sum(dev.from_host(a.data(), Shape{3}, DType::F32));
+  const std::int64_t d = 300;
+  std::vector<float> q(d, 0.5f), k(d, -0.25f), v(d);
+  for (std::int64_t i = 0; i < d; ++i) v[static_cast<std::size_t>(i)] = static_cast<float>(i) - 7.5f;
+  const auto on = [&](const std::vector<float>& x) { return dev.from_host(x.data(), Shape{1, 1, 1, d}, DType::F32); };
+  Tensor z = ops::attention(on(q), on(k), on(v));
   EXPECT_EQ(z.device(), dev.device());
-  EXPECT_EQ(z.to_vector(), std::vector<float>{-1.5f});
+  EXPECT_EQ(z.to_vector(), v);
   EXPECT_EQ(ops::fallback_stats().ops, 1u);
+  // A reduction runs on the device.
+  ops::reset_fallback_stats();
+  const std::vector<float> a = {0.5f, 1.f, -3.f};
+  Tensor s = ops::sum(dev.from_host(a.data(), Shape{3}, DType::F32));
+  EXPECT_EQ(s.to_vector(), std::vector<float>{-1.5f});
+  EXPECT_EQ(ops::fallback_stats().ops, 0u);
 }
 
 TEST_F(Cuda, AbsurdAllocationsFailClearly) {

@@ -188,6 +188,21 @@ DEVICE_FN float mul_add_unfused(float a, float b, float c) {
 #endif
 }
 
+/* a * b + c * d with each product and the sum rounded on its own. A product
+ * passed to mul_add_unfused as c is computed in the caller, where OpenCL's
+ * default FP_CONTRACT ON lets a compiler fuse it into the sum once inlined
+ * (NVIDIA's does); here both products are under the pragma. */
+DEVICE_FN float dot2_unfused(float a, float b, float c, float d) {
+#if defined(__OPENCL_VERSION__)
+#pragma OPENCL FP_CONTRACT OFF
+  return a * b + c * d;
+#elif defined(TORSH_DIALECT_CPU)
+  return a * b + c * d;
+#else
+  return __fadd_rn(__fmul_rn(a, b), __fmul_rn(c, d));
+#endif
+}
+
 /* The same in doubles (where the target has them). */
 #if defined(TORSH_FP64)
 DEVICE_FN double mul_add_unfused_f64(double a, double b, double c) {
@@ -198,6 +213,17 @@ DEVICE_FN double mul_add_unfused_f64(double a, double b, double c) {
   return a * b + c;
 #else
   return __dadd_rn(__dmul_rn(a, b), c);
+#endif
+}
+
+DEVICE_FN double dot2_unfused_f64(double a, double b, double c, double d) {
+#if defined(__OPENCL_VERSION__)
+#pragma OPENCL FP_CONTRACT OFF
+  return a * b + c * d;
+#elif defined(TORSH_DIALECT_CPU)
+  return a * b + c * d;
+#else
+  return __dadd_rn(__dmul_rn(a, b), __dmul_rn(c, d));
 #endif
 }
 #endif

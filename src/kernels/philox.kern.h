@@ -69,7 +69,7 @@ DEVICE_FN float philox_log(float u) {
   p = mul_add_unfused(p, x, -2.4999993993e-1f);
   p = mul_add_unfused(p, x, 3.3333331174e-1f);
   const float fe = (float)e;
-  float y = mul_add_unfused(p * x, z, -2.12194440e-4f * fe);
+  float y = dot2_unfused(p * x, z, -2.12194440e-4f, fe);
   y = mul_add_unfused(-0.5f, z, y);
   return mul_add_unfused(0.693359375f, fe, x + y);
 }

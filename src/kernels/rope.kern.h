@@ -33,7 +33,7 @@ KERNEL void rope_elems(GLOBAL const uchar* x, GLOBAL const float* cs, GLOBAL con
     const float x0 = load_elem(x, ox + row + i0, dt), x1 = load_elem(x, ox + row + i1, dt);
     /* Each product rounded, then the sum, as the host computes it (a fused
      * multiply-add would differ where the two products nearly cancel). */
-    store_elem(out, oo + e, dt, d == i0 ? mul_add_unfused(x0, c, -(x1 * s)) : mul_add_unfused(x1, c, x0 * s));
+    store_elem(out, oo + e, dt, d == i0 ? dot2_unfused(x0, c, -x1, s) : dot2_unfused(x1, c, x0, s));
   }
 }
 
@@ -55,7 +55,7 @@ KERNEL void rope_f64_elems(GLOBAL const double* x, GLOBAL const float* cs, GLOBA
     const long i = rope_pair(d, nhalf, neox, &i0, &i1);
     const double c = cs[oc + pos * nhalf + i], s = sn[os + pos * nhalf + i];
     const double x0 = x[ox + row + i0], x1 = x[ox + row + i1];
-    out[oo + e] = d == i0 ? mul_add_unfused_f64(x0, c, -(x1 * s)) : mul_add_unfused_f64(x1, c, x0 * s);
+    out[oo + e] = d == i0 ? dot2_unfused_f64(x0, c, -x1, s) : dot2_unfused_f64(x1, c, x0, s);
   }
 }
 #endif

@@ -33,6 +33,14 @@ inline float mul_add_unfused(float a, float b, float c) {
   return p + c;
 }
 
+// dialect.h's dot2_unfused on the host: a * b + c * d, each step rounded.
+inline float dot2_unfused(float a, float b, float c, float d) {
+  float p = a * b, q = c * d;
+  keep_rounded(p);
+  keep_rounded(q);
+  return p + q;
+}
+
 #define DEVICE_FN static inline
 #define AS_FLOAT(u) std::bit_cast<float>(static_cast<std::uint32_t>(u))
 #define AS_UINT(f) std::bit_cast<std::uint32_t>(static_cast<float>(f))

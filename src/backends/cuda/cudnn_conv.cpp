@@ -95,6 +95,27 @@ void check(const CudnnApi& api, cudnnStatus_t st, const char* call, const CudaSt
 std::mutex g_handles_mutex;
 std::unordered_map<int, cudnnHandle_t> g_handles;
 
+// The algorithm chosen per geometry (device, dtype, shapes, parameters), so a
+// repeated convolution skips the heuristic query. Bounded: a process that
+// sees more geometries than this starts over.
+struct Choice {
+  cudnnConvolutionFwdAlgo_t algo;
+  cudnnMathType_t math;
+  std::size_t memory;
+};
+constexpr std::size_t kMaxChoices = 4096;
+std::unordered_map<std::string, Choice> g_choices;
+
+std::string geometry_key(int device, const rt::Conv2dArgs& a) {
+  std::string k = std::to_string(device) + ":" + std::to_string(static_cast<int>(a.x.dtype)) + ":" +
+                  std::to_string(static_cast<int>(a.algo));
+  for (const rt::TensorArg* t : {&a.x, &a.w, &a.out})
+    for (std::size_t i = 0; i < t->shape.ndim(); ++i) k += "," + std::to_string(t->shape[i]);
+  for (std::int64_t v : {a.stride_h, a.stride_w, a.pad_h, a.pad_w, a.dil_h, a.dil_w, a.groups})
+    k += ";" + std::to_string(v);
+  return k;
+}
+
 // Descriptors released however conv2d leaves.
 struct Descriptors {
   const CudnnApi& api;
@@ -182,37 +203,61 @@ bool cudnn_conv2d(CudaStream& s, const rt::Conv2dArgs& a) {
       api->set_math(d.conv, num.math) != CUDNN_STATUS_SUCCESS)
     return false;  // a geometry or dtype this cuDNN does not describe
 
-  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-  int found = 0;
-  if (api->algorithms(handle, d.x, d.w, d.conv, d.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf) !=
-      CUDNN_STATUS_SUCCESS)
-    return false;
   // Scaling factors are double for double data, float otherwise.
   const double one_d = 1.0, zero_d = 0.0;
   const float one_f = 1.0f, zero_f = 0.0f;
   const bool f64 = a.x.dtype == DType::F64;
   const void* one = f64 ? static_cast<const void*>(&one_d) : &one_f;
   const void* zero = f64 ? static_cast<const void*>(&zero_d) : &zero_f;
+  const auto run = [&](const Choice& c) {
+    // f32 and f64 always with FMA math: TF32 tensor cores would round the inputs
+    // to 10 bits. The heuristic reports DEFAULT math for most f32 algorithms,
+    // which on Ampere and later would allow TF32, so its math type is not used.
+    if (api->set_math(d.conv, num.math == CUDNN_FMA_MATH ? CUDNN_FMA_MATH : c.math) != CUDNN_STATUS_SUCCESS)
+      return CUDNN_STATUS_NOT_SUPPORTED;
+    void* workspace = nullptr;
+    if (c.memory > 0) check_cuda(cudaMallocAsync(&workspace, c.memory, s.handle()), "cudaMallocAsync", device);
+    const cudnnStatus_t st = api->forward(handle, one, d.x, at(a.x), d.w, at(a.w), d.conv, c.algo, workspace, c.memory,
+                                          zero, d.y, at(a.out));
+    if (workspace != nullptr) check_cuda(cudaFreeAsync(workspace, s.handle()), "cudaFreeAsync", device);
+    return st;
+  };
+  const auto finish = [&] {
+    if (!a.bias.present()) return;
+    check(*api, api->create_tensor(&d.bias), "cudnnCreateTensorDescriptor", s);
+    check(*api, api->set_tensor(d.bias, CUDNN_TENSOR_NCHW, num.storage, 1, i32(a.w.shape[0]), 1, 1),
+          "cudnnSetTensor4dDescriptor", s);
+    check(*api, api->add_tensor(handle, one, d.bias, at(a.bias), one, d.y, at(a.out)), "cudnnAddTensor", s);
+  };
+
+  // The algorithm that ran for this geometry before, without asking the heuristic again.
+  const std::string key = geometry_key(s.device().ordinal(), a);
+  if (const auto hit = g_choices.find(key); hit != g_choices.end()) {
+    const cudnnStatus_t st = run(hit->second);
+    if (st == CUDNN_STATUS_SUCCESS) {
+      finish();
+      return true;
+    }
+    g_choices.erase(hit);
+    if (st != CUDNN_STATUS_NOT_SUPPORTED) check(*api, st, "cudnnConvolutionForward", s);
+  }
+
+  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+  int found = 0;
+  if (api->algorithms(handle, d.x, d.w, d.conv, d.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf) !=
+      CUDNN_STATUS_SUCCESS)
+    return false;
   // The heuristic's order, best first; the first allowed algorithm that runs wins.
   for (int i = 0; i < found; ++i) {
     const cudnnConvolutionFwdAlgoPerf_t& p = perf[i];
     if (p.status != CUDNN_STATUS_SUCCESS || !allowed(p.algo, a.algo)) continue;
-    // f32 and f64 only with FMA math: TF32 tensor cores would round the inputs to 10 bits.
-    if (num.math == CUDNN_FMA_MATH && p.mathType != CUDNN_FMA_MATH) continue;
-    if (api->set_math(d.conv, p.mathType) != CUDNN_STATUS_SUCCESS) continue;
-    void* workspace = nullptr;
-    if (p.memory > 0) check_cuda(cudaMallocAsync(&workspace, p.memory, s.handle()), "cudaMallocAsync", device);
-    const cudnnStatus_t st = api->forward(handle, one, d.x, at(a.x), d.w, at(a.w), d.conv, p.algo, workspace,
-                                          p.memory, zero, d.y, at(a.out));
-    if (workspace != nullptr) check_cuda(cudaFreeAsync(workspace, s.handle()), "cudaFreeAsync", device);
+    const Choice c{p.algo, p.mathType, p.memory};
+    const cudnnStatus_t st = run(c);
     if (st == CUDNN_STATUS_NOT_SUPPORTED) continue;
     check(*api, st, "cudnnConvolutionForward", s);
-    if (a.bias.present()) {
-      check(*api, api->create_tensor(&d.bias), "cudnnCreateTensorDescriptor", s);
-      check(*api, api->set_tensor(d.bias, CUDNN_TENSOR_NCHW, num.storage, 1, i32(a.w.shape[0]), 1, 1),
-            "cudnnSetTensor4dDescriptor", s);
-      check(*api, api->add_tensor(handle, one, d.bias, at(a.bias), one, d.y, at(a.out)), "cudnnAddTensor", s);
-    }
+    if (g_choices.size() >= kMaxChoices) g_choices.clear();
+    g_choices.emplace(key, c);
+    finish();
     return true;
   }
   return false;
