@@ -1,6 +1,6 @@
 // conv2d. With cuDNN (CUDA builds where CMake found it, and loadable at run
-// time: cudnn_conv.cpp) cuDNN runs it with a direct-sum algorithm (Winograd
-// only when asked for). Otherwise, and for whatever cuDNN declines, HIP
+// time: cudnn_conv.cpp) cuDNN runs it with a direct-sum or Winograd
+// algorithm (direct only when ConvAlgo::Gemm is asked for). Otherwise, and for whatever cuDNN declines, HIP
 // included: conv.kern.h's implicit GEMM, conv2d_elems (f32, f16, bf16 storage
 // with f32 accumulation) or conv2d_f64. Blocks of CV_WG x CV_WG over
 // (output-pixel tiles, output-channel tiles, groups); the im2col matrix is

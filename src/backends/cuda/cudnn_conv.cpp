@@ -2,7 +2,8 @@
 // with dlopen so that cuDNN stays optional at run time. Numerics follow the
 // CPU backend: f32 and f64 use plain FMA math (no TF32), f16 and bf16 store
 // in 16 bits and accumulate in f32; the algorithm is a direct sum (implicit
-// or explicit GEMM) unless the caller asked for Winograd, never FFT; bias is
+// or explicit GEMM) or, unless the caller asked for Gemm, Winograd (the CPU's
+// Auto takes Winograd where it pays too), never FFT; bias is
 // added to the stored result, as the CPU adds it to its GEMM's output.
 #include "cudnn_conv.hpp"
 
@@ -151,7 +152,7 @@ bool allowed(cudnnConvolutionFwdAlgo_t algo, rt::ConvAlgo wanted) {
     case CUDNN_CONVOLUTION_FWD_ALGO_GEMM:
     case CUDNN_CONVOLUTION_FWD_ALGO_DIRECT: return true;
     case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD:
-    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED: return wanted == rt::ConvAlgo::Winograd;
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED: return wanted != rt::ConvAlgo::Gemm;  // as the CPU's Auto
     default: return false;  // FFT: several times the rounding error of a direct sum
   }
 }

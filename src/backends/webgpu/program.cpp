@@ -171,9 +171,10 @@ void WebGpuDevice::dispatch(const char* module_name, const char* entry, std::spa
                   {.op = entry, .device = label_});
     group = m.group;
   }
-  // The params travel in a small buffer of their own, written at creation (no queue ordering to respect).
+  // The params travel in a small buffer of their own, written at creation (no queue ordering to respect),
+  // with at least one zero word after them: prelude.wgsl's opaque_zero() reads the last.
   WGPUBufferDescriptor pdsc = WGPU_BUFFER_DESCRIPTOR_INIT;
-  pdsc.size = std::max<std::size_t>(16, (params.size_bytes() + 15) & ~std::size_t{15});
+  pdsc.size = (params.size_bytes() + sizeof(std::uint32_t) + 15) & ~std::size_t{15};
   pdsc.usage = WGPUBufferUsage_Storage;
   pdsc.mappedAtCreation = true;
   WGPUBuffer pbuf = wgpuDeviceCreateBuffer(device_, &pdsc);

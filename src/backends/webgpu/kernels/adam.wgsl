@@ -8,10 +8,8 @@
 // [7] step_size [8] inv_sqrt_bc2 [9] eps [10] decay [11] l2 [12] grad_scale
 // (f32 bits) [13] dtype.
 
-fn mad(a: f32, b: f32, c: f32) -> f32 {
-  let p = a * b;
-  return p + c;
-}
+// a * b + c with both roundings, as the host (unfused: prelude.wgsl).
+fn mad(a: f32, b: f32, c: f32) -> f32 { return unfused(a * b) + c; }
 
 @compute @workgroup_size(256)
 fn adam_elems(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -21,9 +19,9 @@ fn adam_elems(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
   let beta1 = bitcast<f32>(P[5]);
   let beta2 = bitcast<f32>(P[6]);
   let p = param_f(P[0] + i, dt);
-  let g = mad(grad_f(P[1] + i, dt), bitcast<f32>(P[12]), bitcast<f32>(P[11]) * p);
-  let mm = mad(beta1, m_f(P[2] + i, ELEM_F32), (1.0 - beta1) * g);
-  let vv = mad(beta2, v_f(P[3] + i, ELEM_F32), (1.0 - beta2) * g * g);
+  let g = mad(grad_f(P[1] + i, dt), bitcast<f32>(P[12]), unfused(bitcast<f32>(P[11]) * p));
+  let mm = mad(beta1, m_f(P[2] + i, ELEM_F32), unfused((1.0 - beta1) * g));
+  let vv = mad(beta2, v_f(P[3] + i, ELEM_F32), unfused((1.0 - beta2) * g * g));
   m_set_f(P[2] + i, ELEM_F32, mm);
   v_set_f(P[3] + i, ELEM_F32, vv);
   let denom = mad(sqrt(vv), bitcast<f32>(P[8]), bitcast<f32>(P[9]));

@@ -5,7 +5,8 @@
 // with the batch's mean and biased variance, sums in f32 about the channel's
 // first element (so values far from zero keep their digits), and updates the
 // running statistics with momentum and the unbiased variance; inference uses
-// the running statistics. f32, f16 or bf16 storage. Absent tensors are bound
+// the running statistics. Products are rounded before their sums, as the
+// host's (unfused: prelude.wgsl). f32, f16 or bf16 storage. Absent tensors are bound
 // to x and never touched.
 // P: [0] N [1] C [2] S [3] training [4] has weight [5] has bias [6] has
 // running stats [7] momentum [8] eps (f32 bits) [9] dtype [10..16) offsets of
@@ -38,8 +39,8 @@ fn batch_norm_channels(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(w
     if (P[6] != 0u && lid == 0u) {
       let m = bitcast<f32>(P[7]);
       let unbiased = select(var_, q / f32(count - 1u), count > 1u);
-      rm_set_f(P[13] + c, dt, (1.0 - m) * rm_f(P[13] + c, dt) + m * mean);
-      rv_set_f(P[14] + c, dt, (1.0 - m) * rv_f(P[14] + c, dt) + m * unbiased);
+      rm_set_f(P[13] + c, dt, unfused((1.0 - m) * rm_f(P[13] + c, dt)) + unfused(m * mean));
+      rv_set_f(P[14] + c, dt, unfused((1.0 - m) * rv_f(P[14] + c, dt)) + unfused(m * unbiased));
     }
   } else {
     mean = rm_f(P[13] + c, dt);
@@ -50,9 +51,9 @@ fn batch_norm_channels(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(w
   if (P[4] != 0u) { scale = inv * w_f(P[11] + c, dt); }
   var shift = 0.0;
   if (P[5] != 0u) { shift = b_f(P[12] + c, dt); }
-  shift = shift - mean * scale;
+  shift = shift - unfused(mean * scale);
   for (var e = lid; e < count; e = e + 128u) {
     let i = ((e / ss) * cc + c) * ss + e % ss;
-    out_set_f(P[15] + i, dt, x_f(P[10] + i, dt) * scale + shift);
+    out_set_f(P[15] + i, dt, unfused(x_f(P[10] + i, dt) * scale) + shift);
   }
 }

@@ -19,6 +19,17 @@ fn linear_id(gid: vec3<u32>, nwg: vec3<u32>, wg: u32) -> u32 { return gid.x + gi
 // Index of this work-group when a launch lays its groups out in rows (Launch::run_rows).
 fn group_index(wid: vec3<u32>, nwg: vec3<u32>) -> u32 { return wid.x + wid.y * nwg.x; }
 
+// A zero the shader compiler cannot see: dispatch() binds P with at least one
+// zero word past the params.
+fn opaque_zero() -> u32 { return P[arrayLength(&P) - 1u]; }
+
+// x rounded to f32 as a value of its own. WGSL has no way to forbid
+// contraction, and some drivers (NVIDIA's Vulkan) fuse a * b + c into one
+// rounding even across statements; a product passed through here cannot be,
+// so results that must match the host's bit for bit (randn, rope, the
+// moment updates) keep both roundings on every driver.
+fn unfused(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) | opaque_zero()); }
+
 fn neg_inf() -> f32 { return bitcast<f32>(0xff800000u); }
 
 // NaN tests on the bits: shader compilers may assume floats are never NaN.

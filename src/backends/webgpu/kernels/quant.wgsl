@@ -39,7 +39,7 @@ fn dequantize_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
   let d = quant_half(blk);
   var v: f32;
   if (fmt == 1u) {
-    let p = q * d;  // rounded, then the sum, as the host
+    let p = unfused(q * d);  // rounded, then the sum, as the host
     v = p + quant_half(blk + 2u);
   } else {
     v = q * d;

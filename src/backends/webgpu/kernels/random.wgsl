@@ -23,13 +23,9 @@ fn philox(counter: vec2<u32>, seed: vec2<u32>) -> vec4<u32> {
 
 fn uniform01(x: u32) -> f32 { return f32(x >> 8u) * (1.0 / 16777216.0); }
 
-// a * b + c with both roundings: separate operations, which the WGSL
-// compilers here do not fuse (a driver that contracts them would change the
-// last bits of randn).
-fn mad(a: f32, b: f32, c: f32) -> f32 {
-  let p = a * b;
-  return p + c;
-}
+// a * b + c with both roundings (unfused: some drivers contract even
+// separate statements, which would change the last bits of randn).
+fn mad(a: f32, b: f32, c: f32) -> f32 { return unfused(a * b) + c; }
 
 fn plog(u: f32) -> f32 {  // Cephes' logf for u in [2^-24, 1]
   let bits = bitcast<u32>(u);
@@ -52,7 +48,7 @@ fn plog(u: f32) -> f32 {  // Cephes' logf for u in [2^-24, 1]
   p = mad(p, x, -2.4999993993e-1);
   p = mad(p, x, 3.3333331174e-1);
   let fe = f32(e);
-  var y = mad(p * x, z, -2.12194440e-4 * fe);
+  var y = mad(p * x, z, unfused(-2.12194440e-4 * fe));
   y = mad(-0.5, z, y);
   return mad(0.693359375, fe, x + y);
 }

@@ -38,11 +38,11 @@ fn rope_elems(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
   let s = sn_f(P[8] + pos * nhalf + i, ELEM_F32);
   let x0 = x_f(P[6] + row + i0, dt);
   let x1 = x_f(P[6] + row + i1, dt);
-  // Each product rounded, then the sum, as the host computes it: WGSL may
-  // fuse a * b + c, so the products are forced through separate statements.
-  let p0 = x0 * c;
-  let p1 = x1 * s;
-  let p2 = x1 * c;
-  let p3 = x0 * s;
+  // Each product rounded, then the sum, as the host computes it (unfused:
+  // prelude.wgsl).
+  let p0 = unfused(x0 * c);
+  let p1 = unfused(x1 * s);
+  let p2 = unfused(x1 * c);
+  let p3 = unfused(x0 * s);
   out_set_f(P[9] + e, dt, select(p2 + p3, p0 - p1, d == i0));
 }
