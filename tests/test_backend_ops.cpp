@@ -184,6 +184,18 @@ struct Tally {
 };
 
 // Runs one case on `cpu` and `dev`; adds to `tally` and reports failures through gtest.
+// WGSL has no way to forbid a driver from contracting or reordering float
+// arithmetic. prelude.wgsl's unfused() stops the contractions seen, yet
+// NVIDIA's Vulkan compiler (driver 580, H100) still moves the last bit of a
+// few randn values. On a GPU's WebGPU the Box-Muller cases are held to 2 ulps;
+// lavapipe (a CPU device) stays bit for bit, as every other backend.
+Tol tolerance_on(const Backend& dev, const Case& c) {
+  if (dev.type() == BackendType::WebGpu && dev.info().kind != DeviceKind::Cpu && c.kind == rt::OpKind::Random &&
+      c.describe().find("randn") != std::string::npos)
+    return Tol::ulp(2);
+  return c.tol;
+}
+
 void run_case(const Case& c, Backend& dev, Backend& cpu, Tally& tally, bool verbose) {
   tally.cases++;
   const std::string what = c.describe() + " on " + dev.name();
@@ -271,7 +283,7 @@ void run_case(const Case& c, Backend& dev, Backend& cpu, Tally& tally, bool verb
            "; error = |got - want| / max(1, |want|)");
     };
     report(worst(gv, want[j].values(), bits ? &g.bytes : nullptr, bits ? &want[j].bytes : nullptr, dtype_size(g.dtype)),
-           "the CPU gave", c.tol);
+           "the CPU gave", tolerance_on(dev, c));
     if (j == 0 && c.reference) {
       const std::vector<double> ref = c.reference(inputs_seen);
       if (ref.size() != gv.size())

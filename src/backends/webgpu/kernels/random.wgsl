@@ -4,7 +4,8 @@
 // (offset + i / 4) keyed by the 64-bit seed, through the same Box-Muller
 // (log, sqrt, sin and cos from f32 +, -, * and bit operations only, each
 // product rounded on its own, ported from src/kernels/philox.kern.h), so the
-// bits equal the CPU's. WGSL has no 64-bit integers: the 32 x 32 -> 64
+// bits equal the CPU's where the driver keeps WGSL's operations as written
+// (lavapipe; NVIDIA's Vulkan moves the last bit of a few randn values). WGSL has no 64-bit integers: the 32 x 32 -> 64
 // products are prelude.wgsl's mul64. One invocation per block of four.
 // P: [0] out offset [1] n [2] seed lo [3] seed hi [4] offset lo [5] offset hi
 // [6] kind (0 uniform, 1 normal, 2 bernoulli) [7] a [8] b (f32 bits) [9] dtype.
