@@ -106,6 +106,24 @@ Tensor quantize_linear(const Tensor& x, const Tensor& scale, const std::optional
 Tensor dequantize_linear(const Tensor& x, const Tensor& scale, const std::optional<Tensor>& zero_point = std::nullopt,
                          int axis = 1, DType dtype = DType::F32);
 
+// ---- int8 matrix products, ONNX MatMulInteger / QLinearMatMul semantics
+// a [..., m, k] and b [..., k, n] (rank >= 2, batch dimensions broadcast as in
+// matmul), each U8 or I8. The products (a - a_zero_point) (b - b_zero_point)
+// are summed exactly in int32 (wrapping past 2^31, as ONNX's int32). Zero
+// points have their operand's dtype and hold one value (a scalar or [1]) or one
+// per row of a ([m]) / per column of b ([n]); absent means 0.
+Tensor matmul_integer(const Tensor& a, const Tensor& b, const std::optional<Tensor>& a_zero_point = std::nullopt,
+                      const std::optional<Tensor>& b_zero_point = std::nullopt);
+// QLinearMatMul: the int32 sum s of matmul_integer, requantized to y_zero_point's
+// dtype (U8 or I8) as saturate(round_half_even(s * ((a_scale * b_scale) / y_scale))
+// + y_zero_point) in f32. Scales are f32, finite and > 0: a_scale one value or
+// [m], b_scale one value or [n], y_scale one value. Without y_scale (and
+// y_zero_point) the result is f32, s * (a_scale * b_scale): the dequantized product.
+Tensor qlinear_matmul(const Tensor& a, const Tensor& a_scale, const Tensor& a_zero_point, const Tensor& b,
+                      const Tensor& b_scale, const Tensor& b_zero_point,
+                      const std::optional<Tensor>& y_scale = std::nullopt,
+                      const std::optional<Tensor>& y_zero_point = std::nullopt);
+
 // ---- block-quantized weights (QTensor: Q4_0, Q4_1, Q8_0)
 // The dense [rows, cols] tensor of `dtype` (f32, f16 or bf16) on w's device.
 Tensor dequantize(const QTensor& w, DType dtype = DType::F32);

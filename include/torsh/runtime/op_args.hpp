@@ -158,6 +158,24 @@ struct LinearQuantArgs {
   std::int64_t outer = 1, channels = 1, inner = 1;
 };
 
+// ONNX MatMulInteger / QLinearMatMul (OpKind::IntegerMatmul): a [batch, m, k]
+// and b ([batch or 1], k, n), each U8 or I8, contiguous. The sum over k of
+// (a - a_zero_point[row]) * (b - b_zero_point[col]), exact in wrapping int32,
+// becomes out (contiguous [batch, m, n], the key dtype):
+//   I32: the sum (MatMulInteger);
+//   U8 / I8: saturate(round_half_even(sum * ((a_scale[row] * b_scale[col]) /
+//            y_scale)) + y_zero_point), in f32 (QLinearMatMul);
+//   F32: sum * (a_scale[row] * b_scale[col]).
+// Zero points have their operand's dtype, scales are f32 (finite, > 0: the op
+// layer checked); each is contiguous with one value (per tensor) or m (a's,
+// per row) / n (b's, per column) values; an absent zero point is 0.
+// b_batched: b holds `batch` matrices, else one shared by every batch.
+struct IntegerMatmulArgs {
+  TensorArg a, b, a_zero_point, b_zero_point, a_scale, b_scale, y_scale, y_zero_point, out;
+  std::int64_t batch = 1, m = 0, n = 0, k = 0;
+  bool b_batched = false;
+};
+
 // NCHW convolution: x [N, C, H, W], w [K, C / groups, R, S], bias [K] (optional),
 // out [N, K, P, Q]; all contiguous.
 // How conv2d computes: Auto lets the backend choose; Gemm is the direct sum

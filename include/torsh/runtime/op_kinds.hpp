@@ -36,7 +36,8 @@
   X(QMatmul, "qmatmul", QMatmulArgs, a.x.dtype)                          \
   X(Dequantize, "dequantize", DequantizeArgs, a.out.dtype)               \
   X(QuantizeLinear, "quantize_linear", LinearQuantArgs, a.x.dtype)       \
-  X(DequantizeLinear, "dequantize_linear", LinearQuantArgs, a.out.dtype)
+  X(DequantizeLinear, "dequantize_linear", LinearQuantArgs, a.out.dtype) \
+  X(IntegerMatmul, "integer_matmul", IntegerMatmulArgs, a.out.dtype)
 
 namespace torsh::rt {
 

@@ -1,0 +1,86 @@
+// 256-bit tiles, 6 rows x 16 columns (12 ymm accumulators):
+//   AVX-VNNI: vpdpbusd on U8x4 lanes, four k per instruction;
+//   AVX2: no u8 x s8 instruction that cannot saturate (vpmaddubsw sums two
+//   products into int16), so both operands are packed widened to int16
+//   (S16x2) and vpmaddwd sums pairs into int32 exactly: two k per lane.
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "igemm.hpp"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define TORSH_INLINE __attribute__((always_inline)) inline
+
+#pragma GCC push_options
+#pragma GCC target("avx2")
+namespace torsh::cpu::igemm {
+namespace avx2 {
+namespace {
+
+struct Avx2Madd {
+  using vec = __m256i;
+  static constexpr int kLanes = 8;
+  static TORSH_INLINE vec zero() { return _mm256_setzero_si256(); }
+  static TORSH_INLINE vec load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+  static TORSH_INLINE vec bcast(const void* p) { return _mm256_set1_epi32(*static_cast<const int*>(p)); }
+  static TORSH_INLINE vec dot(vec acc, vec a, vec b) { return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b)); }
+  static TORSH_INLINE void store(std::int32_t* p, vec v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
+};
+
+#include "igemm_body.hpp"
+
+void tile_avx2(const unsigned char* a, const unsigned char* b, std::int64_t groups, std::int32_t* c) {
+  tile_body<Avx2Madd, 6>(a, b, groups, c);
+}
+
+}  // namespace
+}  // namespace avx2
+
+const Kernel& kernel_avx2() {
+  static const Kernel k{"avx2-6x16", Lane::S16x2, 6, 16, avx2::tile_avx2};
+  return k;
+}
+
+}  // namespace torsh::cpu::igemm
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx2,avxvnni")
+namespace torsh::cpu::igemm {
+namespace avx_vnni {
+namespace {
+
+struct AvxVnni {
+  using vec = __m256i;
+  static constexpr int kLanes = 8;
+  static TORSH_INLINE vec zero() { return _mm256_setzero_si256(); }
+  static TORSH_INLINE vec load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+  static TORSH_INLINE vec bcast(const void* p) { return _mm256_set1_epi32(*static_cast<const int*>(p)); }
+  static TORSH_INLINE vec dot(vec acc, vec a, vec b) { return _mm256_dpbusd_avx_epi32(acc, a, b); }
+  static TORSH_INLINE void store(std::int32_t* p, vec v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
+};
+
+#include "igemm_body.hpp"
+
+void tile_vnni(const unsigned char* a, const unsigned char* b, std::int64_t groups, std::int32_t* c) {
+  tile_body<AvxVnni, 6>(a, b, groups, c);
+}
+
+}  // namespace
+}  // namespace avx_vnni
+
+const Kernel& kernel_avx_vnni() {
+  static const Kernel k{"avx_vnni-6x16", Lane::U8x4, 6, 16, avx_vnni::tile_vnni};
+  return k;
+}
+
+}  // namespace torsh::cpu::igemm
+#pragma GCC pop_options
+
+#else  // no x86: never chosen.
+namespace torsh::cpu::igemm {
+const Kernel& kernel_avx2() { return kernel_generic(); }
+const Kernel& kernel_avx_vnni() { return kernel_generic(); }
+}  // namespace torsh::cpu::igemm
+#endif

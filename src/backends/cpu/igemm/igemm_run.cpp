@@ -1,0 +1,162 @@
+// The int8 GEMM op (igemm.hpp): operands packed once per call (b once per
+// call when it is shared by the batch), then mr x nr tiles over the thread
+// pool, each finished in one pass: zero-point terms, then the output dtype's
+// conversion.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <memory>
+#include <new>
+#include <vector>
+
+#include "../platform/thread_pool.hpp"
+#include "../quant/qmatmul_kernels.hpp"
+#include "../device.hpp"
+#include "../types.hpp"
+#include "igemm.hpp"
+
+namespace torsh::cpu::igemm {
+
+const Kernel& active_kernel() {
+  static const Kernel& k = []() -> const Kernel& {
+    if (quant::isa_usable(quant::Isa::Avx512Vnni)) return kernel_avx512_vnni();
+    if (quant::isa_usable(quant::Isa::AvxVnni)) return kernel_avx_vnni();
+    if (quant::isa_usable(quant::Isa::Avx2)) return kernel_avx2();
+    return kernel_generic();
+  }();
+  return k;
+}
+
+namespace {
+
+struct FreeDeleter {
+  void operator()(void* p) const { std::free(p); }
+};
+template <class T>
+std::unique_ptr<T[], FreeDeleter> aligned(std::size_t count) {
+  const std::size_t bytes = std::max<std::size_t>(64, (count * sizeof(T) + 63) / 64 * 64);
+  void* p = std::aligned_alloc(64, bytes);
+  if (!p) throw std::bad_alloc();
+  return std::unique_ptr<T[], FreeDeleter>(static_cast<T*>(p));
+}
+
+// One value per row (or column) of a per-tensor or per-channel parameter.
+template <class T, class F>
+std::vector<T> expand(const rt::TensorArg& t, std::int64_t count, T absent, F&& value_of) {
+  std::vector<T> v(static_cast<std::size_t>(count), absent);
+  if (!t.present()) return v;
+  for (std::int64_t i = 0; i < count; ++i) v[static_cast<std::size_t>(i)] = value_of(t.numel() == 1 ? 0 : i);
+  return v;
+}
+
+std::int32_t zero_point_at(const rt::TensorArg& t, std::int64_t i) {
+  return t.dtype == DType::I8 ? data_of<std::int8_t>(t)[i] : static_cast<std::int32_t>(data_of<std::uint8_t>(t)[i]);
+}
+
+// round half to even of v * s, plus z, saturated to [lo, hi]; |v * s| past
+// 2^22 saturates anyway, so it is clamped first and the 1.5 * 2^23 trick
+// rounds (default rounding mode) without a library call.
+inline std::int32_t requantize(std::int32_t v, float s, std::int32_t z, std::int32_t lo, std::int32_t hi) {
+  float x = static_cast<float>(v) * s;
+  x = x != x ? 0.0f : std::min(std::max(x, -4194304.0f), 4194304.0f);
+  const float r = (x + 12582912.0f) - 12582912.0f;
+  return std::min(std::max(static_cast<std::int32_t>(r) + z, lo), hi);
+}
+
+}  // namespace
+
+void integer_matmul(const rt::IntegerMatmulArgs& x) {
+  const Kernel& kn = active_kernel();
+  const std::int64_t m = x.m, n = x.n, k = x.k;
+  const int mr = kn.mr, nr = kn.nr;
+  const bool a_signed = x.a.dtype == DType::I8, b_unsigned = x.b.dtype == DType::U8;
+  const std::int64_t kpl = k_per_lane(kn.lane), groups = (k + kpl - 1) / kpl;
+  const std::int64_t m_panels = (m + mr - 1) / mr, n_panels = (n + nr - 1) / nr;
+  const std::size_t pa = panel_bytes(kn, mr, k), pb = panel_bytes(kn, nr, k);
+
+  auto apack = aligned<unsigned char>(static_cast<std::size_t>(m_panels) * pa);
+  auto bpack = aligned<unsigned char>(static_cast<std::size_t>(n_panels) * pb);
+  std::vector<std::int32_t> ra(static_cast<std::size_t>(m_panels * mr)), cb(static_cast<std::size_t>(n_panels * nr));
+  std::vector<std::uint32_t> colterm(static_cast<std::size_t>(n));
+
+  // Zero points of a' and b' (see igemm.hpp), one per row / column.
+  const std::vector<std::int32_t> za = expand<std::int32_t>(x.a_zero_point, m, 0, [&](std::int64_t i) {
+    return zero_point_at(x.a_zero_point, i);
+  });
+  const std::vector<std::int32_t> zb = expand<std::int32_t>(x.b_zero_point, n, 0, [&](std::int64_t i) {
+    return zero_point_at(x.b_zero_point, i);
+  });
+  std::vector<std::uint32_t> za2(za.size()), zb2(zb.size());
+  for (std::size_t i = 0; i < za.size(); ++i) za2[i] = static_cast<std::uint32_t>(za[i] + (a_signed ? 128 : 0));
+  for (std::size_t i = 0; i < zb.size(); ++i) zb2[i] = static_cast<std::uint32_t>(zb[i] - (b_unsigned ? 128 : 0));
+
+  const auto f32_of = [](const rt::TensorArg& t) { return [&t](std::int64_t i) { return data_of<float>(t)[i]; }; };
+  const std::vector<float> sa = expand<float>(x.a_scale, m, 1.0f, f32_of(x.a_scale));
+  const std::vector<float> sb = expand<float>(x.b_scale, n, 1.0f, f32_of(x.b_scale));
+  const float sy = x.y_scale.present() ? data_of<float>(x.y_scale)[0] : 1.0f;
+  const std::int32_t zy = x.y_zero_point.present() ? zero_point_at(x.y_zero_point, 0) : 0;
+
+  const DType od = x.out.dtype;
+  const auto* a_all = data_of<unsigned char>(x.a);
+  const auto* b_all = data_of<unsigned char>(x.b);
+  const std::uint32_t kk = static_cast<std::uint32_t>(k);
+
+  for (std::int64_t bi = 0; bi < x.batch; ++bi) {
+    const unsigned char* a = a_all + bi * m * k;
+    pool().parallel_for(m_panels, 1, [&](std::int64_t p0, std::int64_t p1) {
+      for (std::int64_t p = p0; p < p1; ++p)
+        pack_a(kn, a, m, k, a_signed, p * mr, apack.get() + p * pa, ra.data() + p * mr);
+    });
+    if (bi == 0 || x.b_batched) {
+      const unsigned char* b = b_all + (x.b_batched ? bi * k * n : 0);
+      pool().parallel_for(n_panels, 1, [&](std::int64_t p0, std::int64_t p1) {
+        for (std::int64_t p = p0; p < p1; ++p)
+          pack_b(kn, b, k, n, b_unsigned, p * nr, bpack.get() + p * pb, cb.data() + p * nr);
+      });
+      for (std::int64_t j = 0; j < n; ++j)
+        colterm[static_cast<std::size_t>(j)] = kk * zb2[static_cast<std::size_t>(j)] - static_cast<std::uint32_t>(cb[static_cast<std::size_t>(j)]);
+    }
+    const std::int64_t out0 = bi * m * n;
+    // Tiles in column-panel order: a thread's run of tiles shares b panels.
+    const std::int64_t tiles = m_panels * n_panels;
+    const std::int64_t grain = std::max<std::int64_t>(1, tiles / (8 * pool().size()));
+    pool().parallel_for(tiles, grain, [&](std::int64_t t0, std::int64_t t1) {
+      alignas(64) std::int32_t c[14 * 32];
+      for (std::int64_t t = t0; t < t1; ++t) {
+        const std::int64_t np = t / m_panels, mp = t % m_panels;
+        kn.tile(apack.get() + mp * pa, bpack.get() + np * pb, groups, c);
+        const std::int64_t r0 = mp * mr, c0 = np * nr;
+        const int rows = static_cast<int>(std::min<std::int64_t>(mr, m - r0));
+        const int cols = static_cast<int>(std::min<std::int64_t>(nr, n - c0));
+        for (int r = 0; r < rows; ++r) {
+          const std::size_t row = static_cast<std::size_t>(r0 + r);
+          const std::uint32_t zar = za2[row], rar = static_cast<std::uint32_t>(ra[row]);
+          const std::int32_t* cr = c + r * nr;
+          const std::int64_t o = out0 + static_cast<std::int64_t>(row) * n + c0;
+          std::int32_t sum[32];
+          for (int j = 0; j < cols; ++j) {
+            const std::size_t col = static_cast<std::size_t>(c0 + j);
+            sum[j] = static_cast<std::int32_t>(static_cast<std::uint32_t>(cr[j]) + zar * colterm[col] - rar * zb2[col]);
+          }
+          if (od == DType::I32) {
+            std::copy(sum, sum + cols, data_of<std::int32_t>(x.out) + o);
+          } else if (od == DType::F32) {
+            float* y = data_of<float>(x.out) + o;
+            for (int j = 0; j < cols; ++j) y[j] = static_cast<float>(sum[j]) * (sa[row] * sb[static_cast<std::size_t>(c0 + j)]);
+          } else if (od == DType::U8) {
+            std::uint8_t* y = data_of<std::uint8_t>(x.out) + o;
+            for (int j = 0; j < cols; ++j)
+              y[j] = static_cast<std::uint8_t>(requantize(sum[j], (sa[row] * sb[static_cast<std::size_t>(c0 + j)]) / sy, zy, 0, 255));
+          } else {
+            std::int8_t* y = data_of<std::int8_t>(x.out) + o;
+            for (int j = 0; j < cols; ++j)
+              y[j] = static_cast<std::int8_t>(requantize(sum[j], (sa[row] * sb[static_cast<std::size_t>(c0 + j)]) / sy, zy, -128, 127));
+          }
+        }
+      }
+    });
+  }
+}
+
+}  // namespace torsh::cpu::igemm

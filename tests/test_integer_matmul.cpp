@@ -1,0 +1,299 @@
+// int8 matrix products with ONNX's MatMulInteger / QLinearMatMul semantics on
+// the CPU backend, against a direct int64 sum of the definition: every dtype
+// pair, per-tensor and per-row / per-column zero points, shapes that are not
+// multiples of any tile or of four k, batches (b shared, batched, broadcast),
+// int32 wrap-around, each instruction set's tile on its own, requantization to
+// u8 / i8 / f32, and a clear error for each bad input. The other backends are
+// compared with the CPU by tests/backend_ops (integer_matmul cases).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "backends/cpu/igemm/igemm.hpp"
+#include "backends/cpu/quant/qmatmul_kernels.hpp"
+#include "torsh/torsh.hpp"
+
+using namespace torsh;
+
+namespace {
+
+Backend& host() {
+  static Backend b = Backend::create(BackendType::Cpu);
+  return b;
+}
+
+// Random bytes of a u8 or i8 tensor (stored as the raw byte either way).
+std::vector<std::uint8_t> random_bytes(std::size_t n, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> d(0, 255);
+  std::vector<std::uint8_t> v(n);
+  for (auto& x : v) x = static_cast<std::uint8_t>(d(rng));
+  return v;
+}
+
+int value(std::uint8_t byte, DType t) { return t == DType::I8 ? static_cast<std::int8_t>(byte) : byte; }
+
+Tensor bytes_tensor(const std::vector<std::uint8_t>& v, const Shape& s, DType t) { return host().from_host(v.data(), s, t); }
+
+struct Problem {
+  std::int64_t batch, m, n, k;
+  DType at, bt;
+  std::vector<std::uint8_t> a, b, za, zb;  // za: 1 or m values, zb: 1 or n values
+  bool b_batched = false;
+};
+
+Problem make(std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k, DType at, DType bt, bool per_row,
+             bool per_col, bool b_batched, std::uint32_t seed) {
+  Problem p{batch, m, n, k, at, bt, random_bytes(static_cast<std::size_t>(batch * m * k), seed),
+            random_bytes(static_cast<std::size_t>((b_batched ? batch : 1) * k * n), seed + 1),
+            random_bytes(static_cast<std::size_t>(per_row ? m : 1), seed + 2),
+            random_bytes(static_cast<std::size_t>(per_col ? n : 1), seed + 3), b_batched};
+  return p;
+}
+
+// The definition, in int64, wrapped to int32 at the end.
+std::vector<std::int32_t> reference(const Problem& p) {
+  std::vector<std::int32_t> out(static_cast<std::size_t>(p.batch * p.m * p.n));
+  for (std::int64_t bi = 0; bi < p.batch; ++bi)
+    for (std::int64_t i = 0; i < p.m; ++i)
+      for (std::int64_t j = 0; j < p.n; ++j) {
+        const int za = value(p.za[p.za.size() == 1 ? 0 : static_cast<std::size_t>(i)], p.at);
+        const int zb = value(p.zb[p.zb.size() == 1 ? 0 : static_cast<std::size_t>(j)], p.bt);
+        std::int64_t s = 0;
+        for (std::int64_t kk = 0; kk < p.k; ++kk) {
+          const int av = value(p.a[static_cast<std::size_t>((bi * p.m + i) * p.k + kk)], p.at);
+          const int bv = value(p.b[static_cast<std::size_t>(((p.b_batched ? bi : 0) * p.k + kk) * p.n + j)], p.bt);
+          s += static_cast<std::int64_t>(av - za) * (bv - zb);
+        }
+        out[static_cast<std::size_t>((bi * p.m + i) * p.n + j)] =
+            static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::uint64_t>(s)));
+      }
+  return out;
+}
+
+Tensor a_of(const Problem& p) {
+  return bytes_tensor(p.a, p.batch == 1 ? Shape{p.m, p.k} : Shape{p.batch, p.m, p.k}, p.at);
+}
+Tensor b_of(const Problem& p) { return bytes_tensor(p.b, p.b_batched ? Shape{p.batch, p.k, p.n} : Shape{p.k, p.n}, p.bt); }
+Tensor za_of(const Problem& p) {
+  return bytes_tensor(p.za, p.za.size() == 1 ? Shape{} : Shape{static_cast<std::int64_t>(p.za.size())}, p.at);
+}
+Tensor zb_of(const Problem& p) {
+  return bytes_tensor(p.zb, p.zb.size() == 1 ? Shape{} : Shape{static_cast<std::int64_t>(p.zb.size())}, p.bt);
+}
+
+template <class F>
+ErrorCode error_of(const char* op, F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(op), std::string::npos) << e.what();
+    return e.code();
+  }
+  ADD_FAILURE() << "no error";
+  return ErrorCode::Internal;
+}
+
+constexpr DType kPairs[][2] = {{DType::U8, DType::I8}, {DType::U8, DType::U8}, {DType::I8, DType::I8}, {DType::I8, DType::U8}};
+
+}  // namespace
+
+TEST(MatmulInteger, EveryDtypePairAndZeroPointKindMatchesTheDefinition) {
+  std::uint32_t seed = 1;
+  for (const auto& pr : kPairs)
+    for (bool per_row : {false, true})
+      for (bool per_col : {false, true})
+        for (auto [m, n, k] : {std::array<std::int64_t, 3>{1, 1, 1}, {3, 5, 7}, {15, 33, 13}, {29, 70, 130}, {64, 64, 64}}) {
+          const Problem p = make(1, m, n, k, pr[0], pr[1], per_row, per_col, false, seed++);
+          const Tensor y = ops::matmul_integer(a_of(p), b_of(p), za_of(p), zb_of(p));
+          ASSERT_EQ(y.dtype(), DType::I32);
+          ASSERT_EQ(y.shape(), (Shape{m, n}));
+          EXPECT_EQ(y.to_host<std::int32_t>(), reference(p))
+              << dtype_name(pr[0]) << " x " << dtype_name(pr[1]) << " m=" << m << " n=" << n << " k=" << k
+              << " per_row=" << per_row << " per_col=" << per_col;
+        }
+}
+
+TEST(MatmulInteger, WithoutZeroPointsIsThePlainProduct) {
+  const Problem p0 = make(1, 9, 17, 23, DType::U8, DType::I8, false, false, false, 99);
+  Problem p = p0;
+  p.za = {0};
+  p.zb = {0};
+  EXPECT_EQ(ops::matmul_integer(a_of(p), b_of(p)).to_host<std::int32_t>(), reference(p));
+}
+
+TEST(MatmulInteger, BatchesShareBroadcastOrBatchB) {
+  for (bool b_batched : {false, true}) {
+    const Problem p = make(3, 10, 19, 21, DType::I8, DType::U8, true, true, b_batched, 7);
+    const Tensor y = ops::matmul_integer(a_of(p), b_of(p), za_of(p), zb_of(p));
+    ASSERT_EQ(y.shape(), (Shape{3, 10, 19}));
+    EXPECT_EQ(y.to_host<std::int32_t>(), reference(p)) << "b_batched=" << b_batched;
+  }
+  // a without a batch against a batched b: a broadcast to every batch.
+  Problem p = make(2, 6, 5, 11, DType::U8, DType::I8, false, false, true, 11);
+  p.a.resize(static_cast<std::size_t>(p.m * p.k));
+  const Tensor a2 = bytes_tensor(p.a, Shape{p.m, p.k}, p.at);
+  Problem full = p;
+  full.a.insert(full.a.end(), p.a.begin(), p.a.end());
+  EXPECT_EQ(ops::matmul_integer(a2, b_of(p), za_of(p), zb_of(p)).to_host<std::int32_t>(), reference(full));
+}
+
+TEST(MatmulInteger, StridedOperandsAreRead) {
+  const Problem p = make(1, 12, 8, 20, DType::U8, DType::I8, false, true, false, 5);
+  // b given as the transpose of a contiguous [n, k].
+  std::vector<std::uint8_t> bt(p.b.size());
+  for (std::int64_t kk = 0; kk < p.k; ++kk)
+    for (std::int64_t j = 0; j < p.n; ++j) bt[static_cast<std::size_t>(j * p.k + kk)] = p.b[static_cast<std::size_t>(kk * p.n + j)];
+  const Tensor b = bytes_tensor(bt, Shape{p.n, p.k}, p.bt).transpose(0, 1);
+  EXPECT_EQ(ops::matmul_integer(a_of(p), b, za_of(p), zb_of(p)).to_host<std::int32_t>(), reference(p));
+}
+
+TEST(MatmulInteger, SumsWrapAsInt32) {
+  // 255 * 127 summed 70000 times is 2.27e9, past 2^31 - 1.
+  const std::int64_t k = 70000;
+  Problem p{1, 2, 3, k, DType::U8, DType::I8, std::vector<std::uint8_t>(2 * k, 255), std::vector<std::uint8_t>(k * 3, 127),
+            {0}, {0}};
+  const auto want = reference(p);
+  EXPECT_LT(want[0], 0);  // wrapped
+  EXPECT_EQ(ops::matmul_integer(a_of(p), b_of(p)).to_host<std::int32_t>(), want);
+}
+
+TEST(MatmulInteger, EachInstructionSetsTileMatchesTheDefinition) {
+  using namespace torsh::cpu::igemm;
+  namespace quant = torsh::cpu::quant;
+  using IKernel = torsh::cpu::igemm::Kernel;
+  const std::pair<const IKernel*, quant::Isa> kernels[] = {{&kernel_generic(), quant::Isa::Generic},
+                                                          {&kernel_avx2(), quant::Isa::Avx2},
+                                                          {&kernel_avx_vnni(), quant::Isa::AvxVnni},
+                                                          {&kernel_avx512_vnni(), quant::Isa::Avx512Vnni}};
+  int ran = 0;
+  for (auto [kn, isa] : kernels) {
+    if (!quant::isa_usable(isa)) continue;
+    ++ran;
+    for (std::int64_t k : {1, 2, 3, 4, 5, 9, 64, 131}) {
+      const Problem p = make(1, kn->mr, kn->nr, k, DType::U8, DType::I8, false, false, false, static_cast<std::uint32_t>(k));
+      std::vector<unsigned char> pa(panel_bytes(*kn, kn->mr, k)), pb(panel_bytes(*kn, kn->nr, k));
+      std::vector<std::int32_t> ra(static_cast<std::size_t>(kn->mr)), cb(static_cast<std::size_t>(kn->nr));
+      pack_a(*kn, p.a.data(), kn->mr, k, false, 0, pa.data(), ra.data());
+      pack_b(*kn, p.b.data(), k, kn->nr, false, 0, pb.data(), cb.data());
+      std::vector<std::int32_t> c(static_cast<std::size_t>(kn->mr * kn->nr));
+      kn->tile(pa.data(), pb.data(), (k + k_per_lane(kn->lane) - 1) / k_per_lane(kn->lane), c.data());
+      Problem plain = p;
+      plain.za = {0};
+      plain.zb = {0};
+      EXPECT_EQ(c, reference(plain)) << kn->name << " k=" << k;
+    }
+  }
+  EXPECT_GE(ran, 1);
+  std::cout << "[ igemm ] active tile: " << active_kernel().name << "\n";
+}
+
+TEST(QlinearMatmul, RequantizesAsTheFormulaInF32) {
+  std::uint32_t seed = 40;
+  for (const auto& pr : kPairs)
+    for (DType yt : {DType::U8, DType::I8})
+      for (bool per_ch : {false, true}) {
+        const Problem p = make(1, 13, 21, 37, pr[0], pr[1], per_ch, per_ch, false, seed++);
+        std::vector<float> sa(per_ch ? 13 : 1), sb(per_ch ? 21 : 1);
+        for (std::size_t i = 0; i < sa.size(); ++i) sa[i] = 0.01f + 0.003f * static_cast<float>(i);
+        for (std::size_t i = 0; i < sb.size(); ++i) sb[i] = 0.02f + 0.001f * static_cast<float>(i);
+        const float sy = 3.7f;
+        const std::uint8_t zy_byte = yt == DType::U8 ? 128 : static_cast<std::uint8_t>(-5);
+        const auto sums = reference(p);
+        const auto to = [&](const std::vector<float>& v) {
+          return host().from_host(v.data(), v.size() == 1 ? Shape{} : Shape{static_cast<std::int64_t>(v.size())}, DType::F32);
+        };
+        const Tensor y = ops::qlinear_matmul(a_of(p), to(sa), za_of(p), b_of(p), to(sb), zb_of(p), to({sy}),
+                                             bytes_tensor({zy_byte}, Shape{}, yt));
+        ASSERT_EQ(y.dtype(), yt);
+        const std::vector<std::uint8_t> got = y.to_host<std::uint8_t>();
+        const int lo = yt == DType::U8 ? 0 : -128, hi = yt == DType::U8 ? 255 : 127;
+        for (std::int64_t i = 0; i < 13; ++i)
+          for (std::int64_t j = 0; j < 21; ++j) {
+            const float s = (sa[per_ch ? static_cast<std::size_t>(i) : 0] * sb[per_ch ? static_cast<std::size_t>(j) : 0]) / sy;
+            const float q = std::nearbyint(static_cast<float>(sums[static_cast<std::size_t>(i * 21 + j)]) * s) +
+                            static_cast<float>(value(zy_byte, yt));
+            const int want = static_cast<int>(std::min<float>(std::max<float>(q, lo), hi));
+            ASSERT_EQ(value(got[static_cast<std::size_t>(i * 21 + j)], yt), want) << i << "," << j;
+          }
+        // Without y_scale: the dequantized f32 product.
+        const std::vector<float> f = ops::qlinear_matmul(a_of(p), to(sa), za_of(p), b_of(p), to(sb), zb_of(p)).to_host<float>();
+        for (std::int64_t i = 0; i < 13; ++i)
+          for (std::int64_t j = 0; j < 21; ++j)
+            ASSERT_EQ(f[static_cast<std::size_t>(i * 21 + j)],
+                      static_cast<float>(sums[static_cast<std::size_t>(i * 21 + j)]) *
+                          (sa[per_ch ? static_cast<std::size_t>(i) : 0] * sb[per_ch ? static_cast<std::size_t>(j) : 0]));
+      }
+}
+
+TEST(QlinearMatmul, HalvesRoundToEvenAndSaturate) {
+  // a = [1], b = [k ones]: sums are exactly 1..; scales put them on halves.
+  const std::vector<std::uint8_t> a{1, 2, 3, 5, 200};
+  const std::vector<std::uint8_t> b{1};
+  const Tensor y = ops::qlinear_matmul(bytes_tensor(a, Shape{5, 1}, DType::U8),
+                                       host().from_host(std::vector<float>{0.5f}.data(), Shape{}, DType::F32),
+                                       bytes_tensor({0}, Shape{}, DType::U8), bytes_tensor(b, Shape{1, 1}, DType::I8),
+                                       host().from_host(std::vector<float>{1.0f}.data(), Shape{}, DType::F32),
+                                       bytes_tensor({0}, Shape{}, DType::I8),
+                                       host().from_host(std::vector<float>{1.0f}.data(), Shape{}, DType::F32),
+                                       bytes_tensor({0}, Shape{}, DType::I8));
+  // 0.5, 1.0, 1.5, 2.5, 100 -> 0, 1, 2, 2, 100
+  const auto got = y.to_host<std::int8_t>();
+  EXPECT_EQ(got, (std::vector<std::int8_t>{0, 1, 2, 2, 100}));
+  const Tensor sat = ops::qlinear_matmul(bytes_tensor({255}, Shape{1, 1}, DType::U8),
+                                         host().from_host(std::vector<float>{10.0f}.data(), Shape{}, DType::F32),
+                                         bytes_tensor({0}, Shape{}, DType::U8), bytes_tensor({127}, Shape{1, 1}, DType::I8),
+                                         host().from_host(std::vector<float>{10.0f}.data(), Shape{}, DType::F32),
+                                         bytes_tensor({0}, Shape{}, DType::I8),
+                                         host().from_host(std::vector<float>{1e-30f}.data(), Shape{}, DType::F32),
+                                         bytes_tensor({0}, Shape{}, DType::U8));
+  EXPECT_EQ(sat.to_host<std::uint8_t>(), std::vector<std::uint8_t>{255});
+}
+
+TEST(MatmulInteger, EmptyShapesGiveEmptyOrZeroResults) {
+  EXPECT_EQ(ops::matmul_integer(bytes_tensor({}, Shape{0, 4}, DType::U8), bytes_tensor(std::vector<std::uint8_t>(12), Shape{4, 3}, DType::I8))
+                .shape(),
+            (Shape{0, 3}));
+  // k = 0: every sum is empty, 0.
+  const Tensor z = ops::matmul_integer(bytes_tensor({}, Shape{2, 0}, DType::U8), bytes_tensor({}, Shape{0, 3}, DType::I8));
+  EXPECT_EQ(z.to_host<std::int32_t>(), std::vector<std::int32_t>(6, 0));
+}
+
+TEST(MatmulInteger, BadInputIsRefusedClearly) {
+  const Tensor a = bytes_tensor(std::vector<std::uint8_t>(6), Shape{2, 3}, DType::U8);
+  const Tensor b = bytes_tensor(std::vector<std::uint8_t>(12), Shape{3, 4}, DType::I8);
+  const Tensor f = host().zeros(Shape{2, 3}, DType::F32);
+  EXPECT_EQ(error_of("matmul_integer", [&] { ops::matmul_integer(f, b); }), ErrorCode::DTypeMismatch);
+  EXPECT_EQ(error_of("matmul_integer", [&] { ops::matmul_integer(a, bytes_tensor(std::vector<std::uint8_t>(8), Shape{2, 4}, DType::I8)); }),
+            ErrorCode::ShapeMismatch);
+  EXPECT_EQ(error_of("matmul_integer", [&] { ops::matmul_integer(a.reshape({6}), b); }), ErrorCode::ShapeMismatch);
+  // A zero point of the other dtype, or of the wrong length.
+  EXPECT_EQ(error_of("matmul_integer", [&] { ops::matmul_integer(a, b, bytes_tensor({1}, Shape{}, DType::I8)); }),
+            ErrorCode::DTypeMismatch);
+  EXPECT_EQ(error_of("matmul_integer", [&] { ops::matmul_integer(a, b, bytes_tensor({1, 2, 3}, Shape{3}, DType::U8)); }),
+            ErrorCode::ShapeMismatch);
+  EXPECT_EQ(error_of("matmul_integer",
+                     [&] { ops::matmul_integer(a, b, std::nullopt, bytes_tensor({1, 2, 3}, Shape{3}, DType::I8)); }),
+            ErrorCode::ShapeMismatch);
+  const auto scalar = [](float v) { return host().from_host(&v, Shape{}, DType::F32); };
+  const Tensor zu = bytes_tensor({0}, Shape{}, DType::U8), zi = bytes_tensor({0}, Shape{}, DType::I8);
+  for (float bad : {0.0f, -1.0f, std::numeric_limits<float>::infinity(), std::nanf("")})
+    EXPECT_EQ(error_of("qlinear_matmul", [&] { ops::qlinear_matmul(a, scalar(bad), zu, b, scalar(1.0f), zi); }),
+              ErrorCode::InvalidArgument)
+        << bad;
+  EXPECT_EQ(error_of("qlinear_matmul", [&] { ops::qlinear_matmul(a, scalar(1.0f), zu, b, scalar(1.0f), zi, scalar(1.0f)); }),
+            ErrorCode::InvalidArgument);
+  EXPECT_EQ(error_of("qlinear_matmul", [&] {
+              ops::qlinear_matmul(a, scalar(1.0f), zu, b, scalar(1.0f), zi, scalar(1.0f),
+                                  host().zeros(Shape{}, DType::I32));
+            }),
+            ErrorCode::DTypeMismatch);
+  EXPECT_EQ(error_of("qlinear_matmul", [&] {
+              ops::qlinear_matmul(a, host().zeros(Shape{}, DType::F16), zu, b, scalar(1.0f), zi);
+            }),
+            ErrorCode::DTypeMismatch);
+}
