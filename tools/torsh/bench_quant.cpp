@@ -3,6 +3,9 @@
 // model's layers do, reported as GB/s of weight bytes streamed (compare with
 // the peers' stream_triad). qmatmul_*: a prompt of 128 tokens through one
 // weight, reported as GFLOP/s of the equivalent dense product (2 m n k).
+// matmul_integer_* / qlinear_matmul_*: ONNX's int8 products of n x n u8
+// activations by n x n i8 weights (int32 out; u8 out), reported as GOP/s
+// (2 n^3), to compare with matmul_f32_n and onnxruntime's QLinearMatMul.
 #include <cstring>
 #include <random>
 #include <vector>
@@ -77,9 +80,39 @@ void qmatmul(Ctx& c, QuantFormat f, std::int64_t m, std::int64_t k, std::int64_t
   emit(c, name, fmt.c_str(), ms, "gflops", 2.0 * static_cast<double>(m * n * k) / ms / 1e6);
 }
 
+Tensor random_int8(Backend& d, std::int64_t rows, std::int64_t cols, DType t, unsigned seed) {
+  std::vector<unsigned char> v(static_cast<std::size_t>(rows * cols));
+  std::mt19937 g(seed);
+  for (auto& x : v) x = static_cast<unsigned char>(g());
+  return d.from_host(v.data(), Shape{rows, cols}, t);
+}
+
+void int8_gemm(Ctx& c, std::int64_t n, bool requantize) {
+  const std::string name = std::string(requantize ? "qlinear_matmul" : "matmul_integer") + "_u8i8_" + std::to_string(n);
+  if (!wanted(c, name)) return;
+  Backend& d = c.dev;
+  const Tensor a = random_int8(d, n, n, DType::U8, 5), b = random_int8(d, n, n, DType::I8, 6);
+  const unsigned char za = 128, zb = 0, zy = 128;
+  const Tensor tza = d.from_host(&za, Shape{}, DType::U8), tzb = d.from_host(&zb, Shape{}, DType::I8),
+               tzy = d.from_host(&zy, Shape{}, DType::U8);
+  const float sa = 0.02f, sb = 0.01f, sy = 0.5f;
+  const Tensor tsa = d.from_host(&sa, Shape{}, DType::F32), tsb = d.from_host(&sb, Shape{}, DType::F32),
+               tsy = d.from_host(&sy, Shape{}, DType::F32);
+  const double ms = median_ms(
+      d,
+      [&] {
+        if (requantize) ops::qlinear_matmul(a, tsa, tza, b, tsb, tzb, tsy, tzy);
+        else ops::matmul_integer(a, b, tza, tzb);
+      },
+      n <= 1024 ? 30 : 5, c.min_seconds);
+  emit(c, name, requantize ? "u8" : "i32", ms, "gops", 2.0 * static_cast<double>(n) * n * n / ms / 1e6);
+}
+
 }  // namespace
 
 void bench_quant(Ctx& c) {
+  for (std::int64_t n : {1024, 2048, 4096}) int8_gemm(c, n, false);
+  for (std::int64_t n : {1024, 2048, 4096}) int8_gemm(c, n, true);
   using F = QuantFormat;
   // A small language model's decode shapes: attention and MLP projections, the vocabulary head.
   qmatvec(c, F::Q4_1, 576, 576);

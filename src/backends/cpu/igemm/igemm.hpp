@@ -43,6 +43,8 @@ const Kernel& kernel_generic();
 const Kernel& kernel_avx2();
 const Kernel& kernel_avx_vnni();
 const Kernel& kernel_avx512_vnni();
+const Kernel& kernel_avx512_vnni_8x48();
+const Kernel& kernel_avx512_vnni_6x64();
 // The best this CPU runs (capped by TORSH_CPU_ISA).
 const Kernel& active_kernel();
 

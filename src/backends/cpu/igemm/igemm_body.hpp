@@ -3,29 +3,32 @@
 //   vec; kLanes (32-bit lanes per vector); zero(); load(p); bcast(p) (one
 //   32-bit word to every lane); dot(acc, a, b) (acc + the lane-wise dot
 //   product of the k values in a and b); store(p, v).
-// Two vectors of b columns (nr = 2 kLanes) by MR rows of accumulators, which
+// NV vectors of b columns (nr = NV kLanes) by MR rows of accumulators, which
 // stay in registers over the whole k (panels stream from L2).
 
-template <class V, int MR>
+template <class V, int MR, int NV>
 void tile_body(const unsigned char* a, const unsigned char* b, std::int64_t groups, std::int32_t* c) {
-  constexpr int NR = 2 * V::kLanes;
-  typename V::vec acc[MR][2];
+  constexpr int NR = NV * V::kLanes;
+  typename V::vec acc[MR][NV];
 #pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = V::zero();
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[r][v] = V::zero();
   for (std::int64_t g = 0; g < groups; ++g) {
-    const typename V::vec b0 = V::load(b), b1 = V::load(b + 4 * V::kLanes);
+    typename V::vec bv[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) bv[v] = V::load(b + 4 * v * V::kLanes);
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r) {
       const typename V::vec av = V::bcast(a + 4 * r);
-      acc[r][0] = V::dot(acc[r][0], av, b0);
-      acc[r][1] = V::dot(acc[r][1], av, b1);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[r][v] = V::dot(acc[r][v], av, bv[v]);
     }
     a += 4 * MR;
     b += 4 * NR;
   }
 #pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r) {
-    V::store(c + r * NR, acc[r][0]);
-    V::store(c + r * NR + V::kLanes, acc[r][1]);
-  }
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) V::store(c + r * NR + v * V::kLanes, acc[r][v]);
 }

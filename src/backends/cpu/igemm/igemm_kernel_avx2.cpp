@@ -31,7 +31,7 @@ struct Avx2Madd {
 #include "igemm_body.hpp"
 
 void tile_avx2(const unsigned char* a, const unsigned char* b, std::int64_t groups, std::int32_t* c) {
-  tile_body<Avx2Madd, 6>(a, b, groups, c);
+  tile_body<Avx2Madd, 6, 2>(a, b, groups, c);
 }
 
 }  // namespace
@@ -64,7 +64,7 @@ struct AvxVnni {
 #include "igemm_body.hpp"
 
 void tile_vnni(const unsigned char* a, const unsigned char* b, std::int64_t groups, std::int32_t* c) {
-  tile_body<AvxVnni, 6>(a, b, groups, c);
+  tile_body<AvxVnni, 6, 2>(a, b, groups, c);
 }
 
 }  // namespace

@@ -29,13 +29,27 @@ struct V512 {
 #include "igemm_body.hpp"
 
 void tile(const unsigned char* a, const unsigned char* b, std::int64_t groups, std::int32_t* c) {
-  tile_body<V512, 14>(a, b, groups, c);
+  tile_body<V512, 14, 2>(a, b, groups, c);
+}
+void tile8x48(const unsigned char* a, const unsigned char* b, std::int64_t groups, std::int32_t* c) {
+  tile_body<V512, 8, 3>(a, b, groups, c);
+}
+void tile6x64(const unsigned char* a, const unsigned char* b, std::int64_t groups, std::int32_t* c) {
+  tile_body<V512, 6, 4>(a, b, groups, c);
 }
 
 }  // namespace
 
 const Kernel& kernel_avx512_vnni() {
   static const Kernel k{"avx512_vnni-14x32", Lane::U8x4, 14, 32, tile};
+  return k;
+}
+const Kernel& kernel_avx512_vnni_8x48() {
+  static const Kernel k{"avx512_vnni-8x48", Lane::U8x4, 8, 48, tile8x48};
+  return k;
+}
+const Kernel& kernel_avx512_vnni_6x64() {
+  static const Kernel k{"avx512_vnni-6x64", Lane::U8x4, 6, 64, tile6x64};
   return k;
 }
 

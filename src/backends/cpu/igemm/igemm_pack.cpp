@@ -1,5 +1,8 @@
 // Packing for the int8 GEMM (igemm.hpp): operands normalised to a' unsigned
-// and b' signed, laid out in lane format, with their row / column sums.
+// and b' signed, laid out in lane format, with their row / column sums. The
+// loops move whole 32-bit lane words and keep the sums in separate passes
+// over the source, so the compiler vectorizes both (a byte-at-a-time
+// scatter cost a fifth of a 1024^3 product).
 #include <algorithm>
 #include <cstring>
 
@@ -12,44 +15,50 @@ std::size_t panel_bytes(const Kernel& kn, int rows, std::int64_t k) {
   return static_cast<std::size_t>((k + kpl - 1) / kpl) * static_cast<std::size_t>(rows) * 4;
 }
 
+namespace {
+
+// Sum of a row's normalised bytes: u8 a' = byte ^ flip.
+std::int32_t sum_unsigned(const unsigned char* p, std::int64_t k, unsigned char flip) {
+  std::int32_t s = 0;
+  for (std::int64_t i = 0; i < k; ++i) s += static_cast<unsigned char>(p[i] ^ flip);
+  return s;
+}
+
+}  // namespace
+
 void pack_a(const Kernel& kn, const unsigned char* a, std::int64_t m, std::int64_t k, bool a_signed, std::int64_t r0,
             unsigned char* dst, std::int32_t* sums) {
   const int kpl = k_per_lane(kn.lane), mr = kn.mr;
-  const std::int64_t groups = (k + kpl - 1) / kpl;
-  const unsigned flip = a_signed ? 0x80u : 0u;  // i8 + 128 == the byte XOR 0x80, as u8
+  const std::int64_t groups = (k + kpl - 1) / kpl, full = k / kpl;
+  const unsigned char flip = a_signed ? 0x80 : 0;  // i8 + 128 == the byte XOR 0x80, as u8
+  std::uint32_t* d32 = reinterpret_cast<std::uint32_t*>(dst);
   for (int r = 0; r < mr; ++r) {
     const std::int64_t row = r0 + r;
-    std::int32_t sum = 0;
-    if (kn.lane == Lane::U8x4) {
-      unsigned char* d = dst + 4 * r;
-      if (row < m) {
-        const unsigned char* src = a + row * k;
-        for (std::int64_t g = 0; g < groups; ++g, d += 4 * mr)
-          for (int t = 0; t < 4; ++t) {
-            const std::int64_t kk = g * 4 + t;
-            const unsigned char v = kk < k ? static_cast<unsigned char>(src[kk] ^ flip) : 0;
-            d[t] = v;
-            sum += v;
-          }
-      } else {
-        for (std::int64_t g = 0; g < groups; ++g, d += 4 * mr) std::memset(d, 0, 4);
-      }
-    } else {
-      std::int16_t* d = reinterpret_cast<std::int16_t*>(dst) + 2 * r;
-      if (row < m) {
-        const unsigned char* src = a + row * k;
-        for (std::int64_t g = 0; g < groups; ++g, d += 2 * mr)
-          for (int t = 0; t < 2; ++t) {
-            const std::int64_t kk = g * 2 + t;
-            const std::int16_t v = kk < k ? static_cast<std::int16_t>(src[kk] ^ flip) : 0;
-            d[t] = v;
-            sum += v;
-          }
-      } else {
-        for (std::int64_t g = 0; g < groups; ++g, d += 2 * mr) d[0] = d[1] = 0;
-      }
+    std::uint32_t* d = d32 + r;
+    if (row >= m) {
+      for (std::int64_t g = 0; g < groups; ++g) d[g * mr] = 0;
+      sums[r] = 0;
+      continue;
     }
-    sums[r] = sum;
+    const unsigned char* src = a + row * k;
+    sums[r] = sum_unsigned(src, k, flip);
+    unsigned char tail[4] = {0, 0, 0, 0};
+    if (kn.lane == Lane::U8x4) {
+      const std::uint32_t flip4 = a_signed ? 0x80808080u : 0u;
+      for (std::int64_t g = 0; g < full; ++g) {
+        std::uint32_t w;
+        std::memcpy(&w, src + 4 * g, 4);
+        d[g * mr] = w ^ flip4;
+      }
+      if (full < groups) {
+        for (std::int64_t kk = 4 * full; kk < k; ++kk) tail[kk - 4 * full] = static_cast<unsigned char>(src[kk] ^ flip);
+        std::memcpy(&d[full * mr], tail, 4);
+      }
+    } else {  // two int16 per word, low half first
+      for (std::int64_t g = 0; g < full; ++g)
+        d[g * mr] = static_cast<std::uint32_t>(src[2 * g] ^ flip) | static_cast<std::uint32_t>(src[2 * g + 1] ^ flip) << 16;
+      if (full < groups) d[full * mr] = static_cast<std::uint32_t>(src[2 * full] ^ flip);
+    }
   }
 }
 
@@ -58,31 +67,39 @@ void pack_b(const Kernel& kn, const unsigned char* b, std::int64_t k, std::int64
   const int kpl = k_per_lane(kn.lane), nr = kn.nr;
   const std::int64_t groups = (k + kpl - 1) / kpl;
   const int cols = static_cast<int>(std::min<std::int64_t>(nr, n - c0));
-  std::fill(sums, sums + nr, 0);
-  std::memset(dst, 0, panel_bytes(kn, nr, k));
   // b' = b - 128 for u8 (as int8: the byte XOR 0x80); i8 as it is.
-  const unsigned flip = b_unsigned ? 0x80u : 0u;
-  for (std::int64_t g = 0; g < groups; ++g)
+  const unsigned char flip = b_unsigned ? 0x80 : 0;
+  // Column sums of b' first, row by row (vectorized across the columns).
+  std::int32_t acc[64] = {};
+  for (std::int64_t kk = 0; kk < k; ++kk) {
+    const unsigned char* row = b + kk * n + c0;
+    for (int j = 0; j < cols; ++j) acc[j] += static_cast<std::int8_t>(static_cast<unsigned char>(row[j] ^ flip));
+  }
+  std::copy(acc, acc + nr, sums);
+  std::uint32_t* d = reinterpret_cast<std::uint32_t*>(dst);
+  static const unsigned char zeros[64] = {};
+  for (std::int64_t g = 0; g < groups; ++g, d += nr) {
+    // The group's kpl rows (past k: zeros), one lane word per column.
+    const unsigned char* rows[4];
     for (int t = 0; t < kpl; ++t) {
       const std::int64_t kk = g * kpl + t;
-      if (kk >= k) break;
-      const unsigned char* row = b + kk * n + c0;
-      if (kn.lane == Lane::U8x4) {
-        unsigned char* d = dst + (g * nr) * 4 + t;
-        for (int j = 0; j < cols; ++j) {
-          const unsigned char v = static_cast<unsigned char>(row[j] ^ flip);
-          d[4 * j] = v;
-          sums[j] += static_cast<std::int8_t>(v);
-        }
-      } else {
-        std::int16_t* d = reinterpret_cast<std::int16_t*>(dst) + (g * nr) * 2 + t;
-        for (int j = 0; j < cols; ++j) {
-          const std::int16_t v = static_cast<std::int8_t>(static_cast<unsigned char>(row[j] ^ flip));
-          d[2 * j] = v;
-          sums[j] += v;
-        }
-      }
+      rows[t] = kk < k ? b + kk * n + c0 : zeros;
     }
+    const unsigned char f0 = g * kpl + 0 < k ? flip : 0, f1 = g * kpl + 1 < k ? flip : 0;
+    if (kn.lane == Lane::U8x4) {
+      const unsigned char f2 = g * kpl + 2 < k ? flip : 0, f3 = g * kpl + 3 < k ? flip : 0;
+      for (int j = 0; j < cols; ++j)
+        d[j] = static_cast<std::uint32_t>(rows[0][j] ^ f0) | static_cast<std::uint32_t>(rows[1][j] ^ f1) << 8 |
+               static_cast<std::uint32_t>(rows[2][j] ^ f2) << 16 | static_cast<std::uint32_t>(rows[3][j] ^ f3) << 24;
+    } else {  // int16 pairs, sign-extended
+      for (int j = 0; j < cols; ++j)
+        d[j] = static_cast<std::uint16_t>(static_cast<std::int16_t>(static_cast<std::int8_t>(rows[0][j] ^ f0))) |
+               static_cast<std::uint32_t>(static_cast<std::uint16_t>(
+                   static_cast<std::int16_t>(static_cast<std::int8_t>(rows[1][j] ^ f1))))
+                   << 16;
+    }
+    for (int j = cols; j < nr; ++j) d[j] = 0;
+  }
 }
 
 }  // namespace torsh::cpu::igemm

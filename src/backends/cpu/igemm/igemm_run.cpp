@@ -10,6 +10,7 @@
 #include <new>
 #include <vector>
 
+#include "../platform/scratch.hpp"
 #include "../platform/thread_pool.hpp"
 #include "../quant/qmatmul_kernels.hpp"
 #include "../device.hpp"
@@ -30,17 +31,6 @@ const Kernel& active_kernel() {
 
 namespace {
 
-struct FreeDeleter {
-  void operator()(void* p) const { std::free(p); }
-};
-template <class T>
-std::unique_ptr<T[], FreeDeleter> aligned(std::size_t count) {
-  const std::size_t bytes = std::max<std::size_t>(64, (count * sizeof(T) + 63) / 64 * 64);
-  void* p = std::aligned_alloc(64, bytes);
-  if (!p) throw std::bad_alloc();
-  return std::unique_ptr<T[], FreeDeleter>(static_cast<T*>(p));
-}
-
 // One value per row (or column) of a per-tensor or per-channel parameter.
 template <class T, class F>
 std::vector<T> expand(const rt::TensorArg& t, std::int64_t count, T absent, F&& value_of) {
@@ -54,14 +44,21 @@ std::int32_t zero_point_at(const rt::TensorArg& t, std::int64_t i) {
   return t.dtype == DType::I8 ? data_of<std::int8_t>(t)[i] : static_cast<std::int32_t>(data_of<std::uint8_t>(t)[i]);
 }
 
-// round half to even of v * s, plus z, saturated to [lo, hi]; |v * s| past
-// 2^22 saturates anyway, so it is clamped first and the 1.5 * 2^23 trick
-// rounds (default rounding mode) without a library call.
-inline std::int32_t requantize(std::int32_t v, float s, std::int32_t z, std::int32_t lo, std::int32_t hi) {
-  float x = static_cast<float>(v) * s;
-  x = x != x ? 0.0f : std::min(std::max(x, -4194304.0f), 4194304.0f);
-  const float r = (x + 12582912.0f) - 12582912.0f;
-  return std::min(std::max(static_cast<std::int32_t>(r) + z, lo), hi);
+// round half to even of v * s, plus z, saturated to [lo, hi], for a row of
+// values: |v * s| past 2^22 saturates anyway, so it is clamped first and
+// adding and subtracting 1.5 * 2^23 rounds (in the default rounding mode)
+// without a library call; a NaN product (scales whose quotient overflowed)
+// gives z. Straight-line, so the compiler vectorizes it.
+template <class Q>
+void requantize_row(const std::int32_t* v, const float* s, int count, std::int32_t z, std::int32_t lo, std::int32_t hi,
+                    Q* out) {
+  for (int j = 0; j < count; ++j) {
+    float x = static_cast<float>(v[j]) * s[j];
+    x = x != x ? 0.0f : x;
+    x = x < -4194304.0f ? -4194304.0f : x > 4194304.0f ? 4194304.0f : x;
+    const std::int32_t q = static_cast<std::int32_t>((x + 12582912.0f) - 12582912.0f) + z;
+    out[j] = static_cast<Q>(q < lo ? lo : q > hi ? hi : q);
+  }
 }
 
 }  // namespace
@@ -75,8 +72,23 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
   const std::int64_t m_panels = (m + mr - 1) / mr, n_panels = (n + nr - 1) / nr;
   const std::size_t pa = panel_bytes(kn, mr, k), pb = panel_bytes(kn, nr, k);
 
-  auto apack = aligned<unsigned char>(static_cast<std::size_t>(m_panels) * pa);
-  auto bpack = aligned<unsigned char>(static_cast<std::size_t>(n_panels) * pb);
+  // Packed panels in the calling thread's grow-only scratch: a fresh
+  // allocation per call would page-fault its way in every time (a 1024^3
+  // product spent a fifth of its time there).
+  thread_local Scratch a_scratch, b_scratch;
+  constexpr std::size_t kKeep = std::size_t{64} << 20;
+  struct Trim {
+    ~Trim() {
+      a_scratch.trim(kKeep);
+      b_scratch.trim(kKeep);
+    }
+  } trim_after;
+  auto* const apack_p = static_cast<unsigned char*>(a_scratch.get(static_cast<std::size_t>(m_panels) * pa));
+  auto* const bpack_p = static_cast<unsigned char*>(b_scratch.get(static_cast<std::size_t>(n_panels) * pb));
+  struct View {
+    unsigned char* p;
+    unsigned char* get() const { return p; }
+  } apack{apack_p}, bpack{bpack_p};
   std::vector<std::int32_t> ra(static_cast<std::size_t>(m_panels * mr)), cb(static_cast<std::size_t>(n_panels * nr));
   std::vector<std::uint32_t> colterm(static_cast<std::size_t>(n));
 
@@ -97,7 +109,13 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
   const float sy = x.y_scale.present() ? data_of<float>(x.y_scale)[0] : 1.0f;
   const std::int32_t zy = x.y_zero_point.present() ? zero_point_at(x.y_zero_point, 0) : 0;
 
+  const bool a_zp_per_row = x.a_zero_point.present() && x.a_zero_point.numel() > 1;
+  const bool b_zp_per_col = x.b_zero_point.present() && x.b_zero_point.numel() > 1;
   const DType od = x.out.dtype;
+  const bool quantized = od == DType::U8 || od == DType::I8;
+  const bool a_per_row = x.a_scale.present() && x.a_scale.numel() > 1;
+  std::vector<float> col_mul(static_cast<std::size_t>(n));
+  for (std::size_t j = 0; j < col_mul.size(); ++j) col_mul[j] = quantized ? (sa[0] * sb[j]) / sy : sa[0] * sb[j];
   const auto* a_all = data_of<unsigned char>(x.a);
   const auto* b_all = data_of<unsigned char>(x.b);
   const std::uint32_t kk = static_cast<std::uint32_t>(k);
@@ -116,6 +134,9 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
       });
       for (std::int64_t j = 0; j < n; ++j)
         colterm[static_cast<std::size_t>(j)] = kk * zb2[static_cast<std::size_t>(j)] - static_cast<std::uint32_t>(cb[static_cast<std::size_t>(j)]);
+      // a's zero point per tensor (the usual case): its term is one vector.
+      if (!a_zp_per_row)
+        for (std::size_t j = 0; j < colterm.size(); ++j) colterm[j] *= za2[0];
     }
     const std::int64_t out0 = bi * m * n;
     // Tiles in column-panel order: a thread's run of tiles shares b panels.
@@ -132,26 +153,44 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
         for (int r = 0; r < rows; ++r) {
           const std::size_t row = static_cast<std::size_t>(r0 + r);
           const std::uint32_t zar = za2[row], rar = static_cast<std::uint32_t>(ra[row]);
+          const std::uint32_t* ct = colterm.data() + c0;
+          const std::uint32_t* zbc = zb2.data() + c0;
           const std::int32_t* cr = c + r * nr;
           const std::int64_t o = out0 + static_cast<std::int64_t>(row) * n + c0;
-          std::int32_t sum[32];
-          for (int j = 0; j < cols; ++j) {
-            const std::size_t col = static_cast<std::size_t>(c0 + j);
-            sum[j] = static_cast<std::int32_t>(static_cast<std::uint32_t>(cr[j]) + zar * colterm[col] - rar * zb2[col]);
+          alignas(64) std::int32_t sum[64];
+          // Both zero points per tensor: adds only (the general form multiplies
+          // per element, which baseline x86-64 has no vector instruction for).
+          if (!a_zp_per_row && !b_zp_per_col) {
+            const std::uint32_t rowc = rar * zb2[0];
+            for (int j = 0; j < cols; ++j)
+              sum[j] = static_cast<std::int32_t>(static_cast<std::uint32_t>(cr[j]) + ct[j] - rowc);
+          } else if (!a_zp_per_row) {
+            for (int j = 0; j < cols; ++j)
+              sum[j] = static_cast<std::int32_t>(static_cast<std::uint32_t>(cr[j]) + ct[j] - rar * zbc[j]);
+          } else {
+            for (int j = 0; j < cols; ++j)
+              sum[j] = static_cast<std::int32_t>(static_cast<std::uint32_t>(cr[j]) + zar * ct[j] - rar * zbc[j]);
           }
           if (od == DType::I32) {
             std::copy(sum, sum + cols, data_of<std::int32_t>(x.out) + o);
-          } else if (od == DType::F32) {
+            continue;
+          }
+          // The multiplier of each column in this row: precomputed when a's
+          // scale is per tensor, else (a_scale[row] * b_scale[col]) / y_scale here.
+          alignas(64) float mul_row[64];
+          const float* mul = col_mul.data() + c0;
+          if (a_per_row) {
+            for (int j = 0; j < cols; ++j) mul_row[j] = quantized ? (sa[row] * sb[static_cast<std::size_t>(c0 + j)]) / sy
+                                                                  : sa[row] * sb[static_cast<std::size_t>(c0 + j)];
+            mul = mul_row;
+          }
+          if (od == DType::F32) {
             float* y = data_of<float>(x.out) + o;
-            for (int j = 0; j < cols; ++j) y[j] = static_cast<float>(sum[j]) * (sa[row] * sb[static_cast<std::size_t>(c0 + j)]);
+            for (int j = 0; j < cols; ++j) y[j] = static_cast<float>(sum[j]) * mul[j];
           } else if (od == DType::U8) {
-            std::uint8_t* y = data_of<std::uint8_t>(x.out) + o;
-            for (int j = 0; j < cols; ++j)
-              y[j] = static_cast<std::uint8_t>(requantize(sum[j], (sa[row] * sb[static_cast<std::size_t>(c0 + j)]) / sy, zy, 0, 255));
+            requantize_row(sum, mul, cols, zy, 0, 255, data_of<std::uint8_t>(x.out) + o);
           } else {
-            std::int8_t* y = data_of<std::int8_t>(x.out) + o;
-            for (int j = 0; j < cols; ++j)
-              y[j] = static_cast<std::int8_t>(requantize(sum[j], (sa[row] * sb[static_cast<std::size_t>(c0 + j)]) / sy, zy, -128, 127));
+            requantize_row(sum, mul, cols, zy, -128, 127, data_of<std::int8_t>(x.out) + o);
           }
         }
       }
