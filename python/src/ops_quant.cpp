@@ -90,6 +90,45 @@ void bind_ops_quant(nb::module_& m) {
       arg("dtype") = "float32",
       "ONNX DequantizeLinear: (x - zero_point) * scale, computed in f32, as dtype (float32, float16 or bfloat16). "
       "x is uint8 or int8; zero_point, when given, has x's dtype and scale's shape.");
+
+  m.def("matmul_integer", [](const TensorLike& a, const TensorLike& b, std::optional<TensorLike> a_zero_point,
+                             std::optional<TensorLike> b_zero_point) {
+        Tensor ta = as_tensor(a);
+        Tensor tb = on_device_of(as_tensor(b), ta);
+        std::optional<Tensor> za = zero_point_tensor(a_zero_point, ta.dtype(), ta, "matmul_integer");
+        std::optional<Tensor> zb = zero_point_tensor(b_zero_point, tb.dtype(), ta, "matmul_integer");
+        nb::gil_scoped_release r;
+        return ops::matmul_integer(ta, tb, za, zb);
+      }, arg("a"), arg("b"), arg("a_zero_point").none() = nb::none(), arg("b_zero_point").none() = nb::none(),
+      "ONNX MatMulInteger: the int32 product of (a - a_zero_point) and (b - b_zero_point), a [..., m, k] and b "
+      "[..., k, n] uint8 or int8 (batch dimensions broadcast), summed exactly, wrapping as int32. A zero point has "
+      "its operand's dtype and holds one value, or m (a's, per row) / n (b's, per column) values.");
+  m.def("qlinear_matmul", [](const TensorLike& a, const TensorLike& a_scale, const TensorLike& a_zero_point,
+                             const TensorLike& b, const TensorLike& b_scale, const TensorLike& b_zero_point,
+                             std::optional<TensorLike> y_scale, std::optional<TensorLike> y_zero_point,
+                             std::optional<DTypeArg> dtype) {
+        Tensor ta = as_tensor(a);
+        Tensor tb = on_device_of(as_tensor(b), ta);
+        Tensor sa = scale_tensor(a_scale, ta), sb = scale_tensor(b_scale, ta);
+        std::optional<Tensor> za = zero_point_tensor(a_zero_point, ta.dtype(), ta, "qlinear_matmul");
+        std::optional<Tensor> zb = zero_point_tensor(b_zero_point, tb.dtype(), ta, "qlinear_matmul");
+        if (!za || !zb)
+          raise_error(ErrorCode::InvalidArgument, "a_zero_point and b_zero_point are required", "qlinear_matmul",
+                      {"Pass 0 for an operand quantized without an offset"});
+        std::optional<Tensor> sy;
+        if (y_scale && !y_scale->obj.is_none()) sy = scale_tensor(*y_scale, ta);
+        const DType q = dtype ? to_dtype(*dtype) : DType::U8;
+        std::optional<Tensor> zy = zero_point_tensor(y_zero_point, q, ta, "qlinear_matmul");
+        nb::gil_scoped_release r;
+        return ops::qlinear_matmul(ta, sa, *za, tb, sb, *zb, sy, zy);
+      }, arg("a"), arg("a_scale"), arg("a_zero_point"), arg("b"), arg("b_scale"), arg("b_zero_point"),
+      arg("y_scale").none() = nb::none(), arg("y_zero_point").none() = nb::none(), nb::kw_only(),
+      arg("dtype").none() = nb::none(),
+      "ONNX QLinearMatMul: the int32 sum s of matmul_integer, requantized as saturate(round_half_even(s * "
+      "((a_scale * b_scale) / y_scale)) + y_zero_point) in f32, as y_zero_point's dtype (uint8 or int8; for a "
+      "zero point given as an int, dtype, default uint8). Scales are f32, finite and > 0: a_scale one value or m, "
+      "b_scale one value or n, y_scale one value. Without y_scale and y_zero_point: the f32 product s * (a_scale * "
+      "b_scale).");
 }
 
 }  // namespace torsh::py

@@ -622,16 +622,6 @@ def conv2d(x: Tensor | numpy.typing.ArrayLike, weight: Tensor | numpy.typing.Arr
     2-D convolution (cross-correlation, as PyTorch) of x [N, C, H, W] with weight [K, C / groups, R, S]. algorithm: 'auto' (the backend chooses), 'gemm' (the direct sum), or 'winograd' (F(2x2, 3x3): f32, 3x3, stride 1, dilation 1; fewer multiply-adds, a few times the rounding error).
     """
 
-def quantize_linear(x: Tensor | numpy.typing.ArrayLike, scale: Tensor | numpy.typing.ArrayLike, zero_point: Tensor | numpy.typing.ArrayLike | None = None, *, axis: int = 1, dtype: DType | numpy.typing.DTypeLike | None = None) -> Tensor:
-    """
-    ONNX QuantizeLinear: saturate(round_half_even(x / scale) + zero_point) as uint8 or int8. scale (f32) and zero_point hold one value (per tensor) or x.shape[axis] values (per channel along axis, ONNX's default 1). The quantized dtype is the zero point's when it is a tensor or array, else dtype (default uint8); a zero point given as ints must fit it. +-inf saturate; NaN gives the zero point. Scales must be finite and > 0.
-    """
-
-def dequantize_linear(x: Tensor | numpy.typing.ArrayLike, scale: Tensor | numpy.typing.ArrayLike, zero_point: Tensor | numpy.typing.ArrayLike | None = None, *, axis: int = 1, dtype: DType | numpy.typing.DTypeLike = 'float32') -> Tensor:
-    """
-    ONNX DequantizeLinear: (x - zero_point) * scale, computed in f32, as dtype (float32, float16 or bfloat16). x is uint8 or int8; zero_point, when given, has x's dtype and scale's shape.
-    """
-
 def max_pool2d(x: Tensor | numpy.typing.ArrayLike, kernel_size: int | tuple[int, int], stride: int | tuple[int, int] | None = None, padding: int | tuple[int, int] = 0) -> Tensor:
     """Max pooling of x [N, C, H, W]; stride defaults to kernel_size."""
 
@@ -657,6 +647,26 @@ def randn(shape: int | Sequence[int], *, seed: int | None = None, dtype: DType |
 
 def bernoulli(shape: int | Sequence[int], p: float = 0.5, *, seed: int | None = None, dtype: DType | numpy.typing.DTypeLike = 'f32', offset: int = 0, device: Backend | str | None = None) -> Tensor:
     """1 with probability p, else 0. seed=None draws a fresh seed."""
+
+def quantize_linear(x: Tensor | numpy.typing.ArrayLike, scale: Tensor | numpy.typing.ArrayLike, zero_point: Tensor | numpy.typing.ArrayLike | None = None, *, axis: int = 1, dtype: DType | numpy.typing.DTypeLike | None = None) -> Tensor:
+    """
+    ONNX QuantizeLinear: saturate(round_half_even(x / scale) + zero_point) as uint8 or int8. scale (f32) and zero_point hold one value (per tensor) or x.shape[axis] values (per channel along axis, ONNX's default 1). The quantized dtype is the zero point's when it is a tensor or array, else dtype (default uint8); a zero point given as ints must fit it. +-inf saturate; NaN gives the zero point. Scales must be finite and > 0.
+    """
+
+def dequantize_linear(x: Tensor | numpy.typing.ArrayLike, scale: Tensor | numpy.typing.ArrayLike, zero_point: Tensor | numpy.typing.ArrayLike | None = None, *, axis: int = 1, dtype: DType | numpy.typing.DTypeLike = 'float32') -> Tensor:
+    """
+    ONNX DequantizeLinear: (x - zero_point) * scale, computed in f32, as dtype (float32, float16 or bfloat16). x is uint8 or int8; zero_point, when given, has x's dtype and scale's shape.
+    """
+
+def matmul_integer(a: Tensor | numpy.typing.ArrayLike, b: Tensor | numpy.typing.ArrayLike, a_zero_point: Tensor | numpy.typing.ArrayLike | None = None, b_zero_point: Tensor | numpy.typing.ArrayLike | None = None) -> Tensor:
+    """
+    ONNX MatMulInteger: the int32 product of (a - a_zero_point) and (b - b_zero_point), a [..., m, k] and b [..., k, n] uint8 or int8 (batch dimensions broadcast), summed exactly, wrapping as int32. A zero point has its operand's dtype and holds one value, or m (a's, per row) / n (b's, per column) values.
+    """
+
+def qlinear_matmul(a: Tensor | numpy.typing.ArrayLike, a_scale: Tensor | numpy.typing.ArrayLike, a_zero_point: Tensor | numpy.typing.ArrayLike, b: Tensor | numpy.typing.ArrayLike, b_scale: Tensor | numpy.typing.ArrayLike, b_zero_point: Tensor | numpy.typing.ArrayLike, y_scale: Tensor | numpy.typing.ArrayLike | None = None, y_zero_point: Tensor | numpy.typing.ArrayLike | None = None, *, dtype: DType | numpy.typing.DTypeLike | None = None) -> Tensor:
+    """
+    ONNX QLinearMatMul: the int32 sum s of matmul_integer, requantized as saturate(round_half_even(s * ((a_scale * b_scale) / y_scale)) + y_zero_point) in f32, as y_zero_point's dtype (uint8 or int8; for a zero point given as an int, dtype, default uint8). Scales are f32, finite and > 0: a_scale one value or m, b_scale one value or n, y_scale one value. Without y_scale and y_zero_point: the f32 product s * (a_scale * b_scale).
+    """
 
 class Tokenizer:
     """

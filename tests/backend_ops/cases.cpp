@@ -1156,6 +1156,65 @@ void linear_quant_cases(CaseList& L) {
   }
 }
 
+// ---------------------------------------------------------------- integer matmul
+
+void integer_matmul_cases(CaseList& L) {
+  const auto opt = [](const Tensor& t) { return std::optional<Tensor>(t); };
+  const auto mmi = [=](bool zps) -> Run {
+    return [=](Backend&, std::vector<Tensor>& x) -> Outputs {
+      return {zps ? ops::matmul_integer(x[0], x[1], opt(x[2]), opt(x[3])) : ops::matmul_integer(x[0], x[1])};
+    };
+  };
+  const auto qlin = [=](bool quantized_out) -> Run {
+    return [=](Backend&, std::vector<Tensor>& x) -> Outputs {
+      if (!quantized_out) return {ops::qlinear_matmul(x[0], x[1], x[2], x[3], x[4], x[5])};
+      return {ops::qlinear_matmul(x[0], x[1], x[2], x[3], x[4], x[5], opt(x[6]), opt(x[7]))};
+    };
+  };
+  const auto full = [](DType t) { return t == U8 ? std::pair<double, double>{0, 255} : std::pair<double, double>{-128, 127}; };
+  for (auto [at, bt] : {std::pair{U8, I8}, std::pair{I8, I8}, std::pair{U8, U8}, std::pair{I8, U8}}) {
+    const auto [alo, ahi] = full(at);
+    const auto [blo, bhi] = full(bt);
+    const std::string pair = dt(at) + " x " + dt(bt);
+    L.add("integer_matmul", "matmul_integer " + pair + ", zero points per tensor", K::IntegerMatmul, I32,
+          {in({13, 37}, at).range(alo, ahi), in({37, 21}, bt).range(blo, bhi), in({1}, at).range(alo, ahi),
+           in({1}, bt).range(blo, bhi)},
+          mmi(true), Tol::bitwise());
+    L.add("integer_matmul", "matmul_integer " + pair + ", zero points per row / column", K::IntegerMatmul, I32,
+          {in({6, 70}, at).range(alo, ahi), in({70, 33}, bt).range(blo, bhi), in({6}, at).range(alo, ahi),
+           in({33}, bt).range(blo, bhi)},
+          mmi(true), Tol::bitwise());
+  }
+  L.add("integer_matmul", "matmul_integer, no zero points, batched b", K::IntegerMatmul, I32,
+        {in({3, 5, 9}, U8).range(0, 255), in({3, 9, 7}, I8).range(-128, 127)}, mmi(false), Tol::bitwise());
+  L.add("integer_matmul", "matmul_integer, batched a, shared transposed b", K::IntegerMatmul, I32,
+        {in({2, 4, 11}, U8).range(0, 255), in({6, 11}, I8).range(-128, 127).t(), in({1}, U8).vals({128}),
+         in({1}, I8).vals({3})},
+        mmi(true), Tol::bitwise());
+  L.add("integer_matmul", "matmul_integer, k = 1", K::IntegerMatmul, I32,
+        {in({5, 1}, U8).range(0, 255), in({1, 3}, I8).range(-128, 127)}, mmi(false), Tol::bitwise());
+  L.add("integer_matmul", "matmul_integer, larger", K::IntegerMatmul, I32,
+        {in({67, 301}, U8).range(0, 255), in({301, 45}, I8).range(-128, 127), in({1}, U8).vals({120}),
+         in({1}, I8).vals({-2})},
+        mmi(true), Tol::bitwise());
+  for (DType yt : {U8, I8}) {
+    const auto [ylo, yhi] = full(yt);
+    L.add("integer_matmul", "qlinear_matmul u8 x i8 to " + dt(yt), K::IntegerMatmul, yt,
+          {in({9, 40}, U8).range(0, 255), in({1}).vals({0.02}), in({1}, U8).vals({128}), in({40, 17}, I8).range(-128, 127),
+           in({1}).vals({0.01}), in({1}, I8).vals({0}), in({1}).vals({0.03}), in({1}, yt).range(ylo, yhi)},
+          qlin(true), Tol::bitwise());
+    L.add("integer_matmul", "qlinear_matmul i8 x u8 per row / column to " + dt(yt), K::IntegerMatmul, yt,
+          {in({7, 29}, I8).range(-128, 127), in({7}).range(0.005, 0.05), in({7}, I8).range(-10, 10),
+           in({29, 12}, U8).range(0, 255), in({12}).range(0.005, 0.05), in({12}, U8).range(100, 150),
+           in({1}).vals({0.7}), in({1}, yt).range(ylo, yhi)},
+          qlin(true), Tol::bitwise());
+  }
+  L.add("integer_matmul", "qlinear_matmul to f32", K::IntegerMatmul, F32,
+        {in({8, 50}, U8).range(0, 255), in({8}).range(0.01, 0.1), in({1}, U8).vals({128}), in({50, 10}, I8).range(-128, 127),
+         in({10}).range(0.01, 0.1), in({1}, I8).vals({0})},
+        qlin(false), Tol::bitwise());
+}
+
 // ---------------------------------------------------------------- random
 
 void random_cases(CaseList& L) {
@@ -1285,6 +1344,7 @@ std::vector<Case> all_cases() {
   random_cases(L);
   quant_cases(L);
   linear_quant_cases(L);
+  integer_matmul_cases(L);
   return L.take();
 }
 
