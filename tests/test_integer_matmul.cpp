@@ -297,3 +297,134 @@ TEST(MatmulInteger, BadInputIsRefusedClearly) {
             }),
             ErrorCode::DTypeMismatch);
 }
+
+// ---------------------------------------------------------------- convolutions
+
+namespace {
+
+struct ConvProblem {
+  std::int64_t n, c, h, w, k, r, s, groups;
+  ops::Conv2dParams p;
+  DType xt, wt;
+  std::vector<std::uint8_t> x, wv, zw;  // zw: 1 or k values
+  std::uint8_t zx;
+};
+
+// The definition: padding holds x's zero point (0 after the subtraction).
+std::vector<std::int32_t> conv_reference(const ConvProblem& c, std::int64_t& P, std::int64_t& Q,
+                                         const std::vector<std::int32_t>* bias = nullptr) {
+  P = (c.h + 2 * c.p.pad_h - c.p.dil_h * (c.r - 1) - 1) / c.p.stride_h + 1;
+  Q = (c.w + 2 * c.p.pad_w - c.p.dil_w * (c.s - 1) - 1) / c.p.stride_w + 1;
+  const std::int64_t cg = c.c / c.groups, kg = c.k / c.groups;
+  std::vector<std::int32_t> out(static_cast<std::size_t>(c.n * c.k * P * Q));
+  const int zx = value(c.zx, c.xt);
+  for (std::int64_t ni = 0; ni < c.n; ++ni)
+    for (std::int64_t ko = 0; ko < c.k; ++ko) {
+      const std::int64_t g = ko / kg;
+      const int zw = value(c.zw[c.zw.size() == 1 ? 0 : static_cast<std::size_t>(ko)], c.wt);
+      for (std::int64_t pi = 0; pi < P; ++pi)
+        for (std::int64_t qi = 0; qi < Q; ++qi) {
+          std::int64_t sum = bias ? (*bias)[static_cast<std::size_t>(ko)] : 0;
+          for (std::int64_t ci = 0; ci < cg; ++ci)
+            for (std::int64_t ri = 0; ri < c.r; ++ri)
+              for (std::int64_t si = 0; si < c.s; ++si) {
+                const std::int64_t y = pi * c.p.stride_h - c.p.pad_h + ri * c.p.dil_h;
+                const std::int64_t x = qi * c.p.stride_w - c.p.pad_w + si * c.p.dil_w;
+                if (y < 0 || y >= c.h || x < 0 || x >= c.w) continue;
+                const int xv = value(c.x[static_cast<std::size_t>(((ni * c.c + g * cg + ci) * c.h + y) * c.w + x)], c.xt);
+                const int wv = value(c.wv[static_cast<std::size_t>(((ko * cg + ci) * c.r + ri) * c.s + si)], c.wt);
+                sum += static_cast<std::int64_t>(xv - zx) * (wv - zw);
+              }
+          out[static_cast<std::size_t>(((ni * c.k + ko) * P + pi) * Q + qi)] = static_cast<std::int32_t>(sum);
+        }
+    }
+  return out;
+}
+
+ConvProblem make_conv(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w, std::int64_t k, std::int64_t r,
+                      std::int64_t s, std::int64_t groups, ops::Conv2dParams p, DType xt, DType wt, bool per_channel,
+                      std::uint32_t seed) {
+  p.groups = groups;
+  ConvProblem cp{n, c, h, w, k, r, s, groups, p, xt, wt,
+                 random_bytes(static_cast<std::size_t>(n * c * h * w), seed),
+                 random_bytes(static_cast<std::size_t>(k * (c / groups) * r * s), seed + 1),
+                 random_bytes(static_cast<std::size_t>(per_channel ? k : 1), seed + 2), random_bytes(1, seed + 3)[0]};
+  return cp;
+}
+
+}  // namespace
+
+TEST(ConvInteger, MatchesTheDefinitionAcrossGeometries) {
+  struct G {
+    std::int64_t n, c, h, w, k, r, s, groups, stride, pad, dil;
+  };
+  std::uint32_t seed = 300;
+  for (const G& g : {G{1, 3, 7, 9, 4, 3, 3, 1, 1, 1, 1}, G{2, 4, 8, 6, 6, 3, 3, 2, 2, 1, 1}, G{1, 2, 9, 9, 3, 3, 2, 1, 1, 0, 2},
+                     G{1, 4, 5, 5, 4, 1, 1, 4, 1, 0, 1}, G{1, 1, 4, 4, 2, 5, 5, 1, 1, 2, 1}})
+    for (const auto& pr : kPairs)
+      for (bool per_ch : {false, true}) {
+        ops::Conv2dParams p;
+        p.stride_h = p.stride_w = g.stride;
+        p.pad_h = p.pad_w = g.pad;
+        p.dil_h = p.dil_w = g.dil;
+        const ConvProblem c = make_conv(g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.groups, p, pr[0], pr[1], per_ch, seed++);
+        std::int64_t P = 0, Q = 0;
+        const auto want = conv_reference(c, P, Q);
+        const Tensor y = ops::conv_integer(
+            bytes_tensor(c.x, Shape{c.n, c.c, c.h, c.w}, c.xt), bytes_tensor(c.wv, Shape{c.k, c.c / c.groups, c.r, c.s}, c.wt),
+            bytes_tensor({c.zx}, Shape{}, c.xt),
+            bytes_tensor(c.zw, per_ch ? Shape{c.k} : Shape{}, c.wt), c.p);
+        ASSERT_EQ(y.shape(), (Shape{c.n, c.k, P, Q}));
+        EXPECT_EQ(y.to_host<std::int32_t>(), want) << "groups " << g.groups << " stride " << g.stride << " pad " << g.pad
+                                                   << " dil " << g.dil << " " << dtype_name(pr[0]) << " x "
+                                                   << dtype_name(pr[1]) << " per_channel " << per_ch;
+      }
+}
+
+TEST(QlinearConv, RequantizesTheSumsWithBias) {
+  ops::Conv2dParams p;
+  p.pad_h = p.pad_w = 1;
+  const ConvProblem c = make_conv(2, 4, 6, 5, 6, 3, 3, 2, p, DType::U8, DType::I8, true, 77);
+  std::vector<std::int32_t> bias{-500, 0, 1200, 7, -3, 99999};
+  std::int64_t P = 0, Q = 0;
+  const auto sums = conv_reference(c, P, Q, &bias);
+  std::vector<float> ws{0.01f, 0.02f, 0.015f, 0.03f, 0.005f, 0.012f};
+  const float xs = 0.05f, ys = 0.9f;
+  const auto f = [](std::vector<float> v) {
+    return host().from_host(v.data(), v.size() == 1 ? Shape{} : Shape{static_cast<std::int64_t>(v.size())}, DType::F32);
+  };
+  const Tensor y = ops::qlinear_conv(bytes_tensor(c.x, Shape{c.n, c.c, c.h, c.w}, c.xt), f({xs}),
+                                     bytes_tensor({c.zx}, Shape{}, c.xt),
+                                     bytes_tensor(c.wv, Shape{c.k, c.c / c.groups, c.r, c.s}, c.wt), f(ws),
+                                     bytes_tensor(c.zw, Shape{c.k}, c.wt), f({ys}), bytes_tensor({10}, Shape{}, DType::U8),
+                                     host().from_host(bias.data(), Shape{6}, DType::I32), c.p);
+  const auto got = y.to_host<std::uint8_t>();
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const std::int64_t ko = static_cast<std::int64_t>(i) / (P * Q) % c.k;
+    const float q = std::nearbyint(static_cast<float>(sums[i]) * ((xs * ws[static_cast<std::size_t>(ko)]) / ys)) + 10.0f;
+    ASSERT_EQ(got[i], static_cast<std::uint8_t>(std::min(std::max(q, 0.0f), 255.0f))) << i;
+  }
+}
+
+TEST(ConvInteger, BadInputIsRefusedClearly) {
+  const Tensor x = bytes_tensor(std::vector<std::uint8_t>(2 * 3 * 4 * 4), Shape{2, 3, 4, 4}, DType::U8);
+  const Tensor w = bytes_tensor(std::vector<std::uint8_t>(4 * 3 * 3 * 3), Shape{4, 3, 3, 3}, DType::I8);
+  EXPECT_EQ(error_of("conv_integer", [&] { ops::conv_integer(x.reshape({2, 3, 16}), w); }), ErrorCode::ShapeMismatch);
+  ops::Conv2dParams g2;
+  g2.groups = 2;
+  EXPECT_EQ(error_of("conv_integer", [&] { ops::conv_integer(x, w, std::nullopt, std::nullopt, g2); }),
+            ErrorCode::ShapeMismatch);
+  EXPECT_EQ(error_of("conv_integer", [&] { ops::conv_integer(x, w, bytes_tensor({1, 2}, Shape{2}, DType::U8)); }),
+            ErrorCode::ShapeMismatch);
+  EXPECT_EQ(error_of("conv_integer", [&] { ops::conv_integer(x, w, bytes_tensor({1}, Shape{}, DType::I8)); }),
+            ErrorCode::DTypeMismatch);
+  ops::Conv2dParams big;
+  EXPECT_EQ(error_of("conv_integer", [&] {
+              ops::conv_integer(x, bytes_tensor(std::vector<std::uint8_t>(4 * 3 * 25), Shape{4, 3, 5, 5}, DType::I8));
+            }),
+            ErrorCode::ShapeMismatch);
+  ops::Conv2dParams zero_stride;
+  zero_stride.stride_h = 0;
+  EXPECT_EQ(error_of("conv_integer", [&] { ops::conv_integer(x, w, std::nullopt, std::nullopt, zero_stride); }),
+            ErrorCode::InvalidArgument);
+}

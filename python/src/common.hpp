@@ -51,6 +51,8 @@ inline DType to_dtype(const DTypeArg& a) { return to_dtype(a.obj); }
 inline Backend to_backend(const DeviceArg& a) { return to_backend(a.obj); }
 inline Shape to_shape(const ShapeArg& a) { return to_shape(a.obj); }
 std::vector<std::int64_t> to_int_list(nb::handle h, const char* what);
+// An int applies to both spatial dimensions; a pair gives (h, w).
+std::pair<std::int64_t, std::int64_t> pair_arg(const PairArg& h, const char* what);
 // A Python int (or __index__ object) as int64; OutOfRange naming `what` when it does not fit.
 std::int64_t to_int64(nb::handle h, const std::string& what);
 // C++ text that may hold bytes from outside (driver strings, plugin errors,

@@ -153,6 +153,13 @@ std::int64_t to_int64(nb::handle h, const std::string& what) {
   return v;
 }
 
+std::pair<std::int64_t, std::int64_t> pair_arg(const PairArg& h, const char* what) {
+  auto v = to_int_list(h.obj, what);
+  if (v.size() == 1) return {v[0], v[0]};
+  if (v.size() == 2) return {v[0], v[1]};
+  raise_error(ErrorCode::InvalidArgument, std::string(what) + " takes an int or a pair of ints", what);
+}
+
 std::vector<std::int64_t> to_int_list(nb::handle h, const char* what) {
   std::vector<std::int64_t> out;
   if (PyLong_Check(h.ptr())) {

@@ -19,14 +19,6 @@ std::optional<Tensor> optional_tensor(const std::optional<TensorLike>& x, const 
   return as_tensor(*x, &like);
 }
 
-// An int applies to both spatial dimensions; a pair gives (h, w).
-std::pair<std::int64_t, std::int64_t> pair_arg(const PairArg& h, const char* what) {
-  auto v = to_int_list(h.obj, what);
-  if (v.size() == 1) return {v[0], v[0]};
-  if (v.size() == 2) return {v[0], v[1]};
-  raise_error(ErrorCode::InvalidArgument, std::string(what) + " takes an int or a pair of ints", what);
-}
-
 std::uint64_t seed_arg(std::optional<std::uint64_t> seed) {
   if (seed) return *seed;
   std::random_device rd;

@@ -129,6 +129,56 @@ void bind_ops_quant(nb::module_& m) {
       "zero point given as an int, dtype, default uint8). Scales are f32, finite and > 0: a_scale one value or m, "
       "b_scale one value or n, y_scale one value. Without y_scale and y_zero_point: the f32 product s * (a_scale * "
       "b_scale).");
+
+  const auto conv_params = [](const PairArg& stride, const PairArg& padding, const PairArg& dilation,
+                              std::int64_t groups) {
+    ops::Conv2dParams p;
+    std::tie(p.stride_h, p.stride_w) = pair_arg(stride, "stride");
+    std::tie(p.pad_h, p.pad_w) = pair_arg(padding, "padding");
+    std::tie(p.dil_h, p.dil_w) = pair_arg(dilation, "dilation");
+    p.groups = groups;
+    return p;
+  };
+  m.def("conv_integer", [conv_params](const TensorLike& x, const TensorLike& w, std::optional<TensorLike> x_zero_point,
+                                      std::optional<TensorLike> w_zero_point, const PairArg& stride,
+                                      const PairArg& padding, const PairArg& dilation, std::int64_t groups) {
+        Tensor tx = as_tensor(x);
+        Tensor tw = on_device_of(as_tensor(w), tx);
+        std::optional<Tensor> zx = zero_point_tensor(x_zero_point, tx.dtype(), tx, "conv_integer");
+        std::optional<Tensor> zw = zero_point_tensor(w_zero_point, tw.dtype(), tx, "conv_integer");
+        const ops::Conv2dParams p = conv_params(stride, padding, dilation, groups);
+        nb::gil_scoped_release r;
+        return ops::conv_integer(tx, tw, zx, zw, p);
+      }, arg("x"), arg("weight"), arg("x_zero_point").none() = nb::none(), arg("w_zero_point").none() = nb::none(),
+      nb::kw_only(), arg("stride") = 1, arg("padding") = 0, arg("dilation") = 1, arg("groups") = 1,
+      "ONNX ConvInteger: the int32 convolution of (x - x_zero_point) by (weight - w_zero_point), x [N, C, H, W] and "
+      "weight [K, C / groups, R, S] uint8 or int8. x_zero_point is one value (padding holds it); w_zero_point one "
+      "value or one per output channel.");
+  m.def("qlinear_conv", [conv_params](const TensorLike& x, const TensorLike& x_scale, const TensorLike& x_zero_point,
+                                      const TensorLike& w, const TensorLike& w_scale, const TensorLike& w_zero_point,
+                                      const TensorLike& y_scale, const TensorLike& y_zero_point,
+                                      std::optional<TensorLike> bias, const PairArg& stride, const PairArg& padding,
+                                      const PairArg& dilation, std::int64_t groups, std::optional<DTypeArg> dtype) {
+        Tensor tx = as_tensor(x);
+        Tensor tw = on_device_of(as_tensor(w), tx);
+        std::optional<Tensor> zx = zero_point_tensor(x_zero_point, tx.dtype(), tx, "qlinear_conv");
+        std::optional<Tensor> zw = zero_point_tensor(w_zero_point, tw.dtype(), tx, "qlinear_conv");
+        std::optional<Tensor> zy = zero_point_tensor(y_zero_point, dtype ? to_dtype(*dtype) : DType::U8, tx, "qlinear_conv");
+        std::optional<Tensor> tb;
+        if (bias && !bias->obj.is_none()) {
+          tb = on_device_of(as_tensor(*bias), tx);
+          if (tb->dtype() == DType::I64) tb = tb->cast(DType::I32);
+        }
+        const ops::Conv2dParams p = conv_params(stride, padding, dilation, groups);
+        Tensor sx = scale_tensor(x_scale, tx), sw = scale_tensor(w_scale, tx), sy = scale_tensor(y_scale, tx);
+        nb::gil_scoped_release r;
+        return ops::qlinear_conv(tx, sx, *zx, tw, sw, *zw, sy, *zy, tb, p);
+      }, arg("x"), arg("x_scale"), arg("x_zero_point"), arg("weight"), arg("w_scale"), arg("w_zero_point"),
+      arg("y_scale"), arg("y_zero_point"), arg("bias").none() = nb::none(), nb::kw_only(), arg("stride") = 1,
+      arg("padding") = 0, arg("dilation") = 1, arg("groups") = 1, arg("dtype").none() = nb::none(),
+      "ONNX QLinearConv: the sums of conv_integer plus bias (int32, one per output channel), requantized as "
+      "qlinear_matmul: x_scale one value, w_scale one value or one per output channel, y_scale one value; the output "
+      "has y_zero_point's dtype (for an int zero point, dtype, default uint8).");
 }
 
 }  // namespace torsh::py

@@ -668,6 +668,16 @@ def qlinear_matmul(a: Tensor | numpy.typing.ArrayLike, a_scale: Tensor | numpy.t
     ONNX QLinearMatMul: the int32 sum s of matmul_integer, requantized as saturate(round_half_even(s * ((a_scale * b_scale) / y_scale)) + y_zero_point) in f32, as y_zero_point's dtype (uint8 or int8; for a zero point given as an int, dtype, default uint8). Scales are f32, finite and > 0: a_scale one value or m, b_scale one value or n, y_scale one value. Without y_scale and y_zero_point: the f32 product s * (a_scale * b_scale).
     """
 
+def conv_integer(x: Tensor | numpy.typing.ArrayLike, weight: Tensor | numpy.typing.ArrayLike, x_zero_point: Tensor | numpy.typing.ArrayLike | None = None, w_zero_point: Tensor | numpy.typing.ArrayLike | None = None, *, stride: int | tuple[int, int] = 1, padding: int | tuple[int, int] = 0, dilation: int | tuple[int, int] = 1, groups: int = 1) -> Tensor:
+    """
+    ONNX ConvInteger: the int32 convolution of (x - x_zero_point) by (weight - w_zero_point), x [N, C, H, W] and weight [K, C / groups, R, S] uint8 or int8. x_zero_point is one value (padding holds it); w_zero_point one value or one per output channel.
+    """
+
+def qlinear_conv(x: Tensor | numpy.typing.ArrayLike, x_scale: Tensor | numpy.typing.ArrayLike, x_zero_point: Tensor | numpy.typing.ArrayLike, weight: Tensor | numpy.typing.ArrayLike, w_scale: Tensor | numpy.typing.ArrayLike, w_zero_point: Tensor | numpy.typing.ArrayLike, y_scale: Tensor | numpy.typing.ArrayLike, y_zero_point: Tensor | numpy.typing.ArrayLike, bias: Tensor | numpy.typing.ArrayLike | None = None, *, stride: int | tuple[int, int] = 1, padding: int | tuple[int, int] = 0, dilation: int | tuple[int, int] = 1, groups: int = 1, dtype: DType | numpy.typing.DTypeLike | None = None) -> Tensor:
+    """
+    ONNX QLinearConv: the sums of conv_integer plus bias (int32, one per output channel), requantized as qlinear_matmul: x_scale one value, w_scale one value or one per output channel, y_scale one value; the output has y_zero_point's dtype (for an int zero point, dtype, default uint8).
+    """
+
 class Tokenizer:
     """
     A tokenizer built from a GGUF file's metadata (byte-level BPE or SentencePiece-style).

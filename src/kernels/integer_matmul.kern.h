@@ -11,7 +11,7 @@
  *
  * Zero points (za_n, zb_n: 0 absent, 1 per tensor, m / n per row / column)
  * have their operand's dtype; scales are f32 (sa_n, sb_n: 0 absent). The sum
- * s becomes out (odt): ELEM_I32 s; ELEM_F32 s * (sa * sb); ELEM_U8 / ELEM_I8
+ * plus bias[col] (has_bias: QLinearConv's int32 bias), s, becomes out (odt): ELEM_I32 s; ELEM_F32 s * (sa * sb); ELEM_U8 / ELEM_I8
  * saturate(rint(s * ((sa * sb) / sy)) + zy), NaN giving zy. The division is
  * correctly rounded on CUDA, HIP and PoCL (see linear_quant.kern.h for OpenCL
  * GPU drivers). */
@@ -35,8 +35,8 @@ KERNEL void integer_matmul_tiles(GLOBAL const uchar* a, long aoff, int adt, GLOB
                                  long b_stride, GLOBAL const uchar* za, long zaoff, long za_n, GLOBAL const uchar* zb,
                                  long zboff, long zb_n, GLOBAL const float* sa, long saoff, long sa_n,
                                  GLOBAL const float* sb, long sboff, long sb_n, GLOBAL const float* sy, long syoff,
-                                 GLOBAL const uchar* zy, long zyoff, int has_y, GLOBAL uchar* out, long ooff, int odt,
-                                 long m, long n, long k) {
+                                 GLOBAL const uchar* zy, long zyoff, int has_y, GLOBAL const int* bias, long biasoff,
+                                 int has_bias, GLOBAL uchar* out, long ooff, int odt, long m, long n, long k) {
   LOCAL_ARRAY(int, as, IM_TK * IM_TILE);
   LOCAL_ARRAY(int, bs, IM_TK * IM_TILE);
   const long tx = LOCAL_ID(0), ty = LOCAL_ID(1), lid = ty * IM_TX + tx;
@@ -78,7 +78,7 @@ KERNEL void integer_matmul_tiles(GLOBAL const uchar* a, long aoff, int adt, GLOB
       const long c = c0 + tx * 4 + j;
       if (c >= n) continue;
       const long o = ooff + (bi * m + r) * n + c;
-      const int s = (int)acc[i][j];
+      const int s = (int)(acc[i][j] + (has_bias ? (uint)bias[biasoff + c] : 0u));
       if (odt == ELEM_I32) {
         ((GLOBAL int*)out)[o] = s;
         continue;

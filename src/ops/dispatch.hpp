@@ -22,6 +22,10 @@
 
 namespace torsh::ops::detail {
 
+// The most tensors one launch takes (QLinearConv: x, w, six quantization
+// parameters, the bias; the output list holds fewer).
+inline constexpr std::size_t kMaxOperands = 12;
+
 // A short list of tensors named by the caller: `{a, b}` or a std::vector.
 class TensorRefs {
  public:
@@ -42,7 +46,7 @@ class TensorRefs {
     p_[n_++] = t;
   }
   [[noreturn]] void too_many() const;
-  std::array<const Tensor*, 8> p_{};
+  std::array<const Tensor*, kMaxOperands> p_{};
   std::size_t n_ = 0;
 };
 
@@ -61,11 +65,12 @@ class ArgList {
   const rt::TensorArg& operator[](std::size_t i) const {
     return *std::launder(reinterpret_cast<const rt::TensorArg*>(raw_ + i * sizeof(rt::TensorArg)));
   }
+  // TensorRefs (at most kMaxOperands) is the only source, so this cannot overflow.
   void push(const rt::TensorArg& a) { new (raw_ + n_++ * sizeof(rt::TensorArg)) rt::TensorArg(a); }
 
  private:
   static_assert(std::is_trivially_copyable_v<rt::TensorArg> && std::is_trivially_destructible_v<rt::TensorArg>);
-  alignas(rt::TensorArg) unsigned char raw_[8 * sizeof(rt::TensorArg)];
+  alignas(rt::TensorArg) unsigned char raw_[kMaxOperands * sizeof(rt::TensorArg)];
   std::size_t n_ = 0;
 };
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "dispatch.hpp"
+#include "integer_matmul.hpp"
 
 namespace torsh::ops {
 namespace {
@@ -58,13 +58,13 @@ void check_scale(const Operands& o, const Tensor& s, const char* what, std::int6
                   ctx(o), {"Derive scales from a nonzero range, e.g. (max - min) / 255"});
 }
 
-struct Requant {
-  std::optional<Tensor> a_zp, b_zp, a_scale, b_scale, y_scale, y_zp;
-};
+}  // namespace
 
-Tensor run(const char* op, const Tensor& a_in, const Tensor& b_in, const Requant& q, DType out_dtype) {
+namespace detail {
+
+Tensor integer_matmul(const char* op, const Tensor& a_in, const Tensor& b_in, const IntegerRequant& q, DType out_dtype) {
   Operands o{op, {a_in, b_in}};
-  for (const auto* t : {&q.a_zp, &q.b_zp, &q.a_scale, &q.b_scale, &q.y_scale, &q.y_zp})
+  for (const auto* t : {&q.a_zp, &q.b_zp, &q.a_scale, &q.b_scale, &q.y_scale, &q.y_zp, &q.bias})
     if (*t) {
       if (!(*t)->defined()) throw Error(ErrorCode::InvalidState, "an operand is undefined", {.op = op});
       o.all.push_back(**t);
@@ -92,6 +92,11 @@ Tensor run(const char* op, const Tensor& a_in, const Tensor& b_in, const Requant
   if (q.b_scale) check_scale(o, *q.b_scale, "b_scale", n, "column of b");
   if (q.y_scale) check_scale(o, *q.y_scale, "y_scale", 1, "output");
   if (q.y_zp) check_length(o, *q.y_zp, "y_zero_point", 1, "output");
+  if (q.bias && (q.bias->dtype() != DType::I32 || q.bias->ndim() != 1 || q.bias->numel() != n))
+    throw Error(ErrorCode::ShapeMismatch,
+                "the bias is " + std::string(dtype_name(q.bias->dtype())) + q.bias->shape().to_string() +
+                    ": it must be i32 [" + std::to_string(n) + "], one per output channel",
+                ctx(o), {"Quantize the bias to int32 with scale x_scale * w_scale and zero point 0"});
 
   const Shape ba(std::vector<std::int64_t>(a_in.shape().dims().begin(), a_in.shape().dims().end() - 2));
   const Shape bb(std::vector<std::int64_t>(b_in.shape().dims().begin(), b_in.shape().dims().end() - 2));
@@ -119,9 +124,9 @@ Tensor run(const char* op, const Tensor& a_in, const Tensor& b_in, const Requant
   const Tensor b = b_batched ? full(b_in, k, n) : b_in.contiguous();
 
   std::vector<Tensor> ins{a, b};
-  int slot[6] = {-1, -1, -1, -1, -1, -1};
-  const std::optional<Tensor>* extra[6] = {&q.a_zp, &q.b_zp, &q.a_scale, &q.b_scale, &q.y_scale, &q.y_zp};
-  for (int i = 0; i < 6; ++i)
+  int slot[7] = {-1, -1, -1, -1, -1, -1, -1};
+  const std::optional<Tensor>* extra[7] = {&q.a_zp, &q.b_zp, &q.a_scale, &q.b_scale, &q.y_scale, &q.y_zp, &q.bias};
+  for (int i = 0; i < 7; ++i)
     if (*extra[i]) {
       slot[i] = static_cast<int>(ins.size());
       ins.push_back((*extra[i])->contiguous());
@@ -131,8 +136,9 @@ Tensor run(const char* op, const Tensor& a_in, const Tensor& b_in, const Requant
     rt::IntegerMatmulArgs x;
     x.a = in[0];
     x.b = in[1];
-    rt::TensorArg* fields[6] = {&x.a_zero_point, &x.b_zero_point, &x.a_scale, &x.b_scale, &x.y_scale, &x.y_zero_point};
-    for (int i = 0; i < 6; ++i)
+    rt::TensorArg* fields[7] = {&x.a_zero_point, &x.b_zero_point, &x.a_scale, &x.b_scale,
+                                &x.y_scale,      &x.y_zero_point, &x.bias};
+    for (int i = 0; i < 7; ++i)
       if (slot[i] >= 0) *fields[i] = in[static_cast<std::size_t>(slot[i])];
     x.out = outs[0];
     x.batch = batches, x.m = m, x.n = n, x.k = k;
@@ -143,14 +149,14 @@ Tensor run(const char* op, const Tensor& a_in, const Tensor& b_in, const Requant
   return out;
 }
 
-}  // namespace
+}  // namespace detail
 
 Tensor matmul_integer(const Tensor& a, const Tensor& b, const std::optional<Tensor>& a_zero_point,
                       const std::optional<Tensor>& b_zero_point) {
-  Requant q;
+  detail::IntegerRequant q;
   q.a_zp = a_zero_point;
   q.b_zp = b_zero_point;
-  return run("matmul_integer", a, b, q, DType::I32);
+  return detail::integer_matmul("matmul_integer", a, b, q, DType::I32);
 }
 
 Tensor qlinear_matmul(const Tensor& a, const Tensor& a_scale, const Tensor& a_zero_point, const Tensor& b,
@@ -169,14 +175,14 @@ Tensor qlinear_matmul(const Tensor& a, const Tensor& a_scale, const Tensor& a_ze
                   "y_zero_point is " + std::string(dtype_name(out)) + "; the quantized output is u8 or i8",
                   detail::context(op, {*y_zero_point}), {"Give a u8 or i8 y_zero_point"});
   }
-  Requant q;
+  detail::IntegerRequant q;
   q.a_zp = a_zero_point;
   q.b_zp = b_zero_point;
   q.a_scale = a_scale;
   q.b_scale = b_scale;
   q.y_scale = y_scale;
   q.y_zp = y_zero_point;
-  return run(op, a, b, q, out);
+  return detail::integer_matmul(op, a, b, q, out);
 }
 
 }  // namespace torsh::ops

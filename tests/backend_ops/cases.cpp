@@ -1209,6 +1209,32 @@ void integer_matmul_cases(CaseList& L) {
            in({1}).vals({0.7}), in({1}, yt).range(ylo, yhi)},
           qlin(true), Tol::bitwise());
   }
+  // Convolutions through the same product (columns copied on the device).
+  const auto conv = [=](ops::Conv2dParams p, bool requantize) -> Run {
+    return [=](Backend&, std::vector<Tensor>& x) -> Outputs {
+      if (!requantize) return {ops::conv_integer(x[0], x[1], opt(x[2]), opt(x[3]), p)};
+      return {ops::qlinear_conv(x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], opt(x[8]), p)};
+    };
+  };
+  ops::Conv2dParams p1;
+  p1.pad_h = p1.pad_w = 1;
+  L.add("integer_matmul", "conv_integer 3x3 pad 1", K::IntegerMatmul, I32,
+        {in({2, 3, 7, 6}, U8).range(0, 255), in({4, 3, 3, 3}, I8).range(-128, 127), in({1}, U8).vals({128}),
+         in({4}, I8).range(-5, 5)},
+        conv(p1, false), Tol::bitwise());
+  ops::Conv2dParams p2;
+  p2.stride_h = p2.stride_w = 2;
+  p2.groups = 2;
+  p2.dil_h = 2;
+  L.add("integer_matmul", "conv_integer groups 2 stride 2 dilation 2x1", K::IntegerMatmul, I32,
+        {in({1, 4, 9, 8}, I8).range(-128, 127), in({6, 2, 3, 2}, U8).range(0, 255), in({1}, I8).vals({-3}),
+         in({1}, U8).vals({120})},
+        conv(p2, false), Tol::bitwise());
+  L.add("integer_matmul", "qlinear_conv with bias", K::IntegerMatmul, U8,
+        {in({1, 4, 6, 6}, U8).range(0, 255), in({1}).vals({0.05}), in({1}, U8).vals({100}),
+         in({5, 4, 3, 3}, I8).range(-128, 127), in({5}).range(0.005, 0.02), in({5}, I8).vals({0, 0, 0, 0, 0}),
+         in({1}).vals({0.8}), in({1}, U8).vals({7}), in({5}, I32).range(-2000, 2000)},
+        conv(p1, true), Tol::bitwise());
   L.add("integer_matmul", "qlinear_matmul to f32", K::IntegerMatmul, F32,
         {in({8, 50}, U8).range(0, 255), in({8}).range(0.01, 0.1), in({1}, U8).vals({128}), in({50, 10}, I8).range(-128, 127),
          in({10}).range(0.01, 0.1), in({1}, I8).vals({0})},

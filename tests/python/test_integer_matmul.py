@@ -87,3 +87,52 @@ def test_bad_input_is_refused():
         tb.matmul_integer(a, np.zeros((4, 4), np.int8))
     with pytest.raises(tb.TorshError, match="scale"):
         tb.qlinear_matmul(a, 0.0, 0, b, 1.0, 0)
+
+
+def onnx_run(node, inputs, outputs, inits):
+    ort = pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    from onnx import helper
+
+    graph = helper.make_graph([node], "g", inputs, outputs, initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+
+
+def test_conv_integer_matches_onnxruntime(rng):
+    pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper, numpy_helper
+
+    x = rng.integers(0, 256, (2, 4, 9, 7)).astype(np.uint8)
+    w = rng.integers(0, 256, (6, 2, 3, 3)).astype(np.uint8)
+    node = helper.make_node("ConvInteger", ["x", "w", "zx", "zw"], ["y"], pads=[1, 1, 1, 1], strides=[2, 1], group=2)
+    inits = [numpy_helper.from_array(np.array(117, np.uint8), "zx"), numpy_helper.from_array(np.array(3, np.uint8), "zw")]
+    s = onnx_run(node, [helper.make_tensor_value_info("x", TensorProto.UINT8, x.shape),
+                        helper.make_tensor_value_info("w", TensorProto.UINT8, w.shape)],
+                 [helper.make_tensor_value_info("y", TensorProto.INT32, None)], inits)
+    want = s.run(None, {"x": x, "w": w})[0]
+    got = tb.conv_integer(x, w, 117, 3, padding=1, stride=(2, 1), groups=2).numpy()
+    np.testing.assert_array_equal(got, want)
+
+
+def test_qlinear_conv_matches_onnxruntime(rng):
+    pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper, numpy_helper
+
+    x = rng.integers(0, 256, (1, 3, 8, 8)).astype(np.uint8)
+    w = rng.integers(-128, 128, (5, 3, 3, 3)).astype(np.int8)
+    ws = rng.uniform(0.005, 0.02, 5).astype(np.float32)
+    bias = rng.integers(-3000, 3000, 5).astype(np.int32)
+    node = helper.make_node("QLinearConv", ["x", "xs", "zx", "w", "ws", "zw", "ys", "zy", "b"], ["y"], pads=[1, 1, 1, 1])
+    inits = [numpy_helper.from_array(v, n) for v, n in
+             [(np.array(0.04, np.float32), "xs"), (np.array(128, np.uint8), "zx"), (ws, "ws"),
+              (np.zeros(5, np.int8), "zw"), (np.array(0.5, np.float32), "ys"), (np.array(20, np.uint8), "zy"),
+              (bias, "b")]]
+    s = onnx_run(node, [helper.make_tensor_value_info("x", TensorProto.UINT8, x.shape),
+                        helper.make_tensor_value_info("w", TensorProto.INT8, w.shape)],
+                 [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
+    want = s.run(None, {"x": x, "w": w})[0]
+    got = tb.qlinear_conv(x, 0.04, 128, w, ws, np.zeros(5, np.int8), 0.5, 20, bias, padding=1).numpy()
+    diff = np.abs(got.astype(np.int32) - want.astype(np.int32))
+    assert diff.max() <= 1  # rounding of s * scale near a half, as in test_qlinear_matmul_matches_onnxruntime
+    assert (diff > 0).mean() < 0.01

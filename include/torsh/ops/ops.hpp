@@ -154,6 +154,19 @@ struct Conv2dParams {
 };
 Tensor conv2d(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias = std::nullopt,
               const Conv2dParams& p = {});
+// ONNX ConvInteger: the int32 convolution of (x - x_zero_point) by (w - w_zero_point),
+// x [N, C, H, W] and w [K, C / groups, R, S] u8 or i8 (OIHW, NCHW out [N, K, P, Q]);
+// x_zero_point one value of x's dtype (also the padding's value), w_zero_point one
+// value or [K] of w's dtype. stride, padding, dilation and groups from p (algo ignored).
+Tensor conv_integer(const Tensor& x, const Tensor& w, const std::optional<Tensor>& x_zero_point = std::nullopt,
+                    const std::optional<Tensor>& w_zero_point = std::nullopt, const Conv2dParams& p = {});
+// ONNX QLinearConv: the sums of conv_integer plus bias (optional, i32 [K]),
+// requantized as qlinear_matmul does with x_scale (one value), w_scale (one value
+// or [K]) and y_scale, to y_zero_point's dtype (u8 or i8).
+Tensor qlinear_conv(const Tensor& x, const Tensor& x_scale, const Tensor& x_zero_point, const Tensor& w,
+                    const Tensor& w_scale, const Tensor& w_zero_point, const Tensor& y_scale,
+                    const Tensor& y_zero_point, const std::optional<Tensor>& bias = std::nullopt,
+                    const Conv2dParams& p = {});
 struct Pool2dParams {
   std::int64_t kernel_h = 2, kernel_w = 2;
   // Unset: the kernel size. A set stride must be >= 1 (0 is an error, not the default).

@@ -168,10 +168,11 @@ struct LinearQuantArgs {
 //   F32: sum * (a_scale[row] * b_scale[col]).
 // Zero points have their operand's dtype, scales are f32 (finite, > 0: the op
 // layer checked); each is contiguous with one value (per tensor) or m (a's,
-// per row) / n (b's, per column) values; an absent zero point is 0.
+// per row) / n (b's, per column) values; an absent zero point is 0. bias
+// (optional, I32 [n], QLinearConv's) is added to the sum before the conversion.
 // b_batched: b holds `batch` matrices, else one shared by every batch.
 struct IntegerMatmulArgs {
-  TensorArg a, b, a_zero_point, b_zero_point, a_scale, b_scale, y_scale, y_zero_point, out;
+  TensorArg a, b, a_zero_point, b_zero_point, a_scale, b_scale, y_scale, y_zero_point, bias, out;
   std::int64_t batch = 1, m = 0, n = 0, k = 0;
   bool b_batched = false;
 };

@@ -32,7 +32,8 @@ void integer_matmul(CudaStream& s, const rt::IntegerMatmulArgs& a) {
          long{a.b_batched ? a.k * a.n : 0}, bytes(a.a_zero_point), off(a.a_zero_point), count(a.a_zero_point),
          bytes(a.b_zero_point), off(a.b_zero_point), count(a.b_zero_point), floats(a.a_scale), off(a.a_scale),
          count(a.a_scale), floats(a.b_scale), off(a.b_scale), count(a.b_scale), floats(a.y_scale), off(a.y_scale),
-         bytes(a.y_zero_point), off(a.y_zero_point), int{a.y_scale.present()}, bytes_of(*a.out.buffer),
+         bytes(a.y_zero_point), off(a.y_zero_point), int{a.y_scale.present()},
+         reinterpret_cast<const int*>(bytes(a.bias)), off(a.bias), int{a.bias.present()}, bytes_of(*a.out.buffer),
          long{a.out.offset}, gpu::elem_code(a.out.dtype), long{a.m}, long{a.n}, long{a.k});
 }
 

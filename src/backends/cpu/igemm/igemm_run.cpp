@@ -109,6 +109,10 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
   const float sy = x.y_scale.present() ? data_of<float>(x.y_scale)[0] : 1.0f;
   const std::int32_t zy = x.y_zero_point.present() ? zero_point_at(x.y_zero_point, 0) : 0;
 
+  std::vector<std::uint32_t> bias(static_cast<std::size_t>(n), 0u);
+  if (x.bias.present())
+    for (std::int64_t j = 0; j < n; ++j)
+      bias[static_cast<std::size_t>(j)] = static_cast<std::uint32_t>(data_of<std::int32_t>(x.bias)[j]);
   const bool a_zp_per_row = x.a_zero_point.present() && x.a_zero_point.numel() > 1;
   const bool b_zp_per_col = x.b_zero_point.present() && x.b_zero_point.numel() > 1;
   const DType od = x.out.dtype;
@@ -134,9 +138,12 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
       });
       for (std::int64_t j = 0; j < n; ++j)
         colterm[static_cast<std::size_t>(j)] = kk * zb2[static_cast<std::size_t>(j)] - static_cast<std::uint32_t>(cb[static_cast<std::size_t>(j)]);
-      // a's zero point per tensor (the usual case): its term is one vector.
-      if (!a_zp_per_row)
+      // a's zero point per tensor (the usual case): its term is one vector,
+      // which takes the bias too.
+      if (!a_zp_per_row) {
         for (std::size_t j = 0; j < colterm.size(); ++j) colterm[j] *= za2[0];
+        for (std::size_t j = 0; j < colterm.size(); ++j) colterm[j] += bias[j];
+      }
     }
     const std::int64_t out0 = bi * m * n;
     // Tiles in column-panel order: a thread's run of tiles shares b panels.
@@ -168,8 +175,9 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
             for (int j = 0; j < cols; ++j)
               sum[j] = static_cast<std::int32_t>(static_cast<std::uint32_t>(cr[j]) + ct[j] - rar * zbc[j]);
           } else {
+            const std::uint32_t* bc = bias.data() + c0;
             for (int j = 0; j < cols; ++j)
-              sum[j] = static_cast<std::int32_t>(static_cast<std::uint32_t>(cr[j]) + zar * ct[j] - rar * zbc[j]);
+              sum[j] = static_cast<std::int32_t>(static_cast<std::uint32_t>(cr[j]) + zar * ct[j] - rar * zbc[j] + bc[j]);
           }
           if (od == DType::I32) {
             std::copy(sum, sum + cols, data_of<std::int32_t>(x.out) + o);
