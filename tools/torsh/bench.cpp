@@ -45,7 +45,8 @@ const char* cpu_family_of(const std::string& name) {
       {"matmul_f32", "gemm f32"},    {"matmul_bf16", "gemm bf16"},        {"matmul_f16", "gemm f16"},
       {"add_f32", "binary f32"},     {"gelu_f32", "gelu f32"},            {"softmax_f32", "softmax, norms"},
       {"layer_norm", "softmax, norms"}, {"rms_norm", "softmax, norms"}, {"conv2d", "conv2d winograd"},
-      {"qmat", "quantized dot"},     {"llm_", "quantized dot"},
+      {"qmat", "quantized dot"},     {"llm_", "quantized dot"},       {"matmul_integer", "int8 gemm"},
+      {"qlinear_matmul", "int8 gemm"},
   };
   for (const Prefix& p : kFamilies)
     if (name.rfind(p.prefix, 0) == 0) return p.family;

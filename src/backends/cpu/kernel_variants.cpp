@@ -4,6 +4,7 @@
 #include <string>
 
 #include "gemm/gemm.hpp"
+#include "igemm/igemm.hpp"
 #include "platform/cpu_info.hpp"
 #include "platform/tuning.hpp"
 #include "quant/qmatmul_kernels.hpp"
@@ -53,6 +54,7 @@ std::vector<std::pair<std::string, std::string>> kernel_variants() {
       {"softmax, norms", level(false) + cap},
       {"conv2d winograd", (simd::avx2_fma_usable() ? "avx2" : "portable") + cap},
       {"quantized dot", quant::isa_name(quant::active_isa()) + cap},
+      {"int8 gemm", igemm::active_kernel().name + cap},
       {"stores past " + llc, store_kind()},
   };
 }
