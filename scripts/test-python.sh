@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=build/pyenv
 if [ -x /usr/bin/apt-get ]; then
-  bash scripts/install-deps.sh python3-venv python3-dev python3-numpy python3-torch
+  bash scripts/install-deps.sh python3-venv python3-dev python3-numpy python3-scipy python3-torch
   base=/usr/bin/python3
 else
   base=python3

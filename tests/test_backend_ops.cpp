@@ -89,8 +89,9 @@ std::vector<unsigned char> host_values(const Input& in, std::uint64_t seed) {
       case DType::I64: tmin = -9.0e15, tmax = 9.0e15; break;
       default: break;  // bool: 0 or 1
     }
-    lo = std::ceil(std::max(lo, tmin));
-    hi = std::floor(std::min(hi, tmax));
+    // Explicit values (vals) are clamped to the dtype only, not to the default range.
+    lo = std::ceil(in.values.empty() ? std::max(lo, tmin) : tmin);
+    hi = std::floor(in.values.empty() ? std::min(hi, tmax) : tmax);
     if (in.dtype == DType::Bool) lo = 0, hi = 1;
   }
   std::uniform_real_distribution<double> u(lo, hi);

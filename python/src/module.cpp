@@ -37,6 +37,7 @@ NB_MODULE(_core, m) {
   bind_ops_math(m);
   bind_ops_nn(m);
   bind_ops_quant(m);
+  bind_sparse(m);
   bind_model(m);
   bind_kernel(m);
 }

@@ -1241,6 +1241,42 @@ void integer_matmul_cases(CaseList& L) {
         qlin(false), Tol::bitwise());
 }
 
+// ---------------------------------------------------------------- sparse
+
+void sparse_cases(CaseList& L) {
+  const auto product = [](std::int64_t rows, std::int64_t cols) -> Run {
+    return [=](Backend&, std::vector<Tensor>& x) -> Outputs {
+      return {ops::spmm(CsrMatrix::from_parts(x[0], x[1], x[2], rows, cols), x[3])};
+    };
+  };
+  // A power-law structure: row r holds about 40 / (r + 1) columns, spread out.
+  std::vector<double> indptr{0}, indices;
+  const std::int64_t rows = 97, cols = 61;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t count = std::min<std::int64_t>(cols, 40 / (r + 1) + (r % 3));
+    for (std::int64_t j = 0; j < count; ++j) indices.push_back(static_cast<double>((j * cols) / count));
+    indptr.push_back(static_cast<double>(indices.size()));
+  }
+  const auto nnz = static_cast<std::int64_t>(indices.size());
+  for (DType it : {I32, I64})
+    for (DType t : {F32, F64})
+      for (std::int64_t n : {1, 5}) {
+        const Shape xs = n == 1 ? Shape{cols} : Shape{cols, n};
+        L.add("sparse", "spmm power-law rows " + dt(it) + " indices n=" + std::to_string(n), K::SparseMatmul, t,
+              {in({rows + 1}, it).vals(indptr), in({nnz}, it).vals(indices), in({nnz}, t).range(-2, 2),
+               in(xs, t).range(-1, 1)},
+              product(rows, cols), Tol::reduction(40));
+      }
+  // Empty rows, an empty matrix row range, and a strided x.
+  L.add("sparse", "spmm empty rows", K::SparseMatmul, F32,
+        {in({5}, I32).vals({0, 0, 2, 2, 3}), in({3}, I32).vals({1, 4, 0}), in({3}).range(-2, 2), in({5, 3}).range(-1, 1)},
+        product(4, 5), Tol::reduction(2));
+  L.add("sparse", "spmm strided x", K::SparseMatmul, F32,
+        {in({4}, I32).vals({0, 2, 3, 5}), in({5}, I32).vals({0, 3, 2, 1, 3}), in({5}).range(-2, 2),
+         in({6, 4}).range(-1, 1).t()},
+        product(3, 4), Tol::reduction(2));
+}
+
 // ---------------------------------------------------------------- random
 
 void random_cases(CaseList& L) {
@@ -1371,6 +1407,7 @@ std::vector<Case> all_cases() {
   quant_cases(L);
   linear_quant_cases(L);
   integer_matmul_cases(L);
+  sparse_cases(L);
   return L.take();
 }
 

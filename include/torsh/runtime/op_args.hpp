@@ -177,6 +177,16 @@ struct IntegerMatmulArgs {
   bool b_batched = false;
 };
 
+// Sparse (CSR) @ dense (OpKind::SparseMatmul): out [rows, n] = a @ x with a
+// given by indptr [rows + 1] and indices [nnz] (both I32 or I64) and values
+// [nnz]; x [cols, n] and out contiguous; values, x and out share the key
+// dtype (F32 or F64). The op layer has checked the structure: indptr from 0,
+// non-decreasing, to nnz; columns in [0, cols), increasing within a row.
+struct SparseMatmulArgs {
+  TensorArg indptr, indices, values, x, out;
+  std::int64_t rows = 0, cols = 0, n = 1;
+};
+
 // NCHW convolution: x [N, C, H, W], w [K, C / groups, R, S], bias [K] (optional),
 // out [N, K, P, Q]; all contiguous.
 // How conv2d computes: Auto lets the backend choose; Gemm is the direct sum

@@ -37,7 +37,8 @@
   X(Dequantize, "dequantize", DequantizeArgs, a.out.dtype)               \
   X(QuantizeLinear, "quantize_linear", LinearQuantArgs, a.x.dtype)       \
   X(DequantizeLinear, "dequantize_linear", LinearQuantArgs, a.out.dtype) \
-  X(IntegerMatmul, "integer_matmul", IntegerMatmulArgs, a.out.dtype)
+  X(IntegerMatmul, "integer_matmul", IntegerMatmulArgs, a.out.dtype)     \
+  X(SparseMatmul, "sparse_matmul", SparseMatmulArgs, a.out.dtype)
 
 namespace torsh::rt {
 

@@ -108,12 +108,16 @@ constexpr std::size_t kMaxChoices = 4096;
 std::unordered_map<std::string, Choice> g_choices;
 
 std::string geometry_key(int device, const rt::Conv2dArgs& a) {
-  std::string k = std::to_string(device) + ":" + std::to_string(static_cast<int>(a.x.dtype)) + ":" +
-                  std::to_string(static_cast<int>(a.algo));
+  std::string k = std::to_string(device);
+  const auto put = [&k](std::int64_t v) {
+    k.push_back(',');
+    k.append(std::to_string(v));
+  };
+  put(static_cast<int>(a.x.dtype));
+  put(static_cast<int>(a.algo));
   for (const rt::TensorArg* t : {&a.x, &a.w, &a.out})
-    for (std::size_t i = 0; i < t->shape.ndim(); ++i) k += "," + std::to_string(t->shape[i]);
-  for (std::int64_t v : {a.stride_h, a.stride_w, a.pad_h, a.pad_w, a.dil_h, a.dil_w, a.groups})
-    k += ";" + std::to_string(v);
+    for (std::size_t i = 0; i < t->shape.ndim(); ++i) put(t->shape[i]);
+  for (std::int64_t v : {a.stride_h, a.stride_w, a.pad_h, a.pad_w, a.dil_h, a.dil_w, a.groups}) put(v);
   return k;
 }
 

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""SpMV / SpMM of torsh's CPU backend against SciPy (one thread), in interleaved rounds.
+
+Matrices: square, density 1% and 0.1%, rows of power-law length (row r holds a share
+proportional to 1 / (r + 1)^0.8 of the nonzeros, shuffled), f32 values, i32 indices.
+SpMV is also given as GB/s of the bytes it must move at least (values and indices once,
+indptr, x and y once) and as a fraction of --stream-gbps (the machine's STREAM triad,
+e.g. from ../shared/peers/stream_bw). Times are the best of --rounds medians.
+    PYTHONPATH=build/release/python python3 scripts/bench_sparse.py [--rounds 5] [--stream-gbps G]
+"""
+import argparse
+import json
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+import torsh_backend as tb
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--rounds", type=int, default=5)
+ap.add_argument("--stream-gbps", type=float, default=0.0)
+ap.add_argument("--spmm-n", type=int, default=16)
+args = ap.parse_args()
+
+
+def power_law(n, density, rng):
+    nnz = int(n * n * density)
+    w = 1.0 / np.arange(1, n + 1) ** 0.8
+    counts = np.minimum(np.floor(w / w.sum() * nnz).astype(np.int64) + 1, n)
+    rng.shuffle(counts)
+    indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
+    indices = np.empty(indptr[-1], np.int32)
+    for r in range(n):  # distinct sorted columns per row
+        c = counts[r]
+        indices[indptr[r]:indptr[r + 1]] = np.sort(rng.choice(n, c, replace=False)) if c < n / 4 else \
+            np.sort(rng.permutation(n)[:c])
+    data = rng.standard_normal(indptr[-1]).astype(np.float32)
+    return sp.csr_matrix((data, indices, indptr), shape=(n, n))
+
+
+def median_ms(fn, reps=7):
+    fn()
+    t = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        t.append(time.perf_counter() - t0)
+    return sorted(t)[len(t) // 2] * 1e3
+
+
+rng = np.random.default_rng(0)
+cases = [("1pct", 20000, 0.01), ("0.1pct", 100000, 0.001)]
+best = {}
+mats = {name: power_law(n, d, rng) for name, n, d in cases}
+for _ in range(args.rounds):
+    for name, n, _d in cases:
+        m = mats[name]
+        a = tb.CsrMatrix.from_scipy(m)
+        x = rng.standard_normal(n).astype(np.float32)
+        xm = rng.standard_normal((n, args.spmm_n)).astype(np.float32)
+        for op, fa, fb in (("spmv", lambda: tb.spmm(a, x), lambda: m @ x),
+                           (f"spmm{args.spmm_n}", lambda: tb.spmm(a, xm), lambda: m @ xm)):
+            for who, f in (("torsh", fa), ("scipy", fb)):
+                k = (f"{op}_f32_{name}", who)
+                best[k] = min(best.get(k, float("inf")), median_ms(f))
+for name, n, _d in cases:
+    m = mats[name]
+    spmv_bytes = m.nnz * 8 + (n + 1) * 4 + 2 * n * 4
+    for op in ("spmv", f"spmm{args.spmm_n}"):
+        key = f"{op}_f32_{name}"
+        t, s = best[(key, "torsh")], best[(key, "scipy")]
+        row = {"name": key, "nnz": m.nnz, "torsh_ms": round(t, 3), "scipy_ms": round(s, 3), "speedup": round(s / t, 2)}
+        if op == "spmv":
+            row["torsh_gbps"] = round(spmv_bytes / t / 1e6, 1)
+            if args.stream_gbps:
+                row["of_stream"] = round(spmv_bytes / t / 1e6 / args.stream_gbps, 2)
+        print(json.dumps(row))
