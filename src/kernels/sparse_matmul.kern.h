@@ -1,8 +1,8 @@
 /* CSR @ dense, as the CPU backend's sparse_matmul.cpp (rt::SparseMatmulArgs):
  * indptr and indices i32 or i64 (i64), values, x [cols, n] and out [rows, n]
  * contiguous from their element offsets. One work-item per output element,
- * grid-stride; each sums its row's products in order (the CPU keeps eight
- * partial sums for n = 1: the results agree within a reduction's rounding).
+ * grid-stride; each sums its row's products in order, as the CPU (the
+ * results differ only where a compiler fuses a product into the sum).
  * sparse_matmul_f32; sparse_matmul_f64 where the device has doubles. */
 
 DEVICE_FN long sp_index(GLOBAL const uchar* p, long i, int i64) {

@@ -1,8 +1,10 @@
 // CSR @ dense (rt::SparseMatmulArgs). Rows are dealt to threads in runs of
 // equal nonzero counts (a binary search of indptr), so power-law rows do not
-// leave one thread with the long ones. SpMV (n = 1) keeps eight partial sums
-// per row, a gather and a multiply-add per lane in the AVX2 / AVX-512 clones;
-// SpMM adds value * x's row into the output row, vectorised over n.
+// leave one thread with the long ones. SpMV (n = 1) sums each row in order,
+// one scalar loop: on Zen 4 the AVX-512 gathers and split partial sums of the
+// vector clones measured slower than it (the loop is bound by the dependent
+// loads of x, not by arithmetic). SpMM adds value * x's row into the output
+// row, vectorised over n in the target_clones loops.
 #include <algorithm>
 #include <cstdint>
 
@@ -19,30 +21,10 @@ inline void spmv_rows(const I* indptr, const I* indices, const T* values, const 
   for (std::int64_t r = r0; r < r1; ++r) {
     std::int64_t j = indptr[r];
     const std::int64_t e = indptr[r + 1];
-    T acc[8] = {};
-    for (; j + 8 <= e; j += 8)
-      for (int t = 0; t < 8; ++t) acc[t] += values[j + t] * x[indices[j + t]];
-    T s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    T s = 0;
     for (; j < e; ++j) s += values[j] * x[indices[j]];
     out[r] = s;
   }
-}
-
-TORSH_SIMD_CLONES void spmv_f32_i32(const std::int32_t* p, const std::int32_t* c, const float* v, const float* x,
-                                    float* y, std::int64_t r0, std::int64_t r1) {
-  spmv_rows(p, c, v, x, y, r0, r1);
-}
-TORSH_SIMD_CLONES void spmv_f32_i64(const std::int64_t* p, const std::int64_t* c, const float* v, const float* x,
-                                    float* y, std::int64_t r0, std::int64_t r1) {
-  spmv_rows(p, c, v, x, y, r0, r1);
-}
-TORSH_SIMD_CLONES void spmv_f64_i32(const std::int32_t* p, const std::int32_t* c, const double* v, const double* x,
-                                    double* y, std::int64_t r0, std::int64_t r1) {
-  spmv_rows(p, c, v, x, y, r0, r1);
-}
-TORSH_SIMD_CLONES void spmv_f64_i64(const std::int64_t* p, const std::int64_t* c, const double* v, const double* x,
-                                    double* y, std::int64_t r0, std::int64_t r1) {
-  spmv_rows(p, c, v, x, y, r0, r1);
 }
 
 template <class I, class T>
@@ -76,22 +58,6 @@ TORSH_SIMD_CLONES void spmm_f64_i64(const std::int64_t* p, const std::int64_t* c
   spmm_rows(p, c, v, x, y, n, r0, r1);
 }
 
-void spmv(const std::int32_t* p, const std::int32_t* c, const float* v, const float* x, float* y, std::int64_t,
-          std::int64_t r0, std::int64_t r1) {
-  spmv_f32_i32(p, c, v, x, y, r0, r1);
-}
-void spmv(const std::int64_t* p, const std::int64_t* c, const float* v, const float* x, float* y, std::int64_t,
-          std::int64_t r0, std::int64_t r1) {
-  spmv_f32_i64(p, c, v, x, y, r0, r1);
-}
-void spmv(const std::int32_t* p, const std::int32_t* c, const double* v, const double* x, double* y, std::int64_t,
-          std::int64_t r0, std::int64_t r1) {
-  spmv_f64_i32(p, c, v, x, y, r0, r1);
-}
-void spmv(const std::int64_t* p, const std::int64_t* c, const double* v, const double* x, double* y, std::int64_t,
-          std::int64_t r0, std::int64_t r1) {
-  spmv_f64_i64(p, c, v, x, y, r0, r1);
-}
 void spmm(const std::int32_t* p, const std::int32_t* c, const float* v, const float* x, float* y, std::int64_t n,
           std::int64_t r0, std::int64_t r1) {
   spmm_f32_i32(p, c, v, x, y, n, r0, r1);
@@ -136,7 +102,7 @@ void run(const rt::SparseMatmulArgs& a) {
     };
     const std::int64_t r0 = start(c0), r1 = start(c1);
     if (r0 >= r1) return;
-    if (n == 1) spmv(p, c, v, x, y, n, r0, r1);
+    if (n == 1) spmv_rows(p, c, v, x, y, r0, r1);
     else spmm(p, c, v, x, y, n, r0, r1);
   });
 }
