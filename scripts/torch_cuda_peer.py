@@ -106,6 +106,15 @@ if wanted("adam_f32_16M"):
     ms = median_ms(opt.step, 10)
     emit("adam_f32_16M", "f32", ms, "gbps", 16 * N / ms / 1e6, "fused=True")
 
+# int8 GEMM: torch._int_mm takes s8 x s8 (torsh's case is u8 x s8 with zero points: the same work).
+for n in (1024, 4096):
+    name = f"matmul_integer_u8i8_{n}"
+    if wanted(name) and hasattr(torch, "_int_mm"):
+        a8 = torch.randint(-128, 128, (n, n), device=dev, dtype=torch.int8)
+        b8 = torch.randint(-128, 128, (n, n), device=dev, dtype=torch.int8)
+        ms = median_ms(lambda: torch._int_mm(a8, b8), 30 if n <= 1024 else 5)
+        emit(name, "i32", ms, "gops", 2 * n**3 / ms / 1e6, "torch._int_mm s8 x s8")
+
 if wanted("add_f32_4"):
     a4, b4 = randn(4), randn(4)
     reps = 10000
