@@ -6,6 +6,7 @@
 #include "torsh/core/shape.hpp"
 #include "torsh/ops/mixed_precision.hpp"
 #include "torsh/ops/ops.hpp"
+#include "torsh/ops/rnn.hpp"
 #include "torsh/ops/sparse.hpp"
 #include "torsh/runtime/autotune.hpp"
 #include "torsh/runtime/backend.hpp"

@@ -1,0 +1,228 @@
+// LSTM and GRU layers and cells against a double-precision reference written
+// from PyTorch's equations: one and two layers, both directions, batch_first,
+// with and without biases, given and zero initial states, unbatched input,
+// and clear errors for misshaped weights and states. PyTorch itself is the
+// reference in tests/python/test_rnn.py.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "torsh/torsh.hpp"
+
+using namespace torsh;
+
+namespace {
+
+Backend& host() {
+  static Backend b = Backend::create(BackendType::Cpu);
+  return b;
+}
+
+using Vec = std::vector<double>;
+
+Vec rnd(std::size_t n, std::uint32_t seed, double scale = 0.5) {
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<double> u(-scale, scale);
+  Vec v(n);
+  for (auto& x : v) x = u(g);
+  return v;
+}
+
+Tensor t32(const Vec& v, const Shape& s) {
+  std::vector<float> f(v.begin(), v.end());
+  return host().from_host(f.data(), s, DType::F32);
+}
+
+double sig(double x) { return 1 / (1 + std::exp(-x)); }
+
+struct W {
+  Vec w_ih, w_hh, b_ih, b_hh;  // row-major [G H, in], [G H, H], [G H]
+};
+
+// One direction of one layer over x [T][B][in]; returns out [T][B][H] and updates h, c [B][H].
+void ref_dir(bool lstm, const W& w, const std::vector<Vec>& x, std::int64_t T, std::int64_t B, std::int64_t in,
+             std::int64_t H, bool reverse, std::vector<Vec>& out, Vec& h, Vec& c) {
+  const std::int64_t G = lstm ? 4 : 3;
+  out.assign(static_cast<std::size_t>(T), Vec(static_cast<std::size_t>(B * H)));
+  for (std::int64_t k = 0; k < T; ++k) {
+    const std::int64_t t = reverse ? T - 1 - k : k;
+    Vec hn(h.size()), cn(c.size());
+    for (std::int64_t b = 0; b < B; ++b) {
+      Vec gi(static_cast<std::size_t>(G * H)), gh(static_cast<std::size_t>(G * H));
+      for (std::int64_t r = 0; r < G * H; ++r) {
+        double si = w.b_ih.empty() ? 0 : w.b_ih[static_cast<std::size_t>(r)];
+        double sh = w.b_hh.empty() ? 0 : w.b_hh[static_cast<std::size_t>(r)];
+        for (std::int64_t j = 0; j < in; ++j)
+          si += w.w_ih[static_cast<std::size_t>(r * in + j)] * x[static_cast<std::size_t>(t)][static_cast<std::size_t>(b * in + j)];
+        for (std::int64_t j = 0; j < H; ++j)
+          sh += w.w_hh[static_cast<std::size_t>(r * H + j)] * h[static_cast<std::size_t>(b * H + j)];
+        gi[static_cast<std::size_t>(r)] = si;
+        gh[static_cast<std::size_t>(r)] = sh;
+      }
+      for (std::int64_t j = 0; j < H; ++j) {
+        const auto at = [&](const Vec& v, std::int64_t gate) { return v[static_cast<std::size_t>(gate * H + j)]; };
+        const std::size_t o = static_cast<std::size_t>(b * H + j);
+        if (lstm) {
+          const double i = sig(at(gi, 0) + at(gh, 0)), f = sig(at(gi, 1) + at(gh, 1));
+          const double g = std::tanh(at(gi, 2) + at(gh, 2)), og = sig(at(gi, 3) + at(gh, 3));
+          cn[o] = f * c[o] + i * g;
+          hn[o] = og * std::tanh(cn[o]);
+        } else {
+          const double r = sig(at(gi, 0) + at(gh, 0)), z = sig(at(gi, 1) + at(gh, 1));
+          const double n = std::tanh(at(gi, 2) + r * at(gh, 2));
+          hn[o] = (1 - z) * n + z * h[o];
+        }
+      }
+    }
+    h = hn;
+    if (lstm) c = cn;
+    out[static_cast<std::size_t>(t)] = h;
+  }
+}
+
+struct Case {
+  bool lstm;
+  std::int64_t T, B, I, H, layers;
+  bool bidir, bias, batch_first, states;
+};
+
+void check(const Case& k, std::uint32_t seed) {
+  const std::int64_t G = k.lstm ? 4 : 3, D = k.bidir ? 2 : 1;
+  std::vector<W> ws;
+  std::vector<Tensor> flat;
+  for (std::int64_t l = 0; l < k.layers; ++l)
+    for (std::int64_t d = 0; d < D; ++d) {
+      const std::int64_t in = l == 0 ? k.I : k.H * D;
+      W w{rnd(static_cast<std::size_t>(G * k.H * in), seed++), rnd(static_cast<std::size_t>(G * k.H * k.H), seed++), {}, {}};
+      flat.push_back(t32(w.w_ih, Shape{G * k.H, in}));
+      flat.push_back(t32(w.w_hh, Shape{G * k.H, k.H}));
+      if (k.bias) {
+        w.b_ih = rnd(static_cast<std::size_t>(G * k.H), seed++);
+        w.b_hh = rnd(static_cast<std::size_t>(G * k.H), seed++);
+        flat.push_back(t32(w.b_ih, Shape{G * k.H}));
+        flat.push_back(t32(w.b_hh, Shape{G * k.H}));
+      }
+      ws.push_back(w);
+    }
+  // Round the reference's weights to f32 as the tensors hold them.
+  const auto f32r = [](Vec& v) {
+    for (auto& x : v) x = static_cast<float>(x);
+  };
+  for (auto& w : ws) f32r(w.w_ih), f32r(w.w_hh), f32r(w.b_ih), f32r(w.b_hh);
+  Vec xv = rnd(static_cast<std::size_t>(k.T * k.B * k.I), seed++, 1.0);
+  f32r(xv);
+  Vec h0 = k.states ? rnd(static_cast<std::size_t>(k.layers * D * k.B * k.H), seed++) : Vec(static_cast<std::size_t>(k.layers * D * k.B * k.H));
+  Vec c0 = k.states ? rnd(h0.size(), seed++) : Vec(h0.size());
+  f32r(h0), f32r(c0);
+
+  // Reference, sequence-major.
+  std::vector<Vec> layer_in(static_cast<std::size_t>(k.T));
+  for (std::int64_t t = 0; t < k.T; ++t)
+    layer_in[static_cast<std::size_t>(t)].assign(xv.begin() + t * k.B * k.I, xv.begin() + (t + 1) * k.B * k.I);
+  Vec hn(h0.size()), cn(c0.size());
+  for (std::int64_t l = 0; l < k.layers; ++l) {
+    std::vector<Vec> out(static_cast<std::size_t>(k.T), Vec(static_cast<std::size_t>(k.B * D * k.H)));
+    const std::int64_t in = l == 0 ? k.I : k.H * D;
+    for (std::int64_t d = 0; d < D; ++d) {
+      const std::size_t s = static_cast<std::size_t>((l * D + d) * k.B * k.H);
+      Vec h(h0.begin() + static_cast<std::ptrdiff_t>(s), h0.begin() + static_cast<std::ptrdiff_t>(s + k.B * k.H));
+      Vec c(c0.begin() + static_cast<std::ptrdiff_t>(s), c0.begin() + static_cast<std::ptrdiff_t>(s + k.B * k.H));
+      std::vector<Vec> od;
+      ref_dir(k.lstm, ws[static_cast<std::size_t>(l * D + d)], layer_in, k.T, k.B, in, k.H, d == 1, od, h, c);
+      for (std::int64_t t = 0; t < k.T; ++t)
+        for (std::int64_t b = 0; b < k.B; ++b)
+          for (std::int64_t j = 0; j < k.H; ++j)
+            out[static_cast<std::size_t>(t)][static_cast<std::size_t>((b * D + d) * k.H + j)] =
+                od[static_cast<std::size_t>(t)][static_cast<std::size_t>(b * k.H + j)];
+      std::copy(h.begin(), h.end(), hn.begin() + static_cast<std::ptrdiff_t>(s));
+      std::copy(c.begin(), c.end(), cn.begin() + static_cast<std::ptrdiff_t>(s));
+    }
+    layer_in = out;
+  }
+
+  Tensor x = t32(xv, Shape{k.T, k.B, k.I});
+  if (k.batch_first) x = x.transpose(0, 1).contiguous();
+  ops::RnnOptions o{k.layers, k.bidir, k.batch_first};
+  const Shape ss{k.layers * D, k.B, k.H};
+  const std::optional<Tensor> th0 = k.states ? std::optional<Tensor>(t32(h0, ss)) : std::nullopt;
+  const std::optional<Tensor> tc0 = k.states ? std::optional<Tensor>(t32(c0, ss)) : std::nullopt;
+  const ops::RnnResult r = k.lstm ? ops::lstm(x, flat, th0, tc0, o) : ops::gru(x, flat, th0, o);
+  Tensor out = r.output;
+  if (k.batch_first) out = out.transpose(0, 1).contiguous();
+  ASSERT_EQ(out.shape(), (Shape{k.T, k.B, D * k.H}));
+  const auto got = out.to_vector();
+  const double tol = 2e-5 * std::sqrt(static_cast<double>(k.H + k.I)) * static_cast<double>(k.layers);
+  for (std::int64_t t = 0; t < k.T; ++t)
+    for (std::int64_t i = 0; i < k.B * D * k.H; ++i)
+      ASSERT_NEAR(got[static_cast<std::size_t>(t * k.B * D * k.H + i)], layer_in[static_cast<std::size_t>(t)][static_cast<std::size_t>(i)], tol)
+          << "t " << t << " i " << i;
+  const auto gh = r.h_n.to_vector();
+  for (std::size_t i = 0; i < hn.size(); ++i) ASSERT_NEAR(gh[i], hn[i], tol) << "h_n " << i;
+  if (k.lstm) {
+    const auto gc = r.c_n.to_vector();
+    for (std::size_t i = 0; i < cn.size(); ++i) ASSERT_NEAR(gc[i], cn[i], tol) << "c_n " << i;
+  }
+}
+
+}  // namespace
+
+TEST(Rnn, LstmMatchesPyTorchsEquations) {
+  std::uint32_t seed = 1;
+  for (const Case& k : {Case{true, 5, 3, 4, 6, 1, false, true, false, false}, Case{true, 4, 2, 3, 5, 2, true, true, true, true},
+                        Case{true, 3, 1, 7, 4, 1, true, false, false, true}, Case{true, 1, 4, 2, 3, 3, false, true, false, true}})
+    check(k, seed += 100);
+}
+
+TEST(Rnn, GruMatchesPyTorchsEquations) {
+  std::uint32_t seed = 7;
+  for (const Case& k : {Case{false, 5, 3, 4, 6, 1, false, true, false, false}, Case{false, 4, 2, 3, 5, 2, true, true, true, true},
+                        Case{false, 6, 1, 7, 4, 1, true, false, false, true}})
+    check(k, seed += 100);
+}
+
+TEST(Rnn, UnbatchedInputAndCells) {
+  const Tensor w_ih = t32(rnd(4 * 3 * 2, 1), Shape{12, 2}), w_hh = t32(rnd(4 * 3 * 3, 2), Shape{12, 3});
+  const Tensor x = t32(rnd(5 * 2, 3), Shape{5, 2});
+  const ops::RnnResult u = ops::lstm(x, {w_ih, w_hh});
+  EXPECT_EQ(u.output.shape(), (Shape{5, 3}));
+  EXPECT_EQ(u.h_n.shape(), (Shape{1, 3}));
+  const ops::RnnResult b = ops::lstm(x.unsqueeze(1), {w_ih, w_hh});
+  EXPECT_EQ(u.output.to_vector(), b.output.reshape({5, 3}).to_vector());
+  // A cell step equals a one-step layer.
+  const Tensor h = t32(rnd(2 * 3, 4), Shape{2, 3}), c = t32(rnd(2 * 3, 5), Shape{2, 3}), xb = t32(rnd(2 * 2, 6), Shape{2, 2});
+  const auto [h1, c1] = ops::lstm_cell(xb, h, c, w_ih, w_hh);
+  const ops::RnnResult one = ops::lstm(xb.unsqueeze(0), {w_ih, w_hh}, h.unsqueeze(0), c.unsqueeze(0));
+  EXPECT_EQ(h1.to_vector(), one.h_n.reshape({2, 3}).to_vector());
+  EXPECT_EQ(c1.to_vector(), one.c_n.reshape({2, 3}).to_vector());
+  const Tensor g_ih = t32(rnd(3 * 3 * 2, 7), Shape{9, 2}), g_hh = t32(rnd(3 * 3 * 3, 8), Shape{9, 3});
+  EXPECT_EQ(ops::gru_cell(xb, h, g_ih, g_hh).shape(), (Shape{2, 3}));
+}
+
+TEST(Rnn, BadWeightsAndStatesAreRefusedClearly) {
+  const Tensor w_ih = host().zeros(Shape{12, 2}, DType::F32), w_hh = host().zeros(Shape{12, 3}, DType::F32);
+  const Tensor x = host().zeros(Shape{5, 1, 2}, DType::F32);
+  const auto code = [](auto&& f, const char* says) {
+    try {
+      f();
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+      return e.code();
+    }
+    ADD_FAILURE() << "no error";
+    return ErrorCode::Internal;
+  };
+  EXPECT_EQ(code([&] { ops::lstm(x, {w_ih}); }, "weight tensors"), ErrorCode::InvalidArgument);
+  EXPECT_EQ(code([&] { ops::lstm(x, {w_ih, host().zeros(Shape{12, 4}, DType::F32)}); }, "w_hh"), ErrorCode::ShapeMismatch);
+  EXPECT_EQ(code([&] { ops::lstm(host().zeros(Shape{5, 1, 3}, DType::F32), {w_ih, w_hh}); }, "w_ih"),
+            ErrorCode::ShapeMismatch);
+  EXPECT_EQ(code([&] { ops::gru(x, {w_ih, w_hh}); }, "w_hh"), ErrorCode::ShapeMismatch);  // 12 rows is not 3 * H for H = 3
+  EXPECT_EQ(code([&] { ops::lstm(x, {w_ih, w_hh}, host().zeros(Shape{1, 2, 3}, DType::F32)); }, "h0"),
+            ErrorCode::ShapeMismatch);
+  EXPECT_EQ(code([&] { ops::lstm(x.cast(DType::F64), {w_ih, w_hh}); }, "f64"), ErrorCode::DTypeMismatch);
+  ops::RnnOptions two;
+  two.num_layers = 2;
+  EXPECT_EQ(code([&] { ops::lstm(x, {w_ih, w_hh}, std::nullopt, std::nullopt, two); }, "weight tensors"),
+            ErrorCode::InvalidArgument);
+}
