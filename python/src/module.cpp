@@ -38,6 +38,7 @@ NB_MODULE(_core, m) {
   bind_ops_nn(m);
   bind_ops_quant(m);
   bind_sparse(m);
+  bind_rnn(m);
   bind_model(m);
   bind_kernel(m);
 }

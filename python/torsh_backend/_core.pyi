@@ -678,6 +678,110 @@ def qlinear_conv(x: Tensor | numpy.typing.ArrayLike, x_scale: Tensor | numpy.typ
     ONNX QLinearConv: the sums of conv_integer plus bias (int32, one per output channel), requantized as qlinear_matmul: x_scale one value, w_scale one value or one per output channel, y_scale one value; the output has y_zero_point's dtype (for an int zero point, dtype, default uint8).
     """
 
+class CsrMatrix:
+    """
+    A CSR matrix in SciPy's layout (indptr, indices, data) on one device: indices sorted within each row, i32 or i64, values f32 or f64. Checked when made.
+    """
+
+    @staticmethod
+    def from_parts(indptr: Tensor | numpy.typing.ArrayLike, indices: Tensor | numpy.typing.ArrayLike, data: Tensor | numpy.typing.ArrayLike, shape: object) -> CsrMatrix:
+        """
+        From the three arrays (any DLPack producer; NumPy arrays are shared, not copied) and (rows, cols).
+        """
+
+    @staticmethod
+    def from_scipy(matrix: object) -> CsrMatrix:
+        """
+        From a scipy.sparse matrix or array (converted with tocsr(); a canonical CSR one is shared, not copied). Unsorted or duplicate indices are refused: call sum_duplicates() first.
+        """
+
+    @staticmethod
+    def from_dense(dense: Tensor | numpy.typing.ArrayLike, index_dtype: DType | numpy.typing.DTypeLike = 'int32') -> CsrMatrix:
+        """The nonzeros of a 2-D float32 / float64 tensor."""
+
+    @property
+    def shape(self) -> tuple[int, int]: ...
+
+    @property
+    def nnz(self) -> int: ...
+
+    @property
+    def indptr(self) -> Tensor: ...
+
+    @property
+    def indices(self) -> Tensor: ...
+
+    @property
+    def data(self) -> Tensor: ...
+
+    def to_dense(self) -> Tensor: ...
+
+    def transpose(self) -> CsrMatrix:
+        """The CSR matrix of the transpose."""
+
+    def to_coo(self) -> CooMatrix: ...
+
+    def to_scipy(self) -> object:
+        """
+        A scipy.sparse.csr_matrix over the same memory (CPU) or a host copy (other devices).
+        """
+
+    def __matmul__(self, arg: Tensor | numpy.typing.ArrayLike, /) -> Tensor: ...
+
+    def __repr__(self) -> str: ...
+
+class CooMatrix:
+    """
+    A COO matrix: row, col, data in any order, duplicates summed by to_csr().
+    """
+
+    @staticmethod
+    def from_parts(row: Tensor | numpy.typing.ArrayLike, col: Tensor | numpy.typing.ArrayLike, data: Tensor | numpy.typing.ArrayLike, shape: object) -> CooMatrix: ...
+
+    @property
+    def shape(self) -> tuple[int, int]: ...
+
+    @property
+    def nnz(self) -> int: ...
+
+    @property
+    def row(self) -> Tensor: ...
+
+    @property
+    def col(self) -> Tensor: ...
+
+    @property
+    def data(self) -> Tensor: ...
+
+    def to_csr(self) -> CsrMatrix:
+        """Sorted by (row, column), duplicates summed in entry order."""
+
+    def to_dense(self) -> Tensor: ...
+
+def spmm(a: CsrMatrix, x: Tensor | numpy.typing.ArrayLike) -> Tensor:
+    """
+    a @ x for a CsrMatrix a: x [cols] gives [rows] (SpMV), x [cols, n] gives [rows, n]; also a @ x.
+    """
+
+def sparse_add_dense(a: CsrMatrix, d: Tensor | numpy.typing.ArrayLike) -> Tensor:
+    """a + d for a dense d of a's shape: a dense tensor."""
+
+def lstm(x: Tensor | numpy.typing.ArrayLike, weights: Sequence[Tensor | numpy.typing.ArrayLike], h0: Tensor | numpy.typing.ArrayLike | None = None, c0: Tensor | numpy.typing.ArrayLike | None = None, *, num_layers: int = 1, bidirectional: bool = False, batch_first: bool = False) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+    """
+    nn.LSTM's forward: weights are the module's parameters in order (list(lstm.parameters())), PyTorch's gate order (i, f, g, o) and layout. Returns (output, (h_n, c_n)).
+    """
+
+def gru(x: Tensor | numpy.typing.ArrayLike, weights: Sequence[Tensor | numpy.typing.ArrayLike], h0: Tensor | numpy.typing.ArrayLike | None = None, *, num_layers: int = 1, bidirectional: bool = False, batch_first: bool = False) -> tuple[Tensor, Tensor]:
+    """
+    nn.GRU's forward (gates r, z, n; n = tanh(W_in x + b_in + r * (W_hn h + b_hn))). Returns (output, h_n).
+    """
+
+def lstm_cell(x: Tensor | numpy.typing.ArrayLike, h: Tensor | numpy.typing.ArrayLike, c: Tensor | numpy.typing.ArrayLike, w_ih: Tensor | numpy.typing.ArrayLike, w_hh: Tensor | numpy.typing.ArrayLike, b_ih: Tensor | numpy.typing.ArrayLike | None = None, b_hh: Tensor | numpy.typing.ArrayLike | None = None) -> tuple[Tensor, Tensor]:
+    """nn.LSTMCell's step: returns (h, c)."""
+
+def gru_cell(x: Tensor | numpy.typing.ArrayLike, h: Tensor | numpy.typing.ArrayLike, w_ih: Tensor | numpy.typing.ArrayLike, w_hh: Tensor | numpy.typing.ArrayLike, b_ih: Tensor | numpy.typing.ArrayLike | None = None, b_hh: Tensor | numpy.typing.ArrayLike | None = None) -> Tensor:
+    """nn.GRUCell's step: returns h."""
+
 class Tokenizer:
     """
     A tokenizer built from a GGUF file's metadata (byte-level BPE or SentencePiece-style).

@@ -49,6 +49,17 @@ Tensor gru_gates(const Tensor& gi, const Tensor& gh, const Tensor& h, const Tens
   return add(mul(sub(one, z), n), mul(z, h));
 }
 
+// h [B, H] @ w_hh^T [H, G H] + add (broadcast), for one step. One sequence
+// (B = 1) is a matrix-vector product w_hh @ h, which streams w_hh once; as a
+// GEMM with a transposed right operand it would be packed every step.
+Tensor recurrent(const Tensor& w_hh, const Tensor& h, const std::optional<Tensor>& add_to) {
+  if (h.shape()[0] == 1) {
+    const Tensor g = matmul(w_hh, h.reshape({h.shape()[1]})).reshape({1, w_hh.shape()[0]});
+    return add_to ? add(g, *add_to) : g;
+  }
+  return gemm(h, w_hh, 1.0f, add_to ? 1.0f : 0.0f, add_to, false, true);
+}
+
 struct Layer {
   Tensor w_ih, w_hh;
   std::optional<Tensor> b_ih, b_hh;
@@ -162,12 +173,11 @@ RnnResult run(Cell cell, const Tensor& input_in, const std::vector<Tensor>& weig
         const std::int64_t t = d == 0 ? k : T - 1 - k;
         const Tensor pt = view2d(proj, t * B * G * H, B, G * H, G * H);
         if (cell == Cell::Lstm) {
-          const Step st = lstm_gates(gemm(h, L.w_hh, 1.0f, 1.0f, pt, false, true), c, H);
+          const Step st = lstm_gates(recurrent(L.w_hh, h, pt), c, H);
           h = st.h;
           c = st.c;
         } else {
-          const Tensor gh = gemm(h, L.w_hh, 1.0f, L.b_hh ? 1.0f : 0.0f, L.b_hh, false, true);
-          h = gru_gates(pt, gh, h, one, H);
+          h = gru_gates(pt, recurrent(L.w_hh, h, L.b_hh), h, one, H);
         }
         view2d(out, t * B * dirs * H + d * H, B, H, dirs * H).copy_(h);
       }

@@ -1277,6 +1277,39 @@ void sparse_cases(CaseList& L) {
         product(3, 4), Tol::reduction(2));
 }
 
+// ---------------------------------------------------------------- rnn
+
+// Layers composed of GEMMs, gate slices, sigmoid / tanh and elementwise ops:
+// every step runs on the device (the kind asked about is the GEMM's).
+void rnn_cases(CaseList& L) {
+  const auto layer = [](bool lstm, std::int64_t layers, bool bidir) -> Run {
+    return [=](Backend&, std::vector<Tensor>& x) -> Outputs {
+      const std::vector<Tensor> w(x.begin() + 1, x.end());
+      ops::RnnOptions o{layers, bidir, false};
+      const ops::RnnResult r = lstm ? ops::lstm(x[0], w, std::nullopt, std::nullopt, o) : ops::gru(x[0], w, std::nullopt, o);
+      return lstm ? Outputs{r.output, r.h_n, r.c_n} : Outputs{r.output, r.h_n};
+    };
+  };
+  for (bool lstm : {true, false}) {
+    const std::int64_t g = lstm ? 4 : 3, h = 5;
+    std::vector<Input> ins{in({6, 3, 4}).range(-1, 1)};
+    for (std::int64_t l = 0; l < 2; ++l)
+      for (int d = 0; d < 2; ++d) {
+        const std::int64_t inp = l == 0 ? 4 : 2 * h;
+        ins.push_back(in({g * h, inp}).range(-0.5, 0.5));
+        ins.push_back(in({g * h, h}).range(-0.5, 0.5));
+        ins.push_back(in({g * h}).range(-0.5, 0.5));
+        ins.push_back(in({g * h}).range(-0.5, 0.5));
+      }
+    L.add("rnn", std::string(lstm ? "lstm" : "gru") + " 2 layers bidirectional", K::Matmul, F32, ins, layer(lstm, 2, true),
+          Tol::reduction(64));
+    // One sequence: the matrix-vector route.
+    std::vector<Input> one{in({7, 1, 4}).range(-1, 1), in({g * h, 4}).range(-0.5, 0.5), in({g * h, h}).range(-0.5, 0.5)};
+    L.add("rnn", std::string(lstm ? "lstm" : "gru") + " batch 1, no biases", K::Matmul, F32, one, layer(lstm, 1, false),
+          Tol::reduction(64));
+  }
+}
+
 // ---------------------------------------------------------------- random
 
 void random_cases(CaseList& L) {
@@ -1408,6 +1441,7 @@ std::vector<Case> all_cases() {
   linear_quant_cases(L);
   integer_matmul_cases(L);
   sparse_cases(L);
+  rnn_cases(L);
   return L.take();
 }
 

@@ -1,0 +1,60 @@
+"""LSTM / GRU against PyTorch's nn.LSTM / nn.GRU with the same parameters."""
+
+import numpy as np
+import pytest
+
+import torsh_backend as tb
+
+torch = pytest.importorskip("torch")
+
+
+def params(module):
+    return [p.detach().numpy() for p in module.parameters()]
+
+
+@pytest.mark.parametrize("layers,bidirectional,batch_first,bias", [(1, False, False, True), (2, True, True, True),
+                                                                     (1, True, False, False)])
+def test_lstm_matches_pytorch(layers, bidirectional, batch_first, bias):
+    torch.manual_seed(0)
+    m = torch.nn.LSTM(6, 5, num_layers=layers, bidirectional=bidirectional, batch_first=batch_first, bias=bias)
+    x = torch.randn(3, 7, 6) if batch_first else torch.randn(7, 3, 6)
+    d = 2 if bidirectional else 1
+    h0, c0 = torch.randn(layers * d, 3, 5), torch.randn(layers * d, 3, 5)
+    with torch.no_grad():
+        want, (wh, wc) = m(x, (h0, c0))
+    out, (h, c) = tb.lstm(x.numpy(), params(m), h0.numpy(), c0.numpy(), num_layers=layers,
+                          bidirectional=bidirectional, batch_first=batch_first)
+    np.testing.assert_allclose(out.numpy(), want.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(h.numpy(), wh.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(c.numpy(), wc.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("layers,bidirectional", [(1, False), (2, True)])
+def test_gru_matches_pytorch(layers, bidirectional):
+    torch.manual_seed(1)
+    m = torch.nn.GRU(4, 6, num_layers=layers, bidirectional=bidirectional)
+    x = torch.randn(9, 2, 4)
+    with torch.no_grad():
+        want, wh = m(x)
+    out, h = tb.gru(x.numpy(), params(m), num_layers=layers, bidirectional=bidirectional)
+    np.testing.assert_allclose(out.numpy(), want.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(h.numpy(), wh.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_cells_match_pytorch():
+    torch.manual_seed(2)
+    lc, gc = torch.nn.LSTMCell(3, 4), torch.nn.GRUCell(3, 4)
+    x, h, c = torch.randn(2, 3), torch.randn(2, 4), torch.randn(2, 4)
+    with torch.no_grad():
+        wh, wc = lc(x, (h, c))
+        wg = gc(x, h)
+    th, tc = tb.lstm_cell(x.numpy(), h.numpy(), c.numpy(), *params(lc))
+    np.testing.assert_allclose(th.numpy(), wh.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(tc.numpy(), wc.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(tb.gru_cell(x.numpy(), h.numpy(), *params(gc)).numpy(), wg.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_bad_weights_are_refused():
+    m = torch.nn.LSTM(4, 3)
+    with pytest.raises(tb.TorshError, match="weight tensors"):
+        tb.lstm(np.zeros((2, 1, 4), np.float32), params(m)[:3])
