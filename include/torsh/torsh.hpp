@@ -4,6 +4,7 @@
 #include "torsh/core/dtype.hpp"
 #include "torsh/core/error.hpp"
 #include "torsh/core/shape.hpp"
+#include "torsh/ops/fft.hpp"
 #include "torsh/ops/mixed_precision.hpp"
 #include "torsh/ops/ops.hpp"
 #include "torsh/ops/rnn.hpp"

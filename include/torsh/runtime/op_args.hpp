@@ -187,6 +187,27 @@ struct SparseMatmulArgs {
   std::int64_t rows = 0, cols = 0, n = 1;
 };
 
+// One-dimensional DFTs along the middle axis of contiguous [outer, len, inner]
+// arrays (OpKind::Fft); a complex value is a pair of reals (re, im), so a
+// complex array of shape [..] is a real one of shape [.., 2]. n is the
+// transform length:
+//   C2C: x and out complex, len n;
+//   R2C: x real, len n -> out complex, len n / 2 + 1 (the non-negative
+//        frequencies: the rest is their conjugate);
+//   C2R: x complex, len n / 2 + 1 (Hermitian; the imaginary parts of
+//        frequency 0 and, for even n, n / 2 are ignored) -> out real, len n.
+// Forward is sum_t x_t exp(-2 pi i t k / n), inverse the same with +i; both
+// are multiplied by scale (the op layer's normalisation). x, out and the key
+// dtype are F32 or F64; x and out never overlap.
+enum class FftKind { C2C, R2C, C2R };
+struct FftArgs {
+  TensorArg x, out;
+  FftKind kind = FftKind::C2C;
+  bool inverse = false;
+  std::int64_t outer = 1, n = 1, inner = 1;
+  double scale = 1.0;
+};
+
 // NCHW convolution: x [N, C, H, W], w [K, C / groups, R, S], bias [K] (optional),
 // out [N, K, P, Q]; all contiguous.
 // How conv2d computes: Auto lets the backend choose; Gemm is the direct sum

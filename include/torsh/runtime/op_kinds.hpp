@@ -38,7 +38,8 @@
   X(QuantizeLinear, "quantize_linear", LinearQuantArgs, a.x.dtype)       \
   X(DequantizeLinear, "dequantize_linear", LinearQuantArgs, a.out.dtype) \
   X(IntegerMatmul, "integer_matmul", IntegerMatmulArgs, a.out.dtype)     \
-  X(SparseMatmul, "sparse_matmul", SparseMatmulArgs, a.out.dtype)
+  X(SparseMatmul, "sparse_matmul", SparseMatmulArgs, a.out.dtype)     \
+  X(Fft, "fft", FftArgs, a.out.dtype)
 
 namespace torsh::rt {
 

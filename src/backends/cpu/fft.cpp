@@ -1,0 +1,134 @@
+// DFTs along one axis (rt::FftArgs) with the engine of fft/: each line is
+// split into real and imaginary arrays, transformed, and written back scaled.
+// Many lines go to the pool a line per task; one long line (n >= 2^15) is
+// split inside each Stockham stage instead. Real transforms of even length
+// run the half-length complex plan on the pairs (x_2t, x_2t+1) and untangle
+// the two half spectra with the plan's post-twiddles; odd lengths take the
+// full complex plan with zero imaginary parts.
+#include <algorithm>
+#include <vector>
+
+#include "device.hpp"
+#include "fft/fft_plan.hpp"
+#include "platform/thread_pool.hpp"
+
+namespace torsh::cpu {
+namespace {
+
+template <class T>
+struct Line {
+  const rt::FftArgs& a;
+  const fft::Plan<T>& plan;  // length n (C2C, odd real) or n / 2 (even real)
+  std::int64_t len_x, len_out;
+  T scale;
+
+  // One line: o, i select it in [outer, len, inner]; buf holds 2 * plan.n + 2 * scratch values.
+  void operator()(const T* x, T* out, std::int64_t o, std::int64_t i, T* buf, int threads) const {
+    const std::int64_t n = a.n, h = plan.n, inner = a.inner;
+    T* re = buf;
+    T* im = buf + h;
+    T* work = buf + 2 * h;
+    const T* xl = x + o * len_x * inner * (a.kind == rt::FftKind::R2C ? 1 : 2) + i * (a.kind == rt::FftKind::R2C ? 1 : 2);
+    T* ol = out + o * len_out * inner * (a.kind == rt::FftKind::C2R ? 1 : 2) + i * (a.kind == rt::FftKind::C2R ? 1 : 2);
+    const std::int64_t xs = inner * (a.kind == rt::FftKind::R2C ? 1 : 2);  // x's step between values
+    const std::int64_t os = inner * (a.kind == rt::FftKind::C2R ? 1 : 2);
+    switch (a.kind) {
+      case rt::FftKind::C2C: {
+        for (std::int64_t t = 0; t < n; ++t) re[t] = xl[t * xs], im[t] = xl[t * xs + 1];
+        a.inverse ? fft::forward(plan, im, re, work, threads) : fft::forward(plan, re, im, work, threads);
+        for (std::int64_t t = 0; t < n; ++t) ol[t * os] = re[t] * scale, ol[t * os + 1] = im[t] * scale;
+        return;
+      }
+      case rt::FftKind::R2C: {
+        if (n % 2 == 1) {
+          for (std::int64_t t = 0; t < n; ++t) re[t] = xl[t * xs], im[t] = 0;
+          fft::forward(plan, re, im, work, threads);
+          for (std::int64_t k = 0; k <= n / 2; ++k) ol[k * os] = re[k] * scale, ol[k * os + 1] = im[k] * scale;
+          return;
+        }
+        for (std::int64_t t = 0; t < h; ++t) re[t] = xl[2 * t * xs], im[t] = xl[(2 * t + 1) * xs];
+        fft::forward(plan, re, im, work, threads);
+        // X_k = E_k + w^k O_k, E = (Z_k + conj Z_(h-k)) / 2, O = -i (Z_k - conj Z_(h-k)) / 2.
+        const T half = T(0.5) * scale;
+        for (std::int64_t k = 0; k <= h; ++k) {
+          const std::int64_t k1 = k == h ? 0 : k, k2 = k == 0 ? 0 : h - k;
+          const T zr = re[k1], zi = im[k1], cr = re[k2], ci = -im[k2];
+          const T er = zr + cr, ei = zi + ci;   // 2 E
+          const T or_ = zi - ci, oi = cr - zr;  // 2 O = -i (Z - C)
+          const T wr = plan.half_re[k], wi = plan.half_im[k];
+          ol[k * os] = (er + or_ * wr - oi * wi) * half;
+          ol[k * os + 1] = (ei + or_ * wi + oi * wr) * half;
+        }
+        return;
+      }
+      case rt::FftKind::C2R: {
+        if (n % 2 == 1) {
+          // The whole Hermitian spectrum, then a complex inverse.
+          for (std::int64_t k = 0; k <= n / 2; ++k) re[k] = xl[k * xs], im[k] = k == 0 ? T(0) : xl[k * xs + 1];
+          for (std::int64_t k = 1; k <= n / 2; ++k) re[n - k] = re[k], im[n - k] = -im[k];
+          fft::forward(plan, im, re, work, threads);
+          for (std::int64_t t = 0; t < n; ++t) ol[t * os] = re[t] * scale;
+          return;
+        }
+        // Z_k = E_k + i O_k with E = (X_k + conj X_(h-k)) / 2, O = (X_k - conj X_(h-k)) conj(w^k) / 2;
+        // the imaginary parts of X_0 and X_h do not exist in a real signal's spectrum.
+        const auto at = [&](std::int64_t k, T& r, T& i2) {
+          r = xl[k * xs];
+          i2 = (k == 0 || k == h) ? T(0) : xl[k * xs + 1];
+        };
+        for (std::int64_t k = 0; k < h; ++k) {
+          T xr, xi, cr, ci;
+          at(k, xr, xi);
+          at(h - k, cr, ci);
+          ci = -ci;
+          const T er = xr + cr, ei = xi + ci;  // 2 E
+          const T dr = xr - cr, di = xi - ci;  // X - conj X_(h-k)
+          const T wr = plan.half_re[k], wi = -plan.half_im[k];
+          const T or_ = dr * wr - di * wi, oi = dr * wi + di * wr;  // 2 O
+          re[k] = T(0.5) * (er - oi), im[k] = T(0.5) * (ei + or_);
+        }
+        fft::forward(plan, im, re, work, threads);
+        const T s2 = scale * T(2);
+        for (std::int64_t t = 0; t < h; ++t) ol[2 * t * os] = re[t] * s2, ol[(2 * t + 1) * os] = im[t] * s2;
+        return;
+      }
+    }
+  }
+};
+
+template <class T>
+void run(const rt::FftArgs& a) {
+  const bool real = a.kind != rt::FftKind::C2C;
+  const bool half = real && a.n % 2 == 0;
+  const auto plan = fft::plan_for<T>(half ? a.n / 2 : a.n);
+  const std::int64_t spectrum = a.n / 2 + 1;
+  const std::int64_t len_x = a.kind == rt::FftKind::C2R ? spectrum : a.n;
+  const std::int64_t len_out = a.kind == rt::FftKind::R2C ? spectrum : a.n;
+  const Line<T> line{a, *plan, len_x, len_out, static_cast<T>(a.scale)};
+  const T* x = data_of<T>(a.x);
+  T* out = data_of<T>(a.out);
+  const std::int64_t lines = a.outer * a.inner;
+  const std::size_t buf_size = 2 * plan->n + 2 * plan->scratch();
+  const int threads = pool().size();
+  if (lines == 1 || (lines < threads && a.n >= (1 << 15))) {
+    std::vector<T> buf(buf_size);
+    for (std::int64_t l = 0; l < lines; ++l)
+      line(x, out, l / a.inner, l % a.inner, buf.data(), a.n >= (1 << 15) ? threads : 1);
+    return;
+  }
+  // Lines per task: enough work (about n log n) to pay for the handoff.
+  const std::int64_t grain = std::max<std::int64_t>(1, 4096 / std::max<std::int64_t>(1, a.n));
+  pool().parallel_for(lines, grain, [&](std::int64_t l0, std::int64_t l1) {
+    std::vector<T> buf(buf_size);
+    for (std::int64_t l = l0; l < l1; ++l) line(x, out, l / a.inner, l % a.inner, buf.data(), 1);
+  });
+}
+
+void fft_kernel(const rt::FftArgs& a) { a.out.dtype == DType::F64 ? run<double>(a) : run<float>(a); }
+
+const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
+  t.add<rt::OpKind::Fft, entry<rt::OpKind::Fft, fft_kernel>>(rt::DTypes{DType::F32, DType::F64});
+});
+
+}  // namespace
+}  // namespace torsh::cpu

@@ -1,0 +1,174 @@
+// Plans: the factorisation, the twiddles and Bluestein's chirp, built once
+// per (length, dtype) and kept in a bounded cache.
+#include <cmath>
+#include <list>
+#include <mutex>
+#include <numbers>
+#include <unordered_map>
+
+#include "fft_plan.hpp"
+
+namespace torsh::cpu::fft {
+namespace {
+
+// Radices in stage order. Powers of two as 8s with one or two 4s (or a 2)
+// for the rest, and the largest radix first: the first stage runs with
+// stride 1 (p innermost), every later one with stride >= 8, so its q loop
+// fills a vector. Odd factors follow. Returns false when a prime factor is
+// above kMaxGenericRadix (the length goes to Bluestein).
+bool factor(std::int64_t n, std::vector<int>& radices) {
+  int e = 0;
+  while (n % 2 == 0) n /= 2, ++e;
+  std::vector<int> twos;
+  if (e % 3 == 1 && e >= 4) twos = {4, 4}, e -= 4;
+  else if (e % 3 == 1) twos = {2}, e -= 1;
+  else if (e % 3 == 2) twos = {4}, e -= 2;
+  for (; e > 0; e -= 3) radices.push_back(8);
+  radices.insert(radices.end(), twos.begin(), twos.end());
+  for (std::int64_t p = 3; n > 1; p += 2) {
+    if (p * p > n) p = n;  // what is left is prime
+    while (n % p == 0) {
+      if (p > kMaxGenericRadix) return false;
+      radices.push_back(static_cast<int>(p));
+      n /= p;
+    }
+  }
+  return true;
+}
+
+// exp(-2 pi i num / den) with num reduced mod den in integers first, so the
+// angle passed to sin / cos stays within one turn.
+void unit_root(std::int64_t num, std::int64_t den, double& re, double& im) {
+  num %= den;
+  const double a = -2.0 * std::numbers::pi * static_cast<double>(num) / static_cast<double>(den);
+  re = std::cos(a), im = std::sin(a);
+}
+
+std::int64_t next_pow2(std::int64_t v) {
+  std::int64_t m = 1;
+  while (m < v) m *= 2;
+  return m;
+}
+
+template <class T>
+std::shared_ptr<Plan<T>> build(std::int64_t n) {
+  auto plan = std::make_shared<Plan<T>>();
+  plan->n = n;
+  plan->half_re.resize(n + 1), plan->half_im.resize(n + 1);
+  for (std::int64_t k = 0; k <= n; ++k) {
+    double wr, wi;
+    unit_root(k, 2 * n, wr, wi);
+    plan->half_re[k] = static_cast<T>(wr), plan->half_im[k] = static_cast<T>(wi);
+  }
+  std::vector<int> radices;
+  if (!factor(n, radices)) {
+    // Bluestein: X_k = c_k sum_j (x_j c_j) conj(c_(k-j)), c_k = exp(-i pi k^2 / n),
+    // a cyclic convolution of length m >= 2n - 1 done by power-of-two FFTs.
+    plan->bluestein = true;
+    const std::int64_t m = next_pow2(2 * n - 1);
+    plan->sub = plan_for<T>(m);
+    plan->chirp_re.resize(n), plan->chirp_im.resize(n);
+    std::vector<double> br(m, 0.0), bi(m, 0.0);
+    for (std::int64_t k = 0; k < n; ++k) {
+      // k^2 mod 2n, exactly: exp(-i pi k^2 / n) = exp(-2 pi i (k^2 mod 2n) / 2n).
+      const auto k2 = static_cast<std::int64_t>((static_cast<unsigned __int128>(k) * k) % (2 * n));
+      double cr, ci;
+      unit_root(k2, 2 * n, cr, ci);
+      plan->chirp_re[k] = static_cast<T>(cr), plan->chirp_im[k] = static_cast<T>(ci);
+      br[k] = cr, bi[k] = -ci;
+      if (k > 0) br[m - k] = cr, bi[m - k] = -ci;
+    }
+    // The kernel's transform in double whatever T is: it is computed once.
+    const auto dplan = plan_for<double>(m);
+    std::vector<double> work(2 * dplan->scratch());
+    forward<double>(*dplan, br.data(), bi.data(), work.data(), 1);
+    plan->kernel_re.resize(m), plan->kernel_im.resize(m);
+    for (std::int64_t k = 0; k < m; ++k)
+      plan->kernel_re[k] = static_cast<T>(br[k] / m), plan->kernel_im[k] = static_cast<T>(bi[k] / m);
+    return plan;
+  }
+  std::int64_t len = n;
+  for (const int r : radices) {
+    typename Plan<T>::Stage st;
+    st.radix = r, st.len = len, st.stride = n / len;
+    const std::int64_t m = len / r;
+    st.tw_re.resize((r - 1) * m), st.tw_im.resize((r - 1) * m);
+    for (int k = 1; k < r; ++k)
+      for (std::int64_t p = 0; p < m; ++p) {
+        double wr, wi;
+        unit_root(p * k, len, wr, wi);
+        st.tw_re[(k - 1) * m + p] = static_cast<T>(wr), st.tw_im[(k - 1) * m + p] = static_cast<T>(wi);
+      }
+    if (r % 2 == 1) {
+      st.root_cos.resize(r * r), st.root_sin.resize(r * r);
+      for (int j = 0; j < r; ++j)
+        for (int k = 0; k < r; ++k) {
+          double c, s;
+          unit_root(static_cast<std::int64_t>(j) * k, r, c, s);
+          // sin(2 pi j k / r) = -Im exp(-2 pi i j k / r)
+          st.root_cos[j * r + k] = static_cast<T>(c), st.root_sin[j * r + k] = static_cast<T>(-s);
+        }
+    }
+    plan->stages.push_back(std::move(st));
+    len = m;
+  }
+  return plan;
+}
+
+// A bounded cache: least recently used plans go first once the twiddles held
+// pass kCacheBytes (a plan in use stays alive through its shared_ptr).
+constexpr std::size_t kCacheBytes = std::size_t{256} << 20;
+
+template <class T>
+struct Cache {
+  std::mutex mu;
+  std::list<std::int64_t> order;  // most recent first
+  struct Entry {
+    std::shared_ptr<const Plan<T>> plan;
+    std::list<std::int64_t>::iterator pos;
+    std::size_t bytes;
+  };
+  std::unordered_map<std::int64_t, Entry> map;
+  std::size_t bytes = 0;
+};
+
+template <class T>
+std::size_t bytes_of(const Plan<T>& p) {
+  std::size_t b = (p.chirp_re.size() + p.kernel_re.size() + p.half_re.size()) * 2 * sizeof(T);
+  for (const auto& s : p.stages) b += (s.tw_re.size() + s.root_cos.size()) * 2 * sizeof(T);
+  return b;
+}
+
+}  // namespace
+
+template <class T>
+std::shared_ptr<const Plan<T>> plan_for(std::int64_t n) {
+  static Cache<T>* cache = new Cache<T>();  // never destroyed: plans may be asked for at exit
+  {
+    std::lock_guard lock(cache->mu);
+    if (auto it = cache->map.find(n); it != cache->map.end()) {
+      cache->order.splice(cache->order.begin(), cache->order, it->second.pos);
+      return it->second.plan;
+    }
+  }
+  // Built outside the lock: Bluestein plans ask for their power-of-two plan.
+  std::shared_ptr<const Plan<T>> plan = build<T>(n);
+  std::lock_guard lock(cache->mu);
+  if (auto it = cache->map.find(n); it != cache->map.end()) return it->second.plan;
+  const std::size_t b = bytes_of(*plan);
+  cache->order.push_front(n);
+  cache->map.emplace(n, typename Cache<T>::Entry{plan, cache->order.begin(), b});
+  cache->bytes += b;
+  while (cache->bytes > kCacheBytes && cache->order.size() > 1) {
+    const std::int64_t victim = cache->order.back();
+    cache->order.pop_back();
+    cache->bytes -= cache->map.at(victim).bytes;
+    cache->map.erase(victim);
+  }
+  return plan;
+}
+
+template std::shared_ptr<const Plan<float>> plan_for<float>(std::int64_t);
+template std::shared_ptr<const Plan<double>> plan_for<double>(std::int64_t);
+
+}  // namespace torsh::cpu::fft
