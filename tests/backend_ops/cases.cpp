@@ -1277,6 +1277,38 @@ void sparse_cases(CaseList& L) {
         product(3, 4), Tol::reduction(2));
 }
 
+// ---------------------------------------------------------------- fft
+
+// Every GPU path: radix stages (2, 3, 4, 5, 7, 8), Bluestein (17, 1031),
+// real transforms of even and odd length both ways, an inner axis (strided
+// lines), the 2-D form and the normalisations.
+void fft_cases(CaseList& L) {
+  namespace tf = ops::fft;
+  for (DType t : {F32, F64}) {
+    for (std::int64_t n : {1, 8, 12, 17, 64, 105, 1031}) {
+      L.add("fft", "fft c2c n=" + std::to_string(n), K::Fft, t, {in({3, n, 2}, t).range(-1, 1)},
+            [](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::fft(x[0])}; }, Tol::reduction(n));
+      L.add("fft", "ifft ortho n=" + std::to_string(n), K::Fft, t, {in({2, n, 2}, t).range(-1, 1)},
+            [](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::ifft(x[0], {}, -1, tf::Norm::Ortho)}; },
+            Tol::reduction(n));
+    }
+    for (std::int64_t n : {15, 16, 37, 100}) {
+      L.add("fft", "rfft n=" + std::to_string(n), K::Fft, t, {in({3, n}, t).range(-1, 1)},
+            [](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::rfft(x[0])}; }, Tol::reduction(n));
+      L.add("fft", "irfft n=" + std::to_string(n), K::Fft, t, {in({2, n / 2 + 1, 2}, t).range(-1, 1)},
+            [n](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::irfft(x[0], n)}; }, Tol::reduction(n));
+    }
+    L.add("fft", "fft axis 0, padded", K::Fft, t, {in({6, 5, 2}, t).range(-1, 1)},
+          [](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::fft(x[0], 9, 0, tf::Norm::Forward)}; },
+          Tol::reduction(9));
+    L.add("fft", "fft2 8x12", K::Fft, t, {in({8, 12, 2}, t).range(-1, 1)},
+          [](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::fft2(x[0])}; }, Tol::reduction(96));
+    L.add("fft", "irfft2 of rfft2 6x10", K::Fft, t, {in({6, 10}, t).range(-1, 1)},
+          [](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::irfft2(tf::rfft2(x[0]))}; },
+          Tol::reduction(60));
+  }
+}
+
 // ---------------------------------------------------------------- rnn
 
 // Layers composed of GEMMs, gate slices, sigmoid / tanh and elementwise ops:
@@ -1441,6 +1473,7 @@ std::vector<Case> all_cases() {
   linear_quant_cases(L);
   integer_matmul_cases(L);
   sparse_cases(L);
+  fft_cases(L);
   rnn_cases(L);
   return L.take();
 }

@@ -4,7 +4,7 @@
 //   launch(stream, dev.kernel("name"), global, local, arg0, arg1, ...);
 //
 // Arguments are set in order with clSetKernelArg (cl_mem buffers, cl_long,
-// cl_int, cl_float and the kernels/meta.h structs, by value), the kernel is
+// cl_int, cl_float, cl_double and the kernels/meta.h structs, by value), the kernel is
 // enqueued on the stream's queue and the queue flushed. While a graph capture
 // records the op, the same launch is also recorded (graph.hpp).
 #include <array>
@@ -29,7 +29,8 @@ inline NDRange range(std::size_t x, std::size_t y, std::size_t z) { return {3, {
 
 template <class T>
 concept KernelArg = std::is_same_v<T, cl_mem> || std::is_same_v<T, cl_long> || std::is_same_v<T, cl_int> ||
-                    std::is_same_v<T, cl_float> || std::is_same_v<T, StridedMeta> || std::is_same_v<T, MatmulMeta> ||
+                    std::is_same_v<T, cl_float> || std::is_same_v<T, cl_double> || std::is_same_v<T, StridedMeta> ||
+                    std::is_same_v<T, MatmulMeta> ||
                     std::is_same_v<T, AttentionMeta> || std::is_same_v<T, BatchNormMeta> ||
                     std::is_same_v<T, Conv2dMeta> || std::is_same_v<T, Pool2dMeta>;
 
