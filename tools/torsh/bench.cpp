@@ -46,7 +46,7 @@ const char* cpu_family_of(const std::string& name) {
       {"add_f32", "binary f32"},     {"gelu_f32", "gelu f32"},            {"softmax_f32", "softmax, norms"},
       {"layer_norm", "softmax, norms"}, {"rms_norm", "softmax, norms"}, {"conv2d", "conv2d winograd"},
       {"qmat", "quantized dot"},     {"llm_", "quantized dot"},       {"matmul_integer", "int8 gemm"},
-      {"qlinear_matmul", "int8 gemm"},
+      {"qlinear_matmul", "int8 gemm"}, {"fft", "fft"}, {"rfft", "fft"},
   };
   for (const Prefix& p : kFamilies)
     if (name.rfind(p.prefix, 0) == 0) return p.family;
@@ -184,6 +184,7 @@ void run_suite(Ctx& c) {
   bench_user_kernel(c);
   bench_alloc(c);
   bench_quant(c);
+  bench_fft(c);
   bench_llm(c);
 }
 

@@ -55,6 +55,7 @@ std::vector<std::pair<std::string, std::string>> kernel_variants() {
       {"conv2d winograd", (simd::avx2_fma_usable() ? "avx2" : "portable") + cap},
       {"quantized dot", quant::isa_name(quant::active_isa()) + cap},
       {"int8 gemm", igemm::active_kernel().name + cap},
+      {"fft", std::string("stockham ") + clone_level()},
       {"stores past " + llc, store_kind()},
   };
 }
