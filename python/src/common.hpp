@@ -99,6 +99,7 @@ void bind_ops_nn(nb::module_& m);
 void bind_ops_quant(nb::module_& m);
 void bind_sparse(nb::module_& m);
 void bind_rnn(nb::module_& m);
+void bind_fft(nb::module_& m);
 void bind_model(nb::module_& m);
 void bind_kernel(nb::module_& m);
 

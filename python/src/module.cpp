@@ -39,6 +39,7 @@ NB_MODULE(_core, m) {
   bind_ops_quant(m);
   bind_sparse(m);
   bind_rnn(m);
+  bind_fft(m);
   bind_model(m);
   bind_kernel(m);
 }

@@ -11,6 +11,7 @@ from Python::
     a = tb.from_dlpack(np.ones((4, 4), np.float32))   # shares the array's memory
     b = tb.softmax(tb.matmul(a, a), axis=-1)
     b.numpy()                           # shares the tensor's memory (CPU)
+    tb.fft.rfft(np.ones(8))             # numpy.fft's functions (torsh_backend.fft)
     cl = a.to("opencl")                 # explicit device copy
     tb.matmul(cl, cl).numpy()           # .numpy() copies device tensors to the host
 
@@ -22,12 +23,21 @@ dtypes, device and suggestions.
 
 from __future__ import annotations
 
+import sys as _sys
 from typing import Any
 
 from ._errors import TorshError
-from ._core import *  # noqa: F401,F403  (the op layer, Tensor, Backend, ...)
+# numpy.fft's functions (torsh_backend/fft.py); imported before the star import
+# so that type checkers take tb.fft for this module, and rebound below.
+from . import fft
+from ._core import *  # type: ignore[no-redef]  # noqa: F401,F403  (the op layer, Tensor, Backend, ...)
 from ._core import DType, Tensor, __version__, from_dlpack, full, zeros
 from ._core import device as _to_device, dtype as _to_dtype
+
+# The star import bound `fft` to _core's C++ submodule (tensors in the (re, im)
+# layout only); tb.fft is the wrapper imported above, which also takes and gives
+# NumPy complex arrays.
+fft = _sys.modules[f"{__name__}.fft"]
 
 float32 = DType.f32
 float64 = DType.f64

@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy.typing
 
+from torsh_backend._core import fft as fft
+
 
 class DType(enum.Enum):
     """

@@ -1,0 +1,79 @@
+// torsh_backend._core.fft: numpy.fft's transforms over torsh tensors, with
+// NumPy's names, arguments and norms. Complex values are f32 / f64 tensors with
+// a trailing axis of 2 holding (re, im) (torch.view_as_real's layout), in and
+// out. torsh_backend/fft.py (what `tb.fft` is) wraps these so that NumPy
+// complex arrays go in and come back as NumPy complex arrays.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "common.hpp"
+
+namespace torsh::py {
+namespace {
+
+using nb::arg;
+namespace fft = ops::fft;
+
+using OptInt = std::optional<std::int64_t>;
+using OptAxes = std::optional<fft::Axes>;
+using OptName = std::optional<std::string>;
+
+fft::Norm norm_arg(const OptName& name) { return name ? fft::norm_from_name(*name) : fft::Norm::Backward; }
+
+using OneAxis = Tensor (*)(const Tensor&, OptInt, std::int64_t, fft::Norm);
+using ManyAxes = Tensor (*)(const Tensor&, const OptAxes&, const OptAxes&, fft::Norm);
+
+void def_one_axis(nb::module_& m, const char* name, OneAxis f, const char* doc) {
+  m.def(name, [f](const TensorLike& x, OptInt n, std::int64_t axis, const OptName& norm) {
+        Tensor t = as_tensor(x);
+        const fft::Norm nm = norm_arg(norm);
+        nb::gil_scoped_release r;
+        return f(t, n, axis, nm);
+      }, arg("x"), arg("n").none() = nb::none(), arg("axis") = -1, arg("norm").none() = nb::none(), doc);
+}
+
+// fftn and its kin; `axes_default` is None for the N-D forms, (-2, -1) for the 2-D ones
+// (None there also means every axis, as in NumPy).
+void def_many_axes(nb::module_& m, const char* name, ManyAxes f, nb::object axes_default, const char* doc) {
+  m.def(name, [f](const TensorLike& x, const OptAxes& s, const OptAxes& axes, const OptName& norm) {
+        Tensor t = as_tensor(x);
+        const fft::Norm nm = norm_arg(norm);
+        nb::gil_scoped_release r;
+        return f(t, s, axes, nm);
+      }, arg("x"), arg("s").none() = nb::none(), arg("axes").none() = axes_default, arg("norm").none() = nb::none(),
+      doc);
+}
+
+}  // namespace
+
+void bind_fft(nb::module_& parent) {
+  nb::module_ m = parent.def_submodule(
+      "fft",
+      "numpy.fft's transforms over torsh tensors: complex values are f32 / f64 tensors with a trailing axis of 2 "
+      "holding (re, im), as torch.view_as_real. norm is None / 'backward', 'ortho' or 'forward'. "
+      "torsh_backend.fft wraps these for NumPy complex arrays.");
+  def_one_axis(m, "fft", fft::fft,
+               "The 1-D DFT of complex x ([..., 2]) along `axis`, zero-padded or truncated to n first.");
+  def_one_axis(m, "ifft", fft::ifft, "The inverse 1-D DFT of complex x ([..., 2]) along `axis`.");
+  def_one_axis(m, "rfft", fft::rfft,
+               "The 1-D DFT of real x along `axis`: its n // 2 + 1 non-negative frequencies, complex ([..., 2]).");
+  def_one_axis(m, "irfft", fft::irfft,
+               "The inverse of rfft: complex x ([..., 2]) of non-negative frequencies -> the real signal of length n "
+               "(default 2 * (m - 1) for m frequencies).");
+  const nb::object all = nb::none(), last_two = nb::make_tuple(-2, -1);
+  def_many_axes(m, "fftn", fft::fftn, all,
+                "The N-D DFT of complex x ([..., 2]) over `axes` (default: the last len(s) axes, or all) with "
+                "lengths s.");
+  def_many_axes(m, "ifftn", fft::ifftn, all, "The inverse N-D DFT of complex x ([..., 2]).");
+  def_many_axes(m, "rfftn", fft::rfftn, all,
+                "The N-D DFT of real x: rfft along the last of `axes`, then fft along the others.");
+  def_many_axes(m, "irfftn", fft::irfftn, all,
+                "The inverse of rfftn: ifft along all but the last of `axes`, then irfft along it (real result).");
+  def_many_axes(m, "fft2", fft::fftn, last_two, "fftn over axes (-2, -1) by default.");
+  def_many_axes(m, "ifft2", fft::ifftn, last_two, "ifftn over axes (-2, -1) by default.");
+  def_many_axes(m, "rfft2", fft::rfftn, last_two, "rfftn over axes (-2, -1) by default.");
+  def_many_axes(m, "irfft2", fft::irfftn, last_two, "irfftn over axes (-2, -1) by default.");
+}
+
+}  // namespace torsh::py

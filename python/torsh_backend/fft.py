@@ -1,0 +1,337 @@
+"""Discrete Fourier transforms with numpy.fft's names, arguments and norms.
+
+::
+
+    import numpy as np
+    import torsh_backend as tb
+
+    a = np.random.default_rng(0).standard_normal(1000)
+    tb.fft.rfft(a)                      # complex128, as np.fft.rfft(a)
+    tb.fft.irfft(tb.fft.rfft(a), n=1000)
+    tb.fft.fft2(img.astype(np.complex64), norm="ortho")
+
+Two kinds of input, two kinds of output:
+
+- a NumPy array (or anything ``numpy.asarray`` takes): a complex array goes in
+  as complex, a real one as complex with a zero imaginary part (fft, ifft and
+  their N-D forms) or as real (rfft, rfftn, rfft2); the result is a NumPy
+  complex array (real for irfft, irfftn, irfft2). As in NumPy 2, float32,
+  float16 and complex64 compute in single precision, everything else (float64,
+  complex128, integers, bool) in double; irfft of a float16 array comes back
+  float16 (irfftn / irfft2 over more than one axis: float32), as NumPy's does.
+  long double is refused (torsh has no such type).
+- a torsh :class:`Tensor`: complex values are f32 / f64 tensors with a trailing
+  axis of 2 holding (re, im), as ``torch.view_as_real``; axes, ``n`` and ``s``
+  name the complex dimensions (the trailing 2 is not one). The result is a
+  Tensor in the same layout on the same device. Other dtypes raise TorshError.
+
+``norm`` is ``None`` (= ``"backward"``: the inverse divides by n), ``"ortho"``
+(both by sqrt(n)) or ``"forward"`` (the forward divides by n). ``n`` / ``s``
+zero-pad or truncate the input first; an entry -1 in ``s`` keeps the input's
+length along that axis (NumPy 2). Unlike NumPy, an axis named twice in
+``axes``, or an empty ``axes``, raises TorshError.
+
+:func:`fftfreq`, :func:`rfftfreq`, :func:`fftshift` and :func:`ifftshift` are
+index helpers that delegate to numpy.fft and return NumPy arrays.
+
+The transforms themselves are ``torsh_backend._core.fft``, which takes and
+returns tensors in the (re, im) layout only.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Literal, Optional, Sequence, Union, overload
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _core
+from ._core import Tensor
+from ._errors import TorshError
+
+__all__ = [
+    "fft", "ifft", "rfft", "irfft",
+    "fftn", "ifftn", "rfftn", "irfftn",
+    "fft2", "ifft2", "rfft2", "irfft2",
+    "fftfreq", "rfftfreq", "fftshift", "ifftshift",
+]
+
+NormName = Optional[Literal["backward", "ortho", "forward"]]
+SizeSeq = Optional[Sequence[Optional[int]]]
+AxesSeq = Optional[Sequence[int]]
+ComplexArray = npt.NDArray[np.complexfloating[Any, Any]]
+RealArray = npt.NDArray[np.floating[Any]]
+
+_c = _core.fft
+
+
+# -- NumPy input and output ----------------------------------------------------
+
+def _compute_dtype(dt: np.dtype[Any], op: str) -> type[np.floating[Any]]:
+    """The real dtype a transform of `dt` computes in, by NumPy 2's rule."""
+    if dt.kind in "biu":
+        return np.float64
+    if dt.kind == "f":
+        size = dt.itemsize
+    elif dt.kind == "c":
+        size = dt.itemsize // 2
+    else:
+        size = 0
+    if 0 < size <= 4:
+        return np.float32
+    if size == 8:
+        return np.float64
+    raise TorshError(f"FFTs compute in float32 or float64; x is {dt}", code="DTypeMismatch",
+                     message=f"FFTs compute in float32 or float64; x is {dt}", op=op, dtypes=[str(dt)],
+                     suggestions=["Cast x to float64 / complex128 (or float32 / complex64) first"])
+
+
+def _check_not_scalar(a: np.ndarray[Any, Any], op: str) -> None:
+    if a.ndim == 0:
+        msg = "x is a scalar; a transform needs at least one axis"
+        raise TorshError(msg, code="ShapeMismatch", message=msg, op=op, shapes=["[]"])
+
+
+def _complex_in(a: np.ndarray[Any, Any], op: str) -> tuple[np.ndarray[Any, Any], type[np.floating[Any]]]:
+    """`a` as complex values in the (re, im) layout: a view of a contiguous complex array."""
+    _check_not_scalar(a, op)
+    f = _compute_dtype(a.dtype, op)
+    if a.dtype.kind == "c":
+        c = np.ascontiguousarray(a, dtype=np.complex64 if f is np.float32 else np.complex128)
+        return c.view(f).reshape(a.shape + (2,)), f
+    z = np.zeros(a.shape + (2,), f)
+    z[..., 0] = a
+    return z, f
+
+
+def _real_in(a: np.ndarray[Any, Any], op: str) -> tuple[np.ndarray[Any, Any], type[np.floating[Any]]]:
+    _check_not_scalar(a, op)
+    if a.dtype.kind == "c":
+        msg = f"{op} takes real input; x is {a.dtype}"
+        raise TorshError(msg, code="DTypeMismatch", message=msg, op=op, dtypes=[str(a.dtype)],
+                         suggestions=[f"Use {op[1:]} for complex input, or pass x.real"])
+    f = _compute_dtype(a.dtype, op)
+    return a.astype(f, copy=False), f
+
+
+def _complex_out(t: Tensor) -> ComplexArray:
+    r = np.ascontiguousarray(t.numpy())
+    c: ComplexArray = r.view(np.complex64 if r.dtype == np.float32 else np.complex128)
+    return c[..., 0]
+
+
+def _real_out(t: Tensor, src: np.dtype[Any], passes: int = 1) -> RealArray:
+    # NumPy's irfft of a float16 array gives float16; with more axes the ifft passes
+    # before it make complex64 of it, and the result is float32.
+    r = t.numpy()
+    return r.astype(np.float16) if src == np.float16 and passes == 1 else r
+
+
+def _cook_s(dims: Sequence[int], s: SizeSeq, axes: AxesSeq, c2r: bool) -> Optional[list[int]]:
+    """s with NumPy 2's placeholders resolved: -1 is the input's length along the axis; None
+    (deprecated in NumPy) the 1-D function's default length."""
+    if s is None:
+        return None
+    sizes = list(s)
+    if all(v is not None and v != -1 for v in sizes):
+        return sizes  # type: ignore[return-value]
+    ax = list(range(-len(sizes), 0)) if axes is None else [operator.index(a) for a in axes]
+    if len(ax) != len(sizes):
+        return [-1 if v is None else v for v in sizes]  # the op reports the mismatch
+    nd, out = len(dims), []
+    for i, (v, a) in enumerate(zip(sizes, ax)):
+        if (v is None or v == -1) and -nd <= a < nd:
+            m = dims[a]
+            v = 2 * (m - 1) if v is None and c2r and i == len(sizes) - 1 else m
+        out.append(-1 if v is None else v)  # an out-of-range axis: the op reports it
+    return out
+
+
+def _value_dims(x: Union[Tensor, np.ndarray[Any, Any]], complex_in: bool) -> tuple[int, ...]:
+    shape = tuple(x.shape)
+    return shape[:-1] if complex_in and isinstance(x, Tensor) else shape
+
+
+def _one_axis(op: str, x: Any, n: Optional[int], axis: int, norm: NormName) -> Any:
+    f = getattr(_c, op)
+    if isinstance(x, Tensor):
+        return f(x, n, axis, norm)
+    a = np.asarray(x)
+    if op == "rfft":
+        v, _ = _real_in(a, op)
+        return _complex_out(f(v, n, axis, norm))
+    v, _ = _complex_in(a, op)
+    t = f(v, n, axis, norm)
+    return _real_out(t, a.dtype) if op == "irfft" else _complex_out(t)
+
+
+def _many_axes(op: str, x: Any, s: SizeSeq, axes: AxesSeq, norm: NormName) -> Any:
+    f = getattr(_c, op)
+    real_in, c2r = op.startswith("rfft"), op.startswith("irfft")
+    if isinstance(x, Tensor):
+        return f(x, _cook_s(_value_dims(x, not real_in), s, axes, c2r), axes, norm)
+    a = np.asarray(x)
+    v, _ = _real_in(a, op) if real_in else _complex_in(a, op)
+    t = f(v, _cook_s(a.shape, s, axes, c2r), axes, norm)
+    if not c2r:
+        return _complex_out(t)
+    passes = len(axes) if axes is not None else len(s) if s is not None else a.ndim
+    return _real_out(t, a.dtype, passes)
+
+
+# -- One axis ------------------------------------------------------------------
+
+@overload
+def fft(x: Tensor, n: Optional[int] = None, axis: int = -1, norm: NormName = None) -> Tensor: ...
+@overload
+def fft(x: npt.ArrayLike, n: Optional[int] = None, axis: int = -1, norm: NormName = None) -> ComplexArray: ...
+def fft(x: Any, n: Optional[int] = None, axis: int = -1, norm: NormName = None) -> Any:
+    """The 1-D discrete Fourier transform along `axis` (numpy.fft.fft).
+
+    x is zero-padded or truncated to length n (default: its length) first. A
+    NumPy array gives a NumPy complex array; a Tensor ([..., 2], (re, im)) a Tensor.
+    """
+    return _one_axis("fft", x, n, axis, norm)
+
+
+@overload
+def ifft(x: Tensor, n: Optional[int] = None, axis: int = -1, norm: NormName = None) -> Tensor: ...
+@overload
+def ifft(x: npt.ArrayLike, n: Optional[int] = None, axis: int = -1, norm: NormName = None) -> ComplexArray: ...
+def ifft(x: Any, n: Optional[int] = None, axis: int = -1, norm: NormName = None) -> Any:
+    """The inverse 1-D discrete Fourier transform along `axis` (numpy.fft.ifft)."""
+    return _one_axis("ifft", x, n, axis, norm)
+
+
+@overload
+def rfft(x: Tensor, n: Optional[int] = None, axis: int = -1, norm: NormName = None) -> Tensor: ...
+@overload
+def rfft(x: npt.ArrayLike, n: Optional[int] = None, axis: int = -1, norm: NormName = None) -> ComplexArray: ...
+def rfft(x: Any, n: Optional[int] = None, axis: int = -1, norm: NormName = None) -> Any:
+    """The 1-D DFT of real x along `axis`: its n // 2 + 1 non-negative frequencies (numpy.fft.rfft).
+
+    Complex NumPy input raises TorshError (as NumPy 2 refuses it). A real
+    Tensor gives a complex Tensor ([..., 2]).
+    """
+    return _one_axis("rfft", x, n, axis, norm)
+
+
+@overload
+def irfft(x: Tensor, n: Optional[int] = None, axis: int = -1, norm: NormName = None) -> Tensor: ...
+@overload
+def irfft(x: npt.ArrayLike, n: Optional[int] = None, axis: int = -1, norm: NormName = None) -> RealArray: ...
+def irfft(x: Any, n: Optional[int] = None, axis: int = -1, norm: NormName = None) -> Any:
+    """The inverse of rfft (numpy.fft.irfft): the real signal of length n from its
+    non-negative frequencies (default n: 2 * (m - 1) for m of them)."""
+    return _one_axis("irfft", x, n, axis, norm)
+
+
+# -- N-D -----------------------------------------------------------------------
+
+@overload
+def fftn(x: Tensor, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None) -> Tensor: ...
+@overload
+def fftn(x: npt.ArrayLike, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None) -> ComplexArray: ...
+def fftn(x: Any, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None) -> Any:
+    """The N-D DFT over `axes` with lengths s (numpy.fft.fftn).
+
+    Default axes: the last len(s) when s is given (NumPy's deprecated reading,
+    without its warning), else all of them.
+    """
+    return _many_axes("fftn", x, s, axes, norm)
+
+
+@overload
+def ifftn(x: Tensor, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None) -> Tensor: ...
+@overload
+def ifftn(x: npt.ArrayLike, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None) -> ComplexArray: ...
+def ifftn(x: Any, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None) -> Any:
+    """The inverse N-D DFT (numpy.fft.ifftn)."""
+    return _many_axes("ifftn", x, s, axes, norm)
+
+
+@overload
+def rfftn(x: Tensor, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None) -> Tensor: ...
+@overload
+def rfftn(x: npt.ArrayLike, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None) -> ComplexArray: ...
+def rfftn(x: Any, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None) -> Any:
+    """The N-D DFT of real x (numpy.fft.rfftn): rfft along the last of `axes`, fft along the others."""
+    return _many_axes("rfftn", x, s, axes, norm)
+
+
+@overload
+def irfftn(x: Tensor, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None) -> Tensor: ...
+@overload
+def irfftn(x: npt.ArrayLike, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None) -> RealArray: ...
+def irfftn(x: Any, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None) -> Any:
+    """The inverse of rfftn (numpy.fft.irfftn): ifft along all but the last of `axes`, then irfft
+    along it (default length 2 * (m - 1) there)."""
+    return _many_axes("irfftn", x, s, axes, norm)
+
+
+# -- 2-D -----------------------------------------------------------------------
+
+_LAST2 = (-2, -1)
+
+
+@overload
+def fft2(x: Tensor, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None) -> Tensor: ...
+@overload
+def fft2(x: npt.ArrayLike, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None) -> ComplexArray: ...
+def fft2(x: Any, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None) -> Any:
+    """fftn over axes (-2, -1) by default (numpy.fft.fft2); axes=None means all of them."""
+    return _many_axes("fft2", x, s, axes, norm)
+
+
+@overload
+def ifft2(x: Tensor, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None) -> Tensor: ...
+@overload
+def ifft2(x: npt.ArrayLike, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None) -> ComplexArray: ...
+def ifft2(x: Any, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None) -> Any:
+    """ifftn over axes (-2, -1) by default (numpy.fft.ifft2)."""
+    return _many_axes("ifft2", x, s, axes, norm)
+
+
+@overload
+def rfft2(x: Tensor, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None) -> Tensor: ...
+@overload
+def rfft2(x: npt.ArrayLike, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None) -> ComplexArray: ...
+def rfft2(x: Any, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None) -> Any:
+    """rfftn over axes (-2, -1) by default (numpy.fft.rfft2)."""
+    return _many_axes("rfft2", x, s, axes, norm)
+
+
+@overload
+def irfft2(x: Tensor, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None) -> Tensor: ...
+@overload
+def irfft2(x: npt.ArrayLike, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None) -> RealArray: ...
+def irfft2(x: Any, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None) -> Any:
+    """irfftn over axes (-2, -1) by default (numpy.fft.irfft2)."""
+    return _many_axes("irfft2", x, s, axes, norm)
+
+
+# -- Index helpers: NumPy's ----------------------------------------------------
+
+def fftfreq(n: int, d: float = 1.0) -> RealArray:
+    """The sample frequencies of an n-point fft with sample spacing d: numpy.fft.fftfreq (a NumPy array)."""
+    return np.fft.fftfreq(n, d)
+
+
+def rfftfreq(n: int, d: float = 1.0) -> RealArray:
+    """The sample frequencies of an n-point rfft with sample spacing d: numpy.fft.rfftfreq (a NumPy array)."""
+    return np.fft.rfftfreq(n, d)
+
+
+def fftshift(x: npt.ArrayLike, axes: Union[int, Sequence[int], None] = None) -> npt.NDArray[Any]:
+    """The zero frequency moved to the centre: numpy.fft.fftshift (a NumPy array).
+
+    A Tensor is read with numpy.asarray, so with axes=None the (re, im) axis of
+    a complex Tensor would be shifted too: name the axes.
+    """
+    return np.fft.fftshift(np.asarray(x), axes)
+
+
+def ifftshift(x: npt.ArrayLike, axes: Union[int, Sequence[int], None] = None) -> npt.NDArray[Any]:
+    """The inverse of fftshift: numpy.fft.ifftshift (a NumPy array); see fftshift about Tensors."""
+    return np.fft.ifftshift(np.asarray(x), axes)
