@@ -1,15 +1,15 @@
 // DFTs along one axis (rt::FftArgs) with the engine of fft/: each line is
 // split into real and imaginary arrays, transformed, and written back scaled.
-// Many lines go to the pool a line per task; one long line (n >= 2^15) is
-// split inside each Stockham stage instead. Real transforms of even length
+// Many lines go to the pool a line per task; one long line (the four-step
+// form) is split over column and row blocks instead. Real transforms of even length
 // run the half-length complex plan on the pairs (x_2t, x_2t+1) and untangle
 // the two half spectra with the plan's post-twiddles; odd lengths take the
 // full complex plan with zero imaginary parts.
 #include <algorithm>
-#include <vector>
 
 #include "device.hpp"
 #include "fft/fft_plan.hpp"
+#include "platform/scratch.hpp"
 #include "platform/thread_pool.hpp"
 
 namespace torsh::cpu {
@@ -22,18 +22,19 @@ struct Line {
   std::int64_t len_x, len_out;
   T scale;
 
-  // One line: o, i select it in [outer, len, inner]; buf holds 2 * plan.n + 2 * scratch values.
+  // One line: o, i select it in [outer, len, inner]; buf holds buffer_size(plan) values.
   void operator()(const T* x, T* out, std::int64_t o, std::int64_t i, T* buf, int threads) const {
     const std::int64_t n = a.n, h = plan.n, inner = a.inner;
     T* re = buf;
-    T* im = buf + h;
-    T* work = buf + 2 * h;
+    T* im = buf + h + 2 * fft::kPad;  // apart modulo 4 KiB (fft::kPad)
+    T* work = buf + 2 * h + 4 * fft::kPad;
     const T* xl = x + o * len_x * inner * (a.kind == rt::FftKind::R2C ? 1 : 2) + i * (a.kind == rt::FftKind::R2C ? 1 : 2);
     T* ol = out + o * len_out * inner * (a.kind == rt::FftKind::C2R ? 1 : 2) + i * (a.kind == rt::FftKind::C2R ? 1 : 2);
     const std::int64_t xs = inner * (a.kind == rt::FftKind::R2C ? 1 : 2);  // x's step between values
     const std::int64_t os = inner * (a.kind == rt::FftKind::C2R ? 1 : 2);
     switch (a.kind) {
       case rt::FftKind::C2C: {
+        if (plan.cols && xs == 2 && os == 2) return fft::forward_pairs(plan, xl, ol, a.inverse, scale, work, threads);
         for (std::int64_t t = 0; t < n; ++t) re[t] = xl[t * xs], im[t] = xl[t * xs + 1];
         a.inverse ? fft::forward(plan, im, re, work, threads) : fft::forward(plan, re, im, work, threads);
         for (std::int64_t t = 0; t < n; ++t) ol[t * os] = re[t] * scale, ol[t * os + 1] = im[t] * scale;
@@ -96,6 +97,53 @@ struct Line {
   }
 };
 
+// The calling thread's line buffer: grow-only, so repeated transforms fault
+// no pages in; given back after a call that needed more than kKeepBytes.
+constexpr std::size_t kKeepBytes = std::size_t{64} << 20;
+template <class T>
+struct LineBuffer {
+  explicit LineBuffer(std::size_t values) : p(static_cast<T*>(scratch().get(values * sizeof(T)))) {}
+  ~LineBuffer() { scratch().trim(kKeepBytes); }
+  LineBuffer(const LineBuffer&) = delete;
+  LineBuffer& operator=(const LineBuffer&) = delete;
+  static Scratch& scratch() {
+    thread_local Scratch s;
+    return s;
+  }
+  T* p;
+};
+
+// C2C along an axis that is not the last: lines i .. i + b of one outer
+// index sit side by side (a row of b pairs per t), so a block of them goes
+// through the batched engine as it lies, every stage vectorised across the
+// block, instead of being gathered line by line.
+template <class T>
+void run_side_by_side(const rt::FftArgs& a, const fft::Plan<T>& plan) {
+  constexpr std::int64_t B = 64 / sizeof(T);
+  const std::int64_t n = a.n, inner = a.inner, per_outer = (inner + B - 1) / B;
+  const T* x = data_of<T>(a.x);
+  T* out = data_of<T>(a.out);
+  const T scale = static_cast<T>(a.scale);
+  const std::int64_t grain = std::max<std::int64_t>(1, 4096 / (n * B));
+  pool().parallel_for(a.outer * per_outer, grain, [&](std::int64_t b0, std::int64_t b1) {
+    LineBuffer<T> buf(static_cast<std::size_t>(4 * n * B + 8 * fft::kPad));
+    T* re = buf.p;
+    T* im = buf.p + n * B + fft::kPad;
+    T* work = buf.p + 2 * n * B + 2 * fft::kPad;
+    for (std::int64_t blk = b0; blk < b1; ++blk) {
+      const std::int64_t o = blk / per_outer, i0 = (blk % per_outer) * B, b = std::min(B, inner - i0);
+      const T* xb = x + (o * n * inner + i0) * 2;
+      T* ob = out + (o * n * inner + i0) * 2;
+      for (std::int64_t t = 0; t < n; ++t)
+        for (std::int64_t q = 0; q < b; ++q) re[t * b + q] = xb[(t * inner + q) * 2], im[t * b + q] = xb[(t * inner + q) * 2 + 1];
+      a.inverse ? fft::forward_batched(plan, im, re, work, b) : fft::forward_batched(plan, re, im, work, b);
+      for (std::int64_t t = 0; t < n; ++t)
+        for (std::int64_t q = 0; q < b; ++q)
+          ob[(t * inner + q) * 2] = re[t * b + q] * scale, ob[(t * inner + q) * 2 + 1] = im[t * b + q] * scale;
+    }
+  });
+}
+
 template <class T>
 void run(const rt::FftArgs& a) {
   const bool real = a.kind != rt::FftKind::C2C;
@@ -108,19 +156,22 @@ void run(const rt::FftArgs& a) {
   const T* x = data_of<T>(a.x);
   T* out = data_of<T>(a.out);
   const std::int64_t lines = a.outer * a.inner;
-  const std::size_t buf_size = 2 * plan->n + 2 * plan->scratch();
+  const auto buf_size = static_cast<std::size_t>(2 * plan->n + 4 * fft::kPad + plan->work_size());
   const int threads = pool().size();
-  if (lines == 1 || (lines < threads && a.n >= (1 << 15))) {
-    std::vector<T> buf(buf_size);
-    for (std::int64_t l = 0; l < lines; ++l)
-      line(x, out, l / a.inner, l % a.inner, buf.data(), a.n >= (1 << 15) ? threads : 1);
+  if (a.kind == rt::FftKind::C2C && a.inner > 1 && plan->batchable()) return run_side_by_side(a, *plan);
+  // Only the four-step form splits one line over threads: a shorter line's
+  // stages are too quick to pay for a handoff each.
+  const bool split = plan->cols != nullptr;
+  if (lines == 1 || (lines < threads && split)) {
+    LineBuffer<T> buf(buf_size);
+    for (std::int64_t l = 0; l < lines; ++l) line(x, out, l / a.inner, l % a.inner, buf.p, split ? threads : 1);
     return;
   }
   // Lines per task: enough work (about n log n) to pay for the handoff.
   const std::int64_t grain = std::max<std::int64_t>(1, 4096 / std::max<std::int64_t>(1, a.n));
   pool().parallel_for(lines, grain, [&](std::int64_t l0, std::int64_t l1) {
-    std::vector<T> buf(buf_size);
-    for (std::int64_t l = l0; l < l1; ++l) line(x, out, l / a.inner, l % a.inner, buf.data(), 1);
+    LineBuffer<T> buf(buf_size);
+    for (std::int64_t l = l0; l < l1; ++l) line(x, out, l / a.inner, l % a.inner, buf.p, 1);
   });
 }
 

@@ -51,7 +51,7 @@ std::int64_t next_pow2(std::int64_t v) {
 }
 
 template <class T>
-std::shared_ptr<Plan<T>> build(std::int64_t n) {
+std::shared_ptr<Plan<T>> build(std::int64_t n, bool flat) {
   auto plan = std::make_shared<Plan<T>>();
   plan->n = n;
   plan->half_re.resize(n + 1), plan->half_im.resize(n + 1);
@@ -61,7 +61,35 @@ std::shared_ptr<Plan<T>> build(std::int64_t n) {
     plan->half_re[k] = static_cast<T>(wr), plan->half_im[k] = static_cast<T>(wi);
   }
   std::vector<int> radices;
-  if (!factor(n, radices)) {
+  const bool smooth = factor(n, radices);
+  if (smooth && !flat && n >= kFourStepMin) {
+    // n1 (column length) the largest divisor <= sqrt(n): the rows (n2) are the longer side.
+    std::int64_t n1 = 1;
+    for (std::int64_t d = 1; d * d <= n; ++d)
+      if (n % d == 0) n1 = d;
+    const std::int64_t n2 = n / n1;
+    if (n1 >= 8) {
+      plan->cols = plan_for<T>(n1, true);
+      plan->rows = plan_for<T>(n2, true);
+      constexpr std::int64_t B = kBlock<T>;
+      const std::int64_t blocks = (n2 + B - 1) / B;
+      plan->block_re.resize(blocks * n1), plan->block_im.resize(blocks * n1);
+      plan->lane_re.resize(n1 * B), plan->lane_im.resize(n1 * B);
+      double wr, wi;
+      for (std::int64_t blk = 0; blk < blocks; ++blk)
+        for (std::int64_t k1 = 0; k1 < n1; ++k1) {
+          unit_root(k1 * blk * B, n, wr, wi);
+          plan->block_re[blk * n1 + k1] = static_cast<T>(wr), plan->block_im[blk * n1 + k1] = static_cast<T>(wi);
+        }
+      for (std::int64_t k1 = 0; k1 < n1; ++k1)
+        for (std::int64_t q = 0; q < B; ++q) {
+          unit_root(k1 * q, n, wr, wi);
+          plan->lane_re[k1 * B + q] = static_cast<T>(wr), plan->lane_im[k1 * B + q] = static_cast<T>(wi);
+        }
+      return plan;
+    }
+  }
+  if (!smooth) {
     // Bluestein: X_k = c_k sum_j (x_j c_j) conj(c_(k-j)), c_k = exp(-i pi k^2 / n),
     // a cyclic convolution of length m >= 2n - 1 done by power-of-two FFTs.
     plan->bluestein = true;
@@ -80,7 +108,7 @@ std::shared_ptr<Plan<T>> build(std::int64_t n) {
     }
     // The kernel's transform in double whatever T is: it is computed once.
     const auto dplan = plan_for<double>(m);
-    std::vector<double> work(2 * dplan->scratch());
+    std::vector<double> work(static_cast<std::size_t>(dplan->work_size()));
     forward<double>(*dplan, br.data(), bi.data(), work.data(), 1);
     plan->kernel_re.resize(m), plan->kernel_im.resize(m);
     for (std::int64_t k = 0; k < m; ++k)
@@ -134,7 +162,7 @@ struct Cache {
 
 template <class T>
 std::size_t bytes_of(const Plan<T>& p) {
-  std::size_t b = (p.chirp_re.size() + p.kernel_re.size() + p.half_re.size()) * 2 * sizeof(T);
+  std::size_t b = (p.chirp_re.size() + p.kernel_re.size() + p.half_re.size() + p.block_re.size() + p.lane_re.size()) * 2 * sizeof(T);
   for (const auto& s : p.stages) b += (s.tw_re.size() + s.root_cos.size()) * 2 * sizeof(T);
   return b;
 }
@@ -142,22 +170,23 @@ std::size_t bytes_of(const Plan<T>& p) {
 }  // namespace
 
 template <class T>
-std::shared_ptr<const Plan<T>> plan_for(std::int64_t n) {
+std::shared_ptr<const Plan<T>> plan_for(std::int64_t n, bool flat) {
+  const std::int64_t key = flat ? -n : n;
   static Cache<T>* cache = new Cache<T>();  // never destroyed: plans may be asked for at exit
   {
     std::lock_guard lock(cache->mu);
-    if (auto it = cache->map.find(n); it != cache->map.end()) {
+    if (auto it = cache->map.find(key); it != cache->map.end()) {
       cache->order.splice(cache->order.begin(), cache->order, it->second.pos);
       return it->second.plan;
     }
   }
   // Built outside the lock: Bluestein plans ask for their power-of-two plan.
-  std::shared_ptr<const Plan<T>> plan = build<T>(n);
+  std::shared_ptr<const Plan<T>> plan = build<T>(n, flat);
   std::lock_guard lock(cache->mu);
-  if (auto it = cache->map.find(n); it != cache->map.end()) return it->second.plan;
+  if (auto it = cache->map.find(key); it != cache->map.end()) return it->second.plan;
   const std::size_t b = bytes_of(*plan);
-  cache->order.push_front(n);
-  cache->map.emplace(n, typename Cache<T>::Entry{plan, cache->order.begin(), b});
+  cache->order.push_front(key);
+  cache->map.emplace(key, typename Cache<T>::Entry{plan, cache->order.begin(), b});
   cache->bytes += b;
   while (cache->bytes > kCacheBytes && cache->order.size() > 1) {
     const std::int64_t victim = cache->order.back();
@@ -168,7 +197,7 @@ std::shared_ptr<const Plan<T>> plan_for(std::int64_t n) {
   return plan;
 }
 
-template std::shared_ptr<const Plan<float>> plan_for<float>(std::int64_t);
-template std::shared_ptr<const Plan<double>> plan_for<double>(std::int64_t);
+template std::shared_ptr<const Plan<float>> plan_for<float>(std::int64_t, bool);
+template std::shared_ptr<const Plan<double>> plan_for<double>(std::int64_t, bool);
 
 }  // namespace torsh::cpu::fft

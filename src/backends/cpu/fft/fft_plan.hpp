@@ -13,6 +13,16 @@
 namespace torsh::cpu::fft {
 
 inline constexpr int kMaxGenericRadix = 31;
+// Values left between arrays that one stage reads and writes. Power-of-two
+// lengths would otherwise put them all at one offset modulo 4 KiB, where a
+// load that follows a store to another array stalls as if it depended on it
+// (4K aliasing); the padding puts each array on its own cache line offset.
+inline constexpr std::int64_t kPad = 16;
+// Columns per four-step block: a cache line of each of re and im per row.
+template <class T>
+inline constexpr std::int64_t kBlock = 64 / sizeof(T);
+// Lengths from here up (with no prime factor above kMaxGenericRadix) run the four-step form.
+inline constexpr std::int64_t kFourStepMin = std::int64_t{1} << 17;
 
 template <class T>
 struct Plan {
@@ -30,6 +40,7 @@ struct Plan {
     std::vector<T> root_cos, root_sin;
   };
   std::vector<Stage> stages;
+  bool batchable() const { return !bluestein && !cols; }
 
   // Bluestein: the chirp exp(-i pi k^2 / n) (n values), the power-of-two
   // plan of length m >= 2n - 1, and the transform of the conjugate chirp
@@ -43,19 +54,44 @@ struct Plan {
   // pairs, into that sequence's spectrum.
   std::vector<T> half_re, half_im;
 
-  // Scratch (complex values) execute() needs besides the data's own buffers.
-  std::int64_t scratch() const { return bluestein ? sub->n + sub->scratch() : n; }
+  // Four-step (long lengths): n = n1 n2 read as n1 rows of n2; the n2
+  // columns are transformed (plan cols, length n1) in blocks of adjacent
+  // columns, multiplied by w_n^(k1 j2) (twiddles [k1][j2]), then the n1 rows
+  // (plan rows, length n2) in blocks of adjacent rows, written transposed.
+  // Each block is a batch of sequences side by side ([len][batch]), so every
+  // stage vectorises across the batch, and a block stays in L2.
+  // The twiddle w_n^(k1 (c0 + q)) of column c0 + q of block c0 = block * B
+  // is block_tw [block][k1] times lane_tw [k1][q]: two tables that stay in
+  // cache instead of one of n values streamed from memory.
+  std::shared_ptr<const Plan<T>> cols, rows;
+  std::vector<T> block_re, block_im, lane_re, lane_im;
+
+  // The values of T forward()'s work array holds.
+  std::int64_t work_size() const { return bluestein ? 2 * sub->n + 4 * kPad + sub->work_size() : 2 * n + 4 * kPad; }
 };
 
-// The plan for length n >= 1, cached (thread-safe).
+// The plan for length n >= 1, cached (thread-safe). flat: never the
+// four-step form (the four-step's own column and row plans).
 template <class T>
-std::shared_ptr<const Plan<T>> plan_for(std::int64_t n);
+std::shared_ptr<const Plan<T>> plan_for(std::int64_t n, bool flat = false);
 
 // The forward DFT (sign -1, unnormalised) of re/im (n values each), in place.
-// work holds 2 * plan.scratch() values. For the inverse, swap re and im: the
+// work holds plan.work_size() values. For the inverse, swap re and im: the
 // DFT of the swapped input, swapped back, is the unnormalised inverse.
 // threads > 1 splits each stage over the CPU pool (one long transform).
 template <class T>
 void forward(const Plan<T>& plan, T* re, T* im, T* work, int threads);
+
+// A four-step plan's transform (plan.cols set) of n contiguous (re, im)
+// pairs x into pairs y, multiplied by scale, the inverse when asked: the
+// pairs are read and written by the column and row blocks themselves.
+template <class T>
+void forward_pairs(const Plan<T>& plan, const T* x, T* y, bool inverse, T scale, T* work, int threads);
+
+// The forward DFT of `batch` sequences stored side by side ([n][batch]: value
+// t of sequence b at t * batch + b), in place; work holds 2 * n * batch + 4 kPad values.
+// For plans without Bluestein or four-step (plan.batchable()).
+template <class T>
+void forward_batched(const Plan<T>& plan, T* re, T* im, T* work, std::int64_t batch);
 
 }  // namespace torsh::cpu::fft

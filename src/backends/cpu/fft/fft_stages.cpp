@@ -10,6 +10,7 @@
 #include <cstring>
 #include <utility>
 
+#include "../platform/scratch.hpp"
 #include "../platform/thread_pool.hpp"
 #include "../simd/simd.hpp"
 #include "fft_plan.hpp"
@@ -85,17 +86,21 @@ TORSH_INLINE void butterfly(T* ar, T* ai, int r, const T* rc, const T* rs) {
   }
 }
 
+// s: the stage's stride times the batch (sequences side by side).
 template <int R, class T>
-TORSH_INLINE void stage_body(const Stage<T>& st, const T* xr, const T* xi, T* yr, T* yi, std::int64_t p0,
-                             std::int64_t p1, std::int64_t q0, std::int64_t q1) {
+TORSH_INLINE void stage_body(const Stage<T>& st, std::int64_t s, const T* xr, const T* xi, T* yr, T* yi,
+                             std::int64_t p0, std::int64_t p1, std::int64_t q0, std::int64_t q1) {
   constexpr int kCap = R ? R : kMaxGenericRadix;
   const int r = R ? R : st.radix;
-  const std::int64_t s = st.stride, m = st.len / r;
+  const std::int64_t m = st.len / r;
   const T* twr = st.tw_re.data();
   const T* twi = st.tw_im.data();
   const T* rc = st.root_cos.data();
   const T* rs = st.root_sin.data();
+  // x and y never overlap (ping-pong buffers): ivdep lets GCC vectorise
+  // without runtime overlap checks between the 4 r streams.
   if (s == 1) {
+#pragma GCC ivdep
     for (std::int64_t p = p0; p < p1; ++p) {
       T ar[kCap], ai[kCap];
 #pragma GCC unroll 16
@@ -115,10 +120,11 @@ TORSH_INLINE void stage_body(const Stage<T>& st, const T* xr, const T* xi, T* yr
     T wr[kCap], wi[kCap];
 #pragma GCC unroll 16
     for (int k = 1; k < r; ++k) wr[k] = twr[(k - 1) * m + p], wi[k] = twi[(k - 1) * m + p];
-    const T* xrp = xr + s * p;
-    const T* xip = xi + s * p;
-    T* yrp = yr + s * r * p;
-    T* yip = yi + s * r * p;
+    const T* __restrict xrp = xr + s * p;
+    const T* __restrict xip = xi + s * p;
+    T* __restrict yrp = yr + s * r * p;
+    T* __restrict yip = yi + s * r * p;
+#pragma GCC ivdep
     for (std::int64_t q = q0; q < q1; ++q) {
       T ar[kCap], ai[kCap];
 #pragma GCC unroll 16
@@ -135,9 +141,10 @@ TORSH_INLINE void stage_body(const Stage<T>& st, const T* xr, const T* xi, T* yr
 }
 
 #define TORSH_FFT_STAGE(R, T)                                                                                    \
-  TORSH_SIMD_CLONES void stage_##R##_##T(const Stage<T>& st, const T* xr, const T* xi, T* yr, T* yi,            \
-                                         std::int64_t p0, std::int64_t p1, std::int64_t q0, std::int64_t q1) { \
-    stage_body<R, T>(st, xr, xi, yr, yi, p0, p1, q0, q1);                                                      \
+  TORSH_SIMD_CLONES void stage_##R##_##T(const Stage<T>& st, std::int64_t s, const T* xr, const T* xi, T* yr,  \
+                                         T* yi, std::int64_t p0, std::int64_t p1, std::int64_t q0,              \
+                                         std::int64_t q1) {                                                     \
+    stage_body<R, T>(st, s, xr, xi, yr, yi, p0, p1, q0, q1);                                                   \
   }
 #define TORSH_FFT_STAGES(T) \
   TORSH_FFT_STAGE(0, T)     \
@@ -152,20 +159,20 @@ TORSH_FFT_STAGES(double)
 
 #define TORSH_FFT_SWITCH(T)                                  \
   switch (st.radix) {                                        \
-    case 2: return stage_2_##T(st, xr, xi, yr, yi, p0, p1, q0, q1); \
-    case 3: return stage_3_##T(st, xr, xi, yr, yi, p0, p1, q0, q1); \
-    case 4: return stage_4_##T(st, xr, xi, yr, yi, p0, p1, q0, q1); \
-    case 5: return stage_5_##T(st, xr, xi, yr, yi, p0, p1, q0, q1); \
-    case 7: return stage_7_##T(st, xr, xi, yr, yi, p0, p1, q0, q1); \
-    case 8: return stage_8_##T(st, xr, xi, yr, yi, p0, p1, q0, q1); \
-    default: return stage_0_##T(st, xr, xi, yr, yi, p0, p1, q0, q1); \
+    case 2: return stage_2_##T(st, s, xr, xi, yr, yi, p0, p1, q0, q1); \
+    case 3: return stage_3_##T(st, s, xr, xi, yr, yi, p0, p1, q0, q1); \
+    case 4: return stage_4_##T(st, s, xr, xi, yr, yi, p0, p1, q0, q1); \
+    case 5: return stage_5_##T(st, s, xr, xi, yr, yi, p0, p1, q0, q1); \
+    case 7: return stage_7_##T(st, s, xr, xi, yr, yi, p0, p1, q0, q1); \
+    case 8: return stage_8_##T(st, s, xr, xi, yr, yi, p0, p1, q0, q1); \
+    default: return stage_0_##T(st, s, xr, xi, yr, yi, p0, p1, q0, q1); \
   }
 
-void run_stage(const Stage<float>& st, const float* xr, const float* xi, float* yr, float* yi, std::int64_t p0,
-               std::int64_t p1, std::int64_t q0, std::int64_t q1) {
+void run_stage(const Stage<float>& st, std::int64_t s, const float* xr, const float* xi, float* yr, float* yi,
+               std::int64_t p0, std::int64_t p1, std::int64_t q0, std::int64_t q1) {
   TORSH_FFT_SWITCH(float)
 }
-void run_stage(const Stage<double>& st, const double* xr, const double* xi, double* yr, double* yi,
+void run_stage(const Stage<double>& st, std::int64_t s, const double* xr, const double* xi, double* yr, double* yi,
                std::int64_t p0, std::int64_t p1, std::int64_t q0, std::int64_t q1) {
   TORSH_FFT_SWITCH(double)
 }
@@ -175,22 +182,22 @@ void run_stage(const Stage<double>& st, const double* xr, const double* xi, doub
 template <class T>
 void stage_parallel(const Stage<T>& st, const T* xr, const T* xi, T* yr, T* yi, int threads) {
   const std::int64_t m = st.len / st.radix, s = st.stride;
-  if (threads <= 1) return run_stage(st, xr, xi, yr, yi, 0, m, 0, s);
+  if (threads <= 1) return run_stage(st, s, xr, xi, yr, yi, 0, m, 0, s);
   if (m >= 4 * threads || s == 1)
     pool().parallel_for(m, std::max<std::int64_t>(1, m / (4 * threads)),
-                        [&](std::int64_t p0, std::int64_t p1) { run_stage(st, xr, xi, yr, yi, p0, p1, 0, s); });
+                        [&](std::int64_t p0, std::int64_t p1) { run_stage(st, s, xr, xi, yr, yi, p0, p1, 0, s); });
   else
     pool().parallel_for(s, std::max<std::int64_t>(16, s / (4 * threads)),
-                        [&](std::int64_t q0, std::int64_t q1) { run_stage(st, xr, xi, yr, yi, 0, m, q0, q1); });
+                        [&](std::int64_t q0, std::int64_t q1) { run_stage(st, s, xr, xi, yr, yi, 0, m, q0, q1); });
 }
 
 template <class T>
 void bluestein(const Plan<T>& plan, T* re, T* im, T* work, int threads) {
   const Plan<T>& sub = *plan.sub;
   const std::int64_t n = plan.n, m = sub.n;
-  T* ar = work;
-  T* ai = work + m;
-  T* sw = work + 2 * m;
+  T* ar = work + kPad;
+  T* ai = work + m + 3 * kPad;
+  T* sw = work + 2 * m + 4 * kPad;
   const T* cr = plan.chirp_re.data();
   const T* ci = plan.chirp_im.data();
   for (std::int64_t k = 0; k < n; ++k) {
@@ -214,12 +221,105 @@ void bluestein(const Plan<T>& plan, T* re, T* im, T* work, int threads) {
   }
 }
 
+// The batch's block buffers for the four-step: thread-local, grow-only.
+template <class T>
+T* block_scratch(std::size_t values) {
+  thread_local Scratch s;
+  return static_cast<T*>(s.get(values * sizeof(T)));
+}
+
+// Columns then rows, in blocks of `batch` side by side (see Plan::cols).
+// load(i, re, im) reads input value i, prefetch(i) asks for it early;
+// store(k, re, im) writes output k; the intermediate matrix lives in work.
+template <class T, class Load, class Prefetch, class Store>
+void four_step(const Plan<T>& plan, const Load& load, const Prefetch& prefetch, const Store& store, T* work,
+               int threads) {
+  const Plan<T>& cp = *plan.cols;
+  const Plan<T>& rp = *plan.rows;
+  const std::int64_t n1 = cp.n, n2 = rp.n;
+  constexpr std::int64_t B = kBlock<T>;
+  T* wr = work + kPad;
+  T* wi = work + plan.n + 3 * kPad;
+  const T* lr = plan.lane_re.data();
+  const T* li = plan.lane_im.data();
+  // Columns j2 in [c0, c0 + b): gather [n1][b], transform, twiddle into w [k1][j2].
+  const auto columns = [&](std::int64_t blk0, std::int64_t blk1) {
+    T* buf = block_scratch<T>(static_cast<std::size_t>(4 * n1 * B + 8 * kPad));
+    T* br = buf;
+    T* bi = buf + n1 * B + kPad;
+    for (std::int64_t blk = blk0; blk < blk1; ++blk) {
+      const std::int64_t c0 = blk * B, b = std::min(B, n2 - c0);
+      // Rows are n2 apart: the strided reads outrun the hardware prefetcher,
+      // so each row of the next block is asked for a few rows ahead.
+      for (std::int64_t t = 0; t < n1; ++t) {
+        if (t + 4 < n1 && c0 + B < n2) prefetch((t + 4) * n2 + c0 + B);
+        for (std::int64_t q = 0; q < b; ++q) load(t * n2 + c0 + q, br[t * b + q], bi[t * b + q]);
+      }
+      forward_batched(cp, br, bi, buf + 2 * n1 * B + 2 * kPad, b);
+      const T* bkr = plan.block_re.data() + blk * n1;
+      const T* bki = plan.block_im.data() + blk * n1;
+      for (std::int64_t k = 0; k < n1; ++k) {
+        const std::int64_t o = k * n2 + c0;
+        const T cr = bkr[k], ci = bki[k];
+        for (std::int64_t q = 0; q < b; ++q) {
+          const T tr = cr * lr[k * B + q] - ci * li[k * B + q], ti = cr * li[k * B + q] + ci * lr[k * B + q];
+          const T xr = br[k * b + q], xi = bi[k * b + q];
+          wr[o + q] = xr * tr - xi * ti;
+          wi[o + q] = xr * ti + xi * tr;
+        }
+      }
+    }
+  };
+  // Rows k1 in [r0, r0 + b): gather transposed [n2][b], transform, write X[k1 + n1 k2].
+  const auto rows = [&](std::int64_t blk0, std::int64_t blk1) {
+    T* buf = block_scratch<T>(static_cast<std::size_t>(4 * n2 * B + 8 * kPad));
+    T* br = buf;
+    T* bi = buf + n2 * B + kPad;
+    for (std::int64_t blk = blk0; blk < blk1; ++blk) {
+      const std::int64_t r0 = blk * B, b = std::min(B, n1 - r0);
+      for (std::int64_t q = 0; q < b; ++q)
+        for (std::int64_t j = 0; j < n2; ++j) br[j * b + q] = wr[(r0 + q) * n2 + j], bi[j * b + q] = wi[(r0 + q) * n2 + j];
+      forward_batched(rp, br, bi, buf + 2 * n2 * B + 2 * kPad, b);
+      for (std::int64_t k = 0; k < n2; ++k)
+        for (std::int64_t q = 0; q < b; ++q) store(k * n1 + r0 + q, br[k * b + q], bi[k * b + q]);
+    }
+  };
+  const std::int64_t col_blocks = (n2 + B - 1) / B, row_blocks = (n1 + B - 1) / B;
+  if (threads <= 1) {
+    columns(0, col_blocks);
+    rows(0, row_blocks);
+    return;
+  }
+  pool().parallel_for(col_blocks, 1, columns);
+  pool().parallel_for(row_blocks, 1, rows);
+}
+
 }  // namespace
+
+template <class T>
+void forward_batched(const Plan<T>& plan, T* re, T* im, T* work, std::int64_t batch) {
+  const std::int64_t len = plan.n * batch;
+  T *cr = re, *ci = im, *nr = work + kPad, *ni = work + len + 3 * kPad;
+  for (const auto& st : plan.stages) {
+    const std::int64_t s = st.stride * batch;
+    run_stage(st, s, cr, ci, nr, ni, 0, st.len / st.radix, 0, s);
+    std::swap(cr, nr), std::swap(ci, ni);
+  }
+  if (cr != re) {
+    std::memcpy(re, cr, sizeof(T) * len);
+    std::memcpy(im, ci, sizeof(T) * len);
+  }
+}
 
 template <class T>
 void forward(const Plan<T>& plan, T* re, T* im, T* work, int threads) {
   if (plan.bluestein) return bluestein(plan, re, im, work, threads);
-  T *cr = re, *ci = im, *nr = work, *ni = work + plan.n;
+  if (plan.cols)
+    return four_step(
+        plan, [&](std::int64_t i, T& r, T& m) { r = re[i], m = im[i]; },
+        [&](std::int64_t i) { __builtin_prefetch(re + i), __builtin_prefetch(im + i); },
+        [&](std::int64_t k, T r, T m) { re[k] = r, im[k] = m; }, work, threads);
+  T *cr = re, *ci = im, *nr = work + kPad, *ni = work + plan.n + 3 * kPad;
   for (const auto& st : plan.stages) {
     stage_parallel(st, cr, ci, nr, ni, threads);
     std::swap(cr, nr), std::swap(ci, ni);
@@ -232,5 +332,19 @@ void forward(const Plan<T>& plan, T* re, T* im, T* work, int threads) {
 
 template void forward<float>(const Plan<float>&, float*, float*, float*, int);
 template void forward<double>(const Plan<double>&, double*, double*, double*, int);
+template <class T>
+void forward_pairs(const Plan<T>& plan, const T* x, T* y, bool inverse, T scale, T* work, int threads) {
+  // The inverse as the forward transform of the swapped pairs, swapped back.
+  const int a = inverse ? 1 : 0, b = 1 - a;
+  four_step(
+      plan, [&](std::int64_t i, T& r, T& m) { r = x[2 * i + a], m = x[2 * i + b]; },
+      [&](std::int64_t i) { __builtin_prefetch(x + 2 * i), __builtin_prefetch(x + 2 * i + 16); },
+      [&](std::int64_t k, T r, T m) { y[2 * k + a] = r * scale, y[2 * k + b] = m * scale; }, work, threads);
+}
+
+template void forward_pairs<float>(const Plan<float>&, const float*, float*, bool, float, float*, int);
+template void forward_pairs<double>(const Plan<double>&, const double*, double*, bool, double, double*, int);
+template void forward_batched<float>(const Plan<float>&, float*, float*, float*, std::int64_t);
+template void forward_batched<double>(const Plan<double>&, double*, double*, double*, std::int64_t);
 
 }  // namespace torsh::cpu::fft
