@@ -24,23 +24,32 @@ struct Line {
 
   // One line: o, i select it in [outer, len, inner]; buf holds buffer_size(plan) values.
   void operator()(const T* x, T* out, std::int64_t o, std::int64_t i, T* buf, int threads) const {
-    const std::int64_t n = a.n, h = plan.n, inner = a.inner;
+    // A last-axis line has constant steps, so its copy loops vectorise.
+    a.inner == 1 ? line<true>(x, out, o, i, buf, threads) : line<false>(x, out, o, i, buf, threads);
+  }
+
+  template <bool Contiguous>
+  void line(const T* x, T* out, std::int64_t o, std::int64_t i, T* buf, int threads) const {
+    const std::int64_t n = a.n, h = plan.n, inner = Contiguous ? 1 : a.inner;
     T* re = buf;
     T* im = buf + h + 2 * fft::kPad;  // apart modulo 4 KiB (fft::kPad)
     T* work = buf + 2 * h + 4 * fft::kPad;
-    const T* xl = x + o * len_x * inner * (a.kind == rt::FftKind::R2C ? 1 : 2) + i * (a.kind == rt::FftKind::R2C ? 1 : 2);
-    T* ol = out + o * len_out * inner * (a.kind == rt::FftKind::C2R ? 1 : 2) + i * (a.kind == rt::FftKind::C2R ? 1 : 2);
-    const std::int64_t xs = inner * (a.kind == rt::FftKind::R2C ? 1 : 2);  // x's step between values
-    const std::int64_t os = inner * (a.kind == rt::FftKind::C2R ? 1 : 2);
+    const std::int64_t cx = a.kind == rt::FftKind::R2C ? 1 : 2, co = a.kind == rt::FftKind::C2R ? 1 : 2;
+    const T* xl = x + (o * len_x * inner + i) * cx;
+    T* ol = out + (o * len_out * inner + i) * co;
+    // x's and out's step between values: 2 for complex, 1 for real, times inner.
+    constexpr std::int64_t one = 1, two = 2;
     switch (a.kind) {
       case rt::FftKind::C2C: {
-        if (plan.cols && xs == 2 && os == 2) return fft::forward_pairs(plan, xl, ol, a.inverse, scale, work, threads);
+        const std::int64_t xs = Contiguous ? two : 2 * inner, os = xs;
+        if (plan.cols && Contiguous) return fft::forward_pairs(plan, xl, ol, a.inverse, scale, work, threads);
         for (std::int64_t t = 0; t < n; ++t) re[t] = xl[t * xs], im[t] = xl[t * xs + 1];
         a.inverse ? fft::forward(plan, im, re, work, threads) : fft::forward(plan, re, im, work, threads);
         for (std::int64_t t = 0; t < n; ++t) ol[t * os] = re[t] * scale, ol[t * os + 1] = im[t] * scale;
         return;
       }
       case rt::FftKind::R2C: {
+        const std::int64_t xs = Contiguous ? one : inner, os = Contiguous ? two : 2 * inner;
         if (n % 2 == 1) {
           for (std::int64_t t = 0; t < n; ++t) re[t] = xl[t * xs], im[t] = 0;
           fft::forward(plan, re, im, work, threads);
@@ -63,6 +72,7 @@ struct Line {
         return;
       }
       case rt::FftKind::C2R: {
+        const std::int64_t xs = Contiguous ? two : 2 * inner, os = Contiguous ? one : inner;
         if (n % 2 == 1) {
           // The whole Hermitian spectrum, then a complex inverse.
           for (std::int64_t k = 0; k <= n / 2; ++k) re[k] = xl[k * xs], im[k] = k == 0 ? T(0) : xl[k * xs + 1];
