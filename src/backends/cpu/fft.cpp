@@ -59,13 +59,20 @@ struct Line {
         for (std::int64_t t = 0; t < h; ++t) re[t] = xl[2 * t * xs], im[t] = xl[(2 * t + 1) * xs];
         fft::forward(plan, re, im, work, threads);
         // X_k = E_k + w^k O_k, E = (Z_k + conj Z_(h-k)) / 2, O = -i (Z_k - conj Z_(h-k)) / 2.
+        // Frequencies 0 and h take Z_0 alone; the loop between reads Z from
+        // both ends (vectorised: the reversed reads are permutes).
         const T half = T(0.5) * scale;
-        for (std::int64_t k = 0; k <= h; ++k) {
-          const std::int64_t k1 = k == h ? 0 : k, k2 = k == 0 ? 0 : h - k;
-          const T zr = re[k1], zi = im[k1], cr = re[k2], ci = -im[k2];
+        ol[0] = (re[0] + im[0]) * scale, ol[1] = 0;
+        ol[h * os] = (re[0] - im[0]) * scale, ol[h * os + 1] = 0;
+        const T* rr = re + h;
+        const T* ri = im + h;
+        const T* hr = plan.half_re.data();
+        const T* hi = plan.half_im.data();
+        for (std::int64_t k = 1; k < h; ++k) {
+          const T zr = re[k], zi = im[k], cr = rr[-k], ci = -ri[-k];
           const T er = zr + cr, ei = zi + ci;   // 2 E
           const T or_ = zi - ci, oi = cr - zr;  // 2 O = -i (Z - C)
-          const T wr = plan.half_re[k], wi = plan.half_im[k];
+          const T wr = hr[k], wi = hi[k];
           ol[k * os] = (er + or_ * wr - oi * wi) * half;
           ol[k * os + 1] = (ei + or_ * wi + oi * wr) * half;
         }
@@ -83,21 +90,18 @@ struct Line {
         }
         // Z_k = E_k + i O_k with E = (X_k + conj X_(h-k)) / 2, O = (X_k - conj X_(h-k)) conj(w^k) / 2;
         // the imaginary parts of X_0 and X_h do not exist in a real signal's spectrum.
-        const auto at = [&](std::int64_t k, T& r, T& i2) {
-          r = xl[k * xs];
-          i2 = (k == 0 || k == h) ? T(0) : xl[k * xs + 1];
-        };
-        for (std::int64_t k = 0; k < h; ++k) {
-          T xr, xi, cr, ci;
-          at(k, xr, xi);
-          at(h - k, cr, ci);
-          ci = -ci;
+        const T* hr = plan.half_re.data();
+        const T* hi = plan.half_im.data();
+        const auto untangle = [&](std::int64_t k, T xr, T xi, T cr, T ci) {
           const T er = xr + cr, ei = xi + ci;  // 2 E
           const T dr = xr - cr, di = xi - ci;  // X - conj X_(h-k)
-          const T wr = plan.half_re[k], wi = -plan.half_im[k];
+          const T wr = hr[k], wi = -hi[k];
           const T or_ = dr * wr - di * wi, oi = dr * wi + di * wr;  // 2 O
           re[k] = T(0.5) * (er - oi), im[k] = T(0.5) * (ei + or_);
-        }
+        };
+        untangle(0, xl[0], T(0), xl[h * xs], T(0));
+        const T* xh = xl + h * xs;
+        for (std::int64_t k = 1; k < h; ++k) untangle(k, xl[k * xs], xl[k * xs + 1], xh[-k * xs], -xh[-k * xs + 1]);
         fft::forward(plan, im, re, work, threads);
         const T s2 = scale * T(2);
         for (std::int64_t t = 0; t < h; ++t) ol[2 * t * os] = re[t] * s2, ol[(2 * t + 1) * os] = im[t] * s2;
