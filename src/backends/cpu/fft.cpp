@@ -42,7 +42,7 @@ struct Line {
     switch (a.kind) {
       case rt::FftKind::C2C: {
         const std::int64_t xs = Contiguous ? two : 2 * inner, os = xs;
-        if (plan.cols && Contiguous) return fft::forward_pairs(plan, xl, ol, a.inverse, scale, work, threads);
+        if (Contiguous && !plan.bluestein) return fft::forward_pairs(plan, xl, ol, a.inverse, scale, buf, threads);
         for (std::int64_t t = 0; t < n; ++t) re[t] = xl[t * xs], im[t] = xl[t * xs + 1];
         a.inverse ? fft::forward(plan, im, re, work, threads) : fft::forward(plan, re, im, work, threads);
         for (std::int64_t t = 0; t < n; ++t) ol[t * os] = re[t] * scale, ol[t * os + 1] = im[t] * scale;
@@ -56,8 +56,12 @@ struct Line {
           for (std::int64_t k = 0; k <= n / 2; ++k) ol[k * os] = re[k] * scale, ol[k * os + 1] = im[k] * scale;
           return;
         }
-        for (std::int64_t t = 0; t < h; ++t) re[t] = xl[2 * t * xs], im[t] = xl[(2 * t + 1) * xs];
-        fft::forward(plan, re, im, work, threads);
+        if (Contiguous && plan.batchable()) {
+          fft::forward_from_pairs(plan, xl, re, im, work);
+        } else {
+          for (std::int64_t t = 0; t < h; ++t) re[t] = xl[2 * t * xs], im[t] = xl[(2 * t + 1) * xs];
+          fft::forward(plan, re, im, work, threads);
+        }
         // X_k = E_k + w^k O_k, E = (Z_k + conj Z_(h-k)) / 2, O = -i (Z_k - conj Z_(h-k)) / 2.
         // Frequencies 0 and h take Z_0 alone; the loop between reads Z from
         // both ends (vectorised: the reversed reads are permutes).

@@ -82,11 +82,17 @@ std::shared_ptr<const Plan<T>> plan_for(std::int64_t n, bool flat = false);
 template <class T>
 void forward(const Plan<T>& plan, T* re, T* im, T* work, int threads);
 
-// A four-step plan's transform (plan.cols set) of n contiguous (re, im)
-// pairs x into pairs y, multiplied by scale, the inverse when asked: the
-// pairs are read and written by the column and row blocks themselves.
+// The transform of n contiguous (re, im) pairs x into pairs y, multiplied
+// by scale, the inverse when asked, for plans without Bluestein: the first
+// stage (or the four-step's column blocks) reads the pairs and the last (or
+// the row blocks) writes them, so no pass only converts the layout. work
+// holds 2 * plan.work_size() values; threads as forward().
 template <class T>
 void forward_pairs(const Plan<T>& plan, const T* x, T* y, bool inverse, T scale, T* work, int threads);
+// The forward transform of pairs x into split re / im (a flat plan: no
+// Bluestein, no four-step); work holds plan.work_size() values.
+template <class T>
+void forward_from_pairs(const Plan<T>& plan, const T* x, T* re, T* im, T* work);
 
 // The forward DFT of `batch` sequences stored side by side ([n][batch]: value
 // t of sequence b at t * batch + b), in place; work holds 2 * n * batch + 4 kPad values.

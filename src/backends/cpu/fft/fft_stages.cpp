@@ -86,10 +86,33 @@ TORSH_INLINE void butterfly(T* ar, T* ai, int r, const T* rc, const T* rs) {
   }
 }
 
+// Values in: split arrays (xr, xi), or with In the (re, im) pairs of xr.
+// Values out: split (yr, yi), or with Out pairs into yr, times scale.
+// conj (+1 or -1) multiplies the imaginary parts of pairs on the way in and
+// out: the inverse transform is the conjugate of the forward transform of
+// the conjugate (a multiply, so the loops stay free of selects).
+template <bool In, class T>
+TORSH_INLINE void load(const T* xr, const T* xi, std::int64_t i, T conj, T& r, T& m) {
+  if constexpr (In) {
+    r = xr[2 * i], m = xr[2 * i + 1] * conj;
+  } else {
+    r = xr[i], m = xi[i];
+  }
+}
+template <bool Out, class T>
+TORSH_INLINE void store(T* yr, T* yi, std::int64_t i, T scale, T conj_scale, T r, T m) {
+  if constexpr (Out) {
+    yr[2 * i] = r * scale, yr[2 * i + 1] = m * conj_scale;
+  } else {
+    yr[i] = r, yi[i] = m;
+  }
+}
+
 // s: the stage's stride times the batch (sequences side by side).
-template <int R, class T>
+template <int R, bool In, bool Out, class T>
 TORSH_INLINE void stage_body(const Stage<T>& st, std::int64_t s, const T* xr, const T* xi, T* yr, T* yi,
-                             std::int64_t p0, std::int64_t p1, std::int64_t q0, std::int64_t q1) {
+                             std::int64_t p0, std::int64_t p1, std::int64_t q0, std::int64_t q1, bool swap, T scale) {
+  const T conj = swap ? T(-1) : T(1), conj_scale = conj * scale;
   constexpr int kCap = R ? R : kMaxGenericRadix;
   const int r = R ? R : st.radix;
   const std::int64_t m = st.len / r;
@@ -104,14 +127,13 @@ TORSH_INLINE void stage_body(const Stage<T>& st, std::int64_t s, const T* xr, co
     for (std::int64_t p = p0; p < p1; ++p) {
       T ar[kCap], ai[kCap];
 #pragma GCC unroll 16
-      for (int j = 0; j < r; ++j) ar[j] = xr[p + j * m], ai[j] = xi[p + j * m];
+      for (int j = 0; j < r; ++j) load<In>(xr, xi, p + j * m, conj, ar[j], ai[j]);
       butterfly<R, T>(ar, ai, r, rc, rs);
-      yr[r * p] = ar[0], yi[r * p] = ai[0];
+      store<Out>(yr, yi, r * p, scale, conj_scale, ar[0], ai[0]);
 #pragma GCC unroll 16
       for (int k = 1; k < r; ++k) {
         const T wr = twr[(k - 1) * m + p], wi = twi[(k - 1) * m + p];
-        yr[r * p + k] = ar[k] * wr - ai[k] * wi;
-        yi[r * p + k] = ar[k] * wi + ai[k] * wr;
+        store<Out>(yr, yi, r * p + k, scale, conj_scale, ar[k] * wr - ai[k] * wi, ar[k] * wi + ai[k] * wr);
       }
     }
     return;
@@ -120,32 +142,36 @@ TORSH_INLINE void stage_body(const Stage<T>& st, std::int64_t s, const T* xr, co
     T wr[kCap], wi[kCap];
 #pragma GCC unroll 16
     for (int k = 1; k < r; ++k) wr[k] = twr[(k - 1) * m + p], wi[k] = twi[(k - 1) * m + p];
-    const T* __restrict xrp = xr + s * p;
-    const T* __restrict xip = xi + s * p;
-    T* __restrict yrp = yr + s * r * p;
-    T* __restrict yip = yi + s * r * p;
+    const std::int64_t xo = s * p * (In ? 2 : 1), yo = s * r * p * (Out ? 2 : 1);
+    const T* __restrict xrp = xr + xo;
+    const T* __restrict xip = In ? xr : xi + s * p;
+    T* __restrict yrp = yr + yo;
+    T* __restrict yip = Out ? yr : yi + s * r * p;
 #pragma GCC ivdep
     for (std::int64_t q = q0; q < q1; ++q) {
       T ar[kCap], ai[kCap];
 #pragma GCC unroll 16
-      for (int j = 0; j < r; ++j) ar[j] = xrp[q + j * s * m], ai[j] = xip[q + j * s * m];
+      for (int j = 0; j < r; ++j) load<In>(xrp, xip, q + j * s * m, conj, ar[j], ai[j]);
       butterfly<R, T>(ar, ai, r, rc, rs);
-      yrp[q] = ar[0], yip[q] = ai[0];
+      store<Out>(yrp, yip, q, scale, conj_scale, ar[0], ai[0]);
 #pragma GCC unroll 16
-      for (int k = 1; k < r; ++k) {
-        yrp[q + k * s] = ar[k] * wr[k] - ai[k] * wi[k];
-        yip[q + k * s] = ar[k] * wi[k] + ai[k] * wr[k];
-      }
+      for (int k = 1; k < r; ++k)
+        store<Out>(yrp, yip, q + k * s, scale, conj_scale, ar[k] * wr[k] - ai[k] * wi[k], ar[k] * wi[k] + ai[k] * wr[k]);
     }
   }
 }
 
-#define TORSH_FFT_STAGE(R, T)                                                                                    \
-  TORSH_SIMD_CLONES void stage_##R##_##T(const Stage<T>& st, std::int64_t s, const T* xr, const T* xi, T* yr,  \
-                                         T* yi, std::int64_t p0, std::int64_t p1, std::int64_t q0,              \
-                                         std::int64_t q1) {                                                     \
-    stage_body<R, T>(st, s, xr, xi, yr, yi, p0, p1, q0, q1);                                                   \
+#define TORSH_FFT_STAGE_IO(R, T, In, Out)                                                                         \
+  TORSH_SIMD_CLONES void stage_##R##_##T##_##In##Out(const Stage<T>& st, std::int64_t s, const T* xr,          \
+                                                    const T* xi, T* yr, T* yi, std::int64_t p0, std::int64_t p1, \
+                                                    std::int64_t q0, std::int64_t q1, bool swap, T scale) {     \
+    stage_body<R, In, Out, T>(st, s, xr, xi, yr, yi, p0, p1, q0, q1, swap, scale);                              \
   }
+#define TORSH_FFT_STAGE(R, T)           \
+  TORSH_FFT_STAGE_IO(R, T, false, false) \
+  TORSH_FFT_STAGE_IO(R, T, true, false)  \
+  TORSH_FFT_STAGE_IO(R, T, false, true)  \
+  TORSH_FFT_STAGE_IO(R, T, true, true)
 #define TORSH_FFT_STAGES(T) \
   TORSH_FFT_STAGE(0, T)     \
   TORSH_FFT_STAGE(2, T)     \
@@ -157,23 +183,39 @@ TORSH_INLINE void stage_body(const Stage<T>& st, std::int64_t s, const T* xr, co
 TORSH_FFT_STAGES(float)
 TORSH_FFT_STAGES(double)
 
-#define TORSH_FFT_SWITCH(T)                                  \
-  switch (st.radix) {                                        \
-    case 2: return stage_2_##T(st, s, xr, xi, yr, yi, p0, p1, q0, q1); \
-    case 3: return stage_3_##T(st, s, xr, xi, yr, yi, p0, p1, q0, q1); \
-    case 4: return stage_4_##T(st, s, xr, xi, yr, yi, p0, p1, q0, q1); \
-    case 5: return stage_5_##T(st, s, xr, xi, yr, yi, p0, p1, q0, q1); \
-    case 7: return stage_7_##T(st, s, xr, xi, yr, yi, p0, p1, q0, q1); \
-    case 8: return stage_8_##T(st, s, xr, xi, yr, yi, p0, p1, q0, q1); \
-    default: return stage_0_##T(st, s, xr, xi, yr, yi, p0, p1, q0, q1); \
+#define TORSH_FFT_CASE(R, T)                                                                           \
+  case R:                                                                                              \
+    if (!in && !out) return stage_##R##_##T##_falsefalse(st, s, xr, xi, yr, yi, p0, p1, q0, q1, swap, scale); \
+    if (in && !out) return stage_##R##_##T##_truefalse(st, s, xr, xi, yr, yi, p0, p1, q0, q1, swap, scale);  \
+    if (!in) return stage_##R##_##T##_falsetrue(st, s, xr, xi, yr, yi, p0, p1, q0, q1, swap, scale);         \
+    return stage_##R##_##T##_truetrue(st, s, xr, xi, yr, yi, p0, p1, q0, q1, swap, scale);
+#define TORSH_FFT_SWITCH(T)   \
+  switch (st.radix) {         \
+    TORSH_FFT_CASE(2, T)      \
+    TORSH_FFT_CASE(3, T)      \
+    TORSH_FFT_CASE(4, T)      \
+    TORSH_FFT_CASE(5, T)      \
+    TORSH_FFT_CASE(7, T)      \
+    TORSH_FFT_CASE(8, T)      \
+    default: {                \
+      constexpr int R0 = 0;   \
+      (void)R0;               \
+      if (!in && !out) return stage_0_##T##_falsefalse(st, s, xr, xi, yr, yi, p0, p1, q0, q1, swap, scale); \
+      if (in && !out) return stage_0_##T##_truefalse(st, s, xr, xi, yr, yi, p0, p1, q0, q1, swap, scale);  \
+      if (!in) return stage_0_##T##_falsetrue(st, s, xr, xi, yr, yi, p0, p1, q0, q1, swap, scale);         \
+      return stage_0_##T##_truetrue(st, s, xr, xi, yr, yi, p0, p1, q0, q1, swap, scale);                   \
+    }                         \
   }
 
+// in / out: pairs instead of split arrays; swap: conjugate the pairs (see load / store).
 void run_stage(const Stage<float>& st, std::int64_t s, const float* xr, const float* xi, float* yr, float* yi,
-               std::int64_t p0, std::int64_t p1, std::int64_t q0, std::int64_t q1) {
+               std::int64_t p0, std::int64_t p1, std::int64_t q0, std::int64_t q1, bool in = false, bool out = false,
+               bool swap = false, float scale = 1) {
   TORSH_FFT_SWITCH(float)
 }
 void run_stage(const Stage<double>& st, std::int64_t s, const double* xr, const double* xi, double* yr, double* yi,
-               std::int64_t p0, std::int64_t p1, std::int64_t q0, std::int64_t q1) {
+               std::int64_t p0, std::int64_t p1, std::int64_t q0, std::int64_t q1, bool in = false, bool out = false,
+               bool swap = false, double scale = 1) {
   TORSH_FFT_SWITCH(double)
 }
 
@@ -332,8 +374,43 @@ void forward(const Plan<T>& plan, T* re, T* im, T* work, int threads) {
 
 template void forward<float>(const Plan<float>&, float*, float*, float*, int);
 template void forward<double>(const Plan<double>&, double*, double*, double*, int);
+namespace {
+
+// A flat plan's stages from pairs x to y (pairs when out_pairs, else the
+// split arrays yr / yi). The stages between ping-pong through the split
+// arrays a and b (each plan.work_size() values, laid out as forward()'s
+// work); with split output, through a and y itself (b unused).
+template <class T>
+void flat_from_pairs(const Plan<T>& plan, const T* x, T* yr, T* yi, bool out_pairs, bool conj, T scale, T* a, T* b) {
+  const std::int64_t n = plan.n;
+  const std::size_t count = plan.stages.size();
+  if (count == 0) {  // n == 1
+    if (out_pairs) yr[0] = x[0] * scale, yr[1] = x[1] * scale;
+    else yr[0] = x[0], yi[0] = x[1];
+    return;
+  }
+  T* const sets[2][2] = {{a + kPad, a + n + 3 * kPad}, {out_pairs ? b + kPad : yr, out_pairs ? b + n + 3 * kPad : yi}};
+  const T* cr = x;
+  const T* ci = nullptr;
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto& st = plan.stages[i];
+    const bool last = i + 1 == count;
+    // Split output: the parity that makes the last stage land in y.
+    const std::size_t set = out_pairs ? i % 2 : (count - 1 - i) % 2 == 0 ? 1 : 0;
+    T* nr = last ? yr : sets[set][0];
+    T* ni = last ? yi : sets[set][1];
+    run_stage(st, st.stride, cr, ci, nr, ni, 0, st.len / st.radix, 0, st.stride, i == 0, last && out_pairs, conj,
+              last ? scale : T(1));
+    cr = nr, ci = ni;
+  }
+}
+
+}  // namespace
+
 template <class T>
 void forward_pairs(const Plan<T>& plan, const T* x, T* y, bool inverse, T scale, T* work, int threads) {
+  if (!plan.cols)
+    return flat_from_pairs<T>(plan, x, y, nullptr, true, inverse, scale, work, work + plan.work_size());
   // The inverse as the forward transform of the swapped pairs, swapped back.
   const int a = inverse ? 1 : 0, b = 1 - a;
   four_step(
@@ -342,6 +419,13 @@ void forward_pairs(const Plan<T>& plan, const T* x, T* y, bool inverse, T scale,
       [&](std::int64_t k, T r, T m) { y[2 * k + a] = r * scale, y[2 * k + b] = m * scale; }, work, threads);
 }
 
+template <class T>
+void forward_from_pairs(const Plan<T>& plan, const T* x, T* re, T* im, T* work) {
+  flat_from_pairs<T>(plan, x, re, im, false, false, T(1), work, nullptr);
+}
+
+template void forward_from_pairs<float>(const Plan<float>&, const float*, float*, float*, float*);
+template void forward_from_pairs<double>(const Plan<double>&, const double*, double*, double*, double*);
 template void forward_pairs<float>(const Plan<float>&, const float*, float*, bool, float, float*, int);
 template void forward_pairs<double>(const Plan<double>&, const double*, double*, bool, double, double*, int);
 template void forward_batched<float>(const Plan<float>&, float*, float*, float*, std::int64_t);
