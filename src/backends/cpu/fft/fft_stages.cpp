@@ -312,18 +312,18 @@ void four_step(const Plan<T>& plan, const Load& load, const Prefetch& prefetch, 
       }
     }
   };
-  // Rows k1 in [r0, r0 + b): gather transposed [n2][b], transform, write X[k1 + n1 k2].
+  // Rows k1 in [r0, r0 + b): each row is contiguous in w, so it is
+  // transformed in place by the flat plan (in L1), then the block is written
+  // out transposed, X[k1 + n1 k2], b values side by side per k2.
   const auto rows = [&](std::int64_t blk0, std::int64_t blk1) {
-    T* buf = block_scratch<T>(static_cast<std::size_t>(4 * n2 * B + 8 * kPad));
-    T* br = buf;
-    T* bi = buf + n2 * B + kPad;
+    T* row_work = block_scratch<T>(static_cast<std::size_t>(rp.work_size()));
     for (std::int64_t blk = blk0; blk < blk1; ++blk) {
       const std::int64_t r0 = blk * B, b = std::min(B, n1 - r0);
-      for (std::int64_t q = 0; q < b; ++q)
-        for (std::int64_t j = 0; j < n2; ++j) br[j * b + q] = wr[(r0 + q) * n2 + j], bi[j * b + q] = wi[(r0 + q) * n2 + j];
-      forward_batched(rp, br, bi, buf + 2 * n2 * B + 2 * kPad, b);
+      for (std::int64_t q = 0; q < b; ++q) forward(rp, wr + (r0 + q) * n2, wi + (r0 + q) * n2, row_work, 1);
+      const T* br = wr + r0 * n2;
+      const T* bi = wi + r0 * n2;
       for (std::int64_t k = 0; k < n2; ++k)
-        for (std::int64_t q = 0; q < b; ++q) store(k * n1 + r0 + q, br[k * b + q], bi[k * b + q]);
+        for (std::int64_t q = 0; q < b; ++q) store(k * n1 + r0 + q, br[q * n2 + k], bi[q * n2 + k]);
     }
   };
   const std::int64_t col_blocks = (n2 + B - 1) / B, row_blocks = (n1 + B - 1) / B;
