@@ -141,6 +141,11 @@
     }                                                                                                             \
   }                                                                                                               \
                                                                                                                   \
+  /* y[off .. off + count) *= scale (after a vendor transform, which does not scale). */                        \
+  KERNEL void fft_scale_##S(GLOBAL T* y, long off, long count, T scale) {                                         \
+    for (long e = GLOBAL_ID0(); e < count; e += GLOBAL_SIZE0()) y[off + e] *= scale;                             \
+  }                                                                                                               \
+                                                                                                                  \
   /* p[l][k] *= b[k] / m (the transformed kernel). */                                                             \
   KERNEL void fft_pointwise_##S(GLOBAL T* p, GLOBAL const T* b, long lines, long m) {                             \
     for (long e = GLOBAL_ID0(); e < lines * m; e += GLOBAL_SIZE0()) {                                            \

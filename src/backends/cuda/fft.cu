@@ -1,7 +1,9 @@
-// DFTs: fft.kern.h's passes in the order gpu/fft_passes.hpp gives. Row
-// buffers come from the stream-ordered allocator and are freed on the stream
-// after the passes.
+// DFTs: cuFFT where it loads (cufft_fft.cpp), else fft.kern.h's passes in
+// the order gpu/fft_passes.hpp gives (and always on HIP). Row buffers come
+// from the stream-ordered allocator and are freed on the stream after the
+// passes.
 #include "backends/gpu/fft_passes.hpp"
+#include "cufft_fft.hpp"
 #include "launch.hpp"
 
 #include "kernels/fft.kern.h"
@@ -79,7 +81,22 @@ struct Passes {
   }
 };
 
+}  // namespace
+
+void fft_scale(CudaStream& s, const rt::TensorArg& out, std::int64_t count, double scale) {
+  const auto [grid, block] = grid_1d(s.device(), count);
+  if (out.dtype == DType::F64)
+    launch(s, TORSH_CUDA_KERNEL(fft_scale_f64), grid, block, static_cast<double*>(ptr_of(*out.buffer)),
+           long{out.offset}, long{count}, scale);
+  else
+    launch(s, TORSH_CUDA_KERNEL(fft_scale_f32), grid, block, static_cast<float*>(ptr_of(*out.buffer)),
+           long{out.offset}, long{count}, static_cast<float>(scale));
+}
+
+namespace {
+
 void fft(CudaStream& s, const rt::FftArgs& a) {
+  if (cufft_run(s, a)) return;
   if (a.out.dtype == DType::F64) {
     Passes<double> p{s, a};
     gpu::run_fft_passes(p, a, sizeof(double));
