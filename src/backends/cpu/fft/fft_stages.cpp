@@ -270,60 +270,134 @@ T* block_scratch(std::size_t values) {
   return static_cast<T*>(s.get(values * sizeof(T)));
 }
 
-// Columns then rows, in blocks of `batch` side by side (see Plan::cols).
-// load(i, re, im) reads input value i, prefetch(i) asks for it early;
-// store(k, re, im) writes output k; the intermediate matrix lives in work.
-template <class T, class Load, class Prefetch, class Store>
-void four_step(const Plan<T>& plan, const Load& load, const Prefetch& prefetch, const Store& store, T* work,
-               int threads) {
+// The four-step's data ends: pairs (x / y, (re, im) interleaved) or split
+// arrays; conj multiplies the imaginary parts of pairs read and written
+// (the inverse, as in load / store), scale the values written.
+template <class T>
+struct Ends {
+  bool pairs;
+  const T* xr;
+  const T* xi;
+  T* yr;
+  T* yi;
+  T conj = 1, scale = 1;
+};
+
+// The four-step's copy loops, compiled per x86 level like the stages.
+// Column block: b[t][q] = value (t n2 + c0 + q), t < n1, q < bw.
+template <bool Pairs, class T>
+TORSH_INLINE void gather_columns(const Ends<T>& e, std::int64_t n1, std::int64_t n2, std::int64_t c0, std::int64_t bw,
+                                 T* __restrict br, T* __restrict bi) {
+  for (std::int64_t t = 0; t < n1; ++t) {
+    const std::int64_t i = t * n2 + c0;
+    // Rows are n2 apart, too far for the hardware prefetcher: ask a few rows ahead for the next block.
+    if (t + 4 < n1 && c0 + bw < n2) {
+      const std::int64_t ahead = i + 4 * n2 + bw;
+      if constexpr (Pairs) __builtin_prefetch(e.xr + 2 * ahead), __builtin_prefetch(e.xr + 2 * ahead + 16);
+      else __builtin_prefetch(e.xr + ahead), __builtin_prefetch(e.xi + ahead);
+    }
+#pragma GCC ivdep
+    for (std::int64_t q = 0; q < bw; ++q) {
+      if constexpr (Pairs) br[t * bw + q] = e.xr[2 * (i + q)], bi[t * bw + q] = e.xr[2 * (i + q) + 1] * e.conj;
+      else br[t * bw + q] = e.xr[i + q], bi[t * bw + q] = e.xi[i + q];
+    }
+  }
+}
+// w[k][c0 + q] = b[k][q] * block[k] * lane[k][q].
+template <class T>
+TORSH_INLINE void twiddle_columns(const Plan<T>& plan, std::int64_t blk, std::int64_t n1, std::int64_t n2,
+                                  std::int64_t c0, std::int64_t bw, const T* __restrict br, const T* __restrict bi,
+                                  T* __restrict wr, T* __restrict wi) {
+  constexpr std::int64_t B = kBlock<T>;
+  const T* bkr = plan.block_re.data() + blk * n1;
+  const T* bki = plan.block_im.data() + blk * n1;
+  const T* lr = plan.lane_re.data();
+  const T* li = plan.lane_im.data();
+  for (std::int64_t k = 0; k < n1; ++k) {
+    const std::int64_t o = k * n2 + c0;
+    const T cr = bkr[k], ci = bki[k];
+#pragma GCC ivdep
+    for (std::int64_t q = 0; q < bw; ++q) {
+      const T tr = cr * lr[k * B + q] - ci * li[k * B + q], ti = cr * li[k * B + q] + ci * lr[k * B + q];
+      const T xr = br[k * bw + q], xi = bi[k * bw + q];
+      wr[o + q] = xr * tr - xi * ti;
+      wi[o + q] = xr * ti + xi * tr;
+    }
+  }
+}
+// Row block r0 .. r0 + bw of w (rows n2 long) written transposed: value (k n1 + r0 + q) = w[r0 + q][k].
+template <bool Pairs, class T>
+TORSH_INLINE void store_rows(const Ends<T>& e, std::int64_t n1, std::int64_t n2, std::int64_t r0, std::int64_t bw,
+                             const T* __restrict wr, const T* __restrict wi) {
+  const T cs = e.conj * e.scale;
+  for (std::int64_t k = 0; k < n2; ++k) {
+    const std::int64_t o = k * n1 + r0;
+#pragma GCC ivdep
+    for (std::int64_t q = 0; q < bw; ++q) {
+      if constexpr (Pairs) e.yr[2 * (o + q)] = wr[q * n2 + k] * e.scale, e.yr[2 * (o + q) + 1] = wi[q * n2 + k] * cs;
+      else e.yr[o + q] = wr[q * n2 + k], e.yi[o + q] = wi[q * n2 + k];
+    }
+  }
+}
+
+#define TORSH_FFT_COPIES(T)                                                                                          \
+  TORSH_SIMD_CLONES void gather_columns_##T(const Ends<T>& e, std::int64_t n1, std::int64_t n2, std::int64_t c0,   \
+                                            std::int64_t bw, T* br, T* bi) {                                        \
+    e.pairs ? gather_columns<true>(e, n1, n2, c0, bw, br, bi) : gather_columns<false>(e, n1, n2, c0, bw, br, bi); \
+  }                                                                                                                  \
+  TORSH_SIMD_CLONES void twiddle_columns_##T(const Plan<T>& plan, std::int64_t blk, std::int64_t n1, std::int64_t n2, \
+                                             std::int64_t c0, std::int64_t bw, const T* br, const T* bi, T* wr,      \
+                                             T* wi) {                                                                \
+    twiddle_columns(plan, blk, n1, n2, c0, bw, br, bi, wr, wi);                                                      \
+  }                                                                                                                  \
+  TORSH_SIMD_CLONES void store_rows_##T(const Ends<T>& e, std::int64_t n1, std::int64_t n2, std::int64_t r0,        \
+                                        std::int64_t bw, const T* wr, const T* wi) {                                 \
+    e.pairs ? store_rows<true>(e, n1, n2, r0, bw, wr, wi) : store_rows<false>(e, n1, n2, r0, bw, wr, wi);           \
+  }                                                                                                                  \
+  void gather_columns_of(const Ends<T>& e, std::int64_t n1, std::int64_t n2, std::int64_t c0, std::int64_t bw,     \
+                         T* br, T* bi) {                                                                             \
+    gather_columns_##T(e, n1, n2, c0, bw, br, bi);                                                                   \
+  }                                                                                                                  \
+  void twiddle_columns_of(const Plan<T>& plan, std::int64_t blk, std::int64_t n1, std::int64_t n2, std::int64_t c0, \
+                          std::int64_t bw, const T* br, const T* bi, T* wr, T* wi) {                                 \
+    twiddle_columns_##T(plan, blk, n1, n2, c0, bw, br, bi, wr, wi);                                                  \
+  }                                                                                                                  \
+  void store_rows_of(const Ends<T>& e, std::int64_t n1, std::int64_t n2, std::int64_t r0, std::int64_t bw,          \
+                     const T* wr, const T* wi) {                                                                     \
+    store_rows_##T(e, n1, n2, r0, bw, wr, wi);                                                                       \
+  }
+TORSH_FFT_COPIES(float)
+TORSH_FFT_COPIES(double)
+
+// Columns then rows (see Plan::cols); the intermediate matrix lives in work.
+template <class T>
+void four_step(const Plan<T>& plan, const Ends<T>& e, T* work, int threads) {
   const Plan<T>& cp = *plan.cols;
   const Plan<T>& rp = *plan.rows;
   const std::int64_t n1 = cp.n, n2 = rp.n;
   constexpr std::int64_t B = kBlock<T>;
   T* wr = work + kPad;
   T* wi = work + plan.n + 3 * kPad;
-  const T* lr = plan.lane_re.data();
-  const T* li = plan.lane_im.data();
-  // Columns j2 in [c0, c0 + b): gather [n1][b], transform, twiddle into w [k1][j2].
+  // Columns c0 .. c0 + bw: gather [n1][bw], transform side by side, twiddle into w [k1][j2].
   const auto columns = [&](std::int64_t blk0, std::int64_t blk1) {
     T* buf = block_scratch<T>(static_cast<std::size_t>(4 * n1 * B + 8 * kPad));
     T* br = buf;
     T* bi = buf + n1 * B + kPad;
     for (std::int64_t blk = blk0; blk < blk1; ++blk) {
-      const std::int64_t c0 = blk * B, b = std::min(B, n2 - c0);
-      // Rows are n2 apart: the strided reads outrun the hardware prefetcher,
-      // so each row of the next block is asked for a few rows ahead.
-      for (std::int64_t t = 0; t < n1; ++t) {
-        if (t + 4 < n1 && c0 + B < n2) prefetch((t + 4) * n2 + c0 + B);
-        for (std::int64_t q = 0; q < b; ++q) load(t * n2 + c0 + q, br[t * b + q], bi[t * b + q]);
-      }
-      forward_batched(cp, br, bi, buf + 2 * n1 * B + 2 * kPad, b);
-      const T* bkr = plan.block_re.data() + blk * n1;
-      const T* bki = plan.block_im.data() + blk * n1;
-      for (std::int64_t k = 0; k < n1; ++k) {
-        const std::int64_t o = k * n2 + c0;
-        const T cr = bkr[k], ci = bki[k];
-        for (std::int64_t q = 0; q < b; ++q) {
-          const T tr = cr * lr[k * B + q] - ci * li[k * B + q], ti = cr * li[k * B + q] + ci * lr[k * B + q];
-          const T xr = br[k * b + q], xi = bi[k * b + q];
-          wr[o + q] = xr * tr - xi * ti;
-          wi[o + q] = xr * ti + xi * tr;
-        }
-      }
+      const std::int64_t c0 = blk * B, bw = std::min(B, n2 - c0);
+      gather_columns_of(e, n1, n2, c0, bw, br, bi);
+      forward_batched(cp, br, bi, buf + 2 * n1 * B + 2 * kPad, bw);
+      twiddle_columns_of(plan, blk, n1, n2, c0, bw, br, bi, wr, wi);
     }
   };
-  // Rows k1 in [r0, r0 + b): each row is contiguous in w, so it is
-  // transformed in place by the flat plan (in L1), then the block is written
-  // out transposed, X[k1 + n1 k2], b values side by side per k2.
+  // Rows r0 .. r0 + bw: each row is contiguous in w, so it is transformed in
+  // place by the flat plan (in L1), then the block is written out transposed.
   const auto rows = [&](std::int64_t blk0, std::int64_t blk1) {
     T* row_work = block_scratch<T>(static_cast<std::size_t>(rp.work_size()));
     for (std::int64_t blk = blk0; blk < blk1; ++blk) {
-      const std::int64_t r0 = blk * B, b = std::min(B, n1 - r0);
-      for (std::int64_t q = 0; q < b; ++q) forward(rp, wr + (r0 + q) * n2, wi + (r0 + q) * n2, row_work, 1);
-      const T* br = wr + r0 * n2;
-      const T* bi = wi + r0 * n2;
-      for (std::int64_t k = 0; k < n2; ++k)
-        for (std::int64_t q = 0; q < b; ++q) store(k * n1 + r0 + q, br[q * n2 + k], bi[q * n2 + k]);
+      const std::int64_t r0 = blk * B, bw = std::min(B, n1 - r0);
+      for (std::int64_t q = 0; q < bw; ++q) forward(rp, wr + (r0 + q) * n2, wi + (r0 + q) * n2, row_work, 1);
+      store_rows_of(e, n1, n2, r0, bw, wr + r0 * n2, wi + r0 * n2);
     }
   };
   const std::int64_t col_blocks = (n2 + B - 1) / B, row_blocks = (n1 + B - 1) / B;
@@ -356,11 +430,7 @@ void forward_batched(const Plan<T>& plan, T* re, T* im, T* work, std::int64_t ba
 template <class T>
 void forward(const Plan<T>& plan, T* re, T* im, T* work, int threads) {
   if (plan.bluestein) return bluestein(plan, re, im, work, threads);
-  if (plan.cols)
-    return four_step(
-        plan, [&](std::int64_t i, T& r, T& m) { r = re[i], m = im[i]; },
-        [&](std::int64_t i) { __builtin_prefetch(re + i), __builtin_prefetch(im + i); },
-        [&](std::int64_t k, T r, T m) { re[k] = r, im[k] = m; }, work, threads);
+  if (plan.cols) return four_step(plan, Ends<T>{false, re, im, re, im}, work, threads);
   T *cr = re, *ci = im, *nr = work + kPad, *ni = work + plan.n + 3 * kPad;
   for (const auto& st : plan.stages) {
     stage_parallel(st, cr, ci, nr, ni, threads);
@@ -411,12 +481,8 @@ template <class T>
 void forward_pairs(const Plan<T>& plan, const T* x, T* y, bool inverse, T scale, T* work, int threads) {
   if (!plan.cols)
     return flat_from_pairs<T>(plan, x, y, nullptr, true, inverse, scale, work, work + plan.work_size());
-  // The inverse as the forward transform of the swapped pairs, swapped back.
-  const int a = inverse ? 1 : 0, b = 1 - a;
-  four_step(
-      plan, [&](std::int64_t i, T& r, T& m) { r = x[2 * i + a], m = x[2 * i + b]; },
-      [&](std::int64_t i) { __builtin_prefetch(x + 2 * i), __builtin_prefetch(x + 2 * i + 16); },
-      [&](std::int64_t k, T r, T m) { y[2 * k + a] = r * scale, y[2 * k + b] = m * scale; }, work, threads);
+  // The inverse as the conjugate of the forward transform of the conjugate.
+  four_step(plan, Ends<T>{true, x, nullptr, y, nullptr, inverse ? T(-1) : T(1), scale}, work, threads);
 }
 
 template <class T>
