@@ -137,7 +137,7 @@ struct LineBuffer {
 // block, instead of being gathered line by line.
 template <class T>
 void run_side_by_side(const rt::FftArgs& a, const fft::Plan<T>& plan) {
-  constexpr std::int64_t B = 64 / sizeof(T);
+  constexpr std::int64_t B = fft::kBlock<T>;
   const std::int64_t n = a.n, inner = a.inner, per_outer = (inner + B - 1) / B;
   const T* x = data_of<T>(a.x);
   T* out = data_of<T>(a.out);
@@ -145,19 +145,10 @@ void run_side_by_side(const rt::FftArgs& a, const fft::Plan<T>& plan) {
   const std::int64_t grain = std::max<std::int64_t>(1, 4096 / (n * B));
   pool().parallel_for(a.outer * per_outer, grain, [&](std::int64_t b0, std::int64_t b1) {
     LineBuffer<T> buf(static_cast<std::size_t>(4 * n * B + 8 * fft::kPad));
-    T* re = buf.p;
-    T* im = buf.p + n * B + fft::kPad;
-    T* work = buf.p + 2 * n * B + 2 * fft::kPad;
     for (std::int64_t blk = b0; blk < b1; ++blk) {
       const std::int64_t o = blk / per_outer, i0 = (blk % per_outer) * B, b = std::min(B, inner - i0);
-      const T* xb = x + (o * n * inner + i0) * 2;
-      T* ob = out + (o * n * inner + i0) * 2;
-      for (std::int64_t t = 0; t < n; ++t)
-        for (std::int64_t q = 0; q < b; ++q) re[t * b + q] = xb[(t * inner + q) * 2], im[t * b + q] = xb[(t * inner + q) * 2 + 1];
-      a.inverse ? fft::forward_batched(plan, im, re, work, b) : fft::forward_batched(plan, re, im, work, b);
-      for (std::int64_t t = 0; t < n; ++t)
-        for (std::int64_t q = 0; q < b; ++q)
-          ob[(t * inner + q) * 2] = re[t * b + q] * scale, ob[(t * inner + q) * 2 + 1] = im[t * b + q] * scale;
+      const std::int64_t at = (o * n * inner + i0) * 2;
+      fft::forward_side_by_side(plan, x + at, out + at, inner, b, a.inverse, scale, buf.p);
     }
   });
 }

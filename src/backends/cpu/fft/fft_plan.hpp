@@ -94,6 +94,14 @@ void forward_pairs(const Plan<T>& plan, const T* x, T* y, bool inverse, T scale,
 template <class T>
 void forward_from_pairs(const Plan<T>& plan, const T* x, T* re, T* im, T* work);
 
+// bw sequences of pairs side by side, value t of sequence q at pair
+// t * stride + q of x: transformed (the inverse when asked), scaled, written
+// to y in the same layout; buf holds 4 n kBlock + 8 kPad values, bw <= kBlock.
+// For batchable plans.
+template <class T>
+void forward_side_by_side(const Plan<T>& plan, const T* x, T* y, std::int64_t stride, std::int64_t bw, bool inverse,
+                          T scale, T* buf);
+
 // The forward DFT of `batch` sequences stored side by side ([n][batch]: value
 // t of sequence b at t * batch + b), in place; work holds 2 * n * batch + 4 kPad values.
 // For plans without Bluestein or four-step (plan.batchable()).

@@ -340,6 +340,18 @@ TORSH_INLINE void store_rows(const Ends<T>& e, std::int64_t n1, std::int64_t n2,
   }
 }
 
+// The inverse of gather_columns for pairs: value (t n2 + c0 + q) = b[t][q] (times scale, conjugated).
+template <class T>
+TORSH_INLINE void scatter_columns(const Ends<T>& e, std::int64_t n1, std::int64_t n2, std::int64_t c0, std::int64_t bw,
+                                  const T* __restrict br, const T* __restrict bi) {
+  const T cs = e.conj * e.scale;
+  for (std::int64_t t = 0; t < n1; ++t) {
+    T* y = e.yr + 2 * (t * n2 + c0);
+#pragma GCC ivdep
+    for (std::int64_t q = 0; q < bw; ++q) y[2 * q] = br[t * bw + q] * e.scale, y[2 * q + 1] = bi[t * bw + q] * cs;
+  }
+}
+
 #define TORSH_FFT_COPIES(T)                                                                                          \
   TORSH_SIMD_CLONES void gather_columns_##T(const Ends<T>& e, std::int64_t n1, std::int64_t n2, std::int64_t c0,   \
                                             std::int64_t bw, T* br, T* bi) {                                        \
@@ -365,6 +377,14 @@ TORSH_INLINE void store_rows(const Ends<T>& e, std::int64_t n1, std::int64_t n2,
   void store_rows_of(const Ends<T>& e, std::int64_t n1, std::int64_t n2, std::int64_t r0, std::int64_t bw,          \
                      const T* wr, const T* wi) {                                                                     \
     store_rows_##T(e, n1, n2, r0, bw, wr, wi);                                                                       \
+  }                                                                                                                  \
+  TORSH_SIMD_CLONES void scatter_columns_##T(const Ends<T>& e, std::int64_t n1, std::int64_t n2, std::int64_t c0,  \
+                                             std::int64_t bw, const T* br, const T* bi) {                            \
+    scatter_columns(e, n1, n2, c0, bw, br, bi);                                                                      \
+  }                                                                                                                  \
+  void scatter_columns_of(const Ends<T>& e, std::int64_t n1, std::int64_t n2, std::int64_t c0, std::int64_t bw,    \
+                          const T* br, const T* bi) {                                                                \
+    scatter_columns_##T(e, n1, n2, c0, bw, br, bi);                                                                  \
   }
 TORSH_FFT_COPIES(float)
 TORSH_FFT_COPIES(double)
@@ -490,6 +510,22 @@ void forward_from_pairs(const Plan<T>& plan, const T* x, T* re, T* im, T* work) 
   flat_from_pairs<T>(plan, x, re, im, false, false, T(1), work, nullptr);
 }
 
+template <class T>
+void forward_side_by_side(const Plan<T>& plan, const T* x, T* y, std::int64_t stride, std::int64_t bw, bool inverse,
+                          T scale, T* buf) {
+  const std::int64_t n = plan.n;
+  T* re = buf;
+  T* im = buf + n * bw + kPad;
+  const Ends<T> e{true, x, nullptr, y, nullptr, inverse ? T(-1) : T(1), scale};
+  gather_columns_of(e, n, stride, 0, bw, re, im);
+  forward_batched(plan, re, im, buf + 2 * n * bw + 2 * kPad, bw);
+  scatter_columns_of(e, n, stride, 0, bw, re, im);
+}
+
+template void forward_side_by_side<float>(const Plan<float>&, const float*, float*, std::int64_t, std::int64_t, bool,
+                                          float, float*);
+template void forward_side_by_side<double>(const Plan<double>&, const double*, double*, std::int64_t, std::int64_t,
+                                           bool, double, double*);
 template void forward_from_pairs<float>(const Plan<float>&, const float*, float*, float*, float*);
 template void forward_from_pairs<double>(const Plan<double>&, const double*, double*, double*, double*);
 template void forward_pairs<float>(const Plan<float>&, const float*, float*, bool, float, float*, int);
