@@ -56,8 +56,8 @@ struct Line {
           for (std::int64_t k = 0; k <= n / 2; ++k) ol[k * os] = re[k] * scale, ol[k * os + 1] = im[k] * scale;
           return;
         }
-        if (Contiguous && plan.batchable()) {
-          fft::forward_from_pairs(plan, xl, re, im, work);
+        if (Contiguous && !plan.bluestein) {
+          fft::forward_from_pairs(plan, xl, re, im, work, threads);
         } else {
           for (std::int64_t t = 0; t < h; ++t) re[t] = xl[2 * t * xs], im[t] = xl[(2 * t + 1) * xs];
           fft::forward(plan, re, im, work, threads);

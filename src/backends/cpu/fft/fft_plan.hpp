@@ -89,10 +89,10 @@ void forward(const Plan<T>& plan, T* re, T* im, T* work, int threads);
 // holds 2 * plan.work_size() values; threads as forward().
 template <class T>
 void forward_pairs(const Plan<T>& plan, const T* x, T* y, bool inverse, T scale, T* work, int threads);
-// The forward transform of pairs x into split re / im (a flat plan: no
-// Bluestein, no four-step); work holds plan.work_size() values.
+// The forward transform of pairs x into split re / im (no Bluestein); work
+// holds plan.work_size() values; threads as forward().
 template <class T>
-void forward_from_pairs(const Plan<T>& plan, const T* x, T* re, T* im, T* work);
+void forward_from_pairs(const Plan<T>& plan, const T* x, T* re, T* im, T* work, int threads);
 
 // bw sequences of pairs side by side, value t of sequence q at pair
 // t * stride + q of x: transformed (the inverse when asked), scaled, written

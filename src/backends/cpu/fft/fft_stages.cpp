@@ -275,7 +275,7 @@ T* block_scratch(std::size_t values) {
 // (the inverse, as in load / store), scale the values written.
 template <class T>
 struct Ends {
-  bool pairs;
+  bool in_pairs, out_pairs;
   const T* xr;
   const T* xi;
   T* yr;
@@ -355,7 +355,7 @@ TORSH_INLINE void scatter_columns(const Ends<T>& e, std::int64_t n1, std::int64_
 #define TORSH_FFT_COPIES(T)                                                                                          \
   TORSH_SIMD_CLONES void gather_columns_##T(const Ends<T>& e, std::int64_t n1, std::int64_t n2, std::int64_t c0,   \
                                             std::int64_t bw, T* br, T* bi) {                                        \
-    e.pairs ? gather_columns<true>(e, n1, n2, c0, bw, br, bi) : gather_columns<false>(e, n1, n2, c0, bw, br, bi); \
+    e.in_pairs ? gather_columns<true>(e, n1, n2, c0, bw, br, bi) : gather_columns<false>(e, n1, n2, c0, bw, br, bi); \
   }                                                                                                                  \
   TORSH_SIMD_CLONES void twiddle_columns_##T(const Plan<T>& plan, std::int64_t blk, std::int64_t n1, std::int64_t n2, \
                                              std::int64_t c0, std::int64_t bw, const T* br, const T* bi, T* wr,      \
@@ -364,7 +364,7 @@ TORSH_INLINE void scatter_columns(const Ends<T>& e, std::int64_t n1, std::int64_
   }                                                                                                                  \
   TORSH_SIMD_CLONES void store_rows_##T(const Ends<T>& e, std::int64_t n1, std::int64_t n2, std::int64_t r0,        \
                                         std::int64_t bw, const T* wr, const T* wi) {                                 \
-    e.pairs ? store_rows<true>(e, n1, n2, r0, bw, wr, wi) : store_rows<false>(e, n1, n2, r0, bw, wr, wi);           \
+    e.out_pairs ? store_rows<true>(e, n1, n2, r0, bw, wr, wi) : store_rows<false>(e, n1, n2, r0, bw, wr, wi);           \
   }                                                                                                                  \
   void gather_columns_of(const Ends<T>& e, std::int64_t n1, std::int64_t n2, std::int64_t c0, std::int64_t bw,     \
                          T* br, T* bi) {                                                                             \
@@ -450,7 +450,7 @@ void forward_batched(const Plan<T>& plan, T* re, T* im, T* work, std::int64_t ba
 template <class T>
 void forward(const Plan<T>& plan, T* re, T* im, T* work, int threads) {
   if (plan.bluestein) return bluestein(plan, re, im, work, threads);
-  if (plan.cols) return four_step(plan, Ends<T>{false, re, im, re, im}, work, threads);
+  if (plan.cols) return four_step(plan, Ends<T>{false, false, re, im, re, im}, work, threads);
   T *cr = re, *ci = im, *nr = work + kPad, *ni = work + plan.n + 3 * kPad;
   for (const auto& st : plan.stages) {
     stage_parallel(st, cr, ci, nr, ni, threads);
@@ -502,11 +502,12 @@ void forward_pairs(const Plan<T>& plan, const T* x, T* y, bool inverse, T scale,
   if (!plan.cols)
     return flat_from_pairs<T>(plan, x, y, nullptr, true, inverse, scale, work, work + plan.work_size());
   // The inverse as the conjugate of the forward transform of the conjugate.
-  four_step(plan, Ends<T>{true, x, nullptr, y, nullptr, inverse ? T(-1) : T(1), scale}, work, threads);
+  four_step(plan, Ends<T>{true, true, x, nullptr, y, nullptr, inverse ? T(-1) : T(1), scale}, work, threads);
 }
 
 template <class T>
-void forward_from_pairs(const Plan<T>& plan, const T* x, T* re, T* im, T* work) {
+void forward_from_pairs(const Plan<T>& plan, const T* x, T* re, T* im, T* work, int threads) {
+  if (plan.cols) return four_step(plan, Ends<T>{true, false, x, nullptr, re, im}, work, threads);
   flat_from_pairs<T>(plan, x, re, im, false, false, T(1), work, nullptr);
 }
 
@@ -516,7 +517,7 @@ void forward_side_by_side(const Plan<T>& plan, const T* x, T* y, std::int64_t st
   const std::int64_t n = plan.n;
   T* re = buf;
   T* im = buf + n * bw + kPad;
-  const Ends<T> e{true, x, nullptr, y, nullptr, inverse ? T(-1) : T(1), scale};
+  const Ends<T> e{true, true, x, nullptr, y, nullptr, inverse ? T(-1) : T(1), scale};
   gather_columns_of(e, n, stride, 0, bw, re, im);
   forward_batched(plan, re, im, buf + 2 * n * bw + 2 * kPad, bw);
   scatter_columns_of(e, n, stride, 0, bw, re, im);
@@ -526,8 +527,8 @@ template void forward_side_by_side<float>(const Plan<float>&, const float*, floa
                                           float, float*);
 template void forward_side_by_side<double>(const Plan<double>&, const double*, double*, std::int64_t, std::int64_t,
                                            bool, double, double*);
-template void forward_from_pairs<float>(const Plan<float>&, const float*, float*, float*, float*);
-template void forward_from_pairs<double>(const Plan<double>&, const double*, double*, double*, double*);
+template void forward_from_pairs<float>(const Plan<float>&, const float*, float*, float*, float*, int);
+template void forward_from_pairs<double>(const Plan<double>&, const double*, double*, double*, double*, int);
 template void forward_pairs<float>(const Plan<float>&, const float*, float*, bool, float, float*, int);
 template void forward_pairs<double>(const Plan<double>&, const double*, double*, bool, double, double*, int);
 template void forward_batched<float>(const Plan<float>&, float*, float*, float*, std::int64_t);
