@@ -2,6 +2,8 @@
 // the order gpu/fft_passes.hpp gives (and always on HIP). Row buffers come
 // from the stream-ordered allocator and are freed on the stream after the
 // passes.
+#include <algorithm>
+
 #include "backends/gpu/fft_passes.hpp"
 #include "cufft_fft.hpp"
 #include "launch.hpp"
@@ -69,6 +71,20 @@ struct Passes {
       launch(s, TORSH_CUDA_KERNEL(fft_chirp_f64), grid, block, rows.p, p.p, long{lines}, long{n}, long{m}, sign, mode);
     else
       launch(s, TORSH_CUDA_KERNEL(fft_chirp_f32), grid, block, rows.p, p.p, long{lines}, long{n}, long{m}, sign, mode);
+  }
+  void local(std::int64_t lines, std::int64_t n, std::int64_t inner, int kind, std::int64_t len_x,
+             std::int64_t len_out, int radices, int sign, double scale) {
+    // One block of kLocalItems per line, at most kMaxGroups blocks (each then takes several lines).
+    constexpr unsigned kLocalItems = 128, kMaxGroups = 8192;
+    const dim3 grid(static_cast<unsigned>(std::min<std::int64_t>(lines, kMaxGroups))), block(kLocalItems);
+    if constexpr (std::is_same_v<T, double>)
+      launch(s, TORSH_CUDA_KERNEL(fft_local_f64), grid, block, static_cast<const T*>(x()), long{a.x.offset}, out(),
+             long{a.out.offset}, long{lines}, long{n}, long{inner}, kind, long{len_x}, long{len_out}, radices, sign,
+             scale);
+    else
+      launch(s, TORSH_CUDA_KERNEL(fft_local_f32), grid, block, static_cast<const T*>(x()), long{a.x.offset}, out(),
+             long{a.out.offset}, long{lines}, long{n}, long{inner}, kind, long{len_x}, long{len_out}, radices, sign,
+             static_cast<float>(scale));
   }
   void pointwise(Buf& p, Buf& b, std::int64_t lines, std::int64_t m) {
     const auto [grid, block] = grid_1d(s.device(), lines * m);

@@ -12,7 +12,11 @@
 //   void scatter(a, out, lines, n, inner, kind, len_out, scale);
 //   void chirp(a, p, lines, n, m, sign, mode);
 //   void pointwise(p, b, lines, m);
-// where a, p, b, from, to are Buf& and x / out the args' tensors.
+// where a, p, b, from, to are Buf& and x / out the args' tensors; and, where
+// the backend has fft_local (one work-group per line, the stages in local
+// memory), for lines of at most kFftLocalMax values with radix stages only:
+//   void local(lines, n, inner, kind, len_x, len_out, radices, sign, scale);
+// radices packed 4 bits per stage, the first stage's in the low bits.
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -33,6 +37,12 @@ inline std::vector<int> fft_radices(std::int64_t n) {
   if (n != 1) r.clear();
   return r;
 }
+
+// fft_local's two local buffers hold 2048 f32 / 1024 f64 values each.
+inline std::int64_t fft_local_max(std::size_t elem) { return elem == 4 ? 1024 : 512; }
+
+template <class Gpu>
+concept HasFftLocal = requires(Gpu& g) { g.local(1, 1, 1, 0, 1, 1, 0, 0, 1.0); };
 
 template <class Gpu>
 void run_fft_passes(Gpu& g, const rt::FftArgs& a, std::size_t elem) {
@@ -56,6 +66,15 @@ void run_fft_passes(Gpu& g, const rt::FftArgs& a, std::size_t elem) {
     }
     return *from;
   };
+  if constexpr (HasFftLocal<Gpu>) {
+    const std::vector<int> radices = fft_radices(n);
+    if (n <= fft_local_max(elem) && (n == 1 || !radices.empty()) && radices.size() <= 7) {
+      int packed = 0;
+      for (std::size_t i = radices.size(); i-- > 0;) packed = packed << 4 | radices[i];
+      g.local(lines, n, a.inner, kind, len_x, len_out, packed, sign, a.scale);
+      return;
+    }
+  }
   auto buf_a = g.alloc(rows(lines, n));
   g.gather(buf_a, lines, n, a.inner, kind, len_x);
   if (n == 1 || !fft_radices(n).empty()) {

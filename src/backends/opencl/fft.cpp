@@ -1,6 +1,9 @@
 // DFTs: fft.kern.h's passes in the order gpu/fft_passes.hpp gives (f64 on
-// devices with doubles). Row buffers are per call; a graph capture keeps them
+// devices with doubles): short lines in one fft_local launch, longer ones a
+// launch per stage. Row buffers are per call; a graph capture keeps them
 // alive for its replays.
+#include <algorithm>
+
 #include "backends/gpu/fft_passes.hpp"
 #include "launch.hpp"
 
@@ -45,6 +48,22 @@ struct Passes {
   void chirp(Buf& rows, Buf& p, std::int64_t lines, std::int64_t n, std::int64_t m, int sign, int mode) {
     run("fft_chirp", (mode == 1 ? 1 : lines) * (mode == 2 ? n : m), rows->mem(), p->mem(), cl_long{lines}, cl_long{n},
         cl_long{m}, cl_int{sign}, cl_int{mode});
+  }
+  void local(std::int64_t lines, std::int64_t n, std::int64_t inner, int kind, std::int64_t len_x,
+             std::int64_t len_out, int radices, int sign, double scale) {
+    const Kernel k = kernel("fft_local");
+    // One work-group of kLocalItems per line, at most kMaxGroups groups (each then takes several lines).
+    constexpr std::size_t kLocalItems = 128, kMaxGroups = 8192;
+    const std::size_t groups = std::min<std::size_t>(static_cast<std::size_t>(lines), kMaxGroups);
+    const NDRange global = range(groups * kLocalItems), local_size = range(kLocalItems);
+    if (f64)
+      launch(s, k, global, local_size, mem_of(*a.x.buffer), cl_long{a.x.offset}, mem_of(*a.out.buffer),
+             cl_long{a.out.offset}, cl_long{lines}, cl_long{n}, cl_long{inner}, cl_int{kind}, cl_long{len_x},
+             cl_long{len_out}, cl_int{radices}, cl_int{sign}, cl_double{scale});
+    else
+      launch(s, k, global, local_size, mem_of(*a.x.buffer), cl_long{a.x.offset}, mem_of(*a.out.buffer),
+             cl_long{a.out.offset}, cl_long{lines}, cl_long{n}, cl_long{inner}, cl_int{kind}, cl_long{len_x},
+             cl_long{len_out}, cl_int{radices}, cl_int{sign}, static_cast<cl_float>(scale));
   }
   void pointwise(Buf& p, Buf& b, std::int64_t lines, std::int64_t m) {
     run("fft_pointwise", lines * m, p->mem(), b->mem(), cl_long{lines}, cl_long{m});

@@ -1,7 +1,9 @@
 // DFTs: kernels/fft.wgsl's passes in the order gpu/fft_passes.hpp gives
-// (f32; WGSL has no doubles, so f64 transforms run on the CPU). Row buffers
+// (f32; WGSL has no doubles, so f64 transforms run on the CPU): short lines
+// in one fft_local dispatch, longer ones a dispatch per stage. Row buffers
 // are device buffers per call, bound like tensors; wgpu keeps a buffer alive
 // until the work that uses it has run.
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -62,6 +64,16 @@ struct Passes {
     else l.tensor(rows.arg).tensor(p.arg);
     l.param(lines).param(n).param(m).param(sign > 0 ? 1 : 0).param(mode);
     l.run("fft", "fft_chirp", (mode == 1 ? 1 : lines) * (mode == 2 ? n : m));
+  }
+  void local(std::int64_t lines, std::int64_t n, std::int64_t inner, int kind, std::int64_t len_x,
+             std::int64_t len_out, int radices, int sign, double scale) {
+    Launch l(dev);
+    l.tensor(a.x).tensor(a.out);
+    l.param(l.offset(0)).param(l.offset(1)).param(lines).param(n).param(inner).param(kind).param(len_x);
+    l.param(len_out).param(radices).param(sign > 0 ? 1 : 0).param(f32_bits(scale));
+    // One work-group per line, at most kMaxGroups (each then takes several lines).
+    constexpr std::int64_t kMaxGroups = 8192;
+    l.run_rows("fft", "fft_local", std::min(lines, kMaxGroups));
   }
   void pointwise(Buf& p, Buf& b, std::int64_t lines, std::int64_t m) {
     Launch l(dev);

@@ -167,3 +167,95 @@ fn fft_pointwise(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
   fft_set(2u * e, y.x);
   fft_set(2u * e + 1u, y.y);
 }
+
+// One work-group per line, every stage in workgroup memory (n <= 1024): the
+// gather of fft_gather, the Stockham stages of the radices packed 4 bits each
+// (first stage in the low bits), the scatter of fft_scatter. One dispatch
+// instead of one per stage.
+// P: [0] x offset [1] out offset [2] lines [3] n [4] inner [5] kind [6] len_x [7] len_out [8] radices
+//    [9] sign [10] scale (f32 bits).
+var<workgroup> fft_a: array<vec2<f32>, 1024>;
+var<workgroup> fft_b: array<vec2<f32>, 1024>;
+
+fn fft_local_load(t: u32, o: u32, i: u32) -> vec2<f32> {
+  let n = P[3];
+  var v = vec2<f32>(0.0, 0.0);
+  if (P[5] == 1u) {
+    v.x = fft_get(P[0] + (o * P[6] + t) * P[4] + i);
+  } else if (P[5] == 2u) {
+    let k = select(n - t, t, 2u * t <= n);
+    let at = P[0] + ((o * P[6] + k) * P[4] + i) * 2u;
+    v.x = fft_get(at);
+    if (k != 0u && 2u * k != n) { v.y = fft_get(at + 1u); }
+    if (k != t) { v.y = -v.y; }
+  } else {
+    let at = P[0] + ((o * P[6] + t) * P[4] + i) * 2u;
+    v = vec2<f32>(fft_get(at), fft_get(at + 1u));
+  }
+  return v;
+}
+
+// The radix-r butterfly (p, q) of a stage of length len, stride s: from fft_a into fft_b when a_to_b, else back.
+fn fft_local_butterfly(p: u32, q: u32, s: u32, m: u32, r: u32, len: u32, a_to_b: bool) {
+  let sign = P[9];
+  var x: array<vec2<f32>, 8>;
+  for (var j = 0u; j < r; j++) {
+    let at = q + s * (p + j * m);
+    x[j] = select(fft_b[at], fft_a[at], a_to_b);
+  }
+  var w: array<vec2<f32>, 8>;
+  for (var k = 0u; k < r; k++) { w[k] = fft_root(k, r, sign); }
+  let out = q + s * r * p;
+  for (var k = 0u; k < r; k++) {
+    var sum = vec2<f32>(0.0, 0.0);
+    var jk = 0u;
+    for (var j = 0u; j < r; j++) {
+      sum += cmul(x[j], w[jk]);
+      jk += k;
+      if (jk >= r) { jk -= r; }
+    }
+    if (k > 0u) { sum = cmul(sum, fft_root(p * k, len, sign)); }
+    if (a_to_b) { fft_b[out + s * k] = sum; } else { fft_a[out + s * k] = sum; }
+  }
+}
+
+@compute @workgroup_size(128)
+fn fft_local(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+             @builtin(local_invocation_index) lid: u32) {
+  let n = P[3];
+  let groups = nwg.x * nwg.y;
+  for (var l = group_index(wid, nwg); l < P[2]; l += groups) {
+    let o = l / P[4];
+    let i = l - o * P[4];
+    for (var t = lid; t < n; t += 128u) { fft_a[t] = fft_local_load(t, o, i); }
+    workgroupBarrier();
+    var len = n;
+    var rs = P[8];
+    var a_to_b = true;
+    while (len > 1u) {
+      let r = rs & 15u;
+      rs = rs >> 4u;
+      let m = len / r;
+      let s = n / len;
+      for (var b = lid; b < m * s; b += 128u) {
+        let p = b / s;
+        fft_local_butterfly(p, b - p * s, s, m, r, len, a_to_b);
+      }
+      workgroupBarrier();
+      a_to_b = !a_to_b;
+      len = m;
+    }
+    let scale = bitcast<f32>(P[10]);
+    for (var k = lid; k < P[7]; k += 128u) {
+      let v = select(fft_b[k], fft_a[k], a_to_b);
+      if (P[5] == 2u) {
+        fft_set(P[1] + (o * P[7] + k) * P[4] + i, unfused(v.x * scale));
+      } else {
+        let at = P[1] + ((o * P[7] + k) * P[4] + i) * 2u;
+        fft_set(at, unfused(v.x * scale));
+        fft_set(at + 1u, unfused(v.y * scale));
+      }
+    }
+    workgroupBarrier();
+  }
+}
