@@ -1,10 +1,13 @@
-// DFTs along one axis (rt::FftArgs) with the engine of fft/: each line is
-// split into real and imaginary arrays, transformed, and written back scaled.
-// Many lines go to the pool a line per task; one long line (the four-step
-// form) is split over column and row blocks instead. Real transforms of even length
-// run the half-length complex plan on the pairs (x_2t, x_2t+1) and untangle
-// the two half spectra with the plan's post-twiddles; odd lengths take the
-// full complex plan with zero imaginary parts.
+// DFTs along one axis (rt::FftArgs) with the engine of fft/. A last-axis
+// line is read as (re, im) pairs by the engine's first stage and written as
+// pairs, scaled, by its last; a line with a stride is copied into split
+// arrays first, and lines along an inner axis go through side by side in
+// blocks. Many lines go to the pool a line per task; one long line (the
+// four-step form) is split over its column and row blocks instead. Real
+// transforms of even length run the half-length complex plan on the pairs
+// (x_2t, x_2t+1) and untangle the two half spectra with the plan's
+// post-twiddles; odd lengths take the full complex plan with zero imaginary
+// parts.
 #include <algorithm>
 
 #include "device.hpp"

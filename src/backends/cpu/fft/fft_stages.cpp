@@ -5,7 +5,8 @@
 // unrolls into straight-line code and GCC vectorises the loop around it: over
 // q (contiguous loads and stores) once s > 1, over p in the first stage
 // (s = 1, twiddles stored k-major so they load contiguously too). Every loop
-// is built per x86 level by target_clones.
+// is built per x86 level by target_clones. Also here: the batched form
+// (sequences side by side), the four-step form and Bluestein's.
 #include <algorithm>
 #include <cstring>
 #include <utility>
