@@ -40,7 +40,8 @@ struct Passes {
   void gather(Buf& to, std::int64_t lines, std::int64_t n, std::int64_t inner, int kind, std::int64_t len_x) {
     Launch l(dev);
     l.tensor(a.x).tensor(to.arg);
-    l.param(l.offset(0)).param(lines).param(n).param(inner).param(kind).param(len_x);
+    // fft_load's layout, shared with fft_local (P[1] unused here).
+    l.param(l.offset(0)).param(0).param(lines).param(n).param(inner).param(kind).param(len_x);
     l.run("fft", "fft_gather", lines * n);
   }
   void stage(Buf& from, Buf& to, std::int64_t lines, std::int64_t n, std::int64_t len, std::int64_t s, int r,

@@ -78,7 +78,8 @@ std::shared_ptr<const Plan<T>> plan_for(std::int64_t n, bool flat = false);
 // The forward DFT (sign -1, unnormalised) of re/im (n values each), in place.
 // work holds plan.work_size() values. For the inverse, swap re and im: the
 // DFT of the swapped input, swapped back, is the unnormalised inverse.
-// threads > 1 splits each stage over the CPU pool (one long transform).
+// threads > 1 splits a four-step plan's column and row blocks over the CPU
+// pool (one long transform); a flat plan runs on the calling thread.
 template <class T>
 void forward(const Plan<T>& plan, T* re, T* im, T* work, int threads);
 

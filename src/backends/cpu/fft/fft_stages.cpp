@@ -220,20 +220,6 @@ void run_stage(const Stage<double>& st, std::int64_t s, const double* xr, const 
   TORSH_FFT_SWITCH(double)
 }
 
-// One stage over the pool: split over p while there are enough of them, else
-// over q (the last stages have few p and long q runs).
-template <class T>
-void stage_parallel(const Stage<T>& st, const T* xr, const T* xi, T* yr, T* yi, int threads) {
-  const std::int64_t m = st.len / st.radix, s = st.stride;
-  if (threads <= 1) return run_stage(st, s, xr, xi, yr, yi, 0, m, 0, s);
-  if (m >= 4 * threads || s == 1)
-    pool().parallel_for(m, std::max<std::int64_t>(1, m / (4 * threads)),
-                        [&](std::int64_t p0, std::int64_t p1) { run_stage(st, s, xr, xi, yr, yi, p0, p1, 0, s); });
-  else
-    pool().parallel_for(s, std::max<std::int64_t>(16, s / (4 * threads)),
-                        [&](std::int64_t q0, std::int64_t q1) { run_stage(st, s, xr, xi, yr, yi, 0, m, q0, q1); });
-}
-
 template <class T>
 void bluestein(const Plan<T>& plan, T* re, T* im, T* work, int threads) {
   const Plan<T>& sub = *plan.sub;
@@ -454,7 +440,7 @@ void forward(const Plan<T>& plan, T* re, T* im, T* work, int threads) {
   if (plan.cols) return four_step(plan, Ends<T>{false, false, re, im, re, im}, work, threads);
   T *cr = re, *ci = im, *nr = work + kPad, *ni = work + plan.n + 3 * kPad;
   for (const auto& st : plan.stages) {
-    stage_parallel(st, cr, ci, nr, ni, threads);
+    run_stage(st, st.stride, cr, ci, nr, ni, 0, st.len / st.radix, 0, st.stride);
     std::swap(cr, nr), std::swap(ci, ni);
   }
   if (cr != re) {

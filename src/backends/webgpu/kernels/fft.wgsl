@@ -34,29 +34,38 @@ fn cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
   return vec2<f32>(unfused(a.x * b.x) - unfused(a.y * b.y), unfused(a.x * b.y) + unfused(a.y * b.x));
 }
 
-// P: [0] x offset [1] lines [2] n [3] inner [4] kind (0 C2C, 1 R2C, 2 C2R) [5] len_x.
-@compute @workgroup_size(256)
-fn fft_gather(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let e = linear_id(gid, nwg, 256u);
-  let n = P[2];
-  if (e >= P[1] * n) { return; }
-  let l = e / n;
-  let t = e - l * n;
-  let o = l / P[3];
-  let i = l - o * P[3];
+// Value t of line (o, i) of x: C2C reads the pair, R2C the real value (im 0),
+// C2R the Hermitian extension of the half spectrum (dropping the imaginary
+// parts a real signal's spectrum cannot have). fft_gather and fft_local share
+// the parameter layout: P[0] x offset [3] n [4] inner [5] kind [6] len_x.
+fn fft_load(t: u32, o: u32, i: u32) -> vec2<f32> {
+  let n = P[3];
   var v = vec2<f32>(0.0, 0.0);
-  if (P[4] == 1u) {
-    v.x = fft_get(P[0] + (o * P[5] + t) * P[3] + i);
-  } else if (P[4] == 2u) {
+  if (P[5] == 1u) {
+    v.x = fft_get(P[0] + (o * P[6] + t) * P[4] + i);
+  } else if (P[5] == 2u) {
     let k = select(n - t, t, 2u * t <= n);
-    let at = P[0] + ((o * P[5] + k) * P[3] + i) * 2u;
+    let at = P[0] + ((o * P[6] + k) * P[4] + i) * 2u;
     v.x = fft_get(at);
     if (k != 0u && 2u * k != n) { v.y = fft_get(at + 1u); }
     if (k != t) { v.y = -v.y; }
   } else {
-    let at = P[0] + ((o * P[5] + t) * P[3] + i) * 2u;
+    let at = P[0] + ((o * P[6] + t) * P[4] + i) * 2u;
     v = vec2<f32>(fft_get(at), fft_get(at + 1u));
   }
+  return v;
+}
+
+// x in its layout -> rows of pairs. P: [0] x offset [1] (unused) [2] lines [3] n [4] inner [5] kind
+// (0 C2C, 1 R2C, 2 C2R) [6] len_x.
+@compute @workgroup_size(256)
+fn fft_gather(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let e = linear_id(gid, nwg, 256u);
+  let n = P[3];
+  if (e >= P[2] * n) { return; }
+  let l = e / n;
+  let o = l / P[4];
+  let v = fft_load(e - l * n, o, l - o * P[4]);
   fft_set(2u * e, v.x);
   fft_set(2u * e + 1u, v.y);
 }
@@ -177,24 +186,6 @@ fn fft_pointwise(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
 var<workgroup> fft_a: array<vec2<f32>, 1024>;
 var<workgroup> fft_b: array<vec2<f32>, 1024>;
 
-fn fft_local_load(t: u32, o: u32, i: u32) -> vec2<f32> {
-  let n = P[3];
-  var v = vec2<f32>(0.0, 0.0);
-  if (P[5] == 1u) {
-    v.x = fft_get(P[0] + (o * P[6] + t) * P[4] + i);
-  } else if (P[5] == 2u) {
-    let k = select(n - t, t, 2u * t <= n);
-    let at = P[0] + ((o * P[6] + k) * P[4] + i) * 2u;
-    v.x = fft_get(at);
-    if (k != 0u && 2u * k != n) { v.y = fft_get(at + 1u); }
-    if (k != t) { v.y = -v.y; }
-  } else {
-    let at = P[0] + ((o * P[6] + t) * P[4] + i) * 2u;
-    v = vec2<f32>(fft_get(at), fft_get(at + 1u));
-  }
-  return v;
-}
-
 // The radix-r butterfly (p, q) of a stage of length len, stride s: from fft_a into fft_b when a_to_b, else back.
 fn fft_local_butterfly(p: u32, q: u32, s: u32, m: u32, r: u32, len: u32, a_to_b: bool) {
   let sign = P[9];
@@ -227,7 +218,7 @@ fn fft_local(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
   for (var l = group_index(wid, nwg); l < P[2]; l += groups) {
     let o = l / P[4];
     let i = l - o * P[4];
-    for (var t = lid; t < n; t += 128u) { fft_a[t] = fft_local_load(t, o, i); }
+    for (var t = lid; t < n; t += 128u) { fft_a[t] = fft_load(t, o, i); }
     workgroupBarrier();
     var len = n;
     var rs = P[8];
