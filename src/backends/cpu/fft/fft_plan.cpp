@@ -1,5 +1,7 @@
 // Plans: the factorisation, the twiddles and Bluestein's chirp, built once
 // per (length, dtype) and kept in a bounded cache.
+#include <unistd.h>
+
 #include <cmath>
 #include <list>
 #include <mutex>
@@ -7,6 +9,7 @@
 #include <unordered_map>
 
 #include "fft_plan.hpp"
+#include "torsh/core/error.hpp"
 
 namespace torsh::cpu::fft {
 namespace {
@@ -42,6 +45,22 @@ void unit_root(std::int64_t num, std::int64_t den, double& re, double& im) {
   num %= den;
   const double a = -2.0 * std::numbers::pi * static_cast<double>(num) / static_cast<double>(den);
   re = std::cos(a), im = std::sin(a);
+}
+
+// Bluestein's plan for length n holds and computes arrays of m >= 2n - 1
+// values (in double while its kernel is transformed): refused with an error
+// before any of it is allocated when that passes half the machine's memory,
+// instead of the process being killed on first touch.
+void check_bluestein_memory(std::int64_t n, std::int64_t m) {
+  const double need = static_cast<double>(m) * 80.0;  // double kernel + its plan + the plan's own arrays
+  const double have = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+  if (have > 0 && need > have / 2)
+    throw Error(ErrorCode::OutOfMemory,
+                "a transform of length " + std::to_string(n) +
+                    " has a prime factor above 31, so it runs as a convolution of length " + std::to_string(m) +
+                    " whose plan needs about " + std::to_string(static_cast<long long>(need / (1 << 20))) +
+                    " MiB, more than half of this machine's memory",
+                {.op = "fft"}, {"Pad the input to a length with small prime factors (n=...) or split the transform"});
 }
 
 std::int64_t next_pow2(std::int64_t v) {
@@ -94,6 +113,7 @@ std::shared_ptr<Plan<T>> build(std::int64_t n, bool flat) {
     // a cyclic convolution of length m >= 2n - 1 done by power-of-two FFTs.
     plan->bluestein = true;
     const std::int64_t m = next_pow2(2 * n - 1);
+    check_bluestein_memory(n, m);
     plan->sub = plan_for<T>(m);
     plan->chirp_re.resize(n), plan->chirp_im.resize(n);
     std::vector<double> br(m, 0.0), bi(m, 0.0);
