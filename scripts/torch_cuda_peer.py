@@ -106,14 +106,24 @@ if wanted("adam_f32_16M"):
     ms = median_ms(opt.step, 10)
     emit("adam_f32_16M", "f32", ms, "gbps", 16 * N / ms / 1e6, "fused=True")
 
-# int8 GEMM: torch._int_mm takes s8 x s8 (torsh's case is u8 x s8 with zero points: the same work).
+# int8 GEMM: torch._int_mm takes s8 x s8 without zero points, torsh's i8i8
+# case; the u8i8 case (u8 x s8 with zero points) is compared with it too, as
+# the same product plus torsh's zero-point work. b is given both row-major
+# (torsh's operand) and column-major (a weight stored transposed once, the
+# layout the tensor cores take); the faster one is the peer.
 for n in (1024, 4096):
-    name = f"matmul_integer_u8i8_{n}"
-    if wanted(name) and hasattr(torch, "_int_mm"):
+    names = [x for x in (f"matmul_integer_i8i8_{n}", f"matmul_integer_u8i8_{n}") if wanted(x)]
+    if names and hasattr(torch, "_int_mm"):
         a8 = torch.randint(-128, 128, (n, n), device=dev, dtype=torch.int8)
         b8 = torch.randint(-128, 128, (n, n), device=dev, dtype=torch.int8)
-        ms = median_ms(lambda: torch._int_mm(a8, b8), 30 if n <= 1024 else 5)
-        emit(name, "i32", ms, "gops", 2 * n**3 / ms / 1e6, "torch._int_mm s8 x s8")
+        b8_cols = b8.t().contiguous().t()
+        reps = 30 if n <= 1024 else 5
+        rows_ms = median_ms(lambda: torch._int_mm(a8, b8), reps)
+        cols_ms = median_ms(lambda: torch._int_mm(a8, b8_cols), reps)
+        ms, layout = min((rows_ms, "row-major"), (cols_ms, "column-major"))
+        for name in names:
+            emit(name, "i32", ms, "gops", 2 * n**3 / ms / 1e6,
+                 f"torch._int_mm s8 x s8, b {layout} (row-major {rows_ms:.4f} ms, column-major {cols_ms:.4f} ms)")
 
 if wanted("add_f32_4"):
     a4, b4 = randn(4), randn(4)

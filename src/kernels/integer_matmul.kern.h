@@ -31,6 +31,32 @@ DEVICE_FN float im_scale(GLOBAL const float* s, long soff, long sn, long i) {
   return sn == 0 ? 1.0f : s[soff + (sn == 1 ? 0 : i)];
 }
 
+/* Output o (row r, column c) from the product's wrapped sum: plus bias[c],
+ * then as int32, scaled to f32 or requantized (see above). */
+DEVICE_FN void im_store(GLOBAL uchar* out, long o, int odt, uint sum, long r, long c, GLOBAL const float* sa,
+                        long saoff, long sa_n, GLOBAL const float* sb, long sboff, long sb_n, GLOBAL const float* sy,
+                        long syoff, GLOBAL const uchar* zy, long zyoff, int has_y, GLOBAL const int* bias,
+                        long biasoff, int has_bias) {
+  const int s = (int)(sum + (has_bias ? (uint)bias[biasoff + c] : 0u));
+  if (odt == ELEM_I32) {
+    ((GLOBAL int*)out)[o] = s;
+    return;
+  }
+  const float mul = im_scale(sa, saoff, sa_n, r) * im_scale(sb, sboff, sb_n, c);
+  if (odt == ELEM_F32) {
+    ((GLOBAL float*)out)[o] = (float)s * mul;
+    return;
+  }
+  const float y_scale = has_y ? sy[syoff] : 1.0f;
+  const float y_zero = has_y ? (float)im_level(zy, zyoff, odt) : 0.0f;
+  const float lo = odt == ELEM_U8 ? 0.0f : -128.0f, hi = odt == ELEM_U8 ? 255.0f : 127.0f;
+  float q = rint((float)s * (mul / y_scale));
+  q = q != q ? 0.0f : q;
+  q = q + y_zero;
+  q = q < lo ? lo : q > hi ? hi : q;
+  out[o] = (uchar)(int)q; /* an I8 level's two's complement byte */
+}
+
 KERNEL void integer_matmul_tiles(GLOBAL const uchar* a, long aoff, int adt, GLOBAL const uchar* b, long boff, int bdt,
                                  long b_stride, GLOBAL const uchar* za, long zaoff, long za_n, GLOBAL const uchar* zb,
                                  long zboff, long zb_n, GLOBAL const float* sa, long saoff, long sa_n,
@@ -68,31 +94,91 @@ KERNEL void integer_matmul_tiles(GLOBAL const uchar* a, long aoff, int adt, GLOB
     }
     BARRIER();
   }
-  const float y_scale = has_y ? sy[syoff] : 1.0f;
-  const float y_zero = has_y ? (float)im_level(zy, zyoff, odt) : 0.0f;
-  const float lo = odt == ELEM_U8 ? 0.0f : -128.0f, hi = odt == ELEM_U8 ? 255.0f : 127.0f;
   for (int i = 0; i < 4; ++i) {
     const long r = r0 + ty * 4 + i;
     if (r >= m) continue;
     for (int j = 0; j < 4; ++j) {
       const long c = c0 + tx * 4 + j;
       if (c >= n) continue;
-      const long o = ooff + (bi * m + r) * n + c;
-      const int s = (int)(acc[i][j] + (has_bias ? (uint)bias[biasoff + c] : 0u));
-      if (odt == ELEM_I32) {
-        ((GLOBAL int*)out)[o] = s;
-        continue;
-      }
-      const float mul = im_scale(sa, saoff, sa_n, r) * im_scale(sb, sboff, sb_n, c);
-      if (odt == ELEM_F32) {
-        ((GLOBAL float*)out)[o] = (float)s * mul;
-        continue;
-      }
-      float q = rint((float)s * (mul / y_scale));
-      q = q != q ? 0.0f : q;
-      q = q + y_zero;
-      q = q < lo ? lo : q > hi ? hi : q;
-      out[o] = (uchar)(int)q; /* an I8 level's two's complement byte */
+      im_store(out, ooff + (bi * m + r) * n + c, odt, acc[i][j], r, c, sa, saoff, sa_n, sb, sboff, sb_n, sy, syoff, zy,
+               zyoff, has_y, bias, biasoff, has_bias);
     }
+  }
+}
+
+/* The tensor-core route (CUDA, cublas_int8.cpp): the product runs on signed
+ * levels, a u8 level v standing as v - 128 with its zero point moved by the
+ * same 128, so that sum_k (a - za)(b - zb) = P - zb rowsum(a) - za colsum(b)
+ * + k za zb, with P the s8 x s8 product, modulo 2^32 as above. */
+
+/* dst[bi][i][kk] (I8 levels, rows ldk long, zero past k) = src's element
+ * (i, kk) of batch bi, at soff + bi * s_batch + i * s_i + kk * s_k, minus 128
+ * when sdt is U8. Transposes through a 32 x 32 tile so that both the reads
+ * (along whichever of i and kk has unit stride) and the writes coalesce.
+ * Work-groups of 32 x 8 items; groups (count / 32, ldk / 32, batches). */
+KERNEL void integer_matmul_pack(GLOBAL const uchar* src, long soff, int sdt, long s_batch, long s_i, long s_k,
+                                GLOBAL uchar* dst, long count, long k, long ldk) {
+  LOCAL_ARRAY(int, tile, 32 * 33);
+  const long tx = LOCAL_ID(0), ty = LOCAL_ID(1);
+  const long i0 = GROUP_ID(0) * 32, k0 = GROUP_ID(1) * 32, bi = GROUP_ID(2);
+  const int shift = sdt == ELEM_U8 ? 128 : 0;
+  const int along_k = s_k == 1;
+  for (long y = ty; y < 32; y += 8) {
+    /* (ii, kk) within the tile: tx runs along the unit-stride index. */
+    const long ii = along_k ? y : tx, kk = along_k ? tx : y;
+    const long i = i0 + ii, kq = k0 + kk;
+    tile[ii * 33 + kk] = i < count && kq < k ? im_level(src, soff + bi * s_batch + i * s_i + kq * s_k, sdt) - shift : 0;
+  }
+  BARRIER();
+  for (long y = ty; y < 32; y += 8) {
+    const long i = i0 + y, kq = k0 + tx;
+    if (i < count && kq < ldk) dst[(bi * count + i) * ldk + kq] = (uchar)tile[y * 33 + tx];
+  }
+}
+
+/* The sums of rows of len I8 levels: work-group g (of 256 items) sums row g
+ * of p0 (rows ld0 apart) into s0[g] for g < rows0, else row g - rows0 of p1
+ * into s1 (so one launch serves both operands). */
+KERNEL void integer_matmul_row_sums(GLOBAL const uchar* p0, long ld0, long rows0, GLOBAL int* s0, GLOBAL const uchar* p1,
+                                    long ld1, GLOBAL int* s1, long len) {
+  LOCAL_ARRAY(uint, part, 256);
+  const long t = LOCAL_ID(0), g = GROUP_ID(0);
+  const int first = g < rows0;
+  GLOBAL const uchar* p = first ? p0 : p1;
+  const long row = first ? g : g - rows0, ld = first ? ld0 : ld1;
+  uint acc = 0u;
+  for (long i = t; i < len; i += 256) acc += (uint)(int)load_int(p, row * ld + i, ELEM_I8);
+  part[t] = acc;
+  BARRIER();
+  for (long h = 128; h > 0; h /= 2) {
+    if (t < h) part[t] += part[t + h];
+    BARRIER();
+  }
+  if (t == 0) (first ? s0 : s1)[row] = (int)part[0];
+}
+
+/* out (odt) from P (int32 [batch, m, n]; may be out itself when odt is
+ * ELEM_I32): the zero-point terms, then im_store. za / zb are the zero
+ * points as given (za_n, zb_n as above), shifted by 128 where their operand
+ * was U8 (adt, bdt); rowsum [batch * m] and colsum [batch or 1, n] are the
+ * shifted levels' sums, read only where the other side's zero point is not
+ * 0. One item per output. */
+KERNEL void integer_matmul_finish(GLOBAL const int* prod, GLOBAL const int* rowsum, GLOBAL const int* colsum,
+                                  long colsum_stride, int adt, int bdt, GLOBAL const uchar* za, long zaoff, long za_n,
+                                  GLOBAL const uchar* zb, long zboff, long zb_n, GLOBAL const float* sa, long saoff,
+                                  long sa_n, GLOBAL const float* sb, long sboff, long sb_n, GLOBAL const float* sy,
+                                  long syoff, GLOBAL const uchar* zy, long zyoff, int has_y, GLOBAL const int* bias,
+                                  long biasoff, int has_bias, GLOBAL uchar* out, long ooff, int odt, long batch, long m,
+                                  long n, long k) {
+  for (long e = GLOBAL_ID0(); e < batch * m * n; e += GLOBAL_SIZE0()) {
+    const long c = e % n, row = e / n, r = row % m, bi = row / m;
+    const int zr = im_zero(za, zaoff, za_n, r, adt) - (adt == ELEM_U8 ? 128 : 0);
+    const int zc = im_zero(zb, zboff, zb_n, c, bdt) - (bdt == ELEM_U8 ? 128 : 0);
+    uint s = (uint)prod[e];
+    if (zc != 0) s -= (uint)zc * (uint)rowsum[row];
+    if (zr != 0) s -= (uint)zr * (uint)colsum[bi * colsum_stride + c];
+    s += (uint)k * (uint)zr * (uint)zc;
+    im_store(out, ooff + e, odt, s, r, c, sa, saoff, sa_n, sb, sboff, sb_n, sy, syoff, zy, zyoff, has_y, bias, biasoff,
+             has_bias);
   }
 }

@@ -1197,6 +1197,25 @@ void integer_matmul_cases(CaseList& L) {
         {in({67, 301}, U8).range(0, 255), in({301, 45}, I8).range(-128, 127), in({1}, U8).vals({120}),
          in({1}, I8).vals({-2})},
         mmi(true), Tol::bitwise());
+  // Shapes for each of the CUDA plugin's tensor-core routes (integer_matmul.cu):
+  // s8 x s8 as stored, s8 rows used in place (k a multiple of 16), copies of
+  // odd sizes, per-batch b with zero points, and several tiles.
+  L.add("integer_matmul", "matmul_integer i8 x i8, no zero points", K::IntegerMatmul, I32,
+        {in({64, 48}, I8).range(-128, 127), in({48, 80}, I8).range(-128, 127)}, mmi(false), Tol::bitwise());
+  L.add("integer_matmul", "matmul_integer i8 x i8, no zero points, odd sizes", K::IntegerMatmul, I32,
+        {in({33, 29}, I8).range(-128, 127), in({29, 37}, I8).range(-128, 127)}, mmi(false), Tol::bitwise());
+  L.add("integer_matmul", "matmul_integer i8 x i8, k = 64, zero point per column", K::IntegerMatmul, I32,
+        {in({24, 64}, I8).range(-128, 127), in({64, 40}, I8).range(-128, 127), in({1}, I8).vals({0}),
+         in({40}, I8).range(-128, 127)},
+        mmi(true), Tol::bitwise());
+  L.add("integer_matmul", "matmul_integer u8 x i8, batched b, zero points per row / column", K::IntegerMatmul, I32,
+        {in({3, 20, 32}, U8).range(0, 255), in({3, 32, 24}, I8).range(-128, 127), in({20}, U8).range(0, 255),
+         in({24}, I8).range(-128, 127)},
+        mmi(true), Tol::bitwise());
+  L.add("integer_matmul", "matmul_integer u8 x u8, several tiles", K::IntegerMatmul, I32,
+        {in({200, 320}, U8).range(0, 255), in({320, 136}, U8).range(0, 255), in({200}, U8).range(0, 255),
+         in({136}, U8).range(0, 255)},
+        mmi(true), Tol::bitwise());
   for (DType yt : {U8, I8}) {
     const auto [ylo, yhi] = full(yt);
     L.add("integer_matmul", "qlinear_matmul u8 x i8 to " + dt(yt), K::IntegerMatmul, yt,

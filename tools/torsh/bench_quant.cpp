@@ -6,6 +6,7 @@
 // matmul_integer_* / qlinear_matmul_*: ONNX's int8 products of n x n u8
 // activations by n x n i8 weights (int32 out; u8 out), reported as GOP/s
 // (2 n^3), to compare with matmul_f32_n and onnxruntime's QLinearMatMul.
+// matmul_integer_i8i8_*: i8 x i8 without zero points, torch._int_mm's case.
 #include <cstring>
 #include <random>
 #include <vector>
@@ -87,6 +88,15 @@ Tensor random_int8(Backend& d, std::int64_t rows, std::int64_t cols, DType t, un
   return d.from_host(v.data(), Shape{rows, cols}, t);
 }
 
+void int8_gemm_signed(Ctx& c, std::int64_t n) {
+  const std::string name = "matmul_integer_i8i8_" + std::to_string(n);
+  if (!wanted(c, name)) return;
+  Backend& d = c.dev;
+  const Tensor a = random_int8(d, n, n, DType::I8, 7), b = random_int8(d, n, n, DType::I8, 8);
+  const double ms = median_ms(d, [&] { ops::matmul_integer(a, b); }, n <= 1024 ? 30 : 5, c.min_seconds);
+  emit(c, name, "i32", ms, "gops", 2.0 * static_cast<double>(n) * n * n / ms / 1e6);
+}
+
 void int8_gemm(Ctx& c, std::int64_t n, bool requantize) {
   const std::string name = std::string(requantize ? "qlinear_matmul" : "matmul_integer") + "_u8i8_" + std::to_string(n);
   if (!wanted(c, name)) return;
@@ -113,6 +123,7 @@ void int8_gemm(Ctx& c, std::int64_t n, bool requantize) {
 void bench_quant(Ctx& c) {
   for (std::int64_t n : {1024, 2048, 4096}) int8_gemm(c, n, false);
   for (std::int64_t n : {1024, 2048, 4096}) int8_gemm(c, n, true);
+  for (std::int64_t n : {1024, 4096}) int8_gemm_signed(c, n);
   using F = QuantFormat;
   // A small language model's decode shapes: attention and MLP projections, the vocabulary head.
   qmatvec(c, F::Q4_1, 576, 576);

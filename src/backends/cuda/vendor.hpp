@@ -5,6 +5,7 @@
 // call for call, so the sources use CUDA's names and, for HIP, this header
 // maps them onto HIP's. What differs beyond names (the backend's identity,
 // device facts) is in torsh::cuda::vendor.
+#include <cstdint>
 #include <string>
 
 #include "torsh/core/device.hpp"
@@ -92,6 +93,11 @@ inline bool memory_pools(const hipDeviceProp_t&, int ordinal) {
   int v = 0;
   return hipDeviceGetAttribute(&v, hipDeviceAttributeMemoryPoolsSupported, ordinal) == hipSuccess && v != 0;
 }
+inline bool keep_pool_memory(int ordinal, std::uint64_t bytes) {
+  hipMemPool_t pool = nullptr;
+  return hipDeviceGetDefaultMemPool(&pool, ordinal) == hipSuccess &&
+         hipMemPoolSetAttribute(pool, hipMemPoolAttrReleaseThreshold, &bytes) == hipSuccess;
+}
 // What to check when no device answers.
 inline std::string driver_hint(hipError_t) {
   return "; the ROCm kernel driver (amdgpu, /dev/kfd) is absent or this user cannot open it "
@@ -121,6 +127,11 @@ inline int fp32_lanes(const cudaDeviceProp& p) {
 inline bool has_f16(const cudaDeviceProp& p) { return p.major * 10 + p.minor >= 53; }
 inline bool has_bf16(const cudaDeviceProp& p) { return p.major >= 8; }
 inline bool memory_pools(const cudaDeviceProp& p, int) { return p.memoryPoolsSupported != 0; }
+inline bool keep_pool_memory(int ordinal, std::uint64_t bytes) {
+  cudaMemPool_t pool = nullptr;
+  return cudaDeviceGetDefaultMemPool(&pool, ordinal) == cudaSuccess &&
+         cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &bytes) == cudaSuccess;
+}
 // Why cudaGetDeviceCount failed, in terms of what to install or update.
 std::string driver_hint(cudaError_t err);
 }  // namespace torsh::cuda::vendor
