@@ -136,14 +136,26 @@ KERNEL void integer_matmul_pack(GLOBAL const uchar* src, long soff, int sdt, lon
   }
 }
 
+/* A zero point as the s8 product sees it (the U8 shift applied), for a
+ * per-tensor or absent one; per-row / per-column ones give 1 (some may be
+ * nonzero). */
+DEVICE_FN int im_shifted_scalar(GLOBAL const uchar* z, long zoff, long zn, int dt) {
+  if (zn > 1) return 1;
+  return im_zero(z, zoff, zn, 0, dt) - (dt == ELEM_U8 ? 128 : 0);
+}
+
 /* The sums of rows of len I8 levels: work-group g (of 256 items) sums row g
  * of p0 (rows ld0 apart) into s0[g] for g < rows0, else row g - rows0 of p1
- * into s1 (so one launch serves both operands). */
+ * into s1 (so one launch serves both operands). p0's sums are only read
+ * where b's shifted zero point (zb...) is nonzero, p1's where a's is (za...):
+ * a group whose factor is 0 (u8 with zero point 128, s8 with 0) skips. */
 KERNEL void integer_matmul_row_sums(GLOBAL const uchar* p0, long ld0, long rows0, GLOBAL int* s0, GLOBAL const uchar* p1,
-                                    long ld1, GLOBAL int* s1, long len) {
+                                    long ld1, GLOBAL int* s1, long len, GLOBAL const uchar* za, long zaoff, long za_n,
+                                    int adt, GLOBAL const uchar* zb, long zboff, long zb_n, int bdt) {
   LOCAL_ARRAY(uint, part, 256);
   const long t = LOCAL_ID(0), g = GROUP_ID(0);
   const int first = g < rows0;
+  if ((first ? im_shifted_scalar(zb, zboff, zb_n, bdt) : im_shifted_scalar(za, zaoff, za_n, adt)) == 0) return;
   GLOBAL const uchar* p = first ? p0 : p1;
   const long row = first ? g : g - rows0, ld = first ? ld0 : ld1;
   uint acc = 0u;
@@ -157,23 +169,39 @@ KERNEL void integer_matmul_row_sums(GLOBAL const uchar* p0, long ld0, long rows0
   if (t == 0) (first ? s0 : s1)[row] = (int)part[0];
 }
 
+/* dst[i] = src[i] ^ 0x80808080 for `words` 32-bit words: u8 levels as the
+ * s8 levels v - 128, four at a time (a's copy when its rows need no padding). */
+KERNEL void integer_matmul_flip(GLOBAL const uint* src, GLOBAL uint* dst, long words) {
+  for (long i = GLOBAL_ID0(); i < words; i += GLOBAL_SIZE0()) dst[i] = src[i] ^ 0x80808080u;
+}
+
 /* out (odt) from P (int32 [batch, m, n]; may be out itself when odt is
  * ELEM_I32): the zero-point terms, then im_store. za / zb are the zero
  * points as given (za_n, zb_n as above), shifted by 128 where their operand
  * was U8 (adt, bdt); rowsum [batch * m] and colsum [batch or 1, n] are the
  * shifted levels' sums, read only where the other side's zero point is not
- * 0. One item per output. */
+ * 0 (in_place: prod is out). One item per column (dimension 0), looping over
+ * the rows of its work-group's share (dimension 1), so a column's terms are
+ * loaded once. */
 KERNEL void integer_matmul_finish(GLOBAL const int* prod, GLOBAL const int* rowsum, GLOBAL const int* colsum,
                                   long colsum_stride, int adt, int bdt, GLOBAL const uchar* za, long zaoff, long za_n,
                                   GLOBAL const uchar* zb, long zboff, long zb_n, GLOBAL const float* sa, long saoff,
                                   long sa_n, GLOBAL const float* sb, long sboff, long sb_n, GLOBAL const float* sy,
                                   long syoff, GLOBAL const uchar* zy, long zyoff, int has_y, GLOBAL const int* bias,
                                   long biasoff, int has_bias, GLOBAL uchar* out, long ooff, int odt, long batch, long m,
-                                  long n, long k) {
-  for (long e = GLOBAL_ID0(); e < batch * m * n; e += GLOBAL_SIZE0()) {
-    const long c = e % n, row = e / n, r = row % m, bi = row / m;
-    const int zr = im_zero(za, zaoff, za_n, r, adt) - (adt == ELEM_U8 ? 128 : 0);
-    const int zc = im_zero(zb, zboff, zb_n, c, bdt) - (bdt == ELEM_U8 ? 128 : 0);
+                                  long n, long k, int in_place) {
+  const long c = GROUP_ID(0) * LOCAL_SIZE(0) + LOCAL_ID(0);
+  if (c >= n) return;
+  const int zc = im_zero(zb, zboff, zb_n, c, bdt) - (bdt == ELEM_U8 ? 128 : 0);
+  const int za_scalar = im_shifted_scalar(za, zaoff, za_n, adt);
+  /* In place with int32 out and no bias, a column whose zero point and a's
+   * (per tensor) both shift to 0 is already final: neither read nor written. */
+  if (in_place && odt == ELEM_I32 && !has_bias && zc == 0 && za_scalar == 0) return;
+  const long rows = batch * m;
+  for (long row = GROUP_ID(1); row < rows; row += NUM_GROUPS(1)) {
+    const long r = row % m, bi = row / m;
+    const int zr = za_n > 1 ? im_zero(za, zaoff, za_n, r, adt) - (adt == ELEM_U8 ? 128 : 0) : za_scalar;
+    const long e = row * n + c;
     uint s = (uint)prod[e];
     if (zc != 0) s -= (uint)zc * (uint)rowsum[row];
     if (zr != 0) s -= (uint)zr * (uint)colsum[bi * colsum_stride + c];

@@ -1212,6 +1212,10 @@ void integer_matmul_cases(CaseList& L) {
         {in({3, 20, 32}, U8).range(0, 255), in({3, 32, 24}, I8).range(-128, 127), in({20}, U8).range(0, 255),
          in({24}, I8).range(-128, 127)},
         mmi(true), Tol::bitwise());
+  L.add("integer_matmul", "matmul_integer u8 x i8, zero points 128 and 0 (nothing to correct)", K::IntegerMatmul, I32,
+        {in({40, 64}, U8).range(0, 255), in({64, 36}, I8).range(-128, 127), in({1}, U8).vals({128}),
+         in({1}, I8).vals({0})},
+        mmi(true), Tol::bitwise());
   L.add("integer_matmul", "matmul_integer u8 x u8, several tiles", K::IntegerMatmul, I32,
         {in({200, 320}, U8).range(0, 255), in({320, 136}, U8).range(0, 255), in({200}, U8).range(0, 255),
          in({136}, U8).range(0, 255)},

@@ -8,6 +8,7 @@
 // read from no buffer (count 0); a's buffer stands in for them.
 #include "launch.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <optional>
 
@@ -58,7 +59,7 @@ bool tensor_core_route(CudaStream& s, const rt::IntegerMatmulArgs& a) {
   const bool za = a.a_zero_point.present() || a_u8, zb = a.b_zero_point.present() || b_u8;
   // One b for every batch: the batches are one product with batch * m rows.
   const std::int64_t nb = a.b_batched ? a.batch : 1, rows_a = a.batch * m, gm = a.b_batched ? m : rows_a;
-  if (ldk / 32 + 1 > 65535 || nb > 65535 || rows_a + nb * n > INT_MAX) return false;
+  if (ldk / 32 + 1 > 65535 || nb > 65535 || rows_a + nb * n > INT_MAX || (n + 255) / 256 > INT_MAX) return false;
   const unsigned char* ap = bytes_of(*a.a.buffer) + a.a.offset;
   const unsigned char* bp = bytes_of(*a.b.buffer) + a.b.offset;
   auto* out_i32 = reinterpret_cast<std::int32_t*>(bytes_of(*a.out.buffer)) + a.out.offset;
@@ -78,6 +79,12 @@ bool tensor_core_route(CudaStream& s, const rt::IntegerMatmulArgs& a) {
   int* rowsum = reinterpret_cast<int*>(a_copy + a_bytes + prod_bytes);
   int* colsum = reinterpret_cast<int*>(a_copy + a_bytes + prod_bytes + rs_bytes);
 
+  // Absent operands are read from no buffer (count 0): a's stands in.
+  const auto zp_bytes = [&](const rt::TensorArg& t) -> const unsigned char* {
+    return bytes_of(*(t.present() ? t : a.a).buffer);
+  };
+  const auto off = [](const rt::TensorArg& t) { return long{t.present() ? t.offset : 0}; };
+  const auto count = [](const rt::TensorArg& t) { return long{t.present() ? t.numel() : 0}; };
   const auto pack = [&](const unsigned char* src, DType dt, std::int64_t s_batch, std::int64_t s_i, std::int64_t s_k,
                         std::int64_t count, std::int64_t batches, unsigned char* dst) {
     const dim3 grid(static_cast<unsigned>((count + 31) / 32), static_cast<unsigned>((ldk + 31) / 32),
@@ -86,7 +93,15 @@ bool tensor_core_route(CudaStream& s, const rt::IntegerMatmulArgs& a) {
            long{s_batch}, long{s_i}, long{s_k}, dst, long{count}, long{k}, long{ldk});
   };
   pack(bp, a.b.dtype, k * n, 1, n, n, nb, b_copy);
-  if (!a_as_is) pack(ap, a.a.dtype, 0, k, 1, rows_a, 1, a_copy);
+  if (!a_as_is && a_u8 && k == ldk && reinterpret_cast<std::uintptr_t>(ap) % 4 == 0) {
+    // u8 rows that need no padding: a flip of the top bits, four bytes at a time.
+    const std::int64_t words = rows_a * k / 4;
+    const auto [grid, block] = grid_1d(s.device(), words);
+    launch(s, TORSH_CUDA_KERNEL(integer_matmul_flip), grid, block, reinterpret_cast<const unsigned*>(ap),
+           reinterpret_cast<unsigned*>(a_copy), long{words});
+  } else if (!a_as_is) {
+    pack(ap, a.a.dtype, 0, k, 1, rows_a, 1, a_copy);
+  }
   const unsigned char* a_rows = a_as_is ? ap : a_copy;
   const std::int64_t lda = a_as_is ? k : ldk;
   // Row sums of a where b's zero point may be nonzero, of b's copy (b's
@@ -95,7 +110,9 @@ bool tensor_core_route(CudaStream& s, const rt::IntegerMatmulArgs& a) {
     const std::int64_t rows0 = zb ? rows_a : 0, rows1 = za ? nb * n : 0;
     launch(s, TORSH_CUDA_KERNEL(integer_matmul_row_sums), dim3(static_cast<unsigned>(rows0 + rows1), 1, 1),
            dim3(256, 1, 1), a_rows, long{lda}, long{rows0}, rowsum, static_cast<const unsigned char*>(b_copy), long{ldk},
-           colsum, long{k});
+           colsum, long{k}, zp_bytes(a.a_zero_point), off(a.a_zero_point), count(a.a_zero_point),
+           gpu::elem_code(a.a.dtype), zp_bytes(a.b_zero_point), off(a.b_zero_point), count(a.b_zero_point),
+           gpu::elem_code(a.b.dtype));
   }
   // out^T = b^T a^T in cuBLAS's column-major terms: b's copy transposed (T), a's rows as they are (N).
   if (!cublas_int8_gemm(s, {.a = {b_copy, ldk, true, n * ldk}, .b = {a_rows, lda, false, gm * lda}, .c = prod,
@@ -103,20 +120,20 @@ bool tensor_core_route(CudaStream& s, const rt::IntegerMatmulArgs& a) {
     return false;
   const bool plain = a.out.dtype == DType::I32 && !za && !zb && !a.bias.present();
   if (plain && into_out) return true;
-  const auto bytes = [&](const rt::TensorArg& t) -> const unsigned char* { return bytes_of(*(t.present() ? t : a.a).buffer); };
   const auto floats = [&](const rt::TensorArg& t) {
     return reinterpret_cast<const float*>(bytes_of(*(t.present() ? t : a.a).buffer));
   };
-  const auto off = [](const rt::TensorArg& t) { return long{t.present() ? t.offset : 0}; };
-  const auto count = [](const rt::TensorArg& t) { return long{t.present() ? t.numel() : 0}; };
-  const auto [grid, block] = grid_1d(s.device(), rows_a * n);
-  launch(s, TORSH_CUDA_KERNEL(integer_matmul_finish), grid, block, static_cast<const int*>(prod), rowsum, colsum,
-         long{a.b_batched ? n : 0}, gpu::elem_code(a.a.dtype), gpu::elem_code(a.b.dtype), bytes(a.a_zero_point),
-         off(a.a_zero_point), count(a.a_zero_point), bytes(a.b_zero_point), off(a.b_zero_point), count(a.b_zero_point),
+  // One item per column; about 2048 work-groups in all, each looping over its share of the rows.
+  const std::int64_t col_groups = (n + 255) / 256;
+  const dim3 grid(static_cast<unsigned>(col_groups),
+                  static_cast<unsigned>(std::clamp<std::int64_t>(2048 / col_groups, 1, std::min<std::int64_t>(rows_a, 65535))), 1);
+  launch(s, TORSH_CUDA_KERNEL(integer_matmul_finish), grid, dim3(256, 1, 1), static_cast<const int*>(prod), rowsum, colsum,
+         long{a.b_batched ? n : 0}, gpu::elem_code(a.a.dtype), gpu::elem_code(a.b.dtype), zp_bytes(a.a_zero_point),
+         off(a.a_zero_point), count(a.a_zero_point), zp_bytes(a.b_zero_point), off(a.b_zero_point), count(a.b_zero_point),
          floats(a.a_scale), off(a.a_scale), count(a.a_scale), floats(a.b_scale), off(a.b_scale), count(a.b_scale),
-         floats(a.y_scale), off(a.y_scale), bytes(a.y_zero_point), off(a.y_zero_point), int{a.y_scale.present()},
-         reinterpret_cast<const int*>(bytes(a.bias)), off(a.bias), int{a.bias.present()}, bytes_of(*a.out.buffer),
-         long{a.out.offset}, gpu::elem_code(a.out.dtype), long{a.batch}, long{m}, long{n}, long{k});
+         floats(a.y_scale), off(a.y_scale), zp_bytes(a.y_zero_point), off(a.y_zero_point), int{a.y_scale.present()},
+         reinterpret_cast<const int*>(zp_bytes(a.bias)), off(a.bias), int{a.bias.present()}, bytes_of(*a.out.buffer),
+         long{a.out.offset}, gpu::elem_code(a.out.dtype), long{a.batch}, long{m}, long{n}, long{k}, int{into_out});
   return true;
 }
 #endif

@@ -2,10 +2,11 @@
 // and b' signed, laid out in lane format, with their row / column sums. The
 // loops move whole 32-bit lane words and keep the sums in separate passes
 // over the source, so the compiler vectorizes both (a byte-at-a-time
-// scatter cost a fifth of a 1024^3 product).
+// scatter cost a fifth of a 1024^3 product), compiled per x86 level.
 #include <algorithm>
 #include <cstring>
 
+#include "../simd/simd.hpp"
 #include "igemm.hpp"
 
 namespace torsh::cpu::igemm {
@@ -26,7 +27,7 @@ std::int32_t sum_unsigned(const unsigned char* p, std::int64_t k, unsigned char 
 
 }  // namespace
 
-void pack_a(const Kernel& kn, const unsigned char* a, std::int64_t m, std::int64_t k, bool a_signed, std::int64_t r0,
+TORSH_SIMD_CLONES void pack_a(const Kernel& kn, const unsigned char* a, std::int64_t m, std::int64_t k, bool a_signed, std::int64_t r0,
             unsigned char* dst, std::int32_t* sums) {
   const int kpl = k_per_lane(kn.lane), mr = kn.mr;
   const std::int64_t groups = (k + kpl - 1) / kpl, full = k / kpl;
@@ -62,7 +63,7 @@ void pack_a(const Kernel& kn, const unsigned char* a, std::int64_t m, std::int64
   }
 }
 
-void pack_b(const Kernel& kn, const unsigned char* b, std::int64_t k, std::int64_t n, bool b_unsigned, std::int64_t c0,
+TORSH_SIMD_CLONES void pack_b(const Kernel& kn, const unsigned char* b, std::int64_t k, std::int64_t n, bool b_unsigned, std::int64_t c0,
             unsigned char* dst, std::int32_t* sums) {
   const int kpl = k_per_lane(kn.lane), nr = kn.nr;
   const std::int64_t groups = (k + kpl - 1) / kpl;

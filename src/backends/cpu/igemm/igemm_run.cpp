@@ -175,7 +175,9 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
           const std::uint32_t* zbc = zb2.data() + c0;
           const std::int32_t* cr = c + r * nr;
           const std::int64_t o = out0 + static_cast<std::int64_t>(row) * n + c0;
-          alignas(64) std::int32_t sum[64];
+          // int32 results go straight to out; others through a row buffer.
+          alignas(64) std::int32_t row_buf[64];
+          std::int32_t* const sum = od == DType::I32 ? data_of<std::int32_t>(x.out) + o : row_buf;
           // Both zero points per tensor: adds only (the general form multiplies
           // per element, which baseline x86-64 has no vector instruction for).
           if (!a_zp_per_row && !b_zp_per_col) {
@@ -190,10 +192,7 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
             for (int j = 0; j < cols; ++j)
               sum[j] = static_cast<std::int32_t>(static_cast<std::uint32_t>(cr[j]) + zar * ct[j] - rar * zbc[j] + bc[j]);
           }
-          if (od == DType::I32) {
-            std::copy(sum, sum + cols, data_of<std::int32_t>(x.out) + o);
-            continue;
-          }
+          if (od == DType::I32) continue;
           // The multiplier of each column in this row: precomputed when a's
           // scale is per tensor, else (a_scale[row] * b_scale[col]) / y_scale here.
           alignas(64) float mul_row[64];
