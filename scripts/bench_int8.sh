@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # int8 GEMM against onnxruntime (MatMulInteger / QLinearMatMul, weights as
-# initializers) and against the project's own f32 GEMM, in interleaved rounds;
+# initializers) with the weights as plain tensors and prepared once
+# (ops::IntegerWeight), and against the project's own f32 GEMM, in interleaved rounds;
 # the best median of each. Needs: a release build, python3 with onnxruntime and onnx.
 #   bash scripts/bench_int8.sh [rounds] [sizes]
 set -euo pipefail
@@ -14,7 +15,8 @@ trap 'rm -f "$out"' EXIT
 IFS=, read -r -a ns <<<"$sizes"
 for ((r = 1; r <= rounds; r++)); do
   for n in "${ns[@]}"; do
-    for c in matmul_integer_u8i8_$n qlinear_matmul_u8i8_$n matmul_f32_$n; do
+    for c in matmul_integer_u8i8_$n qlinear_matmul_u8i8_$n matmul_integer_u8i8_prepared_$n \
+      qlinear_matmul_u8i8_prepared_$n matmul_f32_$n; do
       "$torsh" bench --filter "$c" --min-seconds 0.3 --json 2>/dev/null | grep "\"name\":\"$c\"" >>"$out" || true
     done
   done
@@ -27,12 +29,14 @@ for line in open(sys.argv[1]):
     r = json.loads(line)
     key = (r["name"], r["backend"])
     best[key] = min(best.get(key, float("inf")), r["median_ms"])
-print("| case | torsh best ms | onnxruntime best ms | torsh f32 GEMM best ms | onnxruntime / torsh | f32 / int8 |")
-print("|---|---|---|---|---|---|")
+print("| case | torsh best ms | torsh, prepared weight, best ms | onnxruntime best ms | torsh f32 GEMM best ms "
+      "| onnxruntime / torsh | onnxruntime / torsh prepared | f32 / int8 |")
+print("|---|---|---|---|---|---|---|---|")
 for n in sys.argv[2].split(","):
     f32 = best.get((f"matmul_f32_{n}", "cpu"))
     for op in ("matmul_integer", "qlinear_matmul"):
         name = f"{op}_u8i8_{n}"
         t, o = best.get((name, "cpu")), best.get((name, "onnxruntime"))
-        print(f"| {name} | {t:.3f} | {o:.3f} | {f32:.3f} | {o / t:.2f}x | {f32 / t:.2f}x |")
+        p = best.get((f"{op}_u8i8_prepared_{n}", "cpu"))
+        print(f"| {name} | {t:.3f} | {p:.3f} | {o:.3f} | {f32:.3f} | {o / t:.2f}x | {o / p:.2f}x | {f32 / t:.2f}x |")
 PY

@@ -3,7 +3,8 @@
 // pair, per-tensor and per-row / per-column zero points, shapes that are not
 // multiples of any tile or of four k, batches (b shared, batched, broadcast),
 // int32 wrap-around, each instruction set's tile on its own, requantization to
-// u8 / i8 / f32, and a clear error for each bad input. The other backends are
+// u8 / i8 / f32, prepared weights (ops::IntegerWeight), and a clear error for
+// each bad input. The other backends are
 // compared with the CPU by tests/backend_ops (integer_matmul cases).
 #include <gtest/gtest.h>
 
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "backends/cpu/igemm/igemm.hpp"
@@ -252,6 +254,89 @@ TEST(QlinearMatmul, HalvesRoundToEvenAndSaturate) {
                                          host().from_host(std::vector<float>{1e-30f}.data(), Shape{}, DType::F32),
                                          bytes_tensor({0}, Shape{}, DType::U8));
   EXPECT_EQ(sat.to_host<std::uint8_t>(), std::vector<std::uint8_t>{255});
+}
+
+// A prepared weight (ops::IntegerWeight) gives what the plain tensor gives,
+// on its first product (which packs it) and on later ones (which reuse the
+// panels), for every dtype pair, batched a and each zero-point kind.
+TEST(IntegerWeight, ProductsEqualThoseWithThePlainTensor) {
+  std::uint32_t seed = 300;
+  for (const auto& pr : kPairs)
+    for (bool per_col : {false, true})
+      for (auto [batch, m, n, k] : {std::array<std::int64_t, 4>{1, 1, 1, 1}, {1, 15, 33, 13}, {3, 29, 70, 130}}) {
+        const Problem p = make(batch, m, n, k, pr[0], pr[1], per_col, per_col, false, seed++);
+        const ops::IntegerWeight w(b_of(p));
+        const auto want = reference(p);
+        for (int call = 0; call < 3; ++call)
+          ASSERT_EQ(ops::matmul_integer(a_of(p), w, za_of(p), zb_of(p)).to_host<std::int32_t>(), want)
+              << dtype_name(pr[0]) << " x " << dtype_name(pr[1]) << " batch=" << batch << " m=" << m << " n=" << n
+              << " k=" << k << " call " << call;
+        // Another a (other rows) with the same packed weight.
+        Problem q = make(1, 7, n, k, pr[0], pr[1], false, per_col, false, seed++);
+        q.b = p.b;
+        q.zb = p.zb;
+        EXPECT_EQ(ops::matmul_integer(a_of(q), w, za_of(q), zb_of(q)).to_host<std::int32_t>(), reference(q));
+      }
+}
+
+TEST(IntegerWeight, QlinearMatmulEqualsThePlainTensor) {
+  const Problem p = make(1, 13, 21, 37, DType::U8, DType::I8, true, true, false, 77);
+  std::vector<float> sa(13, 0.02f), sb(21, 0.01f);
+  for (std::size_t i = 0; i < sb.size(); ++i) sb[i] += 0.001f * static_cast<float>(i);
+  const Tensor tsa = host().from_host(sa.data(), Shape{13}, DType::F32), tsb = host().from_host(sb.data(), Shape{21}, DType::F32);
+  const float sy = 0.9f;
+  const Tensor tsy = host().from_host(&sy, Shape{}, DType::F32), tzy = bytes_tensor({100}, Shape{}, DType::U8);
+  const ops::IntegerWeight w(b_of(p));
+  for (int call = 0; call < 2; ++call) {
+    EXPECT_EQ(ops::qlinear_matmul(a_of(p), tsa, za_of(p), w, tsb, zb_of(p), tsy, tzy).to_host<std::uint8_t>(),
+              ops::qlinear_matmul(a_of(p), tsa, za_of(p), b_of(p), tsb, zb_of(p), tsy, tzy).to_host<std::uint8_t>());
+    EXPECT_EQ(ops::qlinear_matmul(a_of(p), tsa, za_of(p), w, tsb, zb_of(p)).to_host<float>(),
+              ops::qlinear_matmul(a_of(p), tsa, za_of(p), b_of(p), tsb, zb_of(p)).to_host<float>());
+  }
+}
+
+TEST(IntegerWeight, KeepsItsValuesWhenTheSourceChanges) {
+  const Problem p = make(1, 6, 10, 12, DType::U8, DType::I8, false, false, false, 5);
+  const auto want = reference(p);
+  const std::vector<std::uint8_t> zeros(p.b.size(), 0);
+  // Overwritten after the weight's first product (which packed it) and before it.
+  const Tensor b1 = b_of(p), b2 = b_of(p);
+  const ops::IntegerWeight w1(b1), w2(b2);
+  EXPECT_EQ(ops::matmul_integer(a_of(p), w1, za_of(p), zb_of(p)).to_host<std::int32_t>(), want);
+  for (const Tensor& b : {b1, b2}) {
+    Buffer buf = b.buffer();
+    buf.copy_from_host(zeros.data(), zeros.size(), 0);
+  }
+  EXPECT_EQ(ops::matmul_integer(a_of(p), w1, za_of(p), zb_of(p)).to_host<std::int32_t>(), want);
+  EXPECT_EQ(ops::matmul_integer(a_of(p), w2, za_of(p), zb_of(p)).to_host<std::int32_t>(), want);
+}
+
+TEST(IntegerWeight, IsSharedSafelyAcrossThreads) {
+  const Problem p = make(1, 40, 96, 200, DType::U8, DType::I8, false, true, false, 11);
+  const ops::IntegerWeight w(b_of(p));
+  const auto want = reference(p);
+  const Tensor a = a_of(p), za = za_of(p), zb = zb_of(p);
+  std::vector<std::vector<std::int32_t>> got(4);
+  std::vector<std::thread> ts;
+  for (std::size_t t = 0; t < got.size(); ++t)
+    ts.emplace_back([&, t] { got[t] = ops::matmul_integer(a, w, za, zb).to_host<std::int32_t>(); });
+  for (auto& t : ts) t.join();
+  for (const auto& g : got) EXPECT_EQ(g, want);
+}
+
+TEST(IntegerWeight, BadInputIsRefusedClearly) {
+  EXPECT_EQ(error_of("IntegerWeight", [] { ops::IntegerWeight w(host().zeros(Shape{4, 4}, DType::F32)); }),
+            ErrorCode::InvalidArgument);
+  EXPECT_EQ(error_of("IntegerWeight", [] { ops::IntegerWeight w(bytes_tensor(std::vector<std::uint8_t>(8), Shape{2, 2, 2}, DType::U8)); }),
+            ErrorCode::InvalidArgument);
+  EXPECT_EQ(error_of("IntegerWeight", [] { ops::IntegerWeight w{Tensor{}}; }), ErrorCode::InvalidState);
+  const ops::IntegerWeight none;
+  EXPECT_EQ(error_of("matmul_integer", [&] { ops::matmul_integer(bytes_tensor({1, 2}, Shape{1, 2}, DType::U8), none); }),
+            ErrorCode::InvalidState);
+  // The product's own checks still apply: inner dimensions must agree.
+  const ops::IntegerWeight w(bytes_tensor(std::vector<std::uint8_t>(6), Shape{3, 2}, DType::I8));
+  EXPECT_EQ(error_of("matmul_integer", [&] { ops::matmul_integer(bytes_tensor({1, 2}, Shape{1, 2}, DType::U8), w); }),
+            ErrorCode::ShapeMismatch);
 }
 
 TEST(MatmulInteger, EmptyShapesGiveEmptyOrZeroResults) {

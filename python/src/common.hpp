@@ -37,6 +37,11 @@ struct AxisArg {
 struct PairArg {
   nb::object obj;
 };
+// An int8 weight operand: an IntegerWeight (prepared once) or anything a
+// TensorLike takes.
+struct WeightLike {
+  nb::object obj;
+};
 
 // DType, "f32"/"float32", numpy.float32, numpy.dtype("f4"), torch.float32.
 DType to_dtype(nb::handle h);
@@ -126,6 +131,7 @@ TORSH_PY_OBJECT_CASTER(torsh::py::DeviceArg, "Backend | str")
 TORSH_PY_OBJECT_CASTER(torsh::py::ShapeArg, "int | collections.abc.Sequence[int]")
 TORSH_PY_OBJECT_CASTER(torsh::py::AxisArg, "int | collections.abc.Sequence[int]")
 TORSH_PY_OBJECT_CASTER(torsh::py::PairArg, "int | tuple[int, int]")
+TORSH_PY_OBJECT_CASTER(torsh::py::WeightLike, "IntegerWeight | Tensor | numpy.typing.ArrayLike")
 
 #undef TORSH_PY_OBJECT_CASTER
 

@@ -14,6 +14,11 @@ namespace {
 
 using nb::arg;
 
+// b as a prepared weight, or nullptr when it is anything else.
+const ops::IntegerWeight* weight_of(const WeightLike& b) {
+  return nb::isinstance<ops::IntegerWeight>(b.obj) ? nb::inst_ptr<ops::IntegerWeight>(b.obj) : nullptr;
+}
+
 Tensor on_device_of(Tensor t, const Tensor& x) {
   if (t.device() == x.device()) return t;
   Backend b = x.backend();
@@ -91,24 +96,44 @@ void bind_ops_quant(nb::module_& m) {
       "ONNX DequantizeLinear: (x - zero_point) * scale, computed in f32, as dtype (float32, float16 or bfloat16). "
       "x is uint8 or int8; zero_point, when given, has x's dtype and scale's shape.");
 
-  m.def("matmul_integer", [](const TensorLike& a, const TensorLike& b, std::optional<TensorLike> a_zero_point,
+  nb::class_<ops::IntegerWeight>(
+      m, "IntegerWeight",
+      "An int8 weight b [k, n] (uint8 or int8) prepared once for repeated matmul_integer / qlinear_matmul "
+      "products, as ONNX initializers are. It holds its own copy of b, so later writes to b do not reach it; the "
+      "CPU keeps it packed in its tile layout after the first product instead of packing it on every call. "
+      "Results equal those with the plain array.")
+      .def("__init__", [](ops::IntegerWeight* self, const TensorLike& b) {
+            Tensor tb = as_tensor(b);
+            nb::gil_scoped_release r;
+            new (self) ops::IntegerWeight(tb);
+          }, arg("b"))
+      .def_prop_ro("tensor", &ops::IntegerWeight::tensor, "The weight's own copy of b.")
+      .def("__repr__", [](const ops::IntegerWeight& w) {
+        return "IntegerWeight(" + std::string(dtype_name(w.tensor().dtype())) + w.tensor().shape().to_string() + " on " +
+               w.tensor().device().to_string() + ")";
+      });
+
+  m.def("matmul_integer", [](const TensorLike& a, const WeightLike& b, std::optional<TensorLike> a_zero_point,
                              std::optional<TensorLike> b_zero_point) {
         Tensor ta = as_tensor(a);
-        Tensor tb = on_device_of(as_tensor(b), ta);
+        const ops::IntegerWeight* w = weight_of(b);
+        Tensor tb = w ? w->tensor() : on_device_of(as_tensor(TensorLike{b.obj}), ta);
         std::optional<Tensor> za = zero_point_tensor(a_zero_point, ta.dtype(), ta, "matmul_integer");
         std::optional<Tensor> zb = zero_point_tensor(b_zero_point, tb.dtype(), ta, "matmul_integer");
         nb::gil_scoped_release r;
-        return ops::matmul_integer(ta, tb, za, zb);
+        return w ? ops::matmul_integer(ta, *w, za, zb) : ops::matmul_integer(ta, tb, za, zb);
       }, arg("a"), arg("b"), arg("a_zero_point").none() = nb::none(), arg("b_zero_point").none() = nb::none(),
       "ONNX MatMulInteger: the int32 product of (a - a_zero_point) and (b - b_zero_point), a [..., m, k] and b "
       "[..., k, n] uint8 or int8 (batch dimensions broadcast), summed exactly, wrapping as int32. A zero point has "
-      "its operand's dtype and holds one value, or m (a's, per row) / n (b's, per column) values.");
+      "its operand's dtype and holds one value, or m (a's, per row) / n (b's, per column) values. b may be an "
+      "IntegerWeight (prepared once).");
   m.def("qlinear_matmul", [](const TensorLike& a, const TensorLike& a_scale, const TensorLike& a_zero_point,
-                             const TensorLike& b, const TensorLike& b_scale, const TensorLike& b_zero_point,
+                             const WeightLike& b, const TensorLike& b_scale, const TensorLike& b_zero_point,
                              std::optional<TensorLike> y_scale, std::optional<TensorLike> y_zero_point,
                              std::optional<DTypeArg> dtype) {
         Tensor ta = as_tensor(a);
-        Tensor tb = on_device_of(as_tensor(b), ta);
+        const ops::IntegerWeight* w = weight_of(b);
+        Tensor tb = w ? w->tensor() : on_device_of(as_tensor(TensorLike{b.obj}), ta);
         Tensor sa = scale_tensor(a_scale, ta), sb = scale_tensor(b_scale, ta);
         std::optional<Tensor> za = zero_point_tensor(a_zero_point, ta.dtype(), ta, "qlinear_matmul");
         std::optional<Tensor> zb = zero_point_tensor(b_zero_point, tb.dtype(), ta, "qlinear_matmul");
@@ -120,7 +145,7 @@ void bind_ops_quant(nb::module_& m) {
         const DType q = dtype ? to_dtype(*dtype) : DType::U8;
         std::optional<Tensor> zy = zero_point_tensor(y_zero_point, q, ta, "qlinear_matmul");
         nb::gil_scoped_release r;
-        return ops::qlinear_matmul(ta, sa, *za, tb, sb, *zb, sy, zy);
+        return w ? ops::qlinear_matmul(ta, sa, *za, *w, sb, *zb, sy, zy) : ops::qlinear_matmul(ta, sa, *za, tb, sb, *zb, sy, zy);
       }, arg("a"), arg("a_scale"), arg("a_zero_point"), arg("b"), arg("b_scale"), arg("b_zero_point"),
       arg("y_scale").none() = nb::none(), arg("y_zero_point").none() = nb::none(), nb::kw_only(),
       arg("dtype").none() = nb::none(),
@@ -128,7 +153,7 @@ void bind_ops_quant(nb::module_& m) {
       "((a_scale * b_scale) / y_scale)) + y_zero_point) in f32, as y_zero_point's dtype (uint8 or int8; for a "
       "zero point given as an int, dtype, default uint8). Scales are f32, finite and > 0: a_scale one value or m, "
       "b_scale one value or n, y_scale one value. Without y_scale and y_zero_point: the f32 product s * (a_scale * "
-      "b_scale).");
+      "b_scale). b may be an IntegerWeight (prepared once).");
 
   const auto conv_params = [](const PairArg& stride, const PairArg& padding, const PairArg& dilation,
                               std::int64_t groups) {

@@ -660,14 +660,27 @@ def dequantize_linear(x: Tensor | numpy.typing.ArrayLike, scale: Tensor | numpy.
     ONNX DequantizeLinear: (x - zero_point) * scale, computed in f32, as dtype (float32, float16 or bfloat16). x is uint8 or int8; zero_point, when given, has x's dtype and scale's shape.
     """
 
-def matmul_integer(a: Tensor | numpy.typing.ArrayLike, b: Tensor | numpy.typing.ArrayLike, a_zero_point: Tensor | numpy.typing.ArrayLike | None = None, b_zero_point: Tensor | numpy.typing.ArrayLike | None = None) -> Tensor:
+class IntegerWeight:
     """
-    ONNX MatMulInteger: the int32 product of (a - a_zero_point) and (b - b_zero_point), a [..., m, k] and b [..., k, n] uint8 or int8 (batch dimensions broadcast), summed exactly, wrapping as int32. A zero point has its operand's dtype and holds one value, or m (a's, per row) / n (b's, per column) values.
+    An int8 weight b [k, n] (uint8 or int8) prepared once for repeated matmul_integer / qlinear_matmul products, as ONNX initializers are. It holds its own copy of b, so later writes to b do not reach it; the CPU keeps it packed in its tile layout after the first product instead of packing it on every call. Results equal those with the plain array.
     """
 
-def qlinear_matmul(a: Tensor | numpy.typing.ArrayLike, a_scale: Tensor | numpy.typing.ArrayLike, a_zero_point: Tensor | numpy.typing.ArrayLike, b: Tensor | numpy.typing.ArrayLike, b_scale: Tensor | numpy.typing.ArrayLike, b_zero_point: Tensor | numpy.typing.ArrayLike, y_scale: Tensor | numpy.typing.ArrayLike | None = None, y_zero_point: Tensor | numpy.typing.ArrayLike | None = None, *, dtype: DType | numpy.typing.DTypeLike | None = None) -> Tensor:
+    def __init__(self, b: Tensor | numpy.typing.ArrayLike) -> None: ...
+
+    @property
+    def tensor(self) -> Tensor:
+        """The weight's own copy of b."""
+
+    def __repr__(self) -> str: ...
+
+def matmul_integer(a: Tensor | numpy.typing.ArrayLike, b: IntegerWeight | Tensor | numpy.typing.ArrayLike, a_zero_point: Tensor | numpy.typing.ArrayLike | None = None, b_zero_point: Tensor | numpy.typing.ArrayLike | None = None) -> Tensor:
     """
-    ONNX QLinearMatMul: the int32 sum s of matmul_integer, requantized as saturate(round_half_even(s * ((a_scale * b_scale) / y_scale)) + y_zero_point) in f32, as y_zero_point's dtype (uint8 or int8; for a zero point given as an int, dtype, default uint8). Scales are f32, finite and > 0: a_scale one value or m, b_scale one value or n, y_scale one value. Without y_scale and y_zero_point: the f32 product s * (a_scale * b_scale).
+    ONNX MatMulInteger: the int32 product of (a - a_zero_point) and (b - b_zero_point), a [..., m, k] and b [..., k, n] uint8 or int8 (batch dimensions broadcast), summed exactly, wrapping as int32. A zero point has its operand's dtype and holds one value, or m (a's, per row) / n (b's, per column) values. b may be an IntegerWeight (prepared once).
+    """
+
+def qlinear_matmul(a: Tensor | numpy.typing.ArrayLike, a_scale: Tensor | numpy.typing.ArrayLike, a_zero_point: Tensor | numpy.typing.ArrayLike, b: IntegerWeight | Tensor | numpy.typing.ArrayLike, b_scale: Tensor | numpy.typing.ArrayLike, b_zero_point: Tensor | numpy.typing.ArrayLike, y_scale: Tensor | numpy.typing.ArrayLike | None = None, y_zero_point: Tensor | numpy.typing.ArrayLike | None = None, *, dtype: DType | numpy.typing.DTypeLike | None = None) -> Tensor:
+    """
+    ONNX QLinearMatMul: the int32 sum s of matmul_integer, requantized as saturate(round_half_even(s * ((a_scale * b_scale) / y_scale)) + y_zero_point) in f32, as y_zero_point's dtype (uint8 or int8; for a zero point given as an int, dtype, default uint8). Scales are f32, finite and > 0: a_scale one value or m, b_scale one value or n, y_scale one value. Without y_scale and y_zero_point: the f32 product s * (a_scale * b_scale). b may be an IntegerWeight (prepared once).
     """
 
 def conv_integer(x: Tensor | numpy.typing.ArrayLike, weight: Tensor | numpy.typing.ArrayLike, x_zero_point: Tensor | numpy.typing.ArrayLike | None = None, w_zero_point: Tensor | numpy.typing.ArrayLike | None = None, *, stride: int | tuple[int, int] = 1, padding: int | tuple[int, int] = 0, dilation: int | tuple[int, int] = 1, groups: int = 1) -> Tensor:

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "integer_matmul.hpp"
+#include "torsh/runtime/prepared_operand.hpp"
 
 namespace torsh::ops {
 namespace {
@@ -62,7 +63,8 @@ void check_scale(const Operands& o, const Tensor& s, const char* what, std::int6
 
 namespace detail {
 
-Tensor integer_matmul(const char* op, const Tensor& a_in, const Tensor& b_in, const IntegerRequant& q, DType out_dtype) {
+Tensor integer_matmul(const char* op, const Tensor& a_in, const Tensor& b_in, const IntegerRequant& q, DType out_dtype,
+                      const std::shared_ptr<rt::PreparedOperand>& b_prepared) {
   Operands o{op, {a_in, b_in}};
   for (const auto* t : {&q.a_zp, &q.b_zp, &q.a_scale, &q.b_scale, &q.y_scale, &q.y_zp, &q.bias})
     if (*t) {
@@ -143,6 +145,7 @@ Tensor integer_matmul(const char* op, const Tensor& a_in, const Tensor& b_in, co
     x.out = outs[0];
     x.batch = batches, x.m = m, x.n = n, x.k = k;
     x.b_batched = b_batched;
+    if (!b_batched) x.b_prepared = b_prepared;
     return x;
   };
   detail::launch<rt::OpKind::IntegerMatmul>(op, ins, {out}, build);
@@ -159,9 +162,12 @@ Tensor matmul_integer(const Tensor& a, const Tensor& b, const std::optional<Tens
   return detail::integer_matmul("matmul_integer", a, b, q, DType::I32);
 }
 
-Tensor qlinear_matmul(const Tensor& a, const Tensor& a_scale, const Tensor& a_zero_point, const Tensor& b,
-                      const Tensor& b_scale, const Tensor& b_zero_point, const std::optional<Tensor>& y_scale,
-                      const std::optional<Tensor>& y_zero_point) {
+namespace {
+
+Tensor qlinear_matmul_impl(const Tensor& a, const Tensor& a_scale, const Tensor& a_zero_point, const Tensor& b,
+                           const Tensor& b_scale, const Tensor& b_zero_point, const std::optional<Tensor>& y_scale,
+                           const std::optional<Tensor>& y_zero_point,
+                           const std::shared_ptr<rt::PreparedOperand>& b_prepared) {
   const char* op = "qlinear_matmul";
   if (y_scale.has_value() != y_zero_point.has_value())
     throw Error(ErrorCode::InvalidArgument,
@@ -182,7 +188,44 @@ Tensor qlinear_matmul(const Tensor& a, const Tensor& a_scale, const Tensor& a_ze
   q.b_scale = b_scale;
   q.y_scale = y_scale;
   q.y_zp = y_zero_point;
-  return detail::integer_matmul(op, a, b, q, out);
+  return detail::integer_matmul(op, a, b, q, out, b_prepared);
+}
+
+}  // namespace
+
+Tensor qlinear_matmul(const Tensor& a, const Tensor& a_scale, const Tensor& a_zero_point, const Tensor& b,
+                      const Tensor& b_scale, const Tensor& b_zero_point, const std::optional<Tensor>& y_scale,
+                      const std::optional<Tensor>& y_zero_point) {
+  return qlinear_matmul_impl(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point, nullptr);
+}
+
+IntegerWeight::IntegerWeight(const Tensor& b) {
+  const char* op = "IntegerWeight";
+  if (!b.defined()) throw Error(ErrorCode::InvalidState, "the weight is undefined", {.op = op});
+  if (!int8_dtype(b.dtype()) || b.ndim() != 2)
+    throw Error(ErrorCode::InvalidArgument,
+                "a prepared int8 weight is a 2-D u8 or i8 tensor [k, n], not " + std::string(dtype_name(b.dtype())) +
+                    b.shape().to_string(),
+                detail::context(op, {b}), {"Quantize it with quantize_linear; give batched weights as plain tensors"});
+  b_ = cast(b, b.dtype());  // always a copy: the weight keeps its values whatever happens to b
+  prepared_ = std::make_shared<rt::PreparedOperand>();
+}
+
+Tensor matmul_integer(const Tensor& a, const IntegerWeight& b, const std::optional<Tensor>& a_zero_point,
+                      const std::optional<Tensor>& b_zero_point) {
+  if (!b.defined()) throw Error(ErrorCode::InvalidState, "the weight is undefined", {.op = "matmul_integer"});
+  detail::IntegerRequant q;
+  q.a_zp = a_zero_point;
+  q.b_zp = b_zero_point;
+  return detail::integer_matmul("matmul_integer", a, b.tensor(), q, DType::I32, b.prepared());
+}
+
+Tensor qlinear_matmul(const Tensor& a, const Tensor& a_scale, const Tensor& a_zero_point, const IntegerWeight& b,
+                      const Tensor& b_scale, const Tensor& b_zero_point, const std::optional<Tensor>& y_scale,
+                      const std::optional<Tensor>& y_zero_point) {
+  if (!b.defined()) throw Error(ErrorCode::InvalidState, "the weight is undefined", {.op = "qlinear_matmul"});
+  return qlinear_matmul_impl(a, a_scale, a_zero_point, b.tensor(), b_scale, b_zero_point, y_scale, y_zero_point,
+                             b.prepared());
 }
 
 }  // namespace torsh::ops

@@ -2,6 +2,7 @@
 // The int8 product behind matmul_integer, qlinear_matmul and the int8
 // convolutions (integer_conv.cpp): every operand checked, then one
 // OpKind::IntegerMatmul launch.
+#include <memory>
 #include <optional>
 
 #include "dispatch.hpp"
@@ -13,6 +14,8 @@ struct IntegerRequant {
 };
 
 // out_dtype: I32 (the sums), U8 / I8 (requantized with y_scale, y_zp) or F32.
-Tensor integer_matmul(const char* op, const Tensor& a, const Tensor& b, const IntegerRequant& q, DType out_dtype);
+// b_prepared: b is an IntegerWeight's copy (2-D), whose forms kernels may keep.
+Tensor integer_matmul(const char* op, const Tensor& a, const Tensor& b, const IntegerRequant& q, DType out_dtype,
+                      const std::shared_ptr<rt::PreparedOperand>& b_prepared = nullptr);
 
 }  // namespace torsh::ops::detail

@@ -51,6 +51,28 @@ def test_qlinear_matmul_requantizes(rng):
     assert i8.dtype == tb.int8
 
 
+def test_integer_weight_gives_the_plain_products(rng):
+    a = rng.integers(0, 256, (2, 17, 45)).astype(np.uint8)
+    b = rng.integers(-128, 128, (45, 30)).astype(np.int8)
+    zb = rng.integers(-5, 5, 30).astype(np.int8)
+    w = tb.IntegerWeight(b)
+    assert "int8" in repr(w) or "i8" in repr(w)
+    b[:] = 0  # the weight holds its own copy
+    b0 = np.asarray(w.tensor.numpy())
+    for _ in range(2):  # the first product packs it, the second reuses the panels
+        np.testing.assert_array_equal(tb.matmul_integer(a, w, 128, zb).numpy(), ref_sums(a, b0, 128, zb))
+    sa, sb, sy = np.float32(0.02), np.float32(0.01), np.float32(0.5)
+    want = tb.qlinear_matmul(a, sa, 128, b0, sb, zb, sy, 100).numpy()
+    np.testing.assert_array_equal(tb.qlinear_matmul(a, sa, 128, w, sb, zb, sy, 100).numpy(), want)
+
+
+def test_integer_weight_refuses_what_is_not_an_int8_matrix():
+    with pytest.raises(tb.TorshError, match="IntegerWeight"):
+        tb.IntegerWeight(np.zeros((3, 4), np.float32))
+    with pytest.raises(tb.TorshError, match="IntegerWeight"):
+        tb.IntegerWeight(np.zeros((2, 3, 4), np.int8))
+
+
 def test_qlinear_matmul_matches_onnxruntime(rng):
     ort = pytest.importorskip("onnxruntime")
     onnx = pytest.importorskip("onnx")

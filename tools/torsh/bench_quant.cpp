@@ -7,6 +7,7 @@
 // activations by n x n i8 weights (int32 out; u8 out), reported as GOP/s
 // (2 n^3), to compare with matmul_f32_n and onnxruntime's QLinearMatMul.
 // matmul_integer_i8i8_*: i8 x i8 without zero points, torch._int_mm's case.
+// *_prepared_*: the same with the weights prepared once (ops::IntegerWeight).
 #include <cstring>
 #include <random>
 #include <vector>
@@ -97,11 +98,15 @@ void int8_gemm_signed(Ctx& c, std::int64_t n) {
   emit(c, name, "i32", ms, "gops", 2.0 * static_cast<double>(n) * n * n / ms / 1e6);
 }
 
-void int8_gemm(Ctx& c, std::int64_t n, bool requantize) {
-  const std::string name = std::string(requantize ? "qlinear_matmul" : "matmul_integer") + "_u8i8_" + std::to_string(n);
+// prepared: b as an ops::IntegerWeight (packed once, as onnxruntime's
+// initializers are), the _prepared cases.
+void int8_gemm(Ctx& c, std::int64_t n, bool requantize, bool prepared) {
+  const std::string name = std::string(requantize ? "qlinear_matmul" : "matmul_integer") + "_u8i8_" +
+                           (prepared ? "prepared_" : "") + std::to_string(n);
   if (!wanted(c, name)) return;
   Backend& d = c.dev;
   const Tensor a = random_int8(d, n, n, DType::U8, 5), b = random_int8(d, n, n, DType::I8, 6);
+  const ops::IntegerWeight w = prepared ? ops::IntegerWeight(b) : ops::IntegerWeight();
   const unsigned char za = 128, zb = 0, zy = 128;
   const Tensor tza = d.from_host(&za, Shape{}, DType::U8), tzb = d.from_host(&zb, Shape{}, DType::I8),
                tzy = d.from_host(&zy, Shape{}, DType::U8);
@@ -111,7 +116,9 @@ void int8_gemm(Ctx& c, std::int64_t n, bool requantize) {
   const double ms = median_ms(
       d,
       [&] {
-        if (requantize) ops::qlinear_matmul(a, tsa, tza, b, tsb, tzb, tsy, tzy);
+        if (requantize && prepared) ops::qlinear_matmul(a, tsa, tza, w, tsb, tzb, tsy, tzy);
+        else if (requantize) ops::qlinear_matmul(a, tsa, tza, b, tsb, tzb, tsy, tzy);
+        else if (prepared) ops::matmul_integer(a, w, tza, tzb);
         else ops::matmul_integer(a, b, tza, tzb);
       },
       n <= 1024 ? 30 : 5, c.min_seconds);
@@ -121,8 +128,10 @@ void int8_gemm(Ctx& c, std::int64_t n, bool requantize) {
 }  // namespace
 
 void bench_quant(Ctx& c) {
-  for (std::int64_t n : {1024, 2048, 4096}) int8_gemm(c, n, false);
-  for (std::int64_t n : {1024, 2048, 4096}) int8_gemm(c, n, true);
+  for (bool prepared : {false, true}) {
+    for (std::int64_t n : {1024, 2048, 4096}) int8_gemm(c, n, false, prepared);
+    for (std::int64_t n : {1024, 2048, 4096}) int8_gemm(c, n, true, prepared);
+  }
   for (std::int64_t n : {1024, 4096}) int8_gemm_signed(c, n);
   using F = QuantFormat;
   // A small language model's decode shapes: attention and MLP projections, the vocabulary head.

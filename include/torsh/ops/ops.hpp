@@ -3,6 +3,7 @@
 // shapes and dtypes decided here, then the op runs on the inputs' device, or on
 // the CPU with explicit, counted copies when that device lacks it.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -120,6 +121,32 @@ Tensor matmul_integer(const Tensor& a, const Tensor& b, const std::optional<Tens
 // [m], b_scale one value or [n], y_scale one value. Without y_scale (and
 // y_zero_point) the result is f32, s * (a_scale * b_scale): the dequantized product.
 Tensor qlinear_matmul(const Tensor& a, const Tensor& a_scale, const Tensor& a_zero_point, const Tensor& b,
+                      const Tensor& b_scale, const Tensor& b_zero_point,
+                      const std::optional<Tensor>& y_scale = std::nullopt,
+                      const std::optional<Tensor>& y_zero_point = std::nullopt);
+
+// ---- int8 weights prepared once (ONNX initializers)
+// An int8 weight b [k, n] (U8 or I8, any device) for repeated products. It
+// holds a private copy of b, so later writes to b do not reach it. A backend
+// with a faster form of a constant operand builds that form on the first
+// product and reuses it: the CPU keeps b packed in its tile layout with its
+// column sums, which a product with a plain tensor redoes on every call.
+// Other backends read the copy. Results equal those with the plain tensor.
+class IntegerWeight {
+ public:
+  IntegerWeight() = default;
+  explicit IntegerWeight(const Tensor& b);
+  bool defined() const { return b_.defined(); }
+  const Tensor& tensor() const { return b_; }
+  const std::shared_ptr<rt::PreparedOperand>& prepared() const { return prepared_; }
+
+ private:
+  Tensor b_;
+  std::shared_ptr<rt::PreparedOperand> prepared_;
+};
+Tensor matmul_integer(const Tensor& a, const IntegerWeight& b, const std::optional<Tensor>& a_zero_point = std::nullopt,
+                      const std::optional<Tensor>& b_zero_point = std::nullopt);
+Tensor qlinear_matmul(const Tensor& a, const Tensor& a_scale, const Tensor& a_zero_point, const IntegerWeight& b,
                       const Tensor& b_scale, const Tensor& b_zero_point,
                       const std::optional<Tensor>& y_scale = std::nullopt,
                       const std::optional<Tensor>& y_zero_point = std::nullopt);

@@ -3,6 +3,7 @@
 // every field; layouts stated as "contiguous" are guaranteed contiguous. The
 // families themselves are listed once, in op_kinds.hpp.
 #include <cstdint>
+#include <memory>
 
 #include "torsh/core/dtype.hpp"
 #include "torsh/core/quant.hpp"
@@ -11,6 +12,7 @@
 namespace torsh::rt {
 
 class BufferImpl;
+class PreparedOperand;
 
 // A strided view handed to kernels. Offsets and strides count elements.
 // An optional operand is absent when buffer == nullptr.
@@ -171,10 +173,14 @@ struct LinearQuantArgs {
 // per row) / n (b's, per column) values; an absent zero point is 0. bias
 // (optional, I32 [n], QLinearConv's) is added to the sum before the conversion.
 // b_batched: b holds `batch` matrices, else one shared by every batch.
+// b_prepared (optional, never with b_batched): b is a prepared weight
+// (ops::IntegerWeight) whose values never change; a kernel may keep a form
+// of it there (runtime/prepared_operand.hpp) and reuse it on later calls.
 struct IntegerMatmulArgs {
   TensorArg a, b, a_zero_point, b_zero_point, a_scale, b_scale, y_scale, y_zero_point, bias, out;
   std::int64_t batch = 1, m = 0, n = 0, k = 0;
   bool b_batched = false;
+  std::shared_ptr<PreparedOperand> b_prepared;
 };
 
 // Sparse (CSR) @ dense (OpKind::SparseMatmul): out [rows, n] = a @ x with a

@@ -1,7 +1,7 @@
 // The int8 GEMM op (igemm.hpp): operands packed once per call (b once per
-// call when it is shared by the batch), then mr x nr tiles over the thread
-// pool, each finished in one pass: zero-point terms, then the output dtype's
-// conversion.
+// call when it is shared by the batch, once for good when it is a prepared
+// weight), then mr x nr tiles over the thread pool, each finished in one
+// pass: zero-point terms, then the output dtype's conversion.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -17,6 +17,7 @@
 #include "../device.hpp"
 #include "../types.hpp"
 #include "igemm.hpp"
+#include "torsh/runtime/prepared_operand.hpp"
 
 namespace torsh::cpu::igemm {
 
@@ -72,6 +73,22 @@ TORSH_SIMD_CLONES void requantize_row_i8(const std::int32_t* v, const float* s, 
   requantize_row(v, s, count, z, -128, 127, out);
 }
 
+// b [k, n] in nr-column panels with its column sums (b' as igemm.hpp says).
+struct PackedB {
+  Scratch panels;
+  unsigned char* data = nullptr;  // panels' memory
+  std::vector<std::int32_t> sums;
+};
+
+void pack_all_b(const Kernel& kn, const unsigned char* b, std::int64_t k, std::int64_t n, bool b_unsigned,
+                unsigned char* panels, std::int32_t* sums) {
+  const std::int64_t n_panels = (n + kn.nr - 1) / kn.nr;
+  const std::size_t pb = panel_bytes(kn, kn.nr, k);
+  pool().parallel_for(n_panels, 1, [&](std::int64_t p0, std::int64_t p1) {
+    for (std::int64_t p = p0; p < p1; ++p) pack_b(kn, b, k, n, b_unsigned, p * kn.nr, panels + p * pb, sums + p * kn.nr);
+  });
+}
+
 }  // namespace
 
 void integer_matmul(const rt::IntegerMatmulArgs& x) {
@@ -94,13 +111,24 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
       b_scratch.trim(kKeep);
     }
   } trim_after;
-  auto* const apack_p = static_cast<unsigned char*>(a_scratch.get(static_cast<std::size_t>(m_panels) * pa));
-  auto* const bpack_p = static_cast<unsigned char*>(b_scratch.get(static_cast<std::size_t>(n_panels) * pb));
-  struct View {
-    unsigned char* p;
-    unsigned char* get() const { return p; }
-  } apack{apack_p}, bpack{bpack_p};
-  std::vector<std::int32_t> ra(static_cast<std::size_t>(m_panels * mr)), cb(static_cast<std::size_t>(n_panels * nr));
+  auto* const apack = static_cast<unsigned char*>(a_scratch.get(static_cast<std::size_t>(m_panels) * pa));
+  std::vector<std::int32_t> ra(static_cast<std::size_t>(m_panels * mr));
+  // A prepared weight's panels are packed on its first product with this
+  // kernel and kept; other b's are packed into scratch on every call.
+  std::shared_ptr<const PackedB> prepared;
+  if (x.b_prepared && !x.b_batched)
+    prepared = x.b_prepared->form<PackedB>(&kn, [&] {
+      auto p = std::make_shared<PackedB>();
+      p->sums.resize(static_cast<std::size_t>(n_panels * nr));
+      p->data = static_cast<unsigned char*>(p->panels.get(static_cast<std::size_t>(n_panels) * pb));
+      pack_all_b(kn, data_of<unsigned char>(x.b), k, n, b_unsigned, p->data, p->sums.data());
+      return p;
+    });
+  std::vector<std::int32_t> cb_call(prepared ? 0 : static_cast<std::size_t>(n_panels * nr));
+  unsigned char* const b_call =
+      prepared ? nullptr : static_cast<unsigned char*>(b_scratch.get(static_cast<std::size_t>(n_panels) * pb));
+  const unsigned char* const bpack = prepared ? prepared->data : b_call;
+  const std::int32_t* const cb = prepared ? prepared->sums.data() : cb_call.data();
   std::vector<std::uint32_t> colterm(static_cast<std::size_t>(n));
 
   // Zero points of a' and b' (see igemm.hpp), one per row / column.
@@ -139,16 +167,13 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
     const unsigned char* a = a_all + bi * m * k;
     pool().parallel_for(m_panels, 1, [&](std::int64_t p0, std::int64_t p1) {
       for (std::int64_t p = p0; p < p1; ++p)
-        pack_a(kn, a, m, k, a_signed, p * mr, apack.get() + p * pa, ra.data() + p * mr);
+        pack_a(kn, a, m, k, a_signed, p * mr, apack + p * pa, ra.data() + p * mr);
     });
     if (bi == 0 || x.b_batched) {
-      const unsigned char* b = b_all + (x.b_batched ? bi * k * n : 0);
-      pool().parallel_for(n_panels, 1, [&](std::int64_t p0, std::int64_t p1) {
-        for (std::int64_t p = p0; p < p1; ++p)
-          pack_b(kn, b, k, n, b_unsigned, p * nr, bpack.get() + p * pb, cb.data() + p * nr);
-      });
+      if (!prepared)
+        pack_all_b(kn, b_all + (x.b_batched ? bi * k * n : 0), k, n, b_unsigned, b_call, cb_call.data());
       for (std::int64_t j = 0; j < n; ++j)
-        colterm[static_cast<std::size_t>(j)] = kk * zb2[static_cast<std::size_t>(j)] - static_cast<std::uint32_t>(cb[static_cast<std::size_t>(j)]);
+        colterm[static_cast<std::size_t>(j)] = kk * zb2[static_cast<std::size_t>(j)] - static_cast<std::uint32_t>(cb[j]);
       // a's zero point per tensor (the usual case): its term is one vector,
       // which takes the bias too.
       if (!a_zp_per_row) {
@@ -164,7 +189,7 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
       alignas(64) std::int32_t c[14 * 32];
       for (std::int64_t t = t0; t < t1; ++t) {
         const std::int64_t np = t / m_panels, mp = t % m_panels;
-        kn.tile(apack.get() + mp * pa, bpack.get() + np * pb, groups, c);
+        kn.tile(apack + mp * pa, bpack + np * pb, groups, c);
         const std::int64_t r0 = mp * mr, c0 = np * nr;
         const int rows = static_cast<int>(std::min<std::int64_t>(mr, m - r0));
         const int cols = static_cast<int>(std::min<std::int64_t>(nr, n - c0));
