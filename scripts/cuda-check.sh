@@ -40,7 +40,8 @@ run_test() {
 cases=(matmul_f32_256 matmul_f32_1024 matmul_f32_2048 matmul_f32_4096 matmul_bf16_2048 add_f32_16M gelu_f32_16M
        softmax_f32_4096x4096 layer_norm_f32_4096x4096 rms_norm_f32_4096x4096 conv2d_f32_n1_c64_h56_k64_r3
        conv2d_f32_n8_c256_h14_k256_r3 attention_f32_causal_s2048_h8_d64 adam_f32_16M add_f32_4
-       matmul_integer_u8i8_1024 matmul_integer_u8i8_4096 matmul_integer_i8i8_1024 matmul_integer_i8i8_4096)
+       matmul_integer_u8i8_1024 matmul_integer_u8i8_4096 matmul_integer_i8i8_1024 matmul_integer_i8i8_4096
+       matmul_integer_u8i8_prepared_1024 matmul_integer_u8i8_prepared_4096)
 : >"$out/bench.jsonl"
 for ((r = 1; r <= rounds; r++)); do
   for c in "${cases[@]}"; do

@@ -108,11 +108,13 @@ if wanted("adam_f32_16M"):
 
 # int8 GEMM: torch._int_mm takes s8 x s8 without zero points, torsh's i8i8
 # case; the u8i8 case (u8 x s8 with zero points) is compared with it too, as
-# the same product plus torsh's zero-point work. b is given both row-major
+# the same product plus torsh's zero-point work (u8i8_prepared: with the
+# weight prepared once, ops::IntegerWeight). b is given both row-major
 # (torsh's operand) and column-major (a weight stored transposed once, the
 # layout the tensor cores take); the faster one is the peer.
 for n in (1024, 4096):
-    names = [x for x in (f"matmul_integer_i8i8_{n}", f"matmul_integer_u8i8_{n}") if wanted(x)]
+    names = [x for x in (f"matmul_integer_i8i8_{n}", f"matmul_integer_u8i8_{n}", f"matmul_integer_u8i8_prepared_{n}")
+             if wanted(x)]
     if names and hasattr(torch, "_int_mm"):
         a8 = torch.randint(-128, 128, (n, n), device=dev, dtype=torch.int8)
         b8 = torch.randint(-128, 128, (n, n), device=dev, dtype=torch.int8)

@@ -148,14 +148,16 @@ DEVICE_FN int im_shifted_scalar(GLOBAL const uchar* z, long zoff, long zn, int d
  * of p0 (rows ld0 apart) into s0[g] for g < rows0, else row g - rows0 of p1
  * into s1 (so one launch serves both operands). p0's sums are only read
  * where b's shifted zero point (zb...) is nonzero, p1's where a's is (za...):
- * a group whose factor is 0 (u8 with zero point 128, s8 with 0) skips. */
+ * a group whose factor is 0 (u8 with zero point 128, s8 with 0) skips,
+ * unless `always` (a prepared weight's sums, kept for later calls). */
 KERNEL void integer_matmul_row_sums(GLOBAL const uchar* p0, long ld0, long rows0, GLOBAL int* s0, GLOBAL const uchar* p1,
                                     long ld1, GLOBAL int* s1, long len, GLOBAL const uchar* za, long zaoff, long za_n,
-                                    int adt, GLOBAL const uchar* zb, long zboff, long zb_n, int bdt) {
+                                    int adt, GLOBAL const uchar* zb, long zboff, long zb_n, int bdt, int always) {
   LOCAL_ARRAY(uint, part, 256);
   const long t = LOCAL_ID(0), g = GROUP_ID(0);
   const int first = g < rows0;
-  if ((first ? im_shifted_scalar(zb, zboff, zb_n, bdt) : im_shifted_scalar(za, zaoff, za_n, adt)) == 0) return;
+  if (!always && (first ? im_shifted_scalar(zb, zboff, zb_n, bdt) : im_shifted_scalar(za, zaoff, za_n, adt)) == 0)
+    return;
   GLOBAL const uchar* p = first ? p0 : p1;
   const long row = first ? g : g - rows0, ld = first ? ld0 : ld1;
   uint acc = 0u;

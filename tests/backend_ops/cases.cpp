@@ -1216,6 +1216,20 @@ void integer_matmul_cases(CaseList& L) {
         {in({40, 64}, U8).range(0, 255), in({64, 36}, I8).range(-128, 127), in({1}, U8).vals({128}),
          in({1}, I8).vals({0})},
         mmi(true), Tol::bitwise());
+  // A prepared weight: its first product (which may build the backend's form of it) and a second (which reuses it).
+  const Run prepared = [](Backend&, std::vector<Tensor>& x) -> Outputs {
+    const ops::IntegerWeight w(x[1]);
+    return {ops::matmul_integer(x[0], w, x[2], x[3]), ops::matmul_integer(x[0], w, x[2], x[3])};
+  };
+  L.add("integer_matmul", "matmul_integer u8 x i8, prepared weight, zero points per row / column", K::IntegerMatmul,
+        I32,
+        {in({2, 19, 48}, U8).range(0, 255), in({48, 28}, I8).range(-128, 127), in({19}, U8).range(0, 255),
+         in({28}, I8).range(-128, 127)},
+        prepared, Tol::bitwise());
+  L.add("integer_matmul", "matmul_integer i8 x u8, prepared weight, odd sizes", K::IntegerMatmul, I32,
+        {in({23, 37}, I8).range(-128, 127), in({37, 45}, U8).range(0, 255), in({1}, I8).vals({-7}),
+         in({1}, U8).vals({128})},
+        prepared, Tol::bitwise());
   L.add("integer_matmul", "matmul_integer u8 x u8, several tiles", K::IntegerMatmul, I32,
         {in({200, 320}, U8).range(0, 255), in({320, 136}, U8).range(0, 255), in({200}, U8).range(0, 255),
          in({136}, U8).range(0, 255)},

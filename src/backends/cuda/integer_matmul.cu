@@ -10,10 +10,13 @@
 
 #include <algorithm>
 #include <climits>
+#include <memory>
 #include <optional>
+#include <string>
 
 #if !defined(TORSH_HIP)
 #include "cublas_int8.hpp"
+#include "torsh/runtime/prepared_operand.hpp"
 #endif
 
 #include "kernels/integer_matmul.kern.h"
@@ -44,6 +47,37 @@ struct Scratch {
 
 bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
+// A prepared weight's transposed s8 copy and column sums on one device
+// (rt::PreparedOperand), made on its first product there.
+struct PreparedB {
+  int ordinal = 0;
+  unsigned char* rows = nullptr;  // [n, ldk]
+  int* sums = nullptr;            // [n]
+  PreparedB() = default;
+  PreparedB(const PreparedB&) = delete;
+  PreparedB& operator=(const PreparedB&) = delete;
+  ~PreparedB() {
+    // Errors are dropped: at process exit the runtime may already be unloading.
+    int prev = 0;
+    if (cudaGetDevice(&prev) != cudaSuccess) return;
+    (void)cudaSetDevice(ordinal);
+    if (rows != nullptr) (void)cudaFree(rows);
+    if (sums != nullptr) (void)cudaFree(sums);
+    (void)cudaSetDevice(prev);
+  }
+};
+
+// One key per device ordinal for rt::PreparedOperand.
+const void* prepared_key(int ordinal) {
+  static const char keys[256] = {};
+  return &keys[static_cast<unsigned>(ordinal) % 256];
+}
+
+bool capturing(const CudaStream& s) {
+  cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+  return cudaStreamIsCapturing(s.handle(), &st) != cudaSuccess || st != cudaStreamCaptureStatusNone;
+}
+
 // The tensor-core route; false (the tiles run instead) where cuBLASLt has
 // no kernel or the sizes exceed its int range or the copies' grids.
 //
@@ -67,18 +101,6 @@ bool tensor_core_route(CudaStream& s, const rt::IntegerMatmulArgs& a) {
   const bool into_out = a.out.dtype == DType::I32 && aligned16(out_i32) && n % 4 == 0;
   const bool a_as_is = !a_u8 && k % 16 == 0 && aligned16(ap);
 
-  // One scratch allocation: b's copy, a's copy, the int32 product, the sums.
-  const auto up = [](std::int64_t bytes) { return (bytes + 255) / 256 * 256; };
-  const std::int64_t b_bytes = up(nb * n * ldk), a_bytes = a_as_is ? 0 : up(rows_a * ldk),
-                     prod_bytes = into_out ? 0 : up(rows_a * n * 4), rs_bytes = zb ? up(rows_a * 4) : 0,
-                     cs_bytes = za ? up(nb * n * 4) : 0;
-  Scratch scratch(s, static_cast<std::size_t>(b_bytes + a_bytes + prod_bytes + rs_bytes + cs_bytes));
-  unsigned char* b_copy = scratch.p;
-  unsigned char* a_copy = b_copy + b_bytes;
-  std::int32_t* prod = into_out ? out_i32 : reinterpret_cast<std::int32_t*>(a_copy + a_bytes);
-  int* rowsum = reinterpret_cast<int*>(a_copy + a_bytes + prod_bytes);
-  int* colsum = reinterpret_cast<int*>(a_copy + a_bytes + prod_bytes + rs_bytes);
-
   // Absent operands are read from no buffer (count 0): a's stands in.
   const auto zp_bytes = [&](const rt::TensorArg& t) -> const unsigned char* {
     return bytes_of(*(t.present() ? t : a.a).buffer);
@@ -92,7 +114,45 @@ bool tensor_core_route(CudaStream& s, const rt::IntegerMatmulArgs& a) {
     launch(s, TORSH_CUDA_KERNEL(integer_matmul_pack), grid, dim3(32, 8, 1), src, long{0}, gpu::elem_code(dt),
            long{s_batch}, long{s_i}, long{s_k}, dst, long{count}, long{k}, long{ldk});
   };
-  pack(bp, a.b.dtype, k * n, 1, n, n, nb, b_copy);
+
+  // A prepared weight's copy and column sums are made once per device and
+  // kept: built on the stream and waited for, so every stream may use them.
+  // Not while the stream is being captured into a graph, where nothing may
+  // wait: that call copies b as any other.
+  std::shared_ptr<const PreparedB> prepared;
+  if (a.b_prepared && !a.b_batched && !capturing(s))
+    prepared = a.b_prepared->form<PreparedB>(prepared_key(s.device().ordinal()), [&] {
+      auto p = std::make_shared<PreparedB>();
+      p->ordinal = s.device().ordinal();
+      const std::string& dev = s.device().label();
+      check_cuda(cudaMalloc(reinterpret_cast<void**>(&p->rows), static_cast<std::size_t>(n * ldk)),
+                 "cudaMalloc (prepared int8 weight)", dev);
+      check_cuda(cudaMalloc(reinterpret_cast<void**>(&p->sums), static_cast<std::size_t>(n) * 4),
+                 "cudaMalloc (prepared int8 weight)", dev);
+      pack(bp, a.b.dtype, 0, 1, n, n, 1, p->rows);
+      launch(s, TORSH_CUDA_KERNEL(integer_matmul_row_sums), dim3(static_cast<unsigned>(n), 1, 1), dim3(256, 1, 1),
+             static_cast<const unsigned char*>(p->rows), long{ldk}, long{n}, p->sums,
+             static_cast<const unsigned char*>(p->rows), long{ldk}, p->sums, long{k}, zp_bytes(a.a_zero_point),
+             long{0}, long{0}, gpu::elem_code(a.a.dtype), zp_bytes(a.b_zero_point), long{0}, long{0},
+             gpu::elem_code(a.b.dtype), 1);
+      check_cuda(cudaStreamSynchronize(s.handle()), "cudaStreamSynchronize (prepared int8 weight)", dev);
+      return p;
+    });
+
+  // One scratch allocation: b's copy, a's copy, the int32 product, the sums.
+  const auto up = [](std::int64_t bytes) { return (bytes + 255) / 256 * 256; };
+  const std::int64_t b_bytes = prepared ? 0 : up(nb * n * ldk), a_bytes = a_as_is ? 0 : up(rows_a * ldk),
+                     prod_bytes = into_out ? 0 : up(rows_a * n * 4), rs_bytes = zb ? up(rows_a * 4) : 0,
+                     cs_bytes = za && !prepared ? up(nb * n * 4) : 0;
+  Scratch scratch(s, static_cast<std::size_t>(std::max<std::int64_t>(
+                         1, b_bytes + a_bytes + prod_bytes + rs_bytes + cs_bytes)));
+  unsigned char* b_copy = prepared ? prepared->rows : scratch.p;
+  unsigned char* a_copy = scratch.p + b_bytes;
+  std::int32_t* prod = into_out ? out_i32 : reinterpret_cast<std::int32_t*>(a_copy + a_bytes);
+  int* rowsum = reinterpret_cast<int*>(a_copy + a_bytes + prod_bytes);
+  int* colsum = prepared ? prepared->sums : reinterpret_cast<int*>(a_copy + a_bytes + prod_bytes + rs_bytes);
+
+  if (!prepared) pack(bp, a.b.dtype, k * n, 1, n, n, nb, b_copy);
   if (!a_as_is && a_u8 && k == ldk && reinterpret_cast<std::uintptr_t>(ap) % 4 == 0) {
     // u8 rows that need no padding: a flip of the top bits, four bytes at a time.
     const std::int64_t words = rows_a * k / 4;
@@ -106,13 +166,13 @@ bool tensor_core_route(CudaStream& s, const rt::IntegerMatmulArgs& a) {
   const std::int64_t lda = a_as_is ? k : ldk;
   // Row sums of a where b's zero point may be nonzero, of b's copy (b's
   // column sums) where a's may be.
-  if (za || zb) {
-    const std::int64_t rows0 = zb ? rows_a : 0, rows1 = za ? nb * n : 0;
+  if (zb || (za && !prepared)) {
+    const std::int64_t rows0 = zb ? rows_a : 0, rows1 = za && !prepared ? nb * n : 0;
     launch(s, TORSH_CUDA_KERNEL(integer_matmul_row_sums), dim3(static_cast<unsigned>(rows0 + rows1), 1, 1),
            dim3(256, 1, 1), a_rows, long{lda}, long{rows0}, rowsum, static_cast<const unsigned char*>(b_copy), long{ldk},
            colsum, long{k}, zp_bytes(a.a_zero_point), off(a.a_zero_point), count(a.a_zero_point),
            gpu::elem_code(a.a.dtype), zp_bytes(a.b_zero_point), off(a.b_zero_point), count(a.b_zero_point),
-           gpu::elem_code(a.b.dtype));
+           gpu::elem_code(a.b.dtype), 0);
   }
   // out^T = b^T a^T in cuBLAS's column-major terms: b's copy transposed (T), a's rows as they are (N).
   if (!cublas_int8_gemm(s, {.a = {b_copy, ldk, true, n * ldk}, .b = {a_rows, lda, false, gm * lda}, .c = prod,
