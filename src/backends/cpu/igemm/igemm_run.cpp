@@ -73,6 +73,28 @@ TORSH_SIMD_CLONES void requantize_row_i8(const std::int32_t* v, const float* s, 
   requantize_row(v, s, count, z, -128, 127, out);
 }
 
+// One tile row's sums with the zero-point terms (igemm.hpp), into out or a
+// row buffer: restrict-qualified and compiled per x86 level, so it is one
+// vector pass (writing into out through unqualified pointers, the compiler
+// had to assume out might overlap the terms).
+TORSH_SIMD_CLONES void finish_row(const std::int32_t* __restrict cr, const std::uint32_t* __restrict ct,
+                                  const std::uint32_t* __restrict zbc, const std::uint32_t* __restrict bc,
+                                  std::uint32_t zar, std::uint32_t rar, std::uint32_t zb0, bool a_per_row,
+                                  bool b_per_col, int cols, std::int32_t* __restrict sum) {
+  // Both zero points per tensor: adds only (the general form multiplies per
+  // element, which baseline x86-64 has no vector instruction for).
+  if (!a_per_row && !b_per_col) {
+    const std::uint32_t rowc = rar * zb0;
+    for (int j = 0; j < cols; ++j) sum[j] = static_cast<std::int32_t>(static_cast<std::uint32_t>(cr[j]) + ct[j] - rowc);
+  } else if (!a_per_row) {
+    for (int j = 0; j < cols; ++j)
+      sum[j] = static_cast<std::int32_t>(static_cast<std::uint32_t>(cr[j]) + ct[j] - rar * zbc[j]);
+  } else {
+    for (int j = 0; j < cols; ++j)
+      sum[j] = static_cast<std::int32_t>(static_cast<std::uint32_t>(cr[j]) + zar * ct[j] - rar * zbc[j] + bc[j]);
+  }
+}
+
 // b [k, n] in nr-column panels with its column sums (b' as igemm.hpp says).
 struct PackedB {
   Scratch panels;
@@ -203,20 +225,7 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
           // int32 results go straight to out; others through a row buffer.
           alignas(64) std::int32_t row_buf[64];
           std::int32_t* const sum = od == DType::I32 ? data_of<std::int32_t>(x.out) + o : row_buf;
-          // Both zero points per tensor: adds only (the general form multiplies
-          // per element, which baseline x86-64 has no vector instruction for).
-          if (!a_zp_per_row && !b_zp_per_col) {
-            const std::uint32_t rowc = rar * zb2[0];
-            for (int j = 0; j < cols; ++j)
-              sum[j] = static_cast<std::int32_t>(static_cast<std::uint32_t>(cr[j]) + ct[j] - rowc);
-          } else if (!a_zp_per_row) {
-            for (int j = 0; j < cols; ++j)
-              sum[j] = static_cast<std::int32_t>(static_cast<std::uint32_t>(cr[j]) + ct[j] - rar * zbc[j]);
-          } else {
-            const std::uint32_t* bc = bias.data() + c0;
-            for (int j = 0; j < cols; ++j)
-              sum[j] = static_cast<std::int32_t>(static_cast<std::uint32_t>(cr[j]) + zar * ct[j] - rar * zbc[j] + bc[j]);
-          }
+          finish_row(cr, ct, zbc, bias.data() + c0, zar, rar, zb2[0], a_zp_per_row, b_zp_per_col, cols, sum);
           if (od == DType::I32) continue;
           // The multiplier of each column in this row: precomputed when a's
           // scale is per tensor, else (a_scale[row] * b_scale[col]) / y_scale here.
