@@ -6,28 +6,18 @@ the best median of each. Both on --threads threads. Needs python3 with torch (De
 """
 import argparse
 import json
-import time
 
 import numpy as np
 import torch
 
 import torsh_backend as tb
+from timing import median_ms
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--rounds", type=int, default=3)
 ap.add_argument("--threads", type=int, default=2)
 args = ap.parse_args()
 torch.set_num_threads(args.threads)
-
-
-def median_ms(fn, reps):
-    fn()
-    t = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        t.append(time.perf_counter() - t0)
-    return sorted(t)[len(t) // 2] * 1e3
 
 
 best = {}

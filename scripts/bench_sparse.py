@@ -10,12 +10,12 @@ e.g. from ../shared/peers/stream_bw). Times are the best of --rounds medians.
 """
 import argparse
 import json
-import time
 
 import numpy as np
 import scipy.sparse as sp
 
 import torsh_backend as tb
+from timing import median_ms
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--rounds", type=int, default=5)
@@ -39,16 +39,6 @@ def power_law(n, density, rng):
     return sp.csr_matrix((data, indices, indptr), shape=(n, n))
 
 
-def median_ms(fn, reps=7):
-    fn()
-    t = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        t.append(time.perf_counter() - t0)
-    return sorted(t)[len(t) // 2] * 1e3
-
-
 rng = np.random.default_rng(0)
 cases = [("1pct", 20000, 0.01), ("0.1pct", 100000, 0.001)]
 best = {}
@@ -63,7 +53,7 @@ for _ in range(args.rounds):
                            (f"spmm{args.spmm_n}", lambda: tb.spmm(a, xm), lambda: m @ xm)):
             for who, f in (("torsh", fa), ("scipy", fb)):
                 k = (f"{op}_f32_{name}", who)
-                best[k] = min(best.get(k, float("inf")), median_ms(f))
+                best[k] = min(best.get(k, float("inf")), median_ms(f, 7))
 for name, n, _d in cases:
     m = mats[name]
     spmv_bytes = m.nnz * 8 + (n + 1) * 4 + 2 * n * 4

@@ -14,9 +14,10 @@ least --min-seconds and at least 3 calls (at most 10000); the median.
 import argparse
 import json
 import math
-import time
 
 import numpy as np
+
+import timing
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--min-seconds", type=float, default=0.3)
@@ -29,18 +30,7 @@ NOTE = f"numpy {np.__version__} numpy.fft (pocketfft), 1 thread, out= preallocat
 
 
 def median_ms(fn):
-    fn()
-    times = []
-    start = time.perf_counter()
-    for i in range(10000):
-        t0 = time.perf_counter()
-        fn()
-        t1 = time.perf_counter()
-        times.append(t1 - t0)
-        if i >= 2 and t1 - start >= args.min_seconds:
-            break
-    times.sort()
-    return times[len(times) // 2] * 1e3
+    return timing.median_ms(fn, 10000, args.min_seconds)
 
 
 def report(name, ms, flop):

@@ -10,12 +10,13 @@ median. Sessions use --threads intra-op threads.
 """
 import argparse
 import json
-import time
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
+
+import timing
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--threads", type=int, default=2)
@@ -50,18 +51,7 @@ def session(n, requantize):
 
 
 def median_ms(fn, max_reps):
-    fn()
-    times = []
-    start = time.perf_counter()
-    for i in range(max_reps):
-        t0 = time.perf_counter()
-        fn()
-        t1 = time.perf_counter()
-        times.append(t1 - t0)
-        if i >= 2 and t1 - start > args.min_seconds:
-            break
-    times.sort()
-    return times[len(times) // 2] * 1e3
+    return timing.median_ms(fn, max_reps, args.min_seconds)
 
 
 for requantize in (False, True):

@@ -8,10 +8,11 @@ backend by default, so f32 products are f32.
 """
 import argparse
 import json
-import time
 
 import torch
 import torch.nn.functional as F
+
+import timing
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--min-seconds", type=float, default=0.3)
@@ -25,20 +26,7 @@ dev = torch.device("cuda")
 
 
 def median_ms(fn, max_reps):
-    fn()
-    torch.cuda.synchronize()
-    times = []
-    start = time.perf_counter()
-    for i in range(max_reps):
-        t0 = time.perf_counter()
-        fn()
-        torch.cuda.synchronize()
-        t1 = time.perf_counter()
-        times.append(t1 - t0)
-        if i >= 2 and t1 - start > args.min_seconds:
-            break
-    times.sort()
-    return times[len(times) // 2] * 1e3
+    return timing.median_ms(fn, max_reps, args.min_seconds, torch.cuda.synchronize)
 
 
 def wanted(name):

@@ -8,9 +8,10 @@ synchronize, for at least --min-seconds and at least 3 calls; the median.
 import argparse
 import json
 import math
-import time
 
 import torch
+
+import timing
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--device", default="cuda")
@@ -22,19 +23,7 @@ sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
 
 
 def median_ms(fn, max_reps=2000):
-    fn()
-    sync()
-    t, start = [], time.perf_counter()
-    for i in range(max_reps):
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        t1 = time.perf_counter()
-        t.append((t1 - t0) * 1e3)
-        if i >= 2 and t1 - start > args.min_seconds:
-            break
-    t.sort()
-    return t[len(t) // 2]
+    return timing.median_ms(fn, max_reps, args.min_seconds, sync)
 
 
 def emit(name, ms, flops):

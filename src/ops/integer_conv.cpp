@@ -65,7 +65,7 @@ std::optional<Tensor> group_slice(const std::optional<Tensor>& t, std::int64_t g
 Tensor run(const char* op, const Tensor& x, const Tensor& w, const Conv2dParams& prm, detail::IntegerRequant q,
            DType out_dtype) {
   std::vector<Tensor> all{x, w};
-  for (const auto* t : {&q.a_zp, &q.b_zp, &q.a_scale, &q.b_scale, &q.y_scale, &q.y_zp, &q.bias})
+  for (const auto* t : q.slots())
     if (*t) all.push_back(**t);
   detail::check_same_device(op, all);
   const Geometry g = check(op, x, w, prm, q.a_zp);

@@ -66,7 +66,7 @@ namespace detail {
 Tensor integer_matmul(const char* op, const Tensor& a_in, const Tensor& b_in, const IntegerRequant& q, DType out_dtype,
                       const std::shared_ptr<rt::PreparedOperand>& b_prepared) {
   Operands o{op, {a_in, b_in}};
-  for (const auto* t : {&q.a_zp, &q.b_zp, &q.a_scale, &q.b_scale, &q.y_scale, &q.y_zp, &q.bias})
+  for (const auto* t : q.slots())
     if (*t) {
       if (!(*t)->defined()) throw Error(ErrorCode::InvalidState, "an operand is undefined", {.op = op});
       o.all.push_back(**t);
@@ -127,11 +127,11 @@ Tensor integer_matmul(const char* op, const Tensor& a_in, const Tensor& b_in, co
 
   std::vector<Tensor> ins{a, b};
   int slot[7] = {-1, -1, -1, -1, -1, -1, -1};
-  const std::optional<Tensor>* extra[7] = {&q.a_zp, &q.b_zp, &q.a_scale, &q.b_scale, &q.y_scale, &q.y_zp, &q.bias};
+  const auto extra = q.slots();
   for (int i = 0; i < 7; ++i)
-    if (*extra[i]) {
+    if (*extra[static_cast<std::size_t>(i)]) {
       slot[i] = static_cast<int>(ins.size());
-      ins.push_back((*extra[i])->contiguous());
+      ins.push_back((*extra[static_cast<std::size_t>(i)])->contiguous());
     }
   const std::int64_t batches = nb;
   const auto build = [=](auto& in, auto& outs) {

@@ -41,38 +41,23 @@ inline void spmm_rows(const I* indptr, const I* indices, const T* values, const 
   }
 }
 
-TORSH_SIMD_CLONES void spmm_f32_i32(const std::int32_t* p, const std::int32_t* c, const float* v, const float* x,
-                                    float* y, std::int64_t n, std::int64_t r0, std::int64_t r1) {
+// One per index and value type: target_clones does not apply to a template,
+// so these overloads (each cloned per x86 level) instantiate spmm_rows.
+TORSH_SIMD_CLONES void spmm(const std::int32_t* p, const std::int32_t* c, const float* v, const float* x, float* y,
+                            std::int64_t n, std::int64_t r0, std::int64_t r1) {
   spmm_rows(p, c, v, x, y, n, r0, r1);
 }
-TORSH_SIMD_CLONES void spmm_f32_i64(const std::int64_t* p, const std::int64_t* c, const float* v, const float* x,
-                                    float* y, std::int64_t n, std::int64_t r0, std::int64_t r1) {
+TORSH_SIMD_CLONES void spmm(const std::int64_t* p, const std::int64_t* c, const float* v, const float* x, float* y,
+                            std::int64_t n, std::int64_t r0, std::int64_t r1) {
   spmm_rows(p, c, v, x, y, n, r0, r1);
 }
-TORSH_SIMD_CLONES void spmm_f64_i32(const std::int32_t* p, const std::int32_t* c, const double* v, const double* x,
-                                    double* y, std::int64_t n, std::int64_t r0, std::int64_t r1) {
+TORSH_SIMD_CLONES void spmm(const std::int32_t* p, const std::int32_t* c, const double* v, const double* x, double* y,
+                            std::int64_t n, std::int64_t r0, std::int64_t r1) {
   spmm_rows(p, c, v, x, y, n, r0, r1);
 }
-TORSH_SIMD_CLONES void spmm_f64_i64(const std::int64_t* p, const std::int64_t* c, const double* v, const double* x,
-                                    double* y, std::int64_t n, std::int64_t r0, std::int64_t r1) {
+TORSH_SIMD_CLONES void spmm(const std::int64_t* p, const std::int64_t* c, const double* v, const double* x, double* y,
+                            std::int64_t n, std::int64_t r0, std::int64_t r1) {
   spmm_rows(p, c, v, x, y, n, r0, r1);
-}
-
-void spmm(const std::int32_t* p, const std::int32_t* c, const float* v, const float* x, float* y, std::int64_t n,
-          std::int64_t r0, std::int64_t r1) {
-  spmm_f32_i32(p, c, v, x, y, n, r0, r1);
-}
-void spmm(const std::int64_t* p, const std::int64_t* c, const float* v, const float* x, float* y, std::int64_t n,
-          std::int64_t r0, std::int64_t r1) {
-  spmm_f32_i64(p, c, v, x, y, n, r0, r1);
-}
-void spmm(const std::int32_t* p, const std::int32_t* c, const double* v, const double* x, double* y, std::int64_t n,
-          std::int64_t r0, std::int64_t r1) {
-  spmm_f64_i32(p, c, v, x, y, n, r0, r1);
-}
-void spmm(const std::int64_t* p, const std::int64_t* c, const double* v, const double* x, double* y, std::int64_t n,
-          std::int64_t r0, std::int64_t r1) {
-  spmm_f64_i64(p, c, v, x, y, n, r0, r1);
 }
 
 template <class I, class T>

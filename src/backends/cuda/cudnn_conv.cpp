@@ -10,15 +10,14 @@
 #if defined(TORSH_CUDNN) && !defined(TORSH_HIP)
 
 #include <cudnn.h>
-#include <dlfcn.h>
 
 #include <climits>
 #include <mutex>
 #include <string>
-#include <type_traits>
 #include <unordered_map>
 
 #include "cuda_error.hpp"
+#include "dl_symbol.hpp"
 
 namespace torsh::cuda {
 namespace {
@@ -55,10 +54,7 @@ const CudnnApi* cudnn() {
     void* lib = dlopen("libcudnn.so." TORSH_CUDNN_STR(CUDNN_MAJOR), RTLD_NOW | RTLD_LOCAL);
     if (lib == nullptr) return a;
     bool ok = true;
-    const auto bind = [&](auto& fn, const char* name) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
-      ok = ok && fn != nullptr;
-    };
+    const auto bind = [&](auto& fn, const char* name) { ok = bind_symbol(lib, fn, name) && ok; };
     bind(a.create, "cudnnCreate");
     bind(a.set_stream, "cudnnSetStream");
     bind(a.error_string, "cudnnGetErrorString");

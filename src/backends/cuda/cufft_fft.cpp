@@ -10,16 +10,15 @@
 #if !defined(TORSH_HIP)
 
 #include <cufft.h>
-#include <dlfcn.h>
 
 #include <climits>
 #include <map>
 #include <mutex>
 #include <string>
 #include <tuple>
-#include <type_traits>
 
 #include "cuda_error.hpp"
+#include "dl_symbol.hpp"
 
 namespace torsh::cuda {
 
@@ -50,10 +49,7 @@ const CufftApi* cufft() {
     void* lib = dlopen("libcufft.so." TORSH_CUFFT_STR(CUFFT_VER_MAJOR), RTLD_NOW | RTLD_LOCAL);
     if (lib == nullptr) return a;
     bool ok = true;
-    const auto bind = [&](auto& fn, const char* name) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
-      ok = ok && fn != nullptr;
-    };
+    const auto bind = [&](auto& fn, const char* name) { ok = bind_symbol(lib, fn, name) && ok; };
     bind(a.plan_many, "cufftPlanMany");
     bind(a.set_stream, "cufftSetStream");
     bind(a.c2c, "cufftExecC2C");

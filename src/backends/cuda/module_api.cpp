@@ -57,7 +57,7 @@ void launch(Function f, const Dim3& grid, const Dim3& block, cudaStream_t s, voi
 #else
 
 #include <cuda.h>
-#include <dlfcn.h>
+#include "dl_symbol.hpp"
 
 namespace torsh::cuda::module_api {
 
@@ -77,11 +77,6 @@ struct Driver {
   std::string missing;
 };
 
-template <class F>
-void find(void* lib, F& fn, const char* name, std::string& missing, bool required = true) {
-  fn = reinterpret_cast<F>(dlsym(lib, name));
-  if (!fn && required) missing += std::string(missing.empty() ? "" : ", ") + name;
-}
 
 Driver open_driver() {
   Driver d;
@@ -92,14 +87,14 @@ Driver open_driver() {
     return d;
   }
   std::string missing;
-  find(lib, d.GetErrorName, "cuGetErrorName", missing);
-  find(lib, d.GetErrorString, "cuGetErrorString", missing);
-  find(lib, d.ModuleLoadDataEx, "cuModuleLoadDataEx", missing);
-  find(lib, d.ModuleUnload, "cuModuleUnload", missing);
-  find(lib, d.ModuleGetFunction, "cuModuleGetFunction", missing);
-  find(lib, d.FuncGetAttribute, "cuFuncGetAttribute", missing);
-  find(lib, d.LaunchKernel, "cuLaunchKernel", missing);
-  find(lib, d.FuncGetParamInfo, "cuFuncGetParamInfo", missing, false);
+  bind_symbol(lib, d.GetErrorName, "cuGetErrorName", &missing);
+  bind_symbol(lib, d.GetErrorString, "cuGetErrorString", &missing);
+  bind_symbol(lib, d.ModuleLoadDataEx, "cuModuleLoadDataEx", &missing);
+  bind_symbol(lib, d.ModuleUnload, "cuModuleUnload", &missing);
+  bind_symbol(lib, d.ModuleGetFunction, "cuModuleGetFunction", &missing);
+  bind_symbol(lib, d.FuncGetAttribute, "cuFuncGetAttribute", &missing);
+  bind_symbol(lib, d.LaunchKernel, "cuLaunchKernel", &missing);
+  bind_symbol(lib, d.FuncGetParamInfo, "cuFuncGetParamInfo");  // optional
   if (!missing.empty()) d.missing = "libcuda.so.1 lacks " + missing;
   return d;
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "torsh/runtime/plugin.h"
+#include "dl_symbol.hpp"
 #include "vendor.hpp"
 
 #if defined(TORSH_HIP)
@@ -79,11 +80,6 @@ struct Rtc {
   std::string missing;  // why it could not be loaded; empty when loaded
 };
 
-template <class F>
-bool find(void* lib, F& fn, const char* name) {
-  fn = reinterpret_cast<F>(dlsym(lib, name));
-  return fn != nullptr;
-}
 
 Rtc load_rtc() {
   Rtc r;
@@ -95,13 +91,13 @@ Rtc load_rtc() {
       tried += (tried.empty() ? "" : "; ") + (e ? std::string(e) : file);
       continue;
     }
-#define TORSH_RTC_FIND(f) find(lib, r.f, TORSH_STR(TORSH_RTC(f)))
+#define TORSH_RTC_FIND(f) bind_symbol(lib, r.f, TORSH_STR(TORSH_RTC(f)))
     const bool ok = TORSH_RTC_FIND(GetErrorString) && TORSH_RTC_FIND(CreateProgram) &&
                     TORSH_RTC_FIND(DestroyProgram) && TORSH_RTC_FIND(AddNameExpression) &&
                     TORSH_RTC_FIND(CompileProgram) && TORSH_RTC_FIND(GetProgramLogSize) &&
                     TORSH_RTC_FIND(GetProgramLog) && TORSH_RTC_FIND(GetLoweredName) &&
-                    find(lib, r.GetCodeSize, TORSH_STR(TORSH_RTC_GET_CODE_SIZE)) &&
-                    find(lib, r.GetCode, TORSH_STR(TORSH_RTC_GET_CODE));
+                    bind_symbol(lib, r.GetCodeSize, TORSH_STR(TORSH_RTC_GET_CODE_SIZE)) &&
+                    bind_symbol(lib, r.GetCode, TORSH_STR(TORSH_RTC_GET_CODE));
     (void)TORSH_RTC_FIND(Version);  // optional: only names the compiler
 #if !defined(TORSH_HIP)
     (void)(TORSH_RTC_FIND(GetNumSupportedArchs) && TORSH_RTC_FIND(GetSupportedArchs));  // optional (CUDA 11.2)

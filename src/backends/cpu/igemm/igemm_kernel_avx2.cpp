@@ -15,17 +15,23 @@
 #pragma GCC push_options
 #pragma GCC target("avx2")
 namespace torsh::cpu::igemm {
-namespace avx2 {
 namespace {
-
-struct Avx2Madd {
+// What both 256-bit tiles share; they differ in the multiply-add (dot).
+struct Ymm {
   using vec = __m256i;
   static constexpr int kLanes = 8;
   static TORSH_INLINE vec zero() { return _mm256_setzero_si256(); }
   static TORSH_INLINE vec load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
   static TORSH_INLINE vec bcast(const void* p) { return _mm256_set1_epi32(*static_cast<const int*>(p)); }
-  static TORSH_INLINE vec dot(vec acc, vec a, vec b) { return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b)); }
   static TORSH_INLINE void store(std::int32_t* p, vec v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
+};
+}  // namespace
+
+namespace avx2 {
+namespace {
+
+struct Avx2Madd : Ymm {
+  static TORSH_INLINE vec dot(vec acc, vec a, vec b) { return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b)); }
 };
 
 #include "igemm_body.hpp"
@@ -51,14 +57,8 @@ namespace torsh::cpu::igemm {
 namespace avx_vnni {
 namespace {
 
-struct AvxVnni {
-  using vec = __m256i;
-  static constexpr int kLanes = 8;
-  static TORSH_INLINE vec zero() { return _mm256_setzero_si256(); }
-  static TORSH_INLINE vec load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
-  static TORSH_INLINE vec bcast(const void* p) { return _mm256_set1_epi32(*static_cast<const int*>(p)); }
+struct AvxVnni : Ymm {
   static TORSH_INLINE vec dot(vec acc, vec a, vec b) { return _mm256_dpbusd_avx_epi32(acc, a, b); }
-  static TORSH_INLINE void store(std::int32_t* p, vec v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
 };
 
 #include "igemm_body.hpp"
