@@ -21,9 +21,16 @@ inline void spmv_rows(const I* indptr, const I* indices, const T* values, const 
   for (std::int64_t r = r0; r < r1; ++r) {
     std::int64_t j = indptr[r];
     const std::int64_t e = indptr[r + 1];
-    T s = 0;
-    for (; j < e; ++j) s += values[j] * x[indices[j]];
-    out[r] = s;
+    // Four partial sums: one sum would wait an add's latency per nonzero.
+    T s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (; j + 4 <= e; j += 4) {
+      s0 += values[j] * x[indices[j]];
+      s1 += values[j + 1] * x[indices[j + 1]];
+      s2 += values[j + 2] * x[indices[j + 2]];
+      s3 += values[j + 3] * x[indices[j + 3]];
+    }
+    for (; j < e; ++j) s0 += values[j] * x[indices[j]];
+    out[r] = (s0 + s1) + (s2 + s3);
   }
 }
 
