@@ -1,10 +1,10 @@
 // CSR @ dense (rt::SparseMatmulArgs). Rows are dealt to threads in runs of
 // equal nonzero counts (a binary search of indptr), so power-law rows do not
-// leave one thread with the long ones. SpMV (n = 1) sums each row in order,
-// one scalar loop: on Zen 4 the AVX-512 gathers and split partial sums of the
-// vector clones measured slower than it (the loop is bound by the dependent
-// loads of x, not by arithmetic). SpMM adds value * x's row into the output
-// row, vectorised over n in the target_clones loops.
+// leave one thread with the long ones. SpMV (n = 1) is a scalar loop with
+// four partial sums per row: with one, each nonzero waited for the previous
+// add; on Zen 4 the AVX-512 gathers of vector clones measured slower than
+// scalar loads. SpMM adds value * x's row into the output row, vectorised
+// over n in the target_clones loops.
 #include <algorithm>
 #include <cstdint>
 
