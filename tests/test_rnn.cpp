@@ -1,12 +1,14 @@
 // LSTM and GRU layers and cells against a double-precision reference written
 // from PyTorch's equations: one and two layers, both directions, batch_first,
 // with and without biases, given and zero initial states, unbatched input,
-// and clear errors for misshaped weights and states. PyTorch itself is the
+// and clear errors for misshaped weights and states; the backward pass
+// (rnn_backward) against central differences in f64. PyTorch itself is the
 // reference in tests/python/test_rnn.py.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "torsh/torsh.hpp"
@@ -198,6 +200,146 @@ TEST(Rnn, UnbatchedInputAndCells) {
   EXPECT_EQ(c1.to_vector(), one.c_n.reshape({2, 3}).to_vector());
   const Tensor g_ih = t32(rnd(3 * 3 * 2, 7), Shape{9, 2}), g_hh = t32(rnd(3 * 3 * 3, 8), Shape{9, 3});
   EXPECT_EQ(ops::gru_cell(xb, h, g_ih, g_hh).shape(), (Shape{2, 3}));
+}
+
+namespace {
+
+Tensor t64(const Vec& v, const Shape& s) { return host().from_host(v.data(), s, DType::F64); }
+
+double dot(const Tensor& a, const Vec& w) {
+  const std::vector<double> v = a.contiguous().to_host<double>();
+  double s = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) s += v[i] * w[i];
+  return s;
+}
+
+struct GradCase {
+  bool lstm;
+  std::int64_t T, B, I, H, layers;
+  bool bidir, biases, batch_first, unbatched;
+};
+
+// rnn_backward against central differences of L = <output, R> + <h_n, Rh> (+ <c_n, Rc>) in f64,
+// at a few elements of the input, the states and every weight tensor.
+void check_grads(const GradCase& k, std::uint32_t seed) {
+  const std::int64_t D = k.bidir ? 2 : 1, G = k.lstm ? 4 : 3, LD = k.layers * D;
+  std::vector<Tensor> w;
+  for (std::int64_t l = 0; l < k.layers; ++l)
+    for (std::int64_t d = 0; d < D; ++d) {
+      const std::int64_t in = l == 0 ? k.I : D * k.H;
+      w.push_back(t64(rnd(static_cast<std::size_t>(G * k.H * in), ++seed), Shape{G * k.H, in}));
+      w.push_back(t64(rnd(static_cast<std::size_t>(G * k.H * k.H), ++seed), Shape{G * k.H, k.H}));
+      if (k.biases) {
+        w.push_back(t64(rnd(static_cast<std::size_t>(G * k.H), ++seed), Shape{G * k.H}));
+        w.push_back(t64(rnd(static_cast<std::size_t>(G * k.H), ++seed), Shape{G * k.H}));
+      }
+    }
+  const Shape xs = k.unbatched ? Shape{k.T, k.I} : k.batch_first ? Shape{k.B, k.T, k.I} : Shape{k.T, k.B, k.I};
+  const Shape ss = k.unbatched ? Shape{LD, k.H} : Shape{LD, k.B, k.H};
+  const std::int64_t Bn = k.unbatched ? 1 : k.B;
+  Tensor x = t64(rnd(static_cast<std::size_t>(k.T * Bn * k.I), ++seed, 1.0), xs);
+  Tensor h0 = t64(rnd(static_cast<std::size_t>(LD * Bn * k.H), ++seed), ss);
+  Tensor c0 = t64(rnd(static_cast<std::size_t>(LD * Bn * k.H), ++seed), ss);
+  const Vec R = rnd(static_cast<std::size_t>(k.T * Bn * D * k.H), ++seed, 1.0);
+  const Vec Rh = rnd(static_cast<std::size_t>(LD * Bn * k.H), ++seed, 1.0), Rc = rnd(Rh.size(), ++seed, 1.0);
+  ops::RnnOptions o;
+  o.num_layers = k.layers, o.bidirectional = k.bidir, o.batch_first = k.batch_first;
+  const auto forward = [&](bool training) {
+    o.training = training;
+    return k.lstm ? ops::lstm(x, w, h0, c0, o) : ops::gru(x, w, h0, o);
+  };
+  const auto loss = [&] {
+    const ops::RnnResult r = forward(false);
+    return dot(r.output, R) + dot(r.h_n, Rh) + (k.lstm ? dot(r.c_n, Rc) : 0.0);
+  };
+  const ops::RnnResult r = forward(true);
+  ASSERT_TRUE(r.tape);
+  const ops::RnnGrads g = ops::rnn_backward(*r.tape, t64(R, r.output.shape()), t64(Rh, ss),
+                                            k.lstm ? std::optional<Tensor>(t64(Rc, ss)) : std::nullopt);
+  ASSERT_EQ(g.weights.size(), w.size());
+  ASSERT_EQ(g.input.shape(), xs);
+  ASSERT_EQ(g.h0.shape(), ss);
+  // Perturbs element i of t (a tensor the forward reads) by +-eps.
+  const auto numeric = [&](Tensor& t, std::size_t i) {
+    std::vector<double> v = t.to_host<double>();
+    const double eps = 1e-6, keep = v[i];
+    Buffer buf = t.buffer();
+    v[i] = keep + eps;
+    buf.copy_from_host(v.data(), v.size() * 8, 0);
+    const double up = loss();
+    v[i] = keep - eps;
+    buf.copy_from_host(v.data(), v.size() * 8, 0);
+    const double down = loss();
+    v[i] = keep;
+    buf.copy_from_host(v.data(), v.size() * 8, 0);
+    return (up - down) / (2 * eps);
+  };
+  std::mt19937 pick(seed);
+  const auto probe = [&](Tensor& t, const Tensor& grad, const std::string& what) {
+    ASSERT_EQ(grad.shape(), t.shape()) << what;
+    const std::vector<double> gv = grad.contiguous().to_host<double>();
+    for (int n = 0; n < 4; ++n) {
+      const std::size_t i = pick() % gv.size();
+      const double want = numeric(t, i);
+      ASSERT_NEAR(gv[i], want, 1e-6 * (1 + std::abs(want))) << what << "[" << i << "]";
+    }
+  };
+  probe(x, g.input, "input");
+  probe(h0, g.h0, "h0");
+  if (k.lstm) probe(c0, g.c0, "c0");
+  for (std::size_t j = 0; j < w.size(); ++j) probe(w[j], g.weights[j], "weight " + std::to_string(j));
+}
+
+}  // namespace
+
+TEST(Rnn, LstmBackwardMatchesFiniteDifferences) {
+  check_grads({true, 5, 3, 4, 3, 2, true, true, true, false}, 11);
+  check_grads({true, 4, 1, 3, 5, 1, false, false, false, false}, 12);
+  check_grads({true, 3, 1, 2, 4, 1, true, true, false, true}, 13);
+}
+
+TEST(Rnn, GruBackwardMatchesFiniteDifferences) {
+  check_grads({false, 5, 3, 4, 3, 2, true, true, false, false}, 21);
+  check_grads({false, 4, 2, 3, 5, 1, false, false, true, false}, 22);
+  check_grads({false, 3, 1, 2, 4, 2, false, true, false, true}, 23);
+}
+
+TEST(Rnn, BackwardRefusesMismatchedGradients) {
+  const Tensor w_ih = host().zeros(Shape{12, 2}, DType::F32), w_hh = host().zeros(Shape{12, 3}, DType::F32);
+  const Tensor x = host().zeros(Shape{5, 1, 2}, DType::F32);
+  ops::RnnOptions o;
+  EXPECT_FALSE(ops::lstm(x, {w_ih, w_hh}).tape);  // inference keeps nothing
+  o.training = true;
+  const ops::RnnResult r = ops::lstm(x, {w_ih, w_hh}, std::nullopt, std::nullopt, o);
+  ASSERT_TRUE(r.tape);
+  const auto code = [](auto&& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("rnn_backward"), std::string::npos) << e.what();
+      return e.code();
+    }
+    ADD_FAILURE() << "no error";
+    return ErrorCode::Internal;
+  };
+  EXPECT_EQ(code([&] { ops::rnn_backward(*r.tape, host().zeros(Shape{5, 1, 4}, DType::F32)); }), ErrorCode::ShapeMismatch);
+  EXPECT_EQ(code([&] { ops::rnn_backward(*r.tape, host().zeros(Shape{5, 1, 3}, DType::F64)); }), ErrorCode::ShapeMismatch);
+  EXPECT_EQ(code([&] {
+              ops::rnn_backward(*r.tape, host().zeros(Shape{5, 1, 3}, DType::F32), host().zeros(Shape{2, 1, 3}, DType::F32));
+            }),
+            ErrorCode::ShapeMismatch);
+  const ops::RnnResult gr = ops::gru(x, {host().zeros(Shape{9, 2}, DType::F32), host().zeros(Shape{9, 3}, DType::F32)},
+                                     std::nullopt, o);
+  EXPECT_EQ(code([&] {
+              ops::rnn_backward(*gr.tape, host().zeros(Shape{5, 1, 3}, DType::F32), std::nullopt,
+                                host().zeros(Shape{1, 1, 3}, DType::F32));
+            }),
+            ErrorCode::InvalidArgument);
+  // Zero gradients in, zero gradients out, shapes as the forward's.
+  const ops::RnnGrads g = ops::rnn_backward(*r.tape, host().zeros(Shape{5, 1, 3}, DType::F32));
+  EXPECT_EQ(g.input.shape(), x.shape());
+  EXPECT_EQ(g.weights.size(), 2u);
+  for (float v : g.weights[1].to_host<float>()) EXPECT_EQ(v, 0.0f);
 }
 
 TEST(Rnn, BadWeightsAndStatesAreRefusedClearly) {

@@ -1,14 +1,22 @@
 // LSTM and GRU with PyTorch's semantics: tb.lstm(x, list(module.parameters()), ...)
 // returns (output, (h_n, c_n)) and tb.gru (output, h_n), as nn.LSTM / nn.GRU.
+// tb.lstm_train / tb.gru_train also return the tape that tb.rnn_backward reads.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <memory>
+
 #include "common.hpp"
 
 namespace torsh::py {
 namespace {
+
+// What a training forward kept (ops::RnnTape, opaque to Python).
+struct PyRnnTape {
+  std::shared_ptr<const ops::RnnTape> tape;
+};
 
 using nb::arg;
 
@@ -26,6 +34,44 @@ std::optional<Tensor> maybe(const std::optional<TensorLike>& t, const Tensor& li
 }  // namespace
 
 void bind_rnn(nb::module_& m) {
+  nb::class_<PyRnnTape>(m, "RnnTape",
+                        "What lstm_train / gru_train kept for rnn_backward: each layer's input and output, every "
+                        "step's gate activations (and LSTM cell states), the states and the weights.");
+  m.def("lstm_train", [](const TensorLike& x, const std::vector<TensorLike>& weights, std::optional<TensorLike> h0,
+                         std::optional<TensorLike> c0, std::int64_t num_layers, bool bidirectional, bool batch_first) {
+        Tensor tx = as_tensor(x);
+        std::vector<Tensor> w = tensors(weights, tx);
+        std::optional<Tensor> th = maybe(h0, tx), tc = maybe(c0, tx);
+        nb::gil_scoped_release r;
+        const ops::RnnResult res = ops::lstm(tx, w, th, tc, {num_layers, bidirectional, batch_first, true});
+        return std::make_tuple(res.output, std::make_pair(res.h_n, res.c_n), PyRnnTape{res.tape});
+      }, arg("x"), arg("weights"), arg("h0").none() = nb::none(), arg("c0").none() = nb::none(), nb::kw_only(),
+      arg("num_layers") = 1, arg("bidirectional") = false, arg("batch_first") = false,
+      "lstm's forward for training: returns (output, (h_n, c_n), tape); rnn_backward(tape, ...) gives the "
+      "gradients.");
+  m.def("gru_train", [](const TensorLike& x, const std::vector<TensorLike>& weights, std::optional<TensorLike> h0,
+                        std::int64_t num_layers, bool bidirectional, bool batch_first) {
+        Tensor tx = as_tensor(x);
+        std::vector<Tensor> w = tensors(weights, tx);
+        std::optional<Tensor> th = maybe(h0, tx);
+        nb::gil_scoped_release r;
+        const ops::RnnResult res = ops::gru(tx, w, th, {num_layers, bidirectional, batch_first, true});
+        return std::make_tuple(res.output, res.h_n, PyRnnTape{res.tape});
+      }, arg("x"), arg("weights"), arg("h0").none() = nb::none(), nb::kw_only(), arg("num_layers") = 1,
+      arg("bidirectional") = false, arg("batch_first") = false,
+      "gru's forward for training: returns (output, h_n, tape); rnn_backward(tape, ...) gives the gradients.");
+  m.def("rnn_backward", [](const PyRnnTape& tape, const TensorLike& grad_output, std::optional<TensorLike> grad_h_n,
+                           std::optional<TensorLike> grad_c_n) {
+        Tensor g = as_tensor(grad_output);
+        std::optional<Tensor> gh = maybe(grad_h_n, g), gc = maybe(grad_c_n, g);
+        nb::gil_scoped_release r;
+        const ops::RnnGrads d = ops::rnn_backward(*tape.tape, g, gh, gc);
+        return std::make_tuple(d.input, d.h0, d.c0.defined() ? std::optional<Tensor>(d.c0) : std::nullopt, d.weights);
+      }, arg("tape"), arg("grad_output"), arg("grad_h_n").none() = nb::none(), arg("grad_c_n").none() = nb::none(),
+      "Backpropagation through time: given the loss's gradients with respect to output, h_n and (LSTM) c_n "
+      "(absent: 0), returns (grad_x, grad_h0, grad_c0 or None for a GRU, [grad of each weight, in the forward's "
+      "order]).");
+
   m.def("lstm", [](const TensorLike& x, const std::vector<TensorLike>& weights, std::optional<TensorLike> h0,
                    std::optional<TensorLike> c0, std::int64_t num_layers, bool bidirectional, bool batch_first) {
         Tensor tx = as_tensor(x);

@@ -781,6 +781,26 @@ def spmm(a: CsrMatrix, x: Tensor | numpy.typing.ArrayLike) -> Tensor:
 def sparse_add_dense(a: CsrMatrix, d: Tensor | numpy.typing.ArrayLike) -> Tensor:
     """a + d for a dense d of a's shape: a dense tensor."""
 
+class RnnTape:
+    """
+    What lstm_train / gru_train kept for rnn_backward: each layer's input and output, every step's gate activations (and LSTM cell states), the states and the weights.
+    """
+
+def lstm_train(x: Tensor | numpy.typing.ArrayLike, weights: Sequence[Tensor | numpy.typing.ArrayLike], h0: Tensor | numpy.typing.ArrayLike | None = None, c0: Tensor | numpy.typing.ArrayLike | None = None, *, num_layers: int = 1, bidirectional: bool = False, batch_first: bool = False) -> tuple[Tensor, tuple[Tensor, Tensor], RnnTape]:
+    """
+    lstm's forward for training: returns (output, (h_n, c_n), tape); rnn_backward(tape, ...) gives the gradients.
+    """
+
+def gru_train(x: Tensor | numpy.typing.ArrayLike, weights: Sequence[Tensor | numpy.typing.ArrayLike], h0: Tensor | numpy.typing.ArrayLike | None = None, *, num_layers: int = 1, bidirectional: bool = False, batch_first: bool = False) -> tuple[Tensor, Tensor, RnnTape]:
+    """
+    gru's forward for training: returns (output, h_n, tape); rnn_backward(tape, ...) gives the gradients.
+    """
+
+def rnn_backward(tape: RnnTape, grad_output: Tensor | numpy.typing.ArrayLike, grad_h_n: Tensor | numpy.typing.ArrayLike | None = None, grad_c_n: Tensor | numpy.typing.ArrayLike | None = None) -> tuple[Tensor, Tensor, Tensor | None, list[Tensor]]:
+    """
+    Backpropagation through time: given the loss's gradients with respect to output, h_n and (LSTM) c_n (absent: 0), returns (grad_x, grad_h0, grad_c0 or None for a GRU, [grad of each weight, in the forward's order]).
+    """
+
 def lstm(x: Tensor | numpy.typing.ArrayLike, weights: Sequence[Tensor | numpy.typing.ArrayLike], h0: Tensor | numpy.typing.ArrayLike | None = None, c0: Tensor | numpy.typing.ArrayLike | None = None, *, num_layers: int = 1, bidirectional: bool = False, batch_first: bool = False) -> tuple[Tensor, tuple[Tensor, Tensor]]:
     """
     nn.LSTM's forward: weights are the module's parameters in order (list(lstm.parameters())), PyTorch's gate order (i, f, g, o) and layout. Returns (output, (h_n, c_n)).

@@ -6,29 +6,33 @@
 #include <string>
 
 #include "dispatch.hpp"
+#include "rnn_tape.hpp"
 
 namespace torsh::ops {
-namespace {
 
-enum class Cell { Lstm, Gru };
-
-std::int64_t gates_of(Cell c) { return c == Cell::Lstm ? 4 : 3; }
-const char* name_of(Cell c) { return c == Cell::Lstm ? "lstm" : "gru"; }
-
-// A 2-D view [rows, cols] of t's storage starting `offset` elements into it, rows `stride` apart.
-Tensor view2d(const Tensor& t, std::int64_t offset, std::int64_t rows, std::int64_t cols, std::int64_t stride) {
-  return Tensor(t.buffer(), t.dtype(), Shape{rows, cols}, {stride, 1}, t.offset() + offset);
-}
-
-Tensor ones_like_scalar(const Tensor& like) {
+namespace rnn {
+Tensor one_like(const Tensor& like) {
   const float one = 1.0f;
   Backend b = like.backend();
   const Tensor t = b.from_host(&one, Shape{}, DType::F32);
   return like.dtype() == DType::F32 ? t : cast(t, like.dtype());
 }
+}  // namespace rnn
 
+namespace {
+
+using rnn::Cell;
+using rnn::Layer;
+using rnn::view2d;
+
+std::int64_t gates_of(Cell c) { return c == Cell::Lstm ? 4 : 3; }
+const char* name_of(Cell c) { return c == Cell::Lstm ? "lstm" : "gru"; }
+
+// One step's new state and the four activations a training forward keeps
+// (rnn_tape.hpp's acts).
 struct Step {
   Tensor h, c;
+  Tensor act[4];
 };
 
 // One LSTM step from the gates' pre-activations [B, 4H] (i, f, g, o).
@@ -36,17 +40,18 @@ Step lstm_gates(const Tensor& gates, const Tensor& c, std::int64_t hid) {
   const Tensor i = sigmoid(gates.slice(1, 0, hid)), f = sigmoid(gates.slice(1, hid, 2 * hid));
   const Tensor g = tanh(gates.slice(1, 2 * hid, 3 * hid)), o = sigmoid(gates.slice(1, 3 * hid, 4 * hid));
   const Tensor c2 = add(mul(f, c), mul(i, g));
-  return {mul(o, tanh(c2)), c2};
+  return {mul(o, tanh(c2)), c2, {i, f, g, o}};
 }
 
 // One GRU step from the input part gi [B, 3H] (x W_ih^T + b_ih) and the
 // recurrent part gh [B, 3H] (h W_hh^T + b_hh): PyTorch's
 // n = tanh(gi_n + r * gh_n), h' = (1 - z) * n + z * h.
-Tensor gru_gates(const Tensor& gi, const Tensor& gh, const Tensor& h, const Tensor& one, std::int64_t hid) {
+Step gru_gates(const Tensor& gi, const Tensor& gh, const Tensor& h, const Tensor& one, std::int64_t hid) {
   const Tensor r = sigmoid(add(gi.slice(1, 0, hid), gh.slice(1, 0, hid)));
   const Tensor z = sigmoid(add(gi.slice(1, hid, 2 * hid), gh.slice(1, hid, 2 * hid)));
-  const Tensor n = tanh(add(gi.slice(1, 2 * hid, 3 * hid), mul(r, gh.slice(1, 2 * hid, 3 * hid))));
-  return add(mul(sub(one, z), n), mul(z, h));
+  const Tensor ghn = gh.slice(1, 2 * hid, 3 * hid);
+  const Tensor n = tanh(add(gi.slice(1, 2 * hid, 3 * hid), mul(r, ghn)));
+  return {add(mul(sub(one, z), n), mul(z, h)), Tensor(), {r, z, n, ghn}};
 }
 
 // h [B, H] @ w_hh^T [H, G H] + add (broadcast), for one step. One sequence
@@ -59,11 +64,6 @@ Tensor recurrent(const Tensor& w_hh, const Tensor& h, const std::optional<Tensor
   }
   return gemm(h, w_hh, 1.0f, add_to ? 1.0f : 0.0f, add_to, false, true);
 }
-
-struct Layer {
-  Tensor w_ih, w_hh;
-  std::optional<Tensor> b_ih, b_hh;
-};
 
 void check_weights(Cell cell, const std::vector<Tensor>& w, std::int64_t layers, std::int64_t dirs,
                    std::int64_t input_size, const Tensor& input, std::vector<Layer>& out, std::int64_t& hid) {
@@ -153,13 +153,39 @@ RnnResult run(Cell cell, const Tensor& input_in, const std::vector<Tensor>& weig
   Backend dev = input_in.backend();
   Tensor h_n = dev.empty(Shape{LD, B, H}, x.dtype());
   Tensor c_n = cell == Cell::Lstm ? dev.empty(Shape{LD, B, H}, x.dtype()) : Tensor();
-  const Tensor one = cell == Cell::Gru ? ones_like_scalar(x) : Tensor();
+  const Tensor one = cell == Cell::Gru ? rnn::one_like(x) : Tensor();
+
+  std::shared_ptr<RnnTape> tape;
+  if (o.training) {
+    tape = std::make_shared<RnnTape>();
+    tape->cell = cell;
+    tape->options = o;
+    tape->unbatched = unbatched;
+    tape->biases = layers[0].b_ih.has_value();
+    tape->T = T, tape->B = B, tape->I = I, tape->H = H, tape->dirs = dirs;
+    tape->layers = layers;
+    tape->h0 = h0;
+    tape->c0 = c0;
+  }
 
   Tensor layer_in = x;
   for (std::int64_t l = 0; l < o.num_layers; ++l) {
     Tensor out = dev.empty(Shape{T, B, dirs * H}, x.dtype());
     const std::int64_t in = layer_in.shape()[2];
+    if (tape) {
+      tape->inputs.push_back(layer_in);
+      tape->outputs.push_back(out);
+    }
     for (std::int64_t d = 0; d < dirs; ++d) {
+      Tensor acts, cells;
+      if (tape) {
+        acts = dev.empty(Shape{T, B, 4 * H}, x.dtype());
+        tape->acts.push_back(acts);
+        if (cell == Cell::Lstm) {
+          cells = dev.empty(Shape{T, B, H}, x.dtype());
+          tape->cells.push_back(cells);
+        }
+      }
       const Layer& L = layers[static_cast<std::size_t>(l * dirs + d)];
       const std::int64_t s = l * dirs + d;
       // The whole sequence's input projection: one GEMM [T * B, I] x [I, G H].
@@ -172,14 +198,15 @@ RnnResult run(Cell cell, const Tensor& input_in, const std::vector<Tensor>& weig
       for (std::int64_t k = 0; k < T; ++k) {
         const std::int64_t t = d == 0 ? k : T - 1 - k;
         const Tensor pt = view2d(proj, t * B * G * H, B, G * H, G * H);
-        if (cell == Cell::Lstm) {
-          const Step st = lstm_gates(recurrent(L.w_hh, h, pt), c, H);
-          h = st.h;
-          c = st.c;
-        } else {
-          h = gru_gates(pt, recurrent(L.w_hh, h, L.b_hh), h, one, H);
-        }
+        const Step st =
+            cell == Cell::Lstm ? lstm_gates(recurrent(L.w_hh, h, pt), c, H) : gru_gates(pt, recurrent(L.w_hh, h, L.b_hh), h, one, H);
+        h = st.h;
+        c = st.c;
         view2d(out, t * B * dirs * H + d * H, B, H, dirs * H).copy_(h);
+        if (tape) {
+          for (std::int64_t q = 0; q < 4; ++q) view2d(acts, t * B * 4 * H + q * H, B, H, 4 * H).copy_(st.act[q]);
+          if (cell == Cell::Lstm) view2d(cells, t * B * H, B, H, H).copy_(c);
+        }
       }
       view2d(h_n, s * B * H, B, H, H).copy_(h);
       if (cell == Cell::Lstm) view2d(c_n, s * B * H, B, H, H).copy_(c);
@@ -196,6 +223,7 @@ RnnResult run(Cell cell, const Tensor& input_in, const std::vector<Tensor>& weig
   }
   r.h_n = h_n;
   r.c_n = c_n;
+  r.tape = tape;
   return r;
 }
 

@@ -1376,6 +1376,22 @@ void rnn_cases(CaseList& L) {
     std::vector<Input> one{in({7, 1, 4}).range(-1, 1), in({g * h, 4}).range(-0.5, 0.5), in({g * h, h}).range(-0.5, 0.5)};
     L.add("rnn", std::string(lstm ? "lstm" : "gru") + " batch 1, no biases", K::Matmul, F32, one, layer(lstm, 1, false),
           Tol::reduction(64));
+    // Backpropagation through time over the 2-layer bidirectional forward, with
+    // an output gradient as the last input: the input's, h0's and every weight's gradients.
+    std::vector<Input> bw = ins;
+    bw.push_back(in({6, 3, 10}).range(-1, 1));
+    const Run backward = [lstm](Backend&, std::vector<Tensor>& x) -> Outputs {
+      const std::vector<Tensor> w(x.begin() + 1, x.end() - 1);
+      ops::RnnOptions o{2, true, false, true};
+      const ops::RnnResult r = lstm ? ops::lstm(x[0], w, std::nullopt, std::nullopt, o) : ops::gru(x[0], w, std::nullopt, o);
+      const ops::RnnGrads g = ops::rnn_backward(*r.tape, x.back());
+      Outputs out{g.input, g.h0};
+      if (lstm) out.push_back(g.c0);
+      out.insert(out.end(), g.weights.begin(), g.weights.end());
+      return out;
+    };
+    L.add("rnn", std::string(lstm ? "lstm" : "gru") + " backward, 2 layers bidirectional", K::Matmul, F32, bw, backward,
+          Tol::reduction(256));
   }
 }
 

@@ -58,3 +58,57 @@ def test_bad_weights_are_refused():
     m = torch.nn.LSTM(4, 3)
     with pytest.raises(tb.TorshError, match="weight tensors"):
         tb.lstm(np.zeros((2, 1, 4), np.float32), params(m)[:3])
+
+
+def _torch_grads(m, x, states, loss_of):
+    x = x.clone().requires_grad_()
+    states = [s.clone().requires_grad_() for s in states]
+    out = m(x, tuple(states) if len(states) == 2 else states[0])
+    loss_of(out).backward()
+    return x.grad, [s.grad for s in states], [p.grad for p in m.parameters()]
+
+
+@pytest.mark.parametrize("layers,bidirectional,batch_first,bias", [(1, False, False, True), (2, True, True, True),
+                                                                     (2, False, False, False)])
+def test_lstm_backward_matches_pytorch_autograd(layers, bidirectional, batch_first, bias):
+    torch.manual_seed(3)
+    m = torch.nn.LSTM(4, 5, num_layers=layers, bidirectional=bidirectional, batch_first=batch_first, bias=bias)
+    x = torch.randn(2, 6, 4) if batch_first else torch.randn(6, 2, 4)
+    d = 2 if bidirectional else 1
+    h0, c0 = torch.randn(layers * d, 2, 5), torch.randn(layers * d, 2, 5)
+    out, (h, c), tape = tb.lstm_train(x.numpy(), params(m), h0.numpy(), c0.numpy(), num_layers=layers,
+                                      bidirectional=bidirectional, batch_first=batch_first)
+    r_out, r_h, r_c = torch.randn(out.shape), torch.randn(h.shape), torch.randn(c.shape)
+    gx, (gh0, gc0), gw = _torch_grads(
+        m, x, [h0, c0], lambda o: (o[0] * r_out).sum() + (o[1][0] * r_h).sum() + (o[1][1] * r_c).sum())
+    tx, th0, tc0, tw = tb.rnn_backward(tape, r_out.numpy(), r_h.numpy(), r_c.numpy())
+    np.testing.assert_allclose(tx.numpy(), gx.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(th0.numpy(), gh0.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(tc0.numpy(), gc0.numpy(), rtol=1e-4, atol=1e-5)
+    assert len(tw) == len(gw)
+    for a, b in zip(tw, gw):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("layers,bidirectional", [(1, False), (2, True)])
+def test_gru_backward_matches_pytorch_autograd(layers, bidirectional):
+    torch.manual_seed(4)
+    m = torch.nn.GRU(3, 4, num_layers=layers, bidirectional=bidirectional)
+    x = torch.randn(7, 2, 3)
+    h0 = torch.randn(layers * (2 if bidirectional else 1), 2, 4)
+    out, h, tape = tb.gru_train(x.numpy(), params(m), h0.numpy(), num_layers=layers, bidirectional=bidirectional)
+    r_out = torch.randn(out.shape)
+    gx, (gh0,), gw = _torch_grads(m, x, [h0], lambda o: (o[0] * r_out).sum())
+    tx, th0, tc0, tw = tb.rnn_backward(tape, r_out.numpy())
+    assert tc0 is None
+    np.testing.assert_allclose(tx.numpy(), gx.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(th0.numpy(), gh0.numpy(), rtol=1e-4, atol=1e-5)
+    for a, b in zip(tw, gw):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_rnn_backward_refuses_a_misshaped_gradient():
+    m = torch.nn.GRU(3, 4)
+    _, _, tape = tb.gru_train(np.zeros((5, 1, 3), np.float32), params(m))
+    with pytest.raises(tb.TorshError, match="grad_output"):
+        tb.rnn_backward(tape, np.zeros((5, 1, 5), np.float32))

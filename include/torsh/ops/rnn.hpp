@@ -1,7 +1,7 @@
 #pragma once
 // Recurrent layers with PyTorch's semantics, gate order and weight layout, so
-// an nn.LSTM / nn.GRU's parameters load unchanged (inference: no state is
-// kept for a backward pass).
+// an nn.LSTM / nn.GRU's parameters load unchanged. For training, the forward
+// pass (options.training) keeps what rnn_backward needs in result.tape.
 //
 // weights: the module's parameters in its own order (module._flat_weights):
 // for each layer, the forward direction then (bidirectional) the reverse, each
@@ -17,6 +17,7 @@
 // each step is one GEMM with the recurrent weights into the projection, then
 // the gate arithmetic.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -29,11 +30,34 @@ struct RnnOptions {
   std::int64_t num_layers = 1;
   bool bidirectional = false;
   bool batch_first = false;
+  bool training = false;  // keep the activations rnn_backward reads
 };
 
+// What a training forward keeps: each layer's input and output, every step's
+// gate activations (and, for an LSTM, cell states), the states and weights.
+// About T * B * H * (gates + 2) values per layer and direction.
+class RnnTape;
+
 struct RnnResult {
-  Tensor output, h_n, c_n;  // c_n: LSTM only
+  Tensor output, h_n, c_n;             // c_n: LSTM only
+  std::shared_ptr<const RnnTape> tape;  // training only
 };
+
+// Gradients of a loss with respect to the forward's input, initial states and
+// weights (in the order and shapes the forward took them), given its
+// gradients with respect to output, h_n and (LSTM) c_n; absent ones are 0.
+// h0 / c0 gradients are given whether or not the forward had them.
+struct RnnGrads {
+  Tensor input, h0, c0;  // c0: LSTM only
+  std::vector<Tensor> weights;
+};
+// Backpropagation through time over the forward that made `tape`, on its
+// device, composed of ops like the forward: per step, the gate derivatives
+// and one product with w_hh; per layer and direction, one GEMM each for the
+// input gradient, w_ih's and w_hh's gradients.
+RnnGrads rnn_backward(const RnnTape& tape, const Tensor& grad_output,
+                      const std::optional<Tensor>& grad_h_n = std::nullopt,
+                      const std::optional<Tensor>& grad_c_n = std::nullopt);
 
 RnnResult lstm(const Tensor& input, const std::vector<Tensor>& weights, const std::optional<Tensor>& h0 = std::nullopt,
                const std::optional<Tensor>& c0 = std::nullopt, const RnnOptions& options = {});
