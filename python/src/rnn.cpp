@@ -31,6 +31,26 @@ std::optional<Tensor> maybe(const std::optional<TensorLike>& t, const Tensor& li
   return as_tensor(*t, &like);
 }
 
+// The forwards behind tb.lstm / tb.lstm_train and tb.gru / tb.gru_train.
+ops::RnnResult lstm_forward(const TensorLike& x, const std::vector<TensorLike>& weights,
+                            const std::optional<TensorLike>& h0, const std::optional<TensorLike>& c0,
+                            const ops::RnnOptions& o) {
+  Tensor tx = as_tensor(x);
+  std::vector<Tensor> w = tensors(weights, tx);
+  std::optional<Tensor> th = maybe(h0, tx), tc = maybe(c0, tx);
+  nb::gil_scoped_release r;
+  return ops::lstm(tx, w, th, tc, o);
+}
+
+ops::RnnResult gru_forward(const TensorLike& x, const std::vector<TensorLike>& weights,
+                           const std::optional<TensorLike>& h0, const ops::RnnOptions& o) {
+  Tensor tx = as_tensor(x);
+  std::vector<Tensor> w = tensors(weights, tx);
+  std::optional<Tensor> th = maybe(h0, tx);
+  nb::gil_scoped_release r;
+  return ops::gru(tx, w, th, o);
+}
+
 }  // namespace
 
 void bind_rnn(nb::module_& m) {
@@ -39,11 +59,7 @@ void bind_rnn(nb::module_& m) {
                         "step's gate activations (and LSTM cell states), the states and the weights.");
   m.def("lstm_train", [](const TensorLike& x, const std::vector<TensorLike>& weights, std::optional<TensorLike> h0,
                          std::optional<TensorLike> c0, std::int64_t num_layers, bool bidirectional, bool batch_first) {
-        Tensor tx = as_tensor(x);
-        std::vector<Tensor> w = tensors(weights, tx);
-        std::optional<Tensor> th = maybe(h0, tx), tc = maybe(c0, tx);
-        nb::gil_scoped_release r;
-        const ops::RnnResult res = ops::lstm(tx, w, th, tc, {num_layers, bidirectional, batch_first, true});
+        const ops::RnnResult res = lstm_forward(x, weights, h0, c0, {num_layers, bidirectional, batch_first, true});
         return std::make_tuple(res.output, std::make_pair(res.h_n, res.c_n), PyRnnTape{res.tape});
       }, arg("x"), arg("weights"), arg("h0").none() = nb::none(), arg("c0").none() = nb::none(), nb::kw_only(),
       arg("num_layers") = 1, arg("bidirectional") = false, arg("batch_first") = false,
@@ -51,11 +67,7 @@ void bind_rnn(nb::module_& m) {
       "gradients.");
   m.def("gru_train", [](const TensorLike& x, const std::vector<TensorLike>& weights, std::optional<TensorLike> h0,
                         std::int64_t num_layers, bool bidirectional, bool batch_first) {
-        Tensor tx = as_tensor(x);
-        std::vector<Tensor> w = tensors(weights, tx);
-        std::optional<Tensor> th = maybe(h0, tx);
-        nb::gil_scoped_release r;
-        const ops::RnnResult res = ops::gru(tx, w, th, {num_layers, bidirectional, batch_first, true});
+        const ops::RnnResult res = gru_forward(x, weights, h0, {num_layers, bidirectional, batch_first, true});
         return std::make_tuple(res.output, res.h_n, PyRnnTape{res.tape});
       }, arg("x"), arg("weights"), arg("h0").none() = nb::none(), nb::kw_only(), arg("num_layers") = 1,
       arg("bidirectional") = false, arg("batch_first") = false,
@@ -74,11 +86,7 @@ void bind_rnn(nb::module_& m) {
 
   m.def("lstm", [](const TensorLike& x, const std::vector<TensorLike>& weights, std::optional<TensorLike> h0,
                    std::optional<TensorLike> c0, std::int64_t num_layers, bool bidirectional, bool batch_first) {
-        Tensor tx = as_tensor(x);
-        std::vector<Tensor> w = tensors(weights, tx);
-        std::optional<Tensor> th = maybe(h0, tx), tc = maybe(c0, tx);
-        nb::gil_scoped_release r;
-        const ops::RnnResult res = ops::lstm(tx, w, th, tc, {num_layers, bidirectional, batch_first});
+        const ops::RnnResult res = lstm_forward(x, weights, h0, c0, {num_layers, bidirectional, batch_first});
         return std::make_pair(res.output, std::make_pair(res.h_n, res.c_n));
       }, arg("x"), arg("weights"), arg("h0").none() = nb::none(), arg("c0").none() = nb::none(), nb::kw_only(),
       arg("num_layers") = 1, arg("bidirectional") = false, arg("batch_first") = false,
@@ -86,11 +94,7 @@ void bind_rnn(nb::module_& m) {
       "order (i, f, g, o) and layout. Returns (output, (h_n, c_n)).");
   m.def("gru", [](const TensorLike& x, const std::vector<TensorLike>& weights, std::optional<TensorLike> h0,
                   std::int64_t num_layers, bool bidirectional, bool batch_first) {
-        Tensor tx = as_tensor(x);
-        std::vector<Tensor> w = tensors(weights, tx);
-        std::optional<Tensor> th = maybe(h0, tx);
-        nb::gil_scoped_release r;
-        const ops::RnnResult res = ops::gru(tx, w, th, {num_layers, bidirectional, batch_first});
+        const ops::RnnResult res = gru_forward(x, weights, h0, {num_layers, bidirectional, batch_first});
         return std::make_pair(res.output, res.h_n);
       }, arg("x"), arg("weights"), arg("h0").none() = nb::none(), nb::kw_only(), arg("num_layers") = 1,
       arg("bidirectional") = false, arg("batch_first") = false,
