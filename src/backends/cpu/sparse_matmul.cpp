@@ -24,6 +24,7 @@ inline void spmv_rows(const I* indptr, const I* indices, const T* values, const 
     // Four partial sums: one sum would wait an add's latency per nonzero.
     T s0 = 0, s1 = 0, s2 = 0, s3 = 0;
     for (; j + 4 <= e; j += 4) {
+      if (j + 64 < e) __builtin_prefetch(&x[indices[j + 64]]);
       s0 += values[j] * x[indices[j]];
       s1 += values[j + 1] * x[indices[j + 1]];
       s2 += values[j + 2] * x[indices[j + 2]];
