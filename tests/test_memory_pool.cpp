@@ -9,6 +9,7 @@
 #include <random>
 #include <thread>
 
+#include "backends/cpu/platform/cpu_info.hpp"
 #include "runtime/memory_pool_internal.hpp"
 #include "device_test_util.hpp"
 #include "torsh/torsh.hpp"
@@ -613,4 +614,26 @@ TEST(PooledBuffers, BuffersForAStreamAreOrderedThroughIt) {
     EXPECT_EQ(got, v);
     EXPECT_EQ(test_hooks::check_memory_pool(b), "");
   }
+}
+
+// Linux overcommits, so a host request that fits the machine's total memory
+// but not what is free would succeed and the process would be killed when it
+// touched the pages. Such a request is refused with an error instead.
+TEST(PooledBuffers, AHostRequestBeyondTheMemoryAvailableNowIsRefused) {
+  Backend cpu = Backend::create(BackendType::Cpu);
+  constexpr std::size_t MiB = std::size_t{1} << 20;
+  Buffer held = cpu.allocate(1024 * MiB);
+  held.fill_bytes(1);  // touched: these pages are no longer available
+  const cpu::HostMemory mem = cpu::host_memory();
+  ASSERT_GT(mem.total, mem.available + 512 * MiB);
+  const std::size_t request = (mem.total - 64 * MiB) / 4096 * 4096;  // fits the total, not what is free
+  const Error e = error_of([&] { cpu.allocate(request); });
+  EXPECT_EQ(e.code(), ErrorCode::OutOfMemory);
+  EXPECT_TRUE(has(e.what(), "available now")) << e.what();
+  EXPECT_EQ(test_hooks::check_memory_pool(cpu), "");
+  Buffer after = cpu.allocate(64 * MiB);  // and the pool works again
+  after.fill_bytes(2);
+  unsigned char c = 0;
+  after.copy_to_host(&c, 1, 64 * MiB - 1);
+  EXPECT_EQ(c, 2);
 }

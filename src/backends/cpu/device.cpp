@@ -4,6 +4,7 @@
 #include <cstring>
 #include <new>
 
+#include "../../runtime/memory_pool_internal.hpp"
 #include "../../runtime/registry_internal.hpp"
 #include "platform/cpu_info.hpp"
 #include "platform/thread_pool.hpp"
@@ -18,7 +19,28 @@ namespace {
 constexpr std::size_t kAlign = 64;
 }
 
+namespace {
+// Linux overcommits: a request that fits the machine's total memory but not
+// what is free now succeeds, and the process is killed when its pages are
+// first touched. Requests from this size on are checked against the memory
+// available now; reading it (tens of microseconds) is small next to touching
+// that much memory.
+constexpr std::size_t kCheckAvailableFrom = std::size_t{64} << 20;
+
+void check_available(std::size_t bytes) {
+  if (bytes < kCheckAvailableFrom) return;
+  const HostMemory mem = host_memory();
+  if (mem.available == 0 || bytes <= mem.available) return;  // 0: /proc/meminfo unreadable, let malloc decide
+  throw Error(ErrorCode::OutOfMemory,
+              "requested " + detail::format_bytes(bytes) + " but only " + detail::format_bytes(mem.available) + " of the host's " +
+                  detail::format_bytes(mem.total) + " is available now",
+              {.op = "allocate", .device = "cpu:0"},
+              {"Release tensors that are no longer needed, or split the work into smaller pieces"});
+}
+}  // namespace
+
 CpuBuffer::CpuBuffer(std::size_t bytes) : size_(bytes) {
+  check_available(bytes);
   const std::size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
   data_ = std::aligned_alloc(kAlign, rounded);
   if (!data_)

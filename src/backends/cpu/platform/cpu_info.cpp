@@ -180,15 +180,20 @@ DeviceInfo query_host_cpu() {
   const bool split512 = arch != nullptr && arch->splits_512bit;
   const int lanes = avx512 && !split512 ? 16 : avx2 || avx512 ? 8 : 4;
   d.peak_gflops = d.compute_units * max_mhz(mhz) / 1000.0 * lanes * 2 * 2;
-  std::uint64_t total = meminfo_kb("MemTotal") * 1024, avail = meminfo_kb("MemAvailable") * 1024;
-  if (auto lim = cgroup_limit(); lim && lim < total) {
-    total = lim;
-    const auto used = cgroup_usage();
-    avail = std::min(avail, used < lim ? lim - used : 0);
-  }
-  d.total_memory = total;
-  d.free_memory = avail;
+  const HostMemory mem = host_memory();
+  d.total_memory = mem.total;
+  d.free_memory = mem.available;
   return d;
+}
+
+HostMemory host_memory() {
+  HostMemory m{meminfo_kb("MemTotal") * 1024, meminfo_kb("MemAvailable") * 1024};
+  if (auto lim = cgroup_limit(); lim && lim < m.total) {
+    m.total = lim;
+    const auto used = cgroup_usage();
+    m.available = std::min(m.available, used < lim ? lim - used : 0);
+  }
+  return m;
 }
 
 }  // namespace torsh::cpu

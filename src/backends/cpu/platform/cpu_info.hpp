@@ -1,4 +1,5 @@
 #pragma once
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -9,6 +10,14 @@ namespace torsh::cpu {
 // Reads the host CPU's facts from the OS: model, cores, SIMD flags, memory.
 DeviceInfo query_host_cpu();
 bool has_feature(const DeviceInfo& info, const char* flag);
+
+// The host's memory in bytes, read now: the machine's (or the cgroup's
+// limit, when lower) total, and what can still be allocated and touched
+// without the kernel's out-of-memory killer stepping in (MemAvailable).
+struct HostMemory {
+  std::uint64_t total = 0, available = 0;
+};
+HostMemory host_memory();
 
 // The highest x86 level the hand-written kernels may use: what the CPU has,
 // capped by TORSH_CPU_ISA (generic, avx2 or avx512; read once). The cap lets
