@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "fft_plan.hpp"
+#include "fft_vector.hpp"
 #include "torsh/core/error.hpp"
 
 namespace torsh::cpu::fft {
@@ -81,6 +82,15 @@ std::shared_ptr<Plan<T>> build(std::int64_t n, bool flat) {
   }
   std::vector<int> radices;
   const bool smooth = factor(n, radices);
+  // Powers of two from lanes^2 up to kVectorMaxBytes start with a stage of
+  // radix `lanes` for the vector stages (fft_vector.hpp); the rest factors
+  // as before.
+  if (const int lanes = vector_lanes<T>(); lanes > 0 && (n & (n - 1)) == 0 && n >= std::int64_t{lanes} * lanes &&
+                                           n * 2 * static_cast<std::int64_t>(sizeof(T)) <= kVectorMaxBytes) {
+    plan->lanes = lanes;
+    radices = {lanes};
+    factor(n / lanes, radices);
+  }
   if (smooth && !flat && n >= kFourStepMin) {
     // n1 (column length) the largest divisor <= sqrt(n): the rows (n2) are the longer side.
     std::int64_t n1 = 1;

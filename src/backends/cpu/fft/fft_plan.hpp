@@ -21,6 +21,12 @@ inline constexpr std::int64_t kPad = 16;
 // Columns per four-step block: a cache line of each of re and im per row.
 template <class T>
 inline constexpr std::int64_t kBlock = 64 / sizeof(T);
+// The vector stages run lengths up to this many bytes of values: their
+// first stage reads `lanes` streams n / lanes apart, and past that size they
+// and their twiddles conflict in the L1 cache. Measured on a Zen 4 (kernel
+// alone): 8192 floats took 8.9 us here against 10.9 us in the scalar stages,
+// 16384 took 24.2 against 22.6.
+inline constexpr std::int64_t kVectorMaxBytes = std::int64_t{64} << 10;
 // Lengths from here up (with no prime factor above kMaxGenericRadix) run the four-step form.
 inline constexpr std::int64_t kFourStepMin = std::int64_t{1} << 17;
 
@@ -41,6 +47,9 @@ struct Plan {
   };
   std::vector<Stage> stages;
   bool batchable() const { return !bluestein && !cols; }
+  // The vector width (in values of T) the stages were factored for: a first
+  // stage of that radix, run by fft_vector.hpp's stages. 0: the scalar stages.
+  int lanes = 0;
 
   // Bluestein: the chirp exp(-i pi k^2 / n) (n values), the power-of-two
   // plan of length m >= 2n - 1, and the transform of the conjugate chirp

@@ -14,78 +14,16 @@
 #include "../platform/scratch.hpp"
 #include "../platform/thread_pool.hpp"
 #include "../simd/simd.hpp"
+#include "fft_butterfly.hpp"
 #include "fft_plan.hpp"
+#include "fft_vector.hpp"
 
-#define TORSH_INLINE __attribute__((always_inline)) inline
 
 namespace torsh::cpu::fft {
 namespace {
 
 template <class T>
 using Stage = typename Plan<T>::Stage;
-
-// The radix-r DFT of a[0..r) in place, forward sign. R = 0: r known at run
-// time (odd primes above 7, by the direct sum).
-template <int R, class T>
-TORSH_INLINE void butterfly(T* ar, T* ai, int r, const T* rc, const T* rs) {
-  if constexpr (R == 2) {
-    const T tr = ar[0] - ar[1], ti = ai[0] - ai[1];
-    ar[0] += ar[1], ai[0] += ai[1];
-    ar[1] = tr, ai[1] = ti;
-  } else if constexpr (R == 4) {
-    const T t0r = ar[0] + ar[2], t0i = ai[0] + ai[2], t1r = ar[0] - ar[2], t1i = ai[0] - ai[2];
-    const T t2r = ar[1] + ar[3], t2i = ai[1] + ai[3], t3r = ar[1] - ar[3], t3i = ai[1] - ai[3];
-    ar[0] = t0r + t2r, ai[0] = t0i + t2i;
-    ar[2] = t0r - t2r, ai[2] = t0i - t2i;
-    ar[1] = t1r + t3i, ai[1] = t1i - t3r;  // t1 + (-i) t3
-    ar[3] = t1r - t3i, ai[3] = t1i + t3r;
-  } else if constexpr (R == 8) {
-    T er[4] = {ar[0], ar[2], ar[4], ar[6]}, ei[4] = {ai[0], ai[2], ai[4], ai[6]};
-    T orr[4] = {ar[1], ar[3], ar[5], ar[7]}, oi[4] = {ai[1], ai[3], ai[5], ai[7]};
-    butterfly<4, T>(er, ei, 4, rc, rs);
-    butterfly<4, T>(orr, oi, 4, rc, rs);
-    constexpr T h = static_cast<T>(0.70710678118654752440084436210484904);
-    // o1 *= (h, -h); o2 *= -i; o3 *= (-h, -h)
-    T x = orr[1], y = oi[1];
-    orr[1] = h * (x + y), oi[1] = h * (y - x);
-    x = orr[2], y = oi[2];
-    orr[2] = y, oi[2] = -x;
-    x = orr[3], y = oi[3];
-    orr[3] = h * (y - x), oi[3] = -h * (x + y);
-#pragma GCC unroll 4
-    for (int k = 0; k < 4; ++k) {
-      ar[k] = er[k] + orr[k], ai[k] = ei[k] + oi[k];
-      ar[k + 4] = er[k] - orr[k], ai[k + 4] = ei[k] - oi[k];
-    }
-  } else {
-    // Odd r: with P_j = a_j + a_(r-j), M_j = a_j - a_(r-j) (j = 1..h),
-    //   y_k = a_0 + sum P_j cos(2 pi j k / r) - i sum M_j sin(2 pi j k / r),
-    // and y_(r-k) the same with the sine term's sign flipped.
-    const int n = R ? R : r, h = (n - 1) / 2;
-    constexpr int kCap = R ? (R - 1) / 2 : (kMaxGenericRadix - 1) / 2;
-    T pr[kCap], pi[kCap], mr[kCap], mi[kCap];
-    T y0r = ar[0], y0i = ai[0];
-#pragma GCC unroll 16
-    for (int j = 1; j <= h; ++j) {
-      pr[j - 1] = ar[j] + ar[n - j], pi[j - 1] = ai[j] + ai[n - j];
-      mr[j - 1] = ar[j] - ar[n - j], mi[j - 1] = ai[j] - ai[n - j];
-      y0r += pr[j - 1], y0i += pi[j - 1];
-    }
-#pragma GCC unroll 16
-    for (int k = 1; k <= h; ++k) {
-      T sr = ar[0], si = ai[0], br = 0, bi = 0;
-#pragma GCC unroll 16
-      for (int j = 1; j <= h; ++j) {
-        const T c = rc[j * n + k], s = rs[j * n + k];
-        sr += pr[j - 1] * c, si += pi[j - 1] * c;
-        br += mr[j - 1] * s, bi += mi[j - 1] * s;
-      }
-      ar[k] = sr + bi, ai[k] = si - br;
-      ar[n - k] = sr - bi, ai[n - k] = si + br;
-    }
-    ar[0] = y0r, ai[0] = y0i;
-  }
-}
 
 // Values in: split arrays (xr, xi), or with In the (re, im) pairs of xr.
 // Values out: split (yr, yi), or with Out pairs into yr, times scale.
@@ -180,7 +118,8 @@ TORSH_INLINE void stage_body(const Stage<T>& st, std::int64_t s, const T* xr, co
   TORSH_FFT_STAGE(4, T)     \
   TORSH_FFT_STAGE(5, T)     \
   TORSH_FFT_STAGE(7, T)     \
-  TORSH_FFT_STAGE(8, T)
+  TORSH_FFT_STAGE(8, T)     \
+  TORSH_FFT_STAGE(16, T)
 TORSH_FFT_STAGES(float)
 TORSH_FFT_STAGES(double)
 
@@ -198,6 +137,7 @@ TORSH_FFT_STAGES(double)
     TORSH_FFT_CASE(5, T)      \
     TORSH_FFT_CASE(7, T)      \
     TORSH_FFT_CASE(8, T)      \
+    TORSH_FFT_CASE(16, T)     \
     default: {                \
       constexpr int R0 = 0;   \
       (void)R0;               \
@@ -421,6 +361,7 @@ void four_step(const Plan<T>& plan, const Ends<T>& e, T* work, int threads) {
 
 template <class T>
 void forward_batched(const Plan<T>& plan, T* re, T* im, T* work, std::int64_t batch) {
+  if (plan.lanes && batch % plan.lanes == 0) return vector_batched(plan, re, im, work, batch);
   const std::int64_t len = plan.n * batch;
   T *cr = re, *ci = im, *nr = work + kPad, *ni = work + len + 3 * kPad;
   for (const auto& st : plan.stages) {
@@ -438,6 +379,7 @@ template <class T>
 void forward(const Plan<T>& plan, T* re, T* im, T* work, int threads) {
   if (plan.bluestein) return bluestein(plan, re, im, work, threads);
   if (plan.cols) return four_step(plan, Ends<T>{false, false, re, im, re, im}, work, threads);
+  if (plan.lanes) return vector_transform<T>(plan, re, im, re, im, false, false, false, T(1), work, nullptr);
   T *cr = re, *ci = im, *nr = work + kPad, *ni = work + plan.n + 3 * kPad;
   for (const auto& st : plan.stages) {
     run_stage(st, st.stride, cr, ci, nr, ni, 0, st.len / st.radix, 0, st.stride);
@@ -486,6 +428,8 @@ void flat_from_pairs(const Plan<T>& plan, const T* x, T* yr, T* yi, bool out_pai
 
 template <class T>
 void forward_pairs(const Plan<T>& plan, const T* x, T* y, bool inverse, T scale, T* work, int threads) {
+  if (!plan.cols && plan.lanes)
+    return vector_transform<T>(plan, x, nullptr, y, nullptr, true, true, inverse, scale, work, work + plan.work_size());
   if (!plan.cols)
     return flat_from_pairs<T>(plan, x, y, nullptr, true, inverse, scale, work, work + plan.work_size());
   // The inverse as the conjugate of the forward transform of the conjugate.
@@ -495,6 +439,7 @@ void forward_pairs(const Plan<T>& plan, const T* x, T* y, bool inverse, T scale,
 template <class T>
 void forward_from_pairs(const Plan<T>& plan, const T* x, T* re, T* im, T* work, int threads) {
   if (plan.cols) return four_step(plan, Ends<T>{true, false, x, nullptr, re, im}, work, threads);
+  if (plan.lanes) return vector_transform<T>(plan, x, nullptr, re, im, true, false, false, T(1), work, nullptr);
   flat_from_pairs<T>(plan, x, re, im, false, false, T(1), work, nullptr);
 }
 

@@ -1,0 +1,287 @@
+#pragma once
+// The hand-vectorised Stockham stages for plans factored for W lanes
+// (Plan::lanes, fft_vector.hpp), written once on GCC vectors V of W floats
+// or doubles and compiled per x86 level by the file that includes this one
+// under its target pragma (fft_vector_avx512.cpp).
+//
+// Stage (radix r, length L, stride s), m = L / r, as in fft_stages.cpp:
+//   y[q + s (r p + k)] = w_L^(p k) * sum_j x[q + s (p + j m)] w_r^(j k).
+// Every stage but a flat plan's first has s a multiple of W: a vector is W
+// consecutive q, loaded and stored whole, its twiddles broadcast ("vertical"
+// stages). The first stage (s = 1, r = W) is vectorised over W consecutive p
+// instead: its loads are contiguous, its twiddles load as vectors, and the
+// W x W block of outputs (k down, p across) is transposed in registers so
+// every y[W p + k] run is one store. That is what lets all the stages after
+// it run vertically, with no permutes but the pairs' (de)interleave at the
+// ends; GCC's own vectorisation of the scalar stages spends most of its time
+// in the permutes of stride-r stores.
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include "fft_butterfly.hpp"
+
+namespace torsh::cpu::fft {
+namespace {
+
+template <class V>
+using LaneT = Lane<V>;
+template <class V>
+inline constexpr int kLanes = static_cast<int>(sizeof(V) / sizeof(LaneT<V>));
+// The integer vector of V's shape: __builtin_shuffle's index operand.
+template <std::size_t Bytes, std::size_t LaneBytes>
+struct IndexOf;
+template <>
+struct IndexOf<64, 4> {
+  typedef int type __attribute__((vector_size(64)));
+};
+template <>
+struct IndexOf<64, 8> {
+  typedef long long type __attribute__((vector_size(64)));
+};
+template <>
+struct IndexOf<32, 4> {
+  typedef int type __attribute__((vector_size(32)));
+};
+template <>
+struct IndexOf<32, 8> {
+  typedef long long type __attribute__((vector_size(32)));
+};
+template <class V>
+using IndexV = typename IndexOf<sizeof(V), sizeof(LaneT<V>)>::type;
+
+// p += step, opaque to GCC: without it, induction-variable optimisation
+// turns a pointer stepped through r streams back into r pointers, which
+// spill (as do their increments, through vector registers).
+template <class P>
+TORSH_INLINE void step(P*& p, std::int64_t by) {
+  p += by;
+  asm("" : "+r"(p));
+}
+
+template <class V>
+TORSH_INLINE V loadu(const LaneT<V>* p) {
+  V v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <class V>
+TORSH_INLINE void storeu(LaneT<V>* p, V v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+// Shuffle masks, computed at compile time from the lane index.
+template <class V, class F, std::size_t... L>
+constexpr IndexV<V> make_mask(F f, std::index_sequence<L...>) {
+  return IndexV<V>{static_cast<LaneT<IndexV<V>>>(f(static_cast<int>(L)))...};
+}
+template <class V, class F>
+constexpr IndexV<V> mask(F f) {
+  return make_mask<V>(f, std::make_index_sequence<kLanes<V>>{});
+}
+
+// W pairs (re, im) at p: split into re and im.
+template <class V>
+TORSH_INLINE void load_pairs(const LaneT<V>* p, LaneT<V> conj, V& re, V& im) {
+  constexpr int W = kLanes<V>;
+  const V lo = loadu<V>(p), hi = loadu<V>(p + W);
+  re = __builtin_shuffle(lo, hi, mask<V>([](int l) { return 2 * l; }));
+  im = __builtin_shuffle(lo, hi, mask<V>([](int l) { return 2 * l + 1; })) * conj;
+}
+// re and im as W pairs at p.
+template <class V>
+TORSH_INLINE void store_pairs(LaneT<V>* p, V re, V im) {
+  constexpr int W = kLanes<V>;
+  storeu<V>(p, __builtin_shuffle(re, im, mask<V>([](int l) { return l / 2 + (l % 2) * W; })));
+  storeu<V>(p + W, __builtin_shuffle(re, im, mask<V>([](int l) { return W / 2 + l / 2 + (l % 2) * W; })));
+}
+
+// a[i][l] -> a[l][i] for 512-bit V, in the shuffles x86 does cheaply: E x E
+// transposes inside each 128-bit lane (E = 4 floats: unpcklps / unpckhps,
+// then shufps; E = 2 doubles: unpcklpd / unpckhpd), then the 4 x 4 transpose
+// of the 128-bit blocks in two rounds of vshuff32x4 / vshuff64x2. Each mask
+// below is one of those instructions.
+template <int Stride, class V, class Lo, class Hi>
+TORSH_INLINE void pair_rows(V* a, Lo lo, Hi hi) {
+  constexpr int W = kLanes<V>;
+  constexpr IndexV<V> ml = mask<V>(lo), mh = mask<V>(hi);
+#pragma GCC unroll 16
+  for (int i = 0; i < W; ++i)
+    if ((i / Stride) % 2 == 0) {
+      const V x = a[i], y = a[i + Stride];
+      a[i] = __builtin_shuffle(x, y, ml), a[i + Stride] = __builtin_shuffle(x, y, mh);
+    }
+}
+template <class V>
+TORSH_INLINE void transpose(V* a) {
+  static_assert(sizeof(V) == 64, "the transpose is written for 512-bit vectors");
+  constexpr int W = kLanes<V>, E = W / 4;  // values per 128-bit block
+  // unpack lo / hi: [x_e, y_e] for the first / second half of each block.
+  pair_rows<1>(a, [](int l) { return (l % 2) * W + (l / E) * E + (l % E) / 2; },
+               [](int l) { return (l % 2) * W + (l / E) * E + E / 2 + (l % E) / 2; });
+  if constexpr (E == 4) {  // shufps: [x0 x1 y0 y1] and [x2 x3 y2 y3] per block
+    pair_rows<2>(a, [](int l) { return (l % 4 < 2 ? 0 : W - 2) + l; },
+                 [](int l) { return (l % 4 < 2 ? 2 : W) + l; });
+    // Rows 4g + 1 and 4g + 2 now hold each other's columns (a renaming, no code).
+#pragma GCC unroll 4
+    for (int g = 0; g < W; g += 4) std::swap(a[g + 1], a[g + 2]);
+  }
+  // Blocks (0, 2 | 0, 2) and (1, 3 | 1, 3) of x | y, twice.
+  constexpr auto even = [](int l) { return (l / E < 2 ? 0 : W) + 2 * E * ((l / E) % 2) + l % E; };
+  constexpr auto odd = [](int l) { return (l / E < 2 ? 0 : W) + 2 * E * ((l / E) % 2) + E + l % E; };
+  pair_rows<E>(a, even, odd);
+  pair_rows<2 * E>(a, even, odd);
+}
+
+// The first stage of a flat plan: radix W, stride 1, from x (pairs when
+// in_pairs, conjugated by conj; else split xr / xi) to split yr / yi.
+template <class V>
+TORSH_INLINE void first_stage(const typename Plan<LaneT<V>>::Stage& st, const LaneT<V>* xr, const LaneT<V>* xi,
+                              bool in_pairs, LaneT<V> conj, LaneT<V>* __restrict yr, LaneT<V>* __restrict yi) {
+  constexpr int W = kLanes<V>;
+  const std::int64_t m = st.len / W;
+  const LaneT<V>* twr = st.tw_re.data();
+  const LaneT<V>* twi = st.tw_im.data();
+  for (std::int64_t p0 = 0; p0 < m; p0 += W) {
+    V ar[W], ai[W];
+    if (in_pairs) {
+      const LaneT<V>* px = xr + 2 * p0;
+#pragma GCC unroll 16
+      for (int j = 0; j < W; ++j) load_pairs<V>(px, conj, ar[j], ai[j]), step(px, 2 * m);
+    } else {
+      const LaneT<V>* pr = xr + p0;
+      const LaneT<V>* pi = xi + p0;
+#pragma GCC unroll 16
+      for (int j = 0; j < W; ++j) ar[j] = loadu<V>(pr), ai[j] = loadu<V>(pi), step(pr, m), step(pi, m);
+    }
+    butterfly<W, V>(ar, ai, W, nullptr, nullptr);
+    const LaneT<V>* tr = twr + p0;
+    const LaneT<V>* ti = twi + p0;
+#pragma GCC unroll 16
+    for (int k = 1; k < W; ++k, step(tr, m), step(ti, m)) {
+      const V wr = loadu<V>(tr), wi = loadu<V>(ti);
+      const V t = ar[k] * wr - ai[k] * wi;
+      ai[k] = ar[k] * wi + ai[k] * wr, ar[k] = t;
+    }
+    transpose(ar);
+    transpose(ai);
+#pragma GCC unroll 16
+    for (int p = 0; p < W; ++p) storeu<V>(yr + W * (p0 + p), ar[p]), storeu<V>(yi + W * (p0 + p), ai[p]);
+  }
+}
+
+// A vertical stage (s a multiple of W): split x to split y, or to pairs y
+// (out_pairs) times scale, conjugated by conj.
+template <int R, bool OutPairs, class V>
+TORSH_INLINE void vertical_stage(const typename Plan<LaneT<V>>::Stage& st, std::int64_t s, const LaneT<V>* xr,
+                                 const LaneT<V>* xi, LaneT<V>* __restrict yr, LaneT<V>* __restrict yi, LaneT<V> conj,
+                                 LaneT<V> scale) {
+  using L = LaneT<V>;
+  constexpr int W = kLanes<V>;
+  const std::int64_t m = st.len / R;
+  const L* twr = st.tw_re.data();
+  const L* twi = st.tw_im.data();
+  const L conj_scale = conj * scale;
+  for (std::int64_t p = 0; p < m; ++p) {
+    L wr[R], wi[R];
+#pragma GCC unroll 16
+    for (int k = 1; k < R; ++k) wr[k] = twr[(k - 1) * m + p], wi[k] = twi[(k - 1) * m + p];
+    const L* xrp = xr + s * p;
+    const L* xip = xi + s * p;
+    const std::int64_t yo = s * R * p;
+    for (std::int64_t q = 0; q < s; q += W) {
+      V ar[R], ai[R];
+      // One pointer per array stepped from stream to stream (see step()).
+      const L* pr = xrp + q;
+      const L* pi = xip + q;
+#pragma GCC unroll 16
+      for (int j = 0; j < R; ++j) ar[j] = loadu<V>(pr), ai[j] = loadu<V>(pi), step(pr, s * m), step(pi, s * m);
+      butterfly<R, V>(ar, ai, R, nullptr, nullptr);
+#pragma GCC unroll 16
+      for (int k = 1; k < R; ++k) {
+        const V t = ar[k] * wr[k] - ai[k] * wi[k];
+        ai[k] = ar[k] * wi[k] + ai[k] * wr[k], ar[k] = t;
+      }
+      if constexpr (OutPairs) {
+        L* py = yr + 2 * (yo + q);
+#pragma GCC unroll 16
+        for (int k = 0; k < R; ++k) store_pairs<V>(py, ar[k] * scale, ai[k] * conj_scale), step(py, 2 * s);
+      } else {
+        L* qr = yr + yo + q;
+        L* qi = yi + yo + q;
+#pragma GCC unroll 16
+        for (int k = 0; k < R; ++k) storeu<V>(qr, ar[k]), storeu<V>(qi, ai[k]), step(qr, s), step(qi, s);
+      }
+    }
+  }
+}
+
+template <bool OutPairs, class V>
+void vertical(const typename Plan<LaneT<V>>::Stage& st, std::int64_t s, const LaneT<V>* xr, const LaneT<V>* xi,
+              LaneT<V>* yr, LaneT<V>* yi, LaneT<V> conj, LaneT<V> scale) {
+  switch (st.radix) {
+    case 2: return vertical_stage<2, OutPairs, V>(st, s, xr, xi, yr, yi, conj, scale);
+    case 4: return vertical_stage<4, OutPairs, V>(st, s, xr, xi, yr, yi, conj, scale);
+    case 8: return vertical_stage<8, OutPairs, V>(st, s, xr, xi, yr, yi, conj, scale);
+    default: return vertical_stage<16, OutPairs, V>(st, s, xr, xi, yr, yi, conj, scale);
+  }
+}
+
+// See vector_transform in fft_vector.hpp.
+template <class V>
+void transform(const Plan<LaneT<V>>& plan, const LaneT<V>* xr, const LaneT<V>* xi, LaneT<V>* yr, LaneT<V>* yi,
+               bool in_pairs, bool out_pairs, bool conj, LaneT<V> scale, LaneT<V>* a, LaneT<V>* b) {
+  using L = LaneT<V>;
+  const std::int64_t n = plan.n;
+  const std::size_t count = plan.stages.size();
+  const L sign = conj ? L(-1) : L(1);
+  L* const ar = a + kPad;
+  L* const ai = a + n + 3 * kPad;
+  // The other intermediate: b, or with split output y itself (x is read only
+  // by the first stage, so y may alias it).
+  L* const cr = out_pairs ? b + kPad : yr;
+  L* const ci = out_pairs ? b + n + 3 * kPad : yi;
+  // Split output: stage i writes a when (count - 1 - i) is odd, so the last
+  // lands in y. In place with an odd count that would have the first stage
+  // write over x while reading it: then a, y, a, ... and a copy at the end.
+  const bool in_place = !in_pairs && !out_pairs && xr == yr;
+  const bool copy_back = in_place && count % 2 == 1;
+  const auto to_a = [&](std::size_t i) {
+    if (out_pairs || copy_back) return i % 2 == 0;
+    return (count - 1 - i) % 2 == 1;
+  };
+  first_stage<V>(plan.stages[0], xr, xi, in_pairs, sign, to_a(0) ? ar : cr, to_a(0) ? ai : ci);
+  const L* sr = to_a(0) ? ar : cr;
+  const L* si = to_a(0) ? ai : ci;
+  for (std::size_t i = 1; i < count; ++i) {
+    const auto& st = plan.stages[i];
+    if (i + 1 == count && out_pairs) return vertical<true, V>(st, st.stride, sr, si, yr, nullptr, sign, scale);
+    L* dr = to_a(i) ? ar : cr;
+    L* di = to_a(i) ? ai : ci;
+    vertical<false, V>(st, st.stride, sr, si, dr, di, L(1), L(1));
+    sr = dr, si = di;
+  }
+  if (copy_back) {
+    std::memcpy(yr, ar, sizeof(L) * n);
+    std::memcpy(yi, ai, sizeof(L) * n);
+  }
+}
+
+// See vector_batched in fft_vector.hpp.
+template <class V>
+void batched(const Plan<LaneT<V>>& plan, LaneT<V>* re, LaneT<V>* im, LaneT<V>* work, std::int64_t batch) {
+  using L = LaneT<V>;
+  const std::int64_t len = plan.n * batch;
+  L *cr = re, *ci = im, *nr = work + kPad, *ni = work + len + 3 * kPad;
+  for (const auto& st : plan.stages) {
+    vertical<false, V>(st, st.stride * batch, cr, ci, nr, ni, L(1), L(1));
+    std::swap(cr, nr), std::swap(ci, ni);
+  }
+  if (cr != re) {
+    std::memcpy(re, cr, sizeof(L) * len);
+    std::memcpy(im, ci, sizeof(L) * len);
+  }
+}
+
+}  // namespace
+}  // namespace torsh::cpu::fft
