@@ -82,11 +82,13 @@ std::shared_ptr<Plan<T>> build(std::int64_t n, bool flat) {
   }
   std::vector<int> radices;
   const bool smooth = factor(n, radices);
-  // Powers of two from lanes^2 up to kVectorMaxBytes start with a stage of
+  // Powers of two from lanes^2 up to vector_max_bytes start with a stage of
   // radix `lanes` for the vector stages (fft_vector.hpp); the rest factors
   // as before.
-  if (const int lanes = vector_lanes<T>(); lanes > 0 && (n & (n - 1)) == 0 && n >= std::int64_t{lanes} * lanes &&
-                                           n * 2 * static_cast<std::int64_t>(sizeof(T)) <= kVectorMaxBytes) {
+  const int lanes = vector_lanes<T>();
+  const int vector_bytes = lanes * static_cast<int>(sizeof(T));
+  if (lanes > 0 && (n & (n - 1)) == 0 && n >= std::int64_t{lanes} * lanes &&
+      n * 2 * static_cast<std::int64_t>(sizeof(T)) <= vector_max_bytes(vector_bytes)) {
     plan->lanes = lanes;
     radices = {lanes};
     factor(n / lanes, radices);

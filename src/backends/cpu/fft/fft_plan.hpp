@@ -21,12 +21,15 @@ inline constexpr std::int64_t kPad = 16;
 // Columns per four-step block: a cache line of each of re and im per row.
 template <class T>
 inline constexpr std::int64_t kBlock = 64 / sizeof(T);
-// The vector stages run lengths up to this many bytes of values: their
-// first stage reads `lanes` streams n / lanes apart, and past that size they
-// and their twiddles conflict in the L1 cache. Measured on a Zen 4 (kernel
-// alone): 8192 floats took 8.9 us here against 10.9 us in the scalar stages,
-// 16384 took 24.2 against 22.6.
-inline constexpr std::int64_t kVectorMaxBytes = std::int64_t{64} << 10;
+// The vector stages run lengths up to this many bytes of values (by vector
+// width): their first stage reads `lanes` streams n / lanes apart, and past
+// that size they and their twiddles conflict in the L1 cache. Measured on a
+// Zen 4, kernel alone, against the scalar stages: at 512 bits 8192 floats
+// took 8.5 us (scalar 11.9), 16384 24.2 (22.6); at 256 bits 4096 floats
+// 4.7 us (6.2), 8192 12.2 (11.0).
+inline constexpr std::int64_t vector_max_bytes(int vector_bytes) {
+  return vector_bytes >= 64 ? std::int64_t{64} << 10 : std::int64_t{32} << 10;
+}
 // Lengths from here up (with no prime factor above kMaxGenericRadix) run the four-step form.
 inline constexpr std::int64_t kFourStepMin = std::int64_t{1} << 17;
 

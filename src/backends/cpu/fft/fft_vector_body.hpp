@@ -2,7 +2,7 @@
 // The hand-vectorised Stockham stages for plans factored for W lanes
 // (Plan::lanes, fft_vector.hpp), written once on GCC vectors V of W floats
 // or doubles and compiled per x86 level by the file that includes this one
-// under its target pragma (fft_vector_avx512.cpp).
+// under its target pragma (fft_vector_avx512.cpp, fft_vector_avx2.cpp).
 //
 // Stage (radix r, length L, stride s), m = L / r, as in fft_stages.cpp:
 //   y[q + s (r p + k)] = w_L^(p k) * sum_j x[q + s (p + j m)] w_r^(j k).
@@ -96,11 +96,11 @@ TORSH_INLINE void store_pairs(LaneT<V>* p, V re, V im) {
   storeu<V>(p + W, __builtin_shuffle(re, im, mask<V>([](int l) { return W / 2 + l / 2 + (l % 2) * W; })));
 }
 
-// a[i][l] -> a[l][i] for 512-bit V, in the shuffles x86 does cheaply: E x E
-// transposes inside each 128-bit lane (E = 4 floats: unpcklps / unpckhps,
-// then shufps; E = 2 doubles: unpcklpd / unpckhpd), then the 4 x 4 transpose
-// of the 128-bit blocks in two rounds of vshuff32x4 / vshuff64x2. Each mask
-// below is one of those instructions.
+// a[i][l] -> a[l][i] in the shuffles x86 does cheaply: E x E transposes
+// inside each 128-bit block (E = 4 floats: unpcklps / unpckhps, then
+// shufps; E = 2 doubles: unpcklpd / unpckhpd), then the transpose of the
+// blocks: one round of vperm2f128 at 256 bits, two of vshuff32x4 /
+// vshuff64x2 at 512. Each mask below is one of those instructions.
 template <int Stride, class V, class Lo, class Hi>
 TORSH_INLINE void pair_rows(V* a, Lo lo, Hi hi) {
   constexpr int W = kLanes<V>;
@@ -114,8 +114,8 @@ TORSH_INLINE void pair_rows(V* a, Lo lo, Hi hi) {
 }
 template <class V>
 TORSH_INLINE void transpose(V* a) {
-  static_assert(sizeof(V) == 64, "the transpose is written for 512-bit vectors");
-  constexpr int W = kLanes<V>, E = W / 4;  // values per 128-bit block
+  constexpr int W = kLanes<V>, E = 16 / static_cast<int>(sizeof(LaneT<V>)), blocks = W / E;
+  static_assert(blocks == 2 || blocks == 4, "the transpose is written for 256- and 512-bit vectors");
   // unpack lo / hi: [x_e, y_e] for the first / second half of each block.
   pair_rows<1>(a, [](int l) { return (l % 2) * W + (l / E) * E + (l % E) / 2; },
                [](int l) { return (l % 2) * W + (l / E) * E + E / 2 + (l % E) / 2; });
@@ -126,11 +126,15 @@ TORSH_INLINE void transpose(V* a) {
 #pragma GCC unroll 4
     for (int g = 0; g < W; g += 4) std::swap(a[g + 1], a[g + 2]);
   }
-  // Blocks (0, 2 | 0, 2) and (1, 3 | 1, 3) of x | y, twice.
-  constexpr auto even = [](int l) { return (l / E < 2 ? 0 : W) + 2 * E * ((l / E) % 2) + l % E; };
-  constexpr auto odd = [](int l) { return (l / E < 2 ? 0 : W) + 2 * E * ((l / E) % 2) + E + l % E; };
-  pair_rows<E>(a, even, odd);
-  pair_rows<2 * E>(a, even, odd);
+  if constexpr (blocks == 2) {  // vperm2f128: blocks (0 | 0) and (1 | 1) of x | y
+    pair_rows<E>(a, [](int l) { return (l / E == 0 ? 0 : W) + l % E; },
+                 [](int l) { return (l / E == 0 ? 0 : W) + E + l % E; });
+  } else {  // vshuff32x4 / vshuff64x2: blocks (0, 2 | 0, 2) and (1, 3 | 1, 3) of x | y, twice
+    constexpr auto even = [](int l) { return (l / E < 2 ? 0 : W) + 2 * E * ((l / E) % 2) + l % E; };
+    constexpr auto odd = [](int l) { return (l / E < 2 ? 0 : W) + 2 * E * ((l / E) % 2) + E + l % E; };
+    pair_rows<E>(a, even, odd);
+    pair_rows<2 * E>(a, even, odd);
+  }
 }
 
 // The first stage of a flat plan: radix W, stride 1, from x (pairs when

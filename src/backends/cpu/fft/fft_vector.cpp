@@ -1,0 +1,51 @@
+// Which x86 level's vector stages run: AVX-512 (16 floats / 8 doubles a
+// vector), else AVX2 with FMA (8 / 4), else none, under TORSH_CPU_ISA's cap.
+#include "fft_vector.hpp"
+
+#include "../simd/simd_avx2.hpp"
+#include "../simd/simd_avx512.hpp"
+#include "fft_vector_isa.hpp"
+
+namespace torsh::cpu::fft {
+namespace {
+enum class Level { None, Avx2, Avx512 };
+Level level() {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  static const Level l = simd::avx512_usable() ? Level::Avx512 : simd::avx2_fma_usable() ? Level::Avx2 : Level::None;
+  return l;
+#else
+  return Level::None;
+#endif
+}
+}  // namespace
+
+template <class T>
+int vector_lanes() {
+  const int bytes = level() == Level::Avx512 ? 64 : level() == Level::Avx2 ? 32 : 0;
+  return bytes / static_cast<int>(sizeof(T));
+}
+
+template <class T>
+void vector_transform(const Plan<T>& plan, const T* xr, const T* xi, T* yr, T* yi, bool in_pairs, bool out_pairs,
+                      bool conj, T scale, T* a, T* b) {
+  // A plan's lanes came from vector_lanes(), so the level is the one it was factored for.
+  if (level() == Level::Avx512) return avx512::run_transform(plan, xr, xi, yr, yi, in_pairs, out_pairs, conj, scale, a, b);
+  avx2::run_transform(plan, xr, xi, yr, yi, in_pairs, out_pairs, conj, scale, a, b);
+}
+
+template <class T>
+void vector_batched(const Plan<T>& plan, T* re, T* im, T* work, std::int64_t batch) {
+  if (level() == Level::Avx512) return avx512::run_batched(plan, re, im, work, batch);
+  avx2::run_batched(plan, re, im, work, batch);
+}
+
+template int vector_lanes<float>();
+template int vector_lanes<double>();
+template void vector_transform<float>(const Plan<float>&, const float*, const float*, float*, float*, bool, bool, bool,
+                                      float, float*, float*);
+template void vector_transform<double>(const Plan<double>&, const double*, const double*, double*, double*, bool, bool,
+                                       bool, double, double*, double*);
+template void vector_batched<float>(const Plan<float>&, float*, float*, float*, std::int64_t);
+template void vector_batched<double>(const Plan<double>&, double*, double*, double*, std::int64_t);
+
+}  // namespace torsh::cpu::fft
