@@ -18,6 +18,16 @@
 namespace torsh::cpu {
 namespace {
 
+// fn over [b, e): split over the CPU pool when the line is long and its
+// transform was split too (threads > 1); the untangling of a real line of
+// 2^20 is a fifth of its time on one thread.
+template <class F>
+void over(int threads, std::int64_t b, std::int64_t e, F&& fn) {
+  constexpr std::int64_t kGrain = std::int64_t{1} << 14;
+  if (threads <= 1 || e - b < 2 * kGrain) return fn(b, e);
+  pool().parallel_for(e - b, kGrain, [&](std::int64_t i0, std::int64_t i1) { fn(b + i0, b + i1); });
+}
+
 template <class T>
 struct Line {
   const rt::FftArgs& a;
@@ -75,14 +85,16 @@ struct Line {
         const T* ri = im + h;
         const T* hr = plan.half_re.data();
         const T* hi = plan.half_im.data();
-        for (std::int64_t k = 1; k < h; ++k) {
-          const T zr = re[k], zi = im[k], cr = rr[-k], ci = -ri[-k];
-          const T er = zr + cr, ei = zi + ci;   // 2 E
-          const T or_ = zi - ci, oi = cr - zr;  // 2 O = -i (Z - C)
-          const T wr = hr[k], wi = hi[k];
-          ol[k * os] = (er + or_ * wr - oi * wi) * half;
-          ol[k * os + 1] = (ei + or_ * wi + oi * wr) * half;
-        }
+        over(threads, 1, h, [&](std::int64_t k0, std::int64_t k1) {
+          for (std::int64_t k = k0; k < k1; ++k) {
+            const T zr = re[k], zi = im[k], cr = rr[-k], ci = -ri[-k];
+            const T er = zr + cr, ei = zi + ci;   // 2 E
+            const T or_ = zi - ci, oi = cr - zr;  // 2 O = -i (Z - C)
+            const T wr = hr[k], wi = hi[k];
+            ol[k * os] = (er + or_ * wr - oi * wi) * half;
+            ol[k * os + 1] = (ei + or_ * wi + oi * wr) * half;
+          }
+        });
         return;
       }
       case rt::FftKind::C2R: {
@@ -108,10 +120,14 @@ struct Line {
         };
         untangle(0, xl[0], T(0), xl[h * xs], T(0));
         const T* xh = xl + h * xs;
-        for (std::int64_t k = 1; k < h; ++k) untangle(k, xl[k * xs], xl[k * xs + 1], xh[-k * xs], -xh[-k * xs + 1]);
+        over(threads, 1, h, [&](std::int64_t k0, std::int64_t k1) {
+          for (std::int64_t k = k0; k < k1; ++k) untangle(k, xl[k * xs], xl[k * xs + 1], xh[-k * xs], -xh[-k * xs + 1]);
+        });
         fft::forward(plan, im, re, work, threads);
         const T s2 = scale * T(2);
-        for (std::int64_t t = 0; t < h; ++t) ol[2 * t * os] = re[t] * s2, ol[(2 * t + 1) * os] = im[t] * s2;
+        over(threads, 0, h, [&](std::int64_t t0, std::int64_t t1) {
+          for (std::int64_t t = t0; t < t1; ++t) ol[2 * t * os] = re[t] * s2, ol[(2 * t + 1) * os] = im[t] * s2;
+        });
         return;
       }
     }
