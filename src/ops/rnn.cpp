@@ -1,6 +1,8 @@
-// LSTM and GRU layers on the op layer (rnn.hpp): every step is ops (GEMM,
-// slices of the gate tensor, sigmoid / tanh, elementwise), so every backend
-// runs them and the profiler and graph capture see each one.
+// LSTM and GRU layers on the op layer (rnn.hpp): every step is ops, so every
+// backend runs them and the profiler and graph capture see each one: the
+// recurrent GEMM, then the gates as one fused op (OpKind::RnnGates) where the
+// device has that kernel, else as ops (slices of the gate tensor, sigmoid /
+// tanh, elementwise).
 #include "torsh/ops/rnn.hpp"
 
 #include <string>
@@ -52,6 +54,30 @@ Step gru_gates(const Tensor& gi, const Tensor& gh, const Tensor& h, const Tensor
   const Tensor ghn = gh.slice(1, 2 * hid, 3 * hid);
   const Tensor n = tanh(add(gi.slice(1, 2 * hid, 3 * hid), mul(r, ghn)));
   return {add(mul(sub(one, z), n), mul(z, h)), Tensor(), {r, z, n, ghn}};
+}
+
+// One step's gates as one op (OpKind::RnnGates) on devices with the kernel:
+// h_new [B, H] (and for an LSTM c_new), the activations written straight
+// into acts [B, 4H] when training.
+void fused_gates(Cell cell, const Tensor& gates, const Tensor& gh, const Tensor& state, const Tensor& h_new,
+                 const Tensor& c_new, const Tensor& acts, std::int64_t hid) {
+  const bool lstm = cell == Cell::Lstm, keep = acts.defined();
+  const rt::RnnCell kind = lstm ? rt::RnnCell::Lstm : rt::RnnCell::Gru;
+  std::vector<Tensor> in{gates, state}, out{h_new};
+  if (!lstm) in.push_back(gh);
+  if (lstm) out.push_back(c_new);
+  if (keep) out.push_back(acts);
+  detail::launch<rt::OpKind::RnnGates>(name_of(cell), in, out, [=](auto& i, auto& o) {
+    rt::RnnGatesArgs a;
+    a.cell = kind;
+    a.gates = i[0], a.state = i[1];
+    if (!lstm) a.gh = i[2];
+    a.h_out = o[0];
+    if (lstm) a.c_out = o[1];
+    if (keep) a.acts = o[lstm ? 2 : 1];
+    a.hidden = hid;
+    return a;
+  });
 }
 
 // h [B, H] @ w_hh^T [H, G H] + add (broadcast), for one step. One sequence
@@ -154,6 +180,8 @@ RnnResult run(Cell cell, const Tensor& input_in, const std::vector<Tensor>& weig
   Tensor h_n = dev.empty(Shape{LD, B, H}, x.dtype());
   Tensor c_n = cell == Cell::Lstm ? dev.empty(Shape{LD, B, H}, x.dtype()) : Tensor();
   const Tensor one = cell == Cell::Gru ? rnn::one_like(x) : Tensor();
+  // Devices without the fused gates kernel (or dtype) run the steps' gates as ops.
+  const bool fused = dev.supports(rt::OpKind::RnnGates, x.dtype());
 
   std::shared_ptr<RnnTape> tape;
   if (o.training) {
@@ -198,6 +226,19 @@ RnnResult run(Cell cell, const Tensor& input_in, const std::vector<Tensor>& weig
       for (std::int64_t k = 0; k < T; ++k) {
         const std::int64_t t = d == 0 ? k : T - 1 - k;
         const Tensor pt = view2d(proj, t * B * G * H, B, G * H, G * H);
+        if (fused) {
+          const Tensor h_new = dev.empty(Shape{B, H}, x.dtype());
+          const Tensor c_new = cell != Cell::Lstm ? Tensor()
+                               : tape             ? view2d(cells, t * B * H, B, H, H)
+                                                  : dev.empty(Shape{B, H}, x.dtype());
+          const Tensor a = tape ? view2d(acts, t * B * 4 * H, B, 4 * H, 4 * H) : Tensor();
+          if (cell == Cell::Lstm) fused_gates(cell, recurrent(L.w_hh, h, pt), Tensor(), c, h_new, c_new, a, H);
+          else fused_gates(cell, pt, recurrent(L.w_hh, h, L.b_hh), h, h_new, Tensor(), a, H);
+          h = h_new;
+          c = c_new;
+          view2d(out, t * B * dirs * H + d * H, B, H, dirs * H).copy_(h);
+          continue;
+        }
         const Step st =
             cell == Cell::Lstm ? lstm_gates(recurrent(L.w_hh, h, pt), c, H) : gru_gates(pt, recurrent(L.w_hh, h, L.b_hh), h, one, H);
         h = st.h;

@@ -214,6 +214,25 @@ struct FftArgs {
   double scale = 1.0;
 };
 
+// One step of an LSTM or GRU layer's gates, fused (OpKind::RnnGates): rows
+// b < B, columns j < H = hidden; every operand is 2-D with unit column stride
+// and its own row stride; sigma is the logistic function.
+//   LSTM: gates [B, 4H] the pre-activations (i, f, g, o) and state [B, H] the
+//         cell state c: c_out = sigma(f) c + sigma(i) tanh(g),
+//         h_out = sigma(o) tanh(c_out).
+//   GRU:  gates [B, 3H] = x W_ih^T + b_ih (r, z, n), gh [B, 3H] = h W_hh^T +
+//         b_hh and state [B, H] = h: r = sigma(gates_r + gh_r),
+//         z = sigma(gates_z + gh_z), n = tanh(gates_n + r gh_n),
+//         h_out = (1 - z) n + z h. c_out is absent.
+// acts (absent unless training) [B, 4H]: what backward needs: LSTM
+// sigma(i), sigma(f), tanh(g), sigma(o); GRU r, z, n, gh_n.
+enum class RnnCell { Lstm, Gru };
+struct RnnGatesArgs {
+  RnnCell cell = RnnCell::Lstm;
+  TensorArg gates, gh, state, h_out, c_out, acts;
+  std::int64_t hidden = 0;
+};
+
 // NCHW convolution: x [N, C, H, W], w [K, C / groups, R, S], bias [K] (optional),
 // out [N, K, P, Q]; all contiguous.
 // How conv2d computes: Auto lets the backend choose; Gemm is the direct sum

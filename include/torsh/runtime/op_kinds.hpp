@@ -39,7 +39,8 @@
   X(DequantizeLinear, "dequantize_linear", LinearQuantArgs, a.out.dtype) \
   X(IntegerMatmul, "integer_matmul", IntegerMatmulArgs, a.out.dtype)     \
   X(SparseMatmul, "sparse_matmul", SparseMatmulArgs, a.out.dtype)     \
-  X(Fft, "fft", FftArgs, a.out.dtype)
+  X(Fft, "fft", FftArgs, a.out.dtype)                                   \
+  X(RnnGates, "rnn_gates", RnnGatesArgs, a.h_out.dtype)
 
 namespace torsh::rt {
 
