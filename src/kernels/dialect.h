@@ -71,4 +71,23 @@ DEVICE_FN void store_int(GLOBAL uchar* p, long i, int dt, long v) {
   }
 }
 
+/* tanh, exactly +-1 where it rounds there (|y| > 10), as the host's: some
+ * device libraries stop a few ulps short, which 1 + tanh(y) would magnify.
+ * Here, not in unary.kern.h, because other kernel files (rnn_gates.kern.h)
+ * come before it in OpenCL's one program. */
+DEVICE_FN float tanh_sat(float y) {
+  if (y > 10.0f) return 1.0f;
+  if (y < -10.0f) return -1.0f;
+  return tanh(y);
+}
+
+#if defined(TORSH_FP64)
+/* tanh saturated where it rounds to +-1 in f64 (|y| > 20), as tanh_sat. */
+DEVICE_FN double tanh_sat_f64(double y) {
+  if (y > 20.0) return 1.0;
+  if (y < -20.0) return -1.0;
+  return tanh(y);
+}
+#endif
+
 #endif

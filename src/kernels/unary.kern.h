@@ -4,14 +4,6 @@
  * integers (neg, abs and relu only, wrapping as the host's casts do) in
  * unary_strided; f64 in unary_f64_strided, where the device has doubles. */
 
-/* tanh, exactly +-1 where it rounds there (|y| > 10), as the host's: some
- * device libraries stop a few ulps short, which 1 + tanh(y) would magnify. */
-DEVICE_FN float tanh_sat(float y) {
-  if (y > 10.0f) return 1.0f;
-  if (y < -10.0f) return -1.0f;
-  return tanh(y);
-}
-
 DEVICE_FN float unary_apply(int op, float x) {
   switch (op) {
     case UNARY_NEG: return -x;
@@ -71,13 +63,6 @@ KERNEL void unary_strided(GLOBAL const uchar* x, GLOBAL uchar* out, META(Strided
 }
 
 #if defined(TORSH_FP64)
-/* tanh saturated where it rounds to +-1 in f64 (|y| > 20), as tanh_sat. */
-DEVICE_FN double tanh_sat_f64(double y) {
-  if (y > 20.0) return 1.0;
-  if (y < -20.0) return -1.0;
-  return tanh(y);
-}
-
 DEVICE_FN double unary_apply_f64(int op, double x) {
   switch (op) {
     case UNARY_NEG: return -x;
