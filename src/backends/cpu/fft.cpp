@@ -83,8 +83,8 @@ struct Line {
         ol[h * os] = (re[0] - im[0]) * scale, ol[h * os + 1] = 0;
         const T* rr = re + h;
         const T* ri = im + h;
-        const T* hr = plan.half_re.data();
-        const T* hi = plan.half_im.data();
+        const T* hr = plan.half().re.data();
+        const T* hi = plan.half().im.data();
         over(threads, 1, h, [&](std::int64_t k0, std::int64_t k1) {
           for (std::int64_t k = k0; k < k1; ++k) {
             const T zr = re[k], zi = im[k], cr = rr[-k], ci = -ri[-k];
@@ -109,8 +109,8 @@ struct Line {
         }
         // Z_k = E_k + i O_k with E = (X_k + conj X_(h-k)) / 2, O = (X_k - conj X_(h-k)) conj(w^k) / 2;
         // the imaginary parts of X_0 and X_h do not exist in a real signal's spectrum.
-        const T* hr = plan.half_re.data();
-        const T* hi = plan.half_im.data();
+        const T* hr = plan.half().re.data();
+        const T* hi = plan.half().im.data();
         const auto untangle = [&](std::int64_t k, T xr, T xi, T cr, T ci) {
           const T er = xr + cr, ei = xi + ci;  // 2 E
           const T dr = xr - cr, di = xi - ci;  // X - conj X_(h-k)

@@ -74,12 +74,6 @@ template <class T>
 std::shared_ptr<Plan<T>> build(std::int64_t n, bool flat) {
   auto plan = std::make_shared<Plan<T>>();
   plan->n = n;
-  plan->half_re.resize(n + 1), plan->half_im.resize(n + 1);
-  for (std::int64_t k = 0; k <= n; ++k) {
-    double wr, wi;
-    unit_root(k, 2 * n, wr, wi);
-    plan->half_re[k] = static_cast<T>(wr), plan->half_im[k] = static_cast<T>(wi);
-  }
   std::vector<int> radices;
   const bool smooth = factor(n, radices);
   // Powers of two from lanes^2 up to vector_max_bytes start with a stage of
@@ -192,9 +186,11 @@ struct Cache {
   std::size_t bytes = 0;
 };
 
+// What a plan is built with; a real transform's half() adds 2 (n + 1)
+// values later, uncounted (at most the size of the plan's own twiddles).
 template <class T>
 std::size_t bytes_of(const Plan<T>& p) {
-  std::size_t b = (p.chirp_re.size() + p.kernel_re.size() + p.half_re.size() + p.block_re.size() + p.lane_re.size()) * 2 * sizeof(T);
+  std::size_t b = (p.chirp_re.size() + p.kernel_re.size() + p.block_re.size() + p.lane_re.size()) * 2 * sizeof(T);
   for (const auto& s : p.stages) b += (s.tw_re.size() + s.root_cos.size()) * 2 * sizeof(T);
   return b;
 }
@@ -229,6 +225,21 @@ std::shared_ptr<const Plan<T>> plan_for(std::int64_t n, bool flat) {
   return plan;
 }
 
+template <class T>
+const typename Plan<T>::Half& Plan<T>::half() const {
+  std::call_once(half_once, [this] {
+    half_.re.resize(n + 1), half_.im.resize(n + 1);
+    for (std::int64_t k = 0; k <= n; ++k) {
+      double wr, wi;
+      unit_root(k, 2 * n, wr, wi);
+      half_.re[k] = static_cast<T>(wr), half_.im[k] = static_cast<T>(wi);
+    }
+  });
+  return half_;
+}
+
+template struct Plan<float>;
+template struct Plan<double>;
 template std::shared_ptr<const Plan<float>> plan_for<float>(std::int64_t, bool);
 template std::shared_ptr<const Plan<double>> plan_for<double>(std::int64_t, bool);
 

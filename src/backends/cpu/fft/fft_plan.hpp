@@ -8,6 +8,7 @@
 // through a per-(length, dtype) cache.
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 namespace torsh::cpu::fft {
@@ -63,8 +64,13 @@ struct Plan {
 
   // exp(-2 pi i k / 2n) for k in [0, n]: the post-twiddles that turn this
   // plan's transform of a real sequence of length 2n, read as n complex
-  // pairs, into that sequence's spectrum.
-  std::vector<T> half_re, half_im;
+  // pairs, into that sequence's spectrum. Built on the first call (thread
+  // safe), so plans only complex transforms use (and the four-step's and
+  // Bluestein's inner plans) never hold them.
+  struct Half {
+    std::vector<T> re, im;
+  };
+  const Half& half() const;
 
   // Four-step (long lengths): n = n1 n2 read as n1 rows of n2; the n2
   // columns are transformed (plan cols, length n1) in blocks of adjacent
@@ -77,6 +83,9 @@ struct Plan {
   // cache instead of one of n values streamed from memory.
   std::shared_ptr<const Plan<T>> cols, rows;
   std::vector<T> block_re, block_im, lane_re, lane_im;
+
+  mutable std::once_flag half_once;
+  mutable Half half_;
 
   // The values of T forward()'s work array holds.
   std::int64_t work_size() const { return bluestein ? 2 * sub->n + 4 * kPad + sub->work_size() : 2 * n + 4 * kPad; }
