@@ -17,9 +17,11 @@
 // in the permutes of stride-r stores.
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include "fft_butterfly.hpp"
+#include "fft_vector_isa.hpp"
 
 namespace torsh::cpu::fft {
 namespace {
@@ -289,3 +291,29 @@ void batched(const Plan<LaneT<V>>& plan, LaneT<V>* re, LaneT<V>* im, LaneT<V>* w
 
 }  // namespace
 }  // namespace torsh::cpu::fft
+
+// One level's entry points (fft_vector_isa.hpp) on vectors of `bytes`: what
+// fft_vector_avx512.cpp and fft_vector_avx2.cpp define under their target
+// pragmas.
+#define TORSH_FFT_VECTOR_LEVEL(isa, bytes)                                                                          \
+  namespace torsh::cpu::fft {                                                                                       \
+  namespace isa {                                                                                                   \
+  namespace {                                                                                                       \
+  using FloatV = float __attribute__((vector_size(bytes)));                                                         \
+  using DoubleV = double __attribute__((vector_size(bytes)));                                                       \
+  template <class T>                                                                                                \
+  using Vec = std::conditional_t<std::is_same_v<T, float>, FloatV, DoubleV>;                                        \
+  }                                                                                                                 \
+  template <class T>                                                                                                \
+  void run_transform(const Plan<T>& plan, const T* xr, const T* xi, T* yr, T* yi, bool in_pairs, bool out_pairs,   \
+                     bool conj, T scale, T* a, T* b) {                                                              \
+    transform<Vec<T>>(plan, xr, xi, yr, yi, in_pairs, out_pairs, conj, scale, a, b);                               \
+  }                                                                                                                 \
+  template <class T>                                                                                                \
+  void run_batched(const Plan<T>& plan, T* re, T* im, T* work, std::int64_t batch) {                               \
+    batched<Vec<T>>(plan, re, im, work, batch);                                                                     \
+  }                                                                                                                 \
+  }                                                                                                                 \
+  TORSH_FFT_VECTOR_INSTANTIATE(isa)                                                                                 \
+  }
+

@@ -29,4 +29,15 @@ TORSH_FFT_VECTOR_ENTRIES(avx2)
   template void isa::run_batched<float>(const Plan<float>&, float*, float*, float*, std::int64_t);                 \
   template void isa::run_batched<double>(const Plan<double>&, double*, double*, double*, std::int64_t);
 
+// Where this compiler cannot build the vector stages (not GCC on x86):
+// entry points that are never called, since fft_vector.cpp reports no level.
+#define TORSH_FFT_VECTOR_ABSENT(isa)                                                                     \
+  namespace torsh::cpu::fft {                                                                            \
+  template <class T>                                                                                     \
+  void isa::run_transform(const Plan<T>&, const T*, const T*, T*, T*, bool, bool, bool, T, T*, T*) {}   \
+  template <class T>                                                                                     \
+  void isa::run_batched(const Plan<T>&, T*, T*, T*, std::int64_t) {}                                    \
+  TORSH_FFT_VECTOR_INSTANTIATE(isa)                                                                      \
+  }
+
 }  // namespace torsh::cpu::fft
