@@ -183,7 +183,8 @@ TEST(MatmulInteger, EachInstructionSetsTileMatchesTheDefinition) {
       pack_a(*kn, p.a.data(), kn->mr, k, false, 0, pa.data(), ra.data());
       pack_b(*kn, p.b.data(), k, kn->nr, false, 0, pb.data(), cb.data());
       std::vector<std::int32_t> c(static_cast<std::size_t>(kn->mr * kn->nr));
-      kn->tile(pa.data(), pb.data(), (k + k_per_lane(kn->lane) - 1) / k_per_lane(kn->lane), c.data());
+      kn->tile(pa.data(), pb.data(), (k + k_per_lane(kn->lane) - 1) / k_per_lane(kn->lane),
+               torsh::cpu::igemm::TileOut{c.data(), kn->nr});
       Problem plain = p;
       plain.za = {0};
       plain.zb = {0};
@@ -254,6 +255,30 @@ TEST(QlinearMatmul, HalvesRoundToEvenAndSaturate) {
                                          host().from_host(std::vector<float>{1e-30f}.data(), Shape{}, DType::F32),
                                          bytes_tensor({0}, Shape{}, DType::U8));
   EXPECT_EQ(sat.to_host<std::uint8_t>(), std::vector<std::uint8_t>{255});
+}
+
+// Scales whose quotient overflows: an infinite multiplier saturates nonzero
+// sums and turns zero sums (0 x inf = NaN) into the zero point, in the
+// vector requantization of whole tiles and in the tail tiles alike.
+TEST(QlinearMatmul, AnInfiniteMultiplierSaturatesAndZeroSumsGiveTheZeroPoint) {
+  for (std::int64_t m : {5, 40}) {
+    std::vector<std::uint8_t> a(static_cast<std::size_t>(m));
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<std::uint8_t>(i % 3 == 0 ? 0 : i);
+    const std::int64_t n = 40;
+    std::vector<std::uint8_t> b(static_cast<std::size_t>(n));
+    for (std::size_t j = 0; j < b.size(); ++j) b[j] = static_cast<std::uint8_t>(j % 2 == 0 ? 1 : -1);
+    const auto f32 = [](float v) { return host().from_host(std::vector<float>{v}.data(), Shape{}, DType::F32); };
+    const Tensor y = ops::qlinear_matmul(bytes_tensor(a, Shape{m, 1}, DType::U8), f32(1e30f),
+                                         bytes_tensor({0}, Shape{}, DType::U8), bytes_tensor(b, Shape{1, n}, DType::I8),
+                                         f32(1e30f), bytes_tensor({0}, Shape{}, DType::I8), f32(1e-30f),
+                                         bytes_tensor({10}, Shape{}, DType::U8));
+    const auto got = y.to_host<std::uint8_t>();
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        const int want = a[static_cast<std::size_t>(i)] == 0 ? 10 : j % 2 == 0 ? 255 : 0;
+        ASSERT_EQ(got[static_cast<std::size_t>(i * n + j)], want) << "m=" << m << " at " << i << "," << j;
+      }
+  }
 }
 
 // A prepared weight (ops::IntegerWeight) gives what the plain tensor gives,

@@ -30,13 +30,30 @@ namespace torsh::cpu::igemm {
 enum class Lane { U8x4, S16x2 };
 constexpr int k_per_lane(Lane l) { return l == Lane::U8x4 ? 4 : 2; }
 
+// Where a tile's mr x nr sums go: c[r * ldc + j]. With col and row given,
+// each sum leaves the registers finished, sum + col[j] + row[r] (wrapping):
+// the zero-point terms of igemm.hpp's identity when both zero points are per
+// tensor, so no second pass reads the tile back.
+struct TileOut {
+  std::int32_t* c;
+  std::int64_t ldc;
+  const std::int32_t* col = nullptr;
+  const std::int32_t* row = nullptr;
+};
+
 struct Kernel {
   const char* name;  // "avx512_vnni-14x32"
   Lane lane;
   int mr, nr;
-  // c[r * nr + j] = sum over `groups` groups of a row r . b column j, for a full
-  // mr x nr tile (padding rows and columns are zeros in the panels).
-  void (*tile)(const unsigned char* a, const unsigned char* b, std::int64_t groups, std::int32_t* c);
+  // The sums over `groups` groups of a row r . b column j, for a full mr x nr
+  // tile (padding rows and columns are zeros in the panels), into out.
+  void (*tile)(const unsigned char* a, const unsigned char* b, std::int64_t groups, const TileOut& out);
+  // Optional, for QLinearMatMul: rows x cols finished sums (c, ldc apart) times
+  // the column multipliers s, rounded half to even, plus z, saturated to
+  // [lo, hi] (u8 or s8), into out (ldo apart), as igemm_run.cpp's portable
+  // loop does; a NaN product gives z.
+  void (*requantize)(const std::int32_t* c, int ldc, int rows, int cols, const float* s, std::int32_t z,
+                     std::int32_t lo, std::int32_t hi, unsigned char* out, std::int64_t ldo) = nullptr;
 };
 
 const Kernel& kernel_generic();

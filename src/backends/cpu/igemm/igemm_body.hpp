@@ -2,12 +2,12 @@
 // instruction set's file inside its target pragma, with V providing:
 //   vec; kLanes (32-bit lanes per vector); zero(); load(p); bcast(p) (one
 //   32-bit word to every lane); dot(acc, a, b) (acc + the lane-wise dot
-//   product of the k values in a and b); store(p, v).
+//   product of the k values in a and b); add(x, y); store(p, v).
 // NV vectors of b columns (nr = NV kLanes) by MR rows of accumulators, which
 // stay in registers over the whole k (panels stream from L2).
 
 template <class V, int MR, int NV>
-void tile_body(const unsigned char* a, const unsigned char* b, std::int64_t groups, std::int32_t* c) {
+void tile_body(const unsigned char* a, const unsigned char* b, std::int64_t groups, const TileOut& out) {
   constexpr int NR = NV * V::kLanes;
   typename V::vec acc[MR][NV];
 #pragma GCC unroll 16
@@ -27,8 +27,21 @@ void tile_body(const unsigned char* a, const unsigned char* b, std::int64_t grou
     a += 4 * MR;
     b += 4 * NR;
   }
+  std::int32_t* const c = out.c;
+  if (out.col) {
+    typename V::vec col[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) col[v] = V::load(out.col + v * V::kLanes);
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+      const typename V::vec row = V::bcast(out.row + r);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) V::store(c + r * out.ldc + v * V::kLanes, V::add(acc[r][v], V::add(col[v], row)));
+    }
+    return;
+  }
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) V::store(c + r * NR + v * V::kLanes, acc[r][v]);
+    for (int v = 0; v < NV; ++v) V::store(c + r * out.ldc + v * V::kLanes, acc[r][v]);
 }

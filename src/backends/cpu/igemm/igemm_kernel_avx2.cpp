@@ -23,6 +23,7 @@ struct Ymm {
   static TORSH_INLINE vec zero() { return _mm256_setzero_si256(); }
   static TORSH_INLINE vec load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
   static TORSH_INLINE vec bcast(const void* p) { return _mm256_set1_epi32(*static_cast<const int*>(p)); }
+  static TORSH_INLINE vec add(vec x, vec y) { return _mm256_add_epi32(x, y); }
   static TORSH_INLINE void store(std::int32_t* p, vec v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
 };
 }  // namespace
@@ -36,7 +37,7 @@ struct Avx2Madd : Ymm {
 
 #include "igemm_body.hpp"
 
-void tile_avx2(const unsigned char* a, const unsigned char* b, std::int64_t groups, std::int32_t* c) {
+void tile_avx2(const unsigned char* a, const unsigned char* b, std::int64_t groups, const TileOut& c) {
   tile_body<Avx2Madd, 6, 2>(a, b, groups, c);
 }
 
@@ -63,7 +64,7 @@ struct AvxVnni : Ymm {
 
 #include "igemm_body.hpp"
 
-void tile_vnni(const unsigned char* a, const unsigned char* b, std::int64_t groups, std::int32_t* c) {
+void tile_vnni(const unsigned char* a, const unsigned char* b, std::int64_t groups, const TileOut& c) {
   tile_body<AvxVnni, 6, 2>(a, b, groups, c);
 }
 

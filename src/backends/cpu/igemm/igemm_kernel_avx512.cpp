@@ -11,6 +11,9 @@
 // Everything below is AVX-512 VNNI code: active_kernel() checks the CPU first.
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni")
+// GCC 12's intrinsics pass _mm512_undefined_*() as the unmasked operand, which
+// -Wmaybe-uninitialized then reports once they are inlined.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #define TORSH_INLINE __attribute__((always_inline)) inline
 
 namespace torsh::cpu::igemm {
@@ -23,33 +26,55 @@ struct V512 {
   static TORSH_INLINE vec load(const void* p) { return _mm512_loadu_si512(p); }
   static TORSH_INLINE vec bcast(const void* p) { return _mm512_set1_epi32(*static_cast<const int*>(p)); }
   static TORSH_INLINE vec dot(vec acc, vec a, vec b) { return _mm512_dpbusd_epi32(acc, a, b); }
+  static TORSH_INLINE vec add(vec x, vec y) { return _mm512_add_epi32(x, y); }
   static TORSH_INLINE void store(std::int32_t* p, vec v) { _mm512_storeu_si512(p, v); }
 };
 
 #include "igemm_body.hpp"
 
-void tile(const unsigned char* a, const unsigned char* b, std::int64_t groups, std::int32_t* c) {
+void tile(const unsigned char* a, const unsigned char* b, std::int64_t groups, const TileOut& c) {
   tile_body<V512, 14, 2>(a, b, groups, c);
 }
-void tile8x48(const unsigned char* a, const unsigned char* b, std::int64_t groups, std::int32_t* c) {
+void tile8x48(const unsigned char* a, const unsigned char* b, std::int64_t groups, const TileOut& c) {
   tile_body<V512, 8, 3>(a, b, groups, c);
 }
-void tile6x64(const unsigned char* a, const unsigned char* b, std::int64_t groups, std::int32_t* c) {
+void tile6x64(const unsigned char* a, const unsigned char* b, std::int64_t groups, const TileOut& c) {
   tile_body<V512, 6, 4>(a, b, groups, c);
+}
+
+// 16 sums at a time under a mask: convert, scale, NaN to 0, clamp to
+// +-2^22 (past that the result saturates anyway), round to nearest even
+// (the default rounding mode), add z, saturate, and store the low bytes.
+void requantize(const std::int32_t* c, int ldc, int rows, int cols, const float* s, std::int32_t z, std::int32_t lo,
+                std::int32_t hi, unsigned char* out, std::int64_t ldo) {
+  const __m512 fmin = _mm512_set1_ps(-4194304.0f), fmax = _mm512_set1_ps(4194304.0f);
+  const __m512i zv = _mm512_set1_epi32(z), lov = _mm512_set1_epi32(lo), hiv = _mm512_set1_epi32(hi);
+  for (int j = 0; j < cols; j += 16) {
+    const __mmask16 m = cols - j >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (cols - j)) - 1);
+    const __m512 sv = _mm512_maskz_loadu_ps(m, s + j);
+    for (int r = 0; r < rows; ++r) {
+      __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_maskz_loadu_epi32(m, c + r * ldc + j)), sv);
+      x = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, x, _CMP_ORD_Q), x);
+      x = _mm512_min_ps(_mm512_max_ps(x, fmin), fmax);
+      __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(x), zv);
+      q = _mm512_min_epi32(_mm512_max_epi32(q, lov), hiv);
+      _mm512_mask_cvtepi32_storeu_epi8(out + r * ldo + j, m, q);
+    }
+  }
 }
 
 }  // namespace
 
 const Kernel& kernel_avx512_vnni() {
-  static const Kernel k{"avx512_vnni-14x32", Lane::U8x4, 14, 32, tile};
+  static const Kernel k{"avx512_vnni-14x32", Lane::U8x4, 14, 32, tile, requantize};
   return k;
 }
 const Kernel& kernel_avx512_vnni_8x48() {
-  static const Kernel k{"avx512_vnni-8x48", Lane::U8x4, 8, 48, tile8x48};
+  static const Kernel k{"avx512_vnni-8x48", Lane::U8x4, 8, 48, tile8x48, requantize};
   return k;
 }
 const Kernel& kernel_avx512_vnni_6x64() {
-  static const Kernel k{"avx512_vnni-6x64", Lane::U8x4, 6, 64, tile6x64};
+  static const Kernel k{"avx512_vnni-6x64", Lane::U8x4, 6, 64, tile6x64, requantize};
   return k;
 }
 

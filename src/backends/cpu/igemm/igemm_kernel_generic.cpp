@@ -9,7 +9,7 @@ namespace {
 
 constexpr int kMr = 4, kNr = 16;
 
-void tile(const unsigned char* a, const unsigned char* b, std::int64_t groups, std::int32_t* c) {
+void tile(const unsigned char* a, const unsigned char* b, std::int64_t groups, const TileOut& out) {
   std::uint32_t acc[kMr][kNr] = {};
   for (std::int64_t g = 0; g < groups; ++g) {
     for (int r = 0; r < kMr; ++r)
@@ -23,7 +23,11 @@ void tile(const unsigned char* a, const unsigned char* b, std::int64_t groups, s
     b += 4 * kNr;
   }
   for (int r = 0; r < kMr; ++r)
-    for (int j = 0; j < kNr; ++j) c[r * kNr + j] = static_cast<std::int32_t>(acc[r][j]);
+    for (int j = 0; j < kNr; ++j) {
+      const std::uint32_t terms =
+          out.col ? static_cast<std::uint32_t>(out.col[j]) + static_cast<std::uint32_t>(out.row[r]) : 0u;
+      out.c[r * out.ldc + j] = static_cast<std::int32_t>(acc[r][j] + terms);
+    }
 }
 
 }  // namespace

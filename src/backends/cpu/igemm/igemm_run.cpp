@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <new>
@@ -71,6 +72,22 @@ TORSH_SIMD_CLONES void requantize_row_u8(const std::int32_t* v, const float* s, 
 TORSH_SIMD_CLONES void requantize_row_i8(const std::int32_t* v, const float* s, int count, std::int32_t z,
                                          std::int8_t* out) {
   requantize_row(v, s, count, z, -128, 127, out);
+}
+
+// A finished tile's rows, all with the same column multipliers (a's scale
+// per tensor): one call a tile, not one a row.
+TORSH_SIMD_CLONES void requantize_tile_u8(const std::int32_t* c, int ldc, int rows, int cols, const float* s,
+                                          std::int32_t z, std::uint8_t* out, std::int64_t ldo) {
+  for (int r = 0; r < rows; ++r) requantize_row(c + r * ldc, s, cols, z, 0, 255, out + r * ldo);
+}
+TORSH_SIMD_CLONES void requantize_tile_i8(const std::int32_t* c, int ldc, int rows, int cols, const float* s,
+                                          std::int32_t z, std::int8_t* out, std::int64_t ldo) {
+  for (int r = 0; r < rows; ++r) requantize_row(c + r * ldc, s, cols, z, -128, 127, out + r * ldo);
+}
+TORSH_SIMD_CLONES void scale_tile_f32(const std::int32_t* c, int ldc, int rows, int cols, const float* s, float* out,
+                                      std::int64_t ldo) {
+  for (int r = 0; r < rows; ++r)
+    for (int j = 0; j < cols; ++j) out[r * ldo + j] = static_cast<float>(c[r * ldc + j]) * s[j];
 }
 
 // One tile row's sums with the zero-point terms (igemm.hpp), into out or a
@@ -151,7 +168,8 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
       prepared ? nullptr : static_cast<unsigned char*>(b_scratch.get(static_cast<std::size_t>(n_panels) * pb));
   const unsigned char* const bpack = prepared ? prepared->data : b_call;
   const std::int32_t* const cb = prepared ? prepared->sums.data() : cb_call.data();
-  std::vector<std::uint32_t> colterm(static_cast<std::size_t>(n));
+  // Padded to whole panels: a tile reads nr column terms and mr row terms.
+  std::vector<std::uint32_t> colterm(static_cast<std::size_t>(n_panels * nr)), rowterm(static_cast<std::size_t>(m_panels * mr));
 
   // Zero points of a' and b' (see igemm.hpp), one per row / column.
   const std::vector<std::int32_t> za = expand<std::int32_t>(x.a_zero_point, m, 0, [&](std::int64_t i) {
@@ -184,6 +202,10 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
   const auto* a_all = data_of<unsigned char>(x.a);
   const auto* b_all = data_of<unsigned char>(x.b);
   const std::uint32_t kk = static_cast<std::uint32_t>(k);
+  // The output's address, looked up once: per row it was a virtual call.
+  const std::size_t out_size = dtype_size(od);
+  unsigned char* const out_bytes =
+      static_cast<unsigned char*>(x.out.buffer->host_ptr()) + static_cast<std::size_t>(x.out.offset) * out_size;
 
   for (std::int64_t bi = 0; bi < x.batch; ++bi) {
     const unsigned char* a = a_all + bi * m * k;
@@ -198,12 +220,18 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
         colterm[static_cast<std::size_t>(j)] = kk * zb2[static_cast<std::size_t>(j)] - static_cast<std::uint32_t>(cb[j]);
       // a's zero point per tensor (the usual case): its term is one vector,
       // which takes the bias too.
-      if (!a_zp_per_row) {
-        for (std::size_t j = 0; j < colterm.size(); ++j) colterm[j] *= za2[0];
-        for (std::size_t j = 0; j < colterm.size(); ++j) colterm[j] += bias[j];
-      }
+      if (!a_zp_per_row)
+        for (std::int64_t j = 0; j < n; ++j)
+          colterm[static_cast<std::size_t>(j)] = colterm[static_cast<std::size_t>(j)] * za2[0] + bias[static_cast<std::size_t>(j)];
     }
     const std::int64_t out0 = bi * m * n;
+    // Both zero points per tensor (the usual case): the tiles add the terms
+    // in registers, colterm per column and rowterm per row.
+    const bool fused = !a_zp_per_row && !b_zp_per_col;
+    if (fused)
+      for (std::size_t r = 0; r < rowterm.size(); ++r) rowterm[r] = 0u - static_cast<std::uint32_t>(ra[r]) * zb2[0];
+    const auto* const col_terms = reinterpret_cast<const std::int32_t*>(colterm.data());
+    const auto* const row_terms = reinterpret_cast<const std::int32_t*>(rowterm.data());
     // Tiles in column-panel order: a thread's run of tiles shares b panels.
     const std::int64_t tiles = m_panels * n_panels;
     const std::int64_t grain = std::max<std::int64_t>(1, tiles / (8 * pool().size()));
@@ -211,21 +239,52 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
       alignas(64) std::int32_t c[14 * 32];
       for (std::int64_t t = t0; t < t1; ++t) {
         const std::int64_t np = t / m_panels, mp = t % m_panels;
-        kn.tile(apack + mp * pa, bpack + np * pb, groups, c);
         const std::int64_t r0 = mp * mr, c0 = np * nr;
         const int rows = static_cast<int>(std::min<std::int64_t>(mr, m - r0));
         const int cols = static_cast<int>(std::min<std::int64_t>(nr, n - c0));
+        const TileOut terms{c, nr, fused ? col_terms + c0 : nullptr, fused ? row_terms + r0 : nullptr};
+        unsigned char* const dst = out_bytes + static_cast<std::size_t>(out0 + r0 * n + c0) * out_size;
+        // This tile's output lines are fetched while its sums run: stored
+        // cold, they were read in at the end with the thread waiting (a
+        // tenth of a 1024^3 product).
+        for (int r = 0; r < rows; ++r)
+          for (int l = 0; l < cols * static_cast<int>(out_size); l += 64)
+            __builtin_prefetch(dst + static_cast<std::size_t>(r * n) * out_size + l, 1, 3);
+        // A whole int32 tile with fused terms is finished straight into out.
+        if (fused && od == DType::I32 && rows == mr && cols == nr) {
+          kn.tile(apack + mp * pa, bpack + np * pb, groups,
+                  TileOut{reinterpret_cast<std::int32_t*>(dst), n, terms.col, terms.row});
+          continue;
+        }
+        kn.tile(apack + mp * pa, bpack + np * pb, groups, terms);
+        if (fused && !a_per_row && od != DType::I32) {
+          const float* mul = col_mul.data() + c0;
+          if (od == DType::F32)
+            scale_tile_f32(c, nr, rows, cols, mul, reinterpret_cast<float*>(dst), n);
+          else if (kn.requantize)
+            kn.requantize(c, nr, rows, cols, mul, zy, od == DType::U8 ? 0 : -128, od == DType::U8 ? 255 : 127, dst, n);
+          else if (od == DType::U8)
+            requantize_tile_u8(c, nr, rows, cols, mul, zy, reinterpret_cast<std::uint8_t*>(dst), n);
+          else
+            requantize_tile_i8(c, nr, rows, cols, mul, zy, reinterpret_cast<std::int8_t*>(dst), n);
+          continue;
+        }
         for (int r = 0; r < rows; ++r) {
           const std::size_t row = static_cast<std::size_t>(r0 + r);
-          const std::uint32_t zar = za2[row], rar = static_cast<std::uint32_t>(ra[row]);
-          const std::uint32_t* ct = colterm.data() + c0;
-          const std::uint32_t* zbc = zb2.data() + c0;
-          const std::int32_t* cr = c + r * nr;
           const std::int64_t o = out0 + static_cast<std::int64_t>(row) * n + c0;
-          // int32 results go straight to out; others through a row buffer.
+          unsigned char* const dst = out_bytes + static_cast<std::size_t>(o) * out_size;
+          const std::int32_t* cr = c + r * nr;
+          const std::int32_t* sum = cr;
           alignas(64) std::int32_t row_buf[64];
-          std::int32_t* const sum = od == DType::I32 ? data_of<std::int32_t>(x.out) + o : row_buf;
-          finish_row(cr, ct, zbc, bias.data() + c0, zar, rar, zb2[0], a_zp_per_row, b_zp_per_col, cols, sum);
+          if (!fused) {
+            // int32 results go straight to out; others through a row buffer.
+            std::int32_t* const s = od == DType::I32 ? reinterpret_cast<std::int32_t*>(dst) : row_buf;
+            finish_row(cr, colterm.data() + c0, zb2.data() + c0, bias.data() + c0, za2[row],
+                       static_cast<std::uint32_t>(ra[row]), zb2[0], a_zp_per_row, b_zp_per_col, cols, s);
+            sum = s;
+          } else if (od == DType::I32) {
+            std::memcpy(dst, cr, static_cast<std::size_t>(cols) * sizeof(std::int32_t));
+          }
           if (od == DType::I32) continue;
           // The multiplier of each column in this row: precomputed when a's
           // scale is per tensor, else (a_scale[row] * b_scale[col]) / y_scale here.
@@ -237,12 +296,12 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
             mul = mul_row;
           }
           if (od == DType::F32) {
-            float* y = data_of<float>(x.out) + o;
+            float* y = reinterpret_cast<float*>(dst);
             for (int j = 0; j < cols; ++j) y[j] = static_cast<float>(sum[j]) * mul[j];
           } else if (od == DType::U8) {
-            requantize_row_u8(sum, mul, cols, zy, data_of<std::uint8_t>(x.out) + o);
+            requantize_row_u8(sum, mul, cols, zy, reinterpret_cast<std::uint8_t*>(dst));
           } else {
-            requantize_row_i8(sum, mul, cols, zy, data_of<std::int8_t>(x.out) + o);
+            requantize_row_i8(sum, mul, cols, zy, reinterpret_cast<std::int8_t*>(dst));
           }
         }
       }
