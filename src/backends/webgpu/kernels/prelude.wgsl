@@ -157,3 +157,17 @@ fn sub64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> { return add64(a, neg64(b)); }
 fn with_byte(word: u32, k: u32, b: u32) -> u32 {
   return (word & ~(0xffu << (k * 8u))) | ((b & 0xffu) << (k * 8u));
 }
+
+// tanh accurate near 0 (the exponential formula cancels there): Cephes'
+// tanhf polynomial below 0.625, 1 - 2 / (e^2|y| + 1) above, +-1 past 10.
+fn tanh_acc(y: f32) -> f32 {
+  let a = abs(y);
+  if (a > 10.0) { return sign(y); }
+  if (a < 0.625) {
+    let z = y * y;
+    return ((((-5.70498872745e-3 * z + 2.06390887954e-2) * z - 5.37397155531e-2) * z + 1.33314422036e-1) * z -
+            3.33332819422e-1) * z * y + y;
+  }
+  let r = 1.0 - 2.0 / (exp(2.0 * a) + 1.0);
+  return select(r, -r, y < 0.0);
+}

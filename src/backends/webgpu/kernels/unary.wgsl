@@ -4,20 +4,6 @@
 // unary.cpp computes them; neg, abs and relu also on i8, u8 and i32. Op codes:
 // src/kernels/meta.h's UNARY_*. In place, x and out are the same tensor.
 
-// tanh accurate near 0 (the exponential formula cancels there): Cephes'
-// tanhf polynomial below 0.625, 1 - 2 / (e^2|y| + 1) above, +-1 past 10.
-fn tanh_acc(y: f32) -> f32 {
-  let a = abs(y);
-  if (a > 10.0) { return sign(y); }
-  if (a < 0.625) {
-    let z = y * y;
-    return ((((-5.70498872745e-3 * z + 2.06390887954e-2) * z - 5.37397155531e-2) * z + 1.33314422036e-1) * z -
-            3.33332819422e-1) * z * y + y;
-  }
-  let r = 1.0 - 2.0 / (exp(2.0 * a) + 1.0);
-  return select(r, -r, y < 0.0);
-}
-
 // erfc(z) with a relative error near 1e-7 for every z (Numerical Recipes'
 // Chebyshev fit), so 1 + erf(x) = erfc(-x) keeps its accuracy where erf is near -1.
 fn erfc_acc(z: f32) -> f32 {
