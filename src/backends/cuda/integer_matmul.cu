@@ -50,21 +50,9 @@ bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 
 // A prepared weight's transposed s8 copy and column sums on one device
 // (rt::PreparedOperand), made on its first product there.
 struct PreparedB {
-  int ordinal = 0;
-  unsigned char* rows = nullptr;  // [n, ldk]
-  int* sums = nullptr;            // [n]
-  PreparedB() = default;
-  PreparedB(const PreparedB&) = delete;
-  PreparedB& operator=(const PreparedB&) = delete;
-  ~PreparedB() {
-    // Errors are dropped: at process exit the runtime may already be unloading.
-    int prev = 0;
-    if (cudaGetDevice(&prev) != cudaSuccess) return;
-    (void)cudaSetDevice(ordinal);
-    if (rows != nullptr) (void)cudaFree(rows);
-    if (sums != nullptr) (void)cudaFree(sums);
-    (void)cudaSetDevice(prev);
-  }
+  std::unique_ptr<rt::BufferImpl> memory;  // from the device's allocator: its OutOfMemory error, its cudaFree
+  unsigned char* rows = nullptr;           // [n, ldk]
+  int* sums = nullptr;                     // [n]
 };
 
 // One key per device ordinal for rt::PreparedOperand.
@@ -123,12 +111,11 @@ bool tensor_core_route(CudaStream& s, const rt::IntegerMatmulArgs& a) {
   if (a.b_prepared && !a.b_batched && !capturing(s))
     prepared = a.b_prepared->form<PreparedB>(prepared_key(s.device().ordinal()), [&] {
       auto p = std::make_shared<PreparedB>();
-      p->ordinal = s.device().ordinal();
       const std::string& dev = s.device().label();
-      check_cuda(cudaMalloc(reinterpret_cast<void**>(&p->rows), static_cast<std::size_t>(n * ldk)),
-                 "cudaMalloc (prepared int8 weight)", dev);
-      check_cuda(cudaMalloc(reinterpret_cast<void**>(&p->sums), static_cast<std::size_t>(n) * 4),
-                 "cudaMalloc (prepared int8 weight)", dev);
+      const std::size_t rows_bytes = static_cast<std::size_t>((n * ldk + 255) / 256 * 256);
+      p->memory = s.device().allocate(rows_bytes + static_cast<std::size_t>(n) * 4);
+      p->rows = static_cast<unsigned char*>(static_cast<CudaBuffer&>(*p->memory).ptr());
+      p->sums = reinterpret_cast<int*>(p->rows + rows_bytes);
       pack(bp, a.b.dtype, 0, 1, n, n, 1, p->rows);
       launch(s, TORSH_CUDA_KERNEL(integer_matmul_row_sums), dim3(static_cast<unsigned>(n), 1, 1), dim3(256, 1, 1),
              static_cast<const unsigned char*>(p->rows), long{ldk}, long{n}, p->sums,
