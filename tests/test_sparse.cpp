@@ -116,7 +116,7 @@ TEST(Sparse, CooDuplicatesAreSummedInOrder) {
 TEST(Sparse, SpmvAndSpmmMatchTheDenseProduct) {
   for (DType t : {DType::F32, DType::F64})
     for (bool power_law : {false, true})
-      for (std::int64_t n : {1, 3, 16, 33}) {
+      for (std::int64_t n : {1, 3, 8, 15, 16, 24, 31, 32, 33}) {  // SpMM's register blocks and tails
         const std::int64_t rows = 300, cols = 211;
         const auto m = random_matrix(rows, cols, 0.05, power_law, static_cast<std::uint32_t>(n));
         const CsrMatrix a = CsrMatrix::from_dense(dense(m, rows, cols, t));

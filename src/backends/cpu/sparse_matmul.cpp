@@ -7,8 +7,8 @@
 // four (the 1% matrix of BENCHMARKS.md: 2.28x SciPy before, 2.6-3.1x after;
 // all four elements measured slower), across row ends (the 0.1% matrix:
 // 1.067x faster than stopping at each row's end; 128 ahead measured the same,
-// non-temporal prefetches of the matrix within noise). SpMM adds value * x's row into the output row, vectorised
-// over n in the target_clones loops.
+// non-temporal prefetches of the matrix within noise). SpMM (spmm_rows) is
+// vectorised over n in the target_clones loops.
 #include <algorithm>
 #include <cstdint>
 
@@ -45,16 +45,48 @@ inline void spmv_rows(const I* indptr, const I* indices, const T* values, const 
   }
 }
 
+// Columns [c0, c0 + W) of one output row: the sums stay in registers over
+// the row's nonzeros.
+template <int W, class I, class T>
+inline void spmm_block(const I* indices, const T* values, std::int64_t j0, std::int64_t j1, const T* x, std::int64_t n,
+                       std::int64_t c0, T* o) {
+  T acc[W] = {};
+  for (std::int64_t j = j0; j < j1; ++j) {
+    const T v = values[j];
+    const T* xr = x + static_cast<std::int64_t>(indices[j]) * n + c0;
+#pragma GCC unroll 32
+    for (int c = 0; c < W; ++c) acc[c] += v * xr[c];
+  }
+#pragma GCC unroll 32
+  for (int c = 0; c < W; ++c) o[c0 + c] = acc[c];
+}
+
+// SpMM. Narrow x (rows of at most 128 bytes: n <= 32 f32): each output row
+// in blocks of 32, 16 and 8 columns whose sums stay in registers over the
+// row's nonzeros, and the last few columns added row by row as below
+// (n = 16 on the matrices of BENCHMARKS.md: 1.26-1.72x the row-by-row
+// loop; at n = 64 and 256 the blocks re-read the row once per block and
+// lost). Wider x: o += value * x's row, one nonzero at a time.
 template <class I, class T>
 inline void spmm_rows(const I* indptr, const I* indices, const T* values, const T* x, T* out, std::int64_t n,
                       std::int64_t r0, std::int64_t r1) {
+  constexpr int kWide = 128 / sizeof(T), kMid = 64 / sizeof(T), kNarrow = 32 / sizeof(T);
+  const bool blocks = n <= kWide;
   for (std::int64_t r = r0; r < r1; ++r) {
     T* o = out + r * n;
-    std::fill(o, o + n, T(0));
-    for (std::int64_t j = indptr[r]; j < indptr[r + 1]; ++j) {
+    const std::int64_t j0 = indptr[r], j1 = indptr[r + 1];
+    std::int64_t c0 = 0;
+    if (blocks) {
+      if (c0 + kWide <= n) spmm_block<kWide>(indices, values, j0, j1, x, n, c0, o), c0 += kWide;
+      if (c0 + kMid <= n) spmm_block<kMid>(indices, values, j0, j1, x, n, c0, o), c0 += kMid;
+      if (c0 + kNarrow <= n) spmm_block<kNarrow>(indices, values, j0, j1, x, n, c0, o), c0 += kNarrow;
+    }
+    if (c0 == n) continue;
+    std::fill(o + c0, o + n, T(0));
+    for (std::int64_t j = j0; j < j1; ++j) {
       const T v = values[j];
       const T* xr = x + static_cast<std::int64_t>(indices[j]) * n;
-      for (std::int64_t c = 0; c < n; ++c) o[c] += v * xr[c];
+      for (std::int64_t c = c0; c < n; ++c) o[c] += v * xr[c];
     }
   }
 }
