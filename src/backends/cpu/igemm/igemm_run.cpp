@@ -63,19 +63,11 @@ inline void requantize_row(const std::int32_t* v, const float* s, int count, std
     out[j] = static_cast<Q>(q < lo ? lo : q > hi ? hi : q);
   }
 }
-// Compiled per x86 level (simd.hpp's clones): with the baseline's 16-byte
-// vectors this was a sixth of a 1024^3 QLinearMatMul.
-TORSH_SIMD_CLONES void requantize_row_u8(const std::int32_t* v, const float* s, int count, std::int32_t z,
-                                         std::uint8_t* out) {
-  requantize_row(v, s, count, z, 0, 255, out);
-}
-TORSH_SIMD_CLONES void requantize_row_i8(const std::int32_t* v, const float* s, int count, std::int32_t z,
-                                         std::int8_t* out) {
-  requantize_row(v, s, count, z, -128, 127, out);
-}
 
 // A finished tile's rows, all with the same column multipliers (a's scale
-// per tensor): one call a tile, not one a row.
+// per tensor): one call a tile, not one a row (a single row when a's scale is
+// per row). Compiled per x86 level (simd.hpp's clones): with the baseline's
+// 16-byte vectors, requantizing was a sixth of a 1024^3 QLinearMatMul.
 TORSH_SIMD_CLONES void requantize_tile_u8(const std::int32_t* c, int ldc, int rows, int cols, const float* s,
                                           std::int32_t z, std::uint8_t* out, std::int64_t ldo) {
   for (int r = 0; r < rows; ++r) requantize_row(c + r * ldc, s, cols, z, 0, 255, out + r * ldo);
@@ -235,6 +227,19 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
     // Tiles in column-panel order: a thread's run of tiles shares b panels.
     const std::int64_t tiles = m_panels * n_panels;
     const std::int64_t grain = std::max<std::int64_t>(1, tiles / (8 * pool().size()));
+    // Finished int32 sums (rows of ldc) scaled into out (rows of n): to f32,
+    // or requantized to u8 / s8 by the kernel's own code where it has one.
+    const auto store_scaled = [&](const std::int32_t* sums, int ldc, int rows, int cols, const float* mul,
+                                  unsigned char* to) {
+      if (od == DType::F32)
+        scale_tile_f32(sums, ldc, rows, cols, mul, reinterpret_cast<float*>(to), n);
+      else if (kn.requantize)
+        kn.requantize(sums, ldc, rows, cols, mul, zy, od == DType::U8 ? 0 : -128, od == DType::U8 ? 255 : 127, to, n);
+      else if (od == DType::U8)
+        requantize_tile_u8(sums, ldc, rows, cols, mul, zy, reinterpret_cast<std::uint8_t*>(to), n);
+      else
+        requantize_tile_i8(sums, ldc, rows, cols, mul, zy, reinterpret_cast<std::int8_t*>(to), n);
+    };
     pool().parallel_for(tiles, grain, [&](std::int64_t t0, std::int64_t t1) {
       alignas(64) std::int32_t c[14 * 32];
       for (std::int64_t t = t0; t < t1; ++t) {
@@ -258,32 +263,24 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
         }
         kn.tile(apack + mp * pa, bpack + np * pb, groups, terms);
         if (fused && !a_per_row && od != DType::I32) {
-          const float* mul = col_mul.data() + c0;
-          if (od == DType::F32)
-            scale_tile_f32(c, nr, rows, cols, mul, reinterpret_cast<float*>(dst), n);
-          else if (kn.requantize)
-            kn.requantize(c, nr, rows, cols, mul, zy, od == DType::U8 ? 0 : -128, od == DType::U8 ? 255 : 127, dst, n);
-          else if (od == DType::U8)
-            requantize_tile_u8(c, nr, rows, cols, mul, zy, reinterpret_cast<std::uint8_t*>(dst), n);
-          else
-            requantize_tile_i8(c, nr, rows, cols, mul, zy, reinterpret_cast<std::int8_t*>(dst), n);
+          store_scaled(c, nr, rows, cols, col_mul.data() + c0, dst);
           continue;
         }
         for (int r = 0; r < rows; ++r) {
           const std::size_t row = static_cast<std::size_t>(r0 + r);
           const std::int64_t o = out0 + static_cast<std::int64_t>(row) * n + c0;
-          unsigned char* const dst = out_bytes + static_cast<std::size_t>(o) * out_size;
+          unsigned char* const row_dst = out_bytes + static_cast<std::size_t>(o) * out_size;
           const std::int32_t* cr = c + r * nr;
           const std::int32_t* sum = cr;
           alignas(64) std::int32_t row_buf[64];
           if (!fused) {
             // int32 results go straight to out; others through a row buffer.
-            std::int32_t* const s = od == DType::I32 ? reinterpret_cast<std::int32_t*>(dst) : row_buf;
+            std::int32_t* const s = od == DType::I32 ? reinterpret_cast<std::int32_t*>(row_dst) : row_buf;
             finish_row(cr, colterm.data() + c0, zb2.data() + c0, bias.data() + c0, za2[row],
                        static_cast<std::uint32_t>(ra[row]), zb2[0], a_zp_per_row, b_zp_per_col, cols, s);
             sum = s;
           } else if (od == DType::I32) {
-            std::memcpy(dst, cr, static_cast<std::size_t>(cols) * sizeof(std::int32_t));
+            std::memcpy(row_dst, cr, static_cast<std::size_t>(cols) * sizeof(std::int32_t));
           }
           if (od == DType::I32) continue;
           // The multiplier of each column in this row: precomputed when a's
@@ -295,14 +292,7 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
                                                                   : sa[row] * sb[static_cast<std::size_t>(c0 + j)];
             mul = mul_row;
           }
-          if (od == DType::F32) {
-            float* y = reinterpret_cast<float*>(dst);
-            for (int j = 0; j < cols; ++j) y[j] = static_cast<float>(sum[j]) * mul[j];
-          } else if (od == DType::U8) {
-            requantize_row_u8(sum, mul, cols, zy, reinterpret_cast<std::uint8_t*>(dst));
-          } else {
-            requantize_row_i8(sum, mul, cols, zy, reinterpret_cast<std::int8_t*>(dst));
-          }
+          store_scaled(sum, cols, 1, cols, mul, row_dst);
         }
       }
     });
