@@ -177,8 +177,10 @@ TORSH_INLINE void first_stage(const typename Plan<LaneT<V>>::Stage& st, const La
 }
 
 // A vertical stage (s a multiple of W): split x to split y, or to pairs y
-// (out_pairs) times scale, conjugated by conj.
-template <int R, bool OutPairs, class V>
+// (out_pairs) times scale, conjugated by conj. Twiddled is false for a
+// stage of length R (every plan's last): its twiddles are all 1, and
+// multiplying by them was a tenth of a 1024-point transform's arithmetic.
+template <int R, bool OutPairs, bool Twiddled, class V>
 TORSH_INLINE void vertical_stage(const typename Plan<LaneT<V>>::Stage& st, std::int64_t s, const LaneT<V>* xr,
                                  const LaneT<V>* xi, LaneT<V>* __restrict yr, LaneT<V>* __restrict yi, LaneT<V> conj,
                                  LaneT<V> scale) {
@@ -190,8 +192,9 @@ TORSH_INLINE void vertical_stage(const typename Plan<LaneT<V>>::Stage& st, std::
   const L conj_scale = conj * scale;
   for (std::int64_t p = 0; p < m; ++p) {
     L wr[R], wi[R];
+    if constexpr (Twiddled)
 #pragma GCC unroll 16
-    for (int k = 1; k < R; ++k) wr[k] = twr[(k - 1) * m + p], wi[k] = twi[(k - 1) * m + p];
+      for (int k = 1; k < R; ++k) wr[k] = twr[(k - 1) * m + p], wi[k] = twi[(k - 1) * m + p];
     const L* xrp = xr + s * p;
     const L* xip = xi + s * p;
     const std::int64_t yo = s * R * p;
@@ -203,11 +206,12 @@ TORSH_INLINE void vertical_stage(const typename Plan<LaneT<V>>::Stage& st, std::
 #pragma GCC unroll 16
       for (int j = 0; j < R; ++j) ar[j] = loadu<V>(pr), ai[j] = loadu<V>(pi), step(pr, s * m), step(pi, s * m);
       butterfly<R, V>(ar, ai, R, nullptr, nullptr);
+      if constexpr (Twiddled)
 #pragma GCC unroll 16
-      for (int k = 1; k < R; ++k) {
-        const V t = ar[k] * wr[k] - ai[k] * wi[k];
-        ai[k] = ar[k] * wi[k] + ai[k] * wr[k], ar[k] = t;
-      }
+        for (int k = 1; k < R; ++k) {
+          const V t = ar[k] * wr[k] - ai[k] * wi[k];
+          ai[k] = ar[k] * wi[k] + ai[k] * wr[k], ar[k] = t;
+        }
       if constexpr (OutPairs) {
         L* py = yr + 2 * (yo + q);
 #pragma GCC unroll 16
@@ -222,15 +226,21 @@ TORSH_INLINE void vertical_stage(const typename Plan<LaneT<V>>::Stage& st, std::
   }
 }
 
+template <bool OutPairs, bool Twiddled, class V>
+void vertical_radix(const typename Plan<LaneT<V>>::Stage& st, std::int64_t s, const LaneT<V>* xr, const LaneT<V>* xi,
+                    LaneT<V>* yr, LaneT<V>* yi, LaneT<V> conj, LaneT<V> scale) {
+  switch (st.radix) {
+    case 2: return vertical_stage<2, OutPairs, Twiddled, V>(st, s, xr, xi, yr, yi, conj, scale);
+    case 4: return vertical_stage<4, OutPairs, Twiddled, V>(st, s, xr, xi, yr, yi, conj, scale);
+    case 8: return vertical_stage<8, OutPairs, Twiddled, V>(st, s, xr, xi, yr, yi, conj, scale);
+    default: return vertical_stage<16, OutPairs, Twiddled, V>(st, s, xr, xi, yr, yi, conj, scale);
+  }
+}
 template <bool OutPairs, class V>
 void vertical(const typename Plan<LaneT<V>>::Stage& st, std::int64_t s, const LaneT<V>* xr, const LaneT<V>* xi,
               LaneT<V>* yr, LaneT<V>* yi, LaneT<V> conj, LaneT<V> scale) {
-  switch (st.radix) {
-    case 2: return vertical_stage<2, OutPairs, V>(st, s, xr, xi, yr, yi, conj, scale);
-    case 4: return vertical_stage<4, OutPairs, V>(st, s, xr, xi, yr, yi, conj, scale);
-    case 8: return vertical_stage<8, OutPairs, V>(st, s, xr, xi, yr, yi, conj, scale);
-    default: return vertical_stage<16, OutPairs, V>(st, s, xr, xi, yr, yi, conj, scale);
-  }
+  if (st.len == st.radix) return vertical_radix<OutPairs, false, V>(st, s, xr, xi, yr, yi, conj, scale);
+  vertical_radix<OutPairs, true, V>(st, s, xr, xi, yr, yi, conj, scale);
 }
 
 // See vector_transform in fft_vector.hpp.
