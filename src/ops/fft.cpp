@@ -75,7 +75,7 @@ Tensor pass(const char* op, const Tensor& x_in, std::size_t axis, std::int64_t n
   const Tensor x = resize(x_in, axis, len_x).contiguous();
   const bool complex_out = kind != rt::FftKind::C2R;
   const std::size_t value_dims = x.ndim() - (kind == rt::FftKind::R2C ? 0 : 1);
-  std::vector<std::int64_t> dims(x.shape().dims().begin(), x.shape().dims().begin() + static_cast<std::ptrdiff_t>(value_dims));
+  DimVec dims(x.shape().dims().begin(), x.shape().dims().begin() + static_cast<std::ptrdiff_t>(value_dims));
   std::int64_t outer = 1, inner = 1;
   for (std::size_t d = 0; d < value_dims; ++d) (d < axis ? outer : inner) *= d == axis ? 1 : dims[d];
   dims[axis] = len_out;

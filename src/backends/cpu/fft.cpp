@@ -81,20 +81,7 @@ struct Line {
         const T half = T(0.5) * scale;
         ol[0] = (re[0] + im[0]) * scale, ol[1] = 0;
         ol[h * os] = (re[0] - im[0]) * scale, ol[h * os + 1] = 0;
-        const T* rr = re + h;
-        const T* ri = im + h;
-        const T* hr = plan.half().re.data();
-        const T* hi = plan.half().im.data();
-        over(threads, 1, h, [&](std::int64_t k0, std::int64_t k1) {
-          for (std::int64_t k = k0; k < k1; ++k) {
-            const T zr = re[k], zi = im[k], cr = rr[-k], ci = -ri[-k];
-            const T er = zr + cr, ei = zi + ci;   // 2 E
-            const T or_ = zi - ci, oi = cr - zr;  // 2 O = -i (Z - C)
-            const T wr = hr[k], wi = hi[k];
-            ol[k * os] = (er + or_ * wr - oi * wi) * half;
-            ol[k * os + 1] = (ei + or_ * wi + oi * wr) * half;
-          }
-        });
+        over(threads, 1, h, [&](std::int64_t k0, std::int64_t k1) { fft::untangle_r2c(plan, re, im, ol, os, k0, k1, half); });
         return;
       }
       case rt::FftKind::C2R: {
@@ -109,25 +96,13 @@ struct Line {
         }
         // Z_k = E_k + i O_k with E = (X_k + conj X_(h-k)) / 2, O = (X_k - conj X_(h-k)) conj(w^k) / 2;
         // the imaginary parts of X_0 and X_h do not exist in a real signal's spectrum.
-        const T* hr = plan.half().re.data();
-        const T* hi = plan.half().im.data();
-        const auto untangle = [&](std::int64_t k, T xr, T xi, T cr, T ci) {
-          const T er = xr + cr, ei = xi + ci;  // 2 E
-          const T dr = xr - cr, di = xi - ci;  // X - conj X_(h-k)
-          const T wr = hr[k], wi = -hi[k];
-          const T or_ = dr * wr - di * wi, oi = dr * wi + di * wr;  // 2 O
-          re[k] = T(0.5) * (er - oi), im[k] = T(0.5) * (ei + or_);
-        };
-        untangle(0, xl[0], T(0), xl[h * xs], T(0));
-        const T* xh = xl + h * xs;
-        over(threads, 1, h, [&](std::int64_t k0, std::int64_t k1) {
-          for (std::int64_t k = k0; k < k1; ++k) untangle(k, xl[k * xs], xl[k * xs + 1], xh[-k * xs], -xh[-k * xs + 1]);
-        });
+        const T x0 = xl[0], xh = xl[h * xs];
+        over(threads, 1, h, [&](std::int64_t k0, std::int64_t k1) { fft::untangle_c2r(plan, xl, xs, re, im, k0, k1); });
+        // k = 0 (w = 1): E = (X_0 + X_h) / 2, O = (X_0 - X_h) / 2, both real.
+        re[0] = T(0.5) * (x0 + xh), im[0] = T(0.5) * (x0 - xh);
         fft::forward(plan, im, re, work, threads);
         const T s2 = scale * T(2);
-        over(threads, 0, h, [&](std::int64_t t0, std::int64_t t1) {
-          for (std::int64_t t = t0; t < t1; ++t) ol[2 * t * os] = re[t] * s2, ol[(2 * t + 1) * os] = im[t] * s2;
-        });
+        over(threads, 0, h, [&](std::int64_t t0, std::int64_t t1) { fft::interleave_scaled(re, im, ol, os, t0, t1, s2); });
         return;
       }
     }

@@ -116,6 +116,20 @@ void forward_pairs(const Plan<T>& plan, const T* x, T* y, bool inverse, T scale,
 template <class T>
 void forward_from_pairs(const Plan<T>& plan, const T* x, T* re, T* im, T* work, int threads);
 
+// A real line of even length 2 h from the complex transform Z = (re, im) of
+// its pairs (x_2t, x_2t+1), h = plan.n: X_k for k in [k0, k1), 0 < k < h,
+// as pairs at out + k os, times 2 half (half = scale / 2).
+template <class T>
+void untangle_r2c(const Plan<T>& plan, const T* re, const T* im, T* out, std::int64_t os, std::int64_t k0,
+                  std::int64_t k1, T half);
+// The reverse, for an inverse: Z_k for k in [k0, k1) (k < h) into re / im
+// from the Hermitian half spectrum x (pairs x + k xs, k <= h).
+template <class T>
+void untangle_c2r(const Plan<T>& plan, const T* x, std::int64_t xs, T* re, T* im, std::int64_t k0, std::int64_t k1);
+// out[2 t os] = re[t] scale, out[(2 t + 1) os] = im[t] scale for t in [t0, t1).
+template <class T>
+void interleave_scaled(const T* re, const T* im, T* out, std::int64_t os, std::int64_t t0, std::int64_t t1, T scale);
+
 // bw sequences of pairs side by side, value t of sequence q at pair
 // t * stride + q of x: transformed (the inverse when asked), scaled, written
 // to y in the same layout; buf holds 4 n kBlock + 8 kPad values, bw <= kBlock.
