@@ -78,10 +78,13 @@ struct Line {
         // X_k = E_k + w^k O_k, E = (Z_k + conj Z_(h-k)) / 2, O = -i (Z_k - conj Z_(h-k)) / 2.
         // Frequencies 0 and h take Z_0 alone; the loop between reads Z from
         // both ends (vectorised: the reversed reads are permutes).
-        const T half = T(0.5) * scale;
-        ol[0] = (re[0] + im[0]) * scale, ol[1] = 0;
-        ol[h * os] = (re[0] - im[0]) * scale, ol[h * os + 1] = 0;
-        over(threads, 1, h, [&](std::int64_t k0, std::int64_t k1) { fft::untangle_r2c(plan, re, im, ol, os, k0, k1, half); });
+        // The loop starts at k = 0 (which reads Z_h, the pad after re and im,
+        // and is then overwritten) so that its vectors fall on cache lines:
+        // from k = 1 every store was split across two, 1.5x the pass's time.
+        const T half = T(0.5) * scale, z0r = re[0], z0i = im[0];
+        over(threads, 0, h, [&](std::int64_t k0, std::int64_t k1) { fft::untangle_r2c(plan, re, im, ol, os, k0, k1, half); });
+        ol[0] = (z0r + z0i) * scale, ol[1] = 0;
+        ol[h * os] = (z0r - z0i) * scale, ol[h * os + 1] = 0;
         return;
       }
       case rt::FftKind::C2R: {
@@ -97,7 +100,8 @@ struct Line {
         // Z_k = E_k + i O_k with E = (X_k + conj X_(h-k)) / 2, O = (X_k - conj X_(h-k)) conj(w^k) / 2;
         // the imaginary parts of X_0 and X_h do not exist in a real signal's spectrum.
         const T x0 = xl[0], xh = xl[h * xs];
-        over(threads, 1, h, [&](std::int64_t k0, std::int64_t k1) { fft::untangle_c2r(plan, xl, xs, re, im, k0, k1); });
+        // From k = 0, overwritten below, so that the vectors fall on cache lines.
+        over(threads, 0, h, [&](std::int64_t k0, std::int64_t k1) { fft::untangle_c2r(plan, xl, xs, re, im, k0, k1); });
         // k = 0 (w = 1): E = (X_0 + X_h) / 2, O = (X_0 - X_h) / 2, both real.
         re[0] = T(0.5) * (x0 + xh), im[0] = T(0.5) * (x0 - xh);
         fft::forward(plan, im, re, work, threads);

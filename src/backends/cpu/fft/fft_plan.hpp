@@ -117,13 +117,15 @@ template <class T>
 void forward_from_pairs(const Plan<T>& plan, const T* x, T* re, T* im, T* work, int threads);
 
 // A real line of even length 2 h from the complex transform Z = (re, im) of
-// its pairs (x_2t, x_2t+1), h = plan.n: X_k for k in [k0, k1), 0 < k < h,
-// as pairs at out + k os, times 2 half (half = scale / 2).
+// its pairs (x_2t, x_2t+1), h = plan.n: X_k for k in [k0, k1), k < h, as
+// pairs at out + k os, times 2 half (half = scale / 2). k = 0 reads re[h]
+// and im[h] and gives no meaningful value (X_0 is Z_0's alone).
 template <class T>
 void untangle_r2c(const Plan<T>& plan, const T* re, const T* im, T* out, std::int64_t os, std::int64_t k0,
                   std::int64_t k1, T half);
 // The reverse, for an inverse: Z_k for k in [k0, k1) (k < h) into re / im
-// from the Hermitian half spectrum x (pairs x + k xs, k <= h).
+// from the Hermitian half spectrum x (pairs x + k xs, k <= h); k = 0 takes
+// x_0's imaginary part, which a real signal's spectrum does not have.
 template <class T>
 void untangle_c2r(const Plan<T>& plan, const T* x, std::int64_t xs, T* re, T* im, std::int64_t k0, std::int64_t k1);
 // out[2 t os] = re[t] scale, out[(2 t + 1) os] = im[t] scale for t in [t0, t1).
