@@ -8,6 +8,7 @@
 // fork-join on the pool, so a busy pool that runs the tasks one after another
 // on the caller still computes the right thing.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 
 #include "gemm.hpp"
@@ -19,10 +20,17 @@ namespace {
 
 // Shared packed blocks live in the calling thread's scratch, an A block that
 // a work item packs for itself in the scratch of the thread that runs it.
-thread_local Scratch t_pack_a, t_pack_b, t_acc, t_item_a, t_item_b;
+thread_local Scratch t_pack_a, t_pack_b, t_acc, t_item_a, t_item_b, t_local_a;
+// Which call's A (and which k group of it) t_local_a holds on this thread.
+thread_local std::uint64_t t_local_call = 0;
+thread_local std::int64_t t_local_group = -1;
+std::atomic<std::uint64_t> g_calls{0};
 
 // Rows of A packed per k block when items share them (4096 x 256 f32: 4 MB).
 constexpr std::int64_t kBandRows = 4096;
+// The largest packed A that each of two threads packs for itself when they
+// split C by columns (run_column_chunks); 1.01-1.6x at n = 128-768.
+constexpr std::size_t kLocalABytes = std::size_t(4) << 20;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 std::int64_t round_up(std::int64_t a, std::int64_t b) { return ceil_div(a, b) * b; }
@@ -115,7 +123,7 @@ void run_column_chunks(const Kernel& kern, const Problem& p, int threads, std::i
       p.a_packed ? k_blocks : std::clamp<std::int64_t>(static_cast<std::int64_t>(a_budget / a_stride), 1, k_blocks);
   // A packed for group g + 1 by the first tasks of group g's fork (double
   // buffered) measured 0.98x of packing it in a fork of its own.
-  char* own = p.a_packed ? nullptr : static_cast<char*>(t_pack_a.get(static_cast<std::size_t>(group) * a_stride + 64));
+
   // Chunks of up to chunk_bytes of packed B, at least 4 per thread so that
   // one slowed thread leaves its share to the others, in a number that the
   // threads divide evenly and with sizes that differ by one panel at most:
@@ -124,22 +132,45 @@ void run_column_chunks(const Kernel& kern, const Problem& p, int threads, std::i
   std::int64_t items = std::max(ceil_div(panels, chunk_max), std::min<std::int64_t>(4 * threads, panels));
   if (items > threads && round_up(items, threads) <= panels) items = round_up(items, threads);
   const std::int64_t chunk = ceil_div(panels, items);  // the widest chunk
-  const std::int64_t packers = p.a_packed ? 0 : std::min<std::int64_t>(threads, a_panels);
+  // On two threads each thread packs all of A for itself instead of half of
+  // it into shared memory. Packing the shared half cost 3.4x the same copy on
+  // one thread (its lines, read by both cores in the previous call, are
+  // taken back from the other core's cache line by line), and half of the
+  // tiles then read A from the other core: 2 threads, 6x16 AVX2 kernel,
+  // n = 256: 176 -> 196 GFLOP/s; 14x32 AVX-512: 194 -> 209. Each thread's
+  // copy grows with the thread count while the shared one shrinks, so more
+  // threads (not measured here) keep the shared A, and so does an A of more
+  // than kLocalABytes: at n = 1024 (4.2 MB) the copies measured 0.96-0.99x.
+  const bool local_a = !p.a_packed && threads == 2 && items > 1 && static_cast<std::size_t>(group) * a_stride <= kLocalABytes;
+  const std::int64_t packers = p.a_packed || local_a ? 0 : std::min<std::int64_t>(threads, a_panels);
+  const std::uint64_t call = local_a ? g_calls.fetch_add(1, std::memory_order_relaxed) + 1 : 0;
+  char* own = packers ? static_cast<char*>(t_pack_a.get(static_cast<std::size_t>(group) * a_stride + 64)) : nullptr;
 
-  // Packer t's share of the row panels of every k block of group gi.
-  auto pack_a = [&](std::int64_t gi, std::int64_t t) {
+  // Row panels [r0, r1) of every k block of group gi into dst.
+  auto pack_rows = [&](std::int64_t gi, std::int64_t r0, std::int64_t r1, char* dst) {
     const std::int64_t g0 = gi * group, g1 = std::min(k_blocks, g0 + group);
-    const std::int64_t r0 = a_panels * t / packers, r1 = a_panels * (t + 1) / packers;
     for (std::int64_t g = g0; g < g1 && r0 < r1; ++g) {
       const std::int64_t pc = g * kc_blk, kc = std::min(kc_blk, k - pc);
       kern.pack_a(kern, p.a.at(r0 * MR, pc), std::min(m, r1 * MR) - r0 * MR, kc,
-                  own + (g - g0) * a_stride + r0 * a_panel_bytes(kern, kc));
+                  dst + (g - g0) * a_stride + r0 * a_panel_bytes(kern, kc));
     }
+  };
+  // Packer t's share of the row panels of every k block of group gi.
+  auto pack_a = [&](std::int64_t gi, std::int64_t t) {
+    pack_rows(gi, a_panels * t / packers, a_panels * (t + 1) / packers, own);
   };
   // Column chunk `item` over every k block of group gi.
   auto compute = [&](std::int64_t gi, std::int64_t item) {
     const std::int64_t g0 = gi * group, g1 = std::min(k_blocks, g0 + group);
     const char* abuf = p.a_packed ? static_cast<const char*>(p.a_packed) + g0 * a_stride : own;
+    if (local_a) {
+      auto* mine = static_cast<char*>(t_local_a.get(static_cast<std::size_t>(group) * a_stride + 64));
+      if (t_local_call != call || t_local_group != gi) {
+        pack_rows(gi, 0, a_panels, mine);
+        t_local_call = call, t_local_group = gi;
+      }
+      abuf = mine;
+    }
     const std::int64_t j0 = panels * item / items * NR, j1 = std::min(n, panels * (item + 1) / items * NR);
     auto* bbuf = static_cast<char*>(t_item_b.get(static_cast<std::size_t>(chunk) * b_panel_bytes(kern, kc_blk) + 64));
     for (std::int64_t g = g0; g < g1; ++g) {
@@ -166,7 +197,7 @@ void run_column_chunks(const Kernel& kern, const Problem& p, int threads, std::i
   };
 
   for (std::int64_t gi = 0; gi < ceil_div(k_blocks, group); ++gi) {
-    fork(threads, packers, [&](std::int64_t t) { pack_a(gi, t); });
+    if (packers) fork(threads, packers, [&](std::int64_t t) { pack_a(gi, t); });
     fork(threads, items, [&](std::int64_t item) { compute(gi, item); });
   }
 }
