@@ -247,12 +247,17 @@ std::shared_ptr<const Plan<T>> plan_for(std::int64_t n, bool flat) {
 template <class T>
 const typename Plan<T>::Half& Plan<T>::half() const {
   std::call_once(half_once, [this] {
-    half_.re.resize(n + 1), half_.im.resize(n + 1);
-    for (std::int64_t k = 0; k <= n; ++k) {
-      double wr, wi;
-      unit_root(k, 2 * n, wr, wi);
-      half_.re[k] = static_cast<T>(wr), half_.im[k] = static_cast<T>(wi);
-    }
+    const auto fill = [this](std::vector<T>& re, std::vector<T>& im, std::int64_t count, std::int64_t step) {
+      re.resize(count), im.resize(count);
+      for (std::int64_t k = 0; k < count; ++k) {
+        double wr, wi;
+        unit_root(k * step, 2 * n, wr, wi);
+        re[k] = static_cast<T>(wr), im[k] = static_cast<T>(wi);
+      }
+    };
+    if (n <= kHalfTable) return fill(half_.re, half_.im, n + 1, 1);
+    fill(half_.fine_re, half_.fine_im, kHalfFine, 1);
+    fill(half_.coarse_re, half_.coarse_im, n / kHalfFine + 1, kHalfFine);
   });
   return half_;
 }

@@ -4,6 +4,7 @@
 // so each is one vector loop whose reversed reads are permutes: in the
 // baseline build the R2C pass was a third of a 1024-point rfft, more than
 // the complex transform before it.
+#include <algorithm>
 #include <cstdint>
 
 #include "../simd/simd.hpp"
@@ -14,6 +15,7 @@ namespace torsh::cpu::fft {
 namespace {
 
 // Step Os between values (0: the runtime os).
+// Twiddle k is hr[k - k0], hi[k - k0] (the table from k0 on).
 template <int Os, class T>
 TORSH_INLINE void r2c_body(const T* __restrict re, const T* __restrict im, const T* __restrict hr,
                            const T* __restrict hi, T* __restrict out, std::int64_t os_rt, std::int64_t h,
@@ -25,7 +27,7 @@ TORSH_INLINE void r2c_body(const T* __restrict re, const T* __restrict im, const
     const T zr = re[k], zi = im[k], cr = rr[-k], ci = -ri[-k];
     const T er = zr + cr, ei = zi + ci;   // 2 E
     const T or_ = zi - ci, oi = cr - zr;  // 2 O = -i (Z - C)
-    const T wr = hr[k], wi = hi[k];
+    const T wr = hr[k - k0], wi = hi[k - k0];
     out[k * os] = (er + or_ * wr - oi * wi) * half;
     out[k * os + 1] = (ei + or_ * wi + oi * wr) * half;
   }
@@ -40,7 +42,7 @@ TORSH_INLINE void c2r_body(const T* __restrict x, std::int64_t xs_rt, const T* _
     const T xr = x[k * xs], xi = x[k * xs + 1], cr = xh[-k * xs], ci = -xh[-k * xs + 1];
     const T er = xr + cr, ei = xi + ci;  // 2 E
     const T dr = xr - cr, di = xi - ci;  // X - conj X_(h-k)
-    const T wr = hr[k], wi = -hi[k];
+    const T wr = hr[k - k0], wi = -hi[k - k0];
     const T or_ = dr * wr - di * wi, oi = dr * wi + di * wr;  // 2 O
     re[k] = T(0.5) * (er - oi), im[k] = T(0.5) * (ei + or_);
   }
@@ -82,6 +84,21 @@ TORSH_FFT_REAL_PASSES(float)
 TORSH_FFT_REAL_PASSES(double)
 #undef TORSH_FFT_REAL_PASSES
 
+// w^k for k in [0, count) of a block: fine w^j times the block's coarse w.
+template <class T>
+TORSH_INLINE void twiddle_block_body(const T* __restrict fr, const T* __restrict fi, T cr, T ci, std::int64_t count,
+                                     T* __restrict wr, T* __restrict wi) {
+  for (std::int64_t j = 0; j < count; ++j) wr[j] = fr[j] * cr - fi[j] * ci, wi[j] = fr[j] * ci + fi[j] * cr;
+}
+TORSH_SIMD_CLONES void twiddle_block(const float* fr, const float* fi, float cr, float ci, std::int64_t count,
+                                     float* wr, float* wi) {
+  twiddle_block_body(fr, fi, cr, ci, count, wr, wi);
+}
+TORSH_SIMD_CLONES void twiddle_block(const double* fr, const double* fi, double cr, double ci, std::int64_t count,
+                                     double* wr, double* wi) {
+  twiddle_block_body(fr, fi, cr, ci, count, wr, wi);
+}
+
 void r2c(const float* re, const float* im, const float* hr, const float* hi, float* out, std::int64_t os,
          std::int64_t h, std::int64_t k0, std::int64_t k1, float half) {
   os == 2 ? r2c_pairs_float(re, im, hr, hi, out, h, k0, k1, half)
@@ -109,16 +126,37 @@ void interleave(const double* re, const double* im, double* out, std::int64_t os
   os == 1 ? interleave_unit_double(re, im, out, t0, t1, s) : interleave_strided_double(re, im, out, os, t0, t1, s);
 }
 
+// fn(kb, ke, wr, wi) over [k0, k1) in pieces, the twiddles of piece [kb, ke)
+// from wr / wi on: the plan's table, or blocks made from fine x coarse.
+template <class T, class F>
+void with_twiddles(const Plan<T>& plan, std::int64_t k0, std::int64_t k1, F&& fn) {
+  const auto& hw = plan.half();
+  if (!hw.re.empty()) return fn(k0, k1, hw.re.data() + k0, hw.im.data() + k0);
+  constexpr std::int64_t kFine = Plan<T>::kHalfFine;
+  alignas(64) T wr[kFine], wi[kFine];
+  for (std::int64_t kb = k0; kb < k1;) {
+    const std::int64_t block = kb / kFine, j0 = kb - block * kFine, ke = std::min(k1, (block + 1) * kFine);
+    twiddle_block(hw.fine_re.data() + j0, hw.fine_im.data() + j0, hw.coarse_re[block], hw.coarse_im[block], ke - kb,
+                  wr, wi);
+    fn(kb, ke, wr, wi);
+    kb = ke;
+  }
+}
+
 }  // namespace
 
 template <class T>
 void untangle_r2c(const Plan<T>& plan, const T* re, const T* im, T* out, std::int64_t os, std::int64_t k0,
                   std::int64_t k1, T half) {
-  r2c(re, im, plan.half().re.data(), plan.half().im.data(), out, os, plan.n, k0, k1, half);
+  with_twiddles(plan, k0, k1, [&](std::int64_t kb, std::int64_t ke, const T* wr, const T* wi) {
+    r2c(re, im, wr, wi, out, os, plan.n, kb, ke, half);
+  });
 }
 template <class T>
 void untangle_c2r(const Plan<T>& plan, const T* x, std::int64_t xs, T* re, T* im, std::int64_t k0, std::int64_t k1) {
-  c2r(x, xs, plan.half().re.data(), plan.half().im.data(), re, im, plan.n, k0, k1);
+  with_twiddles(plan, k0, k1, [&](std::int64_t kb, std::int64_t ke, const T* wr, const T* wi) {
+    c2r(x, xs, wr, wi, re, im, plan.n, kb, ke);
+  });
 }
 template <class T>
 void interleave_scaled(const T* re, const T* im, T* out, std::int64_t os, std::int64_t t0, std::int64_t t1, T scale) {
