@@ -55,6 +55,9 @@ TORSH_INLINE void interleave_body(const T* __restrict re, const T* __restrict im
   for (std::int64_t t = t0; t < t1; ++t) out[2 * t * os] = re[t] * s, out[(2 * t + 1) * os] = im[t] * s;
 }
 
+// Per dtype: the passes compiled per x86 level (target_clones functions
+// cannot be templates), and one overload each that picks the constant-step
+// form when the step is the contiguous one.
 #define TORSH_FFT_REAL_PASSES(T)                                                                                      \
   TORSH_SIMD_CLONES void r2c_pairs_##T(const T* re, const T* im, const T* hr, const T* hi, T* out, std::int64_t h,   \
                                        std::int64_t k0, std::int64_t k1, T half) {                                   \
@@ -79,6 +82,18 @@ TORSH_INLINE void interleave_body(const T* __restrict re, const T* __restrict im
   TORSH_SIMD_CLONES void interleave_strided_##T(const T* re, const T* im, T* out, std::int64_t os, std::int64_t t0,  \
                                                 std::int64_t t1, T s) {                                               \
     interleave_body<0>(re, im, out, os, t0, t1, s);                                                                   \
+  }                                                                                                                   \
+  void r2c(const T* re, const T* im, const T* hr, const T* hi, T* out, std::int64_t os, std::int64_t h,              \
+           std::int64_t k0, std::int64_t k1, T half) {                                                               \
+    os == 2 ? r2c_pairs_##T(re, im, hr, hi, out, h, k0, k1, half)                                                     \
+            : r2c_strided_##T(re, im, hr, hi, out, os, h, k0, k1, half);                                              \
+  }                                                                                                                   \
+  void c2r(const T* x, std::int64_t xs, const T* hr, const T* hi, T* re, T* im, std::int64_t h, std::int64_t k0,      \
+           std::int64_t k1) {                                                                                         \
+    xs == 2 ? c2r_pairs_##T(x, hr, hi, re, im, h, k0, k1) : c2r_strided_##T(x, xs, hr, hi, re, im, h, k0, k1);       \
+  }                                                                                                                   \
+  void interleave(const T* re, const T* im, T* out, std::int64_t os, std::int64_t t0, std::int64_t t1, T s) {        \
+    os == 1 ? interleave_unit_##T(re, im, out, t0, t1, s) : interleave_strided_##T(re, im, out, os, t0, t1, s);       \
   }
 TORSH_FFT_REAL_PASSES(float)
 TORSH_FFT_REAL_PASSES(double)
@@ -97,33 +112,6 @@ TORSH_SIMD_CLONES void twiddle_block(const float* fr, const float* fi, float cr,
 TORSH_SIMD_CLONES void twiddle_block(const double* fr, const double* fi, double cr, double ci, std::int64_t count,
                                      double* wr, double* wi) {
   twiddle_block_body(fr, fi, cr, ci, count, wr, wi);
-}
-
-void r2c(const float* re, const float* im, const float* hr, const float* hi, float* out, std::int64_t os,
-         std::int64_t h, std::int64_t k0, std::int64_t k1, float half) {
-  os == 2 ? r2c_pairs_float(re, im, hr, hi, out, h, k0, k1, half)
-          : r2c_strided_float(re, im, hr, hi, out, os, h, k0, k1, half);
-}
-void r2c(const double* re, const double* im, const double* hr, const double* hi, double* out, std::int64_t os,
-         std::int64_t h, std::int64_t k0, std::int64_t k1, double half) {
-  os == 2 ? r2c_pairs_double(re, im, hr, hi, out, h, k0, k1, half)
-          : r2c_strided_double(re, im, hr, hi, out, os, h, k0, k1, half);
-}
-void c2r(const float* x, std::int64_t xs, const float* hr, const float* hi, float* re, float* im, std::int64_t h,
-         std::int64_t k0, std::int64_t k1) {
-  xs == 2 ? c2r_pairs_float(x, hr, hi, re, im, h, k0, k1) : c2r_strided_float(x, xs, hr, hi, re, im, h, k0, k1);
-}
-void c2r(const double* x, std::int64_t xs, const double* hr, const double* hi, double* re, double* im,
-         std::int64_t h, std::int64_t k0, std::int64_t k1) {
-  xs == 2 ? c2r_pairs_double(x, hr, hi, re, im, h, k0, k1) : c2r_strided_double(x, xs, hr, hi, re, im, h, k0, k1);
-}
-void interleave(const float* re, const float* im, float* out, std::int64_t os, std::int64_t t0, std::int64_t t1,
-                float s) {
-  os == 1 ? interleave_unit_float(re, im, out, t0, t1, s) : interleave_strided_float(re, im, out, os, t0, t1, s);
-}
-void interleave(const double* re, const double* im, double* out, std::int64_t os, std::int64_t t0, std::int64_t t1,
-                double s) {
-  os == 1 ? interleave_unit_double(re, im, out, t0, t1, s) : interleave_strided_double(re, im, out, os, t0, t1, s);
 }
 
 // fn(kb, ke, wr, wi) over [k0, k1) in pieces, the twiddles of piece [kb, ke)

@@ -123,7 +123,6 @@ void run_column_chunks(const Kernel& kern, const Problem& p, int threads, std::i
       p.a_packed ? k_blocks : std::clamp<std::int64_t>(static_cast<std::int64_t>(a_budget / a_stride), 1, k_blocks);
   // A packed for group g + 1 by the first tasks of group g's fork (double
   // buffered) measured 0.98x of packing it in a fork of its own.
-
   // Chunks of up to chunk_bytes of packed B, at least 4 per thread so that
   // one slowed thread leaves its share to the others, in a number that the
   // threads divide evenly and with sizes that differ by one panel at most:
@@ -141,7 +140,8 @@ void run_column_chunks(const Kernel& kern, const Problem& p, int threads, std::i
   // copy grows with the thread count while the shared one shrinks, so more
   // threads (not measured here) keep the shared A, and so does an A of more
   // than kLocalABytes: at n = 1024 (4.2 MB) the copies measured 0.96-0.99x.
-  const bool local_a = !p.a_packed && threads == 2 && items > 1 && static_cast<std::size_t>(group) * a_stride <= kLocalABytes;
+  const bool local_a =
+      !p.a_packed && threads == 2 && items > 1 && static_cast<std::size_t>(group) * a_stride <= kLocalABytes;
   const std::int64_t packers = p.a_packed || local_a ? 0 : std::min<std::int64_t>(threads, a_panels);
   const std::uint64_t call = local_a ? g_calls.fetch_add(1, std::memory_order_relaxed) + 1 : 0;
   char* own = packers ? static_cast<char*>(t_pack_a.get(static_cast<std::size_t>(group) * a_stride + 64)) : nullptr;
