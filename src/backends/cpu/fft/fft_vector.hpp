@@ -15,9 +15,10 @@ template <class T>
 int vector_lanes();
 
 // The transform of a plan with lanes > 0, from x (pairs at xr when in_pairs,
-// conjugated when conj; else split xr / xi) to pairs at yr (out_pairs; times
-// scale, conjugated when conj) or split yr / yi (which may be xr / xi: in
-// place). a and, with pairs out, b hold plan.work_size() values each.
+// else split xr / xi) to pairs at yr (out_pairs; times scale) or split yr /
+// yi (which may be xr / xi: in place). conj (pairs in and out only) makes it
+// the unnormalised inverse. a and, with pairs out, b hold plan.work_size()
+// values each.
 template <class T>
 void vector_transform(const Plan<T>& plan, const T* xr, const T* xi, T* yr, T* yi, bool in_pairs, bool out_pairs,
                       bool conj, T scale, T* a, T* b);

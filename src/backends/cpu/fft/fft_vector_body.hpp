@@ -82,13 +82,16 @@ constexpr IndexV<V> mask(F f) {
   return make_mask<V>(f, std::make_index_sequence<kLanes<V>>{});
 }
 
-// W pairs (re, im) at p: split into re and im.
-template <class V>
-TORSH_INLINE void load_pairs(const LaneT<V>* p, LaneT<V> conj, V& re, V& im) {
+// W pairs (re, im) at p: split into re and im, or with Swap into im and re.
+// The inverse transform runs as the forward one of x with re and im swapped,
+// swapped back on the way out (i conj(z) swaps them, and
+// conj(DFT(conj x)) = swap(DFT(swap x))), so it costs no multiplies.
+template <bool Swap, class V>
+TORSH_INLINE void load_pairs(const LaneT<V>* p, V& re, V& im) {
   constexpr int W = kLanes<V>;
   const V lo = loadu<V>(p), hi = loadu<V>(p + W);
-  re = __builtin_shuffle(lo, hi, mask<V>([](int l) { return 2 * l; }));
-  im = __builtin_shuffle(lo, hi, mask<V>([](int l) { return 2 * l + 1; })) * conj;
+  (Swap ? im : re) = __builtin_shuffle(lo, hi, mask<V>([](int l) { return 2 * l; }));
+  (Swap ? re : im) = __builtin_shuffle(lo, hi, mask<V>([](int l) { return 2 * l + 1; }));
 }
 // re and im as W pairs at p.
 template <class V>
@@ -140,10 +143,10 @@ TORSH_INLINE void transpose(V* a) {
 }
 
 // The first stage of a flat plan: radix W, stride 1, from x (pairs when
-// in_pairs, conjugated by conj; else split xr / xi) to split yr / yi.
-template <class V>
+// in_pairs, re and im swapped with Swap; else split xr / xi) to split yr / yi.
+template <bool Swap, class V>
 TORSH_INLINE void first_stage(const typename Plan<LaneT<V>>::Stage& st, const LaneT<V>* xr, const LaneT<V>* xi,
-                              bool in_pairs, LaneT<V> conj, LaneT<V>* __restrict yr, LaneT<V>* __restrict yi) {
+                              bool in_pairs, LaneT<V>* __restrict yr, LaneT<V>* __restrict yi) {
   constexpr int W = kLanes<V>;
   const std::int64_t m = st.len / W;
   const LaneT<V>* twr = st.tw_re.data();
@@ -153,7 +156,7 @@ TORSH_INLINE void first_stage(const typename Plan<LaneT<V>>::Stage& st, const La
     if (in_pairs) {
       const LaneT<V>* px = xr + 2 * p0;
 #pragma GCC unroll 16
-      for (int j = 0; j < W; ++j) load_pairs<V>(px, conj, ar[j], ai[j]), step(px, 2 * m);
+      for (int j = 0; j < W; ++j) load_pairs<Swap, V>(px, ar[j], ai[j]), step(px, 2 * m);
     } else {
       const LaneT<V>* pr = xr + p0;
       const LaneT<V>* pi = xi + p0;
@@ -177,19 +180,19 @@ TORSH_INLINE void first_stage(const typename Plan<LaneT<V>>::Stage& st, const La
 }
 
 // A vertical stage (s a multiple of W): split x to split y, or to pairs y
-// (out_pairs) times scale, conjugated by conj. Twiddled is false for a
-// stage of length R (every plan's last): its twiddles are all 1, and
-// multiplying by them was a tenth of a 1024-point transform's arithmetic.
-template <int R, bool OutPairs, bool Twiddled, class V>
+// (OutPairs; re and im swapped back with Swap, times scale when Scaled).
+// Twiddled is false for a stage of length R (every plan's last): its
+// twiddles are all 1, and multiplying by them was a tenth of a 1024-point
+// transform's arithmetic.
+template <int R, bool OutPairs, bool Twiddled, bool Swap, bool Scaled, class V>
 TORSH_INLINE void vertical_stage(const typename Plan<LaneT<V>>::Stage& st, std::int64_t s, const LaneT<V>* xr,
-                                 const LaneT<V>* xi, LaneT<V>* __restrict yr, LaneT<V>* __restrict yi, LaneT<V> conj,
+                                 const LaneT<V>* xi, LaneT<V>* __restrict yr, LaneT<V>* __restrict yi,
                                  LaneT<V> scale) {
   using L = LaneT<V>;
   constexpr int W = kLanes<V>;
   const std::int64_t m = st.len / R;
   const L* twr = st.tw_re.data();
   const L* twi = st.tw_im.data();
-  const L conj_scale = conj * scale;
   for (std::int64_t p = 0; p < m; ++p) {
     L wr[R], wi[R];
     if constexpr (Twiddled)
@@ -215,7 +218,11 @@ TORSH_INLINE void vertical_stage(const typename Plan<LaneT<V>>::Stage& st, std::
       if constexpr (OutPairs) {
         L* py = yr + 2 * (yo + q);
 #pragma GCC unroll 16
-        for (int k = 0; k < R; ++k) store_pairs<V>(py, ar[k] * scale, ai[k] * conj_scale), step(py, 2 * s);
+        for (int k = 0; k < R; ++k) {
+          V re = Swap ? ai[k] : ar[k], im = Swap ? ar[k] : ai[k];
+          if constexpr (Scaled) re *= scale, im *= scale;
+          store_pairs<V>(py, re, im), step(py, 2 * s);
+        }
       } else {
         L* qr = yr + yo + q;
         L* qi = yi + yo + q;
@@ -226,21 +233,33 @@ TORSH_INLINE void vertical_stage(const typename Plan<LaneT<V>>::Stage& st, std::
   }
 }
 
-template <bool OutPairs, bool Twiddled, class V>
+template <bool OutPairs, bool Twiddled, bool Swap, bool Scaled, class V>
 void vertical_radix(const typename Plan<LaneT<V>>::Stage& st, std::int64_t s, const LaneT<V>* xr, const LaneT<V>* xi,
-                    LaneT<V>* yr, LaneT<V>* yi, LaneT<V> conj, LaneT<V> scale) {
+                    LaneT<V>* yr, LaneT<V>* yi, LaneT<V> scale) {
   switch (st.radix) {
-    case 2: return vertical_stage<2, OutPairs, Twiddled, V>(st, s, xr, xi, yr, yi, conj, scale);
-    case 4: return vertical_stage<4, OutPairs, Twiddled, V>(st, s, xr, xi, yr, yi, conj, scale);
-    case 8: return vertical_stage<8, OutPairs, Twiddled, V>(st, s, xr, xi, yr, yi, conj, scale);
-    default: return vertical_stage<16, OutPairs, Twiddled, V>(st, s, xr, xi, yr, yi, conj, scale);
+    case 2: return vertical_stage<2, OutPairs, Twiddled, Swap, Scaled, V>(st, s, xr, xi, yr, yi, scale);
+    case 4: return vertical_stage<4, OutPairs, Twiddled, Swap, Scaled, V>(st, s, xr, xi, yr, yi, scale);
+    case 8: return vertical_stage<8, OutPairs, Twiddled, Swap, Scaled, V>(st, s, xr, xi, yr, yi, scale);
+    default: return vertical_stage<16, OutPairs, Twiddled, Swap, Scaled, V>(st, s, xr, xi, yr, yi, scale);
   }
 }
-template <bool OutPairs, class V>
+// A stage to split y.
+template <class V>
 void vertical(const typename Plan<LaneT<V>>::Stage& st, std::int64_t s, const LaneT<V>* xr, const LaneT<V>* xi,
-              LaneT<V>* yr, LaneT<V>* yi, LaneT<V> conj, LaneT<V> scale) {
-  if (st.len == st.radix) return vertical_radix<OutPairs, false, V>(st, s, xr, xi, yr, yi, conj, scale);
-  vertical_radix<OutPairs, true, V>(st, s, xr, xi, yr, yi, conj, scale);
+              LaneT<V>* yr, LaneT<V>* yi) {
+  if (st.len == st.radix) return vertical_radix<false, false, false, false, V>(st, s, xr, xi, yr, yi, 1);
+  vertical_radix<false, true, false, false, V>(st, s, xr, xi, yr, yi, 1);
+}
+// A plan's last stage (length = radix, so untwiddled) to pairs y.
+template <class V>
+void vertical_to_pairs(const typename Plan<LaneT<V>>::Stage& st, std::int64_t s, const LaneT<V>* xr,
+                       const LaneT<V>* xi, LaneT<V>* y, bool swap, LaneT<V> scale) {
+  if (swap) {
+    if (scale != 1) return vertical_radix<true, false, true, true, V>(st, s, xr, xi, y, nullptr, scale);
+    return vertical_radix<true, false, true, false, V>(st, s, xr, xi, y, nullptr, scale);
+  }
+  if (scale != 1) return vertical_radix<true, false, false, true, V>(st, s, xr, xi, y, nullptr, scale);
+  vertical_radix<true, false, false, false, V>(st, s, xr, xi, y, nullptr, scale);
 }
 
 // See vector_transform in fft_vector.hpp.
@@ -250,7 +269,6 @@ void transform(const Plan<LaneT<V>>& plan, const LaneT<V>* xr, const LaneT<V>* x
   using L = LaneT<V>;
   const std::int64_t n = plan.n;
   const std::size_t count = plan.stages.size();
-  const L sign = conj ? L(-1) : L(1);
   L* const ar = a + kPad;
   L* const ai = a + n + 3 * kPad;
   // The other intermediate: b, or with split output y itself (x is read only
@@ -266,15 +284,19 @@ void transform(const Plan<LaneT<V>>& plan, const LaneT<V>* xr, const LaneT<V>* x
     if (out_pairs || copy_back) return i % 2 == 0;
     return (count - 1 - i) % 2 == 1;
   };
-  first_stage<V>(plan.stages[0], xr, xi, in_pairs, sign, to_a(0) ? ar : cr, to_a(0) ? ai : ci);
-  const L* sr = to_a(0) ? ar : cr;
-  const L* si = to_a(0) ? ai : ci;
+  L* const fr = to_a(0) ? ar : cr;
+  L* const fi = to_a(0) ? ai : ci;
+  // conj only comes with pairs in and out (vector_transform).
+  if (conj) first_stage<true, V>(plan.stages[0], xr, xi, in_pairs, fr, fi);
+  else first_stage<false, V>(plan.stages[0], xr, xi, in_pairs, fr, fi);
+  const L* sr = fr;
+  const L* si = fi;
   for (std::size_t i = 1; i < count; ++i) {
     const auto& st = plan.stages[i];
-    if (i + 1 == count && out_pairs) return vertical<true, V>(st, st.stride, sr, si, yr, nullptr, sign, scale);
+    if (i + 1 == count && out_pairs) return vertical_to_pairs<V>(st, st.stride, sr, si, yr, conj, scale);
     L* dr = to_a(i) ? ar : cr;
     L* di = to_a(i) ? ai : ci;
-    vertical<false, V>(st, st.stride, sr, si, dr, di, L(1), L(1));
+    vertical<V>(st, st.stride, sr, si, dr, di);
     sr = dr, si = di;
   }
   if (copy_back) {
@@ -290,7 +312,7 @@ void batched(const Plan<LaneT<V>>& plan, LaneT<V>* re, LaneT<V>* im, LaneT<V>* w
   const std::int64_t len = plan.n * batch;
   L *cr = re, *ci = im, *nr = work + kPad, *ni = work + len + 3 * kPad;
   for (const auto& st : plan.stages) {
-    vertical<false, V>(st, st.stride * batch, cr, ci, nr, ni, L(1), L(1));
+    vertical<V>(st, st.stride * batch, cr, ci, nr, ni);
     std::swap(cr, nr), std::swap(ci, ni);
   }
   if (cr != re) {
