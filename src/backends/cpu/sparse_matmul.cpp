@@ -2,18 +2,15 @@
 // equal nonzero counts (a binary search of indptr), so power-law rows do not
 // leave one thread with the long ones. SpMV (n = 1) is a scalar loop with
 // four partial sums per row: with one, each nonzero waited for the previous
-// add; on Zen 4 the AVX-512 gathers of vector clones measured slower than
-// scalar loads. x is prefetched 64 nonzeros ahead, one element per group of
-// four (the 1% matrix of BENCHMARKS.md: 2.28x SciPy before, 2.6-3.1x after;
-// all four elements measured slower), across row ends (the 0.1% matrix:
-// 1.067x faster than stopping at each row's end; 128 ahead measured the same,
-// non-temporal prefetches of the matrix within noise). The values and
-// indices are prefetched too (kStreamAhead): with x confined to an 8 KB
-// window the loop ran no faster than with x at random, so x was not the
-// limit; the matrix streams were. Hand-written AVX2 and AVX-512 gathers
-// (masked row tails, one mispredicted branch a row) and an FMA clone of
-// this loop all measured the same as it. SpMM (spmm_rows) is vectorised
-// over n in the target_clones loops.
+// add. What limits it is the matrix's streams, not x: with x confined to an
+// 8 KB window the loop ran only 10-15% faster than with x at random over
+// 400 KB. So the values and indices are prefetched ahead (kStreamAhead), and
+// x is not: its prefetch (64 nonzeros ahead, which had helped before the
+// streams were prefetched) measured the same or slower once they were.
+// Measured slower or the same on Zen 4: non-temporal prefetches, the AVX-512
+// gathers of vector clones, hand-written AVX2 and AVX-512 gathers with
+// masked row tails, an FMA clone of this loop. SpMM (spmm_rows) is
+// vectorised over n in the target_clones loops.
 #include <algorithm>
 #include <cstdint>
 
@@ -24,16 +21,16 @@
 namespace torsh::cpu {
 namespace {
 
-// How far ahead (nonzeros) the values and indices are prefetched: the
-// hardware's stream prefetch alone left one core at 8-9 GB/s on them; 1.5 KB
-// of f32 values ahead measured best of 0.75-3 KB (0.1% matrix: 5.0 to 3.9 ms).
+// How far ahead (nonzeros) the values and indices are prefetched: with the
+// hardware's stream prefetch alone one core read them at 8-9 GB/s. 1.5 KB
+// of f32 values ahead measured best of 0.5-3 KB.
 inline constexpr std::int64_t kStreamAhead = 384;
 
 template <class I, class T>
 inline void spmv_rows(const I* indptr, const I* indices, const T* values, const T* x, T* out, std::int64_t r0,
                       std::int64_t r1) {
-  // The prefetch runs 64 nonzeros ahead through the rows that follow, not
-  // only within the row: most rows of a power-law matrix hold fewer than 64.
+  // The prefetch runs on across row ends: most rows of a power-law matrix
+  // are shorter than kStreamAhead.
   const std::int64_t last = indptr[r1];
   for (std::int64_t r = r0; r < r1; ++r) {
     std::int64_t j = indptr[r];
@@ -45,16 +42,12 @@ inline void spmv_rows(const I* indptr, const I* indices, const T* values, const 
         __builtin_prefetch(&values[j + kStreamAhead]);
         __builtin_prefetch(&indices[j + kStreamAhead]);
       }
-      if (j + 64 < last) __builtin_prefetch(&x[indices[j + 64]]);
       s0 += values[j] * x[indices[j]];
       s1 += values[j + 1] * x[indices[j + 1]];
       s2 += values[j + 2] * x[indices[j + 2]];
       s3 += values[j + 3] * x[indices[j + 3]];
     }
-    for (; j < e; ++j) {
-      if (j + 64 < last) __builtin_prefetch(&x[indices[j + 64]]);
-      s0 += values[j] * x[indices[j]];
-    }
+    for (; j < e; ++j) s0 += values[j] * x[indices[j]];
     out[r] = (s0 + s1) + (s2 + s3);
   }
 }
