@@ -1,7 +1,5 @@
 #include "device.hpp"
 
-#include <sys/mman.h>
-
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -9,6 +7,7 @@
 #include "../../runtime/memory_pool_internal.hpp"
 #include "../../runtime/registry_internal.hpp"
 #include "platform/cpu_info.hpp"
+#include "platform/host_alloc.hpp"
 #include "platform/thread_pool.hpp"
 #include "platform/tuning.hpp"
 #include "simd/stream_store.hpp"
@@ -19,23 +18,7 @@ namespace torsh::cpu {
 
 namespace {
 constexpr std::size_t kAlign = 64;
-// Buffers from kHugeFrom on start on a 2 MiB boundary and ask the kernel for
-// transparent huge pages over their whole 2 MiB pages (Linux's default THP
-// mode, "madvise", gives them only to ranges that ask). A stream then walks
-// pages the hardware prefetchers need not retrain at every 4 KiB: add of two
-// 64 MiB f32 tensors ran 1.1x faster on Zen 4 (46.5-48.6 against 38.9-45
-// GB/s, alternating). Where THP is off the advice is ignored.
-constexpr std::size_t kHugePage = std::size_t{2} << 20;
-constexpr std::size_t kHugeFrom = 2 * kHugePage;
-
-void* allocate_host(std::size_t bytes) {
-  if (bytes < kHugeFrom) return std::aligned_alloc(kAlign, bytes);
-  void* p = nullptr;
-  if (posix_memalign(&p, kHugePage, bytes) != 0) return nullptr;
-  madvise(p, bytes / kHugePage * kHugePage, MADV_HUGEPAGE);  // a hint: its failure changes nothing
-  return p;
 }
-}  // namespace
 
 namespace {
 // Linux overcommits: a request that fits the machine's total memory but not
@@ -60,7 +43,7 @@ void check_available(std::size_t bytes) {
 CpuBuffer::CpuBuffer(std::size_t bytes) : size_(bytes) {
   check_available(bytes);
   const std::size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
-  data_ = allocate_host(rounded);
+  data_ = allocate_host(rounded);  // platform/host_alloc.hpp: huge pages from 4 MiB
   if (!data_)
     throw Error(ErrorCode::OutOfMemory, "host allocation of " + std::to_string(bytes) + " bytes failed",
                 {.op = "allocate", .device = "cpu:0"});

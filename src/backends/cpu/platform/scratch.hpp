@@ -1,10 +1,12 @@
 #pragma once
-// Grow-only, 64-byte aligned scratch memory owned by one thread. Pool workers
-// and callers live long, so kernels that keep one of these thread_local
+// Grow-only scratch memory owned by one thread (host_alloc.hpp: 64-byte
+// aligned, huge pages from 4 MiB). Pool workers and callers live long, so kernels that keep one of these thread_local
 // allocate (and page-fault) nothing in the steady state.
 #include <cstddef>
 #include <cstdlib>
 #include <new>
+
+#include "host_alloc.hpp"
 
 namespace torsh::cpu {
 
@@ -20,7 +22,7 @@ class Scratch {
     if (bytes > cap_) {
       std::free(p_);
       cap_ = (bytes + 4095) / 4096 * 4096;
-      p_ = std::aligned_alloc(64, cap_);
+      p_ = allocate_host(cap_);
       if (!p_) {
         cap_ = 0;
         throw std::bad_alloc();
