@@ -173,9 +173,11 @@ TORSH_INLINE void first_stage(const typename Plan<LaneT<V>>::Stage& st, const La
       ai[k] = ar[k] * wi + ai[k] * wr, ar[k] = t;
     }
     transpose(ar);
+#pragma GCC unroll 16
+    for (int p = 0; p < W; ++p) storeu<V>(yr + W * (p0 + p), ar[p]);
     transpose(ai);
 #pragma GCC unroll 16
-    for (int p = 0; p < W; ++p) storeu<V>(yr + W * (p0 + p), ar[p]), storeu<V>(yi + W * (p0 + p), ai[p]);
+    for (int p = 0; p < W; ++p) storeu<V>(yi + W * (p0 + p), ai[p]);
   }
 }
 
