@@ -19,12 +19,16 @@ void bench_fft(Ctx& c) {
     const std::int64_t n = std::int64_t{1} << lg;
     const double reps = n >= (1 << 16) ? 50 : 2000;
     const std::string c2c = "fft_c2c_f32_" + std::to_string(n);
-    const auto both = [&](const std::string& name, const Tensor& x, Tensor (*op)(const Tensor&), double flops) {
-      if (wanted(c, name)) {
+    const auto both = [&](const std::string& name, const Shape& shape, std::uint64_t seed, Tensor (*op)(const Tensor&),
+                          double flops) {
+      const bool eager = wanted(c, name), replay = wanted(c, name + "_replay");
+      if (!eager && !replay) return;
+      const Tensor x = ops::randn(d, shape, seed);
+      if (eager) {
         const double ms = median_ms(d, [&] { op(x); }, static_cast<int>(reps), c.min_seconds);
         emit(c, name, "f32", ms, "gflops", flops / ms / 1e6);
       }
-      if (wanted(c, name + "_replay")) {
+      if (replay) {
         Graph g;
         {
           GraphCapture cap(d);
@@ -35,9 +39,8 @@ void bench_fft(Ctx& c) {
         emit(c, name + "_replay", "f32", ms, "gflops", flops / ms / 1e6, g.replay_mode());
       }
     };
-    both(c2c, ops::randn(d, Shape{n, 2}, 1), [](const Tensor& x) { return tf::fft(x); }, 5.0 * n * lg);
-    both("rfft_f32_" + std::to_string(n), ops::randn(d, Shape{n}, 2), [](const Tensor& x) { return tf::rfft(x); },
-         2.5 * n * lg);
+    both(c2c, Shape{n, 2}, 1, [](const Tensor& x) { return tf::fft(x); }, 5.0 * n * lg);
+    both("rfft_f32_" + std::to_string(n), Shape{n}, 2, [](const Tensor& x) { return tf::rfft(x); }, 2.5 * n * lg);
   }
   for (const std::int64_t n : {512, 2048}) {
     const std::string name = "fft2_c2c_f32_" + std::to_string(n);

@@ -3,7 +3,7 @@
 // leave one thread with the long ones. SpMV (n = 1) is a scalar loop with
 // four partial sums per row: with one, each nonzero waited for the previous
 // add. What limits it is the matrix's streams, not x: with x confined to an
-// 8 KB window the loop ran only 10-15% faster than with x at random over
+// 8 KB window the loop ran at 16.0 GB/s against 15.5 with x at random over
 // 400 KB. So the values and indices are prefetched ahead (kStreamAhead), and
 // x is not: its prefetch (64 nonzeros ahead, which had helped before the
 // streams were prefetched) measured the same or slower once they were.
