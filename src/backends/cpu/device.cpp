@@ -43,7 +43,7 @@ void check_available(std::size_t bytes) {
 CpuBuffer::CpuBuffer(std::size_t bytes) : size_(bytes) {
   check_available(bytes);
   const std::size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
-  data_ = allocate_host(rounded);  // platform/host_alloc.hpp: huge pages from 4 MiB
+  data_ = allocate_host(rounded);  // platform/host_alloc.hpp: huge pages from 16 MiB
   if (!data_)
     throw Error(ErrorCode::OutOfMemory, "host allocation of " + std::to_string(bytes) + " bytes failed",
                 {.op = "allocate", .device = "cpu:0"});

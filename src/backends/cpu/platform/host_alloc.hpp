@@ -3,10 +3,12 @@
 // from kHugeFrom on, 2 MiB aligned with transparent huge pages asked for
 // over its whole 2 MiB pages (Linux's default THP mode, "madvise", gives
 // them only to ranges that ask). A stream then walks pages the hardware
-// prefetchers need not retrain at every 4 KiB, and strided passes (an FFT's
-// columns) miss the TLB far less: on Zen 4, add of two 64 MiB f32 tensors
-// ran 1.13-1.17x faster and rfft of 2^20 values 1.07x (alternating with the
-// 4 KiB build). Where THP is off the advice is ignored. Free with std::free.
+// prefetchers need not retrain at every 4 KiB: on Zen 4, add of two 64 MiB
+// f32 tensors ran 1.13-1.17x faster (alternating with the 4 KiB build).
+// kHugeFrom is 16 MiB, not less: from 4 MiB the profiled `torsh bench`
+// suite peaked at 880-940 MiB resident against 768-775 without huge pages
+// (the 4-16 MiB buffers' partly used 2 MiB pages); from 16 MiB, 767. Where
+// THP is off the advice is ignored. Free with std::free.
 #include <sys/mman.h>
 
 #include <cstddef>
@@ -15,7 +17,7 @@
 namespace torsh::cpu {
 
 inline constexpr std::size_t kHugePage = std::size_t{2} << 20;
-inline constexpr std::size_t kHugeFrom = 2 * kHugePage;
+inline constexpr std::size_t kHugeFrom = 8 * kHugePage;
 
 // nullptr when the memory is not there.
 inline void* allocate_host(std::size_t bytes) {

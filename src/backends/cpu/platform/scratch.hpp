@@ -1,6 +1,6 @@
 #pragma once
 // Grow-only scratch memory owned by one thread (host_alloc.hpp: 64-byte
-// aligned, huge pages from 4 MiB). Pool workers and callers live long, so
+// aligned, huge pages from 16 MiB). Pool workers and callers live long, so
 // kernels that keep one of these thread_local allocate (and page-fault)
 // nothing in the steady state.
 #include <cstddef>
