@@ -11,6 +11,7 @@
 #include "../simd/simd_avx512.hpp"
 #include "../platform/cpu_info.hpp"
 #include "../platform/thread_pool.hpp"
+#include "../platform/tuning.hpp"
 #include "torsh/runtime/autotune.hpp"
 #include "../types.hpp"
 
@@ -123,15 +124,17 @@ void scale_c(const Batch& bt) {
 }
 
 // The k blocking of the AVX-512 and AVX2 kernels. Deep k blocks cut C's memory
-// traffic but stream the A panel from L2: they won on Zen 4 (512-bit ops on
-// 256-bit units, so the tile needs half the load bandwidth per cycle of Zen
-// 5's), and the shallow ones are what Zen 5 (AVX-512) and a Zen 3 class CPU
-// (AVX2) were measured with. With
-// auto-tuning on, a 1024^3 product on all threads is timed both ways once
-// per machine and input dtype.
+// traffic but stream the A panel from L2. Built in: deep wherever it measured
+// faster, which is Zen 4 (512-bit ops on 256-bit units, so the tile needs half
+// the load bandwidth per cycle of Zen 5's) and every AVX2 machine measured (a
+// Zen 3 at 1.04-1.09x over the shallow blocking at n = 1024-4096 on 2
+// threads, and Zen 4 held to AVX2); shallow on Zen 5's full-width AVX-512.
+// With auto-tuning on, a 1024^3 product on all threads is timed both ways
+// once per machine and input dtype.
 class Blocking {
  public:
-  Blocking(const Kernel& shallow, const Kernel& deep, DType in) : shallow_(shallow), deep_(deep), in_(in) {}
+  Blocking(const Kernel& shallow, const Kernel& deep, DType in, bool deep_built_in)
+      : shallow_(shallow), deep_(deep), in_(in), deep_built_in_(deep_built_in) {}
 
   const Kernel& get() {
     const Kernel* k = chosen_.load(std::memory_order_acquire);
@@ -141,7 +144,7 @@ class Blocking {
       k = &measure();
       measured_.store(true, std::memory_order_relaxed);
     } else {
-      k = splits_512bit_ops() ? &deep_ : &shallow_;
+      k = deep_built_in_ ? &deep_ : &shallow_;
     }
     chosen_.store(k, std::memory_order_release);
     return *k;
@@ -165,12 +168,13 @@ class Blocking {
     std::vector<autotune::Candidate> candidates;
     for (const Kernel* k : {&shallow_, &deep_}) candidates.push_back({k->name, [&p, k, threads] { run_blocked(*k, p, threads); }});
     const std::string pick = autotune::choose(
-        {"cpu:" + query_host_cpu().name + " x" + std::to_string(threads), "gemm_k_blocking", "n=1024", in_}, candidates, 5);
+        {tuning_device_key(threads), "gemm_k_blocking", "n=1024", in_}, candidates, 5);
     return pick == deep_.name ? deep_ : shallow_;
   }
 
   const Kernel &shallow_, &deep_;
   DType in_;
+  bool deep_built_in_;
   std::atomic<const Kernel*> chosen_{nullptr};
   std::atomic<bool> measured_{false};
 };
@@ -179,15 +183,15 @@ class Blocking {
 
 const Kernel& kernel_for(DType in) {
   if (in == DType::BF16 && has_avx512_bf16()) {
-    static Blocking bf16(kernel_avx512_bf16(), kernel_avx512_bf16_deep_k(), DType::BF16);
+    static Blocking bf16(kernel_avx512_bf16(), kernel_avx512_bf16_deep_k(), DType::BF16, splits_512bit_ops());
     return bf16.get();
   }
   if (has_avx512()) {
-    static Blocking f32(kernel_avx512_f32(), kernel_avx512_f32_deep_k(), DType::F32);
+    static Blocking f32(kernel_avx512_f32(), kernel_avx512_f32_deep_k(), DType::F32, splits_512bit_ops());
     return f32.get();
   }
   if (has_avx2_fma()) {
-    static Blocking f32(kernel_avx2_f32(), kernel_avx2_f32_deep_k(), DType::F32);
+    static Blocking f32(kernel_avx2_f32(), kernel_avx2_f32_deep_k(), DType::F32, true);
     return f32.get();
   }
   return best_f32();

@@ -28,11 +28,6 @@ struct Decisions {
 };
 Decisions g_decisions;
 
-std::string device_key(int threads) {
-  static const std::string model = query_host_cpu().name;
-  return "cpu:" + model + " x" + std::to_string(threads);
-}
-
 bool measure_serial_wins(int bucket, int threads) {
   const std::int64_t n = std::int64_t{1} << bucket;
   std::vector<float> x(static_cast<std::size_t>(n), 1.0f), y(x), z(x);
@@ -43,7 +38,7 @@ bool measure_serial_wins(int bucket, int threads) {
   };
   const std::int64_t split = (n + threads - 1) / threads;
   const std::string pick = autotune::choose(
-      {device_key(threads), "elementwise_threads", "n=2^" + std::to_string(bucket), DType::F32},
+      {tuning_device_key(threads), "elementwise_threads", "n=2^" + std::to_string(bucket), DType::F32},
       {{"threads=" + std::to_string(threads), [&] { run(split); }}, {"threads=1", [&] { run(n); }}}, 15);
   return pick == "threads=1";
 }
@@ -67,12 +62,22 @@ bool measure_streaming_wins(std::int64_t llc_bytes, int threads) {
     stream_fence();
   };
   const std::string pick = autotune::choose(
-      {device_key(threads), "store_kind", "llc=" + std::to_string(llc_bytes >> 20) + "MiB", DType::F32},
+      {tuning_device_key(threads), "store_kind", "llc=" + std::to_string(llc_bytes >> 20) + "MiB", DType::F32},
       {{"streaming", [&] { run(true); }}, {"plain", [&] { run(false); }}}, 5);
   return pick == "streaming";
 }
 
 }  // namespace
+
+std::string tuning_device_key(int threads) {
+  static const std::string cpu = [] {
+    const DeviceInfo info = query_host_cpu();
+    const IsaCap cap = isa_cap();
+    const char* isa = cap == IsaCap::Avx512 ? "avx512" : cap == IsaCap::Avx2 ? "avx2" : "generic";
+    return "cpu:" + info.name + (info.architecture.empty() ? "" : " " + info.architecture) + " " + isa;
+  }();
+  return cpu + " x" + std::to_string(threads);
+}
 
 bool streaming_stores_win(std::int64_t llc_bytes) {
   if (!autotune::enabled()) return true;

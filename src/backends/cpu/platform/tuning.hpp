@@ -3,8 +3,15 @@
 // auto-tuning is off; with it on, the value is measured once per machine,
 // thread count and size class and kept in the autotune cache.
 #include <cstdint>
+#include <string>
 
 namespace torsh::cpu {
+
+// The autotune cache's device for measurements on `threads` threads:
+// "cpu:AMD EPYC family 25 model 1 (Zen 3) avx2 x2". The model name alone does
+// not tell CPU generations apart (virtual machines report "AMD EPYC" for Zen 3
+// and Zen 4 alike), and TORSH_CPU_ISA changes which kernels were timed.
+std::string tuning_device_key(int threads);
 
 // Smallest chunk worth giving a thread for a streaming elementwise kernel of
 // n elements: n itself when one thread is fastest at that size.
