@@ -128,6 +128,14 @@ TEST_F(Autotune, CpuElementwiseThreadCountIsTunedPerSizeClass) {
   for (const auto& [k, v] : j["entries"].items())
     if (k.find("elementwise_threads") != std::string::npos) {
       ++tuned;
+      // The device names the CPU generation and the ISA the kernels were held
+      // to, so a cache shared across machines never hands one CPU's choice to another.
+      const std::string device = k.substr(0, k.find('|'));
+      EXPECT_TRUE(device.ends_with(" avx512 x2") || device.ends_with(" avx2 x2") || device.ends_with(" generic x2"))
+          << device;
+#if defined(__x86_64__) && defined(__linux__)
+      EXPECT_NE(device.find(" family "), std::string::npos) << device;
+#endif
       const std::string c = v["choice"];
       EXPECT_TRUE(c == "threads=1" || c == "threads=2") << c;
     }
