@@ -2,7 +2,11 @@
 """onnxruntime as the peer of `torsh bench`'s int8 GEMM cases: one JSON object per line, same case names.
 
 matmul_integer_u8i8_<n>: MatMulInteger (u8 x i8 -> int32, zero points 128 and 0);
-qlinear_matmul_u8i8_<n>: QLinearMatMul (u8 x i8 -> u8). The weights are
+qlinear_matmul_u8i8_<n>: QLinearMatMul (u8 x i8 -> u8); *_w7_<n>: the same
+with weights of 7 bits ([-64, 63], onnxruntime's reduce_range). Each
+MatMulInteger session's output is checked against the exact product once: on
+CPUs without VNNI onnxruntime's u8 x s8 kernel sums pairs of products in
+int16 with saturation, and the "note" says how many outputs that changed. The weights are
 initializers, so onnxruntime may prepack them at session creation (its best
 case; torsh packs per call). Timed as `torsh bench` times a case: a warm-up,
 then each run on its own, for at least --min-seconds and at least 3 runs; the
@@ -26,9 +30,13 @@ ap.add_argument("--sizes", default="1024,2048,4096")
 args = ap.parse_args()
 
 
-def session(n, requantize):
+def weights(n, seven_bits):
     rng = np.random.default_rng(6)
-    w = rng.integers(-128, 128, size=(n, n), dtype=np.int8)
+    return rng.integers(-64 if seven_bits else -128, 64 if seven_bits else 128, size=(n, n), dtype=np.int8)
+
+
+def session(n, requantize, seven_bits):
+    w = weights(n, seven_bits)
     inits = [numpy_helper.from_array(w, "b"), numpy_helper.from_array(np.array(128, np.uint8), "za"),
              numpy_helper.from_array(np.array(0, np.int8), "zb")]
     if requantize:
@@ -54,14 +62,25 @@ def median_ms(fn, max_reps):
     return timing.median_ms(fn, max_reps, args.min_seconds)
 
 
-for requantize in (False, True):
-    for n in (int(s) for s in args.sizes.split(",")):
-        name = ("qlinear_matmul" if requantize else "matmul_integer") + f"_u8i8_{n}"
-        if args.filter not in name:
-            continue
-        s = session(n, requantize)
-        a = np.random.default_rng(5).integers(0, 256, size=(n, n), dtype=np.uint8)
-        ms = median_ms(lambda: s.run(None, {"a": a}), 30 if n <= 1024 else 5)
-        print(json.dumps({"name": name, "backend": "onnxruntime", "dtype": "u8" if requantize else "i32",
-                          "median_ms": round(ms, 5), "gops": round(2 * n**3 / ms / 1e6, 1),
-                          "note": f"onnxruntime {ort.__version__}"}), flush=True)
+def wrong_fraction(y, a, n, seven_bits):
+    # float64 holds these sums exactly (|sum| <= 128 * 128 * n < 2^53).
+    exact = (a.astype(np.float64) - 128) @ weights(n, seven_bits).astype(np.float64)
+    return float(np.mean(y.astype(np.float64) != exact))
+
+
+for seven_bits in (False, True):
+    for requantize in (False, True):
+        for n in (int(s) for s in args.sizes.split(",")):
+            name = ("qlinear_matmul" if requantize else "matmul_integer") + "_u8i8_" + ("w7_" if seven_bits else "") + str(n)
+            if args.filter not in name:
+                continue
+            s = session(n, requantize, seven_bits)
+            a = np.random.default_rng(5).integers(0, 256, size=(n, n), dtype=np.uint8)
+            ms = median_ms(lambda: s.run(None, {"a": a}), 30 if n <= 1024 else 5)
+            note = f"onnxruntime {ort.__version__}"
+            if not requantize:
+                wrong = wrong_fraction(s.run(None, {"a": a})[0], a, n, seven_bits)
+                note += f", {100 * wrong:.1f}% of outputs differ from the exact product" if wrong else ", exact"
+            print(json.dumps({"name": name, "backend": "onnxruntime", "dtype": "u8" if requantize else "i32",
+                              "median_ms": round(ms, 5), "gops": round(2 * n**3 / ms / 1e6, 1),
+                              "note": note}), flush=True)

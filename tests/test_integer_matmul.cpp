@@ -195,6 +195,64 @@ TEST(MatmulInteger, EachInstructionSetsTileMatchesTheDefinition) {
   std::cout << "[ igemm ] active tile: " << active_kernel().name << "\n";
 }
 
+// AVX2 without VNNI: the vpmaddubsw tile sums pairs of products in int16 with
+// saturation, so it must be exact wherever its bound admits it and never be
+// taken past it.
+TEST(MatmulInteger, Avx2MaddubsTileIsExactWithinItsBound) {
+  using namespace torsh::cpu::igemm;
+  namespace quant = torsh::cpu::quant;
+  if (!quant::isa_usable(quant::Isa::Avx2)) GTEST_SKIP() << "no AVX2";
+  const auto& kn = kernel_avx2_maddubs();
+  for (std::int64_t k : {1, 2, 3, 4, 7, 64, 131}) {
+    Problem p = make(1, kn.mr, kn.nr, k, DType::U8, DType::I8, false, false, false, static_cast<std::uint32_t>(k + 500));
+    // Weights in [-64, 64], column 1 all 64, and a' up to 255: 255 x 128 = 32640 at most per pair.
+    for (std::size_t i = 0; i < p.b.size(); ++i)
+      p.b[i] = static_cast<std::uint8_t>(static_cast<std::int8_t>(i % kn.nr == 1 ? 64 : -64 + int(p.b[i] % 129)));
+    for (std::size_t i = 0; i < p.a.size(); i += 3) p.a[i] = 255;
+    std::vector<unsigned char> pa(panel_bytes(kn, kn.mr, k)), pb(panel_bytes(kn, kn.nr, k));
+    std::vector<std::int32_t> ra(static_cast<std::size_t>(kn.mr)), cb(static_cast<std::size_t>(kn.nr));
+    pack_a(kn, p.a.data(), kn.mr, k, false, 0, pa.data(), ra.data());
+    pack_b(kn, p.b.data(), k, kn.nr, false, 0, pb.data(), cb.data());
+    std::vector<std::int32_t> c(static_cast<std::size_t>(kn.mr * kn.nr));
+    kn.tile(pa.data(), pb.data(), (k + 3) / 4, TileOut{c.data(), kn.nr});
+    p.za = {0};
+    p.zb = {0};
+    EXPECT_EQ(c, reference(p)) << "k=" << k;
+  }
+}
+
+TEST(MatmulInteger, OperandsAtTheInt16PairLimitStayExact) {
+  // Through the op on whatever this CPU (or TORSH_CPU_ISA) runs; on AVX2
+  // without VNNI each case lands on one side of the vpmaddubsw bound
+  // max a' x max(|b'0| + |b'1|) <= 32767.
+  struct Case {
+    const char* what;
+    int a_max, b0, b1;
+  };
+  for (const Case c : {Case{"7-bit weights, a' to 255", 255, 64, -64}, Case{"pairs of 128 at a' 255 (32640)", 255, 64, 64},
+                       Case{"pairs of 129 at a' 255 (32895: past int16)", 255, 65, 64},
+                       Case{"pairs of 129 at a' 254 (32766)", 254, 65, 64},
+                       Case{"full-range weights at a' 255", 255, -128, -128}}) {
+    for (bool prepared : {false, true}) {
+      Problem p = make(1, 37, 45, 70, DType::U8, DType::I8, false, false, false, 321);
+      for (auto& v : p.a) v = static_cast<std::uint8_t>(v % (c.a_max + 1));
+      p.a[0] = p.a[1] = static_cast<std::uint8_t>(c.a_max);
+      // Every pair (2t, 2t + 1) of a column is (b0, b1) or smaller; column 0 holds the extreme.
+      for (std::int64_t kk = 0; kk < p.k; ++kk)
+        for (std::int64_t j = 0; j < p.n; ++j) {
+          const int lim = kk % 2 ? c.b1 : c.b0;
+          const int v = j == 0 ? lim : lim * static_cast<int>(p.b[static_cast<std::size_t>(kk * p.n + j)] % 100) / 100;
+          p.b[static_cast<std::size_t>(kk * p.n + j)] = static_cast<std::uint8_t>(static_cast<std::int8_t>(v));
+        }
+      p.za = {0};
+      p.zb = {0};
+      const auto got = prepared ? ops::matmul_integer(a_of(p), ops::IntegerWeight(b_of(p))).to_host<std::int32_t>()
+                                : ops::matmul_integer(a_of(p), b_of(p)).to_host<std::int32_t>();
+      EXPECT_EQ(got, reference(p)) << c.what << (prepared ? ", prepared weight" : "");
+    }
+  }
+}
+
 TEST(QlinearMatmul, RequantizesAsTheFormulaInF32) {
   std::uint32_t seed = 40;
   for (const auto& pr : kPairs)

@@ -8,6 +8,9 @@
 // (2 n^3), to compare with matmul_f32_n and onnxruntime's QLinearMatMul.
 // matmul_integer_i8i8_*: i8 x i8 without zero points, torch._int_mm's case.
 // *_prepared_*: the same with the weights prepared once (ops::IntegerWeight).
+// *_w7_*: weights of 7 bits ([-64, 63], onnxruntime's reduce_range), which
+// CPUs without VNNI multiply with vpmaddubsw exactly (onnxruntime's kernel
+// there saturates on full-range weights).
 #include <cstring>
 #include <random>
 #include <vector>
@@ -82,10 +85,11 @@ void qmatmul(Ctx& c, QuantFormat f, std::int64_t m, std::int64_t k, std::int64_t
   emit(c, name, fmt.c_str(), ms, "gflops", 2.0 * static_cast<double>(m * n * k) / ms / 1e6);
 }
 
-Tensor random_int8(Backend& d, std::int64_t rows, std::int64_t cols, DType t, unsigned seed) {
+// Random bytes; with seven_bits, i8 values in [-64, 63].
+Tensor random_int8(Backend& d, std::int64_t rows, std::int64_t cols, DType t, unsigned seed, bool seven_bits = false) {
   std::vector<unsigned char> v(static_cast<std::size_t>(rows * cols));
   std::mt19937 g(seed);
-  for (auto& x : v) x = static_cast<unsigned char>(g());
+  for (auto& x : v) x = static_cast<unsigned char>(seven_bits ? static_cast<std::int8_t>(static_cast<int>(g() % 128) - 64) : g());
   return d.from_host(v.data(), Shape{rows, cols}, t);
 }
 
@@ -100,12 +104,12 @@ void int8_gemm_signed(Ctx& c, std::int64_t n) {
 
 // prepared: b as an ops::IntegerWeight (packed once, as onnxruntime's
 // initializers are), the _prepared cases.
-void int8_gemm(Ctx& c, std::int64_t n, bool requantize, bool prepared) {
+void int8_gemm(Ctx& c, std::int64_t n, bool requantize, bool prepared, bool seven_bits = false) {
   const std::string name = std::string(requantize ? "qlinear_matmul" : "matmul_integer") + "_u8i8_" +
-                           (prepared ? "prepared_" : "") + std::to_string(n);
+                           (prepared ? "prepared_" : "") + (seven_bits ? "w7_" : "") + std::to_string(n);
   if (!wanted(c, name)) return;
   Backend& d = c.dev;
-  const Tensor a = random_int8(d, n, n, DType::U8, 5), b = random_int8(d, n, n, DType::I8, 6);
+  const Tensor a = random_int8(d, n, n, DType::U8, 5), b = random_int8(d, n, n, DType::I8, 6, seven_bits);
   const ops::IntegerWeight w = prepared ? ops::IntegerWeight(b) : ops::IntegerWeight();
   const unsigned char za = 128, zb = 0, zy = 128;
   const Tensor tza = d.from_host(&za, Shape{}, DType::U8), tzb = d.from_host(&zb, Shape{}, DType::I8),
@@ -128,10 +132,11 @@ void int8_gemm(Ctx& c, std::int64_t n, bool requantize, bool prepared) {
 }  // namespace
 
 void bench_quant(Ctx& c) {
-  for (bool prepared : {false, true}) {
-    for (std::int64_t n : {1024, 2048, 4096}) int8_gemm(c, n, false, prepared);
-    for (std::int64_t n : {1024, 2048, 4096}) int8_gemm(c, n, true, prepared);
-  }
+  for (bool seven_bits : {false, true})
+    for (bool prepared : {false, true}) {
+      for (std::int64_t n : {1024, 2048, 4096}) int8_gemm(c, n, false, prepared, seven_bits);
+      for (std::int64_t n : {1024, 2048, 4096}) int8_gemm(c, n, true, prepared, seven_bits);
+    }
   for (std::int64_t n : {1024, 4096}) int8_gemm_signed(c, n);
   using F = QuantFormat;
   // A small language model's decode shapes: attention and MLP projections, the vocabulary head.

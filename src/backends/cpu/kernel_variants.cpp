@@ -54,7 +54,11 @@ std::vector<std::pair<std::string, std::string>> kernel_variants() {
       {"softmax, norms", level(false) + cap},
       {"conv2d winograd", (simd::avx2_fma_usable() ? "avx2" : "portable") + cap},
       {"quantized dot", quant::isa_name(quant::active_isa()) + cap},
-      {"int8 gemm", igemm::active_kernel().name + cap},
+      {"int8 gemm", igemm::active_kernel().name +
+                        std::string(igemm::active_kernel().lane == igemm::Lane::S16x2
+                                        ? " (avx2-maddubs-5x16 where the operands cannot saturate it)"
+                                        : "") +
+                        cap},
       {"fft", std::string("stockham ") + clone_level()},
       {"stores past " + llc, store_kind()},
   };

@@ -18,6 +18,11 @@
 //   U8x4:  four k per lane, bytes (vpdpbusd: AVX-512 VNNI, AVX-VNNI; generic)
 //   S16x2: two k per lane, int16 (vpmaddwd: AVX2 without VNNI, which has no
 //          u8 x s8 instruction that cannot saturate)
+// AVX2 without VNNI also has a U8x4 tile on vpmaddubsw, which sums each pair
+// of products (k = 2t, 2t + 1) into int16 with saturation. It is exact when
+// max a' x max (|b'[2t][j]| + |b'[2t+1][j]|) <= 32767, as with weights
+// quantized to 7 bits (|b'| <= 64, onnxruntime's reduce_range for CPUs
+// without VNNI); integer_matmul measures the operands and takes it only then.
 // Panels: a in mr-row panels, for each group of k: mr words; b in nr-column
 // panels, for each group: nr words. K is padded with zeros to whole groups.
 #include <cstddef>
@@ -58,6 +63,7 @@ struct Kernel {
 
 const Kernel& kernel_generic();
 const Kernel& kernel_avx2();
+const Kernel& kernel_avx2_maddubs();  // exact only for operands that cannot saturate it
 const Kernel& kernel_avx_vnni();
 const Kernel& kernel_avx512_vnni();
 const Kernel& kernel_avx512_vnni_8x48();

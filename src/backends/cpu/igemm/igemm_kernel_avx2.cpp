@@ -2,7 +2,10 @@
 //   AVX-VNNI: vpdpbusd on U8x4 lanes, four k per instruction;
 //   AVX2: no u8 x s8 instruction that cannot saturate (vpmaddubsw sums two
 //   products into int16), so both operands are packed widened to int16
-//   (S16x2) and vpmaddwd sums pairs into int32 exactly: two k per lane.
+//   (S16x2) and vpmaddwd sums pairs into int32 exactly: two k per lane;
+//   AVX2 with vpmaddubsw on U8x4 lanes, four k per lane (twice the products
+//   per instruction and half the panel bytes), for operands whose values
+//   cannot take a pair of products past int16 (integer_matmul checks).
 #include <immintrin.h>
 
 #include <cstdint>
@@ -35,10 +38,23 @@ struct Avx2Madd : Ymm {
   static TORSH_INLINE vec dot(vec acc, vec a, vec b) { return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b)); }
 };
 
+// vpmaddubsw: u8 x s8 products summed in pairs into int16 (saturating, so
+// only for operands that cannot reach it); vpmaddwd by ones sums the two
+// pairs of each lane into int32.
+struct Avx2Maddubs : Ymm {
+  static TORSH_INLINE vec dot(vec acc, vec a, vec b) {
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(a, b), _mm256_set1_epi16(1)));
+  }
+};
+
 #include "igemm_body.hpp"
 
 void tile_avx2(const unsigned char* a, const unsigned char* b, std::int64_t groups, const TileOut& c) {
   tile_body<Avx2Madd, 6, 2>(a, b, groups, c);
+}
+
+void tile_avx2_maddubs(const unsigned char* a, const unsigned char* b, std::int64_t groups, const TileOut& c) {
+  tile_body<Avx2Maddubs, 5, 2>(a, b, groups, c);
 }
 
 }  // namespace
@@ -46,6 +62,11 @@ void tile_avx2(const unsigned char* a, const unsigned char* b, std::int64_t grou
 
 const Kernel& kernel_avx2() {
   static const Kernel k{"avx2-6x16", Lane::S16x2, 6, 16, avx2::tile_avx2};
+  return k;
+}
+
+const Kernel& kernel_avx2_maddubs() {
+  static const Kernel k{"avx2-maddubs-5x16", Lane::U8x4, 5, 16, avx2::tile_avx2_maddubs};
   return k;
 }
 
@@ -82,6 +103,7 @@ const Kernel& kernel_avx_vnni() {
 #else  // no x86: never chosen.
 namespace torsh::cpu::igemm {
 const Kernel& kernel_avx2() { return kernel_generic(); }
+const Kernel& kernel_avx2_maddubs() { return kernel_generic(); }
 const Kernel& kernel_avx_vnni() { return kernel_generic(); }
 }  // namespace torsh::cpu::igemm
 #endif

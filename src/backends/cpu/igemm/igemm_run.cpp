@@ -104,6 +104,76 @@ TORSH_SIMD_CLONES void finish_row(const std::int32_t* __restrict cr, const std::
   }
 }
 
+// The largest |b'[2t][j]| + |b'[2t + 1][j]| over b [k, n] (b' = b - 128 for
+// u8): what one of vpmaddubsw's int16 pair sums can reach per unit of a'.
+TORSH_SIMD_CLONES int max_pair_magnitude(const unsigned char* b, std::int64_t k, std::int64_t n, bool b_unsigned) {
+  const unsigned char flip = b_unsigned ? 0x80 : 0;
+  int best = 0;
+  for (std::int64_t t = 0; t < k; t += 2) {
+    const unsigned char* r0 = b + t * n;
+    const unsigned char* r1 = t + 1 < k ? r0 + n : nullptr;
+    std::int16_t m = 0;
+    if (r1) {
+      for (std::int64_t j = 0; j < n; ++j) {
+        const std::int16_t v0 = static_cast<std::int8_t>(static_cast<unsigned char>(r0[j] ^ flip));
+        const std::int16_t v1 = static_cast<std::int8_t>(static_cast<unsigned char>(r1[j] ^ flip));
+        const std::int16_t s = static_cast<std::int16_t>((v0 < 0 ? -v0 : v0) + (v1 < 0 ? -v1 : v1));
+        m = s > m ? s : m;
+      }
+    } else {
+      for (std::int64_t j = 0; j < n; ++j) {
+        const std::int16_t v0 = static_cast<std::int8_t>(static_cast<unsigned char>(r0[j] ^ flip));
+        const std::int16_t s = static_cast<std::int16_t>(v0 < 0 ? -v0 : v0);
+        m = s > m ? s : m;
+      }
+    }
+    best = m > best ? m : best;
+  }
+  return best;
+}
+
+// The largest a' (a + 128 for i8) over `count` bytes.
+TORSH_SIMD_CLONES int max_unsigned(const unsigned char* a, std::int64_t count, bool a_signed) {
+  const unsigned char flip = a_signed ? 0x80 : 0;
+  unsigned char m = 0;
+  for (std::int64_t i = 0; i < count; ++i) {
+    const unsigned char v = static_cast<unsigned char>(a[i] ^ flip);
+    m = v > m ? v : m;
+  }
+  return m;
+}
+
+// A prepared weight's pair bound, measured once.
+struct PairBound {
+  int value = 0;
+};
+
+// The kernel for this product: the CPU's best, except that AVX2 without VNNI
+// takes its vpmaddubsw tile when no pair of products can saturate it (see
+// igemm.hpp). b is scanned once per call (once for good when prepared), a
+// only when b alone does not settle it; both scans read each byte once,
+// against the product's k reads.
+const Kernel& kernel_for(const rt::IntegerMatmulArgs& x) {
+  const Kernel& best = active_kernel();
+  if (best.lane != Lane::S16x2) return best;
+  const bool b_unsigned = x.b.dtype == DType::U8;
+  const auto* b = data_of<unsigned char>(x.b);
+  const std::int64_t b_count = x.b_batched ? x.batch : 1;
+  const auto scan_b = [&] {
+    int v = 0;
+    for (std::int64_t i = 0; i < b_count; ++i) v = std::max(v, max_pair_magnitude(b + i * x.k * x.n, x.k, x.n, b_unsigned));
+    return v;
+  };
+  static const char prepared_key = 0;
+  const int pair = x.b_prepared && !x.b_batched
+                       ? x.b_prepared->form<PairBound>(&prepared_key, [&] { return std::make_shared<PairBound>(PairBound{scan_b()}); })->value
+                       : scan_b();
+  constexpr int kInt16Max = 32767;
+  if (255 * pair <= kInt16Max) return kernel_avx2_maddubs();
+  const int a_max = max_unsigned(data_of<unsigned char>(x.a), x.batch * x.m * x.k, x.a.dtype == DType::I8);
+  return a_max * pair <= kInt16Max ? kernel_avx2_maddubs() : best;
+}
+
 // b [k, n] in nr-column panels with its column sums (b' as igemm.hpp says).
 struct PackedB {
   Scratch panels;
@@ -123,7 +193,7 @@ void pack_all_b(const Kernel& kn, const unsigned char* b, std::int64_t k, std::i
 }  // namespace
 
 void integer_matmul(const rt::IntegerMatmulArgs& x) {
-  const Kernel& kn = active_kernel();
+  const Kernel& kn = kernel_for(x);
   const std::int64_t m = x.m, n = x.n, k = x.k;
   const int mr = kn.mr, nr = kn.nr;
   const bool a_signed = x.a.dtype == DType::I8, b_unsigned = x.b.dtype == DType::U8;
