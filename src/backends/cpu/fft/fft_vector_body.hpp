@@ -15,6 +15,8 @@
 // it run vertically, with no permutes but the pairs' (de)interleave at the
 // ends; GCC's own vectorisation of the scalar stages spends most of its time
 // in the permutes of stride-r stores.
+#include <immintrin.h>
+
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -90,8 +92,19 @@ template <bool Swap, class V>
 TORSH_INLINE void load_pairs(const LaneT<V>* p, V& re, V& im) {
   constexpr int W = kLanes<V>;
   const V lo = loadu<V>(p), hi = loadu<V>(p + W);
-  (Swap ? im : re) = __builtin_shuffle(lo, hi, mask<V>([](int l) { return 2 * l; }));
-  (Swap ? re : im) = __builtin_shuffle(lo, hi, mask<V>([](int l) { return 2 * l + 1; }));
+  if constexpr (sizeof(V) == 32 && std::is_same_v<LaneT<V>, float>) {
+    // 8 floats: GCC builds each two-input shuffle from two vpermd and a blend
+    // and, short of registers, reloads their masks every time (the first
+    // stage's largest cost at 2^10). vshufps takes the evens (odds) of both
+    // inputs per 128-bit half, [0 1 4 5 | 2 3 6 7], and one vpermpd puts the
+    // 64-bit pairs in order.
+    const __m256 e = _mm256_shuffle_ps(lo, hi, 0x88), o = _mm256_shuffle_ps(lo, hi, 0xDD);
+    (Swap ? im : re) = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xD8));
+    (Swap ? re : im) = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), 0xD8));
+  } else {
+    (Swap ? im : re) = __builtin_shuffle(lo, hi, mask<V>([](int l) { return 2 * l; }));
+    (Swap ? re : im) = __builtin_shuffle(lo, hi, mask<V>([](int l) { return 2 * l + 1; }));
+  }
 }
 // re and im as W pairs at p.
 template <class V>
