@@ -623,10 +623,15 @@ TEST_F(UserKernelOpenCl, ConcurrentLaunchesOfOneKernel) {
   Tensor x = floats(xs);
   std::vector<Tensor> ys;
   for (int t = 0; t < 4; ++t) ys.push_back(dev.zeros(Shape{4096}, DType::F32));
+  // zeros() fills on the default stream; side streams are not ordered after it
+  // unless they wait for it (without this the fill can land after a launch).
+  Event filled = dev.create_event();
+  stream().record(filled);
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t)
     threads.emplace_back([&, t] {
       Stream s = dev.create_stream();
+      s.wait(filled);
       for (int r = 0; r < 50; ++r)
         s.launch(k, Dim3(64), Dim3(64), ys[static_cast<std::size_t>(t)], x, float(t + 1), std::int64_t{4096});
       s.synchronize();
