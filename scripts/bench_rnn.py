@@ -6,6 +6,7 @@ the best median of each. Both on --threads threads. Needs python3 with torch (De
 """
 import argparse
 import json
+import time
 
 import numpy as np
 import torch
@@ -18,6 +19,7 @@ ap.add_argument("--rounds", type=int, default=3)
 ap.add_argument("--threads", type=int, default=2)
 args = ap.parse_args()
 torch.set_num_threads(args.threads)
+SETTLE_S = 0.3
 
 
 best = {}
@@ -36,8 +38,14 @@ for _ in range(args.rounds):
         kind, b, h = key
         reps = 5 if h == 1024 else 9
         f = tb.lstm if kind == "lstm" else tb.gru
+        # Each side starts on idle cores: PyTorch's OpenBLAS threads spin for
+        # tens of milliseconds after a call, and on 2 cores they took them
+        # from whatever ran next (torsh's batch-1 LSTM measured 7.9 ms right
+        # after nn.LSTM and 2.2 ms on its own).
+        time.sleep(SETTLE_S)
         with torch.no_grad():
             t_pt = median_ms(lambda: m(x), reps)
+        time.sleep(SETTLE_S)
         t_tb = median_ms(lambda: f(tx, tw), reps)
         for who, t in (("pytorch", t_pt), ("torsh", t_tb)):
             best[(key, who)] = min(best.get((key, who), float("inf")), t)
