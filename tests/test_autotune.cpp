@@ -142,6 +142,39 @@ TEST_F(Autotune, CpuElementwiseThreadCountIsTunedPerSizeClass) {
   EXPECT_EQ(tuned, 2);
 }
 
+// SpMV's prefetch distance is measured once per machine and thread count,
+// recorded under the CPU's key, and the product stays exact whatever it picks.
+TEST_F(Autotune, CpuSpmvPrefetchDistanceIsMeasured) {
+  Backend cpu = Backend::builder().backend_type(BackendType::Cpu).num_threads(2).build();
+  // 300 x 200, row r holds columns c with (r * 7 + c) % 5 == 0; integer values, so sums are exact.
+  const std::int64_t rows = 300, cols = 200;
+  std::vector<float> dense(static_cast<std::size_t>(rows * cols), 0.f), xv(static_cast<std::size_t>(cols));
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c)
+      if ((r * 7 + c) % 5 == 0) dense[static_cast<std::size_t>(r * cols + c)] = float((r + c) % 9) - 4.f;
+  for (std::int64_t c = 0; c < cols; ++c) xv[static_cast<std::size_t>(c)] = float(c % 11) - 5.f;
+  const auto a = CsrMatrix::from_dense(cpu.from_host(dense.data(), {rows, cols}, DType::F32));
+  const auto got = ops::spmm(a, cpu.from_host(xv.data(), {cols}, DType::F32)).to_vector();
+  for (std::int64_t r = 0; r < rows; ++r) {
+    float want = 0;
+    for (std::int64_t c = 0; c < cols; ++c) want += dense[static_cast<std::size_t>(r * cols + c)] * xv[static_cast<std::size_t>(c)];
+    ASSERT_EQ(got[static_cast<std::size_t>(r)], want) << "row " << r;
+  }
+  const auto j = nlohmann::json::parse(std::ifstream(path_));
+  int tuned = 0;
+  for (const auto& [k, v] : j["entries"].items())
+    if (k.find("spmv_prefetch_ahead") != std::string::npos) {
+      ++tuned;
+      EXPECT_TRUE(k.substr(0, k.find('|')).ends_with(" x2")) << k;
+      const std::string c = v["choice"];
+      EXPECT_TRUE(c == "ahead=384" || c == "ahead=0" || c == "ahead=128" || c == "ahead=256" || c == "ahead=768" ||
+                  c == "ahead=1536")
+          << c;
+      EXPECT_EQ(v["ms"].size(), 6u) << "every distance timed";
+    }
+  EXPECT_EQ(tuned, 1);
+}
+
 namespace {
 // Sets (or, with nullptr, unsets) an environment variable for one scope.
 class ScopedEnv {

@@ -12,35 +12,46 @@
 // masked row tails, an FMA clone of this loop. SpMM (spmm_rows) is
 // vectorised over n in the target_clones loops.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "device.hpp"
 #include "platform/thread_pool.hpp"
+#include "platform/tuning.hpp"
 #include "simd/simd.hpp"
+#include "simd/stream_store.hpp"
+#include "torsh/runtime/autotune.hpp"
 
 namespace torsh::cpu {
 namespace {
 
 // How far ahead (nonzeros) the values and indices are prefetched: with the
-// hardware's stream prefetch alone one core read them at 8-9 GB/s. 1.5 KB
-// of f32 values ahead measured best of 0.5-3 KB.
+// hardware's stream prefetch alone one Zen 4 core read them at 8-9 GB/s.
+// Built in: 1.5 KB of f32 values ahead, which measured best of 0.5-3 KB on
+// Zen 4. With auto-tuning on, the distance is measured once per machine and
+// thread count instead (stream_ahead()).
 inline constexpr std::int64_t kStreamAhead = 384;
+// The built-in distance first: a disabled tuner takes the first candidate.
+inline constexpr std::int64_t kAheadCandidates[] = {kStreamAhead, 0, 128, 256, 768, 1536};
 
 template <class I, class T>
 inline void spmv_rows(const I* indptr, const I* indices, const T* values, const T* x, T* out, std::int64_t r0,
-                      std::int64_t r1) {
+                      std::int64_t r1, std::int64_t ahead) {
   // The prefetch runs on across row ends: most rows of a power-law matrix
-  // are shorter than kStreamAhead.
-  const std::int64_t last = indptr[r1];
+  // are shorter than the distance. A distance of 0 leaves the streams to the
+  // hardware prefetcher.
+  const std::int64_t last = ahead > 0 ? indptr[r1] : 0;
   for (std::int64_t r = r0; r < r1; ++r) {
     std::int64_t j = indptr[r];
     const std::int64_t e = indptr[r + 1];
     // Four partial sums: one sum would wait an add's latency per nonzero.
     T s0 = 0, s1 = 0, s2 = 0, s3 = 0;
     for (; j + 4 <= e; j += 4) {
-      if (j + kStreamAhead < last) {
-        __builtin_prefetch(&values[j + kStreamAhead]);
-        __builtin_prefetch(&indices[j + kStreamAhead]);
+      if (j + ahead < last) {
+        __builtin_prefetch(&values[j + ahead]);
+        __builtin_prefetch(&indices[j + ahead]);
       }
       s0 += values[j] * x[indices[j]];
       s1 += values[j + 1] * x[indices[j + 1]];
@@ -117,6 +128,53 @@ TORSH_SIMD_CLONES void spmm(const std::int64_t* p, const std::int64_t* c, const 
   spmm_rows(p, c, v, x, y, n, r0, r1);
 }
 
+// The prefetch distance measured on this machine: SpMV of a matrix whose
+// values and indices are twice the last-level cache (rows of 16 nonzeros at
+// random columns of a 512 KB x, as the streams, not x, are what limit it),
+// each candidate distance timed (autotune key "spmv_prefetch_ahead").
+std::int64_t measure_stream_ahead(int threads) {
+  const std::int64_t per_row = 16, cols = std::int64_t{1} << 17;
+  const std::int64_t nnz = std::max<std::int64_t>(2 * stream_threshold_bytes() / 8, std::int64_t{1} << 20);
+  const std::int64_t rows = nnz / per_row;
+  std::vector<std::int32_t> indptr(static_cast<std::size_t>(rows + 1)), indices(static_cast<std::size_t>(nnz));
+  std::vector<float> values(static_cast<std::size_t>(nnz), 1.0f), x(static_cast<std::size_t>(cols), 0.5f),
+      y(static_cast<std::size_t>(rows));
+  std::uint32_t seed = 12345;
+  for (std::int64_t r = 0; r <= rows; ++r) indptr[static_cast<std::size_t>(r)] = static_cast<std::int32_t>(r * per_row);
+  for (auto& c : indices) {
+    seed = seed * 1664525u + 1013904223u;  // a cheap LCG: any spread of columns will do
+    c = static_cast<std::int32_t>((seed >> 8) % static_cast<std::uint32_t>(cols));
+  }
+  std::vector<autotune::Candidate> candidates;
+  for (const std::int64_t ahead : kAheadCandidates)
+    candidates.push_back({"ahead=" + std::to_string(ahead), [&, ahead] {
+                            pool().parallel_for(rows, (rows + threads - 1) / threads,
+                                                [&](std::int64_t r0, std::int64_t r1) {
+                                                  spmv_rows(indptr.data(), indices.data(), values.data(), x.data(),
+                                                            y.data(), r0, r1, ahead);
+                                                });
+                          }});
+  const std::string pick = autotune::choose(
+      {tuning_device_key(threads), "spmv_prefetch_ahead", "llc=" + std::to_string(stream_threshold_bytes() >> 20) + "MiB",
+       DType::F32},
+      candidates, 7);
+  return std::stoll(pick.substr(pick.find('=') + 1));
+}
+
+// The distance SpMV prefetches at: built in, or measured once per thread count
+// when auto-tuning is on (then read from the cache in later processes).
+std::int64_t stream_ahead() {
+  if (!autotune::enabled()) return kStreamAhead;
+  static std::atomic<std::int64_t> decided{-1};
+  static std::atomic<int> decided_for{0};
+  const int threads = pool().size();
+  if (decided_for.load(std::memory_order_acquire) != threads) {
+    decided.store(measure_stream_ahead(threads), std::memory_order_relaxed);
+    decided_for.store(threads, std::memory_order_release);
+  }
+  return decided.load(std::memory_order_relaxed);
+}
+
 template <class I, class T>
 void run(const rt::SparseMatmulArgs& a) {
   const I* p = data_of<I>(a.indptr);
@@ -128,6 +186,7 @@ void run(const rt::SparseMatmulArgs& a) {
   // Work per row: its nonzeros times n, plus a little for the row itself.
   const std::int64_t work = (nnz + rows) * n;
   const std::int64_t chunks = std::min<std::int64_t>(rows, work < (1 << 15) ? 1 : 8 * pool().size());
+  const std::int64_t ahead = n == 1 ? stream_ahead() : 0;
   pool().parallel_for(chunks, 1, [&](std::int64_t c0, std::int64_t c1) {
     // Chunk i starts at the first row whose nonzeros (plus row count) reach i / chunks of the total.
     const auto start = [&](std::int64_t i) -> std::int64_t {
@@ -144,7 +203,7 @@ void run(const rt::SparseMatmulArgs& a) {
     };
     const std::int64_t r0 = start(c0), r1 = start(c1);
     if (r0 >= r1) return;
-    if (n == 1) spmv_rows(p, c, v, x, y, r0, r1);
+    if (n == 1) spmv_rows(p, c, v, x, y, r0, r1, ahead);
     else spmm(p, c, v, x, y, n, r0, r1);
   });
 }
