@@ -163,16 +163,18 @@ std::int64_t measure_stream_ahead(int threads) {
 
 // The distance SpMV prefetches at: built in, or measured once per thread count
 // when auto-tuning is on (then read from the cache in later processes).
+// One word holds the thread count and its distance, so a reader never pairs
+// one count with another count's distance.
 std::int64_t stream_ahead() {
   if (!autotune::enabled()) return kStreamAhead;
-  static std::atomic<std::int64_t> decided{-1};
-  static std::atomic<int> decided_for{0};
-  const int threads = pool().size();
-  if (decided_for.load(std::memory_order_acquire) != threads) {
-    decided.store(measure_stream_ahead(threads), std::memory_order_relaxed);
-    decided_for.store(threads, std::memory_order_release);
+  static std::atomic<std::uint64_t> decided{0};  // threads << 32 | distance; 0: none yet
+  const auto threads = static_cast<std::uint32_t>(pool().size());
+  std::uint64_t d = decided.load(std::memory_order_relaxed);
+  if (d >> 32 != threads) {
+    d = std::uint64_t{threads} << 32 | static_cast<std::uint32_t>(measure_stream_ahead(static_cast<int>(threads)));
+    decided.store(d, std::memory_order_relaxed);
   }
-  return decided.load(std::memory_order_relaxed);
+  return static_cast<std::int64_t>(d & 0xffffffffu);
 }
 
 template <class I, class T>
