@@ -54,14 +54,18 @@ cases = [f"fft_c2c_f32_{n}" for n in sizes] + [f"rfft_f32_{n}" for n in sizes] +
         [f"fft2_c2c_f32_{n}" for n in (512, 2048)]
 ms = lambda v: "-" if v is None else f"{v:.4g}"
 ratio = lambda a, b: "-" if a is None or b is None else f"{a / b:.2f}x"
-# "replay": the 1-D transform as a replayed graph (same buffers, kernel
-# resolved once), the counterpart of FFTW's fftw_execute of a ready plan.
-print("| case | torsh ms | torsh replay ms | FFTW ms | numpy ms | FFTW / torsh | FFTW / replay | numpy / torsh |")
-print("|---|---|---|---|---|---|---|---|")
+# "out": the op into an output allocated once (fft_out / rfft_out, out= in
+# Python), the counterpart of FFTW's fftw_execute of a ready plan with its
+# buffers; "replay": the 1-D transform as a replayed graph (same buffers,
+# kernel resolved once).
+print("| case | torsh ms | torsh out= ms | torsh replay ms | FFTW ms | numpy ms | FFTW / torsh | FFTW / out= "
+      "| FFTW / replay | numpy / torsh |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 for c in cases:
     t, f, n = best.get((c, "cpu")), best.get((c, "fftw")), best.get((c, "numpy"))
-    rp = best.get((c + "_replay", "cpu"))
-    print(f"| {c} | {ms(t)} | {ms(rp)} | {ms(f)} | {ms(n)} | {ratio(f, t)} | {ratio(f, rp)} | {ratio(n, t)} |")
+    o, rp = best.get((c + "_out", "cpu")), best.get((c + "_replay", "cpu"))
+    print(f"| {c} | {ms(t)} | {ms(o)} | {ms(rp)} | {ms(f)} | {ms(n)} | {ratio(f, t)} | {ratio(f, o)} "
+          f"| {ratio(f, rp)} | {ratio(n, t)} |")
 by_threads = {}
 for c in cases:
     if fftw_threads.get(c) is not None:

@@ -3,7 +3,8 @@
 // even and odd length both ways, axes that are not the last, padding and
 // truncation, the three normalisations, the N-D forms, long transforms split
 // over threads (checked at sampled frequencies), and a clear error for each
-// bad argument. Other backends are compared with the CPU by
+// bad argument; the out= forms written directly, through a temporary (a
+// strided out, out = x) and under graph capture. Other backends are compared with the CPU by
 // tests/backend_ops (fft cases).
 #include <gtest/gtest.h>
 
@@ -283,6 +284,59 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, Fft, ::testing::Values(DType::F32, DType::F64),
                          [](const auto& i) { return std::string(dtype_name(i.param)); });
 
 // Long lines take the threaded stages; checked at sampled frequencies and by the round trip.
+// out= gives the eager result bit for bit, whether out is written directly
+// or through a temporary, and leaves the rest of a strided out's storage alone.
+TEST_P(Fft, OutFormsMatchTheEagerOnes) {
+  const DType t = GetParam();
+  const Tensor c = make(randoms(2 * 3 * 60, 11), Shape{3, 60, 2}, t);
+  const Tensor r = make(randoms(3 * 60, 12), Shape{3, 60}, t);
+  const auto same = [](const Tensor& a, const Tensor& b) { EXPECT_EQ(values(a), values(b)); };
+  for (const std::int64_t axis : {0, 1}) {
+    Tensor o = host().empty(tf::fft(c, std::nullopt, axis).shape(), t);
+    tf::fft_out(c, o, std::nullopt, axis);
+    same(o, tf::fft(c, std::nullopt, axis));
+    tf::ifft_out(c, o, std::nullopt, axis, tf::Norm::Ortho);
+    same(o, tf::ifft(c, std::nullopt, axis, tf::Norm::Ortho));
+  }
+  Tensor padded = host().empty(Shape{3, 64, 2}, t);
+  tf::fft_out(c, padded, 64);
+  same(padded, tf::fft(c, 64));
+  Tensor spec = host().empty(Shape{3, 31, 2}, t);
+  tf::rfft_out(r, spec);
+  same(spec, tf::rfft(r));
+  Tensor back = host().empty(Shape{3, 60}, t);
+  tf::irfft_out(spec, back, 60);
+  same(back, tf::irfft(spec, 60));
+
+  // Written through a temporary: out = x, and every other row of a larger tensor.
+  Tensor x = make(randoms(2 * 60, 13), Shape{60, 2}, t);
+  const Tensor want = tf::fft(x);
+  tf::fft_out(x, x);
+  same(x, want);
+  Tensor big = host().zeros(Shape{6, 60, 2}, t);
+  Tensor rows = big.slice(0, 0, 6, 2);
+  tf::fft_out(c, rows);
+  same(rows, tf::fft(c));
+  for (const std::int64_t i : {1, 3, 5}) EXPECT_EQ(values(big.slice(0, i, i + 1)), std::vector<double>(120, 0.0));
+}
+
+TEST(FftOut, IsCapturedAndReplayed) {
+  Tensor x = make(randoms(2 * 256, 14), Shape{256, 2}, DType::F32);
+  Tensor y = host().empty(Shape{256, 2}, DType::F32);
+  Graph g;
+  {
+    GraphCapture cap(host());
+    tf::fft_out(x, y);
+    g = cap.end();
+  }
+  const std::vector<double> fresh = values(make(randoms(2 * 256, 15), Shape{256, 2}, DType::F32));
+  std::vector<float> f(fresh.begin(), fresh.end());
+  x.copy_from_host(f.data(), f.size() * sizeof(float));
+  g.replay();
+  host().synchronize();
+  EXPECT_EQ(values(y), values(tf::fft(x)));
+}
+
 TEST(FftLong, ThreadedStagesAndBluestein) {
   for (const std::int64_t n : {std::int64_t{1} << 20, std::int64_t{65537}, std::int64_t{3 * 5 * 7 * 1024}}) {
     const auto v = randoms(static_cast<std::size_t>(2 * n), 5);
@@ -359,6 +413,22 @@ TEST(FftErrors, BadInputIsAClearError) {
   EXPECT_EQ(code([&] { tf::fft2(make(randoms(2 * 4 * 4, 1), Shape{4, 4, 2}, DType::F32), std::nullopt, {0, 0}); }),
             ErrorCode::InvalidArgument);
   EXPECT_EQ(code([&] { tf::norm_from_name("orthonormal"); }), ErrorCode::InvalidArgument);
+  // out=: the wrong shape, dtype or an undefined out is refused before anything is written.
+  Tensor out = host().zeros(Shape{8, 2}, DType::F32);
+  Tensor wide = host().zeros(Shape{9, 2}, DType::F32), f64 = host().zeros(Shape{8, 2}, DType::F64), none;
+  EXPECT_EQ(code([&] { tf::fft_out(c, wide); }), ErrorCode::ShapeMismatch);
+  EXPECT_EQ(code([&] { tf::rfft_out(c, out); }), ErrorCode::ShapeMismatch);
+  EXPECT_EQ(code([&] { tf::fft_out(c, f64); }), ErrorCode::DTypeMismatch);
+  EXPECT_EQ(code([&] { tf::fft_out(c, none); }), ErrorCode::InvalidState);
+  EXPECT_EQ(values(wide), std::vector<double>(18, 0.0));
+  EXPECT_EQ(values(f64), std::vector<double>(16, 0.0));
+  try {
+    tf::fft_out(c, wide);
+  } catch (const Error& e) {
+    const std::string w = e.what();
+    EXPECT_NE(w.find("[9, 2]"), std::string::npos) << w;
+    EXPECT_NE(w.find("[8, 2]"), std::string::npos) << w;
+  }
   try {
     tf::fft(host().zeros(Shape{8, 2}, DType::I32));
   } catch (const Error& e) {

@@ -22,15 +22,32 @@ using OptName = std::optional<std::string>;
 fft::Norm norm_arg(const OptName& name) { return name ? fft::norm_from_name(*name) : fft::Norm::Backward; }
 
 using OneAxis = Tensor (*)(const Tensor&, OptInt, std::int64_t, fft::Norm);
+using OneAxisOut = void (*)(const Tensor&, Tensor&, OptInt, std::int64_t, fft::Norm);
 using ManyAxes = Tensor (*)(const Tensor&, const OptAxes&, const OptAxes&, fft::Norm);
 
-void def_one_axis(nb::module_& m, const char* name, OneAxis f, const char* doc) {
-  m.def(name, [f](const TensorLike& x, OptInt n, std::int64_t axis, const OptName& norm) {
+// out: a Tensor or a writable array of the result's shape and x's dtype,
+// written in place (an array is shared, never copied) and returned.
+void def_one_axis(nb::module_& m, const char* name, OneAxis f, OneAxisOut f_out, const char* doc) {
+  m.def(name, [name, f, f_out](const TensorLike& x, OptInt n, std::int64_t axis, const OptName& norm,
+                               const std::optional<TensorLike>& out) -> nb::object {
         Tensor t = as_tensor(x);
         const fft::Norm nm = norm_arg(norm);
-        nb::gil_scoped_release r;
-        return f(t, n, axis, nm);
-      }, arg("x"), arg("n").none() = nb::none(), arg("axis") = -1, arg("norm").none() = nb::none(), doc);
+        if (out && !out->obj.is_none()) {
+          Tensor o = as_inplace_tensor(*out, name, "out");
+          {
+            nb::gil_scoped_release r;
+            f_out(t, o, n, axis, nm);
+          }
+          return nb::borrow(out->obj);  // the caller's own object, as NumPy returns out
+        }
+        Tensor y;
+        {
+          nb::gil_scoped_release r;
+          y = f(t, n, axis, nm);
+        }
+        return nb::cast(std::move(y));
+      }, arg("x"), arg("n").none() = nb::none(), arg("axis") = -1, arg("norm").none() = nb::none(),
+      arg("out").none() = nb::none(), doc);
 }
 
 // fftn and its kin; `axes_default` is None for the N-D forms, (-2, -1) for the 2-D ones
@@ -53,12 +70,13 @@ void bind_fft(nb::module_& parent) {
       "numpy.fft's transforms over torsh tensors: complex values are f32 / f64 tensors with a trailing axis of 2 "
       "holding (re, im), as torch.view_as_real. norm is None / 'backward', 'ortho' or 'forward'. "
       "torsh_backend.fft wraps these for NumPy complex arrays.");
-  def_one_axis(m, "fft", fft::fft,
-               "The 1-D DFT of complex x ([..., 2]) along `axis`, zero-padded or truncated to n first.");
-  def_one_axis(m, "ifft", fft::ifft, "The inverse 1-D DFT of complex x ([..., 2]) along `axis`.");
-  def_one_axis(m, "rfft", fft::rfft,
+  def_one_axis(m, "fft", fft::fft, fft::fft_out,
+               "The 1-D DFT of complex x ([..., 2]) along `axis`, zero-padded or truncated to n first. out: a Tensor "
+               "(or writable array) of the result's shape and x's dtype, written and returned.");
+  def_one_axis(m, "ifft", fft::ifft, fft::ifft_out, "The inverse 1-D DFT of complex x ([..., 2]) along `axis`.");
+  def_one_axis(m, "rfft", fft::rfft, fft::rfft_out,
                "The 1-D DFT of real x along `axis`: its n // 2 + 1 non-negative frequencies, complex ([..., 2]).");
-  def_one_axis(m, "irfft", fft::irfft,
+  def_one_axis(m, "irfft", fft::irfft, fft::irfft_out,
                "The inverse of rfft: complex x ([..., 2]) of non-negative frequencies -> the real signal of length n "
                "(default 2 * (m - 1) for m frequencies).");
   const nb::object all = nb::none(), last_two = nb::make_tuple(-2, -1);

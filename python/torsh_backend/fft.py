@@ -31,6 +31,15 @@ zero-pad or truncate the input first; an entry -1 in ``s`` keeps the input's
 length along that axis (NumPy 2). Unlike NumPy, an axis named twice in
 ``axes``, or an empty ``axes``, raises TorshError.
 
+The 1-D transforms take ``out`` (as NumPy 2's and PyTorch's do): the result is
+written into it and ``out`` is returned. For NumPy input ``out`` is a NumPy
+array of the result's shape; one of the computing precision (complex64 or
+complex128, float32 or float64 for irfft), C-contiguous and writable is
+written in place with no allocation, any other is filled from the result with
+``same_kind`` casting. For a Tensor ``out`` is a Tensor of the result's shape
+and x's dtype (or a writable array of that layout, which is shared). The N-D
+forms take no ``out``.
+
 :func:`fftfreq`, :func:`rfftfreq`, :func:`fftshift` and :func:`ifftshift` are
 index helpers that delegate to numpy.fft and return NumPy arrays.
 
@@ -153,17 +162,51 @@ def _value_dims(x: Union[Tensor, np.ndarray[Any, Any]], complex_in: bool) -> tup
     return shape[:-1] if complex_in and isinstance(x, Tensor) else shape
 
 
-def _one_axis(op: str, x: Any, n: Optional[int], axis: int, norm: NormName) -> Any:
+def _one_axis(op: str, x: Any, n: Optional[int], axis: int, norm: NormName, out: Any = None) -> Any:
     f = getattr(_c, op)
     if isinstance(x, Tensor):
-        return f(x, n, axis, norm)
+        return f(x, n, axis, norm, out=out)
     a = np.asarray(x)
     if op == "rfft":
         v, _ = _real_in(a, op)
-        return _complex_out(f(v, n, axis, norm))
-    v, _ = _complex_in(a, op)
+    else:
+        v, _ = _complex_in(a, op)
+    if out is not None:
+        return _into(op, f, v, n, axis, norm, out, a.dtype)
     t = f(v, n, axis, norm)
+    if op == "rfft":
+        return _complex_out(t)
     return _real_out(t, a.dtype) if op == "irfft" else _complex_out(t)
+
+
+def _into(op: str, f: Any, v: np.ndarray[Any, Any], n: Optional[int], axis: int, norm: NormName, out: Any,
+          src: np.dtype[Any]) -> Any:
+    """numpy.fft's out=: the result written into the array `out` and `out` returned. An out of
+    the computing precision, C-contiguous and writable, is written in place with no copy;
+    any other is filled from the result as NumPy's ufuncs do (same_kind casting)."""
+    if not isinstance(out, np.ndarray):
+        msg = f"out is a {type(out).__name__}; for NumPy input it must be a NumPy array"
+        raise TorshError(msg, code="InvalidArgument", message=msg, op=op,
+                         suggestions=["Pass a NumPy array of the result's shape, or None"])
+    real = op == "irfft"
+    want = v.dtype if real else np.dtype(np.complex64 if v.dtype == np.float32 else np.complex128)
+    if out.dtype == want and out.flags.c_contiguous and out.flags.writeable and out.ndim == v.ndim - (not real) \
+            and not (real and src == np.float16):
+        try:
+            f(v, n, axis, norm, out=out if real else out.view(v.dtype).reshape(out.shape + (2,)))
+            return out
+        except TorshError as e:
+            if e.code != "ShapeMismatch":
+                raise
+            # Reported below in NumPy's shapes rather than the (re, im) layout's.
+    t = f(v, n, axis, norm)
+    r = _real_out(t, src) if real else _complex_out(t)
+    if out.shape != r.shape:
+        msg = f"out is {list(out.shape)} but the result is {list(r.shape)}"
+        raise TorshError(msg, code="ShapeMismatch", message=msg, op=op, shapes=[str(list(out.shape))],
+                         suggestions=[f"Allocate out with shape {r.shape}"])
+    np.copyto(out, r, casting="same_kind")
+    return out
 
 
 def _many_axes(op: str, x: Any, s: SizeSeq, axes: AxesSeq, norm: NormName) -> Any:
@@ -183,48 +226,56 @@ def _many_axes(op: str, x: Any, s: SizeSeq, axes: AxesSeq, norm: NormName) -> An
 # -- One axis ------------------------------------------------------------------
 
 @overload
-def fft(x: Tensor, n: Optional[int] = None, axis: int = -1, norm: NormName = None) -> Tensor: ...
+def fft(x: Tensor, n: Optional[int] = None, axis: int = -1, norm: NormName = None,
+        out: Optional[Tensor] = None) -> Tensor: ...
 @overload
-def fft(x: npt.ArrayLike, n: Optional[int] = None, axis: int = -1, norm: NormName = None) -> ComplexArray: ...
-def fft(x: Any, n: Optional[int] = None, axis: int = -1, norm: NormName = None) -> Any:
+def fft(x: npt.ArrayLike, n: Optional[int] = None, axis: int = -1, norm: NormName = None,
+        out: Optional[npt.NDArray[Any]] = None) -> ComplexArray: ...
+def fft(x: Any, n: Optional[int] = None, axis: int = -1, norm: NormName = None, out: Any = None) -> Any:
     """The 1-D discrete Fourier transform along `axis` (numpy.fft.fft).
 
     x is zero-padded or truncated to length n (default: its length) first. A
     NumPy array gives a NumPy complex array; a Tensor ([..., 2], (re, im)) a Tensor.
     """
-    return _one_axis("fft", x, n, axis, norm)
+    return _one_axis("fft", x, n, axis, norm, out)
 
 
 @overload
-def ifft(x: Tensor, n: Optional[int] = None, axis: int = -1, norm: NormName = None) -> Tensor: ...
+def ifft(x: Tensor, n: Optional[int] = None, axis: int = -1, norm: NormName = None,
+        out: Optional[Tensor] = None) -> Tensor: ...
 @overload
-def ifft(x: npt.ArrayLike, n: Optional[int] = None, axis: int = -1, norm: NormName = None) -> ComplexArray: ...
-def ifft(x: Any, n: Optional[int] = None, axis: int = -1, norm: NormName = None) -> Any:
+def ifft(x: npt.ArrayLike, n: Optional[int] = None, axis: int = -1, norm: NormName = None,
+        out: Optional[npt.NDArray[Any]] = None) -> ComplexArray: ...
+def ifft(x: Any, n: Optional[int] = None, axis: int = -1, norm: NormName = None, out: Any = None) -> Any:
     """The inverse 1-D discrete Fourier transform along `axis` (numpy.fft.ifft)."""
-    return _one_axis("ifft", x, n, axis, norm)
+    return _one_axis("ifft", x, n, axis, norm, out)
 
 
 @overload
-def rfft(x: Tensor, n: Optional[int] = None, axis: int = -1, norm: NormName = None) -> Tensor: ...
+def rfft(x: Tensor, n: Optional[int] = None, axis: int = -1, norm: NormName = None,
+        out: Optional[Tensor] = None) -> Tensor: ...
 @overload
-def rfft(x: npt.ArrayLike, n: Optional[int] = None, axis: int = -1, norm: NormName = None) -> ComplexArray: ...
-def rfft(x: Any, n: Optional[int] = None, axis: int = -1, norm: NormName = None) -> Any:
+def rfft(x: npt.ArrayLike, n: Optional[int] = None, axis: int = -1, norm: NormName = None,
+        out: Optional[npt.NDArray[Any]] = None) -> ComplexArray: ...
+def rfft(x: Any, n: Optional[int] = None, axis: int = -1, norm: NormName = None, out: Any = None) -> Any:
     """The 1-D DFT of real x along `axis`: its n // 2 + 1 non-negative frequencies (numpy.fft.rfft).
 
     Complex NumPy input raises TorshError (as NumPy 2 refuses it). A real
     Tensor gives a complex Tensor ([..., 2]).
     """
-    return _one_axis("rfft", x, n, axis, norm)
+    return _one_axis("rfft", x, n, axis, norm, out)
 
 
 @overload
-def irfft(x: Tensor, n: Optional[int] = None, axis: int = -1, norm: NormName = None) -> Tensor: ...
+def irfft(x: Tensor, n: Optional[int] = None, axis: int = -1, norm: NormName = None,
+        out: Optional[Tensor] = None) -> Tensor: ...
 @overload
-def irfft(x: npt.ArrayLike, n: Optional[int] = None, axis: int = -1, norm: NormName = None) -> RealArray: ...
-def irfft(x: Any, n: Optional[int] = None, axis: int = -1, norm: NormName = None) -> Any:
+def irfft(x: npt.ArrayLike, n: Optional[int] = None, axis: int = -1, norm: NormName = None,
+        out: Optional[npt.NDArray[Any]] = None) -> RealArray: ...
+def irfft(x: Any, n: Optional[int] = None, axis: int = -1, norm: NormName = None, out: Any = None) -> Any:
     """The inverse of rfft (numpy.fft.irfft): the real signal of length n from its
     non-negative frequencies (default n: 2 * (m - 1) for m of them)."""
-    return _one_axis("irfft", x, n, axis, norm)
+    return _one_axis("irfft", x, n, axis, norm, out)
 
 
 # -- N-D -----------------------------------------------------------------------

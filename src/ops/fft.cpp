@@ -61,10 +61,20 @@ double scale_of(Norm norm, bool inverse, std::int64_t n) {
   return inverse ? 1.0 / static_cast<double>(n) : 1.0;
 }
 
-// One pass along the (complex or real) dimension `axis` of x's value shape.
-// n: the logical transform length (the real length for R2C / C2R).
-Tensor pass(const char* op, const Tensor& x_in, std::size_t axis, std::int64_t n, rt::FftKind kind, bool inverse,
-            Norm norm) {
+// One pass along the (complex or real) dimension `axis` of x's value shape,
+// n the logical transform length (the real length for R2C / C2R): its input
+// (resized and contiguous), output shape and loop extents.
+struct PassShape {
+  const Tensor* x = nullptr;  // x_in itself, or `made` when it had to be resized or made contiguous
+  Tensor made;
+  Shape out;
+  std::int64_t outer = 1, inner = 1;
+};
+
+// Fills p (not returned: p.x may point into it). x_in is only referred to when
+// it is the input as it stands, which saves a small transform two reference
+// counts per call.
+void pass_shape(PassShape& p, const char* op, const Tensor& x_in, std::size_t axis, std::int64_t n, rt::FftKind kind) {
   if (n < 1)
     throw Error(ErrorCode::InvalidArgument,
                 "invalid number of data points " + std::to_string(n) + " along axis " + std::to_string(axis),
@@ -72,18 +82,28 @@ Tensor pass(const char* op, const Tensor& x_in, std::size_t axis, std::int64_t n
   const std::int64_t spectrum = n / 2 + 1;
   const std::int64_t len_x = kind == rt::FftKind::C2R ? spectrum : n;
   const std::int64_t len_out = kind == rt::FftKind::R2C ? spectrum : n;
-  const Tensor x = resize(x_in, axis, len_x).contiguous();
-  const bool complex_out = kind != rt::FftKind::C2R;
+  if (x_in.shape()[axis] == len_x && x_in.is_contiguous()) {
+    p.x = &x_in;
+  } else {
+    p.made = resize(x_in, axis, len_x).contiguous();
+    p.x = &p.made;
+  }
+  const Tensor& x = *p.x;
   const std::size_t value_dims = x.ndim() - (kind == rt::FftKind::R2C ? 0 : 1);
   DimVec dims(x.shape().dims().begin(), x.shape().dims().begin() + static_cast<std::ptrdiff_t>(value_dims));
-  std::int64_t outer = 1, inner = 1;
-  for (std::size_t d = 0; d < value_dims; ++d) (d < axis ? outer : inner) *= d == axis ? 1 : dims[d];
+  for (std::size_t d = 0; d < value_dims; ++d) (d < axis ? p.outer : p.inner) *= d == axis ? 1 : dims[d];
   dims[axis] = len_out;
-  if (complex_out) dims.push_back(2);
-  Tensor out = detail::empty_like(x, Shape(dims), x.dtype());
-  if (out.numel() == 0) return out;
+  if (kind != rt::FftKind::C2R) dims.push_back(2);
+  p.out = Shape(dims);
+}
+
+// The pass of p into out (contiguous, p.out's shape, p.x's dtype and device).
+void pass_into(const char* op, const PassShape& p, const Tensor& out, std::int64_t n, rt::FftKind kind, bool inverse,
+               Norm norm) {
+  if (out.numel() == 0) return;
   const double scale = scale_of(norm, inverse, n);
-  detail::launch<rt::OpKind::Fft>(op, {x}, {out}, [=](auto& in, auto& o) {
+  const std::int64_t outer = p.outer, inner = p.inner;
+  detail::launch<rt::OpKind::Fft>(op, {*p.x}, {out}, [=](auto& in, auto& o) {
     rt::FftArgs f;
     f.x = in[0];
     f.out = o[0];
@@ -93,21 +113,78 @@ Tensor pass(const char* op, const Tensor& x_in, std::size_t axis, std::int64_t n
     f.scale = scale;
     return f;
   });
+}
+
+Tensor pass(const char* op, const Tensor& x_in, std::size_t axis, std::int64_t n, rt::FftKind kind, bool inverse,
+            Norm norm) {
+  PassShape p;
+  pass_shape(p, op, x_in, axis, n, kind);
+  Tensor out = detail::empty_like(*p.x, p.out, p.x->dtype());
+  pass_into(op, p, out, n, kind, inverse, norm);
   return out;
 }
 
 std::size_t value_ndim(const Tensor& x, bool complex) { return x.ndim() - (complex ? 1 : 0); }
 
-Tensor one_axis(const char* op, const Tensor& x, std::optional<std::int64_t> n, std::int64_t axis, Norm norm,
-                rt::FftKind kind, bool inverse) {
+// A 1-D transform's axis and length, as NumPy resolves them; x checked.
+struct OneAxis {
+  std::size_t axis;
+  std::int64_t n;
+};
+
+OneAxis resolve_one(const char* op, const Tensor& x, std::optional<std::int64_t> n, std::int64_t axis,
+                    rt::FftKind kind) {
   const bool complex_in = kind != rt::FftKind::R2C;
   complex_in ? check_complex(op, x) : check_dtype(op, x);
   if (!complex_in && x.ndim() == 0)
     throw Error(ErrorCode::ShapeMismatch, "x is a scalar; a transform needs at least one axis", detail::context(op, {x}));
   const std::size_t ax = normalize_axis(axis, value_ndim(x, complex_in), op);
   const std::int64_t len = x.shape()[ax];
-  const std::int64_t size = n ? *n : (kind == rt::FftKind::C2R ? 2 * (len - 1) : len);
-  return pass(op, x, ax, size, kind, inverse, norm);
+  return {ax, n ? *n : (kind == rt::FftKind::C2R ? 2 * (len - 1) : len)};
+}
+
+Tensor one_axis(const char* op, const Tensor& x, std::optional<std::int64_t> n, std::int64_t axis, Norm norm,
+                rt::FftKind kind, bool inverse) {
+  const OneAxis a = resolve_one(op, x, n, axis, kind);
+  return pass(op, x, a.axis, a.n, kind, inverse, norm);
+}
+
+// Whether two tensors' storage may meet: one buffer, or host memory whose
+// byte ranges overlap (two tensors wrapping one NumPy array are two buffers).
+bool may_share(const Tensor& a, const Tensor& b) {
+  if (&a.buffer().impl() == &b.buffer().impl()) return true;
+  const auto* pa = static_cast<const unsigned char*>(a.buffer().host_ptr());
+  const auto* pb = static_cast<const unsigned char*>(b.buffer().host_ptr());
+  if (!pa || !pb) return false;
+  return pa < pb + b.buffer().size() && pb < pa + a.buffer().size();
+}
+
+// The same into `out`. The kernel writes a contiguous output that shares no
+// storage with its input; any other out (a strided view, x itself, a view of
+// x's buffer) is written through a temporary, so out= never changes the
+// result.
+void one_axis_out(const char* op, const Tensor& x, Tensor& out, std::optional<std::int64_t> n, std::int64_t axis,
+                  Norm norm, rt::FftKind kind, bool inverse) {
+  const OneAxis a = resolve_one(op, x, n, axis, kind);
+  if (!out.defined()) throw Error(ErrorCode::InvalidState, "out is undefined", {.op = op});
+  detail::check_same_device(op, {x, out});
+  if (out.dtype() != x.dtype())
+    throw Error(ErrorCode::DTypeMismatch,
+                "out is " + std::string(dtype_name(out.dtype())) + " but the result is " +
+                    std::string(dtype_name(x.dtype())),
+                detail::context(op, {x, out}), {"Give out x's dtype"});
+  PassShape p;
+  pass_shape(p, op, x, a.axis, a.n, kind);
+  if (out.shape() != p.out)
+    throw Error(ErrorCode::ShapeMismatch, "out is " + out.shape().to_string() + " but the result is " + p.out.to_string(),
+                detail::context(op, {x, out}), {"Allocate out as " + p.out.to_string()});
+  if (out.is_contiguous() && !may_share(out, *p.x)) {
+    pass_into(op, p, out, a.n, kind, inverse, norm);
+    return;
+  }
+  Tensor tmp = detail::empty_like(*p.x, p.out, p.x->dtype());
+  pass_into(op, p, tmp, a.n, kind, inverse, norm);
+  copy_into(tmp, out);
 }
 
 // The axes and lengths of an N-D transform, as NumPy resolves them.
@@ -175,6 +252,19 @@ Tensor rfft(const Tensor& x, std::optional<std::int64_t> n, std::int64_t axis, N
 }
 Tensor irfft(const Tensor& x, std::optional<std::int64_t> n, std::int64_t axis, Norm norm) {
   return one_axis("irfft", x, n, axis, norm, rt::FftKind::C2R, true);
+}
+
+void fft_out(const Tensor& x, Tensor& out, std::optional<std::int64_t> n, std::int64_t axis, Norm norm) {
+  one_axis_out("fft", x, out, n, axis, norm, rt::FftKind::C2C, false);
+}
+void ifft_out(const Tensor& x, Tensor& out, std::optional<std::int64_t> n, std::int64_t axis, Norm norm) {
+  one_axis_out("ifft", x, out, n, axis, norm, rt::FftKind::C2C, true);
+}
+void rfft_out(const Tensor& x, Tensor& out, std::optional<std::int64_t> n, std::int64_t axis, Norm norm) {
+  one_axis_out("rfft", x, out, n, axis, norm, rt::FftKind::R2C, false);
+}
+void irfft_out(const Tensor& x, Tensor& out, std::optional<std::int64_t> n, std::int64_t axis, Norm norm) {
+  one_axis_out("irfft", x, out, n, axis, norm, rt::FftKind::C2R, true);
 }
 
 Tensor fftn(const Tensor& x, const std::optional<Axes>& s, const std::optional<Axes>& axes, Norm norm) {

@@ -315,6 +315,59 @@ def test_tensor_errors():
     raises("InvalidArgument", tb.fft.fft2, tb.asarray(np.ones((4, 4, 2), np.float32)), axes=(1, 1))
 
 
+# -- out= (1-D forms) ------------------------------------------------------------
+
+@pytest.mark.parametrize("prec", ["f32", "f64"])
+@pytest.mark.parametrize("fn", ["fft", "ifft", "rfft", "irfft"])
+@pytest.mark.parametrize("length", [1, 12, 97, 1024])
+def test_out_into_numpy_arrays(rng, fn, length, prec):
+    x = one_axis_input(rng, fn, length, prec, (3,))
+    kw = {"n": length, "axis": 0} if fn == "irfft" else {"axis": 0}
+    want = getattr(tb.fft, fn)(x, **kw)
+    # The computing precision, C-contiguous: written in place.
+    out = np.full_like(want, 7)
+    got = getattr(tb.fft, fn)(x, out=out, **kw)
+    assert got is out
+    np.testing.assert_array_equal(out, want)
+    # Another precision and a strided view: filled from the result (same_kind casting).
+    wide = np.zeros((2 * want.shape[0], 3), np.complex128 if want.dtype.kind == "c" else np.float64)
+    view = wide[::2]
+    assert getattr(tb.fft, fn)(x, out=view, **kw) is view
+    close(view, ref(fn, x, **kw), prec)
+    assert not wide[1::2].any()
+
+
+@pytest.mark.parametrize("prec", ["f32", "f64"])
+def test_out_in_place_and_into_tensors(rng, prec):
+    c = crandn(rng, 64, prec)
+    want = ref("fft", c)
+    d = c.copy()
+    assert tb.fft.fft(d, out=d) is d  # the input itself
+    close(d, want, prec)
+    pairs = np.ascontiguousarray(c).view(REAL[prec]).reshape(64, 2)
+    t, o = tb.asarray(pairs), tb.asarray(np.zeros((64, 2), REAL[prec]))
+    assert tb.fft.fft(t, out=o) is o
+    got = o.numpy()
+    close(got[..., 0] + 1j * got[..., 1], want, prec)
+
+
+def test_out_errors_leave_out_alone():
+    c = np.ones(8, np.complex64)
+    out = np.zeros(9, np.complex64)
+    e = raises("ShapeMismatch", tb.fft.fft, c, out=out)
+    assert "[9]" in e.message and "[8]" in e.message
+    assert not out.any()
+    raises("InvalidArgument", tb.fft.fft, c, out=[0] * 8)
+    with pytest.raises(TypeError):  # NumPy's same_kind rule: complex into float
+        tb.fft.fft(c, out=np.zeros(8, np.float32))
+    t = tb.asarray(np.ones((8, 2), np.float32))
+    raises("ShapeMismatch", tb.fft.fft, t, out=tb.asarray(np.zeros((9, 2), np.float32)))
+    raises("DTypeMismatch", tb.fft.fft, t, out=tb.asarray(np.zeros((8, 2), np.float64)))
+    ro = np.zeros((8, 2), np.float32)
+    ro.flags.writeable = False
+    raises("InvalidArgument", tb.fft.fft, t, out=ro)
+
+
 # -- Index helpers: NumPy's --------------------------------------------------
 
 def test_index_helpers_are_numpys(rng):

@@ -41,6 +41,19 @@ Tensor rfft(const Tensor& x, std::optional<std::int64_t> n = std::nullopt, std::
 Tensor irfft(const Tensor& x, std::optional<std::int64_t> n = std::nullopt, std::int64_t axis = -1,
              Norm norm = Norm::Backward);
 
+// The same into a tensor the caller holds (NumPy 2's and PyTorch's out=):
+// out has the result's shape and x's dtype, on x's device. A contiguous out
+// that shares no storage with x is written directly, with no allocation;
+// any other view (x itself included) through a temporary.
+void fft_out(const Tensor& x, Tensor& out, std::optional<std::int64_t> n = std::nullopt, std::int64_t axis = -1,
+             Norm norm = Norm::Backward);
+void ifft_out(const Tensor& x, Tensor& out, std::optional<std::int64_t> n = std::nullopt, std::int64_t axis = -1,
+              Norm norm = Norm::Backward);
+void rfft_out(const Tensor& x, Tensor& out, std::optional<std::int64_t> n = std::nullopt, std::int64_t axis = -1,
+              Norm norm = Norm::Backward);
+void irfft_out(const Tensor& x, Tensor& out, std::optional<std::int64_t> n = std::nullopt, std::int64_t axis = -1,
+               Norm norm = Norm::Backward);
+
 // Over `axes` (default: the last s.size() dimensions, or all), with lengths s.
 Tensor fftn(const Tensor& x, const std::optional<Axes>& s = std::nullopt, const std::optional<Axes>& axes = std::nullopt,
             Norm norm = Norm::Backward);
