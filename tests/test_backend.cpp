@@ -74,8 +74,8 @@ TEST(Registry, CpuReportsItsArchitectureAndKernelVariants) {
       if (f == family) return v;
     return std::string("(missing)");
   };
-  const std::string gemm = variant("gemm f32"), binary = variant("binary f32");
-  for (const char* family : {"gemm f32", "gemm bf16", "binary f32", "softmax, norms", "quantized dot"})
+  const std::string gemm = variant("gemm f32"), binary = variant("binary f32"), fft = variant("fft");
+  for (const char* family : {"gemm f32", "gemm bf16", "binary f32", "softmax, norms", "quantized dot", "fft"})
     EXPECT_NE(variant(family), "(missing)") << family;
   const char* cap = std::getenv("TORSH_CPU_ISA");
 #if defined(__x86_64__)
@@ -83,10 +83,12 @@ TEST(Registry, CpuReportsItsArchitectureAndKernelVariants) {
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && !capped) {
     EXPECT_EQ(gemm.rfind("avx512", 0), 0u) << gemm;
     EXPECT_EQ(binary, "avx512");
+    EXPECT_EQ(fft.rfind("stockham avx512 stages", 0), 0u) << fft;
   }
   if (cap && std::string(cap) == "avx2" && __builtin_cpu_supports("avx2")) {
     EXPECT_EQ(gemm.rfind("avx2", 0), 0u) << gemm;
     EXPECT_EQ(binary, "avx2 (TORSH_CPU_ISA=avx2)");
+    EXPECT_EQ(fft.rfind("stockham avx2 stages", 0), 0u) << fft;  // the cap reaches the FFT's stages too
   }
 #endif
   (void)cap;

@@ -3,6 +3,7 @@
 // TORSH_CPU_ISA), gathered for DeviceInfo::kernel_variants.
 #include <string>
 
+#include "fft/fft_vector.hpp"
 #include "gemm/gemm.hpp"
 #include "igemm/igemm.hpp"
 #include "platform/cpu_info.hpp"
@@ -28,6 +29,14 @@ const char* clone_level() {
     return "x86-64-v3 loop";
 #endif
   return "baseline loop";
+}
+
+// The FFT's powers of two run the hand-vectorised stages (under the cap);
+// other lengths, and every length without AVX2, the cloned scalar stages.
+std::string fft_levels() {
+  const std::string v = fft::vector_level_name();
+  if (v.empty()) return std::string("stockham ") + clone_level();
+  return "stockham " + v + " stages (powers of two), " + clone_level() + " (other lengths)";
 }
 
 std::string level(bool avx512_body) {
@@ -59,7 +68,7 @@ std::vector<std::pair<std::string, std::string>> kernel_variants() {
                                         ? " (avx2-maddubs-5x16 where the operands cannot saturate it)"
                                         : "") +
                         cap},
-      {"fft", std::string("stockham ") + clone_level()},
+      {"fft", fft_levels() + cap},
       {"stores past " + llc, store_kind()},
   };
 }

@@ -19,6 +19,8 @@ Level level() {
 }
 }  // namespace
 
+const char* vector_level_name() { return level() == Level::Avx512 ? "avx512" : level() == Level::Avx2 ? "avx2" : ""; }
+
 template <class T>
 int vector_lanes() {
   const int bytes = level() == Level::Avx512 ? 64 : level() == Level::Avx2 ? 32 : 0;

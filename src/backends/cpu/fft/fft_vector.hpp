@@ -14,6 +14,10 @@ namespace torsh::cpu::fft {
 template <class T>
 int vector_lanes();
 
+// The level those stages run at: "avx512", "avx2" or "" (none: every plan
+// runs the scalar stages).
+const char* vector_level_name();
+
 // The transform of a plan with lanes > 0, from x (pairs at xr when in_pairs,
 // else split xr / xi) to pairs at yr (out_pairs; times scale) or split yr /
 // yi (which may be xr / xi: in place). conj (pairs in and out only) makes it
