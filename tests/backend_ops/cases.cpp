@@ -1338,6 +1338,16 @@ void fft_cases(CaseList& L) {
     L.add("fft", "fft axis 0, padded", K::Fft, t, {in({6, 5, 2}, t).range(-1, 1)},
           [](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::fft(x[0], 9, 0, tf::Norm::Forward)}; },
           Tol::reduction(9));
+    // out=: straight into a contiguous out, and through a temporary into every other row of a larger one.
+    L.add("fft", "fft_out, contiguous and strided", K::Fft, t, {in({3, 12, 2}, t).range(-1, 1)},
+          [t](Backend& b, std::vector<Tensor>& x) -> Outputs {
+            Tensor o = b.empty(Shape{3, 12, 2}, t), wide = b.zeros(Shape{6, 12, 2}, t);
+            Tensor rows = wide.slice(0, 0, 6, 2);
+            tf::fft_out(x[0], o);
+            tf::fft_out(x[0], rows);
+            return {o, wide};
+          },
+          Tol::reduction(12));
     L.add("fft", "fft2 8x12", K::Fft, t, {in({8, 12, 2}, t).range(-1, 1)},
           [](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::fft2(x[0])}; }, Tol::reduction(96));
     L.add("fft", "irfft2 of rfft2 6x10", K::Fft, t, {in({6, 10}, t).range(-1, 1)},
