@@ -308,6 +308,23 @@ TEST_P(Fft, OutFormsMatchTheEagerOnes) {
   tf::irfft_out(spec, back, 60);
   same(back, tf::irfft(spec, 60));
 
+  // The N-D forms: the last pass into out.
+  Tensor nd = host().empty(Shape{3, 60, 2}, t);
+  tf::fftn_out(c, nd);
+  same(nd, tf::fftn(c));
+  tf::ifftn_out(c, nd, std::nullopt, tf::Axes{1}, tf::Norm::Forward);
+  same(nd, tf::ifftn(c, std::nullopt, tf::Axes{1}, tf::Norm::Forward));
+  Tensor rnd = host().empty(Shape{3, 31, 2}, t);
+  tf::rfftn_out(r, rnd);
+  same(rnd, tf::rfftn(r));
+  Tensor ind = host().empty(Shape{3, 60}, t);
+  tf::irfftn_out(rnd, ind, tf::Axes{3, 60});
+  same(ind, tf::irfftn(rnd, tf::Axes{3, 60}));
+  Tensor self = host().empty(c.shape(), t);
+  ops::copy_into(c, self);
+  tf::fftn_out(self, self);
+  same(self, tf::fftn(c));
+
   // Written through a temporary: out = x, and every other row of a larger tensor.
   Tensor x = make(randoms(2 * 60, 13), Shape{60, 2}, t);
   const Tensor want = tf::fft(x);
@@ -420,6 +437,8 @@ TEST(FftErrors, BadInputIsAClearError) {
   EXPECT_EQ(code([&] { tf::rfft_out(c, out); }), ErrorCode::ShapeMismatch);
   EXPECT_EQ(code([&] { tf::fft_out(c, f64); }), ErrorCode::DTypeMismatch);
   EXPECT_EQ(code([&] { tf::fft_out(c, none); }), ErrorCode::InvalidState);
+  EXPECT_EQ(code([&] { tf::fftn_out(c, wide); }), ErrorCode::ShapeMismatch);
+  EXPECT_EQ(code([&] { tf::irfftn_out(c, f64); }), ErrorCode::DTypeMismatch);
   EXPECT_EQ(values(wide), std::vector<double>(18, 0.0));
   EXPECT_EQ(values(f64), std::vector<double>(16, 0.0));
   try {

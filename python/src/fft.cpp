@@ -24,6 +24,7 @@ fft::Norm norm_arg(const OptName& name) { return name ? fft::norm_from_name(*nam
 using OneAxis = Tensor (*)(const Tensor&, OptInt, std::int64_t, fft::Norm);
 using OneAxisOut = void (*)(const Tensor&, Tensor&, OptInt, std::int64_t, fft::Norm);
 using ManyAxes = Tensor (*)(const Tensor&, const OptAxes&, const OptAxes&, fft::Norm);
+using ManyAxesOut = void (*)(const Tensor&, Tensor&, const OptAxes&, const OptAxes&, fft::Norm);
 
 // out: a Tensor or a writable array of the result's shape and x's dtype,
 // written in place (an array is shared, never copied) and returned.
@@ -52,14 +53,28 @@ void def_one_axis(nb::module_& m, const char* name, OneAxis f, OneAxisOut f_out,
 
 // fftn and its kin; `axes_default` is None for the N-D forms, (-2, -1) for the 2-D ones
 // (None there also means every axis, as in NumPy).
-void def_many_axes(nb::module_& m, const char* name, ManyAxes f, nb::object axes_default, const char* doc) {
-  m.def(name, [f](const TensorLike& x, const OptAxes& s, const OptAxes& axes, const OptName& norm) {
+void def_many_axes(nb::module_& m, const char* name, ManyAxes f, ManyAxesOut f_out, nb::object axes_default,
+                   const char* doc) {
+  m.def(name, [name, f, f_out](const TensorLike& x, const OptAxes& s, const OptAxes& axes, const OptName& norm,
+                               const std::optional<TensorLike>& out) -> nb::object {
         Tensor t = as_tensor(x);
         const fft::Norm nm = norm_arg(norm);
-        nb::gil_scoped_release r;
-        return f(t, s, axes, nm);
+        if (out && !out->obj.is_none()) {
+          Tensor o = as_inplace_tensor(*out, name, "out");
+          {
+            nb::gil_scoped_release r;
+            f_out(t, o, s, axes, nm);
+          }
+          return nb::borrow(out->obj);
+        }
+        Tensor y;
+        {
+          nb::gil_scoped_release r;
+          y = f(t, s, axes, nm);
+        }
+        return nb::cast(std::move(y));
       }, arg("x"), arg("s").none() = nb::none(), arg("axes").none() = axes_default, arg("norm").none() = nb::none(),
-      doc);
+      arg("out").none() = nb::none(), doc);
 }
 
 }  // namespace
@@ -80,18 +95,18 @@ void bind_fft(nb::module_& parent) {
                "The inverse of rfft: complex x ([..., 2]) of non-negative frequencies -> the real signal of length n "
                "(default 2 * (m - 1) for m frequencies).");
   const nb::object all = nb::none(), last_two = nb::make_tuple(-2, -1);
-  def_many_axes(m, "fftn", fft::fftn, all,
+  def_many_axes(m, "fftn", fft::fftn, fft::fftn_out, all,
                 "The N-D DFT of complex x ([..., 2]) over `axes` (default: the last len(s) axes, or all) with "
                 "lengths s.");
-  def_many_axes(m, "ifftn", fft::ifftn, all, "The inverse N-D DFT of complex x ([..., 2]).");
-  def_many_axes(m, "rfftn", fft::rfftn, all,
+  def_many_axes(m, "ifftn", fft::ifftn, fft::ifftn_out, all, "The inverse N-D DFT of complex x ([..., 2]).");
+  def_many_axes(m, "rfftn", fft::rfftn, fft::rfftn_out, all,
                 "The N-D DFT of real x: rfft along the last of `axes`, then fft along the others.");
-  def_many_axes(m, "irfftn", fft::irfftn, all,
+  def_many_axes(m, "irfftn", fft::irfftn, fft::irfftn_out, all,
                 "The inverse of rfftn: ifft along all but the last of `axes`, then irfft along it (real result).");
-  def_many_axes(m, "fft2", fft::fftn, last_two, "fftn over axes (-2, -1) by default.");
-  def_many_axes(m, "ifft2", fft::ifftn, last_two, "ifftn over axes (-2, -1) by default.");
-  def_many_axes(m, "rfft2", fft::rfftn, last_two, "rfftn over axes (-2, -1) by default.");
-  def_many_axes(m, "irfft2", fft::irfftn, last_two, "irfftn over axes (-2, -1) by default.");
+  def_many_axes(m, "fft2", fft::fftn, fft::fftn_out, last_two, "fftn over axes (-2, -1) by default.");
+  def_many_axes(m, "ifft2", fft::ifftn, fft::ifftn_out, last_two, "ifftn over axes (-2, -1) by default.");
+  def_many_axes(m, "rfft2", fft::rfftn, fft::rfftn_out, last_two, "rfftn over axes (-2, -1) by default.");
+  def_many_axes(m, "irfft2", fft::irfftn, fft::irfftn_out, last_two, "irfftn over axes (-2, -1) by default.");
 }
 
 }  // namespace torsh::py

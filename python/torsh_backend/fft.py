@@ -31,14 +31,14 @@ zero-pad or truncate the input first; an entry -1 in ``s`` keeps the input's
 length along that axis (NumPy 2). Unlike NumPy, an axis named twice in
 ``axes``, or an empty ``axes``, raises TorshError.
 
-The 1-D transforms take ``out`` (as NumPy 2's and PyTorch's do): the result is
+Every transform takes ``out`` (as NumPy 2's and PyTorch's do): the result is
 written into it and ``out`` is returned. For NumPy input ``out`` is a NumPy
 array of the result's shape; one of the computing precision (complex64 or
 complex128, float32 or float64 for irfft), C-contiguous and writable is
 written in place with no allocation, any other is filled from the result with
 ``same_kind`` casting. For a Tensor ``out`` is a Tensor of the result's shape
 and x's dtype (or a writable array of that layout, which is shared). The N-D
-forms take no ``out``.
+forms write their last pass into ``out``.
 
 :func:`fftfreq`, :func:`rfftfreq`, :func:`fftshift` and :func:`ifftshift` are
 index helpers that delegate to numpy.fft and return NumPy arrays.
@@ -167,60 +167,58 @@ def _one_axis(op: str, x: Any, n: Optional[int], axis: int, norm: NormName, out:
     if isinstance(x, Tensor):
         return f(x, n, axis, norm, out=out)
     a = np.asarray(x)
-    if op == "rfft":
-        v, _ = _real_in(a, op)
-    else:
-        v, _ = _complex_in(a, op)
+    v, _ = _real_in(a, op) if op == "rfft" else _complex_in(a, op)
     if out is not None:
-        return _into(op, f, v, n, axis, norm, out, a.dtype)
+        return _into(op, lambda o=None: f(v, n, axis, norm, out=o), v, out, op == "irfft")
     t = f(v, n, axis, norm)
-    if op == "rfft":
-        return _complex_out(t)
     return _real_out(t, a.dtype) if op == "irfft" else _complex_out(t)
 
 
-def _into(op: str, f: Any, v: np.ndarray[Any, Any], n: Optional[int], axis: int, norm: NormName, out: Any,
-          src: np.dtype[Any]) -> Any:
-    """numpy.fft's out=: the result written into the array `out` and `out` returned. An out of
-    the computing precision, C-contiguous and writable, is written in place with no copy;
-    any other is filled from the result as NumPy's ufuncs do (same_kind casting)."""
+def _many_axes(op: str, x: Any, s: SizeSeq, axes: AxesSeq, norm: NormName, out: Any = None) -> Any:
+    f = getattr(_c, op)
+    real_in, c2r = op.startswith("rfft"), op.startswith("irfft")
+    if isinstance(x, Tensor):
+        return f(x, _cook_s(_value_dims(x, not real_in), s, axes, c2r), axes, norm, out=out)
+    a = np.asarray(x)
+    v, _ = _real_in(a, op) if real_in else _complex_in(a, op)
+    cooked = _cook_s(a.shape, s, axes, c2r)
+    if out is not None:
+        return _into(op, lambda o=None: f(v, cooked, axes, norm, out=o), v, out, c2r)
+    t = f(v, cooked, axes, norm)
+    if not c2r:
+        return _complex_out(t)
+    passes = len(axes) if axes is not None else len(s) if s is not None else a.ndim
+    return _real_out(t, a.dtype, passes)
+
+
+def _into(op: str, run: Any, v: np.ndarray[Any, Any], out: Any, real_result: bool) -> Any:
+    """numpy.fft's out=: the result written into the NumPy array `out`, which is returned.
+    An out of the computing precision, C-contiguous and writable, is written in place
+    with no copy; any other is filled from the result as NumPy's ufuncs fill theirs
+    (same_kind casting). `run(o)` computes into o (the (re, im) layout), or returns a
+    new tensor for o = None."""
     if not isinstance(out, np.ndarray):
         msg = f"out is a {type(out).__name__}; for NumPy input it must be a NumPy array"
         raise TorshError(msg, code="InvalidArgument", message=msg, op=op,
                          suggestions=["Pass a NumPy array of the result's shape, or None"])
-    real = op == "irfft"
-    want = v.dtype if real else np.dtype(np.complex64 if v.dtype == np.float32 else np.complex128)
-    if out.dtype == want and out.flags.c_contiguous and out.flags.writeable and out.ndim == v.ndim - (not real) \
-            and not (real and src == np.float16):
+    want = v.dtype if real_result else np.dtype(np.complex64 if v.dtype == np.float32 else np.complex128)
+    complex_in = not op.startswith("rfft")
+    if out.dtype == want and out.flags.c_contiguous and out.flags.writeable and out.ndim == v.ndim - complex_in:
         try:
-            f(v, n, axis, norm, out=out if real else out.view(v.dtype).reshape(out.shape + (2,)))
+            run(out if real_result else out.view(v.dtype).reshape(out.shape + (2,)))
             return out
         except TorshError as e:
             if e.code != "ShapeMismatch":
                 raise
             # Reported below in NumPy's shapes rather than the (re, im) layout's.
-    t = f(v, n, axis, norm)
-    r = _real_out(t, src) if real else _complex_out(t)
+    t = run()
+    r = t.numpy() if real_result else _complex_out(t)
     if out.shape != r.shape:
         msg = f"out is {list(out.shape)} but the result is {list(r.shape)}"
         raise TorshError(msg, code="ShapeMismatch", message=msg, op=op, shapes=[str(list(out.shape))],
                          suggestions=[f"Allocate out with shape {r.shape}"])
     np.copyto(out, r, casting="same_kind")
     return out
-
-
-def _many_axes(op: str, x: Any, s: SizeSeq, axes: AxesSeq, norm: NormName) -> Any:
-    f = getattr(_c, op)
-    real_in, c2r = op.startswith("rfft"), op.startswith("irfft")
-    if isinstance(x, Tensor):
-        return f(x, _cook_s(_value_dims(x, not real_in), s, axes, c2r), axes, norm)
-    a = np.asarray(x)
-    v, _ = _real_in(a, op) if real_in else _complex_in(a, op)
-    t = f(v, _cook_s(a.shape, s, axes, c2r), axes, norm)
-    if not c2r:
-        return _complex_out(t)
-    passes = len(axes) if axes is not None else len(s) if s is not None else a.ndim
-    return _real_out(t, a.dtype, passes)
 
 
 # -- One axis ------------------------------------------------------------------
@@ -281,44 +279,52 @@ def irfft(x: Any, n: Optional[int] = None, axis: int = -1, norm: NormName = None
 # -- N-D -----------------------------------------------------------------------
 
 @overload
-def fftn(x: Tensor, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None) -> Tensor: ...
+def fftn(x: Tensor, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None,
+        out: Optional[Tensor] = None) -> Tensor: ...
 @overload
-def fftn(x: npt.ArrayLike, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None) -> ComplexArray: ...
-def fftn(x: Any, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None) -> Any:
+def fftn(x: npt.ArrayLike, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None,
+        out: Optional[npt.NDArray[Any]] = None) -> ComplexArray: ...
+def fftn(x: Any, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None, out: Any = None) -> Any:
     """The N-D DFT over `axes` with lengths s (numpy.fft.fftn).
 
     Default axes: the last len(s) when s is given (NumPy's deprecated reading,
     without its warning), else all of them.
     """
-    return _many_axes("fftn", x, s, axes, norm)
+    return _many_axes("fftn", x, s, axes, norm, out)
 
 
 @overload
-def ifftn(x: Tensor, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None) -> Tensor: ...
+def ifftn(x: Tensor, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None,
+        out: Optional[Tensor] = None) -> Tensor: ...
 @overload
-def ifftn(x: npt.ArrayLike, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None) -> ComplexArray: ...
-def ifftn(x: Any, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None) -> Any:
+def ifftn(x: npt.ArrayLike, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None,
+        out: Optional[npt.NDArray[Any]] = None) -> ComplexArray: ...
+def ifftn(x: Any, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None, out: Any = None) -> Any:
     """The inverse N-D DFT (numpy.fft.ifftn)."""
-    return _many_axes("ifftn", x, s, axes, norm)
+    return _many_axes("ifftn", x, s, axes, norm, out)
 
 
 @overload
-def rfftn(x: Tensor, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None) -> Tensor: ...
+def rfftn(x: Tensor, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None,
+        out: Optional[Tensor] = None) -> Tensor: ...
 @overload
-def rfftn(x: npt.ArrayLike, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None) -> ComplexArray: ...
-def rfftn(x: Any, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None) -> Any:
+def rfftn(x: npt.ArrayLike, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None,
+        out: Optional[npt.NDArray[Any]] = None) -> ComplexArray: ...
+def rfftn(x: Any, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None, out: Any = None) -> Any:
     """The N-D DFT of real x (numpy.fft.rfftn): rfft along the last of `axes`, fft along the others."""
-    return _many_axes("rfftn", x, s, axes, norm)
+    return _many_axes("rfftn", x, s, axes, norm, out)
 
 
 @overload
-def irfftn(x: Tensor, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None) -> Tensor: ...
+def irfftn(x: Tensor, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None,
+        out: Optional[Tensor] = None) -> Tensor: ...
 @overload
-def irfftn(x: npt.ArrayLike, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None) -> RealArray: ...
-def irfftn(x: Any, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None) -> Any:
+def irfftn(x: npt.ArrayLike, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None,
+        out: Optional[npt.NDArray[Any]] = None) -> RealArray: ...
+def irfftn(x: Any, s: SizeSeq = None, axes: AxesSeq = None, norm: NormName = None, out: Any = None) -> Any:
     """The inverse of rfftn (numpy.fft.irfftn): ifft along all but the last of `axes`, then irfft
     along it (default length 2 * (m - 1) there)."""
-    return _many_axes("irfftn", x, s, axes, norm)
+    return _many_axes("irfftn", x, s, axes, norm, out)
 
 
 # -- 2-D -----------------------------------------------------------------------
@@ -327,39 +333,47 @@ _LAST2 = (-2, -1)
 
 
 @overload
-def fft2(x: Tensor, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None) -> Tensor: ...
+def fft2(x: Tensor, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None,
+        out: Optional[Tensor] = None) -> Tensor: ...
 @overload
-def fft2(x: npt.ArrayLike, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None) -> ComplexArray: ...
-def fft2(x: Any, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None) -> Any:
+def fft2(x: npt.ArrayLike, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None,
+        out: Optional[npt.NDArray[Any]] = None) -> ComplexArray: ...
+def fft2(x: Any, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None, out: Any = None) -> Any:
     """fftn over axes (-2, -1) by default (numpy.fft.fft2); axes=None means all of them."""
-    return _many_axes("fft2", x, s, axes, norm)
+    return _many_axes("fft2", x, s, axes, norm, out)
 
 
 @overload
-def ifft2(x: Tensor, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None) -> Tensor: ...
+def ifft2(x: Tensor, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None,
+        out: Optional[Tensor] = None) -> Tensor: ...
 @overload
-def ifft2(x: npt.ArrayLike, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None) -> ComplexArray: ...
-def ifft2(x: Any, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None) -> Any:
+def ifft2(x: npt.ArrayLike, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None,
+        out: Optional[npt.NDArray[Any]] = None) -> ComplexArray: ...
+def ifft2(x: Any, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None, out: Any = None) -> Any:
     """ifftn over axes (-2, -1) by default (numpy.fft.ifft2)."""
-    return _many_axes("ifft2", x, s, axes, norm)
+    return _many_axes("ifft2", x, s, axes, norm, out)
 
 
 @overload
-def rfft2(x: Tensor, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None) -> Tensor: ...
+def rfft2(x: Tensor, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None,
+        out: Optional[Tensor] = None) -> Tensor: ...
 @overload
-def rfft2(x: npt.ArrayLike, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None) -> ComplexArray: ...
-def rfft2(x: Any, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None) -> Any:
+def rfft2(x: npt.ArrayLike, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None,
+        out: Optional[npt.NDArray[Any]] = None) -> ComplexArray: ...
+def rfft2(x: Any, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None, out: Any = None) -> Any:
     """rfftn over axes (-2, -1) by default (numpy.fft.rfft2)."""
-    return _many_axes("rfft2", x, s, axes, norm)
+    return _many_axes("rfft2", x, s, axes, norm, out)
 
 
 @overload
-def irfft2(x: Tensor, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None) -> Tensor: ...
+def irfft2(x: Tensor, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None,
+        out: Optional[Tensor] = None) -> Tensor: ...
 @overload
-def irfft2(x: npt.ArrayLike, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None) -> RealArray: ...
-def irfft2(x: Any, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None) -> Any:
+def irfft2(x: npt.ArrayLike, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None,
+        out: Optional[npt.NDArray[Any]] = None) -> RealArray: ...
+def irfft2(x: Any, s: SizeSeq = None, axes: AxesSeq = _LAST2, norm: NormName = None, out: Any = None) -> Any:
     """irfftn over axes (-2, -1) by default (numpy.fft.irfft2)."""
-    return _many_axes("irfft2", x, s, axes, norm)
+    return _many_axes("irfft2", x, s, axes, norm, out)
 
 
 # -- Index helpers: NumPy's ----------------------------------------------------

@@ -115,13 +115,52 @@ void pass_into(const char* op, const PassShape& p, const Tensor& out, std::int64
   });
 }
 
+// Whether two tensors' storage may meet: one buffer, or host memory whose
+// byte ranges overlap (two tensors wrapping one NumPy array are two buffers).
+bool may_share(const Tensor& a, const Tensor& b) {
+  if (&a.buffer().impl() == &b.buffer().impl()) return true;
+  const auto* pa = static_cast<const unsigned char*>(a.buffer().host_ptr());
+  const auto* pb = static_cast<const unsigned char*>(b.buffer().host_ptr());
+  if (!pa || !pb) return false;
+  return pa < pb + b.buffer().size() && pb < pa + a.buffer().size();
+}
+
+// out= of every form: defined, on x's device, of x's dtype (every transform
+// keeps the real dtype). Its shape is checked by the last pass.
+void check_out(const char* op, const Tensor& x, const Tensor& out) {
+  if (!out.defined()) throw Error(ErrorCode::InvalidState, "out is undefined", {.op = op});
+  detail::check_same_device(op, {x, out});
+  if (out.dtype() != x.dtype())
+    throw Error(ErrorCode::DTypeMismatch,
+                "out is " + std::string(dtype_name(out.dtype())) + " but the result is " +
+                    std::string(dtype_name(x.dtype())),
+                detail::context(op, {x, out}), {"Give out x's dtype"});
+}
+
+// One pass into a new tensor, or into *out (checked by check_out). The
+// kernel writes a contiguous output that shares no storage with its input;
+// any other out (a strided view, the input itself, a view of its buffer) is
+// written through a temporary, so out= never changes the result.
 Tensor pass(const char* op, const Tensor& x_in, std::size_t axis, std::int64_t n, rt::FftKind kind, bool inverse,
-            Norm norm) {
+            Norm norm, Tensor* out = nullptr) {
   PassShape p;
   pass_shape(p, op, x_in, axis, n, kind);
-  Tensor out = detail::empty_like(*p.x, p.out, p.x->dtype());
-  pass_into(op, p, out, n, kind, inverse, norm);
-  return out;
+  if (!out) {
+    Tensor y = detail::empty_like(*p.x, p.out, p.x->dtype());
+    pass_into(op, p, y, n, kind, inverse, norm);
+    return y;
+  }
+  if (out->shape() != p.out)
+    throw Error(ErrorCode::ShapeMismatch, "out is " + out->shape().to_string() + " but the result is " + p.out.to_string(),
+                detail::context(op, {x_in, *out}), {"Allocate out as " + p.out.to_string()});
+  if (out->is_contiguous() && !may_share(*out, *p.x)) {
+    pass_into(op, p, *out, n, kind, inverse, norm);
+    return *out;
+  }
+  Tensor tmp = detail::empty_like(*p.x, p.out, p.x->dtype());
+  pass_into(op, p, tmp, n, kind, inverse, norm);
+  copy_into(tmp, *out);
+  return *out;
 }
 
 std::size_t value_ndim(const Tensor& x, bool complex) { return x.ndim() - (complex ? 1 : 0); }
@@ -144,47 +183,10 @@ OneAxis resolve_one(const char* op, const Tensor& x, std::optional<std::int64_t>
 }
 
 Tensor one_axis(const char* op, const Tensor& x, std::optional<std::int64_t> n, std::int64_t axis, Norm norm,
-                rt::FftKind kind, bool inverse) {
+                rt::FftKind kind, bool inverse, Tensor* out = nullptr) {
   const OneAxis a = resolve_one(op, x, n, axis, kind);
-  return pass(op, x, a.axis, a.n, kind, inverse, norm);
-}
-
-// Whether two tensors' storage may meet: one buffer, or host memory whose
-// byte ranges overlap (two tensors wrapping one NumPy array are two buffers).
-bool may_share(const Tensor& a, const Tensor& b) {
-  if (&a.buffer().impl() == &b.buffer().impl()) return true;
-  const auto* pa = static_cast<const unsigned char*>(a.buffer().host_ptr());
-  const auto* pb = static_cast<const unsigned char*>(b.buffer().host_ptr());
-  if (!pa || !pb) return false;
-  return pa < pb + b.buffer().size() && pb < pa + a.buffer().size();
-}
-
-// The same into `out`. The kernel writes a contiguous output that shares no
-// storage with its input; any other out (a strided view, x itself, a view of
-// x's buffer) is written through a temporary, so out= never changes the
-// result.
-void one_axis_out(const char* op, const Tensor& x, Tensor& out, std::optional<std::int64_t> n, std::int64_t axis,
-                  Norm norm, rt::FftKind kind, bool inverse) {
-  const OneAxis a = resolve_one(op, x, n, axis, kind);
-  if (!out.defined()) throw Error(ErrorCode::InvalidState, "out is undefined", {.op = op});
-  detail::check_same_device(op, {x, out});
-  if (out.dtype() != x.dtype())
-    throw Error(ErrorCode::DTypeMismatch,
-                "out is " + std::string(dtype_name(out.dtype())) + " but the result is " +
-                    std::string(dtype_name(x.dtype())),
-                detail::context(op, {x, out}), {"Give out x's dtype"});
-  PassShape p;
-  pass_shape(p, op, x, a.axis, a.n, kind);
-  if (out.shape() != p.out)
-    throw Error(ErrorCode::ShapeMismatch, "out is " + out.shape().to_string() + " but the result is " + p.out.to_string(),
-                detail::context(op, {x, out}), {"Allocate out as " + p.out.to_string()});
-  if (out.is_contiguous() && !may_share(out, *p.x)) {
-    pass_into(op, p, out, a.n, kind, inverse, norm);
-    return;
-  }
-  Tensor tmp = detail::empty_like(*p.x, p.out, p.x->dtype());
-  pass_into(op, p, tmp, a.n, kind, inverse, norm);
-  copy_into(tmp, out);
+  if (out) check_out(op, x, *out);
+  return pass(op, x, a.axis, a.n, kind, inverse, norm, out);
 }
 
 // The axes and lengths of an N-D transform, as NumPy resolves them.
@@ -220,15 +222,44 @@ void resolve(const char* op, const Tensor& x, std::size_t nd, const std::optiona
   }
 }
 
+// The N-D forms: passes axis by axis, the last one into out when given.
 Tensor complex_nd(const char* op, const Tensor& x, const std::optional<Axes>& s, const std::optional<Axes>& axes_in,
-                  Norm norm, bool inverse) {
+                  Norm norm, bool inverse, Tensor* out = nullptr) {
   check_complex(op, x);
+  if (out) check_out(op, x, *out);
   std::vector<std::size_t> axes;
   Axes lens;
   resolve(op, x, value_ndim(x, true), s, axes_in, axes, lens, false);
   Tensor y = x;
-  for (std::size_t i = axes.size(); i-- > 0;) y = pass(op, y, axes[i], lens[i], rt::FftKind::C2C, inverse, norm);
+  for (std::size_t i = axes.size(); i-- > 0;)
+    y = pass(op, y, axes[i], lens[i], rt::FftKind::C2C, inverse, norm, i == 0 ? out : nullptr);
   return y;
+}
+
+Tensor real_nd(const char* op, const Tensor& x, const std::optional<Axes>& s, const std::optional<Axes>& axes_in,
+               Norm norm, Tensor* out = nullptr) {
+  check_dtype(op, x);
+  if (out) check_out(op, x, *out);
+  std::vector<std::size_t> axes;
+  Axes lens;
+  resolve(op, x, x.ndim(), s, axes_in, axes, lens, false);
+  const std::size_t last = axes.size() - 1;
+  Tensor y = pass(op, x, axes[last], lens[last], rt::FftKind::R2C, false, norm, last == 0 ? out : nullptr);
+  for (std::size_t i = last; i-- > 0;)
+    y = pass(op, y, axes[i], lens[i], rt::FftKind::C2C, false, norm, i == 0 ? out : nullptr);
+  return y;
+}
+
+Tensor inverse_real_nd(const char* op, const Tensor& x, const std::optional<Axes>& s,
+                       const std::optional<Axes>& axes_in, Norm norm, Tensor* out = nullptr) {
+  check_complex(op, x);
+  if (out) check_out(op, x, *out);
+  std::vector<std::size_t> axes;
+  Axes lens;
+  resolve(op, x, value_ndim(x, true), s, axes_in, axes, lens, true);
+  Tensor y = x;
+  for (std::size_t i = 0; i + 1 < axes.size(); ++i) y = pass(op, y, axes[i], lens[i], rt::FftKind::C2C, true, norm);
+  return pass(op, y, axes.back(), lens.back(), rt::FftKind::C2R, true, norm, out);
 }
 
 }  // namespace
@@ -255,16 +286,16 @@ Tensor irfft(const Tensor& x, std::optional<std::int64_t> n, std::int64_t axis, 
 }
 
 void fft_out(const Tensor& x, Tensor& out, std::optional<std::int64_t> n, std::int64_t axis, Norm norm) {
-  one_axis_out("fft", x, out, n, axis, norm, rt::FftKind::C2C, false);
+  one_axis("fft", x, n, axis, norm, rt::FftKind::C2C, false, &out);
 }
 void ifft_out(const Tensor& x, Tensor& out, std::optional<std::int64_t> n, std::int64_t axis, Norm norm) {
-  one_axis_out("ifft", x, out, n, axis, norm, rt::FftKind::C2C, true);
+  one_axis("ifft", x, n, axis, norm, rt::FftKind::C2C, true, &out);
 }
 void rfft_out(const Tensor& x, Tensor& out, std::optional<std::int64_t> n, std::int64_t axis, Norm norm) {
-  one_axis_out("rfft", x, out, n, axis, norm, rt::FftKind::R2C, false);
+  one_axis("rfft", x, n, axis, norm, rt::FftKind::R2C, false, &out);
 }
 void irfft_out(const Tensor& x, Tensor& out, std::optional<std::int64_t> n, std::int64_t axis, Norm norm) {
-  one_axis_out("irfft", x, out, n, axis, norm, rt::FftKind::C2R, true);
+  one_axis("irfft", x, n, axis, norm, rt::FftKind::C2R, true, &out);
 }
 
 Tensor fftn(const Tensor& x, const std::optional<Axes>& s, const std::optional<Axes>& axes, Norm norm) {
@@ -274,26 +305,27 @@ Tensor ifftn(const Tensor& x, const std::optional<Axes>& s, const std::optional<
   return complex_nd("ifftn", x, s, axes, norm, true);
 }
 
-Tensor rfftn(const Tensor& x, const std::optional<Axes>& s, const std::optional<Axes>& axes_in, Norm norm) {
-  const char* op = "rfftn";
-  check_dtype(op, x);
-  std::vector<std::size_t> axes;
-  Axes lens;
-  resolve(op, x, x.ndim(), s, axes_in, axes, lens, false);
-  Tensor y = pass(op, x, axes.back(), lens.back(), rt::FftKind::R2C, false, norm);
-  for (std::size_t i = axes.size() - 1; i-- > 0;) y = pass(op, y, axes[i], lens[i], rt::FftKind::C2C, false, norm);
-  return y;
+Tensor rfftn(const Tensor& x, const std::optional<Axes>& s, const std::optional<Axes>& axes, Norm norm) {
+  return real_nd("rfftn", x, s, axes, norm);
+}
+Tensor irfftn(const Tensor& x, const std::optional<Axes>& s, const std::optional<Axes>& axes, Norm norm) {
+  return inverse_real_nd("irfftn", x, s, axes, norm);
 }
 
-Tensor irfftn(const Tensor& x, const std::optional<Axes>& s, const std::optional<Axes>& axes_in, Norm norm) {
-  const char* op = "irfftn";
-  check_complex(op, x);
-  std::vector<std::size_t> axes;
-  Axes lens;
-  resolve(op, x, value_ndim(x, true), s, axes_in, axes, lens, true);
-  Tensor y = x;
-  for (std::size_t i = 0; i + 1 < axes.size(); ++i) y = pass(op, y, axes[i], lens[i], rt::FftKind::C2C, true, norm);
-  return pass(op, y, axes.back(), lens.back(), rt::FftKind::C2R, true, norm);
+void fftn_out(const Tensor& x, Tensor& out, const std::optional<Axes>& s, const std::optional<Axes>& axes, Norm norm) {
+  complex_nd("fftn", x, s, axes, norm, false, &out);
+}
+void ifftn_out(const Tensor& x, Tensor& out, const std::optional<Axes>& s, const std::optional<Axes>& axes,
+               Norm norm) {
+  complex_nd("ifftn", x, s, axes, norm, true, &out);
+}
+void rfftn_out(const Tensor& x, Tensor& out, const std::optional<Axes>& s, const std::optional<Axes>& axes,
+               Norm norm) {
+  real_nd("rfftn", x, s, axes, norm, &out);
+}
+void irfftn_out(const Tensor& x, Tensor& out, const std::optional<Axes>& s, const std::optional<Axes>& axes,
+                Norm norm) {
+  inverse_real_nd("irfftn", x, s, axes, norm, &out);
 }
 
 Tensor fft2(const Tensor& x, const std::optional<Axes>& s, const Axes& axes, Norm norm) {

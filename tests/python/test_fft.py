@@ -337,6 +337,42 @@ def test_out_into_numpy_arrays(rng, fn, length, prec):
     assert not wide[1::2].any()
 
 
+@pytest.mark.parametrize("fn", ["fft", "ifft", "rfft", "irfft", "fftn", "ifftn", "rfftn", "irfftn",
+                                "fft2", "ifft2", "rfft2", "irfft2"])
+def test_out_of_the_computing_precision_is_written_without_a_copy(rng, fn, monkeypatch):
+    x = rrandn(rng, (4, 6), "f32") if fn.startswith("rfft") else crandn(rng, (4, 6), "f32")
+    want = getattr(tb.fft, fn)(x)
+    out = np.zeros_like(want)
+
+    def no_copy(*a, **k):
+        raise AssertionError("out was filled from a temporary")
+    monkeypatch.setattr(np, "copyto", no_copy)
+    assert getattr(tb.fft, fn)(x, out=out) is out
+    np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("prec", ["f32", "f64"])
+@pytest.mark.parametrize("fn", ["fftn", "ifftn", "rfftn", "irfftn", "fft2", "irfft2"])
+def test_nd_out(rng, fn, prec):
+    x = rrandn(rng, (5, 6, 4), prec) if fn.startswith("rfft") else crandn(rng, (5, 6, 4), prec)
+    kw = {"axes": (0, 2)} if fn.endswith("n") else {}
+    want = getattr(tb.fft, fn)(x, **kw)
+    out = np.empty_like(want)
+    assert getattr(tb.fft, fn)(x, out=out, **kw) is out
+    np.testing.assert_array_equal(out, want)
+    wide = np.zeros((2 * want.shape[0],) + want.shape[1:], np.complex128 if want.dtype.kind == "c" else np.float64)
+    assert getattr(tb.fft, fn)(x, out=wide[::2], **kw) is not None
+    close(wide[::2], ref(fn, x, **kw), prec)
+    assert not wide[1::2].any()
+    # Tensors: the (re, im) layout in and out.
+    if not fn.startswith("rfft"):
+        t = tb.asarray(np.ascontiguousarray(x).view(REAL[prec]).reshape(x.shape + (2,)))
+        tw = getattr(tb.fft, fn)(t, **kw)
+        o = tb.asarray(np.zeros(tuple(tw.shape), REAL[prec]))
+        assert getattr(tb.fft, fn)(t, out=o, **kw) is o
+        np.testing.assert_array_equal(o.numpy(), tw.numpy())
+
+
 @pytest.mark.parametrize("prec", ["f32", "f64"])
 def test_out_in_place_and_into_tensors(rng, prec):
     c = crandn(rng, 64, prec)
@@ -366,6 +402,8 @@ def test_out_errors_leave_out_alone():
     ro = np.zeros((8, 2), np.float32)
     ro.flags.writeable = False
     raises("InvalidArgument", tb.fft.fft, t, out=ro)
+    e = raises("ShapeMismatch", tb.fft.fft2, np.ones((4, 4), np.complex64), out=np.zeros((4, 5), np.complex64))
+    assert "[4, 5]" in e.message and "[4, 4]" in e.message
 
 
 # -- Index helpers: NumPy's --------------------------------------------------

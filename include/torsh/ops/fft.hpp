@@ -66,6 +66,17 @@ Tensor rfftn(const Tensor& x, const std::optional<Axes>& s = std::nullopt,
 Tensor irfftn(const Tensor& x, const std::optional<Axes>& s = std::nullopt,
               const std::optional<Axes>& axes = std::nullopt, Norm norm = Norm::Backward);
 
+// The N-D forms into out, as fft_out (the passes before the last go through
+// temporaries). For the 2-D forms pass axes {-2, -1}.
+void fftn_out(const Tensor& x, Tensor& out, const std::optional<Axes>& s = std::nullopt,
+              const std::optional<Axes>& axes = std::nullopt, Norm norm = Norm::Backward);
+void ifftn_out(const Tensor& x, Tensor& out, const std::optional<Axes>& s = std::nullopt,
+               const std::optional<Axes>& axes = std::nullopt, Norm norm = Norm::Backward);
+void rfftn_out(const Tensor& x, Tensor& out, const std::optional<Axes>& s = std::nullopt,
+               const std::optional<Axes>& axes = std::nullopt, Norm norm = Norm::Backward);
+void irfftn_out(const Tensor& x, Tensor& out, const std::optional<Axes>& s = std::nullopt,
+                const std::optional<Axes>& axes = std::nullopt, Norm norm = Norm::Backward);
+
 // The N-D forms over axes {-2, -1}.
 Tensor fft2(const Tensor& x, const std::optional<Axes>& s = std::nullopt, const Axes& axes = {-2, -1},
             Norm norm = Norm::Backward);
