@@ -165,7 +165,7 @@ def _value_dims(x: Union[Tensor, np.ndarray[Any, Any]], complex_in: bool) -> tup
 def _one_axis(op: str, x: Any, n: Optional[int], axis: int, norm: NormName, out: Any = None) -> Any:
     f = getattr(_c, op)
     if isinstance(x, Tensor):
-        return f(x, n, axis, norm, out=out)
+        return _tensor_into(op, lambda o: f(x, n, axis, norm, out=o), out)
     a = np.asarray(x)
     v, _ = _real_in(a, op) if op == "rfft" else _complex_in(a, op)
     if out is not None:
@@ -178,7 +178,8 @@ def _many_axes(op: str, x: Any, s: SizeSeq, axes: AxesSeq, norm: NormName, out: 
     f = getattr(_c, op)
     real_in, c2r = op.startswith("rfft"), op.startswith("irfft")
     if isinstance(x, Tensor):
-        return f(x, _cook_s(_value_dims(x, not real_in), s, axes, c2r), axes, norm, out=out)
+        cooked_t = _cook_s(_value_dims(x, not real_in), s, axes, c2r)
+        return _tensor_into(op, lambda o: f(x, cooked_t, axes, norm, out=o), out)
     a = np.asarray(x)
     v, _ = _real_in(a, op) if real_in else _complex_in(a, op)
     cooked = _cook_s(a.shape, s, axes, c2r)
@@ -189,6 +190,19 @@ def _many_axes(op: str, x: Any, s: SizeSeq, axes: AxesSeq, norm: NormName, out: 
         return _complex_out(t)
     passes = len(axes) if axes is not None else len(s) if s is not None else a.ndim
     return _real_out(t, a.dtype, passes)
+
+
+def _tensor_into(op: str, run: Any, out: Any) -> Any:
+    """A Tensor's transform into out: a Tensor, or an array in the (re, im) layout; a complex
+    NumPy array is taken as that layout (a view, so it must be C-contiguous)."""
+    if isinstance(out, np.ndarray) and out.dtype.kind == "c":
+        if not out.flags.c_contiguous:
+            msg = "out is a strided complex array; a Tensor's transform writes a C-contiguous one"
+            raise TorshError(msg, code="InvalidArgument", message=msg, op=op,
+                             suggestions=["Pass numpy.empty(shape, dtype) or a Tensor"])
+        run(out.view(out.real.dtype).reshape(out.shape + (2,)))
+        return out
+    return run(out)
 
 
 def _into(op: str, run: Any, v: np.ndarray[Any, Any], out: Any, real_result: bool) -> Any:
