@@ -222,44 +222,50 @@ void resolve(const char* op, const Tensor& x, std::size_t nd, const std::optiona
   }
 }
 
+// The axes and lengths of an N-D form, with x (and out when given) checked.
+struct NdAxes {
+  std::vector<std::size_t> axes;
+  Axes lens;
+};
+
+NdAxes nd_axes(const char* op, const Tensor& x, bool complex_in, const std::optional<Axes>& s,
+               const std::optional<Axes>& axes_in, bool c2r_last, const Tensor* out) {
+  complex_in ? check_complex(op, x) : check_dtype(op, x);
+  if (out) check_out(op, x, *out);
+  NdAxes a;
+  resolve(op, x, value_ndim(x, complex_in), s, axes_in, a.axes, a.lens, c2r_last);
+  return a;
+}
+
 // The N-D forms: passes axis by axis, the last one into out when given.
 Tensor complex_nd(const char* op, const Tensor& x, const std::optional<Axes>& s, const std::optional<Axes>& axes_in,
                   Norm norm, bool inverse, Tensor* out = nullptr) {
-  check_complex(op, x);
-  if (out) check_out(op, x, *out);
-  std::vector<std::size_t> axes;
-  Axes lens;
-  resolve(op, x, value_ndim(x, true), s, axes_in, axes, lens, false);
+  const NdAxes a = nd_axes(op, x, true, s, axes_in, false, out);
   Tensor y = x;
-  for (std::size_t i = axes.size(); i-- > 0;)
-    y = pass(op, y, axes[i], lens[i], rt::FftKind::C2C, inverse, norm, i == 0 ? out : nullptr);
+  for (std::size_t i = a.axes.size(); i-- > 0;)
+    y = pass(op, y, a.axes[i], a.lens[i], rt::FftKind::C2C, inverse, norm, i == 0 ? out : nullptr);
   return y;
 }
 
+// rfft along the last axis, then fft along the others.
 Tensor real_nd(const char* op, const Tensor& x, const std::optional<Axes>& s, const std::optional<Axes>& axes_in,
                Norm norm, Tensor* out = nullptr) {
-  check_dtype(op, x);
-  if (out) check_out(op, x, *out);
-  std::vector<std::size_t> axes;
-  Axes lens;
-  resolve(op, x, x.ndim(), s, axes_in, axes, lens, false);
-  const std::size_t last = axes.size() - 1;
-  Tensor y = pass(op, x, axes[last], lens[last], rt::FftKind::R2C, false, norm, last == 0 ? out : nullptr);
+  const NdAxes a = nd_axes(op, x, false, s, axes_in, false, out);
+  const std::size_t last = a.axes.size() - 1;
+  Tensor y = pass(op, x, a.axes[last], a.lens[last], rt::FftKind::R2C, false, norm, last == 0 ? out : nullptr);
   for (std::size_t i = last; i-- > 0;)
-    y = pass(op, y, axes[i], lens[i], rt::FftKind::C2C, false, norm, i == 0 ? out : nullptr);
+    y = pass(op, y, a.axes[i], a.lens[i], rt::FftKind::C2C, false, norm, i == 0 ? out : nullptr);
   return y;
 }
 
+// ifft along all but the last axis, then irfft along it.
 Tensor inverse_real_nd(const char* op, const Tensor& x, const std::optional<Axes>& s,
                        const std::optional<Axes>& axes_in, Norm norm, Tensor* out = nullptr) {
-  check_complex(op, x);
-  if (out) check_out(op, x, *out);
-  std::vector<std::size_t> axes;
-  Axes lens;
-  resolve(op, x, value_ndim(x, true), s, axes_in, axes, lens, true);
+  const NdAxes a = nd_axes(op, x, true, s, axes_in, true, out);
   Tensor y = x;
-  for (std::size_t i = 0; i + 1 < axes.size(); ++i) y = pass(op, y, axes[i], lens[i], rt::FftKind::C2C, true, norm);
-  return pass(op, y, axes.back(), lens.back(), rt::FftKind::C2R, true, norm, out);
+  for (std::size_t i = 0; i + 1 < a.axes.size(); ++i)
+    y = pass(op, y, a.axes[i], a.lens[i], rt::FftKind::C2C, true, norm);
+  return pass(op, y, a.axes.back(), a.lens.back(), rt::FftKind::C2R, true, norm, out);
 }
 
 }  // namespace
