@@ -26,27 +26,35 @@ using OneAxisOut = void (*)(const Tensor&, Tensor&, OptInt, std::int64_t, fft::N
 using ManyAxes = Tensor (*)(const Tensor&, const OptAxes&, const OptAxes&, fft::Norm);
 using ManyAxesOut = void (*)(const Tensor&, Tensor&, const OptAxes&, const OptAxes&, fft::Norm);
 
-// out: a Tensor or a writable array of the result's shape and x's dtype,
-// written in place (an array is shared, never copied) and returned.
+// A transform into a new tensor, or into out: a Tensor or a writable array
+// of the result's shape and x's dtype, written in place (an array is shared,
+// never copied). With out the caller's own object is returned, as NumPy
+// returns out.
+template <class New, class Into>
+nb::object new_or_into(const char* name, const std::optional<TensorLike>& out, New make, Into into) {
+  if (out && !out->obj.is_none()) {
+    Tensor o = as_inplace_tensor(*out, name, "out");
+    {
+      nb::gil_scoped_release r;
+      into(o);
+    }
+    return nb::borrow(out->obj);
+  }
+  Tensor y;
+  {
+    nb::gil_scoped_release r;
+    y = make();
+  }
+  return nb::cast(std::move(y));
+}
+
 void def_one_axis(nb::module_& m, const char* name, OneAxis f, OneAxisOut f_out, const char* doc) {
   m.def(name, [name, f, f_out](const TensorLike& x, OptInt n, std::int64_t axis, const OptName& norm,
                                const std::optional<TensorLike>& out) -> nb::object {
-        Tensor t = as_tensor(x);
+        const Tensor t = as_tensor(x);
         const fft::Norm nm = norm_arg(norm);
-        if (out && !out->obj.is_none()) {
-          Tensor o = as_inplace_tensor(*out, name, "out");
-          {
-            nb::gil_scoped_release r;
-            f_out(t, o, n, axis, nm);
-          }
-          return nb::borrow(out->obj);  // the caller's own object, as NumPy returns out
-        }
-        Tensor y;
-        {
-          nb::gil_scoped_release r;
-          y = f(t, n, axis, nm);
-        }
-        return nb::cast(std::move(y));
+        return new_or_into(
+            name, out, [&] { return f(t, n, axis, nm); }, [&](Tensor& o) { f_out(t, o, n, axis, nm); });
       }, arg("x"), arg("n").none() = nb::none(), arg("axis") = -1, arg("norm").none() = nb::none(),
       arg("out").none() = nb::none(), doc);
 }
@@ -57,22 +65,10 @@ void def_many_axes(nb::module_& m, const char* name, ManyAxes f, ManyAxesOut f_o
                    const char* doc) {
   m.def(name, [name, f, f_out](const TensorLike& x, const OptAxes& s, const OptAxes& axes, const OptName& norm,
                                const std::optional<TensorLike>& out) -> nb::object {
-        Tensor t = as_tensor(x);
+        const Tensor t = as_tensor(x);
         const fft::Norm nm = norm_arg(norm);
-        if (out && !out->obj.is_none()) {
-          Tensor o = as_inplace_tensor(*out, name, "out");
-          {
-            nb::gil_scoped_release r;
-            f_out(t, o, s, axes, nm);
-          }
-          return nb::borrow(out->obj);
-        }
-        Tensor y;
-        {
-          nb::gil_scoped_release r;
-          y = f(t, s, axes, nm);
-        }
-        return nb::cast(std::move(y));
+        return new_or_into(
+            name, out, [&] { return f(t, s, axes, nm); }, [&](Tensor& o) { f_out(t, o, s, axes, nm); });
       }, arg("x"), arg("s").none() = nb::none(), arg("axes").none() = axes_default, arg("norm").none() = nb::none(),
       arg("out").none() = nb::none(), doc);
 }

@@ -145,21 +145,14 @@ Tensor pass(const char* op, const Tensor& x_in, std::size_t axis, std::int64_t n
             Norm norm, Tensor* out = nullptr) {
   PassShape p;
   pass_shape(p, op, x_in, axis, n, kind);
-  if (!out) {
-    Tensor y = detail::empty_like(*p.x, p.out, p.x->dtype());
-    pass_into(op, p, y, n, kind, inverse, norm);
-    return y;
-  }
-  if (out->shape() != p.out)
+  if (out && out->shape() != p.out)
     throw Error(ErrorCode::ShapeMismatch, "out is " + out->shape().to_string() + " but the result is " + p.out.to_string(),
                 detail::context(op, {x_in, *out}), {"Allocate out as " + p.out.to_string()});
-  if (out->is_contiguous() && !may_share(*out, *p.x)) {
-    pass_into(op, p, *out, n, kind, inverse, norm);
-    return *out;
-  }
-  Tensor tmp = detail::empty_like(*p.x, p.out, p.x->dtype());
-  pass_into(op, p, tmp, n, kind, inverse, norm);
-  copy_into(tmp, *out);
+  const bool direct = out && out->is_contiguous() && !may_share(*out, *p.x);
+  Tensor y = direct ? *out : detail::empty_like(*p.x, p.out, p.x->dtype());
+  pass_into(op, p, y, n, kind, inverse, norm);
+  if (!out) return y;
+  if (!direct) copy_into(y, *out);
   return *out;
 }
 

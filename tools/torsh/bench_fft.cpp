@@ -20,7 +20,7 @@ void bench_fft(Ctx& c) {
     const std::int64_t n = std::int64_t{1} << lg;
     const double reps = n >= (1 << 16) ? 50 : 2000;
     const std::string c2c = "fft_c2c_f32_" + std::to_string(n);
-    const auto both = [&](const std::string& name, const Shape& shape, std::uint64_t seed, Tensor (*op)(const Tensor&),
+    const auto forms = [&](const std::string& name, const Shape& shape, std::uint64_t seed, Tensor (*op)(const Tensor&),
                           void (*op_out)(const Tensor&, Tensor&), double flops) {
       const bool eager = wanted(c, name), into = wanted(c, name + "_out"), replay = wanted(c, name + "_replay");
       if (!eager && !into && !replay) return;
@@ -45,9 +45,9 @@ void bench_fft(Ctx& c) {
         emit(c, name + "_replay", "f32", ms, "gflops", flops / ms / 1e6, g.replay_mode());
       }
     };
-    both(c2c, Shape{n, 2}, 1, [](const Tensor& x) { return tf::fft(x); },
+    forms(c2c, Shape{n, 2}, 1, [](const Tensor& x) { return tf::fft(x); },
          [](const Tensor& x, Tensor& y) { tf::fft_out(x, y); }, 5.0 * n * lg);
-    both("rfft_f32_" + std::to_string(n), Shape{n}, 2, [](const Tensor& x) { return tf::rfft(x); },
+    forms("rfft_f32_" + std::to_string(n), Shape{n}, 2, [](const Tensor& x) { return tf::rfft(x); },
          [](const Tensor& x, Tensor& y) { tf::rfft_out(x, y); }, 2.5 * n * lg);
   }
   for (const std::int64_t n : {512, 2048}) {
