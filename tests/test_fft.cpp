@@ -439,6 +439,10 @@ TEST(FftErrors, BadInputIsAClearError) {
   EXPECT_EQ(code([&] { tf::fft_out(c, none); }), ErrorCode::InvalidState);
   EXPECT_EQ(code([&] { tf::fftn_out(c, wide); }), ErrorCode::ShapeMismatch);
   EXPECT_EQ(code([&] { tf::irfftn_out(c, f64); }), ErrorCode::DTypeMismatch);
+  Tensor one = host().zeros(Shape{1, 2}, DType::F32);
+  Tensor spread = one.broadcast_to(Shape{8, 2});
+  EXPECT_EQ(code([&] { tf::fft_out(c, spread); }), ErrorCode::InvalidArgument);
+  EXPECT_EQ(values(one), std::vector<double>(2, 0.0));
   EXPECT_EQ(values(wide), std::vector<double>(18, 0.0));
   EXPECT_EQ(values(f64), std::vector<double>(16, 0.0));
   try {

@@ -135,6 +135,12 @@ void check_out(const char* op, const Tensor& x, const Tensor& out) {
                 "out is " + std::string(dtype_name(out.dtype())) + " but the result is " +
                     std::string(dtype_name(x.dtype())),
                 detail::context(op, {x, out}), {"Give out x's dtype"});
+  for (std::size_t d = 0; d < out.ndim(); ++d)
+    if (out.strides()[d] == 0 && out.shape()[d] > 1)
+      throw Error(ErrorCode::InvalidArgument,
+                  "out is a broadcast view (stride 0 on dimension " + std::to_string(d) + " of " +
+                      out.shape().to_string() + "); broadcast views are read-only",
+                  detail::context(op, {x, out}), {"Write into a contiguous tensor"});
 }
 
 // One pass into a new tensor, or into *out (checked by check_out). The
