@@ -280,6 +280,66 @@ TEST_P(Fft, NdFormsAgreeWithAxisByAxis) {
        x);
 }
 
+// hfft against the direct sum over the Hermitian extension of its input (the
+// imaginary parts that cannot exist dropped), ihfft against conj(DFT) / n,
+// each norm's scale, and their out= forms bit for bit.
+TEST_P(Fft, HermitianPairMatchesTheDirectSum) {
+  const DType t = GetParam();
+  for (const std::int64_t n : {1, 2, 5, 8, 9, 30, 37, 64, 99, 1024}) {
+    const std::int64_t m = n / 2 + 1;
+    const auto v = randoms(static_cast<std::size_t>(2 * m), static_cast<std::uint32_t>(n + 40));
+    const Tensor a = make(v, Shape{m, 2}, t);
+    std::vector<cld> ext(static_cast<std::size_t>(n));
+    for (std::int64_t k = 0; k < m; ++k) {
+      const auto at = [&](std::int64_t i) {
+        const double x = v[static_cast<std::size_t>(i)];
+        return t == DType::F32 ? static_cast<long double>(static_cast<float>(x)) : static_cast<long double>(x);
+      };
+      const long double im = (k == 0 || (n % 2 == 0 && k == n / 2)) ? 0 : at(2 * k + 1);
+      ext[static_cast<std::size_t>(k)] = cld(at(2 * k), im);
+      if (k > 0) ext[static_cast<std::size_t>((n - k) % n)] = std::conj(ext[static_cast<std::size_t>(k)]);
+    }
+    const auto ref = dft(ext, -1);
+    for (const tf::Norm norm : {tf::Norm::Backward, tf::Norm::Ortho, tf::Norm::Forward}) {
+      const long double s = norm == tf::Norm::Backward ? 1.0L
+                            : norm == tf::Norm::Ortho  ? 1.0L / std::sqrt(static_cast<long double>(n))
+                                                       : 1.0L / n;
+      const Tensor h = tf::hfft(a, n, -1, norm);
+      ASSERT_EQ(h.shape(), (Shape{n}));
+      const auto got = values(h);
+      std::vector<cld> g, r;
+      for (std::int64_t i = 0; i < n; ++i)
+        g.emplace_back(got[static_cast<std::size_t>(i)], 0), r.emplace_back(ref[static_cast<std::size_t>(i)].real() * s, 0);
+      EXPECT_LE(rel_err(g, r), tol(t, n)) << "hfft n=" << n;
+      Tensor o = host().empty(h.shape(), t);
+      tf::hfft_out(a, o, n, -1, norm);
+      EXPECT_EQ(values(o), got) << "hfft_out n=" << n;
+    }
+    // ihfft of a real signal: conj of its DFT over n, the first m values.
+    const auto xv = randoms(static_cast<std::size_t>(n), static_cast<std::uint32_t>(n + 41));
+    const Tensor x = make(xv, Shape{n}, t);
+    std::vector<cld> line;
+    for (const double r : xv) line.emplace_back(t == DType::F32 ? static_cast<float>(r) : r, 0);
+    auto iref = dft(line, +1);
+    iref.resize(static_cast<std::size_t>(m));
+    for (auto& c : iref) c /= static_cast<long double>(n);
+    const Tensor ih = tf::ihfft(x);
+    ASSERT_EQ(ih.shape(), (Shape{m, 2}));
+    EXPECT_LE(rel_err(as_complex(values(ih)), iref), tol(t, n)) << "ihfft n=" << n;
+    // Every other row of a larger out: written through a temporary, conjugated in place.
+    Tensor big = host().zeros(Shape{2 * m, 2}, t);
+    Tensor rows = big.slice(0, 0, 2 * m, 2);
+    tf::ihfft_out(x, rows);
+    EXPECT_EQ(values(rows), values(ih)) << "ihfft_out n=" << n;
+    EXPECT_EQ(values(big.slice(0, 1, 2 * m, 2)), std::vector<double>(static_cast<std::size_t>(2 * m), 0.0));
+    // hfft undoes ihfft (hfft's default length would be 2 (m - 1), so n is given).
+    std::vector<cld> back, want;
+    const auto hb = values(tf::hfft(ih, n));
+    for (std::int64_t i = 0; i < n; ++i) back.emplace_back(hb[static_cast<std::size_t>(i)], 0), want.push_back(line[static_cast<std::size_t>(i)]);
+    EXPECT_LE(rel_err(back, want), 2 * tol(t, n)) << "hfft(ihfft) n=" << n;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, Fft, ::testing::Values(DType::F32, DType::F64),
                          [](const auto& i) { return std::string(dtype_name(i.param)); });
 
@@ -430,6 +490,18 @@ TEST(FftErrors, BadInputIsAClearError) {
   EXPECT_EQ(code([&] { tf::fft2(make(randoms(2 * 4 * 4, 1), Shape{4, 4, 2}, DType::F32), std::nullopt, {0, 0}); }),
             ErrorCode::InvalidArgument);
   EXPECT_EQ(code([&] { tf::norm_from_name("orthonormal"); }), ErrorCode::InvalidArgument);
+  EXPECT_EQ(code([&] { tf::hfft(real3); }), ErrorCode::ShapeMismatch);
+  EXPECT_EQ(code([&] { tf::hfft(host().zeros(Shape{8, 2}, DType::I32)); }), ErrorCode::DTypeMismatch);
+  EXPECT_EQ(code([&] { tf::hfft(c, 0); }), ErrorCode::InvalidArgument);
+  EXPECT_EQ(code([&] { tf::ihfft(host().zeros(Shape{8}, DType::I64)); }), ErrorCode::DTypeMismatch);
+  EXPECT_EQ(code([&] { tf::ihfft(c, std::nullopt, 2); }), ErrorCode::OutOfRange);
+  try {
+    tf::hfft(real3);
+  } catch (const Error& e) {
+    const std::string w = e.what();
+    EXPECT_NE(w.find("hfft"), std::string::npos) << w;
+    EXPECT_NE(w.find("[8, 3]"), std::string::npos) << w;
+  }
   // out=: the wrong shape, dtype or an undefined out is refused before anything is written.
   Tensor out = host().zeros(Shape{8, 2}, DType::F32);
   Tensor wide = host().zeros(Shape{9, 2}, DType::F32), f64 = host().zeros(Shape{8, 2}, DType::F64), none;
@@ -439,6 +511,8 @@ TEST(FftErrors, BadInputIsAClearError) {
   EXPECT_EQ(code([&] { tf::fft_out(c, none); }), ErrorCode::InvalidState);
   EXPECT_EQ(code([&] { tf::fftn_out(c, wide); }), ErrorCode::ShapeMismatch);
   EXPECT_EQ(code([&] { tf::irfftn_out(c, f64); }), ErrorCode::DTypeMismatch);
+  EXPECT_EQ(code([&] { tf::ihfft_out(make(randoms(8, 2), Shape{8}, DType::F32), wide); }), ErrorCode::ShapeMismatch);
+  EXPECT_EQ(code([&] { tf::hfft_out(c, f64); }), ErrorCode::DTypeMismatch);
   Tensor one = host().zeros(Shape{1, 2}, DType::F32);
   Tensor spread = one.broadcast_to(Shape{8, 2});
   EXPECT_EQ(code([&] { tf::fft_out(c, spread); }), ErrorCode::InvalidArgument);

@@ -90,6 +90,12 @@ void bind_fft(nb::module_& parent) {
   def_one_axis(m, "irfft", fft::irfft, fft::irfft_out,
                "The inverse of rfft: complex x ([..., 2]) of non-negative frequencies -> the real signal of length n "
                "(default 2 * (m - 1) for m frequencies).");
+  def_one_axis(m, "hfft", fft::hfft, fft::hfft_out,
+               "The real spectrum (length n, default 2 * (m - 1)) of a signal with Hermitian symmetry, from the m "
+               "complex values ([..., 2]) of its first half: irfft(conj(x)) with the norm's direction swapped.");
+  def_one_axis(m, "ihfft", fft::ihfft, fft::ihfft_out,
+               "The inverse of hfft: real x -> the n // 2 + 1 complex values ([..., 2]) of the Hermitian signal, "
+               "conj(rfft(x)) with the norm's direction swapped.");
   const nb::object all = nb::none(), last_two = nb::make_tuple(-2, -1);
   def_many_axes(m, "fftn", fft::fftn, fft::fftn_out, all,
                 "The N-D DFT of complex x ([..., 2]) over `axes` (default: the last len(s) axes, or all) with "

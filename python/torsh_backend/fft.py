@@ -13,9 +13,9 @@
 Two kinds of input, two kinds of output:
 
 - a NumPy array (or anything ``numpy.asarray`` takes): a complex array goes in
-  as complex, a real one as complex with a zero imaginary part (fft, ifft and
-  their N-D forms) or as real (rfft, rfftn, rfft2); the result is a NumPy
-  complex array (real for irfft, irfftn, irfft2). As in NumPy 2, float32,
+  as complex, a real one as complex with a zero imaginary part (fft, ifft,
+  hfft and the N-D forms) or as real (rfft, ihfft, rfftn, rfft2); the result
+  is a NumPy complex array (real for irfft, hfft, irfftn, irfft2). As in NumPy 2, float32,
   float16 and complex64 compute in single precision, everything else (float64,
   complex128, integers, bool) in double; irfft of a float16 array comes back
   float16 (irfftn / irfft2 over more than one axis: float32), as NumPy's does.
@@ -60,7 +60,7 @@ from ._core import Tensor
 from ._errors import TorshError
 
 __all__ = [
-    "fft", "ifft", "rfft", "irfft",
+    "fft", "ifft", "rfft", "irfft", "hfft", "ihfft",
     "fftn", "ifftn", "rfftn", "irfftn",
     "fft2", "ifft2", "rfft2", "irfft2",
     "fftfreq", "rfftfreq", "fftshift", "ifftshift",
@@ -73,6 +73,10 @@ ComplexArray = npt.NDArray[np.complexfloating[Any, Any]]
 RealArray = npt.NDArray[np.floating[Any]]
 
 _c = _core.fft
+
+# The transforms that take real input, and those that give a real result.
+_REAL_IN = frozenset({"rfft", "ihfft", "rfftn", "rfft2"})
+_REAL_OUT = frozenset({"irfft", "hfft", "irfftn", "irfft2"})
 
 
 # -- NumPy input and output ----------------------------------------------------
@@ -118,8 +122,9 @@ def _real_in(a: np.ndarray[Any, Any], op: str) -> tuple[np.ndarray[Any, Any], ty
     _check_not_scalar(a, op)
     if a.dtype.kind == "c":
         msg = f"{op} takes real input; x is {a.dtype}"
+        other = "ifft" if op == "ihfft" else op[1:]
         raise TorshError(msg, code="DTypeMismatch", message=msg, op=op, dtypes=[str(a.dtype)],
-                         suggestions=[f"Use {op[1:]} for complex input, or pass x.real"])
+                         suggestions=[f"Use {other} for complex input, or pass x.real"])
     f = _compute_dtype(a.dtype, op)
     return a.astype(f, copy=False), f
 
@@ -167,16 +172,17 @@ def _one_axis(op: str, x: Any, n: Optional[int], axis: int, norm: NormName, out:
     if isinstance(x, Tensor):
         return _tensor_into(op, lambda o: f(x, n, axis, norm, out=o), out)
     a = np.asarray(x)
-    v, _ = _real_in(a, op) if op == "rfft" else _complex_in(a, op)
+    v, _ = _real_in(a, op) if op in _REAL_IN else _complex_in(a, op)
+    real_result = op in _REAL_OUT
     if out is not None:
-        return _into(op, lambda o=None: f(v, n, axis, norm, out=o), v, out, op == "irfft")
+        return _into(op, lambda o=None: f(v, n, axis, norm, out=o), v, out, real_result)
     t = f(v, n, axis, norm)
-    return _real_out(t, a.dtype) if op == "irfft" else _complex_out(t)
+    return _real_out(t, a.dtype) if real_result else _complex_out(t)
 
 
 def _many_axes(op: str, x: Any, s: SizeSeq, axes: AxesSeq, norm: NormName, out: Any = None) -> Any:
     f = getattr(_c, op)
-    real_in, c2r = op.startswith("rfft"), op.startswith("irfft")
+    real_in, c2r = op in _REAL_IN, op in _REAL_OUT
     if isinstance(x, Tensor):
         cooked_t = _cook_s(_value_dims(x, not real_in), s, axes, c2r)
         return _tensor_into(op, lambda o: f(x, cooked_t, axes, norm, out=o), out)
@@ -216,7 +222,7 @@ def _into(op: str, run: Any, v: np.ndarray[Any, Any], out: Any, real_result: boo
         raise TorshError(msg, code="InvalidArgument", message=msg, op=op,
                          suggestions=["Pass a NumPy array of the result's shape, or None"])
     want = v.dtype if real_result else np.dtype(np.complex64 if v.dtype == np.float32 else np.complex128)
-    complex_in = not op.startswith("rfft")
+    complex_in = op not in _REAL_IN
     if out.dtype == want and out.flags.c_contiguous and out.flags.writeable and out.ndim == v.ndim - complex_in:
         try:
             run(out if real_result else out.view(v.dtype).reshape(out.shape + (2,)))
@@ -288,6 +294,34 @@ def irfft(x: Any, n: Optional[int] = None, axis: int = -1, norm: NormName = None
     """The inverse of rfft (numpy.fft.irfft): the real signal of length n from its
     non-negative frequencies (default n: 2 * (m - 1) for m of them)."""
     return _one_axis("irfft", x, n, axis, norm, out)
+
+
+@overload
+def hfft(x: Tensor, n: Optional[int] = None, axis: int = -1, norm: NormName = None,
+        out: Optional[Tensor] = None) -> Tensor: ...
+@overload
+def hfft(x: npt.ArrayLike, n: Optional[int] = None, axis: int = -1, norm: NormName = None,
+        out: Optional[npt.NDArray[Any]] = None) -> RealArray: ...
+def hfft(x: Any, n: Optional[int] = None, axis: int = -1, norm: NormName = None, out: Any = None) -> Any:
+    """The real spectrum of a signal with Hermitian symmetry from its first half (numpy.fft.hfft).
+
+    x holds the signal's first m values (complex); the result is real, of length n
+    (default 2 * (m - 1)): irfft of conj(x) with the norm's direction swapped.
+    """
+    return _one_axis("hfft", x, n, axis, norm, out)
+
+
+@overload
+def ihfft(x: Tensor, n: Optional[int] = None, axis: int = -1, norm: NormName = None,
+        out: Optional[Tensor] = None) -> Tensor: ...
+@overload
+def ihfft(x: npt.ArrayLike, n: Optional[int] = None, axis: int = -1, norm: NormName = None,
+        out: Optional[npt.NDArray[Any]] = None) -> ComplexArray: ...
+def ihfft(x: Any, n: Optional[int] = None, axis: int = -1, norm: NormName = None, out: Any = None) -> Any:
+    """The inverse of hfft (numpy.fft.ihfft): real x -> the n // 2 + 1 values of the Hermitian
+    signal's first half, conj(rfft(x)) with the norm's direction swapped. Complex input
+    raises TorshError, as for rfft."""
+    return _one_axis("ihfft", x, n, axis, norm, out)
 
 
 # -- N-D -----------------------------------------------------------------------

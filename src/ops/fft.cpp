@@ -267,6 +267,39 @@ Tensor inverse_real_nd(const char* op, const Tensor& x, const std::optional<Axes
   return pass(op, y, a.axes.back(), a.lens.back(), rt::FftKind::C2R, true, norm, out);
 }
 
+// numpy.fft's hfft and ihfft run the real transforms the other way round:
+// backward and forward trade places, ortho stays.
+Norm swapped(Norm norm) {
+  return norm == Norm::Backward ? Norm::Forward : norm == Norm::Forward ? Norm::Backward : Norm::Ortho;
+}
+
+// (1, -1) on x's device in x's dtype: a complex tensor times it is its conjugate.
+Tensor conj_signs(const Tensor& x) {
+  Backend b = x.backend();
+  if (x.dtype() == DType::F64) {
+    const double v[2] = {1.0, -1.0};
+    return b.from_host(v, Shape{2}, DType::F64);
+  }
+  const float v[2] = {1.0f, -1.0f};
+  return b.from_host(v, Shape{2}, DType::F32);
+}
+
+// hfft: irfft of conj(x) with the norm swapped; into *out when given.
+Tensor hermitian(const Tensor& x, std::optional<std::int64_t> n, std::int64_t axis, Norm norm, Tensor* out = nullptr) {
+  check_complex("hfft", x);
+  const Tensor conj = ops::mul(x, conj_signs(x));
+  return one_axis("hfft", conj, n, axis, swapped(norm), rt::FftKind::C2R, true, out);
+}
+
+// ihfft: conj(rfft(x)) with the norm swapped, conjugated where it was written.
+Tensor inverse_hermitian(const Tensor& x, std::optional<std::int64_t> n, std::int64_t axis, Norm norm,
+                         Tensor* out = nullptr) {
+  Tensor y = one_axis("ihfft", x, n, axis, swapped(norm), rt::FftKind::R2C, false, out);
+  Tensor& dst = out ? *out : y;
+  binary_out(rt::BinaryOp::Mul, dst, conj_signs(dst), dst);
+  return dst;
+}
+
 }  // namespace
 
 Norm norm_from_name(std::string_view name) {
@@ -301,6 +334,19 @@ void rfft_out(const Tensor& x, Tensor& out, std::optional<std::int64_t> n, std::
 }
 void irfft_out(const Tensor& x, Tensor& out, std::optional<std::int64_t> n, std::int64_t axis, Norm norm) {
   one_axis("irfft", x, n, axis, norm, rt::FftKind::C2R, true, &out);
+}
+
+Tensor hfft(const Tensor& x, std::optional<std::int64_t> n, std::int64_t axis, Norm norm) {
+  return hermitian(x, n, axis, norm);
+}
+Tensor ihfft(const Tensor& x, std::optional<std::int64_t> n, std::int64_t axis, Norm norm) {
+  return inverse_hermitian(x, n, axis, norm);
+}
+void hfft_out(const Tensor& x, Tensor& out, std::optional<std::int64_t> n, std::int64_t axis, Norm norm) {
+  hermitian(x, n, axis, norm, &out);
+}
+void ihfft_out(const Tensor& x, Tensor& out, std::optional<std::int64_t> n, std::int64_t axis, Norm norm) {
+  inverse_hermitian(x, n, axis, norm, &out);
 }
 
 Tensor fftn(const Tensor& x, const std::optional<Axes>& s, const std::optional<Axes>& axes, Norm norm) {

@@ -1318,7 +1318,7 @@ void sparse_cases(CaseList& L) {
 
 // Every GPU path: radix stages (2, 3, 4, 5, 7, 8), Bluestein (17, 1031),
 // real transforms of even and odd length both ways, an inner axis (strided
-// lines), the 2-D form and the normalisations.
+// lines), the 2-D form, hfft / ihfft and the normalisations.
 void fft_cases(CaseList& L) {
   namespace tf = ops::fft;
   for (DType t : {F32, F64}) {
@@ -1348,6 +1348,18 @@ void fft_cases(CaseList& L) {
             return {o, wide};
           },
           Tol::reduction(12));
+    // hfft / ihfft: a real pass and the conjugating multiply, ihfft's into a strided out.
+    L.add("fft", "hfft n=15 ortho", K::Fft, t, {in({2, 8, 2}, t).range(-1, 1)},
+          [](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::hfft(x[0], 15, -1, tf::Norm::Ortho)}; },
+          Tol::reduction(15));
+    L.add("fft", "ihfft_out n=16, strided", K::Fft, t, {in({3, 16}, t).range(-1, 1)},
+          [t](Backend& b, std::vector<Tensor>& x) -> Outputs {
+            Tensor wide = b.zeros(Shape{6, 9, 2}, t);
+            Tensor rows = wide.slice(0, 0, 6, 2);
+            tf::ihfft_out(x[0], rows);
+            return {tf::ihfft(x[0]), wide};
+          },
+          Tol::reduction(16));
     L.add("fft", "fft2 8x12", K::Fft, t, {in({8, 12, 2}, t).range(-1, 1)},
           [](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::fft2(x[0])}; }, Tol::reduction(96));
     L.add("fft", "irfft2 of rfft2 6x10", K::Fft, t, {in({6, 10}, t).range(-1, 1)},

@@ -1,4 +1,4 @@
-"""tb.fft against numpy.fft: the 1-D transforms over many lengths (powers of two,
+"""tb.fft against numpy.fft: the 1-D transforms (hfft and ihfft too) over many lengths (powers of two,
 small and large primes, Bluestein's lengths), n's padding and truncation, other
 axes, the three norms, the N-D and 2-D forms, NumPy's dtype rules, the Tensor
 path in the (re, im) layout, the errors, and the index helpers NumPy supplies."""
@@ -12,6 +12,9 @@ LENGTHS = [1, 2, 3, 5, 7, 8, 12, 17, 64, 97, 100, 1000, 1024, 1031, 4096]
 REAL = {"f32": np.float32, "f64": np.float64}
 COMPLEX = {"f32": np.complex64, "f64": np.complex128}
 NORMS = [None, "backward", "ortho", "forward"]
+ONE_AXIS = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft"]
+REAL_IN = ("rfft", "ihfft")  # the 1-D transforms of real input
+REAL_OUT = ("irfft", "hfft")  # and those with a real result
 
 
 def tol(prec):
@@ -53,17 +56,17 @@ def numpy2_dtype(fn, dtype):
     and a 1-D irfft hands it back as half."""
     dtype = np.dtype(dtype)
     single = dtype in (np.float16, np.float32, np.complex64)
-    if fn.startswith("irfft"):
-        if dtype == np.float16 and fn == "irfft":
+    if fn.startswith("irfft") or fn == "hfft":
+        if dtype == np.float16 and fn in ("irfft", "hfft"):
             return np.dtype(np.float16)
         return np.dtype(np.float32 if single else np.float64)
     return np.dtype(np.complex64 if single else np.complex128)
 
 
 def one_axis_input(rng, fn, length, prec, shape_rest=()):
-    if fn == "rfft":
+    if fn in REAL_IN:
         return rrandn(rng, (length, *shape_rest), prec)
-    if fn == "irfft":  # the spectrum of a real signal of `length` points
+    if fn in REAL_OUT:  # the half spectrum (or half signal, for hfft) of `length` real points
         return crandn(rng, (length // 2 + 1, *shape_rest), prec)
     return crandn(rng, (length, *shape_rest), prec)
 
@@ -71,11 +74,11 @@ def one_axis_input(rng, fn, length, prec, shape_rest=()):
 # -- 1-D -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("prec", ["f32", "f64"])
-@pytest.mark.parametrize("fn", ["fft", "ifft", "rfft", "irfft"])
+@pytest.mark.parametrize("fn", ONE_AXIS)
 @pytest.mark.parametrize("length", LENGTHS)
 def test_one_axis_matches_numpy(rng, fn, length, prec):
     x = one_axis_input(rng, fn, length, prec)
-    n = length if fn == "irfft" else None
+    n = length if fn in REAL_OUT else None
     got = getattr(tb.fft, fn)(x, n)
     want = ref(fn, x, n)
     assert isinstance(got, np.ndarray) and got.dtype == numpy2_dtype(fn, x.dtype)
@@ -88,14 +91,16 @@ def test_irfft_default_length(rng, length, prec):
     x = crandn(rng, length, prec)
     close(tb.fft.irfft(x), ref("irfft", x), prec)
     assert tb.fft.irfft(x).shape == (2 * (length - 1),)
+    close(tb.fft.hfft(x), ref("hfft", x), prec)
+    assert tb.fft.hfft(x).shape == (2 * (length - 1),)
 
 
 @pytest.mark.parametrize("prec", ["f32", "f64"])
-@pytest.mark.parametrize("fn", ["fft", "ifft", "rfft", "irfft"])
+@pytest.mark.parametrize("fn", ONE_AXIS)
 @pytest.mark.parametrize("length,n", [(8, 5), (8, 13), (17, 1), (17, 32), (100, 64), (64, 100), (1000, 1031),
                                       (1031, 1000), (12, 4096)])
 def test_n_pads_and_truncates(rng, fn, length, n, prec):
-    x = one_axis_input(rng, "fft" if fn == "irfft" else fn, length, prec)
+    x = one_axis_input(rng, "fft" if fn in REAL_OUT else fn, length, prec)
     got = getattr(tb.fft, fn)(x, n=n)
     want = ref(fn, x, n=n)
     assert got.shape == want.shape
@@ -103,24 +108,24 @@ def test_n_pads_and_truncates(rng, fn, length, n, prec):
 
 
 @pytest.mark.parametrize("prec", ["f32", "f64"])
-@pytest.mark.parametrize("fn", ["fft", "ifft", "rfft", "irfft"])
+@pytest.mark.parametrize("fn", ONE_AXIS)
 @pytest.mark.parametrize("length", [1, 7, 12, 97, 1024])
 @pytest.mark.parametrize("axis", [0, -2])
 def test_axis_0_of_2d(rng, fn, length, axis, prec):
     x = one_axis_input(rng, fn, length, prec, (3,))
-    n = length if fn == "irfft" else None
+    n = length if fn in REAL_OUT else None
     close(getattr(tb.fft, fn)(x, n, axis=axis), ref(fn, x, n, axis=axis), prec)
     # with padding along the same axis
     close(getattr(tb.fft, fn)(x, length + 3, axis=axis), ref(fn, x, length + 3, axis=axis), prec)
 
 
 @pytest.mark.parametrize("prec", ["f32", "f64"])
-@pytest.mark.parametrize("fn", ["fft", "ifft", "rfft", "irfft"])
+@pytest.mark.parametrize("fn", ONE_AXIS)
 @pytest.mark.parametrize("norm", NORMS)
 @pytest.mark.parametrize("length", [1, 12, 97, 1000])
 def test_norms(rng, fn, norm, length, prec):
     x = one_axis_input(rng, fn, length, prec)
-    n = length if fn == "irfft" else None
+    n = length if fn in REAL_OUT else None
     close(getattr(tb.fft, fn)(x, n, norm=norm), ref(fn, x, n, norm=norm), prec)
 
 
@@ -130,6 +135,7 @@ def test_round_trips(rng, norm):
     close(tb.fft.ifft(tb.fft.fft(x, norm=norm), norm=norm), x, "f64")
     r = rrandn(rng, (4, 97), "f64")
     close(tb.fft.irfft(tb.fft.rfft(r, norm=norm), 97, norm=norm), r, "f64")
+    close(tb.fft.hfft(tb.fft.ihfft(r, norm=norm), 97, norm=norm), r, "f64")
 
 
 def test_strided_and_read_only_inputs_are_left_alone(rng):
@@ -153,11 +159,11 @@ def test_empty_batches_and_empty_axes(rng):
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.complex64, np.complex128,
                                    np.int8, np.int32, np.int64, np.uint16, np.bool_])
-@pytest.mark.parametrize("fn", ["fft", "ifft", "rfft", "irfft", "fftn", "ifftn", "rfftn", "irfftn",
+@pytest.mark.parametrize("fn", ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fftn", "ifftn", "rfftn", "irfftn",
                                 "fft2", "ifft2", "rfft2", "irfft2"])
 def test_result_dtypes_follow_numpy(rng, fn, dtype):
-    if fn.startswith("rfft") and np.dtype(dtype).kind == "c":
-        pytest.skip("complex input to rfft* is an error (test_errors)")
+    if (fn.startswith("rfft") or fn == "ihfft") and np.dtype(dtype).kind == "c":
+        pytest.skip("complex input to rfft* and ihfft is an error (test_errors)")
     x = (rng.standard_normal((6, 8)) * 4).astype(dtype)
     if np.dtype(dtype).kind == "c":
         x = x + 1j * (rng.standard_normal((6, 8)) * 4).astype(dtype)
@@ -260,6 +266,20 @@ def test_tensor_input_gives_tensor_output(rng, length, prec):
     close(real.numpy(), r, prec)
 
 
+@pytest.mark.parametrize("prec", ["f32", "f64"])
+def test_tensor_hermitian_pair(rng, prec):
+    c = crandn(rng, (3, 9), prec)
+    t = tb.asarray(np.ascontiguousarray(c).view(REAL[prec]).reshape(3, 9, 2))
+    h = tb.fft.hfft(t, n=17, norm="ortho")
+    assert isinstance(h, tb.Tensor) and h.shape == (3, 17) and h.dtype == tb.dtype(REAL[prec])
+    close(h.numpy(), ref("hfft", c, 17, norm="ortho"), prec)
+    r = rrandn(rng, (17, 3), prec)
+    out = tb.asarray(np.zeros((9, 3, 2), REAL[prec]))
+    assert tb.fft.ihfft(tb.asarray(r), axis=0, out=out) is out
+    got = out.numpy()
+    close(got[..., 0] + 1j * got[..., 1], ref("ihfft", r, axis=0), prec)
+
+
 def test_tensor_nd_with_placeholder_sizes(rng):
     c = crandn(rng, (6, 5), "f64")
     t = tb.asarray(np.ascontiguousarray(c).view(np.float64).reshape(6, 5, 2))
@@ -299,6 +319,9 @@ def test_errors():
     raises("OutOfRange", tb.fft.fft, c, axis=1)
     raises("OutOfRange", tb.fft.fftn, c, s=(-1,), axes=(3,))
     raises("DTypeMismatch", tb.fft.rfft, c)
+    e = raises("DTypeMismatch", tb.fft.ihfft, c)
+    assert e.op == "ihfft" and "ifft" in " ".join(e.suggestions)
+    raises("InvalidArgument", tb.fft.hfft, np.ones(1, np.complex64))  # default n = 0
     raises("DTypeMismatch", tb.fft.rfft2, np.ones((2, 2), np.complex128))
     raises("ShapeMismatch", tb.fft.fft, np.complex64(1))
     raises("DTypeMismatch", tb.fft.fft, np.array(["a", "b"]))
@@ -312,17 +335,19 @@ def test_tensor_errors():
     e = raises("DTypeMismatch", tb._core.fft.fft, np.ones((4, 2), np.int32))
     assert e.op == "fft"
     raises("ShapeMismatch", tb.fft.fft, tb.asarray(np.ones((4, 3), np.float32)))  # no (re, im) axis
+    e = raises("ShapeMismatch", tb.fft.hfft, tb.asarray(np.ones((4, 3), np.float32)))
+    assert e.op == "hfft"
     raises("InvalidArgument", tb.fft.fft2, tb.asarray(np.ones((4, 4, 2), np.float32)), axes=(1, 1))
 
 
 # -- out= (1-D forms) ------------------------------------------------------------
 
 @pytest.mark.parametrize("prec", ["f32", "f64"])
-@pytest.mark.parametrize("fn", ["fft", "ifft", "rfft", "irfft"])
+@pytest.mark.parametrize("fn", ONE_AXIS)
 @pytest.mark.parametrize("length", [1, 12, 97, 1024])
 def test_out_into_numpy_arrays(rng, fn, length, prec):
     x = one_axis_input(rng, fn, length, prec, (3,))
-    kw = {"n": length, "axis": 0} if fn == "irfft" else {"axis": 0}
+    kw = {"n": length, "axis": 0} if fn in REAL_OUT else {"axis": 0}
     want = getattr(tb.fft, fn)(x, **kw)
     # The computing precision, C-contiguous: written in place.
     out = np.full_like(want, 7)
@@ -337,10 +362,10 @@ def test_out_into_numpy_arrays(rng, fn, length, prec):
     assert not wide[1::2].any()
 
 
-@pytest.mark.parametrize("fn", ["fft", "ifft", "rfft", "irfft", "fftn", "ifftn", "rfftn", "irfftn",
+@pytest.mark.parametrize("fn", ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fftn", "ifftn", "rfftn", "irfftn",
                                 "fft2", "ifft2", "rfft2", "irfft2"])
 def test_out_of_the_computing_precision_is_written_without_a_copy(rng, fn, monkeypatch):
-    x = rrandn(rng, (4, 6), "f32") if fn.startswith("rfft") else crandn(rng, (4, 6), "f32")
+    x = rrandn(rng, (4, 6), "f32") if fn.startswith("rfft") or fn == "ihfft" else crandn(rng, (4, 6), "f32")
     want = getattr(tb.fft, fn)(x)
     out = np.zeros_like(want)
 

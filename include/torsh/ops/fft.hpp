@@ -1,6 +1,6 @@
 #pragma once
 // Discrete Fourier transforms with NumPy's names, arguments and
-// normalisations (numpy.fft): fft / ifft / rfft / irfft along one axis,
+// normalisations (numpy.fft): fft / ifft / rfft / irfft / hfft / ihfft along one axis,
 // their N-D forms over any axes, and the 2-D shorthands.
 //
 // Complex values are pairs of reals: a complex tensor of shape [..] is an
@@ -52,6 +52,20 @@ void ifft_out(const Tensor& x, Tensor& out, std::optional<std::int64_t> n = std:
 void rfft_out(const Tensor& x, Tensor& out, std::optional<std::int64_t> n = std::nullopt, std::int64_t axis = -1,
               Norm norm = Norm::Backward);
 void irfft_out(const Tensor& x, Tensor& out, std::optional<std::int64_t> n = std::nullopt, std::int64_t axis = -1,
+               Norm norm = Norm::Backward);
+
+// The transforms of a signal with a Hermitian-symmetric spectrum, as
+// numpy.fft's: hfft takes the n / 2 + 1 complex values of such a signal's
+// first half (default n 2 (m - 1)) and gives its real spectrum of length n,
+// irfft(conj(x)) with the norm's direction swapped; ihfft is its inverse,
+// conj(rfft(x)) likewise. Each is one Fft pass and one elementwise multiply.
+Tensor hfft(const Tensor& x, std::optional<std::int64_t> n = std::nullopt, std::int64_t axis = -1,
+            Norm norm = Norm::Backward);
+Tensor ihfft(const Tensor& x, std::optional<std::int64_t> n = std::nullopt, std::int64_t axis = -1,
+             Norm norm = Norm::Backward);
+void hfft_out(const Tensor& x, Tensor& out, std::optional<std::int64_t> n = std::nullopt, std::int64_t axis = -1,
+              Norm norm = Norm::Backward);
+void ihfft_out(const Tensor& x, Tensor& out, std::optional<std::int64_t> n = std::nullopt, std::int64_t axis = -1,
                Norm norm = Norm::Backward);
 
 // Over `axes` (default: the last s.size() dimensions, or all), with lengths s.
