@@ -69,7 +69,7 @@ namespace {
 
 ArgList args_of(TensorRefs ts) {
   ArgList a;
-  for (const Tensor* t : ts) a.push(t->arg());
+  for (const Tensor* t : ts) a.push(*t);
   return a;
 }
 

@@ -67,6 +67,11 @@ class ArgList {
   }
   // TensorRefs (at most kMaxOperands) is the only source, so this cannot overflow.
   void push(const rt::TensorArg& a) { new (raw_ + n_++ * sizeof(rt::TensorArg)) rt::TensorArg(a); }
+  // t's argument built in its slot (no copy of the two shapes it holds).
+  void push(const Tensor& t) {
+    new (raw_ + n_ * sizeof(rt::TensorArg)) rt::TensorArg(t.arg());
+    ++n_;
+  }
 
  private:
   static_assert(std::is_trivially_copyable_v<rt::TensorArg> && std::is_trivially_destructible_v<rt::TensorArg>);
@@ -143,7 +148,8 @@ inline std::pair<std::int64_t, std::int64_t> element_span(const Shape& shape, co
   std::int64_t lo = offset, hi = offset;
   for (std::size_t d = 0; d < shape.ndim(); ++d) {
     const std::int64_t reach = (shape[d] - 1) * strides[d];
-    (reach < 0 ? lo : hi) += reach;
+    const std::int64_t down = reach < 0 ? reach : 0;  // by value: see the Tensor constructor
+    lo += down, hi += reach - down;
   }
   return {lo, hi};
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "dispatch.hpp"
@@ -66,7 +67,7 @@ double scale_of(Norm norm, bool inverse, std::int64_t n) {
 // (resized and contiguous), output shape and loop extents.
 struct PassShape {
   const Tensor* x = nullptr;  // x_in itself, or `made` when it had to be resized or made contiguous
-  Tensor made;
+  std::optional<Tensor> made; // engaged only then: a Tensor is a few hundred bytes to construct
   Shape out;
   std::int64_t outer = 1, inner = 1;
 };
@@ -86,7 +87,7 @@ void pass_shape(PassShape& p, const char* op, const Tensor& x_in, std::size_t ax
     p.x = &x_in;
   } else {
     p.made = resize(x_in, axis, len_x).contiguous();
-    p.x = &p.made;
+    p.x = &*p.made;
   }
   const Tensor& x = *p.x;
   const std::size_t value_dims = x.ndim() - (kind == rt::FftKind::R2C ? 0 : 1);
@@ -143,10 +144,12 @@ void check_out(const char* op, const Tensor& x, const Tensor& out) {
                   detail::context(op, {x, out}), {"Write into a contiguous tensor"});
 }
 
-// One pass into a new tensor, or into *out (checked by check_out). The
-// kernel writes a contiguous output that shares no storage with its input;
-// any other out (a strided view, the input itself, a view of its buffer) is
-// written through a temporary, so out= never changes the result.
+// One pass into a new tensor (returned), or into *out (checked by
+// check_out; an undefined tensor is returned, so the out= path copies no
+// handles). The kernel writes a contiguous output that shares no storage
+// with its input; any other out (a strided view, the input itself, a view
+// of its buffer) is written through a temporary, so out= never changes the
+// result.
 Tensor pass(const char* op, const Tensor& x_in, std::size_t axis, std::int64_t n, rt::FftKind kind, bool inverse,
             Norm norm, Tensor* out = nullptr) {
   PassShape p;
@@ -154,12 +157,15 @@ Tensor pass(const char* op, const Tensor& x_in, std::size_t axis, std::int64_t n
   if (out && out->shape() != p.out)
     throw Error(ErrorCode::ShapeMismatch, "out is " + out->shape().to_string() + " but the result is " + p.out.to_string(),
                 detail::context(op, {x_in, *out}), {"Allocate out as " + p.out.to_string()});
-  const bool direct = out && out->is_contiguous() && !may_share(*out, *p.x);
-  Tensor y = direct ? *out : detail::empty_like(*p.x, p.out, p.x->dtype());
+  if (out && out->is_contiguous() && !may_share(*out, *p.x)) {
+    pass_into(op, p, *out, n, kind, inverse, norm);
+    return {};
+  }
+  Tensor y = detail::empty_like(*p.x, p.out, p.x->dtype());
   pass_into(op, p, y, n, kind, inverse, norm);
   if (!out) return y;
-  if (!direct) copy_into(y, *out);
-  return *out;
+  copy_into(y, *out);
+  return {};
 }
 
 std::size_t value_ndim(const Tensor& x, bool complex) { return x.ndim() - (complex ? 1 : 0); }
@@ -181,6 +187,7 @@ OneAxis resolve_one(const char* op, const Tensor& x, std::optional<std::int64_t>
   return {ax, n ? *n : (kind == rt::FftKind::C2R ? 2 * (len - 1) : len)};
 }
 
+// A 1-D form: the result, or (written into *out) an undefined tensor, as pass().
 Tensor one_axis(const char* op, const Tensor& x, std::optional<std::int64_t> n, std::int64_t axis, Norm norm,
                 rt::FftKind kind, bool inverse, Tensor* out = nullptr) {
   const OneAxis a = resolve_one(op, x, n, axis, kind);
@@ -236,7 +243,8 @@ NdAxes nd_axes(const char* op, const Tensor& x, bool complex_in, const std::opti
   return a;
 }
 
-// The N-D forms: passes axis by axis, the last one into out when given.
+// The N-D forms: passes axis by axis, the last one into out when given
+// (then they return an undefined tensor, as pass()).
 Tensor complex_nd(const char* op, const Tensor& x, const std::optional<Axes>& s, const std::optional<Axes>& axes_in,
                   Norm norm, bool inverse, Tensor* out = nullptr) {
   const NdAxes a = nd_axes(op, x, true, s, axes_in, false, out);
@@ -297,7 +305,7 @@ Tensor inverse_hermitian(const Tensor& x, std::optional<std::int64_t> n, std::in
   Tensor y = one_axis("ihfft", x, n, axis, swapped(norm), rt::FftKind::R2C, false, out);
   Tensor& dst = out ? *out : y;
   binary_out(rt::BinaryOp::Mul, dst, conj_signs(dst), dst);
-  return dst;
+  return y;
 }
 
 }  // namespace
