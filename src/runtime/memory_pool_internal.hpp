@@ -52,6 +52,7 @@
 #include "torsh/runtime/backend.hpp"
 #include "torsh/runtime/backend_impl.hpp"
 #include "torsh/runtime/memory_pool.hpp"
+#include "pool_lock.hpp"
 
 namespace torsh::detail {
 
@@ -211,7 +212,7 @@ class MemoryPool {
   unsigned round_shift_ = 9;  // log2(round_): sizes are divided on the hot path
   std::size_t max_alloc_ = 0;
 
-  mutable std::mutex mu_;
+  mutable PoolLock mu_;
   NodeCache nodes_;
   FreeSet small_free_, large_free_;
   std::vector<std::unique_ptr<PoolSegment>> segments_;

@@ -155,7 +155,8 @@ template <class T>
 void run(const rt::FftArgs& a) {
   const bool real = a.kind != rt::FftKind::C2C;
   const bool half = real && a.n % 2 == 0;
-  const auto plan = fft::plan_for<T>(half ? a.n / 2 : a.n);
+  std::shared_ptr<const fft::Plan<T>> hold;
+  const fft::Plan<T>* plan = &fft::plan_ref<T>(half ? a.n / 2 : a.n, hold);
   const std::int64_t spectrum = a.n / 2 + 1;
   const std::int64_t len_x = a.kind == rt::FftKind::C2R ? spectrum : a.n;
   const std::int64_t len_out = a.kind == rt::FftKind::R2C ? spectrum : a.n;

@@ -245,6 +245,16 @@ std::shared_ptr<const Plan<T>> plan_for(std::int64_t n, bool flat) {
 }
 
 template <class T>
+const Plan<T>& plan_ref(std::int64_t n, std::shared_ptr<const Plan<T>>& hold) {
+  if (!Memo<T>::dead) {
+    const Memo<T>& memo = t_memo<T>;
+    if (memo.plan && memo.key == n) return *memo.plan;
+  }
+  hold = plan_for<T>(n);
+  return *hold;
+}
+
+template <class T>
 const typename Plan<T>::Half& Plan<T>::half() const {
   std::call_once(half_once, [this] {
     const auto fill = [this](std::vector<T>& re, std::vector<T>& im, std::int64_t count, std::int64_t step) {
@@ -266,5 +276,7 @@ template struct Plan<float>;
 template struct Plan<double>;
 template std::shared_ptr<const Plan<float>> plan_for<float>(std::int64_t, bool);
 template std::shared_ptr<const Plan<double>> plan_for<double>(std::int64_t, bool);
+template const Plan<float>& plan_ref<float>(std::int64_t, std::shared_ptr<const Plan<float>>&);
+template const Plan<double>& plan_ref<double>(std::int64_t, std::shared_ptr<const Plan<double>>&);
 
 }  // namespace torsh::cpu::fft

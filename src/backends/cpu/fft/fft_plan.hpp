@@ -100,6 +100,12 @@ struct Plan {
 // four-step form (the four-step's own column and row plans).
 template <class T>
 std::shared_ptr<const Plan<T>> plan_for(std::int64_t n, bool flat = false);
+// plan_for without touching a reference count when the calling thread's
+// last plan is the one asked for (repeated transforms of one length): it
+// stays alive until this thread's next plan_for or plan_ref. Any other plan
+// is returned through `hold`, which keeps it alive.
+template <class T>
+const Plan<T>& plan_ref(std::int64_t n, std::shared_ptr<const Plan<T>>& hold);
 
 // The forward DFT (sign -1, unnormalised) of re/im (n values each), in place.
 // work holds plan.work_size() values. For the inverse, swap re and im: the
