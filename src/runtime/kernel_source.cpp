@@ -28,7 +28,15 @@ KernelDialect kernel_dialect_from_name(std::string_view name) {
 }
 
 std::string Dim3::to_string() const {
-  return "(" + std::to_string(x) + ", " + std::to_string(y) + ", " + std::to_string(z) + ")";
+  // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) on "(" + std::string&&.
+  std::string s = "(";
+  s += std::to_string(x);
+  s += ", ";
+  s += std::to_string(y);
+  s += ", ";
+  s += std::to_string(z);
+  s += ")";
+  return s;
 }
 
 std::string_view param_type_name(ParamType t) {
