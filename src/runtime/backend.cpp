@@ -6,6 +6,7 @@
 #include <map>
 #include <vector>
 
+#include "chunk_cache.hpp"
 #include "memory_pool_internal.hpp"
 #include "profiler_internal.hpp"
 #include "registry_internal.hpp"
@@ -35,7 +36,8 @@ Buffer allocate_buffer(const std::shared_ptr<BackendState>& b, std::size_t bytes
                     " in total",
                 {.op = "allocate", .device = b->device.to_string()},
                 {"Check the size computation; this can never fit on " + info.name});
-  auto st = std::make_shared<BufferState>();  // first, so that a failure here leaves no block behind
+  // First, so that a failure here leaves no block behind.
+  auto st = std::allocate_shared<BufferState>(CachedAllocator<BufferState>());
   st->backend = b;
   st->pool = b->pool.get();
   PoolBlock* blk = b->pool->allocate(bytes, stream ? stream : b->default_stream);
