@@ -166,6 +166,17 @@ std::shared_ptr<Plan<T>> build(std::int64_t n, bool flat) {
     plan->stages.push_back(std::move(st));
     len = m;
   }
+  if (plan->lanes > 0 && !pair_lanes_in_order(lanes, sizeof(T))) {
+    auto& st = plan->stages.front();
+    const std::int64_t m = st.len / lanes;
+    st.pair_tw_re.resize(st.tw_re.size()), st.pair_tw_im.resize(st.tw_im.size());
+    for (int k = 1; k < lanes; ++k)
+      for (std::int64_t p0 = 0; p0 < m; p0 += lanes)
+        for (int l = 0; l < lanes; ++l) {
+          const std::int64_t from = (k - 1) * m + p0 + pair_lane_order(lanes, sizeof(T), l);
+          st.pair_tw_re[(k - 1) * m + p0 + l] = st.tw_re[from], st.pair_tw_im[(k - 1) * m + p0 + l] = st.tw_im[from];
+        }
+  }
   return plan;
 }
 
@@ -191,7 +202,7 @@ struct Cache {
 template <class T>
 std::size_t bytes_of(const Plan<T>& p) {
   std::size_t b = (p.chirp_re.size() + p.kernel_re.size() + p.block_re.size() + p.lane_re.size()) * 2 * sizeof(T);
-  for (const auto& s : p.stages) b += (s.tw_re.size() + s.root_cos.size()) * 2 * sizeof(T);
+  for (const auto& s : p.stages) b += (s.tw_re.size() + s.pair_tw_re.size() + s.root_cos.size()) * 2 * sizeof(T);
   return b;
 }
 

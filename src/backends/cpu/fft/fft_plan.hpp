@@ -34,6 +34,24 @@ inline constexpr std::int64_t vector_max_bytes(int vector_bytes) {
 // Lengths from here up (with no prime factor above kMaxGenericRadix) run the four-step form.
 inline constexpr std::int64_t kFourStepMin = std::int64_t{1} << 17;
 
+// The p offset that lane l of a vector stage's first-stage load from pairs
+// holds, for vectors of `lanes` values of `value_bytes` each. At 256 bits
+// the pairs split into re and im with in-lane shuffles only (vshufps for
+// floats, vunpcklpd / vunpckhpd for doubles), which leave p out of order;
+// the first stage's twiddles are stored in that order and its transposed
+// rows stored to where their p belongs, so putting p back in order costs
+// no shuffle. 512 bits loads in order.
+constexpr int pair_lane_order(int lanes, int value_bytes, int l) {
+  if (lanes == 8 && value_bytes == 4) return (l / 4) * 2 + (l % 4 / 2) * 4 + l % 2;  // 0 1 4 5 2 3 6 7
+  if (lanes == 4 && value_bytes == 8) return (l % 2) * 2 + l / 2;                   // 0 2 1 3
+  return l;
+}
+constexpr bool pair_lanes_in_order(int lanes, int value_bytes) {
+  for (int l = 0; l < lanes; ++l)
+    if (pair_lane_order(lanes, value_bytes, l) != l) return false;
+  return true;
+}
+
 template <class T>
 struct Plan {
   std::int64_t n = 0;
@@ -46,6 +64,10 @@ struct Plan {
     // w_L^(p * k) for k in [1, radix), p in [0, L / radix): k-major, so the
     // first stage (stride 1, p innermost) reads them contiguously.
     std::vector<T> tw_re, tw_im;
+    // A vector plan's first stage reading pairs: tw_re / tw_im with p in each
+    // run of `lanes` in the order the pair loads leave the values in
+    // (pair_lane_order); empty where that order is p's own.
+    std::vector<T> pair_tw_re, pair_tw_im;
     // cos / sin(2 pi j k / radix) for the odd butterflies, [j][k].
     std::vector<T> root_cos, root_sin;
   };

@@ -84,7 +84,8 @@ constexpr IndexV<V> mask(F f) {
   return make_mask<V>(f, std::make_index_sequence<kLanes<V>>{});
 }
 
-// W pairs (re, im) at p: split into re and im, or with Swap into im and re.
+// W pairs (re, im) at p: split into re and im, or with Swap into im and re,
+// lane l holding pair pair_lane_order(W, l) (fft_plan.hpp).
 // The inverse transform runs as the forward one of x with re and im swapped,
 // swapped back on the way out (i conj(z) swaps them, and
 // conj(DFT(conj x)) = swap(DFT(swap x))), so it costs no multiplies.
@@ -93,19 +94,24 @@ TORSH_INLINE void load_pairs(const LaneT<V>* p, V& re, V& im) {
   constexpr int W = kLanes<V>;
   const V lo = loadu<V>(p), hi = loadu<V>(p + W);
   if constexpr (sizeof(V) == 32 && std::is_same_v<LaneT<V>, float>) {
-    // 8 floats: GCC builds each two-input shuffle from two vpermd and a blend
-    // and, short of registers, reloads their masks every time (the first
-    // stage's largest cost at 2^10). vshufps takes the evens (odds) of both
-    // inputs per 128-bit half, [0 1 4 5 | 2 3 6 7], and one vpermpd puts the
-    // 64-bit pairs in order.
-    const __m256 e = _mm256_shuffle_ps(lo, hi, 0x88), o = _mm256_shuffle_ps(lo, hi, 0xDD);
-    (Swap ? im : re) = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xD8));
-    (Swap ? re : im) = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), 0xD8));
+    // 8 floats: vshufps takes the evens (odds) of both inputs per 128-bit
+    // half, pairs [0 1 4 5 | 2 3 6 7]. Putting them in order would take a
+    // vpermpd each (and GCC's own two-input shuffle takes two vpermd and a
+    // blend, with masks reloaded when registers run short): a fifth of the
+    // first stage's shuffles, for an order the twiddles and stores absorb.
+    (Swap ? im : re) = _mm256_shuffle_ps(lo, hi, 0x88);
+    (Swap ? re : im) = _mm256_shuffle_ps(lo, hi, 0xDD);
+  } else if constexpr (sizeof(V) == 32) {
+    // 4 doubles: vunpcklpd / vunpckhpd, pairs [0 2 | 1 3].
+    (Swap ? im : re) = _mm256_unpacklo_pd(lo, hi);
+    (Swap ? re : im) = _mm256_unpackhi_pd(lo, hi);
   } else {
     (Swap ? im : re) = __builtin_shuffle(lo, hi, mask<V>([](int l) { return 2 * l; }));
     (Swap ? re : im) = __builtin_shuffle(lo, hi, mask<V>([](int l) { return 2 * l + 1; }));
   }
 }
+template <class V>
+inline constexpr bool kPairsInOrder = pair_lanes_in_order(kLanes<V>, sizeof(LaneT<V>));
 // re and im as W pairs at p.
 template <class V>
 TORSH_INLINE void store_pairs(LaneT<V>* p, V re, V im) {
@@ -155,18 +161,22 @@ TORSH_INLINE void transpose(V* a) {
   }
 }
 
-// The first stage of a flat plan: radix W, stride 1, from x (pairs when
-// in_pairs, re and im swapped with Swap; else split xr / xi) to split yr / yi.
-template <bool Swap, class V>
+// The first stage of a flat plan: radix W, stride 1, from x (pairs with
+// InPairs, re and im swapped with Swap; else split xr / xi) to split yr / yi.
+template <bool Swap, bool InPairs, class V>
 TORSH_INLINE void first_stage(const typename Plan<LaneT<V>>::Stage& st, const LaneT<V>* xr, const LaneT<V>* xi,
-                              bool in_pairs, LaneT<V>* __restrict yr, LaneT<V>* __restrict yi) {
+                              LaneT<V>* __restrict yr, LaneT<V>* __restrict yi) {
   constexpr int W = kLanes<V>;
+  // Lane l of a vector holds p0 + order(l): pair_lane_order from pairs,
+  // whose twiddles are stored in that order too.
+  constexpr bool permuted = InPairs && !kPairsInOrder<V>;
+  constexpr auto order = [](int l) { return permuted ? pair_lane_order(W, sizeof(LaneT<V>), l) : l; };
   const std::int64_t m = st.len / W;
-  const LaneT<V>* twr = st.tw_re.data();
-  const LaneT<V>* twi = st.tw_im.data();
+  const LaneT<V>* twr = permuted ? st.pair_tw_re.data() : st.tw_re.data();
+  const LaneT<V>* twi = permuted ? st.pair_tw_im.data() : st.tw_im.data();
   for (std::int64_t p0 = 0; p0 < m; p0 += W) {
     V ar[W], ai[W];
-    if (in_pairs) {
+    if constexpr (InPairs) {
       const LaneT<V>* px = xr + 2 * p0;
 #pragma GCC unroll 16
       for (int j = 0; j < W; ++j) load_pairs<Swap, V>(px, ar[j], ai[j]), step(px, 2 * m);
@@ -187,10 +197,10 @@ TORSH_INLINE void first_stage(const typename Plan<LaneT<V>>::Stage& st, const La
     }
     transpose(ar);
 #pragma GCC unroll 16
-    for (int p = 0; p < W; ++p) storeu<V>(yr + W * (p0 + p), ar[p]);
+    for (int l = 0; l < W; ++l) storeu<V>(yr + W * (p0 + order(l)), ar[l]);
     transpose(ai);
 #pragma GCC unroll 16
-    for (int p = 0; p < W; ++p) storeu<V>(yi + W * (p0 + p), ai[p]);
+    for (int l = 0; l < W; ++l) storeu<V>(yi + W * (p0 + order(l)), ai[l]);
   }
 }
 
@@ -302,8 +312,9 @@ void transform(const Plan<LaneT<V>>& plan, const LaneT<V>* xr, const LaneT<V>* x
   L* const fr = to_a(0) ? ar : cr;
   L* const fi = to_a(0) ? ai : ci;
   // conj only comes with pairs in and out (vector_transform).
-  if (conj) first_stage<true, V>(plan.stages[0], xr, xi, in_pairs, fr, fi);
-  else first_stage<false, V>(plan.stages[0], xr, xi, in_pairs, fr, fi);
+  if (!in_pairs) first_stage<false, false, V>(plan.stages[0], xr, xi, fr, fi);
+  else if (conj) first_stage<true, true, V>(plan.stages[0], xr, xi, fr, fi);
+  else first_stage<false, true, V>(plan.stages[0], xr, xi, fr, fi);
   const L* sr = fr;
   const L* si = fi;
   for (std::size_t i = 1; i < count; ++i) {
