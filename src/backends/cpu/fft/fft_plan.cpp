@@ -166,6 +166,16 @@ std::shared_ptr<Plan<T>> build(std::int64_t n, bool flat) {
     plan->stages.push_back(std::move(st));
     len = m;
   }
+  if (plan->lanes > 0)
+    for (auto& st : plan->stages) {
+      const std::int64_t m = st.len / st.radix;
+      st.tw_by_p.resize(2 * st.tw_re.size());
+      for (std::int64_t p = 0; p < m; ++p)
+        for (int k = 1; k < st.radix; ++k) {
+          st.tw_by_p[2 * ((st.radix - 1) * p + k - 1)] = st.tw_re[(k - 1) * m + p];
+          st.tw_by_p[2 * ((st.radix - 1) * p + k - 1) + 1] = st.tw_im[(k - 1) * m + p];
+        }
+    }
   if (plan->lanes > 0 && !pair_lanes_in_order(lanes, sizeof(T))) {
     auto& st = plan->stages.front();
     const std::int64_t m = st.len / lanes;
@@ -202,7 +212,7 @@ struct Cache {
 template <class T>
 std::size_t bytes_of(const Plan<T>& p) {
   std::size_t b = (p.chirp_re.size() + p.kernel_re.size() + p.block_re.size() + p.lane_re.size()) * 2 * sizeof(T);
-  for (const auto& s : p.stages) b += (s.tw_re.size() + s.pair_tw_re.size() + s.root_cos.size()) * 2 * sizeof(T);
+  for (const auto& s : p.stages) b += (2 * s.tw_re.size() + s.pair_tw_re.size() + s.root_cos.size()) * 2 * sizeof(T);
   return b;
 }
 

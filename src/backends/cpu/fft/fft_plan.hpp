@@ -68,6 +68,12 @@ struct Plan {
     // run of `lanes` in the order the pair loads leave the values in
     // (pair_lane_order); empty where that order is p's own.
     std::vector<T> pair_tw_re, pair_tw_im;
+    // A vector plan's twiddles again, p-major: for each p the (re, im) of
+    // w_L^(p k), k in [1, radix). A vertical stage broadcasts them from one
+    // pointer per p at fixed offsets, where the k-major table needs a
+    // pointer per k (and GCC, short of registers, spilled those pointers
+    // and the broadcasts hoisted out of the inner loop).
+    std::vector<T> tw_by_p;
     // cos / sin(2 pi j k / radix) for the odd butterflies, [j][k].
     std::vector<T> root_cos, root_sin;
   };

@@ -74,6 +74,16 @@ TORSH_INLINE void storeu(LaneT<V>* p, V v) {
   std::memcpy(p, &v, sizeof v);
 }
 
+// x in every lane (a broadcast; V{} + x would keep the add, for -0).
+template <class V, std::size_t... L>
+TORSH_INLINE V splat_lanes(LaneT<V> x, std::index_sequence<L...>) {
+  return V{((void)L, x)...};
+}
+template <class V>
+TORSH_INLINE V splat(LaneT<V> x) {
+  return splat_lanes<V>(x, std::make_index_sequence<kLanes<V>>{});
+}
+
 // Shuffle masks, computed at compile time from the lane index.
 template <class V, class F, std::size_t... L>
 constexpr IndexV<V> make_mask(F f, std::index_sequence<L...>) {
@@ -216,13 +226,17 @@ TORSH_INLINE void vertical_stage(const typename Plan<LaneT<V>>::Stage& st, std::
   using L = LaneT<V>;
   constexpr int W = kLanes<V>;
   const std::int64_t m = st.len / R;
-  const L* twr = st.tw_re.data();
-  const L* twi = st.tw_im.data();
+  // Radix 2 and 4 hold their twiddles in registers across the q loop.
+  // Radix 8 and 16, whose data fill the registers, broadcast each twiddle
+  // where it is used: hoisted out of the loop (which often runs once), GCC
+  // spilled the broadcasts and reloaded them.
+  constexpr bool kHeld = R <= 4;
   for (std::int64_t p = 0; p < m; ++p) {
-    L wr[R], wi[R];
-    if constexpr (Twiddled)
+    const L* const tw = st.tw_by_p.data() + 2 * (R - 1) * p;
+    L held[2 * R];
+    if constexpr (Twiddled && kHeld)
 #pragma GCC unroll 16
-      for (int k = 1; k < R; ++k) wr[k] = twr[(k - 1) * m + p], wi[k] = twi[(k - 1) * m + p];
+      for (int i = 0; i < 2 * (R - 1); ++i) held[i] = tw[i];
     const L* xrp = xr + s * p;
     const L* xip = xi + s * p;
     const std::int64_t yo = s * R * p;
@@ -234,12 +248,17 @@ TORSH_INLINE void vertical_stage(const typename Plan<LaneT<V>>::Stage& st, std::
 #pragma GCC unroll 16
       for (int j = 0; j < R; ++j) ar[j] = loadu<V>(pr), ai[j] = loadu<V>(pi), step(pr, s * m), step(pi, s * m);
       butterfly<R, V>(ar, ai, R, nullptr, nullptr);
-      if constexpr (Twiddled)
+      if constexpr (Twiddled) {
+        const L* t = tw;
+        asm("" : "+r"(t));  // read here, not hoisted
 #pragma GCC unroll 16
         for (int k = 1; k < R; ++k) {
-          const V t = ar[k] * wr[k] - ai[k] * wi[k];
-          ai[k] = ar[k] * wi[k] + ai[k] * wr[k], ar[k] = t;
+          const int i = 2 * (k - 1);
+          const V wr = splat<V>(kHeld ? held[i] : t[i]), wi = splat<V>(kHeld ? held[i + 1] : t[i + 1]);
+          const V u = ar[k] * wr - ai[k] * wi;
+          ai[k] = ar[k] * wi + ai[k] * wr, ar[k] = u;
         }
+      }
       if constexpr (OutPairs) {
         L* py = yr + 2 * (yo + q);
 #pragma GCC unroll 16
