@@ -65,7 +65,7 @@ std::vector<std::pair<std::string, std::string>> kernel_variants() {
       {"quantized dot", quant::isa_name(quant::active_isa()) + cap},
       {"int8 gemm", igemm::active_kernel().name +
                         std::string(igemm::active_kernel().lane == igemm::Lane::S16x2
-                                        ? " (avx2-maddubs-5x16 where the operands cannot saturate it)"
+                                        ? " (avx2-maddubs-6x16 where the operands cannot saturate it)"
                                         : "") +
                         cap},
       {"fft", fft_levels() + cap},

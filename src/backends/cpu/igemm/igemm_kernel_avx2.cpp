@@ -3,9 +3,10 @@
 //   AVX2: no u8 x s8 instruction that cannot saturate (vpmaddubsw sums two
 //   products into int16), so both operands are packed widened to int16
 //   (S16x2) and vpmaddwd sums pairs into int32 exactly: two k per lane;
-//   AVX2 with vpmaddubsw on U8x4 lanes, four k per lane (twice the products
-//   per instruction and half the panel bytes), for operands whose values
-//   cannot take a pair of products past int16 (integer_matmul checks).
+//   AVX2 with vpmaddubsw on U8x4 lanes, four k per lane (half the panel
+//   bytes; with the vpmaddwd that widens its int16 sums, the same products
+//   per multiply), for operands whose values cannot take a pair of products
+//   past int16 (integer_matmul checks).
 #include <immintrin.h>
 
 #include <cstdint>
@@ -34,28 +35,115 @@ struct Ymm {
 namespace avx2 {
 namespace {
 
-struct Avx2Madd : Ymm {
-  static TORSH_INLINE vec dot(vec acc, vec a, vec b) { return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b)); }
-};
+// The k loops of both 6 x 16 tiles in assembly: with 12 accumulators in 16
+// registers GCC kept some accumulators on the stack (a store and a reload
+// per group) and copied the rest between registers, and the tile ran at half
+// the multiply rate. Here ymm0-11 hold the accumulators (row r in 2r and
+// 2r + 1), ymm12-13 b's two vectors (or ones), ymm14 the row's word, ymm15
+// a product; the sums leave through memory once per tile.
+#define TORSH_MADD_ROW(r, c0, c1)                        \
+  "vpbroadcastd " #r "*4(%[a]), %%ymm14\n\t"            \
+  "vpmaddwd %%ymm12, %%ymm14, %%ymm15\n\t"              \
+  "vpaddd %%ymm15, %%ymm" #c0 ", %%ymm" #c0 "\n\t"      \
+  "vpmaddwd %%ymm13, %%ymm14, %%ymm15\n\t"              \
+  "vpaddd %%ymm15, %%ymm" #c1 ", %%ymm" #c1 "\n\t"
 
-// vpmaddubsw: u8 x s8 products summed in pairs into int16 (saturating, so
-// only for operands that cannot reach it); vpmaddwd by ones sums the two
-// pairs of each lane into int32.
-struct Avx2Maddubs : Ymm {
-  static TORSH_INLINE vec dot(vec acc, vec a, vec b) {
-    return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(a, b), _mm256_set1_epi16(1)));
+// Row r of the vpmaddubsw tile: b's two vectors read from the panel,
+// products summed in pairs to int16, then pairs of those to int32 by
+// vpmaddwd with ones (ymm12).
+#define TORSH_MADDUBS_ROW(r, c0, c1)                     \
+  "vpbroadcastd " #r "*4(%[a]), %%ymm14\n\t"            \
+  "vpmaddubsw (%[b]), %%ymm14, %%ymm15\n\t"             \
+  "vpmaddwd %%ymm12, %%ymm15, %%ymm15\n\t"              \
+  "vpaddd %%ymm15, %%ymm" #c0 ", %%ymm" #c0 "\n\t"      \
+  "vpmaddubsw 32(%[b]), %%ymm14, %%ymm15\n\t"           \
+  "vpmaddwd %%ymm12, %%ymm15, %%ymm15\n\t"              \
+  "vpaddd %%ymm15, %%ymm" #c1 ", %%ymm" #c1 "\n\t"
+
+#define TORSH_ZERO_ACC                                                                                     \
+  "vpxor %%xmm0, %%xmm0, %%xmm0\n\t" "vpxor %%xmm1, %%xmm1, %%xmm1\n\t" "vpxor %%xmm2, %%xmm2, %%xmm2\n\t"   \
+  "vpxor %%xmm3, %%xmm3, %%xmm3\n\t" "vpxor %%xmm4, %%xmm4, %%xmm4\n\t" "vpxor %%xmm5, %%xmm5, %%xmm5\n\t"   \
+  "vpxor %%xmm6, %%xmm6, %%xmm6\n\t" "vpxor %%xmm7, %%xmm7, %%xmm7\n\t" "vpxor %%xmm8, %%xmm8, %%xmm8\n\t"   \
+  "vpxor %%xmm9, %%xmm9, %%xmm9\n\t" "vpxor %%xmm10, %%xmm10, %%xmm10\n\t" "vpxor %%xmm11, %%xmm11, %%xmm11\n\t"
+
+#define TORSH_SAVE_ACC                                                                                      \
+  "vmovdqa %%ymm0, (%[acc])\n\t" "vmovdqa %%ymm1, 32(%[acc])\n\t" "vmovdqa %%ymm2, 64(%[acc])\n\t"           \
+  "vmovdqa %%ymm3, 96(%[acc])\n\t" "vmovdqa %%ymm4, 128(%[acc])\n\t" "vmovdqa %%ymm5, 160(%[acc])\n\t"      \
+  "vmovdqa %%ymm6, 192(%[acc])\n\t" "vmovdqa %%ymm7, 224(%[acc])\n\t" "vmovdqa %%ymm8, 256(%[acc])\n\t"     \
+  "vmovdqa %%ymm9, 288(%[acc])\n\t" "vmovdqa %%ymm10, 320(%[acc])\n\t" "vmovdqa %%ymm11, 352(%[acc])\n\t"
+
+#define TORSH_YMM_CLOBBERS                                                                                  \
+  "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", \
+      "xmm13", "xmm14", "xmm15"
+
+// The stores of tile_body's end from the 6 x 16 sums: plain, or with the
+// column and row terms.
+TORSH_INLINE void store_tile(const std::int32_t* acc, const TileOut& out) {
+  if (out.col) {
+    const __m256i col0 = Ymm::load(out.col), col1 = Ymm::load(out.col + 8);
+#pragma GCC unroll 6
+    for (int r = 0; r < 6; ++r) {
+      const __m256i row = Ymm::bcast(out.row + r);
+      Ymm::store(out.c + r * out.ldc, Ymm::add(Ymm::load(acc + 16 * r), Ymm::add(col0, row)));
+      Ymm::store(out.c + r * out.ldc + 8, Ymm::add(Ymm::load(acc + 16 * r + 8), Ymm::add(col1, row)));
+    }
+    return;
   }
-};
-
-#include "igemm_body.hpp"
-
-void tile_avx2(const unsigned char* a, const unsigned char* b, std::int64_t groups, const TileOut& c) {
-  tile_body<Avx2Madd, 6, 2>(a, b, groups, c);
+#pragma GCC unroll 6
+  for (int r = 0; r < 6; ++r)
+    Ymm::store(out.c + r * out.ldc, Ymm::load(acc + 16 * r)), Ymm::store(out.c + r * out.ldc + 8, Ymm::load(acc + 16 * r + 8));
 }
 
-void tile_avx2_maddubs(const unsigned char* a, const unsigned char* b, std::int64_t groups, const TileOut& c) {
-  tile_body<Avx2Maddubs, 5, 2>(a, b, groups, c);
+void tile_avx2(const unsigned char* a, const unsigned char* b, std::int64_t groups, const TileOut& out) {
+  alignas(32) std::int32_t acc[6 * 16];
+  asm volatile(
+      TORSH_ZERO_ACC
+      "test %[g], %[g]\n\t"
+      "jle 2f\n\t"
+      "1:\n\t"
+      "vmovdqu (%[b]), %%ymm12\n\t"
+      "vmovdqu 32(%[b]), %%ymm13\n\t"  //
+      TORSH_MADD_ROW(0, 0, 1) TORSH_MADD_ROW(1, 2, 3) TORSH_MADD_ROW(2, 4, 5) TORSH_MADD_ROW(3, 6, 7)
+      TORSH_MADD_ROW(4, 8, 9) TORSH_MADD_ROW(5, 10, 11)
+      "add $24, %[a]\n\t"
+      "add $64, %[b]\n\t"
+      "dec %[g]\n\t"
+      "jnz 1b\n\t"
+      "2:\n\t"  //
+      TORSH_SAVE_ACC
+      : [a] "+r"(a), [b] "+r"(b), [g] "+r"(groups)
+      : [acc] "r"(acc)
+      : "cc", "memory", TORSH_YMM_CLOBBERS);
+  store_tile(acc, out);
 }
+
+void tile_avx2_maddubs(const unsigned char* a, const unsigned char* b, std::int64_t groups, const TileOut& out) {
+  alignas(32) std::int32_t acc[6 * 16];
+  asm volatile(
+      TORSH_ZERO_ACC
+      "test %[g], %[g]\n\t"
+      "jle 2f\n\t"
+      "vpcmpeqw %%ymm12, %%ymm12, %%ymm12\n\t"  // ones: -1 >> 15 per int16
+      "vpsrlw $15, %%ymm12, %%ymm12\n\t"
+      "1:\n\t"  //
+      TORSH_MADDUBS_ROW(0, 0, 1) TORSH_MADDUBS_ROW(1, 2, 3) TORSH_MADDUBS_ROW(2, 4, 5) TORSH_MADDUBS_ROW(3, 6, 7)
+      TORSH_MADDUBS_ROW(4, 8, 9) TORSH_MADDUBS_ROW(5, 10, 11)
+      "add $24, %[a]\n\t"
+      "add $64, %[b]\n\t"
+      "dec %[g]\n\t"
+      "jnz 1b\n\t"
+      "2:\n\t"  //
+      TORSH_SAVE_ACC
+      : [a] "+r"(a), [b] "+r"(b), [g] "+r"(groups)
+      : [acc] "r"(acc)
+      : "cc", "memory", TORSH_YMM_CLOBBERS);
+  store_tile(acc, out);
+}
+#undef TORSH_MADD_ROW
+#undef TORSH_MADDUBS_ROW
+#undef TORSH_ZERO_ACC
+#undef TORSH_SAVE_ACC
+#undef TORSH_YMM_CLOBBERS
 
 }  // namespace
 }  // namespace avx2
@@ -66,7 +154,7 @@ const Kernel& kernel_avx2() {
 }
 
 const Kernel& kernel_avx2_maddubs() {
-  static const Kernel k{"avx2-maddubs-5x16", Lane::U8x4, 5, 16, avx2::tile_avx2_maddubs};
+  static const Kernel k{"avx2-maddubs-6x16", Lane::U8x4, 6, 16, avx2::tile_avx2_maddubs};
   return k;
 }
 

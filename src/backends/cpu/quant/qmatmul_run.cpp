@@ -6,6 +6,7 @@
 #include <atomic>
 
 #include "../device.hpp"
+#include "../platform/cpu_info.hpp"
 #include "../platform/scratch.hpp"
 #include "../platform/thread_pool.hpp"
 #include "../simd/simd_avx2.hpp"
@@ -54,7 +55,11 @@ bool isa_usable(Isa isa) {
   switch (isa) {
     case Isa::Generic: return true;
     case Isa::Avx2: return simd::avx2_fma_usable() && __builtin_cpu_supports("f16c");
-    case Isa::AvxVnni: return isa_usable(Isa::Avx2) && __builtin_cpu_supports("avxvnni");
+    // AVX-VNNI (VEX vpdpbusd) is newer than AVX2: the avx2 cap leaves it
+    // out, so TORSH_CPU_ISA=avx2 runs what AVX2 CPUs without it run.
+    case Isa::AvxVnni:
+      return isa_cap() >= IsaCap::Avx512 && isa_usable(Isa::Avx2) &&
+             __builtin_cpu_supports("avxvnni");
     case Isa::Avx512Vnni: return simd::avx512_usable() && __builtin_cpu_supports("avx512vnni");
   }
   return false;
