@@ -253,42 +253,74 @@ TEST(MatmulInteger, OperandsAtTheInt16PairLimitStayExact) {
   }
 }
 
+// qlinear_matmul of p (scales per channel or per tensor) against the
+// requantization formula in f32 on the exact sums, and without y_scale
+// against the dequantized product.
+void expect_qlinear_formula(const Problem& p, bool per_ch, DType yt) {
+  const std::int64_t m = p.m, n = p.n;
+  std::vector<float> sa(per_ch ? m : 1), sb(per_ch ? n : 1);
+  for (std::size_t i = 0; i < sa.size(); ++i) sa[i] = 0.01f + 0.003f * static_cast<float>(i % 13);
+  for (std::size_t i = 0; i < sb.size(); ++i) sb[i] = 0.02f + 0.001f * static_cast<float>(i % 21);
+  const float sy = 3.7f * std::sqrt(static_cast<float>(p.k) / 37.0f);
+  const std::uint8_t zy_byte = yt == DType::U8 ? 128 : static_cast<std::uint8_t>(-5);
+  const auto sums = reference(p);
+  const auto to = [&](const std::vector<float>& v) {
+    return host().from_host(v.data(), v.size() == 1 ? Shape{} : Shape{static_cast<std::int64_t>(v.size())}, DType::F32);
+  };
+  const Tensor y = ops::qlinear_matmul(a_of(p), to(sa), za_of(p), b_of(p), to(sb), zb_of(p), to({sy}),
+                                       bytes_tensor({zy_byte}, Shape{}, yt));
+  ASSERT_EQ(y.dtype(), yt);
+  const std::vector<std::uint8_t> got = y.to_host<std::uint8_t>();
+  const int lo = yt == DType::U8 ? 0 : -128, hi = yt == DType::U8 ? 255 : 127;
+  const auto mul = [&](std::int64_t i, std::int64_t j) {
+    return sa[per_ch ? static_cast<std::size_t>(i) : 0] * sb[per_ch ? static_cast<std::size_t>(j) : 0];
+  };
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      const float q = std::nearbyint(static_cast<float>(sums[static_cast<std::size_t>(i * n + j)]) * (mul(i, j) / sy)) +
+                      static_cast<float>(value(zy_byte, yt));
+      const int want = static_cast<int>(std::min<float>(std::max<float>(q, lo), hi));
+      ASSERT_EQ(value(got[static_cast<std::size_t>(i * n + j)], yt), want) << i << "," << j << " k=" << p.k;
+    }
+  // Without y_scale: the dequantized f32 product.
+  const std::vector<float> f = ops::qlinear_matmul(a_of(p), to(sa), za_of(p), b_of(p), to(sb), zb_of(p)).to_host<float>();
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j)
+      ASSERT_EQ(f[static_cast<std::size_t>(i * n + j)], static_cast<float>(sums[static_cast<std::size_t>(i * n + j)]) * mul(i, j))
+          << i << "," << j << " k=" << p.k;
+}
+
 TEST(QlinearMatmul, RequantizesAsTheFormulaInF32) {
   std::uint32_t seed = 40;
   for (const auto& pr : kPairs)
     for (DType yt : {DType::U8, DType::I8})
-      for (bool per_ch : {false, true}) {
-        const Problem p = make(1, 13, 21, 37, pr[0], pr[1], per_ch, per_ch, false, seed++);
-        std::vector<float> sa(per_ch ? 13 : 1), sb(per_ch ? 21 : 1);
-        for (std::size_t i = 0; i < sa.size(); ++i) sa[i] = 0.01f + 0.003f * static_cast<float>(i);
-        for (std::size_t i = 0; i < sb.size(); ++i) sb[i] = 0.02f + 0.001f * static_cast<float>(i);
-        const float sy = 3.7f;
-        const std::uint8_t zy_byte = yt == DType::U8 ? 128 : static_cast<std::uint8_t>(-5);
-        const auto sums = reference(p);
-        const auto to = [&](const std::vector<float>& v) {
-          return host().from_host(v.data(), v.size() == 1 ? Shape{} : Shape{static_cast<std::int64_t>(v.size())}, DType::F32);
-        };
-        const Tensor y = ops::qlinear_matmul(a_of(p), to(sa), za_of(p), b_of(p), to(sb), zb_of(p), to({sy}),
-                                             bytes_tensor({zy_byte}, Shape{}, yt));
-        ASSERT_EQ(y.dtype(), yt);
-        const std::vector<std::uint8_t> got = y.to_host<std::uint8_t>();
-        const int lo = yt == DType::U8 ? 0 : -128, hi = yt == DType::U8 ? 255 : 127;
-        for (std::int64_t i = 0; i < 13; ++i)
-          for (std::int64_t j = 0; j < 21; ++j) {
-            const float s = (sa[per_ch ? static_cast<std::size_t>(i) : 0] * sb[per_ch ? static_cast<std::size_t>(j) : 0]) / sy;
-            const float q = std::nearbyint(static_cast<float>(sums[static_cast<std::size_t>(i * 21 + j)]) * s) +
-                            static_cast<float>(value(zy_byte, yt));
-            const int want = static_cast<int>(std::min<float>(std::max<float>(q, lo), hi));
-            ASSERT_EQ(value(got[static_cast<std::size_t>(i * 21 + j)], yt), want) << i << "," << j;
-          }
-        // Without y_scale: the dequantized f32 product.
-        const std::vector<float> f = ops::qlinear_matmul(a_of(p), to(sa), za_of(p), b_of(p), to(sb), zb_of(p)).to_host<float>();
-        for (std::int64_t i = 0; i < 13; ++i)
-          for (std::int64_t j = 0; j < 21; ++j)
-            ASSERT_EQ(f[static_cast<std::size_t>(i * 21 + j)],
-                      static_cast<float>(sums[static_cast<std::size_t>(i * 21 + j)]) *
-                          (sa[per_ch ? static_cast<std::size_t>(i) : 0] * sb[per_ch ? static_cast<std::size_t>(j) : 0]));
-      }
+      for (bool per_ch : {false, true}) expect_qlinear_formula(make(1, 13, 21, 37, pr[0], pr[1], per_ch, per_ch, false, seed++), per_ch, yt);
+}
+
+// Past a block of k (512 to 1024 values by tile), the product can run in
+// blocks of k over items of rows x columns, the sums held between blocks:
+// shapes over several items in both directions, odd edges, every zero-point
+// kind, a batch with a prepared weight, and the requantized forms.
+TEST(MatmulInteger, LongKRunsInBlocksAndMatchesTheDefinition) {
+  // The blocks are taken on their own only past most of the last-level
+  // cache; forced here on shapes a test can check.
+  torsh::cpu::igemm::force_long_k_blocks(1);
+  struct Reset {
+    ~Reset() { torsh::cpu::igemm::force_long_k_blocks(-1); }
+  } reset;
+  std::uint32_t seed = 900;
+  for (const auto& pr : {kPairs[0], kPairs[2]})
+    for (bool per_ch : {false, true}) {
+      const Problem p = make(1, 401, 353, 1100, pr[0], pr[1], per_ch, per_ch, false, seed++);
+      EXPECT_EQ(ops::matmul_integer(a_of(p), b_of(p), za_of(p), zb_of(p)).to_host<std::int32_t>(), reference(p))
+          << dtype_name(pr[0]) << " x " << dtype_name(pr[1]) << " per_ch=" << per_ch;
+    }
+  const Problem p = make(2, 45, 40, 2100, DType::U8, DType::U8, false, true, false, seed++);
+  const ops::IntegerWeight w(b_of(p));
+  for (int call = 0; call < 2; ++call)
+    EXPECT_EQ(ops::matmul_integer(a_of(p), w, za_of(p), zb_of(p)).to_host<std::int32_t>(), reference(p)) << call;
+  expect_qlinear_formula(make(1, 201, 353, 1100, DType::U8, DType::I8, false, false, false, seed++), false, DType::U8);
+  expect_qlinear_formula(make(1, 97, 70, 1100, DType::I8, DType::I8, true, true, false, seed++), true, DType::I8);
 }
 
 TEST(QlinearMatmul, HalvesRoundToEvenAndSaturate) {

@@ -39,11 +39,15 @@ constexpr int k_per_lane(Lane l) { return l == Lane::U8x4 ? 4 : 2; }
 // each sum leaves the registers finished, sum + col[j] + row[r] (wrapping):
 // the zero-point terms of igemm.hpp's identity when both zero points are per
 // tensor, so no second pass reads the tile back.
+// With acc, the sums of earlier blocks of k (acc[r * ld_acc + j], which may
+// be c itself) are added too (igemm_run.cpp runs long k in blocks).
 struct TileOut {
   std::int32_t* c;
   std::int64_t ldc;
   const std::int32_t* col = nullptr;
   const std::int32_t* row = nullptr;
+  const std::int32_t* acc = nullptr;
+  std::int64_t ld_acc = 0;
 };
 
 struct Kernel {
@@ -84,5 +88,8 @@ void pack_b(const Kernel& kn, const unsigned char* b, std::int64_t k, std::int64
 
 // The whole op.
 void integer_matmul(const rt::IntegerMatmulArgs& a);
+// For tests: 1 runs every product whose k spans more than one block in
+// blocks (igemm_run.cpp), 0 none, -1 (the default) decides by its size.
+void force_long_k_blocks(int mode);
 
 }  // namespace torsh::cpu::igemm

@@ -28,6 +28,11 @@ void tile_body(const unsigned char* a, const unsigned char* b, std::int64_t grou
     b += 4 * NR;
   }
   std::int32_t* const c = out.c;
+  if (out.acc)
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[r][v] = V::add(acc[r][v], V::load(out.acc + r * out.ld_acc + v * V::kLanes));
   if (out.col) {
     typename V::vec col[NV];
 #pragma GCC unroll 4

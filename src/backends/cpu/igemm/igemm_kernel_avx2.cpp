@@ -76,22 +76,23 @@ namespace {
   "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", \
       "xmm13", "xmm14", "xmm15"
 
-// The stores of tile_body's end from the 6 x 16 sums: plain, or with the
-// column and row terms.
+// The stores of tile_body's end from the 6 x 16 sums: plus earlier blocks'
+// sums and the column and row terms, when given.
 TORSH_INLINE void store_tile(const std::int32_t* acc, const TileOut& out) {
-  if (out.col) {
-    const __m256i col0 = Ymm::load(out.col), col1 = Ymm::load(out.col + 8);
+  const __m256i zero = Ymm::zero();
+  const __m256i col0 = out.col ? Ymm::load(out.col) : zero, col1 = out.col ? Ymm::load(out.col + 8) : zero;
 #pragma GCC unroll 6
-    for (int r = 0; r < 6; ++r) {
-      const __m256i row = Ymm::bcast(out.row + r);
-      Ymm::store(out.c + r * out.ldc, Ymm::add(Ymm::load(acc + 16 * r), Ymm::add(col0, row)));
-      Ymm::store(out.c + r * out.ldc + 8, Ymm::add(Ymm::load(acc + 16 * r + 8), Ymm::add(col1, row)));
+  for (int r = 0; r < 6; ++r) {
+    std::int32_t* const c = out.c + r * out.ldc;
+    const __m256i row = out.col ? Ymm::bcast(out.row + r) : zero;
+    __m256i s0 = Ymm::add(Ymm::load(acc + 16 * r), Ymm::add(col0, row));
+    __m256i s1 = Ymm::add(Ymm::load(acc + 16 * r + 8), Ymm::add(col1, row));
+    if (out.acc) {
+      const std::int32_t* const before = out.acc + r * out.ld_acc;
+      s0 = Ymm::add(s0, Ymm::load(before)), s1 = Ymm::add(s1, Ymm::load(before + 8));
     }
-    return;
+    Ymm::store(c, s0), Ymm::store(c + 8, s1);
   }
-#pragma GCC unroll 6
-  for (int r = 0; r < 6; ++r)
-    Ymm::store(out.c + r * out.ldc, Ymm::load(acc + 16 * r)), Ymm::store(out.c + r * out.ldc + 8, Ymm::load(acc + 16 * r + 8));
 }
 
 void tile_avx2(const unsigned char* a, const unsigned char* b, std::int64_t groups, const TileOut& out) {

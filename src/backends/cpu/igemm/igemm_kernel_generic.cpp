@@ -26,7 +26,8 @@ void tile(const unsigned char* a, const unsigned char* b, std::int64_t groups, c
     for (int j = 0; j < kNr; ++j) {
       const std::uint32_t terms =
           out.col ? static_cast<std::uint32_t>(out.col[j]) + static_cast<std::uint32_t>(out.row[r]) : 0u;
-      out.c[r * out.ldc + j] = static_cast<std::int32_t>(acc[r][j] + terms);
+      const std::uint32_t before = out.acc ? static_cast<std::uint32_t>(out.acc[r * out.ld_acc + j]) : 0u;
+      out.c[r * out.ldc + j] = static_cast<std::int32_t>(acc[r][j] + terms + before);
     }
 }
 

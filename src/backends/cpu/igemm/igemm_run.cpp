@@ -3,6 +3,7 @@
 // weight), then mr x nr tiles over the thread pool, each finished in one
 // pass: zero-point terms, then the output dtype's conversion.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include "../platform/scratch.hpp"
 #include "../platform/thread_pool.hpp"
 #include "../simd/simd.hpp"
+#include "../simd/stream_store.hpp"
 #include "../quant/qmatmul_kernels.hpp"
 #include "../device.hpp"
 #include "../types.hpp"
@@ -190,7 +192,37 @@ void pack_all_b(const Kernel& kn, const unsigned char* b, std::int64_t k, std::i
   });
 }
 
+// Cache blocking for long k (see integer_matmul): k_groups groups a block,
+// so that a b panel's slice is 16 KB (L1); row_panels a panels an item, so
+// that their slices are about 192 KB (L2); col_panels b panels an item, so
+// that the item's int32 sums are about 256 KB.
+struct Blocks {
+  std::int64_t k_groups, row_panels, col_panels;
+};
+Blocks blocks_for(const Kernel& kn) {
+  constexpr std::int64_t kBSlice = 16 << 10, kASlices = 192 << 10, kSums = 256 << 10;
+  Blocks b{};
+  b.k_groups = std::max<std::int64_t>(16, kBSlice / (4 * kn.nr));
+  b.row_panels = std::max<std::int64_t>(1, kASlices / (4 * kn.mr * b.k_groups));
+  b.col_panels = std::max<std::int64_t>(1, kSums / (4 * kn.mr * b.row_panels * kn.nr));
+  return b;
+}
+// Whether a product whose packed panels take `packed` bytes runs long k in
+// blocks: only once the panels outgrow most of the last-level cache. Below
+// that, whole-k tiles read a from the cache and write int32 tiles straight
+// out, and measured faster (2048^3: 40 against 42-48 ms at 256 bits, 9
+// against 11 ms with VNNI); above it blocks won (4096^3 at 256 bits: 359
+// against 551 ms).
+std::atomic<int> g_force_long_k_blocks{-1};
+bool long_k_blocked(std::size_t packed) {
+  const int forced = g_force_long_k_blocks.load(std::memory_order_relaxed);
+  if (forced >= 0) return forced == 1;
+  return static_cast<std::int64_t>(packed) > stream_threshold_bytes() / 4 * 3;
+}
+
 }  // namespace
+
+void force_long_k_blocks(int mode) { g_force_long_k_blocks.store(mode, std::memory_order_relaxed); }
 
 void integer_matmul(const rt::IntegerMatmulArgs& x) {
   const Kernel& kn = kernel_for(x);
@@ -200,6 +232,7 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
   const std::int64_t kpl = k_per_lane(kn.lane), groups = (k + kpl - 1) / kpl;
   const std::int64_t m_panels = (m + mr - 1) / mr, n_panels = (n + nr - 1) / nr;
   const std::size_t pa = panel_bytes(kn, mr, k), pb = panel_bytes(kn, nr, k);
+  const Blocks blocks = blocks_for(kn);
 
   // Packed panels in the calling thread's grow-only scratch: a fresh
   // allocation per call would page-fault its way in every time (a 1024^3
@@ -310,6 +343,83 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
       else
         requantize_tile_i8(sums, ldc, rows, cols, mul, zy, reinterpret_cast<std::int8_t*>(to), n);
     };
+    // Finished sums of the tile at rows r0.., columns c0.. (c, ldc apart;
+    // with the fused terms already added when fused) into out.
+    const auto finish_tile = [&](const std::int32_t* c, int ldc, std::int64_t r0, std::int64_t c0, int rows, int cols) {
+      unsigned char* const dst = out_bytes + static_cast<std::size_t>(out0 + r0 * n + c0) * out_size;
+      if (fused && !a_per_row && od != DType::I32) return store_scaled(c, ldc, rows, cols, col_mul.data() + c0, dst);
+      for (int r = 0; r < rows; ++r) {
+        const std::size_t row = static_cast<std::size_t>(r0 + r);
+        unsigned char* const row_dst = dst + static_cast<std::size_t>(r * n) * out_size;
+        const std::int32_t* cr = c + r * ldc;
+        const std::int32_t* sum = cr;
+        alignas(64) std::int32_t row_buf[64];
+        if (!fused) {
+          // int32 results go straight to out; others through a row buffer.
+          std::int32_t* const s = od == DType::I32 ? reinterpret_cast<std::int32_t*>(row_dst) : row_buf;
+          finish_row(cr, colterm.data() + c0, zb2.data() + c0, bias.data() + c0, za2[row],
+                     static_cast<std::uint32_t>(ra[row]), zb2[0], a_zp_per_row, b_zp_per_col, cols, s);
+          sum = s;
+        } else if (od == DType::I32) {
+          std::memcpy(row_dst, cr, static_cast<std::size_t>(cols) * sizeof(std::int32_t));
+        }
+        if (od == DType::I32) continue;
+        // The multiplier of each column in this row: precomputed when a's
+        // scale is per tensor, else (a_scale[row] * b_scale[col]) / y_scale here.
+        alignas(64) float mul_row[64];
+        const float* mul = col_mul.data() + c0;
+        if (a_per_row) {
+          for (int j = 0; j < cols; ++j) mul_row[j] = quantized ? (sa[row] * sb[static_cast<std::size_t>(c0 + j)]) / sy
+                                                                : sa[row] * sb[static_cast<std::size_t>(c0 + j)];
+          mul = mul_row;
+        }
+        store_scaled(sum, cols, 1, cols, mul, row_dst);
+      }
+    };
+    if (blocks.k_groups < groups && long_k_blocked(m_panels * pa + n_panels * pb)) {
+      // Long k: blocks of k_groups groups (b's slice of a panel stays in L1),
+      // over items of row panels x column panels (a's slices of the item's
+      // rows stay in L2), each item's sums held in the thread's int32
+      // scratch until its last block. Whole-k tiles read every a panel
+      // once per column panel, from memory once a passes the caches: a
+      // 4096^3 product at 256 bits spent most of its time waiting on it.
+      const std::int64_t row_items = (m_panels + blocks.row_panels - 1) / blocks.row_panels;
+      const std::int64_t col_items = (n_panels + blocks.col_panels - 1) / blocks.col_panels;
+      const std::int64_t ldc = blocks.col_panels * nr;
+      auto* const out_i32 = reinterpret_cast<std::int32_t*>(out_bytes) + out0;
+      const auto direct = [&](std::int64_t mp, std::int64_t np) {
+        return fused && od == DType::I32 && (mp + 1) * mr <= m && (np + 1) * nr <= n;
+      };
+      pool().parallel_for(row_items * col_items, 1, [&](std::int64_t i0, std::int64_t i1) {
+        thread_local Scratch c_scratch;
+        auto* const cbuf = static_cast<std::int32_t*>(
+            c_scratch.get(static_cast<std::size_t>(blocks.row_panels * mr * ldc) * sizeof(std::int32_t)));
+        for (std::int64_t item = i0; item < i1; ++item) {
+          const std::int64_t mp0 = (item / col_items) * blocks.row_panels, np0 = (item % col_items) * blocks.col_panels;
+          const std::int64_t mp1 = std::min(m_panels, mp0 + blocks.row_panels), np1 = std::min(n_panels, np0 + blocks.col_panels);
+          for (std::int64_t g0 = 0; g0 < groups; g0 += blocks.k_groups) {
+            const std::int64_t gn = std::min(blocks.k_groups, groups - g0);
+            const bool last = g0 + gn == groups;
+            for (std::int64_t np = np0; np < np1; ++np)
+              for (std::int64_t mp = mp0; mp < mp1; ++mp) {
+                std::int32_t* const c = cbuf + (mp - mp0) * mr * ldc + (np - np0) * nr;
+                TileOut to{c, ldc, fused && last ? col_terms + np * nr : nullptr,
+                           fused && last ? row_terms + mp * mr : nullptr, g0 > 0 ? c : nullptr, ldc};
+                // A whole int32 tile with fused terms is finished straight into out.
+                if (last && direct(mp, np)) to.c = out_i32 + (mp * mr) * n + np * nr, to.ldc = n;
+                kn.tile(apack + mp * pa + g0 * 4 * mr, bpack + np * pb + g0 * 4 * nr, gn, to);
+              }
+          }
+          for (std::int64_t mp = mp0; mp < mp1; ++mp)
+            for (std::int64_t np = np0; np < np1; ++np)
+              if (!direct(mp, np))
+                finish_tile(cbuf + (mp - mp0) * mr * ldc + (np - np0) * nr, static_cast<int>(ldc), mp * mr, np * nr,
+                            static_cast<int>(std::min<std::int64_t>(mr, m - mp * mr)),
+                            static_cast<int>(std::min<std::int64_t>(nr, n - np * nr)));
+        }
+      });
+      continue;
+    }
     pool().parallel_for(tiles, grain, [&](std::int64_t t0, std::int64_t t1) {
       alignas(64) std::int32_t c[14 * 32];
       for (std::int64_t t = t0; t < t1; ++t) {
@@ -332,38 +442,7 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
           continue;
         }
         kn.tile(apack + mp * pa, bpack + np * pb, groups, terms);
-        if (fused && !a_per_row && od != DType::I32) {
-          store_scaled(c, nr, rows, cols, col_mul.data() + c0, dst);
-          continue;
-        }
-        for (int r = 0; r < rows; ++r) {
-          const std::size_t row = static_cast<std::size_t>(r0 + r);
-          const std::int64_t o = out0 + static_cast<std::int64_t>(row) * n + c0;
-          unsigned char* const row_dst = out_bytes + static_cast<std::size_t>(o) * out_size;
-          const std::int32_t* cr = c + r * nr;
-          const std::int32_t* sum = cr;
-          alignas(64) std::int32_t row_buf[64];
-          if (!fused) {
-            // int32 results go straight to out; others through a row buffer.
-            std::int32_t* const s = od == DType::I32 ? reinterpret_cast<std::int32_t*>(row_dst) : row_buf;
-            finish_row(cr, colterm.data() + c0, zb2.data() + c0, bias.data() + c0, za2[row],
-                       static_cast<std::uint32_t>(ra[row]), zb2[0], a_zp_per_row, b_zp_per_col, cols, s);
-            sum = s;
-          } else if (od == DType::I32) {
-            std::memcpy(row_dst, cr, static_cast<std::size_t>(cols) * sizeof(std::int32_t));
-          }
-          if (od == DType::I32) continue;
-          // The multiplier of each column in this row: precomputed when a's
-          // scale is per tensor, else (a_scale[row] * b_scale[col]) / y_scale here.
-          alignas(64) float mul_row[64];
-          const float* mul = col_mul.data() + c0;
-          if (a_per_row) {
-            for (int j = 0; j < cols; ++j) mul_row[j] = quantized ? (sa[row] * sb[static_cast<std::size_t>(c0 + j)]) / sy
-                                                                  : sa[row] * sb[static_cast<std::size_t>(c0 + j)];
-            mul = mul_row;
-          }
-          store_scaled(sum, cols, 1, cols, mul, row_dst);
-        }
+        finish_tile(c, nr, r0, c0, rows, cols);
       }
     });
   }
