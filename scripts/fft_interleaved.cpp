@@ -1,0 +1,85 @@
+// The CPU FFT's transform alone (torsh::cpu::fft::forward_pairs on the
+// calling thread, no op layer) against fftwf_execute (FFTW_MEASURE, one
+// thread) in one process: blocks of calls of each side alternate on the same
+// input, and the figure is the median over rounds of the per-round ratio
+// (FFTW time / torsh time) with its range, beside each side's median time.
+// Every output is checked against FFTW's first (relative error printed).
+// This is the in-process ratio of BENCHMARKS.md's FFT sections, tighter than
+// separate runs on a shared machine; under TORSH_CPU_ISA=avx2 it measures the
+// 256-bit stages.
+//
+//   fft_interleaved ROUNDS N [N ...]
+//
+// FFTW is GPL: this file is a benchmark peer only, compiled by
+// scripts/fft_interleaved.sh into a temporary binary, never linked into the library.
+#include <fftw3.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+#include "backends/cpu/fft/fft_plan.hpp"
+
+namespace {
+
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: %s ROUNDS N [N ...]\n", argv[0]);
+    return 2;
+  }
+  namespace tf = torsh::cpu::fft;
+  const int rounds = std::max(1, std::atoi(argv[1]));
+  for (int a = 2; a < argc; ++a) {
+    const long n = std::atol(argv[a]);
+    if (n < 1) {
+      std::fprintf(stderr, "bad length %s\n", argv[a]);
+      return 2;
+    }
+    const auto plan = tf::plan_for<float>(n);
+    std::vector<float> x(2 * n), y(2 * n), work(2 * plan->work_size());
+    fftwf_complex* fi = fftwf_alloc_complex(n);
+    fftwf_complex* fo = fftwf_alloc_complex(n);
+    fftwf_plan fp = fftwf_plan_dft_1d(static_cast<int>(n), fi, fo, FFTW_FORWARD, FFTW_MEASURE);
+    std::mt19937 gen(1);
+    std::uniform_real_distribution<float> dist(-1, 1);
+    for (auto& v : x) v = dist(gen);
+    for (long i = 0; i < n; ++i) fi[i][0] = x[2 * i], fi[i][1] = x[2 * i + 1];
+    tf::forward_pairs<float>(*plan, x.data(), y.data(), false, 1.0f, work.data(), 1);
+    fftwf_execute(fp);
+    double err = 0, scale = 0;
+    for (long i = 0; i < n; ++i) {
+      err = std::max(err, std::hypot(double(y[2 * i]) - fo[i][0], double(y[2 * i + 1]) - fo[i][1]));
+      scale = std::max(scale, std::hypot(double(fo[i][0]), double(fo[i][1])));
+    }
+    const long calls = std::max(20L, 2000000L / n);
+    std::vector<double> ours, theirs, ratio;
+    for (int r = 0; r < rounds; ++r) {
+      const double t0 = now_s();
+      for (long i = 0; i < calls; ++i) tf::forward_pairs<float>(*plan, x.data(), y.data(), false, 1.0f, work.data(), 1);
+      const double t1 = now_s();
+      for (long i = 0; i < calls; ++i) fftwf_execute(fp);
+      const double t2 = now_s();
+      ours.push_back((t1 - t0) / calls * 1e6), theirs.push_back((t2 - t1) / calls * 1e6);
+      ratio.push_back((t2 - t1) / (t1 - t0));
+    }
+    std::printf("n=%-8ld torsh %.3f us  FFTW %.3f us  FFTW / torsh %.3fx [%.3f .. %.3f]  relative error %.1e\n", n,
+                median(ours), median(theirs), median(ratio), *std::min_element(ratio.begin(), ratio.end()),
+                *std::max_element(ratio.begin(), ratio.end()), err / scale);
+    fftwf_destroy_plan(fp);
+    fftwf_free(fi);
+    fftwf_free(fo);
+  }
+}

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The CPU FFT's transform alone against fftwf_execute, alternating in one
+# process (see fft_interleaved.cpp): the in-process FFT ratio quoted in
+# BENCHMARKS.md. Needs a Release build (bash scripts/run.sh) and libfftw3-dev.
+#
+#   bash scripts/fft_interleaved.sh [rounds] [lengths...]
+#   TORSH_CPU_ISA=avx2 bash scripts/fft_interleaved.sh ...   # the 256-bit stages
+# FFTW is GPL: a benchmark peer only, compiled into a temporary binary.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-15}
+shift $(( $# < 1 ? $# : 1 ))
+sizes=${*:-"256 1024 2048 4096"}
+out=${TMPDIR:-/tmp}/torsh-bench; mkdir -p "$out"
+g++ -O2 -std=c++20 scripts/fft_interleaved.cpp -o "$out/fft_interleaved" -Iinclude -Ibuild/release/include -Isrc \
+  -Lbuild/release/lib -ltorsh -lfftw3f -Wl,-rpath,"$PWD/build/release/lib"
+env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$out/fft_interleaved" "$rounds" $sizes
