@@ -95,51 +95,39 @@ TORSH_INLINE void store_tile(const std::int32_t* acc, const TileOut& out) {
   }
 }
 
-void tile_avx2(const unsigned char* a, const unsigned char* b, std::int64_t groups, const TileOut& out) {
-  alignas(32) std::int32_t acc[6 * 16];
-  asm volatile(
-      TORSH_ZERO_ACC
-      "test %[g], %[g]\n\t"
-      "jle 2f\n\t"
-      "1:\n\t"
-      "vmovdqu (%[b]), %%ymm12\n\t"
-      "vmovdqu 32(%[b]), %%ymm13\n\t"  //
-      TORSH_MADD_ROW(0, 0, 1) TORSH_MADD_ROW(1, 2, 3) TORSH_MADD_ROW(2, 4, 5) TORSH_MADD_ROW(3, 6, 7)
-      TORSH_MADD_ROW(4, 8, 9) TORSH_MADD_ROW(5, 10, 11)
-      "add $24, %[a]\n\t"
-      "add $64, %[b]\n\t"
-      "dec %[g]\n\t"
-      "jnz 1b\n\t"
-      "2:\n\t"  //
-      TORSH_SAVE_ACC
-      : [a] "+r"(a), [b] "+r"(b), [g] "+r"(groups)
-      : [acc] "r"(acc)
-      : "cc", "memory", TORSH_YMM_CLOBBERS);
-  store_tile(acc, out);
-}
+// A 6 x 16 tile: the accumulators zeroed, `setup` once, `group` per group
+// of k (a and b then step to the next group), the sums out through acc.
+#define TORSH_AVX2_TILE(name, setup, group)                                                          \
+  void name(const unsigned char* a, const unsigned char* b, std::int64_t groups, const TileOut& out) { \
+    alignas(32) std::int32_t acc[6 * 16];                                                            \
+    asm volatile(TORSH_ZERO_ACC                                                                      \
+                 "test %[g], %[g]\n\t"                                                               \
+                 "jle 2f\n\t" setup                                                                  \
+                 "1:\n\t" group                                                                      \
+                 "add $24, %[a]\n\t"                                                                 \
+                 "add $64, %[b]\n\t"                                                                 \
+                 "dec %[g]\n\t"                                                                      \
+                 "jnz 1b\n\t"                                                                        \
+                 "2:\n\t" TORSH_SAVE_ACC                                                             \
+                 : [a] "+r"(a), [b] "+r"(b), [g] "+r"(groups)                                        \
+                 : [acc] "r"(acc)                                                                    \
+                 : "cc", "memory", TORSH_YMM_CLOBBERS);                                              \
+    store_tile(acc, out);                                                                            \
+  }
 
-void tile_avx2_maddubs(const unsigned char* a, const unsigned char* b, std::int64_t groups, const TileOut& out) {
-  alignas(32) std::int32_t acc[6 * 16];
-  asm volatile(
-      TORSH_ZERO_ACC
-      "test %[g], %[g]\n\t"
-      "jle 2f\n\t"
-      "vpcmpeqw %%ymm12, %%ymm12, %%ymm12\n\t"  // ones: -1 >> 15 per int16
-      "vpsrlw $15, %%ymm12, %%ymm12\n\t"
-      "1:\n\t"  //
-      TORSH_MADDUBS_ROW(0, 0, 1) TORSH_MADDUBS_ROW(1, 2, 3) TORSH_MADDUBS_ROW(2, 4, 5) TORSH_MADDUBS_ROW(3, 6, 7)
-      TORSH_MADDUBS_ROW(4, 8, 9) TORSH_MADDUBS_ROW(5, 10, 11)
-      "add $24, %[a]\n\t"
-      "add $64, %[b]\n\t"
-      "dec %[g]\n\t"
-      "jnz 1b\n\t"
-      "2:\n\t"  //
-      TORSH_SAVE_ACC
-      : [a] "+r"(a), [b] "+r"(b), [g] "+r"(groups)
-      : [acc] "r"(acc)
-      : "cc", "memory", TORSH_YMM_CLOBBERS);
-  store_tile(acc, out);
-}
+TORSH_AVX2_TILE(tile_avx2, "",
+                "vmovdqu (%[b]), %%ymm12\n\t"
+                "vmovdqu 32(%[b]), %%ymm13\n\t" TORSH_MADD_ROW(0, 0, 1) TORSH_MADD_ROW(1, 2, 3) TORSH_MADD_ROW(2, 4, 5)
+                    TORSH_MADD_ROW(3, 6, 7) TORSH_MADD_ROW(4, 8, 9) TORSH_MADD_ROW(5, 10, 11))
+
+// ones in ymm12: -1 >> 15 in every int16.
+TORSH_AVX2_TILE(tile_avx2_maddubs,
+                "vpcmpeqw %%ymm12, %%ymm12, %%ymm12\n\t"
+                "vpsrlw $15, %%ymm12, %%ymm12\n\t",
+                TORSH_MADDUBS_ROW(0, 0, 1) TORSH_MADDUBS_ROW(1, 2, 3) TORSH_MADDUBS_ROW(2, 4, 5) TORSH_MADDUBS_ROW(3, 6, 7)
+                    TORSH_MADDUBS_ROW(4, 8, 9) TORSH_MADDUBS_ROW(5, 10, 11))
+#undef TORSH_AVX2_TILE
+
 // QLinearMatMul's requantization of a finished tile (igemm.hpp's Kernel::
 // requantize), 8 columns a step: f32 multiply, NaN to 0, clamped to
 // +-2^22, vcvtps2dq (round half to even), plus z, clamped to [lo, hi],
