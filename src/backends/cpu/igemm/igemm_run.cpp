@@ -1,7 +1,8 @@
 // The int8 GEMM op (igemm.hpp): operands packed once per call (b once per
 // call when it is shared by the batch, once for good when it is a prepared
 // weight), then mr x nr tiles over the thread pool, each finished in one
-// pass: zero-point terms, then the output dtype's conversion.
+// pass: zero-point terms, then the output dtype's conversion. Products too
+// large for the last-level cache run k in blocks (long_k_blocked).
 #include <algorithm>
 #include <atomic>
 #include <cmath>
