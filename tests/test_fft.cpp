@@ -490,6 +490,21 @@ TEST(FftErrors, BadInputIsAClearError) {
   EXPECT_EQ(code([&] { tf::fft2(make(randoms(2 * 4 * 4, 1), Shape{4, 4, 2}, DType::F32), std::nullopt, {0, 0}); }),
             ErrorCode::InvalidArgument);
   EXPECT_EQ(code([&] { tf::norm_from_name("orthonormal"); }), ErrorCode::InvalidArgument);
+  EXPECT_EQ(code([&] { tf::norm_from_name(""); }), ErrorCode::InvalidArgument);  // as NumPy
+  try {
+    tf::norm_from_name("bogus", "rfft2");
+  } catch (const Error& e) {
+    EXPECT_EQ(e.context().op, "rfft2");
+  }
+  // Every length of s is checked before the first pass: a 0 on the first
+  // axis is reported against x's own shape, with no 2^26-point pass run first.
+  try {
+    tf::fftn(make(randoms(2 * 4 * 6, 1), Shape{4, 6, 2}, DType::F32), tf::Axes{0, std::int64_t{1} << 26});
+    ADD_FAILURE() << "fftn with a length of 0 ran";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("[4, 6, 2]"), std::string::npos) << e.what();
+  }
   EXPECT_EQ(code([&] { tf::hfft(real3); }), ErrorCode::ShapeMismatch);
   EXPECT_EQ(code([&] { tf::hfft(host().zeros(Shape{8, 2}, DType::I32)); }), ErrorCode::DTypeMismatch);
   EXPECT_EQ(code([&] { tf::hfft(c, 0); }), ErrorCode::InvalidArgument);

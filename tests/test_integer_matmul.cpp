@@ -627,4 +627,34 @@ TEST(ConvInteger, BadInputIsRefusedClearly) {
   zero_stride.stride_h = 0;
   EXPECT_EQ(error_of("conv_integer", [&] { ops::conv_integer(x, w, std::nullopt, std::nullopt, zero_stride); }),
             ErrorCode::InvalidArgument);
+  // Per-channel parameters: one value or one per output channel (K = 4),
+  // with or without groups; x's scale one value.
+  for (const std::int64_t len : {2, 3, 5, 6})
+    for (const std::int64_t groups : {1, 2}) {
+      const Tensor wz = bytes_tensor(std::vector<std::uint8_t>(static_cast<std::size_t>(len)), Shape{len}, DType::I8);
+      ops::Conv2dParams p;
+      p.groups = groups;
+      const Tensor xg = groups == 1 ? x : bytes_tensor(std::vector<std::uint8_t>(2 * 4 * 4 * 4), Shape{2, 4, 4, 4}, DType::U8);
+      const Tensor wg = groups == 1 ? w : bytes_tensor(std::vector<std::uint8_t>(4 * 2 * 9), Shape{4, 2, 3, 3}, DType::I8);
+      EXPECT_EQ(error_of("w_zero_point", [&] { ops::conv_integer(xg, wg, std::nullopt, wz, p); }),
+                ErrorCode::ShapeMismatch)
+          << len << " zero points, groups " << groups;
+    }
+  const auto f = [](std::vector<float> v) {
+    return host().from_host(v.data(), Shape{static_cast<std::int64_t>(v.size())}, DType::F32);
+  };
+  const Tensor zu = bytes_tensor({0}, Shape{}, DType::U8), zi = bytes_tensor({0}, Shape{}, DType::I8);
+  EXPECT_EQ(error_of("x_scale", [&] { ops::qlinear_conv(x, f({0.1f, 0.2f}), zu, w, f({1}), zi, f({1}), zu); }),
+            ErrorCode::ShapeMismatch);
+  EXPECT_EQ(error_of("w_scale", [&] { ops::qlinear_conv(x, f({1}), zu, w, f({1, 1, 1}), zi, f({1}), zu); }),
+            ErrorCode::ShapeMismatch);
+  const std::vector<std::int32_t> b6(6, 0);
+  EXPECT_EQ(error_of("bias", [&] {
+              ops::qlinear_conv(x, f({1}), zu, w, f({1}), zi, f({1}), zu, host().from_host(b6.data(), Shape{6}, DType::I32));
+            }),
+            ErrorCode::ShapeMismatch);
+  EXPECT_EQ(error_of("empty kernel", [&] {
+              ops::conv_integer(x, bytes_tensor({}, Shape{4, 3, 0, 1}, DType::I8));
+            }),
+            ErrorCode::ShapeMismatch);
 }

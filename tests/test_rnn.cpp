@@ -367,4 +367,54 @@ TEST(Rnn, BadWeightsAndStatesAreRefusedClearly) {
   two.num_layers = 2;
   EXPECT_EQ(code([&] { ops::lstm(x, {w_ih, w_hh}, std::nullopt, std::nullopt, two); }, "weight tensors"),
             ErrorCode::InvalidArgument);
+  ops::RnnOptions none;  // 0 layers: an error, not a division by zero
+  none.num_layers = 0;
+  EXPECT_EQ(code([&] { ops::lstm(x, {w_ih, w_hh}, std::nullopt, std::nullopt, none); }, "0 layer(s)"),
+            ErrorCode::InvalidArgument);
+  EXPECT_EQ(code([&] { ops::gru(x, {w_ih, w_hh}, std::nullopt, none); }, "0 layer(s)"), ErrorCode::InvalidArgument);
+  EXPECT_EQ(code([&] { ops::lstm(x, {w_ih, w_hh}, host().zeros(Shape{1, 1, 3}, DType::F64)); }, "h0 is f64"),
+            ErrorCode::DTypeMismatch);
+  // Cells name themselves and their state.
+  const Tensor xb = host().zeros(Shape{2, 2}, DType::F32);
+  EXPECT_EQ(code([&] { ops::lstm_cell(xb, host().zeros(Shape{3, 3}, DType::F32), host().zeros(Shape{2, 3}, DType::F32),
+                                      w_ih, w_hh); }, "lstm_cell"),
+            ErrorCode::ShapeMismatch);
+  EXPECT_EQ(code([&] { ops::gru_cell(xb, host().zeros(Shape{2, 3}, DType::F64), w_ih, w_hh); }, "gru_cell"),
+            ErrorCode::DTypeMismatch);
+}
+
+TEST(Rnn, UnbatchedCellsTakeOneDimensionalStates) {
+  // PyTorch's LSTMCell / GRUCell take x [I] and h [H]; the result is [H].
+  const Tensor w_ih = t32(rnd(4 * 3 * 2, 1), Shape{12, 2}), w_hh = t32(rnd(4 * 3 * 3, 2), Shape{12, 3});
+  const Tensor x = t32(rnd(2, 3), Shape{2}), h = t32(rnd(3, 4), Shape{3}), c = t32(rnd(3, 5), Shape{3});
+  const auto [h1, c1] = ops::lstm_cell(x, h, c, w_ih, w_hh);
+  const auto [hb, cb] = ops::lstm_cell(x.unsqueeze(0), h.unsqueeze(0), c.unsqueeze(0), w_ih, w_hh);
+  EXPECT_EQ(h1.shape(), (Shape{3}));
+  EXPECT_EQ(h1.to_vector(), hb.to_vector());
+  EXPECT_EQ(c1.to_vector(), cb.to_vector());
+  const Tensor g_ih = t32(rnd(3 * 3 * 2, 7), Shape{9, 2}), g_hh = t32(rnd(3 * 3 * 3, 8), Shape{9, 3});
+  const Tensor g = ops::gru_cell(x, h, g_ih, g_hh);
+  EXPECT_EQ(g.shape(), (Shape{3}));
+  EXPECT_EQ(g.to_vector(), ops::gru_cell(x.unsqueeze(0), h.unsqueeze(0), g_ih, g_hh).to_vector());
+}
+
+TEST(Rnn, BackwardOfAnEmptySequencePassesTheStatesThrough) {
+  const Tensor w_ih = t32(rnd(4 * 3 * 2, 1), Shape{12, 2}), w_hh = t32(rnd(4 * 3 * 3, 2), Shape{12, 3});
+  const Tensor b = t32(rnd(12, 3), Shape{12});
+  ops::RnnOptions o;
+  o.training = true;
+  o.bidirectional = true;
+  const ops::RnnResult r = ops::lstm(host().zeros(Shape{0, 2, 2}, DType::F32), {w_ih, w_hh, b, b, w_ih, w_hh, b, b},
+                                     std::nullopt, std::nullopt, o);
+  ASSERT_TRUE(r.tape);
+  const Tensor gh = t32(rnd(2 * 2 * 3, 4), Shape{2, 2, 3}), gc = t32(rnd(2 * 2 * 3, 5), Shape{2, 2, 3});
+  const ops::RnnGrads g = ops::rnn_backward(*r.tape, host().zeros(Shape{0, 2, 6}, DType::F32), gh, gc);
+  EXPECT_EQ(g.input.shape(), (Shape{0, 2, 2}));
+  EXPECT_EQ(g.h0.to_vector(), gh.to_vector());
+  EXPECT_EQ(g.c0.to_vector(), gc.to_vector());
+  ASSERT_EQ(g.weights.size(), 8u);
+  for (std::size_t i = 0; i < g.weights.size(); ++i) {
+    EXPECT_EQ(g.weights[i].shape(), i % 4 == 0 ? w_ih.shape() : i % 4 == 1 ? w_hh.shape() : b.shape());
+    for (float v : g.weights[i].to_vector()) EXPECT_EQ(v, 0.0f);
+  }
 }

@@ -164,7 +164,9 @@ TEST(Sparse, MalformedStructureIsRefusedClearly) {
   EXPECT_EQ(error_of([&] { parts({1, 1, 2}, {0}, 2, 3); }, "indptr runs from 1"), ErrorCode::InvalidArgument);
   EXPECT_EQ(error_of([&] { parts({0, 2, 1}, {0}, 2, 3); }, "is past nnz = 1"), ErrorCode::InvalidArgument);
   EXPECT_EQ(error_of([&] { parts({0, 2, 1, 2}, {0, 1}, 3, 3); }, "decreases at row 1"), ErrorCode::InvalidArgument);
-  EXPECT_EQ(error_of([&] { parts({0, 1}, {0}, 2, 3); }, "needs 3"), ErrorCode::ShapeMismatch);
+  EXPECT_EQ(error_of([&] { parts({0, 1}, {0}, 2, 3); }, "needs rows + 1"), ErrorCode::ShapeMismatch);
+  // rows + 1 would overflow here: still the length error.
+  EXPECT_EQ(error_of([&] { parts({0}, {}, INT64_MAX, 1); }, "needs rows + 1"), ErrorCode::ShapeMismatch);
   EXPECT_EQ(error_of([&] { CsrMatrix::from_parts(i32({0, 1}), i32({0}), f32({1, 2}), 1, 3); }, "indices but"),
             ErrorCode::ShapeMismatch);
   EXPECT_EQ(error_of([&] {
@@ -180,4 +182,64 @@ TEST(Sparse, MalformedStructureIsRefusedClearly) {
   const CsrMatrix a = parts({0, 1}, {2}, 1, 3);
   EXPECT_EQ(error_of([&] { ops::spmm(a, host().zeros(Shape{4}, DType::F32)); }, "x must be [3]"), ErrorCode::ShapeMismatch);
   EXPECT_EQ(error_of([&] { ops::spmm(a, host().zeros(Shape{3}, DType::F64)); }, "x is f64"), ErrorCode::DTypeMismatch);
+}
+
+TEST(Sparse, StridedPartsAreReadByTheirStrides) {
+  // Every second entry of each array: [[1, 0], [0, 2]]; the kernels read
+  // dense runs, so a strided part is copied when the matrix is made.
+  const Tensor idx = i32({0, 9, 1, 9}).slice(0, 0, 4, 2), val = f32({1, 9, 2, 9}).slice(0, 0, 4, 2);
+  const Tensor ptr = i32({0, 5, 1, 5, 2}).slice(0, 0, 5, 2);
+  const CsrMatrix a = CsrMatrix::from_parts(ptr, idx, val, 2, 2);
+  EXPECT_EQ(ops::spmm(a, f32({10, 100})).to_host<float>(), (std::vector<float>{10, 200}));
+  EXPECT_EQ(a.to_dense().to_host<float>(), (std::vector<float>{1, 0, 0, 2}));
+  const CooMatrix c = CooMatrix::from_parts(i32({1, 9, 0, 9}).slice(0, 0, 4, 2), idx, val, 2, 2);
+  EXPECT_EQ(c.to_dense().to_host<float>(), (std::vector<float>{0, 2, 1, 0}));
+}
+
+TEST(Sparse, HostConversionsCheckTheStructureAgain) {
+  // A matrix over memory its caller keeps writing (C++ from_parts keeps the
+  // tensors; Python copies the index arrays): the host conversions check
+  // the structure again and refuse a changed one instead of writing outside
+  // their arrays.
+  auto ptr = std::make_shared<std::vector<std::int32_t>>(std::vector<std::int32_t>{0, 1, 2});
+  auto col = std::make_shared<std::vector<std::int32_t>>(std::vector<std::int32_t>{0, 1});
+  auto val = std::make_shared<std::vector<float>>(std::vector<float>{1, 2});
+  const CsrMatrix a = CsrMatrix::from_parts(Tensor::wrap_host(ptr->data(), DType::I32, Shape{3}, ptr),
+                                            Tensor::wrap_host(col->data(), DType::I32, Shape{2}, col),
+                                            Tensor::wrap_host(val->data(), DType::F32, Shape{2}, val), 2, 2);
+  EXPECT_EQ(ops::spmm(a, f32({10, 100})).to_host<float>(), (std::vector<float>{10, 200}));
+  (*val)[1] = 3;  // values may change: they are data, not structure
+  EXPECT_EQ(a.to_dense().to_host<float>(), (std::vector<float>{1, 0, 0, 3}));
+  (*col)[1] = 1 << 30;  // past the columns
+  EXPECT_EQ(error_of([&] { a.to_dense(); }, "changed after it was made"), ErrorCode::InvalidState);
+  EXPECT_EQ(error_of([&] { a.transpose(); }, "changed after it was made"), ErrorCode::InvalidState);
+  EXPECT_EQ(error_of([&] { a.to_coo(); }, "changed after it was made"), ErrorCode::InvalidState);
+  (*col)[1] = 1, (*ptr)[2] = 1 << 30;
+  EXPECT_EQ(error_of([&] { a.to_dense(); }, "changed after it was made"), ErrorCode::InvalidState);
+
+  auto crow = std::make_shared<std::vector<std::int32_t>>(std::vector<std::int32_t>{0, 1});
+  const CooMatrix c = CooMatrix::from_parts(Tensor::wrap_host(crow->data(), DType::I32, Shape{2}, crow),
+                                            Tensor::wrap_host(col->data(), DType::I32, Shape{2}, col),
+                                            Tensor::wrap_host(val->data(), DType::F32, Shape{2}, val), 2, 2);
+  (*crow)[1] = 1 << 30;
+  EXPECT_EQ(error_of([&] { c.to_csr(); }, "changed after it was made"), ErrorCode::InvalidState);
+}
+
+TEST(Sparse, HugeShapesAreRefusedBeforeAnyAllocation) {
+  const CsrMatrix a = CsrMatrix::from_parts(host().from_host(std::vector<std::int64_t>{0, 1, 1, 1, 1}.data(), Shape{5},
+                                                             DType::I64),
+                                            host().from_host(std::vector<std::int64_t>{5}.data(), Shape{1}, DType::I64),
+                                            f32({1}), 4, std::int64_t{1} << 62);
+  EXPECT_EQ(error_of([&] { a.to_dense(); }, "more than 2^63 - 1"), ErrorCode::InvalidArgument);  // 4 x 2^62
+  EXPECT_EQ(error_of([&] { a.transpose(); }, "more than half of this machine's memory"), ErrorCode::OutOfMemory);
+  const CsrMatrix wide = CsrMatrix::from_parts(i32({0, 1}), i32({3}), f32({1}), 1, std::int64_t{1} << 40);
+  EXPECT_EQ(error_of([&] { wide.to_dense(); }, "more than half of this machine's memory"), ErrorCode::OutOfMemory);
+  const CooMatrix tall = CooMatrix::from_parts(i32({}), i32({}), f32({}), INT64_MAX, 1);
+  EXPECT_EQ(error_of([&] { tall.to_csr(); }, "CooMatrix::to_csr"), ErrorCode::OutOfMemory);
+}
+
+TEST(Sparse, SparseAddDenseNamesItselfInItsErrors) {
+  const CsrMatrix a = CsrMatrix::from_parts(i32({0, 1}), i32({0}), f32({1}), 1, 2);
+  EXPECT_EQ(error_of([&] { ops::sparse_add_dense(a, host().zeros(Shape{1, 2}, DType::F64)); }, "sparse_add_dense"),
+            ErrorCode::DTypeMismatch);
 }

@@ -189,6 +189,24 @@ TEST_F(WebGpu, F64FallsBackToTheCpuAndSaysSo) {
   EXPECT_EQ(b.to_host<double>(), (std::vector<double>{3.0, -4.5, 6.0}));
 }
 
+TEST_F(WebGpu, ReductionsPastTheDevicesLoopLimitAreExact) {
+  // llvmpipe stops every shader loop after 65535 iterations without a word:
+  // dot products of 70000 terms came back as 65535 (and tiled ones with
+  // tiles unwritten). The ops whose invocations loop over k run such lengths
+  // on the CPU there; on a GPU they run here. Either way the sums are exact.
+  const std::int64_t k = 70000;
+  const std::vector<float> ones(static_cast<std::size_t>(64 * k), 1.0f);
+  for (const std::int64_t m : {std::int64_t{1}, std::int64_t{64}}) {
+    const Tensor a = dev.from_host(ones.data(), Shape{m, k}, DType::F32);
+    const Tensor b = dev.from_host(ones.data(), Shape{k, m}, DType::F32);
+    for (float v : ops::matmul(a, b).to_vector()) ASSERT_EQ(v, 70000.0f) << "m = n = " << m;
+  }
+  const std::vector<std::uint8_t> bytes(static_cast<std::size_t>(8 * k), 1);
+  const Tensor a8 = dev.from_host(bytes.data(), Shape{8, k}, DType::U8);
+  const Tensor b8 = dev.from_host(bytes.data(), Shape{k, 8}, DType::U8);
+  for (float v : ops::matmul_integer(a8, b8).to_vector()) ASSERT_EQ(v, 70000.0f);
+}
+
 TEST_F(WebGpu, CompileErrorsNameLineAndColumn) {
   std::string plugin;
   for (const auto& st : backend_statuses())

@@ -19,7 +19,9 @@ using OptInt = std::optional<std::int64_t>;
 using OptAxes = std::optional<fft::Axes>;
 using OptName = std::optional<std::string>;
 
-fft::Norm norm_arg(const OptName& name) { return name ? fft::norm_from_name(*name) : fft::Norm::Backward; }
+fft::Norm norm_arg(const OptName& name, const char* op) {
+  return name ? fft::norm_from_name(*name, op) : fft::Norm::Backward;
+}
 
 using OneAxis = Tensor (*)(const Tensor&, OptInt, std::int64_t, fft::Norm);
 using OneAxisOut = void (*)(const Tensor&, Tensor&, OptInt, std::int64_t, fft::Norm);
@@ -52,7 +54,7 @@ void def_one_axis(nb::module_& m, const char* name, OneAxis f, OneAxisOut f_out,
   m.def(name, [name, f, f_out](const TensorLike& x, OptInt n, std::int64_t axis, const OptName& norm,
                                const std::optional<TensorLike>& out) -> nb::object {
         const Tensor t = as_tensor(x);
-        const fft::Norm nm = norm_arg(norm);
+        const fft::Norm nm = norm_arg(norm, name);
         return new_or_into(
             name, out, [&] { return f(t, n, axis, nm); }, [&](Tensor& o) { f_out(t, o, n, axis, nm); });
       }, arg("x"), arg("n").none() = nb::none(), arg("axis") = -1, arg("norm").none() = nb::none(),
@@ -66,7 +68,7 @@ void def_many_axes(nb::module_& m, const char* name, ManyAxes f, ManyAxesOut f_o
   m.def(name, [name, f, f_out](const TensorLike& x, const OptAxes& s, const OptAxes& axes, const OptName& norm,
                                const std::optional<TensorLike>& out) -> nb::object {
         const Tensor t = as_tensor(x);
-        const fft::Norm nm = norm_arg(norm);
+        const fft::Norm nm = norm_arg(norm, name);
         return new_or_into(
             name, out, [&] { return f(t, s, axes, nm); }, [&](Tensor& o) { f_out(t, o, s, axes, nm); });
       }, arg("x"), arg("s").none() = nb::none(), arg("axes").none() = axes_default, arg("norm").none() = nb::none(),

@@ -57,6 +57,29 @@ std::optional<Tensor> zero_point_tensor(const std::optional<TensorLike>& zp, DTy
       cpu_backend().from_host(bytes.data(), scalar ? Shape{} : Shape{static_cast<std::int64_t>(v.size())}, q), x);
 }
 
+// The output dtype of a QLinear op: y_zero_point's when it is a tensor or
+// an array, which a dtype= that says otherwise contradicts (an error, as in
+// quantize_linear, rather than dtype= silently ignored).
+void check_output_dtype(const std::optional<Tensor>& zy, const std::optional<DTypeArg>& dtype, const char* op) {
+  if (!zy || !dtype) return;
+  const DType q = to_dtype(*dtype);
+  if (zy->dtype() != q)
+    raise_error(ErrorCode::DTypeMismatch,
+                "dtype is " + std::string(dtype_name(q)) + " but y_zero_point is " + std::string(dtype_name(zy->dtype())),
+                op, {"Drop dtype: the zero point's dtype is the output's"});
+}
+
+// QLinearConv's bias is int32 (ONNX); an int64 one is taken when every value
+// fits, refused otherwise (a cast would wrap it).
+Tensor int32_bias(Tensor b, const char* op) {
+  if (b.dtype() != DType::I64) return b;
+  for (std::int64_t v : b.contiguous().to_host<std::int64_t>())
+    if (v < INT32_MIN || v > INT32_MAX)
+      raise_error(ErrorCode::OutOfRange, "bias value " + std::to_string(v) + " does not fit the int32 bias ONNX takes",
+                  op, {"Requantize the bias (bias / (x_scale * w_scale)) into int32's range"});
+  return b.cast(DType::I32);
+}
+
 }  // namespace
 
 void bind_ops_quant(nb::module_& m) {
@@ -144,6 +167,7 @@ void bind_ops_quant(nb::module_& m) {
         if (y_scale && !y_scale->obj.is_none()) sy = scale_tensor(*y_scale, ta);
         const DType q = dtype ? to_dtype(*dtype) : DType::U8;
         std::optional<Tensor> zy = zero_point_tensor(y_zero_point, q, ta, "qlinear_matmul");
+        check_output_dtype(zy, dtype, "qlinear_matmul");
         nb::gil_scoped_release r;
         return w ? ops::qlinear_matmul(ta, sa, *za, *w, sb, *zb, sy, zy) : ops::qlinear_matmul(ta, sa, *za, tb, sb, *zb, sy, zy);
       }, arg("a"), arg("a_scale"), arg("a_zero_point"), arg("b"), arg("b_scale"), arg("b_zero_point"),
@@ -189,11 +213,9 @@ void bind_ops_quant(nb::module_& m) {
         std::optional<Tensor> zx = zero_point_tensor(x_zero_point, tx.dtype(), tx, "qlinear_conv");
         std::optional<Tensor> zw = zero_point_tensor(w_zero_point, tw.dtype(), tx, "qlinear_conv");
         std::optional<Tensor> zy = zero_point_tensor(y_zero_point, dtype ? to_dtype(*dtype) : DType::U8, tx, "qlinear_conv");
+        check_output_dtype(zy, dtype, "qlinear_conv");
         std::optional<Tensor> tb;
-        if (bias && !bias->obj.is_none()) {
-          tb = on_device_of(as_tensor(*bias), tx);
-          if (tb->dtype() == DType::I64) tb = tb->cast(DType::I32);
-        }
+        if (bias && !bias->obj.is_none()) tb = on_device_of(int32_bias(as_tensor(*bias), "qlinear_conv"), tx);
         const ops::Conv2dParams p = conv_params(stride, padding, dilation, groups);
         Tensor sx = scale_tensor(x_scale, tx), sw = scale_tensor(w_scale, tx), sy = scale_tensor(y_scale, tx);
         nb::gil_scoped_release r;

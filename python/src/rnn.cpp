@@ -20,33 +20,46 @@ struct PyRnnTape {
 
 using nb::arg;
 
-std::vector<Tensor> tensors(const std::vector<TensorLike>& ws, const Tensor& like) {
+// An argument as a tensor. For a training forward, one that is not a torsh
+// Tensor (a NumPy array, shared without a copy) is copied: the tape keeps
+// the input, the states and the weights for rnn_backward, and a write to
+// the caller's array in between would change the gradients silently.
+Tensor arg_tensor(const TensorLike& t, const Tensor* like, bool train) {
+  Tensor out = as_tensor(t, like);
+  if (!train || nb::isinstance<Tensor>(t.obj)) return out;
+  Backend b = out.backend();
+  Tensor copy = b.empty(out.shape(), out.dtype());
+  copy.copy_(out);
+  return copy;
+}
+
+std::vector<Tensor> tensors(const std::vector<TensorLike>& ws, const Tensor& like, bool train) {
   std::vector<Tensor> out;
-  for (const TensorLike& w : ws) out.push_back(as_tensor(w, &like));
+  for (const TensorLike& w : ws) out.push_back(arg_tensor(w, &like, train));
   return out;
 }
 
-std::optional<Tensor> maybe(const std::optional<TensorLike>& t, const Tensor& like) {
+std::optional<Tensor> maybe(const std::optional<TensorLike>& t, const Tensor& like, bool train) {
   if (!t || t->obj.is_none()) return std::nullopt;
-  return as_tensor(*t, &like);
+  return arg_tensor(*t, &like, train);
 }
 
 // The forwards behind tb.lstm / tb.lstm_train and tb.gru / tb.gru_train.
 ops::RnnResult lstm_forward(const TensorLike& x, const std::vector<TensorLike>& weights,
                             const std::optional<TensorLike>& h0, const std::optional<TensorLike>& c0,
                             const ops::RnnOptions& o) {
-  Tensor tx = as_tensor(x);
-  std::vector<Tensor> w = tensors(weights, tx);
-  std::optional<Tensor> th = maybe(h0, tx), tc = maybe(c0, tx);
+  Tensor tx = arg_tensor(x, nullptr, o.training);
+  std::vector<Tensor> w = tensors(weights, tx, o.training);
+  std::optional<Tensor> th = maybe(h0, tx, o.training), tc = maybe(c0, tx, o.training);
   nb::gil_scoped_release r;
   return ops::lstm(tx, w, th, tc, o);
 }
 
 ops::RnnResult gru_forward(const TensorLike& x, const std::vector<TensorLike>& weights,
                            const std::optional<TensorLike>& h0, const ops::RnnOptions& o) {
-  Tensor tx = as_tensor(x);
-  std::vector<Tensor> w = tensors(weights, tx);
-  std::optional<Tensor> th = maybe(h0, tx);
+  Tensor tx = arg_tensor(x, nullptr, o.training);
+  std::vector<Tensor> w = tensors(weights, tx, o.training);
+  std::optional<Tensor> th = maybe(h0, tx, o.training);
   nb::gil_scoped_release r;
   return ops::gru(tx, w, th, o);
 }
@@ -56,7 +69,9 @@ ops::RnnResult gru_forward(const TensorLike& x, const std::vector<TensorLike>& w
 void bind_rnn(nb::module_& m) {
   nb::class_<PyRnnTape>(m, "RnnTape",
                         "What lstm_train / gru_train kept for rnn_backward: each layer's input and output, every "
-                        "step's gate activations (and LSTM cell states), the states and the weights.");
+                        "step's gate activations (and LSTM cell states), the states and the weights. NumPy "
+                        "arguments were copied into it; torsh Tensors are kept by reference, so leave them "
+                        "unchanged until rnn_backward.");
   m.def("lstm_train", [](const TensorLike& x, const std::vector<TensorLike>& weights, std::optional<TensorLike> h0,
                          std::optional<TensorLike> c0, std::int64_t num_layers, bool bidirectional, bool batch_first) {
         const ops::RnnResult res = lstm_forward(x, weights, h0, c0, {num_layers, bidirectional, batch_first, true});
@@ -75,7 +90,7 @@ void bind_rnn(nb::module_& m) {
   m.def("rnn_backward", [](const PyRnnTape& tape, const TensorLike& grad_output, std::optional<TensorLike> grad_h_n,
                            std::optional<TensorLike> grad_c_n) {
         Tensor g = as_tensor(grad_output);
-        std::optional<Tensor> gh = maybe(grad_h_n, g), gc = maybe(grad_c_n, g);
+        std::optional<Tensor> gh = maybe(grad_h_n, g, false), gc = maybe(grad_c_n, g, false);
         nb::gil_scoped_release r;
         const ops::RnnGrads d = ops::rnn_backward(*tape.tape, g, gh, gc);
         return std::make_tuple(d.input, d.h0, d.c0.defined() ? std::optional<Tensor>(d.c0) : std::nullopt, d.weights);
@@ -103,7 +118,7 @@ void bind_rnn(nb::module_& m) {
                         const TensorLike& w_hh, std::optional<TensorLike> b_ih, std::optional<TensorLike> b_hh) {
         Tensor tx = as_tensor(x);
         Tensor th = as_tensor(h, &tx), tc = as_tensor(c, &tx), wi = as_tensor(w_ih, &tx), wh = as_tensor(w_hh, &tx);
-        std::optional<Tensor> bi = maybe(b_ih, tx), bh = maybe(b_hh, tx);
+        std::optional<Tensor> bi = maybe(b_ih, tx, false), bh = maybe(b_hh, tx, false);
         nb::gil_scoped_release r;
         return ops::lstm_cell(tx, th, tc, wi, wh, bi, bh);
       }, arg("x"), arg("h"), arg("c"), arg("w_ih"), arg("w_hh"), arg("b_ih").none() = nb::none(),
@@ -112,7 +127,7 @@ void bind_rnn(nb::module_& m) {
                        std::optional<TensorLike> b_ih, std::optional<TensorLike> b_hh) {
         Tensor tx = as_tensor(x);
         Tensor th = as_tensor(h, &tx), wi = as_tensor(w_ih, &tx), wh = as_tensor(w_hh, &tx);
-        std::optional<Tensor> bi = maybe(b_ih, tx), bh = maybe(b_hh, tx);
+        std::optional<Tensor> bi = maybe(b_ih, tx, false), bh = maybe(b_hh, tx, false);
         nb::gil_scoped_release r;
         return ops::gru_cell(tx, th, wi, wh, bi, bh);
       }, arg("x"), arg("h"), arg("w_ih"), arg("w_hh"), arg("b_ih").none() = nb::none(),

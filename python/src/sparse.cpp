@@ -20,6 +20,24 @@ std::pair<std::int64_t, std::int64_t> shape_pair(nb::handle shape) {
 
 nb::object scipy_sparse() { return nb::module_::import_("scipy.sparse"); }
 
+// A copy of an index array. The kernels trust a matrix's structure, which
+// was checked when it was made; an index array shared with NumPy could be
+// written afterwards and send them outside the arrays, so the matrix keeps
+// its own (values stay shared: writing them is safe and sometimes the point).
+Tensor own(const Tensor& t) {
+  Backend b = t.backend();
+  Tensor out = b.empty(t.shape(), t.dtype());
+  out.copy_(t);
+  return out;
+}
+
+// A read-only NumPy view of a matrix's index array (to_scipy).
+nb::object read_only(const Tensor& t) {
+  nb::object a = nb::cast(t).attr("numpy")();
+  a.attr("setflags")(nb::arg("write") = false);
+  return a;
+}
+
 }  // namespace
 
 void bind_sparse(nb::module_& m) {
@@ -31,28 +49,36 @@ void bind_sparse(nb::module_& m) {
             const auto [rows, cols] = shape_pair(shape);
             Tensor tp = as_tensor(indptr), tc = as_tensor(indices), tv = as_tensor(data);
             nb::gil_scoped_release r;
-            return CsrMatrix::from_parts(tp, tc, tv, rows, cols);
+            return CsrMatrix::from_parts(own(tp), own(tc), tv, rows, cols);
           }, arg("indptr"), arg("indices"), arg("data"), arg("shape"),
-          "From the three arrays (any DLPack producer; NumPy arrays are shared, not copied) and (rows, cols).")
+          "From the three arrays (any DLPack producer) and (rows, cols). The values are shared, not copied (a NumPy "
+          "array's later writes show); indptr and indices are copied, so the checked structure cannot change.")
       .def_static("from_scipy", [](nb::handle mat) {
+            if (!nb::hasattr(mat, "tocsr"))
+              raise_error(ErrorCode::InvalidArgument,
+                          "from_scipy takes a scipy.sparse matrix or array; got " +
+                              std::string(nb::str(nb::handle(mat.type()).attr("__name__")).c_str()),
+                          "CsrMatrix.from_scipy", {"For a dense array use CsrMatrix.from_dense"});
             nb::object csr = mat.attr("tocsr")();
-            return CsrMatrix::from_parts(as_tensor(TensorLike{nb::object(csr.attr("indptr"))}),
-                                         as_tensor(TensorLike{nb::object(csr.attr("indices"))}),
+            return CsrMatrix::from_parts(own(as_tensor(TensorLike{nb::object(csr.attr("indptr"))})),
+                                         own(as_tensor(TensorLike{nb::object(csr.attr("indices"))})),
                                          as_tensor(TensorLike{nb::object(csr.attr("data"))}),
                                          nb::cast<std::int64_t>(csr.attr("shape")[0]),
                                          nb::cast<std::int64_t>(csr.attr("shape")[1]));
           }, arg("matrix"),
-          "From a scipy.sparse matrix or array (converted with tocsr(); a canonical CSR one is shared, not copied). "
+          "From a scipy.sparse matrix or array (converted with tocsr(); a canonical CSR one's data is shared, not "
+          "copied, and its indptr and indices copied). "
           "Unsorted or duplicate indices are refused: call sum_duplicates() first.")
       .def_static("from_dense", [](const TensorLike& d, const DTypeArg& index_dtype) {
             Tensor t = as_tensor(d);
+            const DType it = to_dtype(index_dtype);  // reads Python objects: before the GIL is released
             nb::gil_scoped_release r;
-            return CsrMatrix::from_dense(t, to_dtype(index_dtype));
+            return CsrMatrix::from_dense(t, it);
           }, arg("dense"), arg("index_dtype") = "int32", "The nonzeros of a 2-D float32 / float64 tensor.")
       .def_prop_ro("shape", [](const CsrMatrix& a) { return std::make_tuple(a.rows(), a.cols()); })
       .def_prop_ro("nnz", &CsrMatrix::nnz)
-      .def_prop_ro("indptr", [](const CsrMatrix& a) { return a.indptr(); })
-      .def_prop_ro("indices", [](const CsrMatrix& a) { return a.indices(); })
+      .def_prop_ro("indptr", [](const CsrMatrix& a) { return own(a.indptr()); }, "A copy (the structure is fixed).")
+      .def_prop_ro("indices", [](const CsrMatrix& a) { return own(a.indices()); }, "A copy (the structure is fixed).")
       .def_prop_ro("data", [](const CsrMatrix& a) { return a.values(); })
       .def("to_dense", [](const CsrMatrix& a) {
         nb::gil_scoped_release r;
@@ -64,12 +90,17 @@ void bind_sparse(nb::module_& m) {
       }, "The CSR matrix of the transpose.")
       .def("to_coo", &CsrMatrix::to_coo)
       .def("to_scipy", [](const CsrMatrix& a) {
-            nb::object np_p = nb::cast(a.indptr()).attr("numpy")(), np_c = nb::cast(a.indices()).attr("numpy")(),
+            nb::object np_p = read_only(a.indptr()), np_c = read_only(a.indices()),
                        np_v = nb::cast(a.values()).attr("numpy")();
             return scipy_sparse().attr("csr_matrix")(nb::make_tuple(np_v, np_c, np_p),
                                                      nb::arg("shape") = nb::make_tuple(a.rows(), a.cols()),
                                                      nb::arg("copy") = false);
-          }, "A scipy.sparse.csr_matrix over the same memory (CPU) or a host copy (other devices).")
+          }, "A scipy.sparse.csr_matrix over the same memory (CPU; indptr and indices read-only) or a host copy "
+             "(other devices).")
+      .def("__matmul__", [](const CsrMatrix&, const CsrMatrix&) -> Tensor {
+        raise_error(ErrorCode::Unsupported, "a sparse @ sparse product is not provided", "spmm",
+                    {"Convert one side with to_dense(), or use scipy for sparse x sparse"});
+      })
       .def("__matmul__", [](const CsrMatrix& a, const TensorLike& x) {
         Tensor t = as_tensor(x, &a.values());
         nb::gil_scoped_release r;
@@ -87,12 +118,12 @@ void bind_sparse(nb::module_& m) {
             const auto [rows, cols] = shape_pair(shape);
             Tensor tr = as_tensor(row), tc = as_tensor(col), tv = as_tensor(data);
             nb::gil_scoped_release r;
-            return CooMatrix::from_parts(tr, tc, tv, rows, cols);
+            return CooMatrix::from_parts(own(tr), own(tc), tv, rows, cols);
           }, arg("row"), arg("col"), arg("data"), arg("shape"))
       .def_prop_ro("shape", [](const CooMatrix& a) { return std::make_tuple(a.rows(), a.cols()); })
       .def_prop_ro("nnz", &CooMatrix::nnz)
-      .def_prop_ro("row", [](const CooMatrix& a) { return a.row(); })
-      .def_prop_ro("col", [](const CooMatrix& a) { return a.col(); })
+      .def_prop_ro("row", [](const CooMatrix& a) { return own(a.row()); }, "A copy.")
+      .def_prop_ro("col", [](const CooMatrix& a) { return own(a.col()); }, "A copy.")
       .def_prop_ro("data", [](const CooMatrix& a) { return a.values(); })
       .def("to_csr", [](const CooMatrix& a) {
         nb::gil_scoped_release r;

@@ -71,13 +71,15 @@ def asarray(obj: Any, dtype: Any = None, device: Any = None, copy: bool | None =
         t = from_dlpack(arr)
     if dtype is not None and t.dtype != _to_dtype(dtype):
         if copy is False:
-            raise TorshError("asarray: a dtype conversion needs a copy and copy=False forbids it",
-                             code="InvalidArgument", op="asarray")
+            msg = "a dtype conversion needs a copy and copy=False forbids it"
+            raise TorshError(msg, code="InvalidArgument", message=msg, op="asarray",
+                             suggestions=["Pass copy=None to allow the copy"])
         t = t.cast(dtype)
     if device is not None and t.backend != _to_device(device):
         if copy is False:
-            raise TorshError("asarray: a device change needs a copy and copy=False forbids it",
-                             code="InvalidArgument", op="asarray")
+            msg = "a device change needs a copy and copy=False forbids it"
+            raise TorshError(msg, code="InvalidArgument", message=msg, op="asarray",
+                             suggestions=["Pass copy=None to allow the copy"])
         t = t.to(device)
     return t
 

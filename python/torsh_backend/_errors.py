@@ -31,6 +31,9 @@ class TorshError(RuntimeError):
         device: str = "",
         suggestions: Sequence[str] = (),
     ) -> None:
+        if message is not None and text == message and op:
+            # Raised in Python with its parts: the same full report the C++ errors give.
+            text = _report(code, message, op, shapes, dtypes, device, suggestions)
         super().__init__(text)
         self.code = code
         self.message = text if message is None else message
@@ -44,6 +47,19 @@ class TorshError(RuntimeError):
         kw = dict(code=self.code, message=self.message, op=self.op, shapes=self.shapes,
                   dtypes=self.dtypes, device=self.device, suggestions=self.suggestions)
         return (_rebuild, (str(self), kw))
+
+
+def _report(code: str, message: str, op: str, shapes: Sequence[str], dtypes: Sequence[str], device: str,
+            suggestions: Sequence[str]) -> str:
+    lines = [f"{code} in {op}: {message}"]
+    if shapes:
+        lines.append("  shapes: " + ", ".join(shapes))
+    if dtypes:
+        lines.append("  dtypes: " + ", ".join(dtypes))
+    if device:
+        lines.append("  device: " + device)
+    lines += ["  suggestion: " + s for s in suggestions]
+    return "\n".join(lines)
 
 
 def _rebuild(text: str, kw: dict) -> TorshError:

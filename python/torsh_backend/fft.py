@@ -108,8 +108,8 @@ def _check_not_scalar(a: np.ndarray[Any, Any], op: str) -> None:
 
 def _complex_in(a: np.ndarray[Any, Any], op: str) -> tuple[np.ndarray[Any, Any], type[np.floating[Any]]]:
     """`a` as complex values in the (re, im) layout: a view of a contiguous complex array."""
+    f = _compute_dtype(a.dtype, op)  # before the scalar check: fft("abc") is a dtype error
     _check_not_scalar(a, op)
-    f = _compute_dtype(a.dtype, op)
     if a.dtype.kind == "c":
         c = np.ascontiguousarray(a, dtype=np.complex64 if f is np.float32 else np.complex128)
         return c.view(f).reshape(a.shape + (2,)), f
@@ -119,13 +119,13 @@ def _complex_in(a: np.ndarray[Any, Any], op: str) -> tuple[np.ndarray[Any, Any],
 
 
 def _real_in(a: np.ndarray[Any, Any], op: str) -> tuple[np.ndarray[Any, Any], type[np.floating[Any]]]:
-    _check_not_scalar(a, op)
     if a.dtype.kind == "c":
         msg = f"{op} takes real input; x is {a.dtype}"
         other = "ifft" if op == "ihfft" else op[1:]
         raise TorshError(msg, code="DTypeMismatch", message=msg, op=op, dtypes=[str(a.dtype)],
                          suggestions=[f"Use {other} for complex input, or pass x.real"])
     f = _compute_dtype(a.dtype, op)
+    _check_not_scalar(a, op)
     return a.astype(f, copy=False), f
 
 

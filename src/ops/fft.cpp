@@ -225,6 +225,13 @@ void resolve(const char* op, const Tensor& x, std::size_t nd, const std::optiona
     axes.push_back(a);
     const std::int64_t len = x.shape()[a];
     lens.push_back(s ? (*s)[i] : (c2r_last && i + 1 == req.size() ? 2 * (len - 1) : len));
+    // Every length checked before any pass runs (the passes go last axis
+    // first, and would report an intermediate shape or first compute the others).
+    if (lens.back() < 1)
+      throw Error(ErrorCode::InvalidArgument,
+                  "invalid number of data points " + std::to_string(lens.back()) + " along axis " + std::to_string(a),
+                  detail::context(op, {x}),
+                  {s ? "Give lengths >= 1 in s" : "Give s with lengths >= 1 (an axis of length 0 needs one)"});
   }
 }
 
@@ -310,12 +317,12 @@ Tensor inverse_hermitian(const Tensor& x, std::optional<std::int64_t> n, std::in
 
 }  // namespace
 
-Norm norm_from_name(std::string_view name) {
-  if (name.empty() || name == "backward") return Norm::Backward;
+Norm norm_from_name(std::string_view name, const char* op) {
+  if (name == "backward") return Norm::Backward;
   if (name == "ortho") return Norm::Ortho;
   if (name == "forward") return Norm::Forward;
-  throw Error(ErrorCode::InvalidArgument, "unknown FFT normalisation \"" + std::string(name) + "\"", {.op = "fft"},
-              {"Use \"backward\", \"ortho\" or \"forward\""});
+  throw Error(ErrorCode::InvalidArgument, "unknown FFT normalisation \"" + std::string(name) + "\"", {.op = op},
+              {"Use \"backward\", \"ortho\" or \"forward\" (or no norm, which is \"backward\")"});
 }
 
 Tensor fft(const Tensor& x, std::optional<std::int64_t> n, std::int64_t axis, Norm norm) {
@@ -388,16 +395,16 @@ void irfftn_out(const Tensor& x, Tensor& out, const std::optional<Axes>& s, cons
 }
 
 Tensor fft2(const Tensor& x, const std::optional<Axes>& s, const Axes& axes, Norm norm) {
-  return fftn(x, s, axes, norm);
+  return complex_nd("fft2", x, s, axes, norm, false);
 }
 Tensor ifft2(const Tensor& x, const std::optional<Axes>& s, const Axes& axes, Norm norm) {
-  return ifftn(x, s, axes, norm);
+  return complex_nd("ifft2", x, s, axes, norm, true);
 }
 Tensor rfft2(const Tensor& x, const std::optional<Axes>& s, const Axes& axes, Norm norm) {
-  return rfftn(x, s, axes, norm);
+  return real_nd("rfft2", x, s, axes, norm);
 }
 Tensor irfft2(const Tensor& x, const std::optional<Axes>& s, const Axes& axes, Norm norm) {
-  return irfftn(x, s, axes, norm);
+  return inverse_real_nd("irfft2", x, s, axes, norm);
 }
 
 }  // namespace torsh::ops::fft

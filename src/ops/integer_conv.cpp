@@ -38,6 +38,9 @@ Geometry check(const char* op, const Tensor& x, const Tensor& w, const Conv2dPar
                 "x has " + std::to_string(g.c) + " channels and w " + w.shape().to_string() + " with groups = " +
                     std::to_string(g.groups) + ": w must be [K, C / groups, R, S] with groups dividing C and K",
                 ctx(), {"Check the weight layout (OIHW) and the group count"});
+  if (g.r < 1 || g.s < 1)
+    throw Error(ErrorCode::ShapeMismatch, "w " + w.shape().to_string() + " has an empty kernel", ctx(),
+                {"Give w a kernel of at least 1 x 1"});
   const std::int64_t eh = prm.dil_h * (g.r - 1) + 1, ew = prm.dil_w * (g.s - 1) + 1;
   if (g.h + 2 * prm.pad_h < eh || g.w + 2 * prm.pad_w < ew)
     throw Error(ErrorCode::ShapeMismatch, "the (dilated) kernel is larger than the padded input", ctx(),
@@ -69,6 +72,22 @@ Tensor run(const char* op, const Tensor& x, const Tensor& w, const Conv2dParams&
     if (*t) all.push_back(**t);
   detail::check_same_device(op, all);
   const Geometry g = check(op, x, w, prm, q.a_zp);
+  // Per-channel parameters hold one value or one per output channel (K);
+  // x's scale one value (ONNX). Checked here, in conv terms: the GEMM per
+  // group below would see a slice of them.
+  const auto per_channel = [&](const std::optional<Tensor>& t, const char* name, bool one_only) {
+    if (!t) return;
+    if (t->ndim() > 1 || (t->numel() != 1 && (one_only || t->numel() != g.k)))
+      throw Error(ErrorCode::ShapeMismatch,
+                  std::string(name) + " has shape " + t->shape().to_string() +
+                      (one_only ? ": ONNX takes one value"
+                                : ": expected one value or one per output channel (K = " + std::to_string(g.k) + ")"),
+                  detail::context(op, {x, w, *t}), {one_only ? "Pass a scalar" : "Pass a scalar or a 1-D [K] tensor"});
+  };
+  per_channel(q.b_zp, "w_zero_point", false);
+  per_channel(q.b_scale, "w_scale", false);
+  per_channel(q.bias, "bias", false);
+  per_channel(q.a_scale, "x_scale", true);
   Tensor out = detail::empty_like(x, Shape{g.n, g.k, g.p, g.q}, out_dtype);
   if (out.numel() == 0) return out;
   const std::int64_t cg = g.c / g.groups, kg = g.k / g.groups;

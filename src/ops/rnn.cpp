@@ -94,7 +94,8 @@ Tensor recurrent(const Tensor& w_hh, const Tensor& h, const std::optional<Tensor
 void check_weights(Cell cell, const std::vector<Tensor>& w, std::int64_t layers, std::int64_t dirs,
                    std::int64_t input_size, const Tensor& input, std::vector<Layer>& out, std::int64_t& hid) {
   const char* op = name_of(cell);
-  const std::size_t per = w.size() / static_cast<std::size_t>(layers * dirs);
+  // layers < 1 is refused before it divides.
+  const std::size_t per = layers < 1 ? 0 : w.size() / static_cast<std::size_t>(layers * dirs);
   if (layers < 1 || w.empty() || (per != 2 && per != 4) || per * static_cast<std::size_t>(layers * dirs) != w.size())
     throw Error(ErrorCode::InvalidArgument,
                 std::to_string(w.size()) + " weight tensors for " + std::to_string(layers) + " layer(s) x " +
@@ -168,7 +169,7 @@ RnnResult run(Cell cell, const Tensor& input_in, const std::vector<Tensor>& weig
     if (!s) return b.zeros(Shape{LD, B, H}, input_in.dtype());
     const Shape want = unbatched ? Shape{LD, H} : Shape{LD, B, H};
     if (s->shape() != want || s->dtype() != input_in.dtype())
-      throw Error(ErrorCode::ShapeMismatch,
+      throw Error(s->dtype() != input_in.dtype() ? ErrorCode::DTypeMismatch : ErrorCode::ShapeMismatch,
                   std::string(what) + " is " + std::string(dtype_name(s->dtype())) + s->shape().to_string() +
                       ", expected " + std::string(dtype_name(input_in.dtype())) + want.to_string(),
                   detail::context(op, {*s}));
@@ -268,6 +269,27 @@ RnnResult run(Cell cell, const Tensor& input_in, const std::vector<Tensor>& weig
   return r;
 }
 
+// A cell's x ([B, I], or [I] unbatched) and state s ([B, H], or [H]): the
+// cell's own names in the error, before the sequence op sees them as h0 / c0.
+void check_cell_state(const char* op, const Tensor& x, const Tensor& s, const char* what) {
+  if (!x.defined() || !s.defined()) throw Error(ErrorCode::InvalidState, "an operand is undefined", {.op = op});
+  if (x.ndim() != 1 && x.ndim() != 2)
+    throw Error(ErrorCode::ShapeMismatch, "x is " + x.shape().to_string() + ": expected [B, I], or [I] unbatched",
+                detail::context(op, {x, s}));
+  if (s.dtype() != x.dtype())
+    throw Error(ErrorCode::DTypeMismatch,
+                std::string(what) + " is " + std::string(dtype_name(s.dtype())) + " but x is " +
+                    std::string(dtype_name(x.dtype())),
+                detail::context(op, {x, s}), {"Give the state x's dtype"});
+  if (s.ndim() != x.ndim() || (x.ndim() == 2 && s.shape()[0] != x.shape()[0]))
+    throw Error(ErrorCode::ShapeMismatch,
+                std::string(what) + " is " + s.shape().to_string() + " for x " + x.shape().to_string() +
+                    (x.ndim() == 2 ? ": expected [" + std::to_string(x.shape()[0]) + ", H]" : ": expected [H]"),
+                detail::context(op, {x, s}));
+}
+
+std::vector<std::int64_t> dims_of(const Tensor& t) { return {t.shape().dims().begin(), t.shape().dims().end()}; }
+
 }  // namespace
 
 RnnResult lstm(const Tensor& input, const std::vector<Tensor>& weights, const std::optional<Tensor>& h0,
@@ -287,8 +309,10 @@ std::pair<Tensor, Tensor> lstm_cell(const Tensor& x, const Tensor& h, const Tens
   if (b_ih.has_value() != b_hh.has_value())
     throw Error(ErrorCode::InvalidArgument, "give both biases or neither", {.op = "lstm_cell"});
   if (b_ih) w.insert(w.end(), {*b_ih, *b_hh});
+  check_cell_state("lstm_cell", x, h, "h");
+  check_cell_state("lstm_cell", x, c, "c");
   const RnnResult r = run(Cell::Lstm, x.unsqueeze(0), w, h.unsqueeze(0), c.unsqueeze(0), {});
-  return {r.h_n.reshape({h.shape()[0], h.shape()[1]}), r.c_n.reshape({c.shape()[0], c.shape()[1]})};
+  return {r.h_n.reshape(dims_of(h)), r.c_n.reshape(dims_of(c))};
 }
 
 Tensor gru_cell(const Tensor& x, const Tensor& h, const Tensor& w_ih, const Tensor& w_hh,
@@ -297,8 +321,9 @@ Tensor gru_cell(const Tensor& x, const Tensor& h, const Tensor& w_ih, const Tens
   if (b_ih.has_value() != b_hh.has_value())
     throw Error(ErrorCode::InvalidArgument, "give both biases or neither", {.op = "gru_cell"});
   if (b_ih) w.insert(w.end(), {*b_ih, *b_hh});
+  check_cell_state("gru_cell", x, h, "h");
   const RnnResult r = run(Cell::Gru, x.unsqueeze(0), w, h.unsqueeze(0), std::nullopt, {});
-  return r.h_n.reshape({h.shape()[0], h.shape()[1]});
+  return r.h_n.reshape(dims_of(h));
 }
 
 }  // namespace torsh::ops

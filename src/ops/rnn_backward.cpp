@@ -80,6 +80,20 @@ RnnGrads rnn_backward(const RnnTape& t, const Tensor& grad_output, const std::op
   const std::size_t per = t.biases ? 4 : 2;
   std::vector<Tensor> dw(static_cast<std::size_t>(LD) * per);
 
+  if (T == 0) {  // no step ran: the states pass straight through and the weights had no effect
+    RnnGrads g;
+    g.input = user_layout(t, dev.zeros(Shape{0, B, t.inputs[0].shape()[2]}, dt));
+    g.h0 = t.unbatched ? dh_n.reshape({LD, H}) : dh_n;
+    if (lstm) g.c0 = t.unbatched ? dc_n.reshape({LD, H}) : dc_n;
+    for (std::int64_t s = 0; s < LD; ++s) {
+      const rnn::Layer& W = t.layers[static_cast<std::size_t>(s)];
+      const std::size_t at = static_cast<std::size_t>(s) * per;
+      dw[at] = dev.zeros(W.w_ih.shape(), dt), dw[at + 1] = dev.zeros(W.w_hh.shape(), dt);
+      if (t.biases) dw[at + 2] = dev.zeros(Shape{G * H}, dt), dw[at + 3] = dev.zeros(Shape{G * H}, dt);
+    }
+    g.weights = std::move(dw);
+    return g;
+  }
   Tensor d_out = seq_major(t, grad_output);  // [T, B, dirs H], the current layer's output gradient
   for (std::int64_t l = L - 1; l >= 0; --l) {
     const Tensor& X = t.inputs[static_cast<std::size_t>(l)];

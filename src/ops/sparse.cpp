@@ -4,7 +4,10 @@
 // the result to the matrix's device; spmm launches OpKind::SparseMatmul.
 #include "torsh/ops/sparse.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -68,6 +71,96 @@ void check_extent(const char* op, std::int64_t rows, std::int64_t cols) {
                 "shape (" + std::to_string(rows) + ", " + std::to_string(cols) + ") has a negative extent", {.op = op});
 }
 
+// The conversions build their result on the host: a request past half of
+// the machine's memory (or past what a size can count) is refused with the
+// op and the shape named, instead of std::bad_alloc or an overflowed size.
+void check_host_bytes(const char* op, std::int64_t count, std::int64_t each, std::int64_t rows, std::int64_t cols) {
+  const double bytes = static_cast<double>(count) * static_cast<double>(each);
+  const double have = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+  if (count < 0 || (have > 0 && bytes > have / 2))
+    throw Error(ErrorCode::OutOfMemory,
+                "the " + std::to_string(rows) + " x " + std::to_string(cols) + " matrix needs about " +
+                    std::to_string(static_cast<long long>(bytes / (1 << 20))) +
+                    " MiB on the host here, more than half of this machine's memory",
+                {.op = op}, {"Keep the matrix sparse (spmm, sparse_add_dense on slices) or split it"});
+}
+
+// rows * cols elements of a dense result, checked: a product past 2^63 - 1
+// and then one past the memory are refused.
+std::int64_t dense_elements(const char* op, std::int64_t rows, std::int64_t cols, std::int64_t each) {
+  std::int64_t n = 0;
+  if (__builtin_mul_overflow(rows, cols, &n))
+    throw Error(ErrorCode::InvalidArgument,
+                "a dense " + std::to_string(rows) + " x " + std::to_string(cols) + " matrix has more than 2^63 - 1 "
+                "elements",
+                {.op = op}, {"Keep the matrix sparse (spmm, sparse_add_dense) or split it"});
+  check_host_bytes(op, n, each, rows, cols);
+  return n;
+}
+
+// The CSR structure rules (the header's list) on host copies of indptr and
+// indices: from_parts' check, and again in every host conversion, since the
+// arrays of a matrix made from NumPy or SciPy arrays stay shared with them.
+// `changed` words the error for a matrix that passed from_parts once.
+void check_structure(const std::vector<std::int64_t>& p, const std::vector<std::int64_t>& c, std::int64_t rows,
+                     std::int64_t cols, const ErrorContext& ctx, bool changed) {
+  const std::string pre = changed ? "the matrix's index arrays were changed after it was made: " : "";
+  const std::vector<std::string> fix =
+      changed ? std::vector<std::string>{"Leave the arrays a matrix shares alone, or make it from copies"}
+              : std::vector<std::string>{};
+  const auto nnz = static_cast<std::int64_t>(c.size());
+  if (p[0] != 0 || p[static_cast<std::size_t>(rows)] != nnz)
+    throw Error(changed ? ErrorCode::InvalidState : ErrorCode::InvalidArgument,
+                pre + "indptr runs from " + std::to_string(p[0]) + " to " +
+                    std::to_string(p[static_cast<std::size_t>(rows)]) + "; it must run from 0 to nnz = " +
+                    std::to_string(nnz),
+                ctx, fix);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t b = p[static_cast<std::size_t>(r)], e = p[static_cast<std::size_t>(r + 1)];
+    if (e < b)
+      throw Error(changed ? ErrorCode::InvalidState : ErrorCode::InvalidArgument,
+                  pre + "indptr decreases at row " + std::to_string(r) + " (" + std::to_string(b) + " then " +
+                      std::to_string(e) + ")",
+                  ctx, fix);
+    if (e > nnz)
+      throw Error(changed ? ErrorCode::InvalidState : ErrorCode::InvalidArgument,
+                  pre + "indptr[" + std::to_string(r + 1) + "] = " + std::to_string(e) + " is past nnz = " +
+                      std::to_string(nnz),
+                  ctx, fix);
+    for (std::int64_t j = b; j < e; ++j) {
+      const std::int64_t col = c[static_cast<std::size_t>(j)];
+      if (col < 0 || col >= cols)
+        throw Error(changed ? ErrorCode::InvalidState : ErrorCode::OutOfRange,
+                    pre + "indices[" + std::to_string(j) + "] = " + std::to_string(col) + " (row " +
+                        std::to_string(r) + ") is outside [0, " + std::to_string(cols) + ")",
+                    ctx, fix);
+      if (j > b && col <= c[static_cast<std::size_t>(j - 1)])
+        throw Error(changed ? ErrorCode::InvalidState : ErrorCode::InvalidArgument,
+                    pre + "row " + std::to_string(r) + "'s columns are not increasing at indices[" +
+                        std::to_string(j) + "] = " + std::to_string(col),
+                    ctx,
+                    changed ? fix
+                            : std::vector<std::string>{"Sort each row's columns and sum duplicates (scipy: "
+                                                       "m.sum_duplicates(); or build through CooMatrix::to_csr)"});
+    }
+  }
+}
+
+// A COO matrix's entries all inside rows x cols (CooMatrix::from_parts, and
+// again in to_csr: see check_structure).
+void check_entries(const std::vector<std::int64_t>& r, const std::vector<std::int64_t>& c,
+                   std::int64_t rows, std::int64_t cols, const ErrorContext& ctx, bool changed) {
+  for (std::size_t i = 0; i < r.size(); ++i)
+    if (r[i] < 0 || r[i] >= rows || c[i] < 0 || c[i] >= cols)
+      throw Error(changed ? ErrorCode::InvalidState : ErrorCode::OutOfRange,
+                  std::string(changed ? "the matrix's index arrays were changed after it was made: " : "") + "entry " +
+                      std::to_string(i) + " at (" + std::to_string(r[i]) + ", " + std::to_string(c[i]) +
+                      ") is outside the " + std::to_string(rows) + " x " + std::to_string(cols) + " matrix",
+                  ctx,
+                  changed ? std::vector<std::string>{"Leave the arrays a matrix shares alone, or make it from copies"}
+                          : std::vector<std::string>{});
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- CSR
@@ -86,51 +179,28 @@ CsrMatrix CsrMatrix::from_parts(Tensor indptr, Tensor indices, Tensor values, st
     throw Error(ErrorCode::DTypeMismatch, "values must be f32 or f64", ctx(), {"Cast the values to f32"});
   if (indptr.ndim() != 1 || indices.ndim() != 1 || values.ndim() != 1)
     throw Error(ErrorCode::ShapeMismatch, "indptr, indices and values must be 1-D", ctx());
-  if (indptr.numel() != rows + 1)
+  if (indptr.numel() - 1 != rows)  // not rows + 1, which overflows at INT64_MAX
     throw Error(ErrorCode::ShapeMismatch,
                 "indptr has " + std::to_string(indptr.numel()) + " entries; a matrix of " + std::to_string(rows) +
-                    " rows needs " + std::to_string(rows + 1),
+                    " rows needs rows + 1",
                 ctx());
   if (indices.numel() != values.numel())
     throw Error(ErrorCode::ShapeMismatch,
                 std::to_string(indices.numel()) + " indices but " + std::to_string(values.numel()) + " values", ctx());
-  const std::vector<std::int64_t> p = indices_of(indptr), c = indices_of(indices);
-  const auto nnz = static_cast<std::int64_t>(c.size());
-  if (p[0] != 0 || p[static_cast<std::size_t>(rows)] != nnz)
-    throw Error(ErrorCode::InvalidArgument,
-                "indptr runs from " + std::to_string(p[0]) + " to " + std::to_string(p[static_cast<std::size_t>(rows)]) +
-                    "; it must run from 0 to nnz = " + std::to_string(nnz),
-                ctx());
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const std::int64_t b = p[static_cast<std::size_t>(r)], e = p[static_cast<std::size_t>(r + 1)];
-    if (e < b)
-      throw Error(ErrorCode::InvalidArgument,
-                  "indptr decreases at row " + std::to_string(r) + " (" + std::to_string(b) + " then " +
-                      std::to_string(e) + ")",
-                  ctx());
-    if (e > nnz)
-      throw Error(ErrorCode::InvalidArgument,
-                  "indptr[" + std::to_string(r + 1) + "] = " + std::to_string(e) + " is past nnz = " +
-                      std::to_string(nnz),
-                  ctx());
-    for (std::int64_t j = b; j < e; ++j) {
-      const std::int64_t col = c[static_cast<std::size_t>(j)];
-      if (col < 0 || col >= cols)
-        throw Error(ErrorCode::OutOfRange,
-                    "indices[" + std::to_string(j) + "] = " + std::to_string(col) + " (row " + std::to_string(r) +
-                        ") is outside [0, " + std::to_string(cols) + ")",
-                    ctx());
-      if (j > b && col <= c[static_cast<std::size_t>(j - 1)])
-        throw Error(ErrorCode::InvalidArgument,
-                    "row " + std::to_string(r) + "'s columns are not increasing at indices[" + std::to_string(j) +
-                        "] = " + std::to_string(col),
-                    ctx(),
-                    {"Sort each row's columns and sum duplicates (scipy: m.sum_duplicates(); or build through "
-                     "CooMatrix::to_csr)"});
-    }
-  }
+  check_structure(indices_of(indptr), indices_of(indices), rows, cols, ctx(), false);
+  // The kernels read the arrays as dense runs: strided views (a NumPy
+  // slice with a step) are copied; contiguous ones stay shared.
+  indptr = indptr.contiguous(), indices = indices.contiguous(), values = values.contiguous();
   return CsrMatrix(std::move(indptr), std::move(indices), std::move(values), rows, cols);
 }
+
+namespace {
+// A matrix's indptr and indices on the host, checked again (check_structure).
+void structure_of(const char* op, const CsrMatrix& a, std::vector<std::int64_t>& p, std::vector<std::int64_t>& c) {
+  p = indices_of(a.indptr()), c = indices_of(a.indices());
+  check_structure(p, c, a.rows(), a.cols(), ops::detail::context(op, {a.indptr(), a.indices(), a.values()}), true);
+}
+}  // namespace
 
 CsrMatrix CsrMatrix::from_dense(const Tensor& dense, DType index_dtype_asked) {
   check_dense_2d("CsrMatrix::from_dense", dense);
@@ -155,9 +225,11 @@ CsrMatrix CsrMatrix::from_dense(const Tensor& dense, DType index_dtype_asked) {
 }
 
 Tensor CsrMatrix::to_dense() const {
-  const std::vector<std::int64_t> p = indices_of(indptr_), c = indices_of(indices_);
+  const std::int64_t elements = dense_elements("CsrMatrix::to_dense", rows_, cols_, 8 + static_cast<std::int64_t>(dtype_size(dtype())));
+  std::vector<std::int64_t> p, c;
+  structure_of("CsrMatrix::to_dense", *this, p, c);
   const std::vector<double> v = values_of(values_);
-  std::vector<double> d(static_cast<std::size_t>(rows_ * cols_), 0.0);
+  std::vector<double> d(static_cast<std::size_t>(elements), 0.0);
   for (std::int64_t r = 0; r < rows_; ++r)
     for (std::int64_t j = p[static_cast<std::size_t>(r)]; j < p[static_cast<std::size_t>(r + 1)]; ++j)
       d[static_cast<std::size_t>(r * cols_ + c[static_cast<std::size_t>(j)])] = v[static_cast<std::size_t>(j)];
@@ -166,7 +238,9 @@ Tensor CsrMatrix::to_dense() const {
 }
 
 CsrMatrix CsrMatrix::transpose() const {
-  const std::vector<std::int64_t> p = indices_of(indptr_), c = indices_of(indices_);
+  check_host_bytes("CsrMatrix::transpose", cols_, 16, rows_, cols_);
+  std::vector<std::int64_t> p, c;
+  structure_of("CsrMatrix::transpose", *this, p, c);
   const std::vector<double> v = values_of(values_);
   // Counting sort by column: rows come out increasing within each new row.
   std::vector<std::int64_t> tp(static_cast<std::size_t>(cols_ + 1), 0), tc(c.size());
@@ -187,7 +261,8 @@ CsrMatrix CsrMatrix::transpose() const {
 }
 
 CooMatrix CsrMatrix::to_coo() const {
-  const std::vector<std::int64_t> p = indices_of(indptr_);
+  std::vector<std::int64_t> p, c;
+  structure_of("CsrMatrix::to_coo", *this, p, c);
   std::vector<std::int64_t> rows_of(static_cast<std::size_t>(nnz()));
   for (std::int64_t r = 0; r < rows_; ++r)
     std::fill(rows_of.begin() + p[static_cast<std::size_t>(r)], rows_of.begin() + p[static_cast<std::size_t>(r + 1)], r);
@@ -214,13 +289,8 @@ CooMatrix CooMatrix::from_parts(Tensor row, Tensor col, Tensor values, std::int6
   if (row.ndim() != 1 || col.ndim() != 1 || values.ndim() != 1 || row.numel() != values.numel() ||
       col.numel() != values.numel())
     throw Error(ErrorCode::ShapeMismatch, "row, col and values must be 1-D of one length", ctx());
-  const std::vector<std::int64_t> r = indices_of(row), c = indices_of(col);
-  for (std::size_t i = 0; i < r.size(); ++i)
-    if (r[i] < 0 || r[i] >= rows || c[i] < 0 || c[i] >= cols)
-      throw Error(ErrorCode::OutOfRange,
-                  "entry " + std::to_string(i) + " at (" + std::to_string(r[i]) + ", " + std::to_string(c[i]) +
-                      ") is outside the " + std::to_string(rows) + " x " + std::to_string(cols) + " matrix",
-                  ctx());
+  check_entries(indices_of(row), indices_of(col), rows, cols, ctx(), false);
+  row = row.contiguous(), col = col.contiguous(), values = values.contiguous();
   return CooMatrix(std::move(row), std::move(col), std::move(values), rows, cols);
 }
 
@@ -229,7 +299,11 @@ CooMatrix CooMatrix::from_dense(const Tensor& dense, DType index_dtype_asked) {
 }
 
 CsrMatrix CooMatrix::to_csr() const {
+  check_host_bytes("CooMatrix::to_csr", rows_, 8, rows_, cols_);
   const std::vector<std::int64_t> r = indices_of(row_), c = indices_of(col_);
+  // Checked again: the arrays of a matrix made from NumPy arrays stay shared with them.
+  check_entries(r, c, rows_, cols_, ops::detail::context("CooMatrix::to_csr", {row_, col_, values_}),
+                true);
   const std::vector<double> v = values_of(values_);
   std::vector<std::size_t> order(r.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
@@ -300,7 +374,14 @@ Tensor spmm(const CsrMatrix& a, const Tensor& x_in) {
 }
 
 Tensor sparse_add_dense(const CsrMatrix& a, const Tensor& d) {
-  if (!d.defined()) throw Error(ErrorCode::InvalidState, "d is undefined", {.op = "sparse_add_dense"});
+  const char* op = "sparse_add_dense";
+  if (!d.defined()) throw Error(ErrorCode::InvalidState, "d is undefined", {.op = op});
+  detail::check_same_device(op, {a.values(), d});
+  if (d.dtype() != a.dtype())
+    throw Error(ErrorCode::DTypeMismatch,
+                "d is " + std::string(dtype_name(d.dtype())) + " but the matrix's values are " +
+                    std::string(dtype_name(a.dtype())),
+                detail::context(op, {a.values(), d}), {"Cast d to the matrix's dtype"});
   if (d.ndim() != 2 || d.shape()[0] != a.rows() || d.shape()[1] != a.cols())
     throw Error(ErrorCode::ShapeMismatch,
                 "a is " + std::to_string(a.rows()) + " x " + std::to_string(a.cols()) + " but d is " +

@@ -24,8 +24,9 @@ namespace torsh::ops::fft {
 
 // backward: the inverse divides by n; ortho: both by sqrt(n); forward: the forward does.
 enum class Norm { Backward, Ortho, Forward };
-// "backward" (also ""), "ortho", "forward"; anything else is InvalidArgument.
-Norm norm_from_name(std::string_view name);
+// "backward", "ortho", "forward"; anything else (the empty name too, as
+// NumPy) is InvalidArgument naming `op`.
+Norm norm_from_name(std::string_view name, const char* op = "fft");
 
 using Axes = std::vector<std::int64_t>;
 

@@ -13,7 +13,10 @@
 // index arrays back once): dtypes, lengths, indptr starting at 0, never
 // decreasing and ending at nnz, every column in [0, cols) and sorted within
 // its row. A violation is an error naming the first offending entry; nothing
-// is built from it.
+// is built from it. The matrix keeps the tensors it is given (strided ones
+// as contiguous copies): the kernels trust the checked structure, so the
+// index arrays must not be written afterwards (the Python bindings copy
+// them; the host conversions check them again and refuse a changed one).
 #include <cstdint>
 #include <optional>
 

@@ -120,6 +120,13 @@ class WebGpuDevice final : public rt::DeviceImpl {
   // For the op files.
   const std::string& label() const { return label_; }  // "webgpu:0 (adapter name)"
   const WGPULimits& limits() const { return limits_; }
+  // The longest loop one invocation may run here. llvmpipe (lavapipe) stops
+  // every shader loop after 65535 iterations, silently: a 70000-long dot
+  // product summed 65535 terms, and a tiled one left whole tiles unwritten
+  // past k = 45587. Ops whose invocations loop over a reduction length
+  // decline lengths past this (the op runs on the CPU instead). Elsewhere
+  // no limit.
+  std::int64_t max_loop_trip() const { return info_.software ? 32768 : INT64_MAX; }
   // Runs `entry` of kernels/<module>.wgsl over groups_x * groups_y * groups_z work-groups
   // with `bindings` in binding order and `params` (u32 words) as the last binding.
   void dispatch(const char* module, const char* entry, std::span<const Binding> bindings,

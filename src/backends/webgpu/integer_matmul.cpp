@@ -34,7 +34,7 @@ bool integer_matmul_fits(const rt::DeviceImpl& d, const rt::IntegerMatmulArgs& a
   const std::uint64_t groups = dev.limits().maxComputeWorkgroupsPerDimension;
   return dev.limits().maxStorageBuffersPerShaderStage >= kBindings &&
          static_cast<std::uint64_t>((std::max(a.m, a.n) + kBlock - 1) / kBlock) <= groups &&
-         static_cast<std::uint64_t>(a.batch) <= groups &&
+         static_cast<std::uint64_t>(a.batch) <= groups && a.k <= dev.max_loop_trip() &&
          fits(d, {&a.a, &a.b, &a.a_zero_point, &a.b_zero_point, &a.a_scale, &a.b_scale, &a.y_scale,
                   &a.y_zero_point, &a.bias, &a.out});
 }
@@ -42,7 +42,8 @@ bool integer_matmul_fits(const rt::DeviceImpl& d, const rt::IntegerMatmulArgs& a
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
   t.add<rt::OpKind::IntegerMatmul, entry<rt::OpKind::IntegerMatmul, integer_matmul>>(
       rt::DTypes{DType::I32, DType::U8, DType::I8, DType::F32}, integer_matmul_fits,
-      "10 storage bindings per stage, blocks within the dispatch limits, elements within one binding");
+      "10 storage bindings per stage, blocks within the dispatch limits, elements within one binding, k within the "
+      "device's loop limit");
 });
 
 }  // namespace

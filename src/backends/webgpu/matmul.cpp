@@ -43,12 +43,14 @@ bool matmul_fits(const rt::DeviceImpl& d, const rt::MatmulArgs& a) {
   const std::int64_t max_groups = lim.maxComputeWorkgroupsPerDimension;
   return (a.out.shape[1] + kTile - 1) / kTile <= max_groups &&
          (a.out.shape[2] + kTile - 1) / kTile <= max_groups && a.a.shape[2] < (std::int64_t{1} << 31) &&
+         a.a.shape[2] <= static_cast<const WebGpuDevice&>(d).max_loop_trip() &&
          fits(d, {&a.a, &a.b, &a.out});
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
   t.add<rt::OpKind::Matmul, entry<rt::OpKind::Matmul, matmul>>(gpu::kElemDTypes, matmul_fits,
-                                                               "64-row and 64-column tiles within the grid");
+                                                               "64-row and 64-column tiles within the grid, k within the device's "
+                                                               "loop limit");
 });
 
 }  // namespace

@@ -16,7 +16,9 @@ void sparse_matmul(WebGpuDevice& dev, const rt::SparseMatmulArgs& a) {
 }
 
 bool sparse_fits(const rt::DeviceImpl& d, const rt::SparseMatmulArgs& a) {
-  return fits(d, {&a.indptr, &a.indices, &a.values, &a.x, &a.out});
+  // A row's nonzeros (at most cols) are one invocation's loop.
+  return a.cols <= static_cast<const WebGpuDevice&>(d).max_loop_trip() &&
+         fits(d, {&a.indptr, &a.indices, &a.values, &a.x, &a.out});
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
