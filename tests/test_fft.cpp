@@ -496,6 +496,15 @@ TEST(FftErrors, BadInputIsAClearError) {
   } catch (const Error& e) {
     EXPECT_EQ(e.context().op, "rfft2");
   }
+  // A length no memory holds is this op's error, not the allocator's.
+  for (const std::int64_t huge : {std::int64_t{1} << 40, std::int64_t{1} << 62}) {
+    try {
+      tf::fft(c, huge);
+      ADD_FAILURE() << "fft of length " << huge << " ran";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.context().op, "fft") << e.what();
+    }
+  }
   // Every length of s is checked before the first pass: a 0 on the first
   // axis is reported against x's own shape, with no 2^26-point pass run first.
   try {

@@ -4,7 +4,7 @@ torsh-backend: one API over the compute devices of a machine (CPU, OpenCL, CUDA,
 
 from collections.abc import Mapping, Sequence
 import enum
-from typing import Any
+from typing import Any, overload
 
 import numpy.typing
 
@@ -701,13 +701,13 @@ class CsrMatrix:
     @staticmethod
     def from_parts(indptr: Tensor | numpy.typing.ArrayLike, indices: Tensor | numpy.typing.ArrayLike, data: Tensor | numpy.typing.ArrayLike, shape: object) -> CsrMatrix:
         """
-        From the three arrays (any DLPack producer; NumPy arrays are shared, not copied) and (rows, cols).
+        From the three arrays (any DLPack producer) and (rows, cols). The values are shared, not copied (a NumPy array's later writes show); indptr and indices are copied, so the checked structure cannot change.
         """
 
     @staticmethod
     def from_scipy(matrix: object) -> CsrMatrix:
         """
-        From a scipy.sparse matrix or array (converted with tocsr(); a canonical CSR one is shared, not copied). Unsorted or duplicate indices are refused: call sum_duplicates() first.
+        From a scipy.sparse matrix or array (converted with tocsr(); a canonical CSR one's data is shared, not copied, and its indptr and indices copied). Unsorted or duplicate indices are refused: call sum_duplicates() first.
         """
 
     @staticmethod
@@ -721,10 +721,12 @@ class CsrMatrix:
     def nnz(self) -> int: ...
 
     @property
-    def indptr(self) -> Tensor: ...
+    def indptr(self) -> Tensor:
+        """A copy (the structure is fixed)."""
 
     @property
-    def indices(self) -> Tensor: ...
+    def indices(self) -> Tensor:
+        """A copy (the structure is fixed)."""
 
     @property
     def data(self) -> Tensor: ...
@@ -738,9 +740,13 @@ class CsrMatrix:
 
     def to_scipy(self) -> object:
         """
-        A scipy.sparse.csr_matrix over the same memory (CPU) or a host copy (other devices).
+        A scipy.sparse.csr_matrix over the same memory (CPU; indptr and indices read-only) or a host copy (other devices).
         """
 
+    @overload
+    def __matmul__(self, arg: CsrMatrix, /) -> Tensor: ...
+
+    @overload
     def __matmul__(self, arg: Tensor | numpy.typing.ArrayLike, /) -> Tensor: ...
 
     def __repr__(self) -> str: ...
@@ -760,10 +766,12 @@ class CooMatrix:
     def nnz(self) -> int: ...
 
     @property
-    def row(self) -> Tensor: ...
+    def row(self) -> Tensor:
+        """A copy."""
 
     @property
-    def col(self) -> Tensor: ...
+    def col(self) -> Tensor:
+        """A copy."""
 
     @property
     def data(self) -> Tensor: ...
@@ -783,7 +791,7 @@ def sparse_add_dense(a: CsrMatrix, d: Tensor | numpy.typing.ArrayLike) -> Tensor
 
 class RnnTape:
     """
-    What lstm_train / gru_train kept for rnn_backward: each layer's input and output, every step's gate activations (and LSTM cell states), the states and the weights.
+    What lstm_train / gru_train kept for rnn_backward: each layer's input and output, every step's gate activations (and LSTM cell states), the states and the weights. NumPy arguments were copied into it; torsh Tensors are kept by reference, so leave them unchanged until rnn_backward.
     """
 
 def lstm_train(x: Tensor | numpy.typing.ArrayLike, weights: Sequence[Tensor | numpy.typing.ArrayLike], h0: Tensor | numpy.typing.ArrayLike | None = None, c0: Tensor | numpy.typing.ArrayLike | None = None, *, num_layers: int = 1, bidirectional: bool = False, batch_first: bool = False) -> tuple[Tensor, tuple[Tensor, Tensor], RnnTape]:

@@ -150,10 +150,26 @@ void check_out(const char* op, const Tensor& x, const Tensor& out) {
 // with its input; any other out (a strided view, the input itself, a view
 // of its buffer) is written through a temporary, so out= never changes the
 // result.
+// pass_shape, with a size the memory or a Shape refuses (n = 2^40, say)
+// reported as this op's error rather than the allocator's.
+void pass_shape_named(PassShape& p, const char* op, const Tensor& x_in, std::size_t axis, std::int64_t n,
+                      rt::FftKind kind) {
+  try {
+    pass_shape(p, op, x_in, axis, n, kind);
+  } catch (const Error& e) {
+    const std::string& from = e.context().op;
+    if (from != "allocate" && from != "shape" && from != "empty") throw;
+    throw Error(e.code(),
+                "a transform of length " + std::to_string(n) + " along axis " + std::to_string(axis) + ": " +
+                    e.message(),
+                detail::context(op, {x_in}), {"Give a smaller n, or split the transform"});
+  }
+}
+
 Tensor pass(const char* op, const Tensor& x_in, std::size_t axis, std::int64_t n, rt::FftKind kind, bool inverse,
             Norm norm, Tensor* out = nullptr) {
   PassShape p;
-  pass_shape(p, op, x_in, axis, n, kind);
+  pass_shape_named(p, op, x_in, axis, n, kind);
   if (out && out->shape() != p.out)
     throw Error(ErrorCode::ShapeMismatch, "out is " + out->shape().to_string() + " but the result is " + p.out.to_string(),
                 detail::context(op, {x_in, *out}), {"Allocate out as " + p.out.to_string()});

@@ -327,6 +327,17 @@ def test_errors():
     raises("DTypeMismatch", tb.fft.fft, np.array(["a", "b"]))
     if np.dtype(np.longdouble).itemsize > 8:
         raises("DTypeMismatch", tb.fft.fft, np.ones(4, np.longdouble))
+    raises("InvalidArgument", tb.fft.fft, c, norm="")  # as NumPy
+    e = raises("InvalidArgument", tb.fft.rfft2, np.ones((2, 2)), norm="bogus")
+    assert e.op == "rfft2"
+    # A string is a dtype error, not "a scalar"; errors raised in Python read like the C++ ones.
+    e = raises("DTypeMismatch", tb.fft.fft, "abc")
+    assert str(e).startswith("DTypeMismatch in fft: ")
+    e = raises("ShapeMismatch", tb.fft.rfft, np.float64(2.0))
+    assert str(e).startswith("ShapeMismatch in rfft: ") and "shapes: []" in str(e)
+    # Every length of s is checked before the first pass, against x's own shape.
+    e = raises("InvalidArgument", tb.fft.rfftn, np.ones((4, 6)), s=(0, 4))
+    assert "[4, 6]" in " ".join(e.shapes)
 
 
 def test_tensor_errors():

@@ -109,6 +109,25 @@ def test_bad_input_is_refused():
         tb.matmul_integer(a, np.zeros((4, 4), np.int8))
     with pytest.raises(tb.TorshError, match="scale"):
         tb.qlinear_matmul(a, 0.0, 0, b, 1.0, 0)
+    # dtype= that contradicts y_zero_point's dtype is an error, not ignored
+    with pytest.raises(tb.TorshError, match="dtype is i8 but y_zero_point is u8"):
+        tb.qlinear_matmul(a, 0.5, np.uint8(0), b, 1.0, np.int8(0), 1.0, np.uint8(3), dtype="int8")
+
+
+def test_conv_parameters_of_the_wrong_length_are_refused():
+    x, w = np.ones((1, 1, 1, 1), np.uint8), np.zeros((2, 1, 1, 1), np.int8)
+    with pytest.raises(tb.TorshError, match="w_zero_point"):
+        tb.conv_integer(x, w, None, np.array([1, 2, 3], np.int8))
+    with pytest.raises(tb.TorshError, match="x_scale"):
+        tb.qlinear_conv(np.full((1, 1, 2, 2), 10, np.uint8), np.array([.1, .2, .3, .4], np.float32), 0,
+                        np.ones((1, 1, 1, 1), np.int8), 1.0, 0, 1.0, 0)
+    with pytest.raises(tb.TorshError, match="int32"):
+        tb.qlinear_conv(np.zeros((1, 1, 1, 1), np.uint8), 1.0, 0, w, 1.0, 0, 1.0, 0,
+                        np.array([2**32 + 5, -2**31 - 1], np.int64))
+    # an int64 bias that fits is taken
+    y = tb.qlinear_conv(np.zeros((1, 1, 1, 1), np.uint8), 1.0, 0, w, 1.0, 0, 1.0, 0, np.array([5, -3], np.int64),
+                        dtype="int8")
+    np.testing.assert_array_equal(y.numpy().ravel(), [5, -3])
 
 
 def onnx_run(node, inputs, outputs, inits):

@@ -58,6 +58,51 @@ def test_bad_weights_are_refused():
     m = torch.nn.LSTM(4, 3)
     with pytest.raises(tb.TorshError, match="weight tensors"):
         tb.lstm(np.zeros((2, 1, 4), np.float32), params(m)[:3])
+    for fn in (tb.lstm, tb.lstm_train):  # 0 layers: an error, not a crash
+        with pytest.raises(tb.TorshError, match="0 layer"):
+            fn(np.zeros((5, 2, 4), np.float32), params(m), num_layers=0)
+    with pytest.raises(tb.TorshError, match="0 layer"):
+        tb.gru(np.zeros((5, 2, 4), np.float32), params(torch.nn.GRU(4, 3)), num_layers=0)
+
+
+def test_unbatched_cells_match_pytorch():
+    torch.manual_seed(3)
+    lc, gc = torch.nn.LSTMCell(3, 4), torch.nn.GRUCell(3, 4)
+    x, h, c = torch.randn(3), torch.randn(4), torch.randn(4)
+    with torch.no_grad():
+        wh, wc = lc(x, (h, c))
+        wg = gc(x, h)
+    th, tc = tb.lstm_cell(x.numpy(), h.numpy(), c.numpy(), *params(lc))
+    assert tuple(th.shape) == (4,)
+    np.testing.assert_allclose(th.numpy(), wh.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(tc.numpy(), wc.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(tb.gru_cell(x.numpy(), h.numpy(), *params(gc)).numpy(), wg.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_training_keeps_copies_of_numpy_arguments():
+    torch.manual_seed(4)
+    m = torch.nn.LSTM(4, 3)
+    P = params(m)
+    x = np.random.default_rng(0).standard_normal((5, 2, 4)).astype(np.float32)
+    go = np.ones((5, 2, 3), np.float32)
+    _, _, tape = tb.lstm_train(x, P)
+    g1 = [t.numpy().copy() for t in tb.rnn_backward(tape, go)[3]]
+    x[:] = 0
+    P[0][:] = 0
+    g2 = [t.numpy() for t in tb.rnn_backward(tape, go)[3]]
+    for a, b in zip(g1, g2):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_backward_of_an_empty_sequence():
+    m = torch.nn.LSTM(4, 3)
+    gh, gc = np.ones((1, 2, 3), np.float32), np.full((1, 2, 3), 2, np.float32)
+    _, _, tape = tb.lstm_train(np.zeros((0, 2, 4), np.float32), params(m))
+    dx, dh0, dc0, dw = tb.rnn_backward(tape, np.zeros((0, 2, 3), np.float32), gh, gc)
+    assert tuple(dx.shape) == (0, 2, 4)
+    np.testing.assert_array_equal(dh0.numpy(), gh)
+    np.testing.assert_array_equal(dc0.numpy(), gc)
+    assert all(not w.numpy().any() for w in dw)
 
 
 def _torch_grads(m, x, states, loss_of):
