@@ -207,6 +207,38 @@ TEST_F(WebGpu, ReductionsPastTheDevicesLoopLimitAreExact) {
   for (float v : ops::matmul_integer(a8, b8).to_vector()) ASSERT_EQ(v, 70000.0f);
 }
 
+TEST_F(WebGpu, LongRowsWindowsAndSequencesPastTheLoopBudgetAreRight) {
+  // The budget is per invocation, all loops together: on llvmpipe a sum of
+  // 8.4M values lost half of them, softmax and the norms left the tail of a
+  // 3M row zero, a 256 x 256 pooling window missed its corner, attention over
+  // 28000 keys missed the last. These now run on the CPU there.
+  const std::int64_t n = 8'400'000;
+  std::vector<float> ones(static_cast<std::size_t>(n), 1.0f);
+  EXPECT_EQ(ops::sum(dev.from_host(ones.data(), Shape{n}, DType::F32)).to_vector()[0], static_cast<float>(n));
+  ones.back() = 5.0f;
+  EXPECT_EQ(ops::argmax(dev.from_host(ones.data(), Shape{n}, DType::F32), 0).to_host<std::int64_t>()[0], n - 1);
+  const std::int64_t row = 3'000'000;
+  ones[static_cast<std::size_t>(row - 1)] = 5.0f;
+  const Tensor x = dev.from_host(ones.data(), Shape{1, row}, DType::F32);
+  const std::vector<float> sm = ops::softmax(x).to_vector();
+  EXPECT_GT(sm.back(), 0.0f);
+  const std::vector<float> rn = ops::rms_norm(x).to_vector();
+  EXPECT_GT(rn.back(), 1.0f);  // the 5 among ones
+  std::vector<float> img(256 * 256, 0.5f);
+  img.back() = 7.0f;
+  ops::Pool2dParams window;
+  window.kernel_h = window.kernel_w = 256;
+  EXPECT_EQ(ops::max_pool2d(dev.from_host(img.data(), Shape{1, 1, 256, 256}, DType::F32), window).to_vector(),
+            (std::vector<float>{7.0f}));
+  const std::int64_t keys = 28000, d = 64;
+  std::vector<float> q(d, 0.1f), k(static_cast<std::size_t>(keys * d), 0.0f), v(static_cast<std::size_t>(keys * d), 0.0f);
+  for (std::int64_t i = 0; i < d; ++i) k[static_cast<std::size_t>((keys - 1) * d + i)] = 40.0f, v[static_cast<std::size_t>((keys - 1) * d + i)] = 50.0f;
+  const Tensor out = ops::attention(dev.from_host(q.data(), Shape{1, 1, 1, d}, DType::F32),
+                                    dev.from_host(k.data(), Shape{1, 1, keys, d}, DType::F32),
+                                    dev.from_host(v.data(), Shape{1, 1, keys, d}, DType::F32));
+  EXPECT_NEAR(out.to_vector()[0], 50.0f, 0.5f);
+}
+
 TEST_F(WebGpu, CompileErrorsNameLineAndColumn) {
   std::string plugin;
   for (const auto& st : backend_statuses())

@@ -18,12 +18,15 @@ void batch_norm(WebGpuDevice& dev, const rt::BatchNormArgs& a) {
   l.run_rows("batch_norm", "batch_norm_channels", a.c);
 }
 
+// Strided passes over a channel's N x spatial values: mean, variance and
+// write in training, the write alone in inference.
 bool batch_norm_fits(const rt::DeviceImpl& d, const rt::BatchNormArgs& a) {
-  return fits(d, {&a.x, &a.weight, &a.bias, &a.running_mean, &a.running_var, &a.out});
+  return loops_fit(d, (a.training ? 3 : 1) * strided(a.n * a.spatial, 128) + 16) &&
+         fits(d, {&a.x, &a.weight, &a.bias, &a.running_mean, &a.running_var, &a.out});
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::BatchNorm, entry<rt::OpKind::BatchNorm, batch_norm>>(gpu::kElemDTypes, batch_norm_fits, kFitsNote);
+  t.add<rt::OpKind::BatchNorm, entry<rt::OpKind::BatchNorm, batch_norm>>(gpu::kElemDTypes, batch_norm_fits, kLoopFitsNote);
 });
 
 }  // namespace

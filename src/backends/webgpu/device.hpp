@@ -120,12 +120,15 @@ class WebGpuDevice final : public rt::DeviceImpl {
   // For the op files.
   const std::string& label() const { return label_; }  // "webgpu:0 (adapter name)"
   const WGPULimits& limits() const { return limits_; }
-  // The longest loop one invocation may run here. llvmpipe (lavapipe) stops
-  // every shader loop after 65535 iterations, silently: a 70000-long dot
-  // product summed 65535 terms, and a tiled one left whole tiles unwritten
-  // past k = 45587. Ops whose invocations loop over a reduction length
-  // decline lengths past this (the op runs on the CPU instead). Elsewhere
-  // no limit.
+  // The loop iterations one invocation may run here, all its loops together.
+  // llvmpipe (lavapipe) counts every loop iteration of an invocation against
+  // one budget of 65535 and silently leaves the loops once it is spent: a
+  // 70000-term dot product summed 65535 terms, a tiled one left tiles
+  // unwritten, a sum of 8.4M values lost half of them, and softmax left the
+  // tail of long rows zero. Ops decline (the CPU runs them) what would pass
+  // half of that budget, a margin for the iterations the bounds below do
+  // not count (loops an invocation skips still cost a few; nested loops
+  // about outer x (inner + 2)). Elsewhere no limit.
   std::int64_t max_loop_trip() const { return info_.software ? 32768 : INT64_MAX; }
   // Runs `entry` of kernels/<module>.wgsl over groups_x * groups_y * groups_z work-groups
   // with `bindings` in binding order and `params` (u32 words) as the last binding.

@@ -65,6 +65,15 @@ inline bool fits(const rt::DeviceImpl& d, std::initializer_list<const rt::Tensor
   return true;
 }
 inline constexpr const char* kFitsNote = "elements indexable in 32 bits and within one storage binding";
+inline constexpr const char* kLoopFitsNote =
+    "elements indexable in 32 bits and within one storage binding, loops within the device's budget";
+// Whether one invocation's loop iterations (the op's estimate) stay within
+// the device's budget (WebGpuDevice::max_loop_trip).
+inline bool loops_fit(const rt::DeviceImpl& d, std::int64_t iterations) {
+  return iterations <= static_cast<const WebGpuDevice&>(d).max_loop_trip();
+}
+// Passes of a work-group of `group` threads striding over n values.
+inline std::int64_t strided(std::int64_t n, std::int64_t group) { return (n + group - 1) / group; }
 
 // An op file's kernel as a kernel-table entry.
 template <rt::OpKind K, void (*Fn)(WebGpuDevice&, const rt::ArgsOf<K>&)>

@@ -17,12 +17,13 @@ void norm(WebGpuDevice& dev, const rt::NormArgs& a) {
   l.param(gpu::elem_code(a.x.dtype)).run_rows("norm", "norm_rows", a.rows);
 }
 
+// Strided passes over a row: mean, variance and write (RMS: two).
 bool norm_fits(const rt::DeviceImpl& d, const rt::NormArgs& a) {
-  return fits(d, {&a.x, &a.weight, &a.bias, &a.out});
+  return loops_fit(d, (a.rms ? 2 : 3) * strided(a.n, 128) + 16) && fits(d, {&a.x, &a.weight, &a.bias, &a.out});
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::Norm, entry<rt::OpKind::Norm, norm>>(gpu::kElemDTypes, norm_fits, kFitsNote);
+  t.add<rt::OpKind::Norm, entry<rt::OpKind::Norm, norm>>(gpu::kElemDTypes, norm_fits, kLoopFitsNote);
 });
 
 }  // namespace

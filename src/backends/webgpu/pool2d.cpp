@@ -20,11 +20,12 @@ bool pool2d_fits(const rt::DeviceImpl& d, const rt::Pool2dArgs& a) {
   constexpr std::int64_t kMax = std::int64_t{1} << 30;  // the kernel's window arithmetic is in i32
   for (std::int64_t v : {a.kernel_h, a.kernel_w, a.stride_h, a.stride_w, a.pad_h, a.pad_w, a.x.shape[2], a.x.shape[3]})
     if (v >= kMax) return false;
-  return fits(d, {&a.x, &a.out});
+  // The window's nested loops.
+  return loops_fit(d, a.kernel_h * (a.kernel_w + 2) + 16) && fits(d, {&a.x, &a.out});
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::Pool2d, entry<rt::OpKind::Pool2d, pool2d>>(gpu::kElemDTypes, pool2d_fits, kFitsNote);
+  t.add<rt::OpKind::Pool2d, entry<rt::OpKind::Pool2d, pool2d>>(gpu::kElemDTypes, pool2d_fits, kLoopFitsNote);
 });
 
 }  // namespace

@@ -26,14 +26,15 @@ void dequantize(WebGpuDevice& dev, const rt::DequantizeArgs& a) {
 }
 
 bool qmatmul_fits(const rt::DeviceImpl& d, const rt::QMatmulArgs& a) {
-  return a.m * a.k < (std::int64_t{1} << 31) && fits(d, {&a.x, &a.w, &a.out});
+  // A thread's loop takes 512 of k a step.
+  return a.m * a.k < (std::int64_t{1} << 31) && loops_fit(d, strided(a.k, 512) + 16) && fits(d, {&a.x, &a.w, &a.out});
 }
 bool dequantize_fits(const rt::DeviceImpl& d, const rt::DequantizeArgs& a) {
   return a.m * a.cols < (std::int64_t{1} << 31) && fits(d, {&a.w, &a.ids, &a.out});
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::QMatmul, entry<rt::OpKind::QMatmul, qmatmul>>(gpu::kF32, qmatmul_fits, kFitsNote);
+  t.add<rt::OpKind::QMatmul, entry<rt::OpKind::QMatmul, qmatmul>>(gpu::kF32, qmatmul_fits, kLoopFitsNote);
   t.add<rt::OpKind::Dequantize, entry<rt::OpKind::Dequantize, dequantize>>(gpu::kDequantizeDTypes, dequantize_fits,
                                                                            kFitsNote);
 });

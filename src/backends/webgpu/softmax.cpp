@@ -14,10 +14,13 @@ void softmax(WebGpuDevice& dev, const rt::SoftmaxArgs& a) {
   l.param(l.offset(0)).param(l.offset(1)).run_rows("softmax", "softmax_rows", rows);
 }
 
-bool softmax_fits(const rt::DeviceImpl& d, const rt::SoftmaxArgs& a) { return fits(d, {&a.x, &a.out}); }
+// Three strided passes over a row (max, sum, write).
+bool softmax_fits(const rt::DeviceImpl& d, const rt::SoftmaxArgs& a) {
+  return loops_fit(d, 3 * strided(a.n, 128) + 16) && fits(d, {&a.x, &a.out});
+}
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::Softmax, entry<rt::OpKind::Softmax, softmax>>(gpu::kElemDTypes, softmax_fits, kFitsNote);
+  t.add<rt::OpKind::Softmax, entry<rt::OpKind::Softmax, softmax>>(gpu::kElemDTypes, softmax_fits, kLoopFitsNote);
 });
 
 }  // namespace
