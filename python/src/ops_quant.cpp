@@ -27,7 +27,10 @@ Tensor on_device_of(Tensor t, const Tensor& x) {
 
 Tensor scale_tensor(const TensorLike& s, const Tensor& x) {
   Tensor t = as_tensor(s);
-  if (is_floating(t.dtype()) && t.dtype() != DType::F32) t = t.cast(DType::F32);
+  // A scale written as Python numbers (1, [1, 2]) is f32 like 0.5; an array
+  // or tensor of integers keeps its dtype and is refused by the op.
+  const bool numbers = PyLong_Check(s.obj.ptr()) || nb::isinstance<nb::list>(s.obj) || nb::isinstance<nb::tuple>(s.obj);
+  if ((is_floating(t.dtype()) || numbers) && t.dtype() != DType::F32) t = t.cast(DType::F32);
   return on_device_of(t, x);
 }
 

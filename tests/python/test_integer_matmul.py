@@ -109,6 +109,10 @@ def test_bad_input_is_refused():
         tb.matmul_integer(a, np.zeros((4, 4), np.int8))
     with pytest.raises(tb.TorshError, match="scale"):
         tb.qlinear_matmul(a, 0.0, 0, b, 1.0, 0)
+    # a scale written as a Python int is a number like 0.5; an int array is refused
+    np.testing.assert_array_equal(tb.qlinear_matmul(a, 1, 0, b, 1, 0, 1, 0).numpy(), np.zeros((2, 4), np.uint8))
+    with pytest.raises(tb.TorshError, match="scale"):
+        tb.qlinear_matmul(a, np.array(1, np.int64), 0, b, 1.0, 0)
     # dtype= that contradicts y_zero_point's dtype is an error, not ignored
     with pytest.raises(tb.TorshError, match="dtype is i8 but y_zero_point is u8"):
         tb.qlinear_matmul(a, 0.5, np.uint8(0), b, 1.0, np.int8(0), 1.0, np.uint8(3), dtype="int8")

@@ -21,6 +21,7 @@ def quantize_ref(x, scale, zp, axis, dtype):
 
 def test_per_tensor_halves_to_even_and_saturation():
     x = np.array([0.25, 0.75, 1.25, -0.25, -0.75, -1.25, 1e30, -1e30, np.inf, -np.inf, np.nan, 63.75], np.float32)
+    assert (tb.quantize_linear(x, 1, 10).numpy() == tb.quantize_linear(x, 1.0, 10).numpy()).all()  # an int scale
     q = tb.quantize_linear(x, 0.5, 10)
     assert q.dtype == tb.uint8
     np.testing.assert_array_equal(q.numpy(), [10, 12, 12, 10, 8, 8, 255, 0, 255, 0, 10, 138])

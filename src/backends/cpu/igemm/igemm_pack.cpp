@@ -22,11 +22,13 @@ std::size_t panel_bytes(const Kernel& kn, int rows, std::int64_t k) {
 
 namespace {
 
-// Sum of a row's normalised bytes: u8 a' = byte ^ flip.
+// Sum of a row's normalised bytes: u8 a' = byte ^ flip, wrapping as the
+// int32 products do (added unsigned: past k = 8.4M a signed sum would
+// overflow, which C++ leaves undefined).
 std::int32_t sum_unsigned(const unsigned char* p, std::int64_t k, unsigned char flip) {
-  std::int32_t s = 0;
+  std::uint32_t s = 0;
   for (std::int64_t i = 0; i < k; ++i) s += static_cast<unsigned char>(p[i] ^ flip);
-  return s;
+  return static_cast<std::int32_t>(s);
 }
 
 #if defined(__SSE2__)
@@ -125,13 +127,15 @@ TORSH_SIMD_CLONES void pack_b(const Kernel& kn, const unsigned char* b, std::int
   const int cols = static_cast<int>(std::min<std::int64_t>(nr, n - c0));
   // b' = b - 128 for u8 (as int8: the byte XOR 0x80); i8 as it is.
   const unsigned char flip = b_unsigned ? 0x80 : 0;
-  // Column sums of b' first, row by row (vectorized across the columns).
-  std::int32_t acc[64] = {};
+  // Column sums of b' first, row by row (vectorized across the columns),
+  // wrapping as in sum_unsigned.
+  std::uint32_t acc[64] = {};
   for (std::int64_t kk = 0; kk < k; ++kk) {
     const unsigned char* row = b + kk * n + c0;
-    for (int j = 0; j < cols; ++j) acc[j] += static_cast<std::int8_t>(static_cast<unsigned char>(row[j] ^ flip));
+    for (int j = 0; j < cols; ++j)
+      acc[j] += static_cast<std::uint32_t>(static_cast<std::int8_t>(static_cast<unsigned char>(row[j] ^ flip)));
   }
-  std::copy(acc, acc + nr, sums);
+  for (int j = 0; j < nr; ++j) sums[j] = static_cast<std::int32_t>(acc[j]);
   std::uint32_t* d = reinterpret_cast<std::uint32_t*>(dst);
   static const unsigned char zeros[64] = {};
   for (std::int64_t g = 0; g < groups; ++g, d += nr) {
