@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <limits>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -99,8 +98,8 @@ std::int64_t dense_elements(const char* op, std::int64_t rows, std::int64_t cols
 }
 
 // The CSR structure rules (the header's list) on host copies of indptr and
-// indices: from_parts' check, and again in every host conversion, since the
-// arrays of a matrix made from NumPy or SciPy arrays stay shared with them.
+// indices: from_parts' check, and again in every host conversion, since a
+// matrix keeps the tensors it was made from and their owner may write them.
 // `changed` words the error for a matrix that passed from_parts once.
 void check_structure(const std::vector<std::int64_t>& p, const std::vector<std::int64_t>& c, std::int64_t rows,
                      std::int64_t cols, const ErrorContext& ctx, bool changed) {
@@ -147,7 +146,7 @@ void check_structure(const std::vector<std::int64_t>& p, const std::vector<std::
 }
 
 // A COO matrix's entries all inside rows x cols (CooMatrix::from_parts, and
-// again in to_csr: see check_structure).
+// again in to_csr, as check_structure).
 void check_entries(const std::vector<std::int64_t>& r, const std::vector<std::int64_t>& c,
                    std::int64_t rows, std::int64_t cols, const ErrorContext& ctx, bool changed) {
   for (std::size_t i = 0; i < r.size(); ++i)
