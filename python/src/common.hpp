@@ -67,6 +67,8 @@ nb::str text(const std::string& s);
 // Operand conversion. Scalars and lists take `like`'s dtype and device when
 // given (f32 / i64 / bool on the CPU otherwise); arrays keep their own dtype.
 Tensor as_tensor(const TensorLike& x, const Tensor* like = nullptr);
+// A row-major copy of t on its device (Tensor.clone; the copies bindings keep).
+Tensor copy_of(const Tensor& t);
 // Two operands of an elementwise op: a scalar side follows the tensor side.
 std::pair<Tensor, Tensor> as_tensor_pair(const TensorLike& a, const TensorLike& b);
 

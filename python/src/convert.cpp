@@ -183,6 +183,13 @@ Shape to_shape(nb::handle h) {
   return Shape(dims);
 }
 
+Tensor copy_of(const Tensor& t) {
+  Backend b = t.backend();
+  Tensor out = b.empty(t.shape(), t.dtype());
+  out.copy_(t);
+  return out;
+}
+
 Tensor as_tensor(const TensorLike& x, const Tensor* like) {
   nb::handle h = x.obj;
   if (nb::isinstance<Tensor>(h)) return nb::cast<Tensor>(h);

@@ -25,20 +25,19 @@ Tensor on_device_of(Tensor t, const Tensor& x) {
   return t.to(b);
 }
 
-Tensor scale_tensor(const TensorLike& s, const Tensor& x) {
-  Tensor t = as_tensor(s);
-  // A scale written as Python numbers (1, [1, 2]) is f32 like 0.5; an array
-  // or tensor of integers keeps its dtype and is refused by the op.
-  const bool numbers = PyLong_Check(s.obj.ptr()) || nb::isinstance<nb::list>(s.obj) || nb::isinstance<nb::tuple>(s.obj);
-  if ((is_floating(t.dtype()) || numbers) && t.dtype() != DType::F32) t = t.cast(DType::F32);
-  return on_device_of(t, x);
-}
-
-// A zero point written as Python ints (an int, a list or a tuple), as
+// A zero point or scale written as Python ints (an int, a list or a tuple), as
 // opposed to a tensor or an array, which carries its own dtype.
 bool ints_given(const TensorLike& zp) {
   nb::handle h = zp.obj;
   return PyLong_Check(h.ptr()) || nb::isinstance<nb::list>(h) || nb::isinstance<nb::tuple>(h);
+}
+
+Tensor scale_tensor(const TensorLike& s, const Tensor& x) {
+  Tensor t = as_tensor(s);
+  // A scale written as Python numbers (1, [1, 2]) is f32 like 0.5; an array
+  // or tensor of integers keeps its dtype and is refused by the op.
+  if ((is_floating(t.dtype()) || ints_given(s)) && t.dtype() != DType::F32) t = t.cast(DType::F32);
+  return on_device_of(t, x);
 }
 
 std::optional<Tensor> zero_point_tensor(const std::optional<TensorLike>& zp, DType q, const Tensor& x, const char* op) {

@@ -26,11 +26,7 @@ using nb::arg;
 // the caller's array in between would change the gradients silently.
 Tensor arg_tensor(const TensorLike& t, const Tensor* like, bool train) {
   Tensor out = as_tensor(t, like);
-  if (!train || nb::isinstance<Tensor>(t.obj)) return out;
-  Backend b = out.backend();
-  Tensor copy = b.empty(out.shape(), out.dtype());
-  copy.copy_(out);
-  return copy;
+  return !train || nb::isinstance<Tensor>(t.obj) ? out : copy_of(out);
 }
 
 std::vector<Tensor> tensors(const std::vector<TensorLike>& ws, const Tensor& like, bool train) {

@@ -24,12 +24,7 @@ nb::object scipy_sparse() { return nb::module_::import_("scipy.sparse"); }
 // was checked when it was made; an index array shared with NumPy could be
 // written afterwards and send them outside the arrays, so the matrix keeps
 // its own (values stay shared: writing them is safe and sometimes the point).
-Tensor own(const Tensor& t) {
-  Backend b = t.backend();
-  Tensor out = b.empty(t.shape(), t.dtype());
-  out.copy_(t);
-  return out;
-}
+Tensor own(const Tensor& t) { return copy_of(t); }
 
 // A read-only NumPy view of a matrix's index array (to_scipy).
 nb::object read_only(const Tensor& t) {

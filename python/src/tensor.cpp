@@ -134,10 +134,7 @@ void bind_copies(nb::class_<Tensor>& c) {
       .def("contiguous", &Tensor::contiguous, Release(), "A row-major copy, or the tensor itself when already row-major.")
       .def("clone", [](const Tensor& t) {
         nb::gil_scoped_release r;
-        Backend b = t.backend();
-        Tensor out = b.empty(t.shape(), t.dtype());
-        out.copy_(t);
-        return out;
+        return copy_of(t);
       }, "A row-major copy on the same device.")
       .def("cast", [](const Tensor& t, const DTypeArg& dtype) {
         DType d = to_dtype(dtype);

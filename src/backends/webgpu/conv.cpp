@@ -30,7 +30,7 @@ bool conv2d_fits(const rt::DeviceImpl& d, const rt::Conv2dArgs& a) {
   const std::int64_t pixels = a.x.shape[0] * a.out.shape[2] * a.out.shape[3];
   const std::int64_t window = a.w.shape[1] * a.w.shape[2] * a.w.shape[3];  // each output's reduction length
   return a.groups <= max_groups && (pixels + kTile - 1) / kTile <= max_groups &&
-         window <= static_cast<const WebGpuDevice&>(d).max_loop_trip() &&
+         loops_fit(d, window) &&
          (a.w.shape[0] / a.groups + kTile - 1) / kTile <= max_groups && pixels < (std::int64_t{1} << 31) &&
          fits(d, {&a.x, &a.w, &a.bias, &a.out});
 }

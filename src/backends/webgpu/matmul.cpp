@@ -43,7 +43,7 @@ bool matmul_fits(const rt::DeviceImpl& d, const rt::MatmulArgs& a) {
   const std::int64_t max_groups = lim.maxComputeWorkgroupsPerDimension;
   return (a.out.shape[1] + kTile - 1) / kTile <= max_groups &&
          (a.out.shape[2] + kTile - 1) / kTile <= max_groups && a.a.shape[2] < (std::int64_t{1} << 31) &&
-         a.a.shape[2] <= static_cast<const WebGpuDevice&>(d).max_loop_trip() &&
+         loops_fit(d, a.a.shape[2]) &&
          fits(d, {&a.a, &a.b, &a.out});
 }
 
