@@ -28,6 +28,25 @@ namespace {
 
 double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
+// A 64-byte aligned float array.
+struct AlignedFloats {
+  explicit AlignedFloats(std::size_t n)
+      : n_(n), p_(static_cast<float*>(std::aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64))) {
+    std::fill(p_, p_ + n_, 0.0f);
+  }
+  ~AlignedFloats() { std::free(p_); }
+  AlignedFloats(const AlignedFloats&) = delete;
+  AlignedFloats& operator=(const AlignedFloats&) = delete;
+  float* data() { return p_; }
+  float& operator[](std::size_t i) { return p_[i]; }
+  float* begin() { return p_; }
+  float* end() { return p_ + n_; }
+
+ private:
+  std::size_t n_;
+  float* p_;
+};
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -49,7 +68,11 @@ int main(int argc, char** argv) {
       return 2;
     }
     const auto plan = tf::plan_for<float>(n);
-    std::vector<float> x(2 * n), y(2 * n), work(2 * plan->work_size());
+    // 64-byte aligned, as the library's own buffers are (FFTW's come from
+    // fftwf_alloc_complex, aligned for its vectors): from a std::vector (16
+    // bytes) most 512-bit loads split a cache line, which on an Intel core
+    // made the transform up to 1.6x slower.
+    AlignedFloats x(2 * n), y(2 * n), work(2 * plan->work_size());
     fftwf_complex* fi = fftwf_alloc_complex(n);
     fftwf_complex* fo = fftwf_alloc_complex(n);
     fftwf_plan fp = fftwf_plan_dft_1d(static_cast<int>(n), fi, fo, FFTW_FORWARD, FFTW_MEASURE);

@@ -438,6 +438,38 @@ TEST(FftLong, ThreadedStagesAndBluestein) {
   }
 }
 
+// Every power of two from 2^13 to just below the four-step, f32 and f64,
+// both directions, eager and into out: the lengths whose plans differ by CPU
+// (vector stages with radix 16 up to 2^16 on Intel at 512 bits, the scalar
+// ones past 8192 points elsewhere), each checked at bins across the line.
+TEST(FftLong, PowersOfTwoBelowTheFourStep) {
+  for (const DType t : {DType::F32, DType::F64})
+    for (std::int64_t n = std::int64_t{1} << 13; n < (std::int64_t{1} << 17); n *= 2) {
+      const auto v = randoms(static_cast<std::size_t>(2 * n), static_cast<std::uint32_t>(n));
+      const Tensor x = make(v, Shape{n, 2}, t);
+      auto line = as_complex(v);
+      if (t == DType::F32)
+        for (auto& c : line) c = cld(static_cast<float>(c.real()), static_cast<float>(c.imag()));
+      std::vector<std::int64_t> ks{0, 1, n / 2, n - 1};
+      for (std::int64_t i = 1; i <= 28; ++i) ks.push_back((i * 7919 + i * i * 104729) % n);
+      const auto ref = dft(line, -1, ks);
+      auto iref = dft(line, +1, ks);
+      for (auto& c : iref) c /= static_cast<long double>(n);
+      Tensor out = host().empty(x.shape(), t);
+      tf::fft_out(x, out);
+      const auto fwd = as_complex(values(tf::fft(x))), into = as_complex(values(out));
+      const auto inv = as_complex(values(tf::ifft(x)));
+      std::vector<cld> g, gi, go;
+      for (const auto k : ks) {
+        const auto i = static_cast<std::size_t>(k);
+        g.push_back(fwd[i]), gi.push_back(inv[i]), go.push_back(into[i]);
+      }
+      EXPECT_LE(rel_err(g, ref), tol(t, n)) << "fft n=" << n;
+      EXPECT_LE(rel_err(go, ref), tol(t, n)) << "fft_out n=" << n;
+      EXPECT_LE(rel_err(gi, iref), tol(t, n)) << "ifft n=" << n;
+    }
+}
+
 // Past Plan::kHalfTable the real untangling makes its twiddles from a fine
 // and a coarse table: bins across many blocks against the direct sum, both
 // ways (a round trip alone would pass with consistently wrong twiddles).

@@ -18,13 +18,16 @@ namespace {
 // Radices in stage order. Powers of two as 8s with one or two 4s (or a 2)
 // for the rest, and the largest radix first: the first stage runs with
 // stride 1 (p innermost), every later one with stride >= 8, so its q loop
-// fills a vector. Odd factors follow. Returns false when a prime factor is
-// above kMaxGenericRadix (the length goes to Bluestein).
-bool factor(std::int64_t n, std::vector<int>& radices) {
+// fills a vector. With sixteens (VectorPlanShape) the 4 4 and the 8 8 4
+// tails are 16 and 16 16 instead, first. Odd factors follow. Returns false
+// when a prime factor is above kMaxGenericRadix (the length goes to Bluestein).
+bool factor(std::int64_t n, std::vector<int>& radices, bool sixteens = false) {
   int e = 0;
   while (n % 2 == 0) n /= 2, ++e;
   std::vector<int> twos;
-  if (e % 3 == 1 && e >= 4) twos = {4, 4}, e -= 4;
+  if (sixteens && e % 3 == 1 && e >= 4) radices.push_back(16), e -= 4;
+  else if (sixteens && e % 3 == 2 && e >= 8) radices.insert(radices.end(), {16, 16}), e -= 8;
+  else if (e % 3 == 1 && e >= 4) twos = {4, 4}, e -= 4;
   else if (e % 3 == 1) twos = {2}, e -= 1;
   else if (e % 3 == 2) twos = {4}, e -= 2;
   for (; e > 0; e -= 3) radices.push_back(8);
@@ -76,16 +79,17 @@ std::shared_ptr<Plan<T>> build(std::int64_t n, bool flat) {
   plan->n = n;
   std::vector<int> radices;
   const bool smooth = factor(n, radices);
-  // Powers of two from lanes^2 up to vector_max_bytes start with a stage of
+  // Powers of two from lanes^2 up to the shape's max_bytes start with a stage of
   // radix `lanes` for the vector stages (fft_vector.hpp); the rest factors
   // as before.
   const int lanes = vector_lanes<T>();
-  const int vector_bytes = lanes * static_cast<int>(sizeof(T));
+  const VectorPlanShape shape = vector_plan_shape<T>();
   if (lanes > 0 && (n & (n - 1)) == 0 && n >= std::int64_t{lanes} * lanes &&
-      n * 2 * static_cast<std::int64_t>(sizeof(T)) <= vector_max_bytes(vector_bytes)) {
+      n * 2 * static_cast<std::int64_t>(sizeof(T)) <= shape.max_bytes) {
     plan->lanes = lanes;
+    plan->y_scratch = shape.y_scratch;
     radices = {lanes};
-    factor(n / lanes, radices);
+    factor(n / lanes, radices, shape.radix16);
   }
   if (smooth && !flat && n >= kFourStepMin) {
     // n1 (column length) the largest divisor <= sqrt(n): the rows (n2) are the longer side.

@@ -82,6 +82,11 @@ struct Plan {
   // The vector width (in values of T) the stages were factored for: a first
   // stage of that radix, run by fft_vector.hpp's stages. 0: the scalar stages.
   int lanes = 0;
+  // A vector plan's transform from pairs to pairs not over x uses y, split
+  // (re at y, im at y + n), as its second intermediate instead of a second
+  // work array: from the second stage on it touches two arrays of 2n values
+  // instead of three (VectorPlanShape).
+  bool y_scratch = false;
 
   // Bluestein: the chirp exp(-i pi k^2 / n) (n values), the power-of-two
   // plan of length m >= 2n - 1, and the transform of the conjugate chirp

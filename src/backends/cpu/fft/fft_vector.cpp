@@ -4,6 +4,7 @@
 
 #include "../simd/simd_avx2.hpp"
 #include "../simd/simd_avx512.hpp"
+#include "../platform/cpu_info.hpp"
 #include "fft_vector_isa.hpp"
 
 namespace torsh::cpu::fft {
@@ -28,6 +29,14 @@ int vector_lanes() {
 }
 
 template <class T>
+VectorPlanShape vector_plan_shape() {
+  const int bytes = vector_lanes<T>() * static_cast<int>(sizeof(T));
+  if (level() == Level::Avx512 && sizeof(T) == 4 && intel_cpu())
+    return {.radix16 = true, .max_bytes = kFourStepMin * static_cast<std::int64_t>(sizeof(T)), .y_scratch = true};
+  return {.radix16 = false, .max_bytes = vector_max_bytes(bytes), .y_scratch = false};
+}
+
+template <class T>
 void vector_transform(const Plan<T>& plan, const T* xr, const T* xi, T* yr, T* yi, bool in_pairs, bool out_pairs,
                       bool conj, T scale, T* a, T* b) {
   // A plan's lanes came from vector_lanes(), so the level is the one it was factored for.
@@ -43,6 +52,8 @@ void vector_batched(const Plan<T>& plan, T* re, T* im, T* work, std::int64_t bat
 
 template int vector_lanes<float>();
 template int vector_lanes<double>();
+template VectorPlanShape vector_plan_shape<float>();
+template VectorPlanShape vector_plan_shape<double>();
 template void vector_transform<float>(const Plan<float>&, const float*, const float*, float*, float*, bool, bool, bool,
                                       float, float*, float*);
 template void vector_transform<double>(const Plan<double>&, const double*, const double*, double*, double*, bool, bool,

@@ -14,6 +14,30 @@ namespace torsh::cpu::fft {
 template <class T>
 int vector_lanes();
 
+// How plans for vector_lanes<T>() are shaped on this CPU.
+//  - radix16: radix-16 stages where the powers of two would otherwise end
+//    in 8 4 4 or 8 8 4 (16 8, 16 16), so a stage fewer;
+//  - max_bytes: the longest length, in bytes of complex values, that runs
+//    the vector stages (longer ones run the scalar stages, or four-step);
+//  - y_scratch: a transform from pairs to pairs elsewhere uses y as its
+//    second intermediate (Plan::y_scratch).
+// On AMD's cores: none of these, max_bytes from vector_max_bytes. On
+// Intel's at 512 bits (floats): all three, as measured on an Emerald Rapids
+// with 64-byte aligned buffers against FFTW, transform alone: 2048 points
+// as 16 16 8 took 1.44 us against 1.69 as 16 8 4 4, 4096 as 16 16 16
+// 3.7-3.9 against 4.35 as 16 8 8 4 (the 32 registers hold a radix-16
+// butterfly's data, and a stage fewer is a pass fewer over arrays that
+// outgrow the L1), and the vector stages ran 16384-65536 points at
+// 1.37-1.82x FFTW where the scalar ones ran 0.84-1.18x. y as scratch took
+// 2048-8192 points 3-15% faster there, and 3% slower at 256 bits.
+struct VectorPlanShape {
+  bool radix16 = false;
+  std::int64_t max_bytes = 0;
+  bool y_scratch = false;
+};
+template <class T>
+VectorPlanShape vector_plan_shape();
+
 // The level those stages run at: "avx512", "avx2" or "" (none: every plan
 // runs the scalar stages).
 const char* vector_level_name();

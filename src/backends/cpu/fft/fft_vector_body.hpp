@@ -315,16 +315,25 @@ void transform(const Plan<LaneT<V>>& plan, const LaneT<V>* xr, const LaneT<V>* x
   const std::size_t count = plan.stages.size();
   L* const ar = a + kPad;
   L* const ai = a + n + 3 * kPad;
-  // The other intermediate: b, or with split output y itself (x is read only
-  // by the first stage, so y may alias it).
-  L* const cr = out_pairs ? b + kPad : yr;
-  L* const ci = out_pairs ? b + n + 3 * kPad : yi;
+  // The other intermediate: y itself, split (re at y, im at y + n), where
+  // the plan takes it (Plan::y_scratch) and x lies wholly apart from y;
+  // b for pairs out otherwise; with split output y (x is read only by the
+  // first stage, so y may alias it).
+  const auto apart = [n](const L* u, const L* v) {
+    const auto ua = reinterpret_cast<std::uintptr_t>(u), va = reinterpret_cast<std::uintptr_t>(v);
+    const auto bytes = static_cast<std::uintptr_t>(2 * n) * sizeof(L);
+    return ua + bytes <= va || va + bytes <= ua;
+  };
+  const bool y_scratch = plan.y_scratch && out_pairs && in_pairs && apart(xr, yr);
+  L* const cr = y_scratch ? yr : out_pairs ? b + kPad : yr;
+  L* const ci = y_scratch ? yr + n : out_pairs ? b + n + 3 * kPad : yi;
   // Split output: stage i writes a when (count - 1 - i) is odd, so the last
   // lands in y. In place with an odd count that would have the first stage
   // write over x while reading it: then a, y, a, ... and a copy at the end.
   const bool in_place = !in_pairs && !out_pairs && xr == yr;
   const bool copy_back = in_place && count % 2 == 1;
   const auto to_a = [&](std::size_t i) {
+    if (y_scratch) return (count - 2 - i) % 2 == 0;  // the last stage reads a
     if (out_pairs || copy_back) return i % 2 == 0;
     return (count - 1 - i) % 2 == 1;
   };

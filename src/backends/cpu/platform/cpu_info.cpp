@@ -129,6 +129,11 @@ bool splits_512bit_ops() {
   return split;
 }
 
+bool intel_cpu() {
+  static const bool intel = cpuid_identity().vendor == "GenuineIntel";
+  return intel;
+}
+
 std::string cpu_architecture(const std::string& vendor, int family, int model) {
   if (family <= 0) return "";
   std::string s = "family " + std::to_string(family) + " model " + std::to_string(model);

@@ -36,6 +36,10 @@ std::string cpu_architecture(const std::string& vendor, int family, int model);
 // units (Zen 4): its AVX-512 peak is AVX2's, and kernels block for it.
 bool splits_512bit_ops();
 
+// Whether the CPU is Intel's (cpuid vendor GenuineIntel), for the few plan
+// choices measured to differ between Intel and AMD cores.
+bool intel_cpu();
+
 // Which variant of each hand-written kernel family this process runs
 // (`gemm f32` -> `avx512-14x32`, `elementwise` -> `avx512`, ...), for
 // `torsh info` and `torsh bench`.
