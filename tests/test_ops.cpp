@@ -5,6 +5,7 @@
 #include <limits>
 #include <random>
 
+#include "ops/widened_reduction.hpp"
 #include "torsh/torsh.hpp"
 
 using namespace torsh;
@@ -108,6 +109,57 @@ TEST(OpsBinary, InPlaceAndBadInput) {
   Tensor freed = make({1, 2, 3}, {3});
   const_cast<Buffer&>(freed.buffer()).free();
   EXPECT_EQ(error_code_of([&] { ops::add(freed, a); }), ErrorCode::InvalidState);
+}
+
+// Integer sums, means and variances of tensors whose widened copy passes the
+// bound reduce in slices (the bound lowered here so small tensors take that
+// path): every axis set, keepdim, a transposed view, leading axes of 1 and
+// each integer width agree with the whole-copy path and with a host sum.
+TEST(OpsIntegers, LargeSumsMeansAndVariancesReduceInSlices) {
+  struct Reset {
+    ~Reset() { ops::set_widened_reduction_bytes(0); }
+  } reset;
+  std::mt19937 g(7);
+  std::uniform_int_distribution<int> d(-128, 127);
+  std::vector<std::int32_t> v(1 * 6 * 5 * 7);
+  for (auto& x : v) x = d(g);
+  const Tensor i32 = cpu().from_host(v.data(), Shape{1, 6, 5, 7}, DType::I32);
+  const std::vector<Tensor> inputs = {i32, i32.cast(DType::I8),
+                                      ops::add(i32, cpu().from_host(std::vector<std::int32_t>{128}.data(), Shape{}, DType::I32)).cast(DType::U8),
+                                      i32.permute({0, 2, 1, 3}), i32.cast(DType::I64)};
+  const std::vector<std::vector<std::int64_t>> axis_sets = {{}, {0}, {1}, {-1}, {1, 2}, {0, 3}, {1, 2, 3}, {2}};
+  for (const Tensor& x : inputs)
+    for (const auto& axes : axis_sets)
+      for (const bool keep : {false, true}) {
+        ops::set_widened_reduction_bytes(0);
+        const Tensor s0 = ops::sum(x, axes, keep), m0 = ops::mean(x, axes, keep), v0 = ops::var(x, axes, 1, keep);
+        for (const std::int64_t bytes : {8, 40, 300}) {
+          ops::set_widened_reduction_bytes(bytes);
+          const Tensor s = ops::sum(x, axes, keep), m = ops::mean(x, axes, keep), var = ops::var(x, axes, 1, keep);
+          const auto where = ::testing::Message() << dtype_name(x.dtype()) << " axes " << axes.size() << " keep " << keep
+                                                  << " bytes " << bytes;
+          ASSERT_EQ(s.shape(), s0.shape()) << where;
+          ASSERT_EQ(s.dtype(), s0.dtype()) << where;
+          EXPECT_EQ(s.to_vector(), s0.to_vector()) << where;
+          ASSERT_EQ(m.shape(), m0.shape()) << where;
+          EXPECT_EQ(m.dtype(), DType::F64) << where;
+          const auto mv = m.to_vector(), mv0 = m0.to_vector(), vv = var.to_vector(), vv0 = v0.to_vector();
+          for (std::size_t i = 0; i < mv.size(); ++i) EXPECT_NEAR(mv[i], mv0[i], 1e-5) << where;
+          ASSERT_EQ(var.shape(), v0.shape()) << where;
+          for (std::size_t i = 0; i < vv.size(); ++i) {
+            if (std::isnan(vv0[i])) {  // n - correction = 0 (axis 0 has one value): NaN both ways
+              EXPECT_TRUE(std::isnan(vv[i])) << where;
+              continue;
+            }
+            EXPECT_NEAR(vv[i], vv0[i], 1e-3 + 1e-5 * std::abs(vv0[i])) << where;
+          }
+        }
+      }
+  // The whole sum against the host's.
+  ops::set_widened_reduction_bytes(16);
+  double host = 0;
+  for (const auto x : v) host += x;
+  EXPECT_EQ(ops::sum(i32).to_vector()[0], static_cast<float>(host));
 }
 
 // Integers follow NumPy: sums widen to i64, means are f64, divide is true
