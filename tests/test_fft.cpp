@@ -441,17 +441,26 @@ TEST(FftLong, ThreadedStagesAndBluestein) {
 // Every power of two from 2^13 to just below the four-step, f32 and f64,
 // both directions, eager and into out: the lengths whose plans differ by CPU
 // (vector stages with radix 16 up to 2^16 on Intel at 512 bits, the scalar
-// ones past 8192 points elsewhere), each checked at bins across the line.
+// ones past 8192 points elsewhere), each checked at bins across the line;
+// and in f32 2^19 and 2^21, four-step forms whose row plans (1024, 2048
+// points) take radix 16 there too.
 TEST(FftLong, PowersOfTwoBelowTheFourStep) {
+  constexpr std::int64_t kFourStepLength = std::int64_t{1} << 17;
+  std::vector<std::pair<DType, std::int64_t>> cases;
   for (const DType t : {DType::F32, DType::F64})
-    for (std::int64_t n = std::int64_t{1} << 13; n < (std::int64_t{1} << 17); n *= 2) {
+    for (std::int64_t n = std::int64_t{1} << 13; n < kFourStepLength; n *= 2) cases.emplace_back(t, n);
+  cases.emplace_back(DType::F32, std::int64_t{1} << 19);
+  cases.emplace_back(DType::F32, std::int64_t{1} << 21);
+  for (const auto& [t, n] : cases) {
+    {
       const auto v = randoms(static_cast<std::size_t>(2 * n), static_cast<std::uint32_t>(n));
       const Tensor x = make(v, Shape{n, 2}, t);
       auto line = as_complex(v);
       if (t == DType::F32)
         for (auto& c : line) c = cld(static_cast<float>(c.real()), static_cast<float>(c.imag()));
       std::vector<std::int64_t> ks{0, 1, n / 2, n - 1};
-      for (std::int64_t i = 1; i <= 28; ++i) ks.push_back((i * 7919 + i * i * 104729) % n);
+      const std::int64_t bins = n < kFourStepLength ? 28 : 8;  // the direct sums of the longest are most of the time
+      for (std::int64_t i = 1; i <= bins; ++i) ks.push_back((i * 7919 + i * i * 104729) % n);
       const auto ref = dft(line, -1, ks);
       auto iref = dft(line, +1, ks);
       for (auto& c : iref) c /= static_cast<long double>(n);
@@ -468,6 +477,7 @@ TEST(FftLong, PowersOfTwoBelowTheFourStep) {
       EXPECT_LE(rel_err(go, ref), tol(t, n)) << "fft_out n=" << n;
       EXPECT_LE(rel_err(gi, iref), tol(t, n)) << "ifft n=" << n;
     }
+  }
 }
 
 // Past Plan::kHalfTable the real untangling makes its twiddles from a fine

@@ -21,8 +21,9 @@ int vector_lanes();
 //    the vector stages (longer ones run the scalar stages, or four-step);
 //  - y_scratch: a transform from pairs to pairs elsewhere uses y as its
 //    second intermediate (Plan::y_scratch).
-// On AMD's cores: none of these, max_bytes from vector_max_bytes. On
-// Intel's at 512 bits (floats): all three, as measured on an Emerald Rapids
+// Elsewhere (AMD's cores, 256 bits, doubles): none of these, max_bytes from
+// vector_max_bytes. On Intel's at 512 bits (floats): all three, max_bytes
+// taking every power of two below the four-step, as measured on an Emerald Rapids
 // with 64-byte aligned buffers against FFTW, transform alone: 2048 points
 // as 16 16 8 took 1.44 us against 1.69 as 16 8 4 4, 4096 as 16 16 16
 // 3.7-3.9 against 4.35 as 16 8 8 4 (the 32 registers hold a radix-16
