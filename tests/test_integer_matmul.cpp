@@ -371,6 +371,43 @@ TEST(QlinearMatmul, AnInfiniteMultiplierSaturatesAndZeroSumsGiveTheZeroPoint) {
   }
 }
 
+// With more row panels than threads, each thread packs and multiplies its own
+// range of rows and, done, takes column panels of others' ranges: thread
+// counts that do not divide the panels, partial edge panels, a batch (a
+// packed once per batch), a prepared weight, both zero-point kinds, the
+// requantized forms, and callers on several threads at once (whose tasks
+// run one after another on each caller).
+TEST(MatmulInteger, RowRangesOnAnyThreadCountMatchTheDefinition) {
+  const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::uint32_t seed = 1300;
+  for (int threads : {2, 3, 5}) {
+    Backend::builder().backend_type(BackendType::Cpu).num_threads(threads).build();
+    for (const auto& pr : {kPairs[0], kPairs[3]})
+      for (bool per_ch : {false, true}) {
+        const Problem p = make(2, 157, 70, 131, pr[0], pr[1], per_ch, per_ch, false, seed++);
+        const auto want = reference(p);
+        EXPECT_EQ(ops::matmul_integer(a_of(p), b_of(p), za_of(p), zb_of(p)).to_host<std::int32_t>(), want)
+            << threads << " threads, " << dtype_name(pr[0]) << " x " << dtype_name(pr[1]) << " per_ch=" << per_ch;
+        const ops::IntegerWeight w(b_of(p));
+        for (int call = 0; call < 2; ++call)
+          EXPECT_EQ(ops::matmul_integer(a_of(p), w, za_of(p), zb_of(p)).to_host<std::int32_t>(), want)
+              << threads << " threads, prepared, call " << call;
+      }
+    expect_qlinear_formula(make(1, 300, 45, 70, DType::U8, DType::I8, false, false, false, seed++), false, DType::U8);
+    expect_qlinear_formula(make(1, 230, 33, 9, DType::I8, DType::I8, true, true, false, seed++), true, DType::I8);
+  }
+  const Problem p = make(1, 200, 96, 100, DType::U8, DType::I8, false, false, false, seed++);
+  const auto want = reference(p);
+  const Tensor a = a_of(p), b = b_of(p), za = za_of(p), zb = zb_of(p);
+  std::vector<std::vector<std::int32_t>> got(4);
+  std::vector<std::thread> ts;
+  for (std::size_t t = 0; t < got.size(); ++t)
+    ts.emplace_back([&, t] { got[t] = ops::matmul_integer(a, b, za, zb).to_host<std::int32_t>(); });
+  for (auto& t : ts) t.join();
+  for (const auto& g : got) EXPECT_EQ(g, want);
+  Backend::builder().backend_type(BackendType::Cpu).num_threads(hw).build();
+}
+
 // A prepared weight (ops::IntegerWeight) gives what the plain tensor gives,
 // on its first product (which packs it) and on later ones (which reuse the
 // panels), for every dtype pair, batched a and each zero-point kind.

@@ -303,12 +303,30 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
   unsigned char* const out_bytes =
       static_cast<unsigned char*>(x.out.buffer->host_ptr()) + static_cast<std::size_t>(x.out.offset) * out_size;
 
+  // Whole-k tiles over more row panels than threads split the rows: each
+  // thread packs its own range of a panels and runs its tiles from them, with
+  // no barrier between and no panel crossing to another core's cache (the
+  // single split by columns had every thread read the a panels all threads
+  // packed). Narrow products split by columns as before.
+  const bool long_k = blocks.k_groups < groups && long_k_blocked(m_panels * pa + n_panels * pb);
+  const int threads = pool().size();
+  const bool row_ranges = !long_k && threads > 1 && m_panels >= 4 * threads;
+  const bool fused = !a_zp_per_row && !b_zp_per_col;
+  // Both zero points per tensor (the usual case): the tiles add the terms in
+  // registers, colterm per column and rowterm per row (rows p * mr .. of panel p).
+  const auto pack_rows = [&](const unsigned char* a, std::int64_t p0, std::int64_t p1) {
+    for (std::int64_t p = p0; p < p1; ++p) {
+      pack_a(kn, a, m, k, a_signed, p * mr, apack + p * pa, ra.data() + p * mr);
+      if (fused)
+        for (std::int64_t r = p * mr; r < (p + 1) * mr; ++r)
+          rowterm[static_cast<std::size_t>(r)] = 0u - static_cast<std::uint32_t>(ra[static_cast<std::size_t>(r)]) * zb2[0];
+    }
+  };
+
   for (std::int64_t bi = 0; bi < x.batch; ++bi) {
     const unsigned char* a = a_all + bi * m * k;
-    pool().parallel_for(m_panels, 1, [&](std::int64_t p0, std::int64_t p1) {
-      for (std::int64_t p = p0; p < p1; ++p)
-        pack_a(kn, a, m, k, a_signed, p * mr, apack + p * pa, ra.data() + p * mr);
-    });
+    if (!row_ranges)
+      pool().parallel_for(m_panels, 1, [&](std::int64_t p0, std::int64_t p1) { pack_rows(a, p0, p1); });
     if (bi == 0 || x.b_batched) {
       if (!prepared)
         pack_all_b(kn, b_all + (x.b_batched ? bi * k * n : 0), k, n, b_unsigned, b_call, cb_call.data());
@@ -321,16 +339,8 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
           colterm[static_cast<std::size_t>(j)] = colterm[static_cast<std::size_t>(j)] * za2[0] + bias[static_cast<std::size_t>(j)];
     }
     const std::int64_t out0 = bi * m * n;
-    // Both zero points per tensor (the usual case): the tiles add the terms
-    // in registers, colterm per column and rowterm per row.
-    const bool fused = !a_zp_per_row && !b_zp_per_col;
-    if (fused)
-      for (std::size_t r = 0; r < rowterm.size(); ++r) rowterm[r] = 0u - static_cast<std::uint32_t>(ra[r]) * zb2[0];
     const auto* const col_terms = reinterpret_cast<const std::int32_t*>(colterm.data());
     const auto* const row_terms = reinterpret_cast<const std::int32_t*>(rowterm.data());
-    // Tiles in column-panel order: a thread's run of tiles shares b panels.
-    const std::int64_t tiles = m_panels * n_panels;
-    const std::int64_t grain = std::max<std::int64_t>(1, tiles / (8 * pool().size()));
     // Finished int32 sums (rows of ldc) scaled into out (rows of n): to f32,
     // or requantized to u8 / s8 by the kernel's own code where it has one.
     const auto store_scaled = [&](const std::int32_t* sums, int ldc, int rows, int cols, const float* mul,
@@ -377,7 +387,7 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
         store_scaled(sum, cols, 1, cols, mul, row_dst);
       }
     };
-    if (blocks.k_groups < groups && long_k_blocked(m_panels * pa + n_panels * pb)) {
+    if (long_k) {
       // Long k: blocks of k_groups groups (b's slice of a panel stays in L1),
       // over items of row panels x column panels (a's slices of the item's
       // rows stay in L2), each item's sums held in the thread's int32
@@ -421,30 +431,72 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
       });
       continue;
     }
+    // One whole-k tile, finished into out; c is the caller's mr x nr buffer.
+    const auto run_tile = [&](std::int64_t mp, std::int64_t np, std::int32_t* c) {
+      const std::int64_t r0 = mp * mr, c0 = np * nr;
+      const int rows = static_cast<int>(std::min<std::int64_t>(mr, m - r0));
+      const int cols = static_cast<int>(std::min<std::int64_t>(nr, n - c0));
+      const TileOut terms{c, nr, fused ? col_terms + c0 : nullptr, fused ? row_terms + r0 : nullptr};
+      unsigned char* const dst = out_bytes + static_cast<std::size_t>(out0 + r0 * n + c0) * out_size;
+      // This tile's output lines are fetched while its sums run: stored
+      // cold, they were read in at the end with the thread waiting (a
+      // tenth of a 1024^3 product).
+      for (int r = 0; r < rows; ++r)
+        for (int l = 0; l < cols * static_cast<int>(out_size); l += 64)
+          __builtin_prefetch(dst + static_cast<std::size_t>(r * n) * out_size + l, 1, 3);
+      // A whole int32 tile with fused terms is finished straight into out.
+      if (fused && od == DType::I32 && rows == mr && cols == nr) {
+        kn.tile(apack + mp * pa, bpack + np * pb, groups,
+                TileOut{reinterpret_cast<std::int32_t*>(dst), n, terms.col, terms.row});
+        return;
+      }
+      kn.tile(apack + mp * pa, bpack + np * pb, groups, terms);
+      finish_tile(c, nr, r0, c0, rows, cols);
+    };
+    if (row_ranges) {
+      // Thread t's rows are panels [m_panels t / T, m_panels (t + 1) / T),
+      // taken in parts of at most kPartBytes of a panels, which stay in L2
+      // while every column panel passes over them (the b panel stays in L1
+      // over the part): a 2048^3 product's 2 MB of a panels a thread, read
+      // whole for each column panel, came from L3. A unit of work is one
+      // column panel of one part. A thread done with its own range takes
+      // units of ranges already packed: on a shared machine one core can
+      // stall for a while, and the other would otherwise wait it out.
+      constexpr std::int64_t kPartBytes = 768 << 10;
+      const std::int64_t part_panels = std::max<std::int64_t>(1, kPartBytes / static_cast<std::int64_t>(pa));
+      struct alignas(64) Range {
+        std::atomic<std::int64_t> next{0};
+        std::atomic<bool> packed{false};
+      };
+      std::unique_ptr<Range[]> ranges(new Range[static_cast<std::size_t>(threads)]);
+      const auto units_of = [&](int t, std::int32_t* c) {
+        const std::int64_t mp0 = m_panels * t / threads, mp1 = m_panels * (t + 1) / threads;
+        const std::int64_t units = (mp1 - mp0 + part_panels - 1) / part_panels * n_panels;
+        for (std::int64_t u; (u = ranges[t].next.fetch_add(1, std::memory_order_relaxed)) < units;) {
+          const std::int64_t p0 = mp0 + u / n_panels * part_panels, p1 = std::min(mp1, p0 + part_panels), np = u % n_panels;
+          for (std::int64_t mp = p0; mp < p1; ++mp) run_tile(mp, np, c);
+        }
+      };
+      pool().run(threads, [&](int t) {
+        alignas(64) std::int32_t c[14 * 32];
+        pack_rows(a, m_panels * t / threads, m_panels * (t + 1) / threads);
+        ranges[t].packed.store(true, std::memory_order_release);
+        units_of(t, c);
+        // Never wait for a range nobody has packed yet: tasks may run one
+        // after another on one thread.
+        for (int u = 1; u < threads; ++u) {
+          const int v = (t + u) % threads;
+          if (ranges[v].packed.load(std::memory_order_acquire)) units_of(v, c);
+        }
+      });
+      continue;
+    }
+    // Tiles in column-panel order: a thread's run of tiles shares b panels.
+    const std::int64_t tiles = m_panels * n_panels;
+    const std::int64_t grain = std::max<std::int64_t>(1, tiles / (8 * pool().size()));
     pool().parallel_for(tiles, grain, [&](std::int64_t t0, std::int64_t t1) {
       alignas(64) std::int32_t c[14 * 32];
-      for (std::int64_t t = t0; t < t1; ++t) {
-        const std::int64_t np = t / m_panels, mp = t % m_panels;
-        const std::int64_t r0 = mp * mr, c0 = np * nr;
-        const int rows = static_cast<int>(std::min<std::int64_t>(mr, m - r0));
-        const int cols = static_cast<int>(std::min<std::int64_t>(nr, n - c0));
-        const TileOut terms{c, nr, fused ? col_terms + c0 : nullptr, fused ? row_terms + r0 : nullptr};
-        unsigned char* const dst = out_bytes + static_cast<std::size_t>(out0 + r0 * n + c0) * out_size;
-        // This tile's output lines are fetched while its sums run: stored
-        // cold, they were read in at the end with the thread waiting (a
-        // tenth of a 1024^3 product).
-        for (int r = 0; r < rows; ++r)
-          for (int l = 0; l < cols * static_cast<int>(out_size); l += 64)
-            __builtin_prefetch(dst + static_cast<std::size_t>(r * n) * out_size + l, 1, 3);
-        // A whole int32 tile with fused terms is finished straight into out.
-        if (fused && od == DType::I32 && rows == mr && cols == nr) {
-          kn.tile(apack + mp * pa, bpack + np * pb, groups,
-                  TileOut{reinterpret_cast<std::int32_t*>(dst), n, terms.col, terms.row});
-          continue;
-        }
-        kn.tile(apack + mp * pa, bpack + np * pb, groups, terms);
-        finish_tile(c, nr, r0, c0, rows, cols);
-      }
+      for (std::int64_t t = t0; t < t1; ++t) run_tile(t % m_panels, t / m_panels, c);
     });
   }
 }
