@@ -95,13 +95,18 @@ Tensor reduce_impl(rt::ReduceOp op, const Tensor& x_in, std::vector<std::int64_t
 constexpr std::int64_t kWidenBytes = std::int64_t{16} << 20;
 std::atomic<std::int64_t> g_widen_bytes{kWidenBytes};
 
+// How many values widened to `wide` one slice may hold.
+std::int64_t widened_values_limit(DType wide) {
+  return std::max<std::int64_t>(1, g_widen_bytes.load() / static_cast<std::int64_t>(dtype_size(wide)));
+}
+
 // The sum over the reduced axes (red) of x widened to `wide`, keepdim
 // shaped; of (x - center)^2 when center (keepdim shaped) is given. In
 // slices along the first axis longer than 1 while x is larger than the
 // bound: sums of slices along a reduced axis are added, slices along a kept
 // axis land in their part of the result.
 Tensor widened_sum(const Tensor& x, const std::vector<bool>& red, DType wide, const Tensor* center) {
-  const std::int64_t limit = std::max<std::int64_t>(1, g_widen_bytes.load() / static_cast<std::int64_t>(dtype_size(wide)));
+  const std::int64_t limit = widened_values_limit(wide);
   if (x.numel() <= limit) {
     Tensor w = x.cast(wide);
     if (center) {
@@ -141,7 +146,7 @@ Tensor widened_sum(const Tensor& x, const std::vector<bool>& red, DType wide, co
 // Whether an integer x reduces through widened_sum: when its widened copy
 // would pass the bound.
 bool widen_in_slices(const Tensor& x, DType wide) {
-  return is_integral(x.dtype()) && x.numel() > g_widen_bytes.load() / static_cast<std::int64_t>(dtype_size(wide));
+  return is_integral(x.dtype()) && x.numel() > widened_values_limit(wide);
 }
 
 // The values each result of a reduction over `red` combines.
