@@ -130,13 +130,14 @@ TORSH_AVX2_TILE(tile_avx2_maddubs,
 
 // QLinearMatMul's requantization of a finished tile (igemm.hpp's Kernel::
 // requantize), 8 columns a step: f32 multiply, NaN to 0, clamped to
-// +-2^22, vcvtps2dq (round half to even), plus z, clamped to [lo, hi],
-// packed to bytes. The compiler-vectorised loop it replaces was a sixth of
-// a 1024^3 QLinearMatMul at 256 bits.
+// +-2^22 (neither for plain products), vcvtps2dq (round half to even),
+// plus z, packed to bytes with saturation (to int16, then to u8 or s8:
+// exactly the clamp to [lo, hi]). The compiler-vectorised loop it replaces
+// was a sixth of a 1024^3 QLinearMatMul at 256 bits.
 void requantize(const std::int32_t* c, int ldc, int rows, int cols, const float* s, std::int32_t z, std::int32_t lo,
-                std::int32_t hi, unsigned char* out, std::int64_t ldo) {
+                std::int32_t, unsigned char* out, std::int64_t ldo, bool plain) {
   const __m256 fmin = _mm256_set1_ps(-4194304.0f), fmax = _mm256_set1_ps(4194304.0f);
-  const __m256i zv = _mm256_set1_epi32(z), lov = _mm256_set1_epi32(lo), hiv = _mm256_set1_epi32(hi);
+  const __m256i zv = _mm256_set1_epi32(z);
   const __m256i gather = _mm256_setr_epi32(0, 4, 0, 0, 0, 0, 0, 0);
   for (int j = 0; j < cols; j += 8) {
     const int w = cols - j < 8 ? cols - j : 8;
@@ -151,10 +152,11 @@ void requantize(const std::int32_t* c, int ldc, int rows, int cols, const float*
         src = ct;
       }
       __m256 x = _mm256_mul_ps(_mm256_cvtepi32_ps(Ymm::load(src)), sv);
-      x = _mm256_and_ps(x, _mm256_cmp_ps(x, x, _CMP_ORD_Q));
-      x = _mm256_min_ps(_mm256_max_ps(x, fmin), fmax);
-      __m256i q = _mm256_add_epi32(_mm256_cvtps_epi32(x), zv);
-      q = _mm256_min_epi32(_mm256_max_epi32(q, lov), hiv);
+      if (!plain) {
+        x = _mm256_and_ps(x, _mm256_cmp_ps(x, x, _CMP_ORD_Q));
+        x = _mm256_min_ps(_mm256_max_ps(x, fmin), fmax);
+      }
+      const __m256i q = _mm256_add_epi32(_mm256_cvtps_epi32(x), zv);
       // int32 -> int16 -> bytes (within each 128-bit half), then the two
       // halves' four bytes side by side.
       const __m256i h = _mm256_packs_epi32(q, q);

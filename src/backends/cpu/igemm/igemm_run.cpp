@@ -295,6 +295,25 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
   const bool a_per_row = x.a_scale.present() && x.a_scale.numel() > 1;
   std::vector<float> col_mul(static_cast<std::size_t>(n));
   for (std::size_t j = 0; j < col_mul.size(); ++j) col_mul[j] = quantized ? (sa[0] * sb[j]) / sy : sa[0] * sb[j];
+  // Whether every requantized product is finite and below 2^22 in magnitude
+  // (Kernel::requantize's `plain`): each finished sum is at most
+  // k 255^2 + |bias| in magnitude where that stays below 2^31 (past it the
+  // int32 sums wrap, so anything up to 2^31), and the multipliers are the
+  // columns' (a's scale per tensor). With the usual scales every product is.
+  bool plain = quantized && !a_per_row;
+  if (plain) {
+    double bias_max = 0, mul_max = 0;
+    if (x.bias.present())
+      for (std::int64_t j = 0; j < n; ++j)
+        bias_max = std::max(bias_max, std::fabs(static_cast<double>(data_of<std::int32_t>(x.bias)[j])));
+    for (const float v : col_mul) {
+      if (!std::isfinite(v)) plain = false;
+      mul_max = std::max(mul_max, static_cast<double>(std::fabs(v)));
+    }
+    const double sum_max = std::min(static_cast<double>(k) * 255.0 * 255.0 + bias_max, 2147483648.0);
+    // The margin covers the f32 rounding of the sum and of the product.
+    plain = plain && sum_max * mul_max < 4194304.0 * 0.99;
+  }
   const auto* a_all = data_of<unsigned char>(x.a);
   const auto* b_all = data_of<unsigned char>(x.b);
   const std::uint32_t kk = static_cast<std::uint32_t>(k);
@@ -348,7 +367,8 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
       if (od == DType::F32)
         scale_tile_f32(sums, ldc, rows, cols, mul, reinterpret_cast<float*>(to), n);
       else if (kn.requantize)
-        kn.requantize(sums, ldc, rows, cols, mul, zy, od == DType::U8 ? 0 : -128, od == DType::U8 ? 255 : 127, to, n);
+        kn.requantize(sums, ldc, rows, cols, mul, zy, od == DType::U8 ? 0 : -128, od == DType::U8 ? 255 : 127, to, n,
+                      plain);
       else if (od == DType::U8)
         requantize_tile_u8(sums, ldc, rows, cols, mul, zy, reinterpret_cast<std::uint8_t*>(to), n);
       else
