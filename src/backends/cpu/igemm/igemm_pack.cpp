@@ -37,7 +37,7 @@ std::int32_t sum_unsigned(const unsigned char* p, std::int64_t k, unsigned char 
 // vector and the 4 x 4 block of words transposed, so each group's words go
 // out in one store. Writing a row's words one at a time, mr words apart,
 // was a twelfth of a 1024^3 product on two threads.
-void pack_a_words(const unsigned char* a, std::int64_t k, std::int64_t row, int rows, std::int64_t full,
+__attribute__((always_inline)) inline void pack_a_words(const unsigned char* a, std::int64_t k, std::int64_t row, int rows, std::int64_t full,
                   std::uint32_t flip4, int mr, std::uint32_t* d) {
   const __m128i f = _mm_set1_epi32(static_cast<int>(flip4));
   const unsigned char* s0 = a + row * k;
@@ -66,6 +66,27 @@ void pack_a_words(const unsigned char* a, std::int64_t k, std::int64_t row, int 
       std::memcpy(&w, s0 + r * k + 4 * g, 4);
       d[g * mr + r] = w ^ flip4;
     }
+}
+
+// Columns [j, j + 16) of one group's four rows of b (bytes XOR f) as their
+// 16 lane words at d + j, and the words' four signed bytes summed into
+// sums[0..4) (four columns each): one pass over b for both, where the sums
+// had a pass of their own. The even bytes of a word reach int16 by a shift
+// up and an arithmetic shift down, the odd ones by the latter alone;
+// pmaddwd then adds each word's two pairs.
+__attribute__((always_inline)) inline void pack_b_words(const unsigned char* const rows[4], int j, __m128i f, std::uint32_t* d, __m128i* sums) {
+  const auto row = [&](int t) { return _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[t] + j)), f); };
+  const __m128i r0 = row(0), r1 = row(1), r2 = row(2), r3 = row(3);
+  const __m128i l01 = _mm_unpacklo_epi8(r0, r1), h01 = _mm_unpackhi_epi8(r0, r1);
+  const __m128i l23 = _mm_unpacklo_epi8(r2, r3), h23 = _mm_unpackhi_epi8(r2, r3);
+  const __m128i w[4] = {_mm_unpacklo_epi16(l01, l23), _mm_unpackhi_epi16(l01, l23), _mm_unpacklo_epi16(h01, h23),
+                        _mm_unpackhi_epi16(h01, h23)};
+  const __m128i ones = _mm_set1_epi16(1);
+  for (int i = 0; i < 4; ++i) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + j + 4 * i), w[i]);
+    const __m128i pairs = _mm_add_epi16(_mm_srai_epi16(_mm_slli_epi16(w[i], 8), 8), _mm_srai_epi16(w[i], 8));
+    sums[i] = _mm_add_epi32(sums[i], _mm_madd_epi16(pairs, ones));
+  }
 }
 #endif
 
@@ -127,18 +148,41 @@ TORSH_SIMD_CLONES void pack_b(const Kernel& kn, const unsigned char* b, std::int
   const int cols = static_cast<int>(std::min<std::int64_t>(nr, n - c0));
   // b' = b - 128 for u8 (as int8: the byte XOR 0x80); i8 as it is.
   const unsigned char flip = b_unsigned ? 0x80 : 0;
-  // Column sums of b' first, row by row (vectorized across the columns),
-  // wrapping as in sum_unsigned.
+  std::uint32_t* d = reinterpret_cast<std::uint32_t*>(dst);
+  // Column sums of b', wrapping as in sum_unsigned.
   std::uint32_t acc[64] = {};
+  // With bytes in lanes, the groups of four whole rows and the columns in
+  // whole 16s are packed and summed together (pack_b_words); the rest below.
+  std::int64_t g = 0;
+  int vec_cols = 0;
+#if defined(__SSE2__)
+  if (kn.lane == Lane::U8x4 && cols >= 16) {
+    vec_cols = cols / 16 * 16;
+    __m128i vsums[16];
+    for (auto& v : vsums) v = _mm_setzero_si128();
+    const __m128i f = _mm_set1_epi8(static_cast<char>(flip));
+    for (; g < k / 4; ++g, d += nr) {
+      const unsigned char* const rows[4] = {b + 4 * g * n + c0, b + (4 * g + 1) * n + c0, b + (4 * g + 2) * n + c0,
+                                            b + (4 * g + 3) * n + c0};
+      for (int j = 0; j < vec_cols; j += 16) pack_b_words(rows, j, f, d, vsums + j / 4);
+      for (int j = vec_cols; j < cols; ++j)
+        d[j] = static_cast<std::uint32_t>(rows[0][j] ^ flip) | static_cast<std::uint32_t>(rows[1][j] ^ flip) << 8 |
+               static_cast<std::uint32_t>(rows[2][j] ^ flip) << 16 | static_cast<std::uint32_t>(rows[3][j] ^ flip) << 24;
+      for (int j = cols; j < nr; ++j) d[j] = 0;
+    }
+    for (int i = 0; i < vec_cols / 4; ++i) _mm_storeu_si128(reinterpret_cast<__m128i*>(acc + 4 * i), vsums[i]);
+  }
+#endif
+  // The sums not taken above: columns [0, vec_cols) over the rows past
+  // 4 g, the others over every row (vectorized across the columns).
   for (std::int64_t kk = 0; kk < k; ++kk) {
     const unsigned char* row = b + kk * n + c0;
-    for (int j = 0; j < cols; ++j)
+    for (int j = kk < 4 * g ? vec_cols : 0; j < cols; ++j)
       acc[j] += static_cast<std::uint32_t>(static_cast<std::int8_t>(static_cast<unsigned char>(row[j] ^ flip)));
   }
   for (int j = 0; j < nr; ++j) sums[j] = static_cast<std::int32_t>(acc[j]);
-  std::uint32_t* d = reinterpret_cast<std::uint32_t*>(dst);
   static const unsigned char zeros[64] = {};
-  for (std::int64_t g = 0; g < groups; ++g, d += nr) {
+  for (; g < groups; ++g, d += nr) {
     // The group's kpl rows (past k: zeros), one lane word per column.
     const unsigned char* rows[4];
     for (int t = 0; t < kpl; ++t) {
