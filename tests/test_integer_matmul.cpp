@@ -371,6 +371,20 @@ TEST(QlinearMatmul, AnInfiniteMultiplierSaturatesAndZeroSumsGiveTheZeroPoint) {
   }
 }
 
+// p's product with b (a tensor or an ops::IntegerWeight) from four threads
+// at once, each against the definition.
+template <class B>
+void expect_definition_on_four_threads(const Problem& p, const B& b) {
+  const auto want = reference(p);
+  const Tensor a = a_of(p), za = za_of(p), zb = zb_of(p);
+  std::vector<std::vector<std::int32_t>> got(4);
+  std::vector<std::thread> ts;
+  for (std::size_t t = 0; t < got.size(); ++t)
+    ts.emplace_back([&, t] { got[t] = ops::matmul_integer(a, b, za, zb).template to_host<std::int32_t>(); });
+  for (auto& t : ts) t.join();
+  for (const auto& g : got) EXPECT_EQ(g, want);
+}
+
 // With more row panels than threads, each thread packs and multiplies its own
 // range of rows and, done, takes column panels of others' ranges: thread
 // counts that do not divide the panels, partial edge panels, a batch (a
@@ -397,14 +411,7 @@ TEST(MatmulInteger, RowRangesOnAnyThreadCountMatchTheDefinition) {
     expect_qlinear_formula(make(1, 230, 33, 9, DType::I8, DType::I8, true, true, false, seed++), true, DType::I8);
   }
   const Problem p = make(1, 200, 96, 100, DType::U8, DType::I8, false, false, false, seed++);
-  const auto want = reference(p);
-  const Tensor a = a_of(p), b = b_of(p), za = za_of(p), zb = zb_of(p);
-  std::vector<std::vector<std::int32_t>> got(4);
-  std::vector<std::thread> ts;
-  for (std::size_t t = 0; t < got.size(); ++t)
-    ts.emplace_back([&, t] { got[t] = ops::matmul_integer(a, b, za, zb).to_host<std::int32_t>(); });
-  for (auto& t : ts) t.join();
-  for (const auto& g : got) EXPECT_EQ(g, want);
+  expect_definition_on_four_threads(p, b_of(p));
   Backend::builder().backend_type(BackendType::Cpu).num_threads(hw).build();
 }
 
@@ -465,15 +472,7 @@ TEST(IntegerWeight, KeepsItsValuesWhenTheSourceChanges) {
 
 TEST(IntegerWeight, IsSharedSafelyAcrossThreads) {
   const Problem p = make(1, 40, 96, 200, DType::U8, DType::I8, false, true, false, 11);
-  const ops::IntegerWeight w(b_of(p));
-  const auto want = reference(p);
-  const Tensor a = a_of(p), za = za_of(p), zb = zb_of(p);
-  std::vector<std::vector<std::int32_t>> got(4);
-  std::vector<std::thread> ts;
-  for (std::size_t t = 0; t < got.size(); ++t)
-    ts.emplace_back([&, t] { got[t] = ops::matmul_integer(a, w, za, zb).to_host<std::int32_t>(); });
-  for (auto& t : ts) t.join();
-  for (const auto& g : got) EXPECT_EQ(g, want);
+  expect_definition_on_four_threads(p, ops::IntegerWeight(b_of(p)));
 }
 
 TEST(IntegerWeight, BadInputIsRefusedClearly) {
