@@ -58,13 +58,13 @@ struct Kernel {
   // tile (padding rows and columns are zeros in the panels), into out.
   void (*tile)(const unsigned char* a, const unsigned char* b, std::int64_t groups, const TileOut& out);
   // Optional, for QLinearMatMul: rows x cols finished sums (c, ldc apart) times
-  // the column multipliers s, rounded half to even, plus z, saturated to
-  // [lo, hi] (u8 [0, 255] or s8 [-128, 127]), into out (ldo apart), as
+  // the column multipliers s, rounded half to even, plus z, saturated to u8
+  // [0, 255] (to_u8) or s8 [-128, 127], into out (ldo apart), as
   // igemm_run.cpp's portable loop does; a NaN product gives z. `plain`
   // promises every product finite and below 2^22 in magnitude, which lets
   // the kernel skip its guards for those.
-  void (*requantize)(const std::int32_t* c, int ldc, int rows, int cols, const float* s, std::int32_t z,
-                     std::int32_t lo, std::int32_t hi, unsigned char* out, std::int64_t ldo, bool plain) = nullptr;
+  void (*requantize)(const std::int32_t* c, int ldc, int rows, int cols, const float* s, std::int32_t z, bool to_u8,
+                     unsigned char* out, std::int64_t ldo, bool plain) = nullptr;
 };
 
 const Kernel& kernel_generic();

@@ -132,10 +132,10 @@ TORSH_AVX2_TILE(tile_avx2_maddubs,
 // requantize), 8 columns a step: f32 multiply, NaN to 0, clamped to
 // +-2^22 (neither for plain products), vcvtps2dq (round half to even),
 // plus z, packed to bytes with saturation (to int16, then to u8 or s8:
-// exactly the clamp to [lo, hi]). The compiler-vectorised loop it replaces
+// exactly the clamp to u8's or s8's range). The compiler-vectorised loop it replaces
 // was a sixth of a 1024^3 QLinearMatMul at 256 bits.
-void requantize(const std::int32_t* c, int ldc, int rows, int cols, const float* s, std::int32_t z, std::int32_t lo,
-                std::int32_t, unsigned char* out, std::int64_t ldo, bool plain) {
+void requantize(const std::int32_t* c, int ldc, int rows, int cols, const float* s, std::int32_t z, bool to_u8,
+                unsigned char* out, std::int64_t ldo, bool plain) {
   const __m256 fmin = _mm256_set1_ps(-4194304.0f), fmax = _mm256_set1_ps(4194304.0f);
   const __m256i zv = _mm256_set1_epi32(z);
   const __m256i gather = _mm256_setr_epi32(0, 4, 0, 0, 0, 0, 0, 0);
@@ -160,7 +160,7 @@ void requantize(const std::int32_t* c, int ldc, int rows, int cols, const float*
       // int32 -> int16 -> bytes (within each 128-bit half), then the two
       // halves' four bytes side by side.
       const __m256i h = _mm256_packs_epi32(q, q);
-      const __m256i b = _mm256_permutevar8x32_epi32(lo < 0 ? _mm256_packs_epi16(h, h) : _mm256_packus_epi16(h, h), gather);
+      const __m256i b = _mm256_permutevar8x32_epi32(to_u8 ? _mm256_packus_epi16(h, h) : _mm256_packs_epi16(h, h), gather);
       unsigned char* const dst = out + r * ldo + j;
       if (w == 8) {
         _mm_storel_epi64(reinterpret_cast<__m128i*>(dst), _mm256_castsi256_si128(b));

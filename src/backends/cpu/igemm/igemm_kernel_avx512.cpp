@@ -69,9 +69,9 @@ void requantize_as(const std::int32_t* c, int ldc, int rows, int cols, const flo
   }
 }
 
-void requantize(const std::int32_t* c, int ldc, int rows, int cols, const float* s, std::int32_t z, std::int32_t lo,
-                std::int32_t, unsigned char* out, std::int64_t ldo, bool plain) {
-  if (lo == 0) {
+void requantize(const std::int32_t* c, int ldc, int rows, int cols, const float* s, std::int32_t z, bool to_u8,
+                unsigned char* out, std::int64_t ldo, bool plain) {
+  if (to_u8) {
     if (plain) return requantize_as<true, true>(c, ldc, rows, cols, s, z, out, ldo);
     return requantize_as<false, true>(c, ldc, rows, cols, s, z, out, ldo);
   }

@@ -153,7 +153,7 @@ TORSH_SIMD_CLONES void pack_b(const Kernel& kn, const unsigned char* b, std::int
   std::uint32_t acc[64] = {};
   // With bytes in lanes, the groups of four whole rows and the columns in
   // whole 16s are packed and summed together (pack_b_words); the rest below.
-  std::int64_t g = 0;
+  std::int64_t vec_groups = 0;
   int vec_cols = 0;
 #if defined(__SSE2__)
   if (kn.lane == Lane::U8x4 && cols >= 16) {
@@ -161,29 +161,28 @@ TORSH_SIMD_CLONES void pack_b(const Kernel& kn, const unsigned char* b, std::int
     __m128i vsums[16];
     for (auto& v : vsums) v = _mm_setzero_si128();
     const __m128i f = _mm_set1_epi8(static_cast<char>(flip));
-    for (; g < k / 4; ++g, d += nr) {
+    vec_groups = k / 4;
+    for (std::int64_t g = 0; g < vec_groups; ++g) {
       const unsigned char* const rows[4] = {b + 4 * g * n + c0, b + (4 * g + 1) * n + c0, b + (4 * g + 2) * n + c0,
                                             b + (4 * g + 3) * n + c0};
-      for (int j = 0; j < vec_cols; j += 16) pack_b_words(rows, j, f, d, vsums + j / 4);
-      for (int j = vec_cols; j < cols; ++j)
-        d[j] = static_cast<std::uint32_t>(rows[0][j] ^ flip) | static_cast<std::uint32_t>(rows[1][j] ^ flip) << 8 |
-               static_cast<std::uint32_t>(rows[2][j] ^ flip) << 16 | static_cast<std::uint32_t>(rows[3][j] ^ flip) << 24;
-      for (int j = cols; j < nr; ++j) d[j] = 0;
+      for (int j = 0; j < vec_cols; j += 16) pack_b_words(rows, j, f, d + g * nr, vsums + j / 4);
     }
     for (int i = 0; i < vec_cols / 4; ++i) _mm_storeu_si128(reinterpret_cast<__m128i*>(acc + 4 * i), vsums[i]);
   }
 #endif
   // The sums not taken above: columns [0, vec_cols) over the rows past
-  // 4 g, the others over every row (vectorized across the columns).
+  // those groups, the others over every row (vectorized across the columns).
   for (std::int64_t kk = 0; kk < k; ++kk) {
     const unsigned char* row = b + kk * n + c0;
-    for (int j = kk < 4 * g ? vec_cols : 0; j < cols; ++j)
+    for (int j = kk < 4 * vec_groups ? vec_cols : 0; j < cols; ++j)
       acc[j] += static_cast<std::uint32_t>(static_cast<std::int8_t>(static_cast<unsigned char>(row[j] ^ flip)));
   }
   for (int j = 0; j < nr; ++j) sums[j] = static_cast<std::int32_t>(acc[j]);
   static const unsigned char zeros[64] = {};
-  for (; g < groups; ++g, d += nr) {
-    // The group's kpl rows (past k: zeros), one lane word per column.
+  for (std::int64_t g = 0; g < groups; ++g, d += nr) {
+    // The group's kpl rows (past k: zeros), one lane word per column: the
+    // columns past vec_cols in the groups packed above, all in the others.
+    const int j0 = g < vec_groups ? vec_cols : 0;
     const unsigned char* rows[4];
     for (int t = 0; t < kpl; ++t) {
       const std::int64_t kk = g * kpl + t;
@@ -192,11 +191,11 @@ TORSH_SIMD_CLONES void pack_b(const Kernel& kn, const unsigned char* b, std::int
     const unsigned char f0 = g * kpl + 0 < k ? flip : 0, f1 = g * kpl + 1 < k ? flip : 0;
     if (kn.lane == Lane::U8x4) {
       const unsigned char f2 = g * kpl + 2 < k ? flip : 0, f3 = g * kpl + 3 < k ? flip : 0;
-      for (int j = 0; j < cols; ++j)
+      for (int j = j0; j < cols; ++j)
         d[j] = static_cast<std::uint32_t>(rows[0][j] ^ f0) | static_cast<std::uint32_t>(rows[1][j] ^ f1) << 8 |
                static_cast<std::uint32_t>(rows[2][j] ^ f2) << 16 | static_cast<std::uint32_t>(rows[3][j] ^ f3) << 24;
-    } else {  // int16 pairs, sign-extended
-      for (int j = 0; j < cols; ++j)
+    } else {  // int16 pairs, sign-extended (never packed above)
+      for (int j = j0; j < cols; ++j)
         d[j] = static_cast<std::uint16_t>(static_cast<std::int16_t>(static_cast<std::int8_t>(rows[0][j] ^ f0))) |
                static_cast<std::uint32_t>(static_cast<std::uint16_t>(
                    static_cast<std::int16_t>(static_cast<std::int8_t>(rows[1][j] ^ f1))))

@@ -367,8 +367,7 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
       if (od == DType::F32)
         scale_tile_f32(sums, ldc, rows, cols, mul, reinterpret_cast<float*>(to), n);
       else if (kn.requantize)
-        kn.requantize(sums, ldc, rows, cols, mul, zy, od == DType::U8 ? 0 : -128, od == DType::U8 ? 255 : 127, to, n,
-                      plain);
+        kn.requantize(sums, ldc, rows, cols, mul, zy, od == DType::U8, to, n, plain);
       else if (od == DType::U8)
         requantize_tile_u8(sums, ldc, rows, cols, mul, zy, reinterpret_cast<std::uint8_t*>(to), n);
       else
@@ -489,8 +488,9 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
         std::atomic<bool> packed{false};
       };
       std::unique_ptr<Range[]> ranges(new Range[static_cast<std::size_t>(threads)]);
+      const auto first_panel = [&](int t) { return m_panels * t / threads; };
       const auto units_of = [&](int t, std::int32_t* c) {
-        const std::int64_t mp0 = m_panels * t / threads, mp1 = m_panels * (t + 1) / threads;
+        const std::int64_t mp0 = first_panel(t), mp1 = first_panel(t + 1);
         const std::int64_t units = (mp1 - mp0 + part_panels - 1) / part_panels * n_panels;
         for (std::int64_t u; (u = ranges[t].next.fetch_add(1, std::memory_order_relaxed)) < units;) {
           const std::int64_t p0 = mp0 + u / n_panels * part_panels, p1 = std::min(mp1, p0 + part_panels), np = u % n_panels;
@@ -499,7 +499,7 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
       };
       pool().run(threads, [&](int t) {
         alignas(64) std::int32_t c[14 * 32];
-        pack_rows(a, m_panels * t / threads, m_panels * (t + 1) / threads);
+        pack_rows(a, first_panel(t), first_panel(t + 1));
         ranges[t].packed.store(true, std::memory_order_release);
         units_of(t, c);
         // Never wait for a range nobody has packed yet: tasks may run one
