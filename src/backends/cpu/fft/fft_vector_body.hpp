@@ -122,10 +122,23 @@ TORSH_INLINE void load_pairs(const LaneT<V>* p, V& re, V& im) {
 }
 template <class V>
 inline constexpr bool kPairsInOrder = pair_lanes_in_order(kLanes<V>, sizeof(LaneT<V>));
-// re and im as W pairs at p.
-template <class V>
+// re and im as W pairs at p. With Permuted, lane l holds pair
+// pair_lane_order(W, l), the order vunpcklps / vunpcklpd (and their high
+// halves) leave in place: two in-lane shuffles, where pairs in lane order
+// take two more that cross lanes (vperm2f128, on Intel's port 5 only).
+template <class V, bool Permuted = false>
 TORSH_INLINE void store_pairs(LaneT<V>* p, V re, V im) {
   constexpr int W = kLanes<V>;
+  if constexpr (Permuted && sizeof(V) == 32) {
+    if constexpr (std::is_same_v<LaneT<V>, float>) {
+      storeu<V>(p, (V)_mm256_unpacklo_ps((__m256)re, (__m256)im));
+      storeu<V>(p + W, (V)_mm256_unpackhi_ps((__m256)re, (__m256)im));
+    } else {
+      storeu<V>(p, (V)_mm256_unpacklo_pd((__m256d)re, (__m256d)im));
+      storeu<V>(p + W, (V)_mm256_unpackhi_pd((__m256d)re, (__m256d)im));
+    }
+    return;
+  }
   storeu<V>(p, __builtin_shuffle(re, im, mask<V>([](int l) { return l / 2 + (l % 2) * W; })));
   storeu<V>(p + W, __builtin_shuffle(re, im, mask<V>([](int l) { return W / 2 + l / 2 + (l % 2) * W; })));
 }
@@ -173,7 +186,11 @@ TORSH_INLINE void transpose(V* a) {
 
 // The first stage of a flat plan: radix W, stride 1, from x (pairs with
 // InPairs, re and im swapped with Swap; else split xr / xi) to split yr / yi.
-template <bool Swap, bool InPairs, class V>
+// Its output k is the lane of every later stage's vectors (q mod W, a batch
+// index there: no twiddle depends on it). With PermuteK, lane l of each run
+// of W holds k = pair_lane_order(W, l), the order the last stage's pair
+// stores take without crossing lanes (store_pairs); the renaming is free.
+template <bool Swap, bool InPairs, bool PermuteK, class V>
 TORSH_INLINE void first_stage(const typename Plan<LaneT<V>>::Stage& st, const LaneT<V>* xr, const LaneT<V>* xi,
                               LaneT<V>* __restrict yr, LaneT<V>* __restrict yi) {
   constexpr int W = kLanes<V>;
@@ -181,6 +198,7 @@ TORSH_INLINE void first_stage(const typename Plan<LaneT<V>>::Stage& st, const La
   // whose twiddles are stored in that order too.
   constexpr bool permuted = InPairs && !kPairsInOrder<V>;
   constexpr auto order = [](int l) { return permuted ? pair_lane_order(W, sizeof(LaneT<V>), l) : l; };
+  constexpr auto lane_k = [](int l) { return PermuteK ? pair_lane_order(W, sizeof(LaneT<V>), l) : l; };
   const std::int64_t m = st.len / W;
   const LaneT<V>* twr = permuted ? st.pair_tw_re.data() : st.tw_re.data();
   const LaneT<V>* twi = permuted ? st.pair_tw_im.data() : st.tw_im.data();
@@ -204,6 +222,13 @@ TORSH_INLINE void first_stage(const typename Plan<LaneT<V>>::Stage& st, const La
       const V wr = loadu<V>(tr), wi = loadu<V>(ti);
       const V t = ar[k] * wr - ai[k] * wi;
       ai[k] = ar[k] * wi + ai[k] * wr, ar[k] = t;
+    }
+    if constexpr (PermuteK) {
+      V t[W], u[W];
+#pragma GCC unroll 16
+      for (int l = 0; l < W; ++l) t[l] = ar[lane_k(l)], u[l] = ai[lane_k(l)];
+#pragma GCC unroll 16
+      for (int l = 0; l < W; ++l) ar[l] = t[l], ai[l] = u[l];
     }
     transpose(ar);
 #pragma GCC unroll 16
@@ -265,7 +290,7 @@ TORSH_INLINE void vertical_stage(const typename Plan<LaneT<V>>::Stage& st, std::
         for (int k = 0; k < R; ++k) {
           V re = Swap ? ai[k] : ar[k], im = Swap ? ar[k] : ai[k];
           if constexpr (Scaled) re *= scale, im *= scale;
-          store_pairs<V>(py, re, im), step(py, 2 * s);
+          store_pairs<V, !kPairsInOrder<V>>(py, re, im), step(py, 2 * s);
         }
       } else {
         L* qr = yr + yo + q;
@@ -340,9 +365,14 @@ void transform(const Plan<LaneT<V>>& plan, const LaneT<V>* xr, const LaneT<V>* x
   L* const fr = to_a(0) ? ar : cr;
   L* const fi = to_a(0) ? ai : ci;
   // conj only comes with pairs in and out (vector_transform).
-  if (!in_pairs) first_stage<false, false, V>(plan.stages[0], xr, xi, fr, fi);
-  else if (conj) first_stage<true, true, V>(plan.stages[0], xr, xi, fr, fi);
-  else first_stage<false, true, V>(plan.stages[0], xr, xi, fr, fi);
+  // Pairs out: the first stage orders k as the last one's pair stores take
+  // them (store_pairs); split out: in order.
+  const bool permute_k = out_pairs && count > 1;
+  if (!in_pairs && permute_k) first_stage<false, false, true, V>(plan.stages[0], xr, xi, fr, fi);
+  else if (!in_pairs) first_stage<false, false, false, V>(plan.stages[0], xr, xi, fr, fi);
+  else if (!permute_k) first_stage<false, true, false, V>(plan.stages[0], xr, xi, fr, fi);
+  else if (conj) first_stage<true, true, true, V>(plan.stages[0], xr, xi, fr, fi);
+  else first_stage<false, true, true, V>(plan.stages[0], xr, xi, fr, fi);
   const L* sr = fr;
   const L* si = fi;
   for (std::size_t i = 1; i < count; ++i) {
