@@ -63,7 +63,7 @@ TORSH_INLINE void step(P*& p, std::int64_t by) {
   asm("" : "+r"(p));
 }
 
-// Byte strides of r streams, opaque to GCC (see Streams).
+// Byte strides of r streams, opaque to GCC (see streams()).
 struct Stride {
   std::int64_t one, three;
   template <class L>
