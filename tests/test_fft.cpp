@@ -440,8 +440,9 @@ TEST(FftLong, ThreadedStagesAndBluestein) {
 
 // Every power of two from 2^13 to just below the four-step, f32 and f64,
 // both directions, eager and into out: the lengths whose plans differ by CPU
-// (vector stages with radix 16 up to 2^16 on Intel at 512 bits, the scalar
-// ones past 8192 points elsewhere), each checked at bins across the line;
+// (vector stages with radix 16 up to 2^16 on Intel at 512 bits, and without
+// at 256 bits where the L1 has 12 ways; the scalar ones past 8192 points
+// elsewhere), each checked at bins across the line;
 // and in f32 2^19 and 2^21, four-step forms whose row plans (1024, 2048
 // points) take radix 16 there too.
 TEST(FftLong, PowersOfTwoBelowTheFourStep) {

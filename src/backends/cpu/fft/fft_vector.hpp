@@ -31,6 +31,11 @@ int vector_lanes();
 // outgrow the L1), and the vector stages ran 16384-65536 points at
 // 1.37-1.82x FFTW where the scalar ones ran 0.84-1.18x. y as scratch took
 // 2048-8192 points 3-15% faster there, and 3% slower at 256 bits.
+// At 256 bits (floats) with an L1 of 12 ways or more (Emerald Rapids' 48 KB,
+// where it was measured): max_bytes taking every power of two below the
+// four-step too, 8192-65536 points at 1.00-1.03x FFTW against 0.85-0.99x on
+// the scalar stages; with Zen 4's 8 ways 8192 points had run slower on the
+// vector stages (fft_plan.hpp, vector_max_bytes).
 struct VectorPlanShape {
   bool radix16 = false;
   std::int64_t max_bytes = 0;

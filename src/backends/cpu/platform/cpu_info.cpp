@@ -1,6 +1,7 @@
 #include "cpu_info.hpp"
 
 #include <sys/sysinfo.h>
+#include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
@@ -132,6 +133,15 @@ bool splits_512bit_ops() {
 bool intel_cpu() {
   static const bool intel = cpuid_identity().vendor == "GenuineIntel";
   return intel;
+}
+
+int l1d_ways() {
+#ifdef _SC_LEVEL1_DCACHE_ASSOC
+  static const int ways = static_cast<int>(std::max(0L, sysconf(_SC_LEVEL1_DCACHE_ASSOC)));
+  return ways;
+#else
+  return 0;
+#endif
 }
 
 std::string cpu_architecture(const std::string& vendor, int family, int model) {

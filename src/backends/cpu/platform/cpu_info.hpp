@@ -40,6 +40,10 @@ bool splits_512bit_ops();
 // choices measured to differ between Intel and AMD cores.
 bool intel_cpu();
 
+// The L1 data cache's associativity (ways; 0 where the system does not say):
+// plans whose streams fall into few cache sets depend on it.
+int l1d_ways();
+
 // Which variant of each hand-written kernel family this process runs
 // (`gemm f32` -> `avx512-14x32`, `elementwise` -> `avx512`, ...), for
 // `torsh info` and `torsh bench`.
