@@ -295,7 +295,6 @@ TORSH_INLINE void vertical_stage(const typename Plan<LaneT<V>>::Stage& st, std::
     const std::int64_t yo = s * R * p;
     for (std::int64_t q = 0; q < s; q += W) {
       V ar[R], ai[R];
-      // One pointer per array stepped from stream to stream (see step()).
       streams<R>(xrp + q, in, [&](int j, const L* x) { ar[j] = loadu<V>(x); });
       streams<R>(xip + q, in, [&](int j, const L* x) { ai[j] = loadu<V>(x); });
       butterfly<R, V>(ar, ai, R, nullptr, nullptr);
