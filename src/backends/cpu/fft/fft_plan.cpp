@@ -88,6 +88,7 @@ std::shared_ptr<Plan<T>> build(std::int64_t n, bool flat) {
       n * 2 * static_cast<std::int64_t>(sizeof(T)) <= shape.max_bytes) {
     plan->lanes = lanes;
     plan->y_scratch = shape.y_scratch;
+    plan->fuse = n * 2 * static_cast<std::int64_t>(sizeof(T)) > shape.fuse_min_bytes;
     radices = {lanes};
     factor(n / lanes, radices, shape.radix16);
   }

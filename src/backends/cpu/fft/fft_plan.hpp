@@ -87,6 +87,11 @@ struct Plan {
   // work array: from the second stage on it touches two arrays of 2n values
   // instead of three (VectorPlanShape).
   bool y_scratch = false;
+  // A vector plan's stages run two to a pass where they can
+  // (fft_vector_body.hpp, fused_stages and first_fused_stages): the data
+  // between them stay in a block in L1 instead of a trip through the
+  // transform's arrays (VectorPlanShape::fuse_min_bytes).
+  bool fuse = false;
 
   // Bluestein: the chirp exp(-i pi k^2 / n) (n values), the power-of-two
   // plan of length m >= 2n - 1, and the transform of the conjugate chirp

@@ -32,10 +32,13 @@ template <class T>
 VectorPlanShape vector_plan_shape() {
   const int bytes = vector_lanes<T>() * static_cast<int>(sizeof(T));
   if (level() == Level::Avx512 && sizeof(T) == 4 && intel_cpu())
-    return {.radix16 = true, .max_bytes = kFourStepMin * static_cast<std::int64_t>(sizeof(T)), .y_scratch = true};
+    return {.radix16 = true,
+            .max_bytes = kFourStepMin * static_cast<std::int64_t>(sizeof(T)),
+            .y_scratch = true,
+            .fuse_min_bytes = l1d_bytes() / 3};
   if (level() == Level::Avx2 && sizeof(T) == 4 && l1d_ways() >= 12)
-    return {.radix16 = false, .max_bytes = kFourStepMin * static_cast<std::int64_t>(sizeof(T)), .y_scratch = false};
-  return {.radix16 = false, .max_bytes = vector_max_bytes(bytes), .y_scratch = false};
+    return {.radix16 = false, .max_bytes = kFourStepMin * static_cast<std::int64_t>(sizeof(T))};
+  return {.radix16 = false, .max_bytes = vector_max_bytes(bytes), .fuse_min_bytes = bytes == 32 ? 0 : l1d_bytes() / 3};
 }
 
 template <class T>

@@ -20,9 +20,15 @@ int vector_lanes();
 //  - max_bytes: the longest length, in bytes of complex values, that runs
 //    the vector stages (longer ones run the scalar stages, or four-step);
 //  - y_scratch: a transform from pairs to pairs elsewhere uses y as its
-//    second intermediate (Plan::y_scratch).
-// Elsewhere (AMD's cores, 256 bits, doubles): none of these, max_bytes from
-// vector_max_bytes. On Intel's at 512 bits (floats): all three, max_bytes
+//    second intermediate (Plan::y_scratch);
+//  - fuse_min_bytes: lengths above it (in bytes of complex values) run
+//    stages two to a pass (Plan::fuse). At 256 bits all of them: measured
+//    on an Emerald Rapids at 256 bits, 512 points ran 12% faster fused,
+//    4096 13-15% and 8192 15-20%, 1024 and 2048 within noise. At 512 bits
+//    where the transform's three arrays outgrow the L1 (a third of it):
+//    8192 points 10-20% faster, 1024 points (in L1) 4% slower.
+// Elsewhere (AMD's cores, 256 bits, doubles): none of the first three,
+// max_bytes from vector_max_bytes. On Intel's at 512 bits (floats): all three, max_bytes
 // taking every power of two below the four-step, as measured on an Emerald Rapids
 // with 64-byte aligned buffers against FFTW, transform alone: 2048 points
 // as 16 16 8 took 1.44 us against 1.69 as 16 8 4 4, 4096 as 16 16 16
@@ -40,6 +46,7 @@ struct VectorPlanShape {
   bool radix16 = false;
   std::int64_t max_bytes = 0;
   bool y_scratch = false;
+  std::int64_t fuse_min_bytes = 0;
 };
 template <class T>
 VectorPlanShape vector_plan_shape();

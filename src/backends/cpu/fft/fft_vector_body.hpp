@@ -15,6 +15,10 @@
 // it run vertically, with no permutes but the pairs' (de)interleave at the
 // ends; GCC's own vectorisation of the scalar stages spends most of its time
 // in the permutes of stride-r stores.
+//
+// Plans with Plan::fuse run two stages a pass where the radices allow: the
+// first with the second (first_fused_stages), then the vertical stages in
+// pairs (fused_stages), each pair through a block of at most 4 KiB a part.
 #include <immintrin.h>
 
 #include <cstdint>
@@ -221,29 +225,33 @@ TORSH_INLINE void transpose(V* a) {
 // of W holds k = pair_lane_order(W, l), the order the last stage's pair
 // stores take without crossing lanes (store_pairs); the renaming is free.
 template <bool Swap, bool InPairs, bool PermuteK, class V>
-TORSH_INLINE void first_stage(const typename Plan<LaneT<V>>::Stage& st, const LaneT<V>* xr, const LaneT<V>* xi,
-                              LaneT<V>* __restrict yr, LaneT<V>* __restrict yi) {
-  constexpr int W = kLanes<V>;
+struct FirstStage {
+  using L = LaneT<V>;
+  static constexpr int W = kLanes<V>;
   // Lane l of a vector holds p0 + order(l): pair_lane_order from pairs,
   // whose twiddles are stored in that order too.
-  constexpr bool permuted = InPairs && !kPairsInOrder<V>;
-  constexpr auto order = [](int l) { return permuted ? pair_lane_order(W, sizeof(LaneT<V>), l) : l; };
-  constexpr auto lane_k = [](int l) { return PermuteK ? pair_lane_order(W, sizeof(LaneT<V>), l) : l; };
-  const std::int64_t m = st.len / W;
-  const LaneT<V>* twr = permuted ? st.pair_tw_re.data() : st.tw_re.data();
-  const LaneT<V>* twi = permuted ? st.pair_tw_im.data() : st.tw_im.data();
-  const Stride in = Stride::of<LaneT<V>>(InPairs ? 2 * m : m);
-  for (std::int64_t p0 = 0; p0 < m; p0 += W) {
+  static constexpr bool permuted = InPairs && !kPairsInOrder<V>;
+  static constexpr int order(int l) { return permuted ? pair_lane_order(W, sizeof(L), l) : l; }
+  static constexpr int lane_k(int l) { return PermuteK ? pair_lane_order(W, sizeof(L), l) : l; }
+  const L *xr, *xi, *twr, *twi;
+  std::int64_t m;
+  Stride in;
+  FirstStage(const typename Plan<L>::Stage& st, const L* xr_, const L* xi_)
+      : xr(xr_), xi(xi_), twr(permuted ? st.pair_tw_re.data() : st.tw_re.data()),
+        twi(permuted ? st.pair_tw_im.data() : st.tw_im.data()), m(st.len / W),
+        in(Stride::of<L>(InPairs ? 2 * m : m)) {}
+  // The group of W p from p0: output row p0 + order(l) at y + W order(l).
+  TORSH_INLINE void group(std::int64_t p0, L* __restrict yr, L* __restrict yi) const {
     V ar[W], ai[W];
     if constexpr (InPairs) {
-      streams<W>(xr + 2 * p0, in, [&](int j, const LaneT<V>* x) { load_pairs<Swap, V>(x, ar[j], ai[j]); });
+      streams<W>(xr + 2 * p0, in, [&](int j, const L* x) { load_pairs<Swap, V>(x, ar[j], ai[j]); });
     } else {
-      streams<W>(xr + p0, in, [&](int j, const LaneT<V>* x) { ar[j] = loadu<V>(x); });
-      streams<W>(xi + p0, in, [&](int j, const LaneT<V>* x) { ai[j] = loadu<V>(x); });
+      streams<W>(xr + p0, in, [&](int j, const L* x) { ar[j] = loadu<V>(x); });
+      streams<W>(xi + p0, in, [&](int j, const L* x) { ai[j] = loadu<V>(x); });
     }
     butterfly<W, V>(ar, ai, W, nullptr, nullptr);
-    const LaneT<V>* tr = twr + p0;
-    const LaneT<V>* ti = twi + p0;
+    const L* tr = twr + p0;
+    const L* ti = twi + p0;
 #pragma GCC unroll 16
     for (int k = 1; k < W; ++k, step(tr, m), step(ti, m)) {
       const V wr = loadu<V>(tr), wi = loadu<V>(ti);
@@ -259,10 +267,52 @@ TORSH_INLINE void first_stage(const typename Plan<LaneT<V>>::Stage& st, const La
     }
     transpose(ar);
 #pragma GCC unroll 16
-    for (int l = 0; l < W; ++l) storeu<V>(yr + W * (p0 + order(l)), ar[l]);
+    for (int l = 0; l < W; ++l) storeu<V>(yr + W * order(l), ar[l]);
     transpose(ai);
 #pragma GCC unroll 16
-    for (int l = 0; l < W; ++l) storeu<V>(yi + W * (p0 + order(l)), ai[l]);
+    for (int l = 0; l < W; ++l) storeu<V>(yi + W * order(l), ai[l]);
+  }
+};
+template <bool Swap, bool InPairs, bool PermuteK, class V>
+TORSH_INLINE void first_stage(const typename Plan<LaneT<V>>::Stage& st, const LaneT<V>* xr, const LaneT<V>* xi,
+                              LaneT<V>* __restrict yr, LaneT<V>* __restrict yi) {
+  constexpr int W = kLanes<V>;
+  const FirstStage<Swap, InPairs, PermuteK, V> first(st, xr, xi);
+  for (std::int64_t p0 = 0; p0 < first.m; p0 += W) first.group(p0, yr + W * p0, yi + W * p0);
+}
+
+// The pieces of one group of a vertical stage: R streams of W lanes in,
+// the radix-R butterfly, twiddles, R streams out.
+template <int R, class V>
+TORSH_INLINE void load_split(const LaneT<V>* xr, const LaneT<V>* xi, Stride in, V* ar, V* ai) {
+  streams<R>(xr, in, [&](int j, const LaneT<V>* x) { ar[j] = loadu<V>(x); });
+  streams<R>(xi, in, [&](int j, const LaneT<V>* x) { ai[j] = loadu<V>(x); });
+}
+// Output k times w_k = (t[2 (k - 1)], t[2 (k - 1) + 1]), broadcast where used.
+template <int R, class V>
+TORSH_INLINE void twiddle(V* ar, V* ai, const LaneT<V>* t) {
+#pragma GCC unroll 16
+  for (int k = 1; k < R; ++k) {
+    const int i = 2 * (k - 1);
+    const V wr = splat<V>(t[i]), wi = splat<V>(t[i + 1]);
+    const V u = ar[k] * wr - ai[k] * wi;
+    ai[k] = ar[k] * wi + ai[k] * wr, ar[k] = u;
+  }
+}
+// To split yr / yi, or to pairs at yr (OutPairs; re and im swapped back
+// with Swap, times scale when Scaled).
+template <int R, bool OutPairs, bool Swap, bool Scaled, class V>
+TORSH_INLINE void store_out(V* ar, V* ai, LaneT<V>* yr, LaneT<V>* yi, Stride out, LaneT<V> scale) {
+  using L = LaneT<V>;
+  if constexpr (OutPairs) {
+    streams<R>(yr, out, [&](int k, L* y) {
+      V re = Swap ? ai[k] : ar[k], im = Swap ? ar[k] : ai[k];
+      if constexpr (Scaled) re *= scale, im *= scale;
+      store_pairs<V, !kPairsInOrder<V>>(y, re, im);
+    });
+  } else {
+    streams<R>(yr, out, [&](int k, L* y) { storeu<V>(y, ar[k]); });
+    streams<R>(yi, out, [&](int k, L* y) { storeu<V>(y, ai[k]); });
   }
 }
 
@@ -295,29 +345,66 @@ TORSH_INLINE void vertical_stage(const typename Plan<LaneT<V>>::Stage& st, std::
     const std::int64_t yo = s * R * p;
     for (std::int64_t q = 0; q < s; q += W) {
       V ar[R], ai[R];
-      streams<R>(xrp + q, in, [&](int j, const L* x) { ar[j] = loadu<V>(x); });
-      streams<R>(xip + q, in, [&](int j, const L* x) { ai[j] = loadu<V>(x); });
+      load_split<R, V>(xrp + q, xip + q, in, ar, ai);
       butterfly<R, V>(ar, ai, R, nullptr, nullptr);
-      if constexpr (Twiddled) {
+      if constexpr (Twiddled && kHeld) {
+        twiddle<R, V>(ar, ai, held);
+      } else if constexpr (Twiddled) {
         const L* t = tw;
         asm("" : "+r"(t));  // read here, not hoisted
-#pragma GCC unroll 16
-        for (int k = 1; k < R; ++k) {
-          const int i = 2 * (k - 1);
-          const V wr = splat<V>(kHeld ? held[i] : t[i]), wi = splat<V>(kHeld ? held[i + 1] : t[i + 1]);
-          const V u = ar[k] * wr - ai[k] * wi;
-          ai[k] = ar[k] * wi + ai[k] * wr, ar[k] = u;
-        }
+        twiddle<R, V>(ar, ai, t);
       }
-      if constexpr (OutPairs) {
-        streams<R>(yr + 2 * (yo + q), out, [&](int k, L* y) {
-          V re = Swap ? ai[k] : ar[k], im = Swap ? ar[k] : ai[k];
-          if constexpr (Scaled) re *= scale, im *= scale;
-          store_pairs<V, !kPairsInOrder<V>>(y, re, im);
-        });
-      } else {
-        streams<R>(yr + yo + q, out, [&](int k, L* y) { storeu<V>(y, ar[k]); });
-        streams<R>(yi + yo + q, out, [&](int k, L* y) { storeu<V>(y, ai[k]); });
+      if constexpr (OutPairs) store_out<R, true, Swap, Scaled, V>(ar, ai, yr + 2 * (yo + q), nullptr, out, scale);
+      else store_out<R, false, false, false, V>(ar, ai, yr + yo + q, yi + yo + q, out, scale);
+    }
+  }
+}
+
+// Two vertical stages in one pass: stage 1 (radix R1, stride s) then stage 2
+// (radix R2, stride s R1), through a block of R1 R2 vectors that stays in
+// L1, so the intermediate never makes a trip through the transform's
+// buffers. For each p2 of stage 2 and W lanes q1 of stage 1, stage 1 runs
+// for p1 = p2 + j m2 (j < R2), the inputs of stage 2's groups q = q1 + k1 s
+// (k1 < R1) at p2. Where the arrays outgrow L1 (4096 points and up at 256
+// bits) each stage was a trip through L2; the loads and stores stay, to and
+// from the block.
+template <int R1, int R2, bool OutPairs, bool Twiddled2, bool Swap, bool Scaled, class V>
+TORSH_INLINE void fused_stages(const typename Plan<LaneT<V>>::Stage& st1, const typename Plan<LaneT<V>>::Stage& st2,
+                               std::int64_t s, const LaneT<V>* xr, const LaneT<V>* xi, LaneT<V>* __restrict yr,
+                               LaneT<V>* __restrict yi, LaneT<V> scale) {
+  using L = LaneT<V>;
+  constexpr int W = kLanes<V>;
+  const std::int64_t m1 = st1.len / R1, m2 = st2.len / R2, s2 = s * R1;
+  alignas(64) L br[R1 * R2 * W], bi[R1 * R2 * W];  // [k1][j][lane]
+  const Stride in = Stride::of<L>(s * m1), to_block = Stride::of<L>(R2 * W), from_block = Stride::of<L>(W),
+               out = Stride::of<L>(OutPairs ? 2 * s2 : s2);
+  for (std::int64_t p2 = 0; p2 < m2; ++p2) {
+    const L* const tw2 = st2.tw_by_p.data() + 2 * (R2 - 1) * p2;
+    for (std::int64_t q1 = 0; q1 < s; q1 += W) {
+#pragma GCC unroll 1
+      for (int j = 0; j < R2; ++j) {
+        const std::int64_t p1 = p2 + j * m2;
+        V ar[R1], ai[R1];
+        load_split<R1, V>(xr + s * p1 + q1, xi + s * p1 + q1, in, ar, ai);
+        butterfly<R1, V>(ar, ai, R1, nullptr, nullptr);
+        const L* t = st1.tw_by_p.data() + 2 * (R1 - 1) * p1;
+        asm("" : "+r"(t));
+        twiddle<R1, V>(ar, ai, t);
+        store_out<R1, false, false, false, V>(ar, ai, br + j * W, bi + j * W, to_block, 1);
+      }
+#pragma GCC unroll 1
+      for (int k1 = 0; k1 < R1; ++k1) {
+        V ar[R2], ai[R2];
+        load_split<R2, V>(br + k1 * R2 * W, bi + k1 * R2 * W, from_block, ar, ai);
+        butterfly<R2, V>(ar, ai, R2, nullptr, nullptr);
+        if constexpr (Twiddled2) {
+          const L* t = tw2;
+          asm("" : "+r"(t));
+          twiddle<R2, V>(ar, ai, t);
+        }
+        const std::int64_t yo = q1 + s * k1 + s2 * R2 * p2;
+        if constexpr (OutPairs) store_out<R2, true, Swap, Scaled, V>(ar, ai, yr + 2 * yo, nullptr, out, scale);
+        else store_out<R2, false, false, false, V>(ar, ai, yr + yo, yi + yo, out, scale);
       }
     }
   }
@@ -352,13 +439,107 @@ void vertical_to_pairs(const typename Plan<LaneT<V>>::Stage& st, std::int64_t s,
   vertical_radix<true, false, false, false, V>(st, s, xr, xi, y, nullptr, scale);
 }
 
+// The first stage and the next (radix R, stride W) in one pass, through a
+// block of R W rows: for W consecutive p1 of stage 1 from p1b, the first
+// stage's groups at p0 = p1b + j m1 (j < R) write rows (j, r) of the block,
+// stage 1's group at p1b + r reads them (m1 a multiple of W).
+template <int R, bool Swap, bool InPairs, bool PermuteK, class V>
+TORSH_INLINE void first_fused_stages(const typename Plan<LaneT<V>>::Stage& st0,
+                                     const typename Plan<LaneT<V>>::Stage& st1, const LaneT<V>* xr,
+                                     const LaneT<V>* xi, LaneT<V>* __restrict yr, LaneT<V>* __restrict yi) {
+  using L = LaneT<V>;
+  constexpr int W = kLanes<V>;
+  const FirstStage<Swap, InPairs, PermuteK, V> first(st0, xr, xi);
+  const std::int64_t m1 = st1.len / R;
+  alignas(64) L br[R * W * W], bi[R * W * W];  // [j][r][lane]
+  const Stride from_block = Stride::of<L>(W * W), out = Stride::of<L>(W);
+  for (std::int64_t p1b = 0; p1b < m1; p1b += W) {
+#pragma GCC unroll 1
+    for (int j = 0; j < R; ++j) first.group(p1b + j * m1, br + j * W * W, bi + j * W * W);
+#pragma GCC unroll 1
+    for (int r = 0; r < W; ++r) {
+      const std::int64_t p1 = p1b + r;
+      V ar[R], ai[R];
+      load_split<R, V>(br + r * W, bi + r * W, from_block, ar, ai);
+      butterfly<R, V>(ar, ai, R, nullptr, nullptr);
+      const L* t = st1.tw_by_p.data() + 2 * (R - 1) * p1;
+      asm("" : "+r"(t));
+      twiddle<R, V>(ar, ai, t);
+      store_out<R, false, false, false, V>(ar, ai, yr + W * R * p1, yi + W * R * p1, out, 1);
+    }
+  }
+}
+template <bool Swap, bool InPairs, bool PermuteK, class V>
+void first_fused(const typename Plan<LaneT<V>>::Stage& st0, const typename Plan<LaneT<V>>::Stage& st1,
+                 const LaneT<V>* xr, const LaneT<V>* xi, LaneT<V>* yr, LaneT<V>* yi) {
+  if (st1.radix == 4) return first_fused_stages<4, Swap, InPairs, PermuteK, V>(st0, st1, xr, xi, yr, yi);
+  first_fused_stages<8, Swap, InPairs, PermuteK, V>(st0, st1, xr, xi, yr, yi);
+}
+// Whether the first stage and stage 1 (not the last) run as one pass.
+template <class V>
+bool first_fusible(const typename Plan<LaneT<V>>::Stage& st1) {
+  constexpr int W = kLanes<V>;
+  return (st1.radix == 4 || st1.radix == 8) && st1.len != st1.radix && (st1.len / st1.radix) % W == 0 &&
+         st1.radix * W * sizeof(V) <= 4096;
+}
+
+// Whether stages a and b (b = a + 1, both vertical) run as one pass
+// (fused_stages): radices 4 and 8, with a block of at most 4 KiB a part.
+template <class V>
+bool fusible(const typename Plan<LaneT<V>>::Stage& a, const typename Plan<LaneT<V>>::Stage& b) {
+  const auto ok = [](int r) { return r == 4 || r == 8; };
+  return ok(a.radix) && ok(b.radix) && a.radix * b.radix * sizeof(V) <= 4096;
+}
+template <bool OutPairs, bool Twiddled2, bool Swap, bool Scaled, class V>
+void fused_radix(const typename Plan<LaneT<V>>::Stage& a, const typename Plan<LaneT<V>>::Stage& b, std::int64_t s,
+                 const LaneT<V>* xr, const LaneT<V>* xi, LaneT<V>* yr, LaneT<V>* yi, LaneT<V> scale) {
+  if (a.radix == 4 && b.radix == 4)
+    return fused_stages<4, 4, OutPairs, Twiddled2, Swap, Scaled, V>(a, b, s, xr, xi, yr, yi, scale);
+  if (a.radix == 4) return fused_stages<4, 8, OutPairs, Twiddled2, Swap, Scaled, V>(a, b, s, xr, xi, yr, yi, scale);
+  if (b.radix == 4) return fused_stages<8, 4, OutPairs, Twiddled2, Swap, Scaled, V>(a, b, s, xr, xi, yr, yi, scale);
+  fused_stages<8, 8, OutPairs, Twiddled2, Swap, Scaled, V>(a, b, s, xr, xi, yr, yi, scale);
+}
+// Stages a and b to split y.
+template <class V>
+void fused(const typename Plan<LaneT<V>>::Stage& a, const typename Plan<LaneT<V>>::Stage& b, std::int64_t s,
+           const LaneT<V>* xr, const LaneT<V>* xi, LaneT<V>* yr, LaneT<V>* yi) {
+  if (b.len == b.radix) return fused_radix<false, false, false, false, V>(a, b, s, xr, xi, yr, yi, 1);
+  fused_radix<false, true, false, false, V>(a, b, s, xr, xi, yr, yi, 1);
+}
+// Stages a and b (a plan's last) to pairs y.
+template <class V>
+void fused_to_pairs(const typename Plan<LaneT<V>>::Stage& a, const typename Plan<LaneT<V>>::Stage& b, std::int64_t s,
+                    const LaneT<V>* xr, const LaneT<V>* xi, LaneT<V>* y, bool swap, LaneT<V> scale) {
+  if (swap) {
+    if (scale != 1) return fused_radix<true, false, true, true, V>(a, b, s, xr, xi, y, nullptr, scale);
+    return fused_radix<true, false, true, false, V>(a, b, s, xr, xi, y, nullptr, scale);
+  }
+  if (scale != 1) return fused_radix<true, false, false, true, V>(a, b, s, xr, xi, y, nullptr, scale);
+  fused_radix<true, false, false, false, V>(a, b, s, xr, xi, y, nullptr, scale);
+}
+
 // See vector_transform in fft_vector.hpp.
 template <class V>
 void transform(const Plan<LaneT<V>>& plan, const LaneT<V>* xr, const LaneT<V>* xi, LaneT<V>* yr, LaneT<V>* yi,
                bool in_pairs, bool out_pairs, bool conj, LaneT<V> scale, LaneT<V>* a, LaneT<V>* b) {
   using L = LaneT<V>;
   const std::int64_t n = plan.n;
-  const std::size_t count = plan.stages.size();
+  const std::size_t stages = plan.stages.size();
+  // The passes over the buffers: pass k runs stage start[k], and stage
+  // start[k] + 1 with it when fused_pass[k] (Plan::fuse): the first stage
+  // with the second where first_fusible, then the vertical stages in pairs.
+  std::size_t start[64];
+  bool fused_pass[64];
+  std::size_t count = 0;
+  {
+    const bool f0 = plan.fuse && stages > 2 && first_fusible<V>(plan.stages[1]);
+    start[count] = 0, fused_pass[count++] = f0;
+    for (std::size_t i = f0 ? 2 : 1; i < stages;) {
+      const bool f = plan.fuse && i + 1 < stages && fusible<V>(plan.stages[i], plan.stages[i + 1]);
+      start[count] = i, fused_pass[count++] = f;
+      i += f ? 2 : 1;
+    }
+  }
   L* const ar = a + kPad;
   L* const ai = a + n + 3 * kPad;
   // The other intermediate: y itself, split (re at y, im at y + n), where
@@ -373,13 +554,13 @@ void transform(const Plan<LaneT<V>>& plan, const LaneT<V>* xr, const LaneT<V>* x
   const bool y_scratch = plan.y_scratch && out_pairs && in_pairs && apart(xr, yr);
   L* const cr = y_scratch ? yr : out_pairs ? b + kPad : yr;
   L* const ci = y_scratch ? yr + n : out_pairs ? b + n + 3 * kPad : yi;
-  // Split output: stage i writes a when (count - 1 - i) is odd, so the last
-  // lands in y. In place with an odd count that would have the first stage
+  // Split output: pass i writes a when (count - 1 - i) is odd, so the last
+  // lands in y. In place with an odd count that would have the first pass
   // write over x while reading it: then a, y, a, ... and a copy at the end.
   const bool in_place = !in_pairs && !out_pairs && xr == yr;
   const bool copy_back = in_place && count % 2 == 1;
   const auto to_a = [&](std::size_t i) {
-    if (y_scratch) return (count - 2 - i) % 2 == 0;  // the last stage reads a
+    if (y_scratch) return (count - 2 - i) % 2 == 0;  // the last pass reads a
     if (out_pairs || copy_back) return i % 2 == 0;
     return (count - 1 - i) % 2 == 1;
   };
@@ -388,20 +569,32 @@ void transform(const Plan<LaneT<V>>& plan, const LaneT<V>* xr, const LaneT<V>* x
   // conj only comes with pairs in and out (vector_transform).
   // Pairs out: the first stage orders k as the last one's pair stores take
   // them (store_pairs); split out: in order.
-  const bool permute_k = out_pairs && count > 1;
-  if (!in_pairs && permute_k) first_stage<false, false, true, V>(plan.stages[0], xr, xi, fr, fi);
-  else if (!in_pairs) first_stage<false, false, false, V>(plan.stages[0], xr, xi, fr, fi);
-  else if (!permute_k) first_stage<false, true, false, V>(plan.stages[0], xr, xi, fr, fi);
-  else if (conj) first_stage<true, true, true, V>(plan.stages[0], xr, xi, fr, fi);
-  else first_stage<false, true, true, V>(plan.stages[0], xr, xi, fr, fi);
+  const bool permute_k = out_pairs && stages > 1;
+  const auto& s0 = plan.stages[0];
+  if (fused_pass[0]) {
+    const auto& s1 = plan.stages[1];
+    if (!in_pairs && permute_k) first_fused<false, false, true, V>(s0, s1, xr, xi, fr, fi);
+    else if (!in_pairs) first_fused<false, false, false, V>(s0, s1, xr, xi, fr, fi);
+    else if (!permute_k) first_fused<false, true, false, V>(s0, s1, xr, xi, fr, fi);
+    else if (conj) first_fused<true, true, true, V>(s0, s1, xr, xi, fr, fi);
+    else first_fused<false, true, true, V>(s0, s1, xr, xi, fr, fi);
+  } else if (!in_pairs && permute_k) first_stage<false, false, true, V>(s0, xr, xi, fr, fi);
+  else if (!in_pairs) first_stage<false, false, false, V>(s0, xr, xi, fr, fi);
+  else if (!permute_k) first_stage<false, true, false, V>(s0, xr, xi, fr, fi);
+  else if (conj) first_stage<true, true, true, V>(s0, xr, xi, fr, fi);
+  else first_stage<false, true, true, V>(s0, xr, xi, fr, fi);
   const L* sr = fr;
   const L* si = fi;
   for (std::size_t i = 1; i < count; ++i) {
-    const auto& st = plan.stages[i];
-    if (i + 1 == count && out_pairs) return vertical_to_pairs<V>(st, st.stride, sr, si, yr, conj, scale);
+    const auto& st = plan.stages[start[i]];
+    if (i + 1 == count && out_pairs) {
+      if (fused_pass[i]) return fused_to_pairs<V>(st, plan.stages[start[i] + 1], st.stride, sr, si, yr, conj, scale);
+      return vertical_to_pairs<V>(st, st.stride, sr, si, yr, conj, scale);
+    }
     L* dr = to_a(i) ? ar : cr;
     L* di = to_a(i) ? ai : ci;
-    vertical<V>(st, st.stride, sr, si, dr, di);
+    if (fused_pass[i]) fused<V>(st, plan.stages[start[i] + 1], st.stride, sr, si, dr, di);
+    else vertical<V>(st, st.stride, sr, si, dr, di);
     sr = dr, si = di;
   }
   if (copy_back) {

@@ -144,6 +144,18 @@ int l1d_ways() {
 #endif
 }
 
+std::int64_t l1d_bytes() {
+#ifdef _SC_LEVEL1_DCACHE_SIZE
+  static const std::int64_t bytes = [] {
+    const long b = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+    return b > 0 ? std::int64_t{b} : std::int64_t{32} << 10;
+  }();
+  return bytes;
+#else
+  return std::int64_t{32} << 10;
+#endif
+}
+
 std::string cpu_architecture(const std::string& vendor, int family, int model) {
   if (family <= 0) return "";
   std::string s = "family " + std::to_string(family) + " model " + std::to_string(model);

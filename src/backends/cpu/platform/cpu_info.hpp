@@ -43,6 +43,8 @@ bool intel_cpu();
 // The L1 data cache's associativity (ways; 0 where the system does not say):
 // plans whose streams fall into few cache sets depend on it.
 int l1d_ways();
+// The L1 data cache's size in bytes (32 KiB where the system does not say).
+std::int64_t l1d_bytes();
 
 // Which variant of each hand-written kernel family this process runs
 // (`gemm f32` -> `avx512-14x32`, `elementwise` -> `avx512`, ...), for
