@@ -88,7 +88,8 @@ std::shared_ptr<Plan<T>> build(std::int64_t n, bool flat) {
       n * 2 * static_cast<std::int64_t>(sizeof(T)) <= shape.max_bytes) {
     plan->lanes = lanes;
     plan->y_scratch = shape.y_scratch;
-    plan->fuse = n * 2 * static_cast<std::int64_t>(sizeof(T)) > shape.fuse_min_bytes;
+    const std::int64_t bytes = n * 2 * static_cast<std::int64_t>(sizeof(T));
+    plan->fuse = bytes > shape.fuse_min_bytes && bytes <= shape.fuse_max_bytes;
     radices = {lanes};
     factor(n / lanes, radices, shape.radix16);
   }

@@ -21,12 +21,16 @@ int vector_lanes();
 //    the vector stages (longer ones run the scalar stages, or four-step);
 //  - y_scratch: a transform from pairs to pairs elsewhere uses y as its
 //    second intermediate (Plan::y_scratch);
-//  - fuse_min_bytes: lengths above it (in bytes of complex values) run
-//    stages two to a pass (Plan::fuse). At 256 bits all of them: measured
-//    on an Emerald Rapids at 256 bits, 512 points ran 12% faster fused,
-//    4096 13-15% and 8192 15-20%, 1024 and 2048 within noise. At 512 bits
-//    where the transform's three arrays outgrow the L1 (a third of it):
-//    8192 points 10-20% faster, 1024 points (in L1) 4% slower.
+//  - fuse_min_bytes, fuse_max_bytes: lengths in between (in bytes of
+//    complex values) run stages two to a pass (Plan::fuse). At 256 bits
+//    from the shortest: measured on an Emerald Rapids at 256 bits, 512
+//    points ran 12% faster fused, 4096 13-15%, 8192 15-20% and 16384 15%,
+//    1024 and 2048 within noise. At 512 bits from where the transform's
+//    three arrays outgrow the L1 (a third of it): 8192 points 10-20% faster,
+//    1024 points (in L1) 4% slower. Up to 128 KiB (16384 floats) on both:
+//    past it a fused pair's R1 R2 streams (against a stage's 2 R) outrun the
+//    L1's ways and the prefetchers, and 65536 points ran up to 20% slower
+//    at 256 bits.
 // Elsewhere (AMD's cores, 256 bits, doubles): none of the first three,
 // max_bytes from vector_max_bytes. On Intel's at 512 bits (floats): all three, max_bytes
 // taking every power of two below the four-step, as measured on an Emerald Rapids
@@ -47,6 +51,7 @@ struct VectorPlanShape {
   std::int64_t max_bytes = 0;
   bool y_scratch = false;
   std::int64_t fuse_min_bytes = 0;
+  std::int64_t fuse_max_bytes = std::int64_t{128} << 10;
 };
 template <class T>
 VectorPlanShape vector_plan_shape();
