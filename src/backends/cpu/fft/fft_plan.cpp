@@ -73,6 +73,23 @@ std::int64_t next_pow2(std::int64_t v) {
   return m;
 }
 
+// Plan::passes of a vector plan with its stages.
+template <class T>
+std::vector<typename Plan<T>::Pass> plan_passes(const Plan<T>& plan) {
+  const auto& st = plan.stages;
+  const int stages = static_cast<int>(st.size());
+  const int vector_bytes = plan.lanes * static_cast<int>(sizeof(T));
+  std::vector<typename Plan<T>::Pass> passes;
+  const bool f0 = plan.fuse && stages > 2 && fusible_first(st[1].radix, st[1].len, plan.lanes, vector_bytes);
+  passes.push_back({0, f0});
+  for (int i = f0 ? 2 : 1; i < stages;) {
+    const bool f = plan.fuse && i + 1 < stages && fusible_pair(st[i].radix, st[i + 1].radix, vector_bytes);
+    passes.push_back({i, f});
+    i += f ? 2 : 1;
+  }
+  return passes;
+}
+
 template <class T>
 std::shared_ptr<Plan<T>> build(std::int64_t n, bool flat) {
   auto plan = std::make_shared<Plan<T>>();
@@ -182,6 +199,7 @@ std::shared_ptr<Plan<T>> build(std::int64_t n, bool flat) {
           st.tw_by_p[2 * ((st.radix - 1) * p + k - 1) + 1] = st.tw_im[(k - 1) * m + p];
         }
     }
+  if (plan->lanes > 0) plan->passes = plan_passes(*plan);
   if (plan->lanes > 0 && !pair_lanes_in_order(lanes, sizeof(T))) {
     auto& st = plan->stages.front();
     const std::int64_t m = st.len / lanes;

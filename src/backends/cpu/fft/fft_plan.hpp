@@ -52,6 +52,21 @@ constexpr bool pair_lanes_in_order(int lanes, int value_bytes) {
   return true;
 }
 
+// The stages that fuse (fft_vector_body.hpp: fused_stages and
+// first_fused_stages): radices 4 and 8, through a block of at most
+// kFuseBlockBytes a part (re, im) on the stack: R W vectors for the first
+// stage and stage 1 (whose groups must come in whole runs of W, and which
+// must not be the last), R1 R2 vectors for a vertical pair.
+inline constexpr int kFuseBlockBytes = 4096;
+constexpr bool fusible_radix(int r) { return r == 4 || r == 8; }
+constexpr bool fusible_first(int radix1, std::int64_t len1, int lanes, int vector_bytes) {
+  return fusible_radix(radix1) && len1 != radix1 && (len1 / radix1) % lanes == 0 &&
+         radix1 * lanes * vector_bytes <= kFuseBlockBytes;
+}
+constexpr bool fusible_pair(int radix_a, int radix_b, int vector_bytes) {
+  return fusible_radix(radix_a) && fusible_radix(radix_b) && radix_a * radix_b * vector_bytes <= kFuseBlockBytes;
+}
+
 template <class T>
 struct Plan {
   std::int64_t n = 0;
@@ -92,6 +107,16 @@ struct Plan {
   // between them stay in a block in L1 instead of a trip through the
   // transform's arrays (VectorPlanShape::fuse_min_bytes).
   bool fuse = false;
+  // A vector plan's passes over its buffers, in order: pass k runs
+  // stages[start] and, when fused, stages[start + 1] with it. Without fuse
+  // one pass a stage; with it the first stage pairs with the second and the
+  // vertical stages pair from the front where fusible_first / fusible_pair
+  // allow (plan_passes).
+  struct Pass {
+    int start = 0;
+    bool fused = false;
+  };
+  std::vector<Pass> passes;
 
   // Bluestein: the chirp exp(-i pi k^2 / n) (n values), the power-of-two
   // plan of length m >= 2n - 1, and the transform of the conjugate chirp

@@ -475,20 +475,12 @@ void first_fused(const typename Plan<LaneT<V>>::Stage& st0, const typename Plan<
   if (st1.radix == 4) return first_fused_stages<4, Swap, InPairs, PermuteK, V>(st0, st1, xr, xi, yr, yi);
   first_fused_stages<8, Swap, InPairs, PermuteK, V>(st0, st1, xr, xi, yr, yi);
 }
-// Whether the first stage and stage 1 (not the last) run as one pass.
-template <class V>
-bool first_fusible(const typename Plan<LaneT<V>>::Stage& st1) {
-  constexpr int W = kLanes<V>;
-  return (st1.radix == 4 || st1.radix == 8) && st1.len != st1.radix && (st1.len / st1.radix) % W == 0 &&
-         st1.radix * W * sizeof(V) <= 4096;
-}
-
-// Whether stages a and b (b = a + 1, both vertical) run as one pass
-// (fused_stages): radices 4 and 8, with a block of at most 4 KiB a part.
-template <class V>
-bool fusible(const typename Plan<LaneT<V>>::Stage& a, const typename Plan<LaneT<V>>::Stage& b) {
-  const auto ok = [](int r) { return r == 4 || r == 8; };
-  return ok(a.radix) && ok(b.radix) && a.radix * b.radix * sizeof(V) <= 4096;
+// A plan's first pass: the first stage, with stage 1 when fused.
+template <bool Swap, bool InPairs, bool PermuteK, class V>
+void first_pass(bool fused, const Plan<LaneT<V>>& plan, const LaneT<V>* xr, const LaneT<V>* xi, LaneT<V>* yr,
+                LaneT<V>* yi) {
+  if (fused) return first_fused<Swap, InPairs, PermuteK, V>(plan.stages[0], plan.stages[1], xr, xi, yr, yi);
+  first_stage<Swap, InPairs, PermuteK, V>(plan.stages[0], xr, xi, yr, yi);
 }
 template <bool OutPairs, bool Twiddled2, bool Swap, bool Scaled, class V>
 void fused_radix(const typename Plan<LaneT<V>>::Stage& a, const typename Plan<LaneT<V>>::Stage& b, std::int64_t s,
@@ -525,21 +517,8 @@ void transform(const Plan<LaneT<V>>& plan, const LaneT<V>* xr, const LaneT<V>* x
   using L = LaneT<V>;
   const std::int64_t n = plan.n;
   const std::size_t stages = plan.stages.size();
-  // The passes over the buffers: pass k runs stage start[k], and stage
-  // start[k] + 1 with it when fused_pass[k] (Plan::fuse): the first stage
-  // with the second where first_fusible, then the vertical stages in pairs.
-  std::size_t start[64];
-  bool fused_pass[64];
-  std::size_t count = 0;
-  {
-    const bool f0 = plan.fuse && stages > 2 && first_fusible<V>(plan.stages[1]);
-    start[count] = 0, fused_pass[count++] = f0;
-    for (std::size_t i = f0 ? 2 : 1; i < stages;) {
-      const bool f = plan.fuse && i + 1 < stages && fusible<V>(plan.stages[i], plan.stages[i + 1]);
-      start[count] = i, fused_pass[count++] = f;
-      i += f ? 2 : 1;
-    }
-  }
+  const auto& passes = plan.passes;
+  const std::size_t count = passes.size();
   L* const ar = a + kPad;
   L* const ai = a + n + 3 * kPad;
   // The other intermediate: y itself, split (re at y, im at y + n), where
@@ -570,30 +549,24 @@ void transform(const Plan<LaneT<V>>& plan, const LaneT<V>* xr, const LaneT<V>* x
   // Pairs out: the first stage orders k as the last one's pair stores take
   // them (store_pairs); split out: in order.
   const bool permute_k = out_pairs && stages > 1;
-  const auto& s0 = plan.stages[0];
-  if (fused_pass[0]) {
-    const auto& s1 = plan.stages[1];
-    if (!in_pairs && permute_k) first_fused<false, false, true, V>(s0, s1, xr, xi, fr, fi);
-    else if (!in_pairs) first_fused<false, false, false, V>(s0, s1, xr, xi, fr, fi);
-    else if (!permute_k) first_fused<false, true, false, V>(s0, s1, xr, xi, fr, fi);
-    else if (conj) first_fused<true, true, true, V>(s0, s1, xr, xi, fr, fi);
-    else first_fused<false, true, true, V>(s0, s1, xr, xi, fr, fi);
-  } else if (!in_pairs && permute_k) first_stage<false, false, true, V>(s0, xr, xi, fr, fi);
-  else if (!in_pairs) first_stage<false, false, false, V>(s0, xr, xi, fr, fi);
-  else if (!permute_k) first_stage<false, true, false, V>(s0, xr, xi, fr, fi);
-  else if (conj) first_stage<true, true, true, V>(s0, xr, xi, fr, fi);
-  else first_stage<false, true, true, V>(s0, xr, xi, fr, fi);
+  const bool f0 = passes[0].fused;
+  if (!in_pairs && permute_k) first_pass<false, false, true, V>(f0, plan, xr, xi, fr, fi);
+  else if (!in_pairs) first_pass<false, false, false, V>(f0, plan, xr, xi, fr, fi);
+  else if (!permute_k) first_pass<false, true, false, V>(f0, plan, xr, xi, fr, fi);
+  else if (conj) first_pass<true, true, true, V>(f0, plan, xr, xi, fr, fi);
+  else first_pass<false, true, true, V>(f0, plan, xr, xi, fr, fi);
   const L* sr = fr;
   const L* si = fi;
   for (std::size_t i = 1; i < count; ++i) {
-    const auto& st = plan.stages[start[i]];
+    const auto& st = plan.stages[passes[i].start];
+    const auto& next = plan.stages[passes[i].start + (passes[i].fused ? 1 : 0)];
     if (i + 1 == count && out_pairs) {
-      if (fused_pass[i]) return fused_to_pairs<V>(st, plan.stages[start[i] + 1], st.stride, sr, si, yr, conj, scale);
+      if (passes[i].fused) return fused_to_pairs<V>(st, next, st.stride, sr, si, yr, conj, scale);
       return vertical_to_pairs<V>(st, st.stride, sr, si, yr, conj, scale);
     }
     L* dr = to_a(i) ? ar : cr;
     L* di = to_a(i) ? ai : ci;
-    if (fused_pass[i]) fused<V>(st, plan.stages[start[i] + 1], st.stride, sr, si, dr, di);
+    if (passes[i].fused) fused<V>(st, next, st.stride, sr, si, dr, di);
     else vertical<V>(st, st.stride, sr, si, dr, di);
     sr = dr, si = di;
   }
