@@ -73,17 +73,18 @@ std::int64_t next_pow2(std::int64_t v) {
   return m;
 }
 
-// Plan::passes of a vector plan with its stages.
+// Plan::passes of a vector plan with its stages; fuse: its length is one the
+// CPU's VectorPlanShape runs two stages a pass.
 template <class T>
-std::vector<typename Plan<T>::Pass> plan_passes(const Plan<T>& plan) {
+std::vector<typename Plan<T>::Pass> plan_passes(const Plan<T>& plan, bool fuse) {
   const auto& st = plan.stages;
   const int stages = static_cast<int>(st.size());
   const int vector_bytes = plan.lanes * static_cast<int>(sizeof(T));
   std::vector<typename Plan<T>::Pass> passes;
-  const bool f0 = plan.fuse && stages > 2 && fusible_first(st[1].radix, st[1].len, plan.lanes, vector_bytes);
+  const bool f0 = fuse && stages > 2 && fusible_first(st[1].radix, st[1].len, plan.lanes, vector_bytes);
   passes.push_back({0, f0});
   for (int i = f0 ? 2 : 1; i < stages;) {
-    const bool f = plan.fuse && i + 1 < stages && fusible_pair(st[i].radix, st[i + 1].radix, vector_bytes);
+    const bool f = fuse && i + 1 < stages && fusible_pair(st[i].radix, st[i + 1].radix, vector_bytes);
     passes.push_back({i, f});
     i += f ? 2 : 1;
   }
@@ -101,12 +102,13 @@ std::shared_ptr<Plan<T>> build(std::int64_t n, bool flat) {
   // as before.
   const int lanes = vector_lanes<T>();
   const VectorPlanShape shape = vector_plan_shape<T>();
+  bool fuse = false;
   if (lanes > 0 && (n & (n - 1)) == 0 && n >= std::int64_t{lanes} * lanes &&
       n * 2 * static_cast<std::int64_t>(sizeof(T)) <= shape.max_bytes) {
     plan->lanes = lanes;
     plan->y_scratch = shape.y_scratch;
     const std::int64_t bytes = n * 2 * static_cast<std::int64_t>(sizeof(T));
-    plan->fuse = bytes > shape.fuse_min_bytes && bytes <= shape.fuse_max_bytes;
+    fuse = bytes > shape.fuse_min_bytes && bytes <= shape.fuse_max_bytes;
     radices = {lanes};
     factor(n / lanes, radices, shape.radix16);
   }
@@ -199,7 +201,7 @@ std::shared_ptr<Plan<T>> build(std::int64_t n, bool flat) {
           st.tw_by_p[2 * ((st.radix - 1) * p + k - 1) + 1] = st.tw_im[(k - 1) * m + p];
         }
     }
-  if (plan->lanes > 0) plan->passes = plan_passes(*plan);
+  if (plan->lanes > 0) plan->passes = plan_passes(*plan, fuse);
   if (plan->lanes > 0 && !pair_lanes_in_order(lanes, sizeof(T))) {
     auto& st = plan->stages.front();
     const std::int64_t m = st.len / lanes;

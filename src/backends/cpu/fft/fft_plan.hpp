@@ -102,16 +102,14 @@ struct Plan {
   // work array: from the second stage on it touches two arrays of 2n values
   // instead of three (VectorPlanShape).
   bool y_scratch = false;
-  // A vector plan's stages run two to a pass where they can
-  // (fft_vector_body.hpp, fused_stages and first_fused_stages): the data
-  // between them stay in a block in L1 instead of a trip through the
-  // transform's arrays (VectorPlanShape::fuse_min_bytes).
-  bool fuse = false;
   // A vector plan's passes over its buffers, in order: pass k runs
-  // stages[start] and, when fused, stages[start + 1] with it. Without fuse
-  // one pass a stage; with it the first stage pairs with the second and the
-  // vertical stages pair from the front where fusible_first / fusible_pair
-  // allow (plan_passes).
+  // stages[start] and, when fused, stages[start + 1] with it, the data
+  // between the two staying in a block in L1 instead of a trip through the
+  // transform's arrays (fft_vector_body.hpp, fused_stages and
+  // first_fused_stages). Lengths the CPU's VectorPlanShape fuses
+  // (fuse_min_bytes, fuse_max_bytes) pair the first stage with the second
+  // and the vertical stages from the front where fusible_first /
+  // fusible_pair allow; the others run one pass a stage (plan_passes).
   struct Pass {
     int start = 0;
     bool fused = false;

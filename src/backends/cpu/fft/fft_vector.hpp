@@ -22,7 +22,7 @@ int vector_lanes();
 //  - y_scratch: a transform from pairs to pairs elsewhere uses y as its
 //    second intermediate (Plan::y_scratch);
 //  - fuse_min_bytes, fuse_max_bytes: lengths in between (in bytes of
-//    complex values) run stages two to a pass (Plan::fuse). At 256 bits
+//    complex values) run stages two to a pass (Plan::passes). At 256 bits
 //    from the shortest: measured on an Emerald Rapids at 256 bits, 512
 //    points ran 12% faster fused, 4096 13-15%, 8192 15-20% and 16384 15%,
 //    1024 and 2048 within noise. At 512 bits from where the transform's

@@ -16,7 +16,7 @@
 // ends; GCC's own vectorisation of the scalar stages spends most of its time
 // in the permutes of stride-r stores.
 //
-// Plans with Plan::fuse run two stages a pass where the radices allow: the
+// Plans run two stages a pass where Plan::passes says so: the
 // first with the second (first_fused_stages), then the vertical stages in
 // pairs (fused_stages), each pair through a block of at most 4 KiB a part.
 #include <immintrin.h>
