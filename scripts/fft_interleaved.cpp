@@ -1,9 +1,11 @@
-// The CPU FFT's transform alone (torsh::cpu::fft::forward_pairs on the
-// calling thread, no op layer) against fftwf_execute (FFTW_MEASURE, one
-// thread) in one process: blocks of calls of each side alternate on the same
-// input, and the figure is the median over rounds of the per-round ratio
-// (FFTW time / torsh time) with its range, beside each side's median time.
-// Every output is checked against FFTW's first (relative error printed).
+// The CPU FFT against fftwf_execute (FFTW_MEASURE, one thread) in one
+// process: the transform alone (torsh::cpu::fft::forward_pairs on the
+// calling thread, no op layer), the op call returning a new tensor
+// (ops::fft::fft, "eager") and the op call into a tensor allocated once
+// (ops::fft::fft_out, "out="). Blocks of calls of each form alternate with
+// FFTW's on the same input; each figure is the median over rounds of the
+// per-round ratio (FFTW time / torsh time) with its range, beside the median
+// times. Every output is checked against FFTW's (relative error printed).
 // This is the in-process ratio of BENCHMARKS.md's FFT sections, tighter than
 // separate runs on a shared machine; under TORSH_CPU_ISA=avx2 it measures the
 // 256-bit stages.
@@ -23,6 +25,7 @@
 #include <vector>
 
 #include "backends/cpu/fft/fft_plan.hpp"
+#include "torsh/torsh.hpp"
 
 namespace {
 
@@ -87,20 +90,45 @@ int main(int argc, char** argv) {
       err = std::max(err, std::hypot(double(y[2 * i]) - fo[i][0], double(y[2 * i + 1]) - fo[i][1]));
       scale = std::max(scale, std::hypot(double(fo[i][0]), double(fo[i][1])));
     }
-    const long calls = std::max(20L, 2000000L / n);
-    std::vector<double> ours, theirs, ratio;
-    for (int r = 0; r < rounds; ++r) {
-      const double t0 = now_s();
-      for (long i = 0; i < calls; ++i) tf::forward_pairs<float>(*plan, x.data(), y.data(), false, 1.0f, work.data(), 1);
-      const double t1 = now_s();
-      for (long i = 0; i < calls; ++i) fftwf_execute(fp);
-      const double t2 = now_s();
-      ours.push_back((t1 - t0) / calls * 1e6), theirs.push_back((t2 - t1) / calls * 1e6);
-      ratio.push_back((t2 - t1) / (t1 - t0));
+    // The op forms run on the CPU backend with the pool's 64-byte aligned buffers.
+    torsh::Backend cpu = torsh::Backend::create(torsh::BackendType::Cpu);
+    torsh::Tensor xt = cpu.from_host(x.data(), torsh::Shape{n, 2}, torsh::DType::F32);
+    torsh::Tensor ot = cpu.empty(xt.shape(), torsh::DType::F32);
+    torsh::ops::fft::fft_out(xt, ot);
+    {
+      const std::vector<float> yo = torsh::ops::fft::fft(xt).to_vector(), yt = ot.to_vector();
+      for (long i = 0; i < n; ++i) {
+        err = std::max(err, std::hypot(double(yo[2 * i]) - fo[i][0], double(yo[2 * i + 1]) - fo[i][1]));
+        err = std::max(err, std::hypot(double(yt[2 * i]) - fo[i][0], double(yt[2 * i + 1]) - fo[i][1]));
+      }
     }
-    std::printf("n=%-8ld torsh %.3f us  FFTW %.3f us  FFTW / torsh %.3fx [%.3f .. %.3f]  relative error %.1e\n", n,
-                median(ours), median(theirs), median(ratio), *std::min_element(ratio.begin(), ratio.end()),
-                *std::max_element(ratio.begin(), ratio.end()), err / scale);
+    const long calls = std::max(20L, 2000000L / n);
+    auto time_of = [&](auto&& call) {
+      const double t0 = now_s();
+      for (long i = 0; i < calls; ++i) call();
+      return (now_s() - t0) / calls * 1e6;
+    };
+    const auto transform = [&] { tf::forward_pairs<float>(*plan, x.data(), y.data(), false, 1.0f, work.data(), 1); };
+    const auto eager = [&] { torsh::Tensor r = torsh::ops::fft::fft(xt); };
+    const auto out = [&] { torsh::ops::fft::fft_out(xt, ot); };
+    const auto peer = [&] { fftwf_execute(fp); };
+    // Per form: its times, FFTW's in the same round, and their ratios.
+    std::vector<double> ours[3], theirs[3], ratio[3];
+    for (int r = 0; r < rounds; ++r) {
+      for (int f = 0; f < 3; ++f) {
+        const double t = f == 0 ? time_of(transform) : f == 1 ? time_of(eager) : time_of(out);
+        const double p = time_of(peer);
+        ours[f].push_back(t), theirs[f].push_back(p), ratio[f].push_back(p / t);
+      }
+    }
+    static const char* const kForm[3] = {"transform", "eager", "out="};
+    for (int f = 0; f < 3; ++f) {
+      std::printf("n=%-8ld %-9s torsh %.3f us  FFTW %.3f us  FFTW / torsh %.3fx [%.3f .. %.3f]%s", n, kForm[f],
+                  median(ours[f]), median(theirs[f]), median(ratio[f]),
+                  *std::min_element(ratio[f].begin(), ratio[f].end()),
+                  *std::max_element(ratio[f].begin(), ratio[f].end()), f == 0 ? "" : "\n");
+      if (f == 0) std::printf("  relative error %.1e\n", err / scale);
+    }
     fftwf_destroy_plan(fp);
     fftwf_free(fi);
     fftwf_free(fo);

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The CPU FFT's transform alone against fftwf_execute, alternating in one
-# process (see fft_interleaved.cpp): the in-process FFT ratio quoted in
+# The CPU FFT against fftwf_execute, alternating in one process (see
+# fft_interleaved.cpp): the transform alone, the op call returning a new
+# tensor (eager) and the op call into a tensor allocated once (out=), each
+# with FFTW's time from the same rounds: the in-process FFT ratios quoted in
 # BENCHMARKS.md. Needs a Release build (bash scripts/run.sh) and libfftw3-dev.
 #
 #   bash scripts/fft_interleaved.sh [rounds] [lengths...]

@@ -42,9 +42,20 @@ ErrorContext context(const char* op, TensorRefs ts) {
 }
 
 void check_same_device(const char* op, TensorRefs ts) {
-  for (const Tensor* t : ts)
-    if (!t->defined())
+  // The buffers' states are read here directly: every op runs this, and the
+  // Buffer accessors are a call each. Buffers of one backend state share its
+  // device; two states (two handles opened on one device) compare devices.
+  const torsh::detail::BackendState* home = nullptr;
+  bool same = true;
+  for (const Tensor* t : ts) {
+    const auto& st = Access::state(t->buffer());
+    if (!st || st->freed)
       throw Error(ErrorCode::InvalidState, "an operand's buffer is freed or the tensor is undefined", {.op = op});
+    const torsh::detail::BackendState* b = st->backend.get();
+    if (!home) home = b;
+    else if (b != home) same = same && b->device == home->device;
+  }
+  if (same) return;
   for (const Tensor* t : ts)
     if (t->device() != ts[0].device()) {
       std::string devs;

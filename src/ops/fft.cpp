@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "../runtime/registry_internal.hpp"
 #include "dispatch.hpp"
 #include "torsh/ops/ops.hpp"
 
@@ -91,8 +92,14 @@ void pass_shape(PassShape& p, const char* op, const Tensor& x_in, std::size_t ax
   }
   const Tensor& x = *p.x;
   const std::size_t value_dims = x.ndim() - (kind == rt::FftKind::R2C ? 0 : 1);
-  DimVec dims(x.shape().dims().begin(), x.shape().dims().begin() + static_cast<std::ptrdiff_t>(value_dims));
-  for (std::size_t d = 0; d < value_dims; ++d) (d < axis ? p.outer : p.inner) *= d == axis ? 1 : dims[d];
+  const Shape& xs = x.shape();
+  for (std::size_t d = 0; d < value_dims; ++d) (d < axis ? p.outer : p.inner) *= d == axis ? 1 : xs[d];
+  // A complex pass keeps x's (already resized) shape: no new Shape to validate.
+  if (kind == rt::FftKind::C2C) {
+    p.out = xs;
+    return;
+  }
+  DimVec dims(xs.dims().begin(), xs.dims().begin() + static_cast<std::ptrdiff_t>(value_dims));
   dims[axis] = len_out;
   if (kind != rt::FftKind::C2R) dims.push_back(2);
   p.out = Shape(dims);
@@ -119,7 +126,15 @@ void pass_into(const char* op, const PassShape& p, const Tensor& out, std::int64
 // Whether two tensors' storage may meet: one buffer, or host memory whose
 // byte ranges overlap (two tensors wrapping one NumPy array are two buffers).
 bool may_share(const Tensor& a, const Tensor& b) {
-  if (&a.buffer().impl() == &b.buffer().impl()) return true;
+  // Both are live (checked by the caller). Two pool blocks meet only in one
+  // segment, which settles the common case without the host-address calls below.
+  const auto& sa = torsh::detail::Access::state(a.buffer());
+  const auto& sb = torsh::detail::Access::state(b.buffer());
+  if (sa == sb) return true;
+  if (sa->block && sb->block) {
+    if (&sa->raw() != &sb->raw()) return false;
+    return sa->offset() < sb->offset() + sb->size && sb->offset() < sa->offset() + sa->size;
+  }
   const auto* pa = static_cast<const unsigned char*>(a.buffer().host_ptr());
   const auto* pb = static_cast<const unsigned char*>(b.buffer().host_ptr());
   if (!pa || !pb) return false;

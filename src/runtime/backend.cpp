@@ -323,8 +323,7 @@ std::size_t checked_nbytes(const Shape& shape, DType dtype, const Device& d) {
 }  // namespace
 
 Tensor detail::empty_on(const std::shared_ptr<BackendState>& b, const Shape& shape, DType dtype) {
-  auto buf = allocate_buffer(b, checked_nbytes(shape, dtype, b->device));
-  return Tensor(std::move(buf), dtype, shape, contiguous_strides(shape), 0);
+  return Access::fresh_tensor(allocate_buffer(b, checked_nbytes(shape, dtype, b->device)), dtype, shape);
 }
 
 Tensor Backend::empty(const Shape& shape, DType dtype) { return detail::empty_on(s_, shape, dtype); }

@@ -82,6 +82,8 @@ struct Access {
   static auto& state(Handle& h) { return h.s_; }
   template <class Handle>
   static const auto& state(const Handle& h) { return h.s_; }
+  // A contiguous tensor over b, which was allocated for exactly its shape (Tensor's unchecked constructor).
+  static Tensor fresh_tensor(Buffer&& b, DType dtype, const Shape& shape);
 };
 
 class MemoryPool;

@@ -62,6 +62,19 @@ Tensor::Tensor(Buffer buffer, DType dtype, Shape shape, Strides strides, std::in
                 ctx_of("Tensor", *this), {"Strides and offset count elements; keep the view inside the buffer"});
 }
 
+Tensor::Tensor(Fresh, Buffer&& buffer, DType dtype, const Shape& shape)
+    : buffer_(std::move(buffer)), dtype_(dtype), shape_(shape), strides_(shape.ndim()) {
+  std::int64_t acc = 1;
+  for (std::size_t i = shape_.ndim(); i-- > 0;) {
+    strides_[i] = acc;
+    acc *= shape_[i] > 0 ? shape_[i] : 1;  // as contiguous_strides
+  }
+}
+
+Tensor detail::Access::fresh_tensor(Buffer&& b, DType dtype, const Shape& shape) {
+  return Tensor(Tensor::Fresh{}, std::move(b), dtype, shape);
+}
+
 Backend Tensor::backend() const { return detail::backend_from_state(detail::buffer_backend(buffer_)); }
 
 std::string Tensor::describe() const {
@@ -71,7 +84,10 @@ std::string Tensor::describe() const {
 rt::TensorArg Tensor::arg() const {
   // Kernels address the pool segment; the buffer's place in it is a whole number
   // of elements because blocks start at multiples of the pool's rounding.
-  const auto& st = buffer_.live();
+  // The state is read directly (Buffer::live() is a call; arg() runs for
+  // every operand of every op), and live() only reports a dead buffer.
+  const auto& sp = detail::Access::state(buffer_);
+  const detail::BufferState& st = sp && !sp->freed ? *sp : buffer_.live();
   rt::TensorArg a;
   a.buffer = &st.raw();
   a.dtype = dtype_;

@@ -21,8 +21,10 @@ class DimVec {
   using iterator = std::int64_t*;
   using const_iterator = const std::int64_t*;
 
-  DimVec() = default;
-  explicit DimVec(std::size_t n, std::int64_t value = 0) : n_(checked(n)) { std::fill(v_, v_ + n_, value); }
+  DimVec() {}  // v_ left unset: only the first n_ values are ever read
+  // Fills all kMaxRank slots: a fill of n_ became a byte-by-byte loop (a
+  // memset of unknown size), 80 instructions for two dimensions.
+  explicit DimVec(std::size_t n, std::int64_t value = 0) : n_(checked(n)) { std::fill(v_, v_ + kMaxRank, value); }
   DimVec(std::initializer_list<std::int64_t> init) : n_(checked(init.size())) { std::copy(init.begin(), init.end(), v_); }
   template <class It>
   DimVec(It first, It last) : n_(checked(static_cast<std::size_t>(std::distance(first, last)))) {
@@ -69,7 +71,9 @@ class DimVec {
     if (n > kMaxRank) throw_rank_exceeded(n);
     return n;
   }
-  std::int64_t v_[kMaxRank] = {};
+  // Not zeroed: every op builds several shapes and clearing all kMaxRank
+  // values cost more than the dims themselves; copies move all of them.
+  std::int64_t v_[kMaxRank];
   std::size_t n_ = 0;
 };
 

@@ -67,6 +67,12 @@ class Tensor {
   rt::TensorArg arg() const;  // for kernels; throws InvalidState when the buffer was freed
 
  private:
+  friend struct detail::Access;
+  // A new contiguous tensor over a buffer allocated for exactly `shape`:
+  // nothing to check (every op's output is made this way).
+  struct Fresh {};
+  Tensor(Fresh, Buffer&& buffer, DType dtype, const Shape& shape);
+
   Buffer buffer_;
   DType dtype_ = DType::F32;
   Shape shape_;

@@ -118,14 +118,17 @@ struct Line {
 constexpr std::size_t kKeepBytes = std::size_t{64} << 20;
 template <class T>
 struct LineBuffer {
-  explicit LineBuffer(std::size_t values) : p(static_cast<T*>(scratch().get(values * sizeof(T)))) {}
-  ~LineBuffer() { scratch().trim(kKeepBytes); }
+  // The thread-local is looked up once: each lookup is a call into the
+  // dynamic linker, and a short transform's call makes few others.
+  explicit LineBuffer(std::size_t values) : s(scratch()), p(static_cast<T*>(s.get(values * sizeof(T)))) {}
+  ~LineBuffer() { s.trim(kKeepBytes); }
   LineBuffer(const LineBuffer&) = delete;
   LineBuffer& operator=(const LineBuffer&) = delete;
   static Scratch& scratch() {
-    thread_local Scratch s;
-    return s;
+    thread_local Scratch t;
+    return t;
   }
+  Scratch& s;
   T* p;
 };
 
@@ -170,9 +173,14 @@ void run(const rt::FftArgs& a) {
   // Only the four-step form splits one line over threads: a shorter line's
   // stages are too quick to pay for a handoff each.
   const bool split = plan->cols != nullptr;
-  if (lines == 1 || (lines < threads && split)) {
+  if (lines == 1) {
+    // Without the divisions that place line l: two of them cost a short transform more than its plan lookup.
     LineBuffer<T> buf(buf_size);
-    for (std::int64_t l = 0; l < lines; ++l) line(x, out, l / a.inner, l % a.inner, buf.p, split ? threads : 1);
+    return line(x, out, 0, 0, buf.p, split ? threads : 1);
+  }
+  if (lines < threads && split) {
+    LineBuffer<T> buf(buf_size);
+    for (std::int64_t l = 0; l < lines; ++l) line(x, out, l / a.inner, l % a.inner, buf.p, threads);
     return;
   }
   // Lines per task: enough work (about n log n) to pay for the handoff.
