@@ -31,7 +31,7 @@ void TensorRefs::too_many() const {
   throw Error(ErrorCode::Internal, "an op passed more than " + std::to_string(p_.size()) + " operands to one launch");
 }
 
-ErrorContext context(const char* op, TensorRefs ts) {
+ErrorContext context(const char* op, const TensorRefs& ts) {
   ErrorContext c{.op = op};
   for (const Tensor* t : ts) {
     c.shapes.push_back(t->shape().to_string());
@@ -41,7 +41,7 @@ ErrorContext context(const char* op, TensorRefs ts) {
   return c;
 }
 
-void check_same_device(const char* op, TensorRefs ts) {
+void check_same_device(const char* op, const TensorRefs& ts) {
   // The buffers' states are read here directly: every op runs this, and the
   // Buffer accessors are a call each. Buffers of one backend state share its
   // device; two states (two handles opened on one device) compare devices.
@@ -70,7 +70,7 @@ Tensor empty_like(const Tensor& like, const Shape& shape, DType dtype) {
   return torsh::detail::empty_on(st->backend, shape, dtype);
 }
 
-void check_same_dtype(const char* op, TensorRefs ts) {
+void check_same_dtype(const char* op, const TensorRefs& ts) {
   for (const Tensor* t : ts)
     if (t->dtype() != ts[0].dtype())
       throw Error(ErrorCode::DTypeMismatch, "operands have different dtypes", context(op, ts));
@@ -78,13 +78,13 @@ void check_same_dtype(const char* op, TensorRefs ts) {
 
 namespace {
 
-ArgList args_of(TensorRefs ts) {
+ArgList args_of(const TensorRefs& ts) {
   ArgList a;
   for (const Tensor* t : ts) a.push(*t);
   return a;
 }
 
-std::string shapes_of(TensorRefs in, TensorRefs out) {
+std::string shapes_of(const TensorRefs& in, const TensorRefs& out) {
   std::string s;
   for (const Tensor* t : in) {
     if (!s.empty()) s += ' ';
@@ -157,14 +157,14 @@ void run_on_cpu(const std::vector<Tensor>& inputs, const std::vector<Tensor>& ou
   }
 }
 
-std::vector<Tensor> owned(TensorRefs ts) {
+std::vector<Tensor> owned(const TensorRefs& ts) {
   std::vector<Tensor> v;
   for (const Tensor* t : ts) v.push_back(*t);
   return v;
 }
 
-void record(GraphState& g, const char* name, rt::DeviceImpl& dev, bool native, rt::OpKind kind, TensorRefs inputs,
-            TensorRefs outputs, const KernelRef& fn) {
+void record(GraphState& g, const char* name, rt::DeviceImpl& dev, bool native, rt::OpKind kind, const TensorRefs& inputs,
+            const TensorRefs& outputs, const KernelRef& fn) {
   GraphNode node;
   node.name = name;
   for (const Tensor* t : inputs) node.keep.push_back(t->buffer());
@@ -194,14 +194,14 @@ namespace {
                   " of " + t.shape().to_string() + "); broadcast views are read-only",
               context(name, {t}), {"Write into a contiguous copy (.contiguous()) or into the tensor it was broadcast from"});
 }
-void check_writable(const char* name, TensorRefs outputs) {
+void check_writable(const char* name, const TensorRefs& outputs) {
   for (const Tensor* t : outputs)
     for (std::size_t d = 0; d < t->ndim(); ++d)
       if (t->strides()[d] == 0 && t->shape()[d] > 1) broadcast_output(name, *t, d);
 }
 }  // namespace
 
-void launch_impl(const char* name, rt::OpKind kind, TensorRefs inputs, TensorRefs outputs, const KernelRef& fn) {
+void launch_impl(const char* name, rt::OpKind kind, const TensorRefs& inputs, const TensorRefs& outputs, const KernelRef& fn) {
   check_writable(name, outputs);
   const Buffer& home_buf = outputs[0].buffer();
   rt::DeviceImpl& dev = *Access::state(home_buf)->backend->dev;

@@ -46,7 +46,7 @@ class TensorRefs {
     p_[n_++] = t;
   }
   [[noreturn]] void too_many() const;
-  std::array<const Tensor*, kMaxOperands> p_{};
+  std::array<const Tensor*, kMaxOperands> p_;  // only the first n_ are set (no zeroing on every launch)
   std::size_t n_ = 0;
 };
 
@@ -116,12 +116,12 @@ ResolvedKernel resolve_args(rt::DeviceImpl& dev, const rt::ArgsOf<K>& a) {
   return [e, &dev, a] { (*e)(dev, dev.default_stream(), &a); };
 }
 
-void launch_impl(const char* name, rt::OpKind kind, TensorRefs inputs, TensorRefs outputs, const KernelRef& fn);
+void launch_impl(const char* name, rt::OpKind kind, const TensorRefs& inputs, const TensorRefs& outputs, const KernelRef& fn);
 
 // build(const ArgList& in, const ArgList& out) returns rt::ArgsOf<K>. It must
 // capture by value: a captured graph replays it after the caller has returned.
 template <rt::OpKind K, class F>
-void launch(const char* name, TensorRefs inputs, TensorRefs outputs, const F& build) {
+void launch(const char* name, const TensorRefs& inputs, const TensorRefs& outputs, const F& build) {
   using Built = std::decay_t<std::invoke_result_t<const F&, const ArgList&, const ArgList&>>;
   static_assert(std::is_same_v<Built, rt::ArgsOf<K>>, "the closure must build the op kind's argument struct");
   const KernelRef ref{
@@ -160,8 +160,8 @@ inline std::pair<std::int64_t, std::int64_t> element_span(const Shape& shape, co
 Tensor empty_like(const Tensor& like, const Shape& shape, DType dtype);
 
 // Every input on one device, else DeviceMismatch naming all of them.
-void check_same_device(const char* op, TensorRefs ts);
-void check_same_dtype(const char* op, TensorRefs ts);
-ErrorContext context(const char* op, TensorRefs ts);
+void check_same_device(const char* op, const TensorRefs& ts);
+void check_same_dtype(const char* op, const TensorRefs& ts);
+ErrorContext context(const char* op, const TensorRefs& ts);
 
 }  // namespace torsh::ops::detail
