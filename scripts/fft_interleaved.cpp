@@ -122,13 +122,12 @@ int main(int argc, char** argv) {
       }
     }
     static const char* const kForm[3] = {"transform", "eager", "out="};
-    for (int f = 0; f < 3; ++f) {
-      std::printf("n=%-8ld %-9s torsh %.3f us  FFTW %.3f us  FFTW / torsh %.3fx [%.3f .. %.3f]%s", n, kForm[f],
+    for (int f = 0; f < 3; ++f)
+      std::printf("n=%-8ld %-9s torsh %.3f us  FFTW %.3f us  FFTW / torsh %.3fx [%.3f .. %.3f]\n", n, kForm[f],
                   median(ours[f]), median(theirs[f]), median(ratio[f]),
                   *std::min_element(ratio[f].begin(), ratio[f].end()),
-                  *std::max_element(ratio[f].begin(), ratio[f].end()), f == 0 ? "" : "\n");
-      if (f == 0) std::printf("  relative error %.1e\n", err / scale);
-    }
+                  *std::max_element(ratio[f].begin(), ratio[f].end()));
+    std::printf("n=%-8ld relative error of every form against FFTW %.1e\n", n, err / scale);
     fftwf_destroy_plan(fp);
     fftwf_free(fi);
     fftwf_free(fo);

@@ -63,13 +63,7 @@ Tensor::Tensor(Buffer buffer, DType dtype, Shape shape, Strides strides, std::in
 }
 
 Tensor::Tensor(Fresh, Buffer&& buffer, DType dtype, const Shape& shape)
-    : buffer_(std::move(buffer)), dtype_(dtype), shape_(shape), strides_(shape.ndim()) {
-  std::int64_t acc = 1;
-  for (std::size_t i = shape_.ndim(); i-- > 0;) {
-    strides_[i] = acc;
-    acc *= shape_[i] > 0 ? shape_[i] : 1;  // as contiguous_strides
-  }
-}
+    : buffer_(std::move(buffer)), dtype_(dtype), shape_(shape), strides_(contiguous_strides(shape)) {}
 
 Tensor detail::Access::fresh_tensor(Buffer&& b, DType dtype, const Shape& shape) {
   return Tensor(Tensor::Fresh{}, std::move(b), dtype, shape);

@@ -118,8 +118,8 @@ struct Line {
 constexpr std::size_t kKeepBytes = std::size_t{64} << 20;
 template <class T>
 struct LineBuffer {
-  // The thread-local is looked up once: each lookup is a call into the
-  // dynamic linker, and a short transform's call makes few others.
+  // The thread-local is looked up once: each lookup is a call (through the
+  // TLS descriptor or __tls_get_addr), and a short transform makes few others.
   explicit LineBuffer(std::size_t values) : s(scratch()), p(static_cast<T*>(s.get(values * sizeof(T)))) {}
   ~LineBuffer() { s.trim(kKeepBytes); }
   LineBuffer(const LineBuffer&) = delete;
@@ -156,20 +156,16 @@ void run_side_by_side(const rt::FftArgs& a, const fft::Plan<T>& plan) {
 
 template <class T>
 void run(const rt::FftArgs& a) {
-  // One contiguous complex line of a flat plan, the common short call: to the
-  // engine directly, without the general setup below (130 instructions a call).
-  if (a.kind == rt::FftKind::C2C && a.outer == 1 && a.inner == 1) {
-    std::shared_ptr<const fft::Plan<T>> hold;
-    const fft::Plan<T>& plan = fft::plan_ref<T>(a.n, hold);
-    if (plan.batchable()) {
-      LineBuffer<T> buf(static_cast<std::size_t>(2 * plan.work_size()));
-      return fft::forward_pairs(plan, data_of<T>(a.x), data_of<T>(a.out), a.inverse, static_cast<T>(a.scale), buf.p, 1);
-    }
-  }
   const bool real = a.kind != rt::FftKind::C2C;
   const bool half = real && a.n % 2 == 0;
   std::shared_ptr<const fft::Plan<T>> hold;
   const fft::Plan<T>* plan = &fft::plan_ref<T>(half ? a.n / 2 : a.n, hold);
+  // One contiguous complex line of a flat plan, the common short call: to the
+  // engine directly, without the general setup below (130 instructions a call).
+  if (a.kind == rt::FftKind::C2C && a.outer == 1 && a.inner == 1 && plan->batchable()) {
+    LineBuffer<T> buf(static_cast<std::size_t>(2 * plan->work_size()));
+    return fft::forward_pairs(*plan, data_of<T>(a.x), data_of<T>(a.out), a.inverse, static_cast<T>(a.scale), buf.p, 1);
+  }
   const std::int64_t spectrum = a.n / 2 + 1;
   const std::int64_t len_x = a.kind == rt::FftKind::C2R ? spectrum : a.n;
   const std::int64_t len_out = a.kind == rt::FftKind::R2C ? spectrum : a.n;
