@@ -114,30 +114,32 @@ TEST(Sparse, CooDuplicatesAreSummedInOrder) {
 }
 
 TEST(Sparse, SpmvAndSpmmMatchTheDenseProduct) {
-  for (DType t : {DType::F32, DType::F64})
-    for (bool power_law : {false, true})
-      for (std::int64_t n : {1, 3, 8, 15, 16, 24, 31, 32, 33}) {  // SpMM's register blocks and tails
-        const std::int64_t rows = 300, cols = 211;
-        const auto m = random_matrix(rows, cols, 0.05, power_law, static_cast<std::uint32_t>(n));
-        const CsrMatrix a = CsrMatrix::from_dense(dense(m, rows, cols, t));
-        const auto xv = random_matrix(cols, n, 1.0, false, 99);
-        const Tensor x = n == 1 ? dense(xv, cols, 1, t).reshape({cols}) : dense(xv, cols, n, t);
-        const Tensor y = ops::spmm(a, x);
-        ASSERT_EQ(y.shape(), n == 1 ? Shape{rows} : (Shape{rows, n}));
-        const auto got = values(y);
-        const double eps = t == DType::F32 ? 1.2e-7 : 2.3e-16;
-        for (std::int64_t r = 0; r < rows; ++r)
-          for (std::int64_t c = 0; c < n; ++c) {
-            double want = 0, mag = 0;
-            for (std::int64_t k = 0; k < cols; ++k) {
-              const double p = m[static_cast<std::size_t>(r * cols + k)] * xv[static_cast<std::size_t>(k * n + c)];
-              want += p;
-              mag += std::fabs(p);
+  // Both index dtypes: SpMV's gather loops (spmv_gather.cpp) differ by them.
+  for (DType index : {DType::I32, DType::I64})
+    for (DType t : {DType::F32, DType::F64})
+      for (bool power_law : {false, true})
+        for (std::int64_t n : {1, 3, 8, 15, 16, 24, 31, 32, 33}) {  // SpMM's register blocks and tails
+          const std::int64_t rows = 300, cols = 211;
+          const auto m = random_matrix(rows, cols, 0.05, power_law, static_cast<std::uint32_t>(n));
+          const CsrMatrix a = CsrMatrix::from_dense(dense(m, rows, cols, t), index);
+          const auto xv = random_matrix(cols, n, 1.0, false, 99);
+          const Tensor x = n == 1 ? dense(xv, cols, 1, t).reshape({cols}) : dense(xv, cols, n, t);
+          const Tensor y = ops::spmm(a, x);
+          ASSERT_EQ(y.shape(), n == 1 ? Shape{rows} : (Shape{rows, n}));
+          const auto got = values(y);
+          const double eps = t == DType::F32 ? 1.2e-7 : 2.3e-16;
+          for (std::int64_t r = 0; r < rows; ++r)
+            for (std::int64_t c = 0; c < n; ++c) {
+              double want = 0, mag = 0;
+              for (std::int64_t k = 0; k < cols; ++k) {
+                const double p = m[static_cast<std::size_t>(r * cols + k)] * xv[static_cast<std::size_t>(k * n + c)];
+                want += p;
+                mag += std::fabs(p);
+              }
+              ASSERT_NEAR(got[static_cast<std::size_t>(r * n + c)], want, 4 * eps * (mag + 1) * std::sqrt(cols))
+                  << "row " << r << " col " << c << " n " << n;
             }
-            ASSERT_NEAR(got[static_cast<std::size_t>(r * n + c)], want, 4 * eps * (mag + 1) * std::sqrt(cols))
-                << "row " << r << " col " << c << " n " << n;
-          }
-      }
+        }
 }
 
 TEST(Sparse, EmptyAndDegenerateShapes) {

@@ -12,6 +12,7 @@
 #include "simd/simd_avx2.hpp"
 #include "simd/simd_avx512.hpp"
 #include "simd/stream_store.hpp"
+#include "spmv_gather.hpp"
 
 namespace torsh::cpu {
 
@@ -69,6 +70,7 @@ std::vector<std::pair<std::string, std::string>> kernel_variants() {
                                         : "") +
                         cap},
       {"fft", fft_levels() + cap},
+      {"spmv", (spmv_gather_level() ? std::string(spmv_gather_level()) : std::string("scalar loop")) + cap},
       {"stores past " + llc, store_kind()},
   };
 }

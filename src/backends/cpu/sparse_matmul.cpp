@@ -1,6 +1,7 @@
 // CSR @ dense (rt::SparseMatmulArgs). Rows are dealt to threads in runs of
 // equal nonzero counts (a binary search of indptr), so power-law rows do not
-// leave one thread with the long ones. SpMV (n = 1) is a scalar loop with
+// leave one thread with the long ones. SpMV (n = 1) on Intel's cores reads x
+// by vector gathers (spmv_gather.hpp); elsewhere it is a scalar loop with
 // four partial sums per row: with one, each nonzero waited for the previous
 // add. What limits it is the matrix's streams, not x: with x confined to an
 // 8 KB window the loop ran at 16.0 GB/s against 15.5 with x at random over
@@ -22,6 +23,7 @@
 #include "platform/tuning.hpp"
 #include "simd/simd.hpp"
 #include "simd/stream_store.hpp"
+#include "spmv_gather.hpp"
 #include "torsh/runtime/autotune.hpp"
 
 namespace torsh::cpu {
@@ -61,6 +63,15 @@ inline void spmv_rows(const I* indptr, const I* indices, const T* values, const 
     for (; j < e; ++j) s0 += values[j] * x[indices[j]];
     out[r] = (s0 + s1) + (s2 + s3);
   }
+}
+
+// Rows [r0, r1) of SpMV by the loop this CPU runs faster.
+template <class I, class T>
+void spmv_chunk(const I* indptr, const I* indices, const T* values, const T* x, T* out, std::int64_t r0,
+                std::int64_t r1, std::int64_t ahead) {
+  static const bool gather = spmv_gather_level() != nullptr;
+  if (gather) spmv_gather(indptr, indices, values, x, out, r0, r1, ahead);
+  else spmv_rows(indptr, indices, values, x, out, r0, r1, ahead);
 }
 
 // Columns [c0, c0 + W) of one output row: the sums stay in registers over
@@ -150,8 +161,8 @@ std::int64_t measure_stream_ahead(int threads) {
     candidates.push_back({"ahead=" + std::to_string(ahead), [&, ahead] {
                             pool().parallel_for(rows, (rows + threads - 1) / threads,
                                                 [&](std::int64_t r0, std::int64_t r1) {
-                                                  spmv_rows(indptr.data(), indices.data(), values.data(), x.data(),
-                                                            y.data(), r0, r1, ahead);
+                                                  spmv_chunk(indptr.data(), indices.data(), values.data(), x.data(),
+                                                             y.data(), r0, r1, ahead);
                                                 });
                           }});
   const std::string pick = autotune::choose(
@@ -205,7 +216,7 @@ void run(const rt::SparseMatmulArgs& a) {
     };
     const std::int64_t r0 = start(c0), r1 = start(c1);
     if (r0 >= r1) return;
-    if (n == 1) spmv_rows(p, c, v, x, y, r0, r1, ahead);
+    if (n == 1) spmv_chunk(p, c, v, x, y, r0, r1, ahead);
     else spmm(p, c, v, x, y, n, r0, r1);
   });
 }
