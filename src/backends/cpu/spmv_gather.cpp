@@ -41,7 +41,6 @@ template <>
 struct Lanes<std::int32_t, float> {
   static constexpr int W = 16;
   using Acc = __m512;
-  static Acc zero() { return _mm512_setzero_ps(); }
   static TORSH_GATHER_INLINE Acc step(Acc acc, const std::int32_t* c, const float* v, const float* x) {
     return _mm512_fmadd_ps(_mm512_loadu_ps(v), _mm512_mask_i32gather_ps(_mm512_setzero_ps(), 0xFFFF, _mm512_loadu_si512(c), x, 4), acc);
   }
@@ -55,7 +54,6 @@ template <>
 struct Lanes<std::int64_t, float> {
   static constexpr int W = 8;
   using Acc = __m256;
-  static Acc zero() { return _mm256_setzero_ps(); }
   static TORSH_GATHER_INLINE Acc step(Acc acc, const std::int64_t* c, const float* v, const float* x) {
     return _mm256_fmadd_ps(_mm256_loadu_ps(v), _mm512_mask_i64gather_ps(_mm256_setzero_ps(), 0xFF, _mm512_loadu_si512(c), x, 4), acc);
   }
@@ -69,7 +67,6 @@ template <>
 struct Lanes<std::int32_t, double> {
   static constexpr int W = 8;
   using Acc = __m512d;
-  static Acc zero() { return _mm512_setzero_pd(); }
   static TORSH_GATHER_INLINE Acc step(Acc acc, const std::int32_t* c, const double* v, const double* x) {
     const __m256i idx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c));
     return _mm512_fmadd_pd(_mm512_loadu_pd(v), _mm512_mask_i32gather_pd(_mm512_setzero_pd(), 0xFF, idx, x, 8), acc);
@@ -84,7 +81,6 @@ template <>
 struct Lanes<std::int64_t, double> {
   static constexpr int W = 8;
   using Acc = __m512d;
-  static Acc zero() { return _mm512_setzero_pd(); }
   static TORSH_GATHER_INLINE Acc step(Acc acc, const std::int64_t* c, const double* v, const double* x) {
     return _mm512_fmadd_pd(_mm512_loadu_pd(v), _mm512_mask_i64gather_pd(_mm512_setzero_pd(), 0xFF, _mm512_loadu_si512(c), x, 8), acc);
   }
@@ -118,64 +114,50 @@ double sum(__m256d v) {
   return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
 }
 // No masked loads here: the row's last n < W nonzeros are added one by one.
-template <class I, class T, class Acc>
-TORSH_GATHER_INLINE T finish_scalar(Acc acc, const I* c, const T* v, const T* x, int n) {
-  T s = sum(acc);
-  for (int i = 0; i < n; ++i) s += v[i] * x[c[i]];
-  return s;
-}
+struct ScalarTail {
+  template <class Acc, class I, class T>
+  static TORSH_GATHER_INLINE T finish(Acc acc, const I* c, const T* v, const T* x, int n) {
+    T s = sum(acc);
+    for (int i = 0; i < n; ++i) s += v[i] * x[c[i]];
+    return s;
+  }
+};
 template <class I, class T>
 struct Lanes;
 template <>
-struct Lanes<std::int32_t, float> {
+struct Lanes<std::int32_t, float> : ScalarTail {
   static constexpr int W = 8;
   using Acc = __m256;
-  static Acc zero() { return _mm256_setzero_ps(); }
   static TORSH_GATHER_INLINE Acc step(Acc acc, const std::int32_t* c, const float* v, const float* x) {
     const __m256i idx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c));
     return _mm256_fmadd_ps(_mm256_loadu_ps(v), _mm256_mask_i32gather_ps(_mm256_setzero_ps(), x, idx, all_ps(), 4), acc);
   }
-  static TORSH_GATHER_INLINE float finish(Acc acc, const std::int32_t* c, const float* v, const float* x, int n) {
-    return finish_scalar(acc, c, v, x, n);
-  }
 };
 template <>
-struct Lanes<std::int64_t, float> {
+struct Lanes<std::int64_t, float> : ScalarTail {
   static constexpr int W = 4;
   using Acc = __m128;
-  static Acc zero() { return _mm_setzero_ps(); }
   static TORSH_GATHER_INLINE Acc step(Acc acc, const std::int64_t* c, const float* v, const float* x) {
     const __m256i idx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c));
     return _mm_fmadd_ps(_mm_loadu_ps(v), _mm256_mask_i64gather_ps(_mm_setzero_ps(), x, idx, _mm256_castps256_ps128(all_ps()), 4), acc);
   }
-  static TORSH_GATHER_INLINE float finish(Acc acc, const std::int64_t* c, const float* v, const float* x, int n) {
-    return finish_scalar(acc, c, v, x, n);
-  }
 };
 template <>
-struct Lanes<std::int32_t, double> {
+struct Lanes<std::int32_t, double> : ScalarTail {
   static constexpr int W = 4;
   using Acc = __m256d;
-  static Acc zero() { return _mm256_setzero_pd(); }
   static TORSH_GATHER_INLINE Acc step(Acc acc, const std::int32_t* c, const double* v, const double* x) {
     const __m128i idx = _mm_loadu_si128(reinterpret_cast<const __m128i*>(c));
     return _mm256_fmadd_pd(_mm256_loadu_pd(v), _mm256_mask_i32gather_pd(_mm256_setzero_pd(), x, idx, _mm256_castps_pd(all_ps()), 8), acc);
   }
-  static TORSH_GATHER_INLINE double finish(Acc acc, const std::int32_t* c, const double* v, const double* x, int n) {
-    return finish_scalar(acc, c, v, x, n);
-  }
 };
 template <>
-struct Lanes<std::int64_t, double> {
+struct Lanes<std::int64_t, double> : ScalarTail {
   static constexpr int W = 4;
   using Acc = __m256d;
-  static Acc zero() { return _mm256_setzero_pd(); }
   static TORSH_GATHER_INLINE Acc step(Acc acc, const std::int64_t* c, const double* v, const double* x) {
     const __m256i idx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c));
     return _mm256_fmadd_pd(_mm256_loadu_pd(v), _mm256_mask_i64gather_pd(_mm256_setzero_pd(), x, idx, _mm256_castps_pd(all_ps()), 8), acc);
-  }
-  static TORSH_GATHER_INLINE double finish(Acc acc, const std::int64_t* c, const double* v, const double* x, int n) {
-    return finish_scalar(acc, c, v, x, n);
   }
 };
 

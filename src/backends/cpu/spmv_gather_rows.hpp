@@ -13,7 +13,7 @@ void rows(const I* indptr, const I* indices, const T* values, const T* x, T* y, 
   for (std::int64_t r = r0; r < r1; ++r) {
     std::int64_t j = indptr[r];
     const std::int64_t e = indptr[r + 1];
-    typename K::Acc acc = K::zero();
+    typename K::Acc acc{};
     for (; j + K::W <= e; j += K::W) {
       if (j + ahead < last) {
         __builtin_prefetch(&values[j + ahead]);
