@@ -42,7 +42,8 @@ struct Lanes<std::int32_t, float> {
   static constexpr int W = 16;
   using Acc = __m512;
   static TORSH_GATHER_INLINE Acc step(Acc acc, const std::int32_t* c, const float* v, const float* x) {
-    return _mm512_fmadd_ps(_mm512_loadu_ps(v), _mm512_mask_i32gather_ps(_mm512_setzero_ps(), 0xFFFF, _mm512_loadu_si512(c), x, 4), acc);
+    const __m512 xv = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), 0xFFFF, _mm512_loadu_si512(c), x, 4);
+    return _mm512_fmadd_ps(_mm512_loadu_ps(v), xv, acc);
   }
   static TORSH_GATHER_INLINE float finish(Acc acc, const std::int32_t* c, const float* v, const float* x, int n) {
     const __mmask16 m = static_cast<__mmask16>((1u << n) - 1);
@@ -55,7 +56,8 @@ struct Lanes<std::int64_t, float> {
   static constexpr int W = 8;
   using Acc = __m256;
   static TORSH_GATHER_INLINE Acc step(Acc acc, const std::int64_t* c, const float* v, const float* x) {
-    return _mm256_fmadd_ps(_mm256_loadu_ps(v), _mm512_mask_i64gather_ps(_mm256_setzero_ps(), 0xFF, _mm512_loadu_si512(c), x, 4), acc);
+    const __m256 xv = _mm512_mask_i64gather_ps(_mm256_setzero_ps(), 0xFF, _mm512_loadu_si512(c), x, 4);
+    return _mm256_fmadd_ps(_mm256_loadu_ps(v), xv, acc);
   }
   static TORSH_GATHER_INLINE float finish(Acc acc, const std::int64_t* c, const float* v, const float* x, int n) {
     const __mmask8 m = static_cast<__mmask8>((1u << n) - 1);
@@ -82,7 +84,8 @@ struct Lanes<std::int64_t, double> {
   static constexpr int W = 8;
   using Acc = __m512d;
   static TORSH_GATHER_INLINE Acc step(Acc acc, const std::int64_t* c, const double* v, const double* x) {
-    return _mm512_fmadd_pd(_mm512_loadu_pd(v), _mm512_mask_i64gather_pd(_mm512_setzero_pd(), 0xFF, _mm512_loadu_si512(c), x, 8), acc);
+    const __m512d xv = _mm512_mask_i64gather_pd(_mm512_setzero_pd(), 0xFF, _mm512_loadu_si512(c), x, 8);
+    return _mm512_fmadd_pd(_mm512_loadu_pd(v), xv, acc);
   }
   static TORSH_GATHER_INLINE double finish(Acc acc, const std::int64_t* c, const double* v, const double* x, int n) {
     const __mmask8 m = static_cast<__mmask8>((1u << n) - 1);
@@ -130,7 +133,8 @@ struct Lanes<std::int32_t, float> : ScalarTail {
   using Acc = __m256;
   static TORSH_GATHER_INLINE Acc step(Acc acc, const std::int32_t* c, const float* v, const float* x) {
     const __m256i idx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c));
-    return _mm256_fmadd_ps(_mm256_loadu_ps(v), _mm256_mask_i32gather_ps(_mm256_setzero_ps(), x, idx, all_ps(), 4), acc);
+    return _mm256_fmadd_ps(_mm256_loadu_ps(v), _mm256_mask_i32gather_ps(_mm256_setzero_ps(), x, idx, all_ps(), 4),
+                           acc);
   }
 };
 template <>
@@ -139,7 +143,8 @@ struct Lanes<std::int64_t, float> : ScalarTail {
   using Acc = __m128;
   static TORSH_GATHER_INLINE Acc step(Acc acc, const std::int64_t* c, const float* v, const float* x) {
     const __m256i idx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c));
-    return _mm_fmadd_ps(_mm_loadu_ps(v), _mm256_mask_i64gather_ps(_mm_setzero_ps(), x, idx, _mm256_castps256_ps128(all_ps()), 4), acc);
+    const __m128 xv = _mm256_mask_i64gather_ps(_mm_setzero_ps(), x, idx, _mm256_castps256_ps128(all_ps()), 4);
+    return _mm_fmadd_ps(_mm_loadu_ps(v), xv, acc);
   }
 };
 template <>
@@ -148,7 +153,8 @@ struct Lanes<std::int32_t, double> : ScalarTail {
   using Acc = __m256d;
   static TORSH_GATHER_INLINE Acc step(Acc acc, const std::int32_t* c, const double* v, const double* x) {
     const __m128i idx = _mm_loadu_si128(reinterpret_cast<const __m128i*>(c));
-    return _mm256_fmadd_pd(_mm256_loadu_pd(v), _mm256_mask_i32gather_pd(_mm256_setzero_pd(), x, idx, _mm256_castps_pd(all_ps()), 8), acc);
+    const __m256d xv = _mm256_mask_i32gather_pd(_mm256_setzero_pd(), x, idx, _mm256_castps_pd(all_ps()), 8);
+    return _mm256_fmadd_pd(_mm256_loadu_pd(v), xv, acc);
   }
 };
 template <>
@@ -157,7 +163,8 @@ struct Lanes<std::int64_t, double> : ScalarTail {
   using Acc = __m256d;
   static TORSH_GATHER_INLINE Acc step(Acc acc, const std::int64_t* c, const double* v, const double* x) {
     const __m256i idx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c));
-    return _mm256_fmadd_pd(_mm256_loadu_pd(v), _mm256_mask_i64gather_pd(_mm256_setzero_pd(), x, idx, _mm256_castps_pd(all_ps()), 8), acc);
+    const __m256d xv = _mm256_mask_i64gather_pd(_mm256_setzero_pd(), x, idx, _mm256_castps_pd(all_ps()), 8);
+    return _mm256_fmadd_pd(_mm256_loadu_pd(v), xv, acc);
   }
 };
 
