@@ -65,11 +65,20 @@ inline void spmv_rows(const I* indptr, const I* indices, const T* values, const 
   }
 }
 
-// Rows [r0, r1) of SpMV by the loop this CPU runs faster.
+// Whether SpMV of nnz nonzeros runs the gather loop: on a CPU where it is
+// the faster (spmv_gather.hpp), for a matrix whose values and indices take
+// at most a quarter of the last-level cache; from memory the scalar loop ran
+// faster.
 template <class I, class T>
-void spmv_chunk(const I* indptr, const I* indices, const T* values, const T* x, T* out, std::int64_t r0,
+bool spmv_gathers(std::int64_t nnz) {
+  static const bool usable = spmv_gather_level() != nullptr;
+  return usable && nnz <= stream_threshold_bytes() / 4 / static_cast<std::int64_t>(sizeof(I) + sizeof(T));
+}
+
+// Rows [r0, r1) of SpMV, by the gather loop or the scalar one.
+template <class I, class T>
+void spmv_chunk(bool gather, const I* indptr, const I* indices, const T* values, const T* x, T* out, std::int64_t r0,
                 std::int64_t r1, std::int64_t ahead) {
-  static const bool gather = spmv_gather_level() != nullptr;
   if (gather) spmv_gather(indptr, indices, values, x, out, r0, r1, ahead);
   else spmv_rows(indptr, indices, values, x, out, r0, r1, ahead);
 }
@@ -156,13 +165,14 @@ std::int64_t measure_stream_ahead(int threads) {
     seed = seed * 1664525u + 1013904223u;  // a cheap LCG: any spread of columns will do
     c = static_cast<std::int32_t>((seed >> 8) % static_cast<std::uint32_t>(cols));
   }
+  const bool gather = spmv_gathers<std::int32_t, float>(nnz);  // the loop a matrix of this size runs
   std::vector<autotune::Candidate> candidates;
   for (const std::int64_t ahead : kAheadCandidates)
     candidates.push_back({"ahead=" + std::to_string(ahead), [&, ahead] {
                             pool().parallel_for(rows, (rows + threads - 1) / threads,
                                                 [&](std::int64_t r0, std::int64_t r1) {
-                                                  spmv_chunk(indptr.data(), indices.data(), values.data(), x.data(),
-                                                             y.data(), r0, r1, ahead);
+                                                  spmv_chunk(gather, indptr.data(), indices.data(), values.data(),
+                                                             x.data(), y.data(), r0, r1, ahead);
                                                 });
                           }});
   const std::string pick = autotune::choose(
@@ -200,6 +210,7 @@ void run(const rt::SparseMatmulArgs& a) {
   const std::int64_t work = (nnz + rows) * n;
   const std::int64_t chunks = std::min<std::int64_t>(rows, work < (1 << 15) ? 1 : 8 * pool().size());
   const std::int64_t ahead = n == 1 ? stream_ahead() : 0;
+  const bool gather = n == 1 && spmv_gathers<I, T>(nnz);
   pool().parallel_for(chunks, 1, [&](std::int64_t c0, std::int64_t c1) {
     // Chunk i starts at the first row whose nonzeros (plus row count) reach i / chunks of the total.
     const auto start = [&](std::int64_t i) -> std::int64_t {
@@ -216,7 +227,7 @@ void run(const rt::SparseMatmulArgs& a) {
     };
     const std::int64_t r0 = start(c0), r1 = start(c1);
     if (r0 >= r1) return;
-    if (n == 1) spmv_chunk(p, c, v, x, y, r0, r1, ahead);
+    if (n == 1) spmv_chunk(gather, p, c, v, x, y, r0, r1, ahead);
     else spmm(p, c, v, x, y, n, r0, r1);
   });
 }
