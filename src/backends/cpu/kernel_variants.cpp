@@ -70,7 +70,9 @@ std::vector<std::pair<std::string, std::string>> kernel_variants() {
                                         : "") +
                         cap},
       {"fft", fft_levels() + cap},
-      {"spmv", (spmv_gather_level() ? std::string(spmv_gather_level()) : std::string("scalar loop")) + cap},
+      {"spmv", (spmv_gather_level() ? std::string(spmv_gather_level()) + " within a quarter of the LLC, scalar loop past it"
+                                    : std::string("scalar loop")) +
+                   cap},
       {"stores past " + llc, store_kind()},
   };
 }
