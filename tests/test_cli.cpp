@@ -198,3 +198,14 @@ TEST(Cli, RunAnswersAChatPromptWithTokensPerSecond) {
     EXPECT_NE(r.out.find("tokens/s"), std::string::npos) << r.out;
   }
 }
+
+// Loading the WebGPU plugin without a runtime folder (servers, containers, CI)
+// must not put Mesa's "error: XDG_RUNTIME_DIR ..." in the user's terminal: the
+// library switches off the Vulkan layer that asks Wayland, not the user.
+TEST(Cli, InfoPrintsNoErrorLinesWithoutARuntimeFolder) {
+  REQUIRE_CLI();
+  const auto r = run("env -u XDG_RUNTIME_DIR -u NODEVICE_SELECT " + quote(torsh::test::torsh_cli()) + " info");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.find("error:"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("XDG_RUNTIME_DIR"), std::string::npos) << r.out;
+}

@@ -299,7 +299,7 @@ std::string backend_summary() {
     if (!st.version.empty()) os << "  " << st.version;
     os << "\n";
     if (!st.available) {
-      os << "    Error: " << st.reason << "\n";
+      os << "    unavailable: " << st.reason << "\n";
       continue;
     }
     if (!st.reason.empty()) os << "    Note: " << st.reason << "\n";

@@ -23,6 +23,20 @@ std::string version_string(std::uint32_t v) {
          "." + std::to_string(v & 255);
 }
 
+// Mesa's implicit Vulkan layer VK_LAYER_MESA_device_select asks Wayland for the
+// default GPU while the loader enumerates devices; libwayland prints "error:
+// XDG_RUNTIME_DIR is invalid or not set in the environment." when the process
+// has no runtime folder (servers, containers, CI). There is no display
+// to select a GPU for there, and the plugin enumerates every adapter itself, so
+// the layer is switched off by its own variable (NODEVICE_SELECT) in exactly
+// that case. A user's own choice (MESA_VK_DEVICE_SELECT, NODEVICE_SELECT) wins.
+void quiet_mesa_device_select() {
+  if (std::getenv("MESA_VK_DEVICE_SELECT") || std::getenv("NODEVICE_SELECT")) return;
+  // libwayland's own test: set and absolute.
+  if (const char* runtime = std::getenv("XDG_RUNTIME_DIR"); runtime && *runtime == '/') return;
+  ::setenv("NODEVICE_SELECT", "1", 0);
+}
+
 class WebGpuDriver final : public rt::Driver {
  public:
   WebGpuDriver(WGPUInstance instance, std::string version, std::vector<std::shared_ptr<WebGpuDevice>> devices)
@@ -53,7 +67,7 @@ rt::Driver* make_driver(char* err, std::size_t len) {
                   version_string(v).c_str(), kWgpuMajor);
     return nullptr;
   }
-  // Mesa warns on stderr for every instance when XDG_RUNTIME_DIR is unset; it needs no such folder for compute.
+  quiet_mesa_device_select();
   WGPUInstanceExtras extras = {};
   extras.chain.sType = static_cast<WGPUSType>(WGPUSType_InstanceExtras);
   extras.backends = WGPUInstanceBackend_Primary;  // Vulkan, Metal, D3D12: not GL, whose compute is too limited
