@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v clang-format >/dev/null || bash scripts/install-deps.sh clang-format
 mapfile -t files < <(git ls-files -- 'src/*.cpp' 'src/*.hpp' 'src/*.h' 'src/*.cu' 'include/*.hpp' 'include/*.h' \
-  'tools/*.cpp' 'tools/*.hpp' 'python/src/*.cpp' 'python/src/*.hpp' 'tests/*.cpp' 'tests/*.hpp' 'tests/*.h')
+  'tools/*.cpp' 'tools/*.hpp' 'python/src/*.cpp' 'python/src/*.hpp' 'tests/*.cpp' 'tests/*.hpp' 'tests/*.h' \
+  'examples/*.cpp' 'scripts/*.cpp')
 if [ "${1:-}" = "--check" ]; then
   # Two processes share the list; --Werror turns each formatting difference into an error naming the line.
   printf '%s\0' "${files[@]}" | xargs -0 -n 64 -P "$(nproc)" clang-format --dry-run --Werror

@@ -7,10 +7,11 @@
 # on Mesa's lavapipe (mesa-vulkan-drivers) where there is no GPU.
 set -euo pipefail
 # libclblast-dev: the OpenCL plugin's optional GEMM (CLBlast).
-# time and python3: scripts/test.sh measures the profiled suite's peak memory and reads its trace.
+# time and python3: scripts/test.sh measures the profiled suite's peak memory and reads its trace;
+# clang-format: its format check.
 pkgs=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev
       ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd clinfo libclblast-dev nlohmann-json3-dev libcli11-dev
-      hipcc time python3 python3-pip libutf8proc-dev mesa-vulkan-drivers libvulkan1)
+      hipcc time python3 python3-pip libutf8proc-dev mesa-vulkan-drivers libvulkan1 clang-format)
 # Callers add what only they need (the Python tests add the interpreter's packages).
 pkgs+=("$@")
 missing=()
