@@ -58,10 +58,14 @@ Args parse(int argc, char** argv) {
     }
     if (i + 1 >= argc) usage(argv[0]);
     const char* v = argv[++i];
-    if (k == "--min-seconds") a.min_seconds = std::atof(v);
-    else if (k == "--filter") a.filter = v;
-    else if (k == "--threads") a.threads = std::max(1, std::atoi(v));
-    else usage(argv[0]);
+    if (k == "--min-seconds")
+      a.min_seconds = std::atof(v);
+    else if (k == "--filter")
+      a.filter = v;
+    else if (k == "--threads")
+      a.threads = std::max(1, std::atoi(v));
+    else
+      usage(argv[0]);
   }
   return a;
 }

@@ -46,18 +46,22 @@ int main(int argc, char** argv) {
     std::vector<float> hc(static_cast<std::size_t>(n) * n);
     auto run_torsh = [&] { ops::matmul(a, b); };
     auto run_openblas = [&] {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, ha.data(), n, hb.data(), n, 0.0f,
-                  hc.data(), n);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, ha.data(), n, hb.data(), n, 0.0f, hc.data(),
+                  n);
     };
     const int calls = n <= 256 ? 64 : n <= 512 ? 16 : n <= 1024 ? 6 : 3;
     auto block = [&](bool torsh_side) {
-      if (torsh_side) run_torsh();
-      else run_openblas();
+      if (torsh_side)
+        run_torsh();
+      else
+        run_openblas();
       std::vector<double> t;
       for (int i = 0; i < calls; ++i) {
         const auto t0 = std::chrono::steady_clock::now();
-        if (torsh_side) run_torsh();
-        else run_openblas();
+        if (torsh_side)
+          run_torsh();
+        else
+          run_openblas();
         t.push_back(seconds_since(t0));
       }
       std::sort(t.begin(), t.end());

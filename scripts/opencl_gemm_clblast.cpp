@@ -94,12 +94,11 @@ int main(int argc, char** argv) {
       dev.synchronize();
     };
     auto run_clblast = [&] {
-      const auto st = half ? clblast::Gemm<cl_half>(clblast::Layout::kRowMajor, clblast::Transpose::kNo,
-                                                    clblast::Transpose::kNo, m, n, k, 0x3c00, ma, 0, k, mb, 0, n, 0,
-                                                    mc, 0, n, &q, nullptr)
-                           : clblast::Gemm<float>(clblast::Layout::kRowMajor, clblast::Transpose::kNo,
-                                                  clblast::Transpose::kNo, m, n, k, 1.0f, ma, 0, k, mb, 0, n, 0.0f,
-                                                  mc, 0, n, &q, nullptr);
+      const auto st =
+          half ? clblast::Gemm<cl_half>(clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kNo, m,
+                                        n, k, 0x3c00, ma, 0, k, mb, 0, n, 0, mc, 0, n, &q, nullptr)
+               : clblast::Gemm<float>(clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kNo, m,
+                                      n, k, 1.0f, ma, 0, k, mb, 0, n, 0.0f, mc, 0, n, &q, nullptr);
       check(clFinish(q), "clFinish");
       return st;
     };
@@ -113,23 +112,28 @@ int main(int argc, char** argv) {
         run_torsh();
         t.push_back(seconds_since(t0));
       }
-      std::printf("{\"device\": \"%s\", \"dtype\": \"%s\", \"m\": %ld, \"n\": %ld, \"k\": %ld, "
-                  "\"torsh_best_gflops\": %.2f, \"clblast_status\": %d}\n",
-                  name, argv[2], m, n, k, 2.0 * m * n * k / *std::min_element(t.begin(), t.end()) / 1e9,
-                  static_cast<int>(status));
+      std::printf(
+          "{\"device\": \"%s\", \"dtype\": \"%s\", \"m\": %ld, \"n\": %ld, \"k\": %ld, "
+          "\"torsh_best_gflops\": %.2f, \"clblast_status\": %d}\n",
+          name, argv[2], m, n, k, 2.0 * m * n * k / *std::min_element(t.begin(), t.end()) / 1e9,
+          static_cast<int>(status));
       for (cl_mem mem : {ma, mb, mc}) clReleaseMemObject(mem);
       continue;
     }
     const double flop = 2.0 * m * n * k;
     const int calls = std::clamp(static_cast<int>(2e9 / flop), 3, 32);
     auto block = [&](bool torsh_side) {
-      if (torsh_side) run_torsh();
-      else run_clblast();
+      if (torsh_side)
+        run_torsh();
+      else
+        run_clblast();
       std::vector<double> t;
       for (int i = 0; i < calls; ++i) {
         const auto t0 = std::chrono::steady_clock::now();
-        if (torsh_side) run_torsh();
-        else run_clblast();
+        if (torsh_side)
+          run_torsh();
+        else
+          run_clblast();
         t.push_back(seconds_since(t0));
       }
       std::sort(t.begin(), t.end());

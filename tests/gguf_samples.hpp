@@ -61,9 +61,9 @@ inline GgufWriter rich_writer(std::uint32_t version, std::size_t alignment) {
   w.kv("t.arr_bool", gv::array(GgufType::Bool, {gv::boolean(true), gv::boolean(false)}));
   w.kv("t.arr_str", gv::array(GgufType::String, {gv::str("a"), gv::str(""), gv::str("ccc")}));
   w.kv("t.arr_empty", gv::array(GgufType::U32, {}));
-  w.kv("t.arr_nested", gv::array(GgufType::Array, {gv::array(GgufType::I16, {gv::i16(1), gv::i16(-2)}),
-                                                   gv::array(GgufType::I16, {}),
-                                                   gv::array(GgufType::I16, {gv::i16(3)})}));
+  w.kv("t.arr_nested",
+       gv::array(GgufType::Array, {gv::array(GgufType::I16, {gv::i16(1), gv::i16(-2)}), gv::array(GgufType::I16, {}),
+                                   gv::array(GgufType::I16, {gv::i16(3)})}));
   w.kv("t.arr_nested3",
        gv::array(GgufType::Array, {gv::array(GgufType::Array, {gv::array(GgufType::String, {gv::str("deep")})})}));
   w.tensor(tensor_of("w.f32", {8, 3}, kF32, 1));
@@ -103,7 +103,6 @@ inline GgufValue nested(int depth) {
   return v;
 }
 
-
 // tests/golden/gguf_py.gguf, from the gguf Python package's writer.
 inline Bytes golden_file() {
   std::ifstream in(std::string(TORSH_GOLDEN_DIR) + "/gguf_py.gguf", std::ios::binary);
@@ -112,6 +111,5 @@ inline Bytes golden_file() {
   EXPECT_FALSE(b.empty()) << "tests/golden/gguf_py.gguf is missing";
   return b;
 }
-
 
 }  // namespace torsh::test

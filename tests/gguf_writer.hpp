@@ -55,8 +55,18 @@ void patch(Bytes& file, std::size_t at, T v) {
 namespace gv {
 using model::GgufType;
 using model::GgufValue;
-inline GgufValue unsigned_of(GgufType t, std::uint64_t u) { GgufValue v; v.type = t; v.u = u; return v; }
-inline GgufValue signed_of(GgufType t, std::int64_t i) { GgufValue v; v.type = t; v.i = i; return v; }
+inline GgufValue unsigned_of(GgufType t, std::uint64_t u) {
+  GgufValue v;
+  v.type = t;
+  v.u = u;
+  return v;
+}
+inline GgufValue signed_of(GgufType t, std::int64_t i) {
+  GgufValue v;
+  v.type = t;
+  v.i = i;
+  return v;
+}
 inline GgufValue u8(std::uint8_t x) { return unsigned_of(GgufType::U8, x); }
 inline GgufValue u16(std::uint16_t x) { return unsigned_of(GgufType::U16, x); }
 inline GgufValue u32(std::uint32_t x) { return unsigned_of(GgufType::U32, x); }
@@ -66,9 +76,24 @@ inline GgufValue i16(std::int16_t x) { return signed_of(GgufType::I16, x); }
 inline GgufValue i32(std::int32_t x) { return signed_of(GgufType::I32, x); }
 inline GgufValue i64(std::int64_t x) { return signed_of(GgufType::I64, x); }
 inline GgufValue boolean(bool x) { return signed_of(GgufType::Bool, x ? 1 : 0); }
-inline GgufValue f32(float x) { GgufValue v; v.type = GgufType::F32; v.f = x; return v; }
-inline GgufValue f64(double x) { GgufValue v; v.type = GgufType::F64; v.f = x; return v; }
-inline GgufValue str(std::string x) { GgufValue v; v.type = GgufType::String; v.s = std::move(x); return v; }
+inline GgufValue f32(float x) {
+  GgufValue v;
+  v.type = GgufType::F32;
+  v.f = x;
+  return v;
+}
+inline GgufValue f64(double x) {
+  GgufValue v;
+  v.type = GgufType::F64;
+  v.f = x;
+  return v;
+}
+inline GgufValue str(std::string x) {
+  GgufValue v;
+  v.type = GgufType::String;
+  v.s = std::move(x);
+  return v;
+}
 inline GgufValue array(GgufType elem, std::vector<GgufValue> items) {
   GgufValue v;
   v.type = GgufType::Array;
@@ -123,7 +148,8 @@ struct GgufLayout {
 
 class GgufWriter {
  public:
-  explicit GgufWriter(std::uint32_t version = 3, std::size_t alignment = 32) : version_(version), alignment_(alignment) {}
+  explicit GgufWriter(std::uint32_t version = 3, std::size_t alignment = 32)
+      : version_(version), alignment_(alignment) {}
 
   GgufWriter& kv(std::string key, model::GgufValue v) {
     kvs_.emplace_back(std::move(key), std::move(v));

@@ -18,8 +18,8 @@ namespace {
 class Autotune : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = ::testing::TempDir() + "torsh_autotune_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".json";
+    path_ = ::testing::TempDir() + "torsh_autotune_" + ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+            ".json";
     std::filesystem::remove(path_);
     autotune::set_enabled(true);
     autotune::set_cache_path(path_);
@@ -34,7 +34,11 @@ class Autotune : public ::testing::Test {
   }
   // "slow" sleeps, "fast" does not; counts how often each ran.
   std::vector<autotune::Candidate> candidates() {
-    return {{"slow", [this] { ++slow_runs_; std::this_thread::sleep_for(std::chrono::milliseconds(2)); }},
+    return {{"slow",
+             [this] {
+               ++slow_runs_;
+               std::this_thread::sleep_for(std::chrono::milliseconds(2));
+             }},
             {"fast", [this] { ++fast_runs_; }}};
   }
   bool warned(const std::string& word) const {
@@ -82,8 +86,7 @@ TEST_F(Autotune, CorruptCacheWarnsAndMeasures) {
 }
 
 TEST_F(Autotune, StaleCacheFromAnotherVersionIsIgnored) {
-  nlohmann::json j = {{"format", 1}, {"library", "torsh-0.0.0/old"},
-                      {"entries", {{key_.str(), {{"choice", "slow"}}}}}};
+  nlohmann::json j = {{"format", 1}, {"library", "torsh-0.0.0/old"}, {"entries", {{key_.str(), {{"choice", "slow"}}}}}};
   write(j.dump());
   EXPECT_TRUE(warned("stale"));
   EXPECT_EQ(autotune::lookup(key_), std::nullopt);
@@ -97,8 +100,9 @@ TEST_F(Autotune, UnexpectedLayoutIsIgnored) {
 }
 
 TEST_F(Autotune, ChoiceNoLongerOfferedIsMeasuredAgain) {
-  write(nlohmann::json({{"library", autotune::library_version()},
-                        {"entries", {{key_.str(), {{"choice", "removed-variant"}}}}}}).dump());
+  write(nlohmann::json(
+            {{"library", autotune::library_version()}, {"entries", {{key_.str(), {{"choice", "removed-variant"}}}}}})
+            .dump());
   EXPECT_EQ(autotune::choose(key_, candidates(), 3), "fast");
   EXPECT_GT(fast_runs_, 0);
 }
@@ -157,7 +161,8 @@ TEST_F(Autotune, CpuSpmvPrefetchDistanceIsMeasured) {
   const auto got = ops::spmm(a, cpu.from_host(xv.data(), {cols}, DType::F32)).to_vector();
   for (std::int64_t r = 0; r < rows; ++r) {
     float want = 0;
-    for (std::int64_t c = 0; c < cols; ++c) want += dense[static_cast<std::size_t>(r * cols + c)] * xv[static_cast<std::size_t>(c)];
+    for (std::int64_t c = 0; c < cols; ++c)
+      want += dense[static_cast<std::size_t>(r * cols + c)] * xv[static_cast<std::size_t>(c)];
     ASSERT_EQ(got[static_cast<std::size_t>(r)], want) << "row " << r;
   }
   const auto j = nlohmann::json::parse(std::ifstream(path_));
@@ -181,12 +186,16 @@ class ScopedEnv {
  public:
   ScopedEnv(const char* name, const char* value) : name_(name) {
     if (const char* old = std::getenv(name)) old_ = old;
-    if (value) setenv(name, value, 1);
-    else unsetenv(name);
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
   }
   ~ScopedEnv() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
+    if (old_)
+      setenv(name_, old_->c_str(), 1);
+    else
+      unsetenv(name_);
   }
 
  private:
@@ -205,7 +214,8 @@ TEST(AutotuneCachePath, NeverTheCurrentDirectory) {
       ScopedEnv h("HOME", home);
       autotune::set_cache_path("");  // back to the default, from the environment now
       const std::string p = autotune::cache_path();
-      const std::string where = std::string("XDG_CACHE_HOME=") + (xdg ? xdg : "<unset>") + " HOME=" + (home ? home : "<unset>");
+      const std::string where =
+          std::string("XDG_CACHE_HOME=") + (xdg ? xdg : "<unset>") + " HOME=" + (home ? home : "<unset>");
       EXPECT_EQ(p, autotune::default_cache_path()) << where;
       EXPECT_EQ(p.front(), '/') << where << ": " << p;
       EXPECT_NE(std::filesystem::path(p).parent_path(), std::filesystem::current_path()) << where << ": " << p;

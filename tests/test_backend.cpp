@@ -54,7 +54,9 @@ TEST(Registry, CpuDeviceFactsComeFromTheOs) {
   EXPECT_TRUE(d.unified_memory);
   EXPECT_FALSE(d.software);
 #if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx2")) { EXPECT_NE(std::find(d.features.begin(), d.features.end(), "avx2"), d.features.end()); }
+  if (__builtin_cpu_supports("avx2")) {
+    EXPECT_NE(std::find(d.features.begin(), d.features.end(), "avx2"), d.features.end());
+  }
   if (__builtin_cpu_supports("avx512f")) {
     EXPECT_NE(std::find(d.features.begin(), d.features.end(), "avx512f"), d.features.end());
   }
@@ -142,12 +144,16 @@ TEST(Backend, UnknownAndOutOfRange) {
 TEST(Builder, ValidatesCombinations) {
   expect_error(ErrorCode::InvalidArgument,
                [] { Backend::builder().backend_type(BackendType::Cpu).enable_tensor_cores(true).build(); });
-  expect_error(ErrorCode::InvalidArgument, [] { Backend::builder().backend_type(BackendType::Cpu).enable_cudnn(true).build(); });
-  expect_error(ErrorCode::InvalidArgument, [] { Backend::builder().backend_type(BackendType::Cpu).num_threads(-2).build(); });
-  expect_error(ErrorCode::InvalidArgument, [] { Backend::builder().backend_type(BackendType::Cpu).device_id(-1).build(); });
-  expect_error(ErrorCode::InvalidArgument, [] { Backend::builder().device_id(1).build(); });
   expect_error(ErrorCode::InvalidArgument,
-               [] { Backend::builder().backend_type(BackendType::Cpu).memory_pool_size(std::size_t(1) << 62).build(); });
+               [] { Backend::builder().backend_type(BackendType::Cpu).enable_cudnn(true).build(); });
+  expect_error(ErrorCode::InvalidArgument,
+               [] { Backend::builder().backend_type(BackendType::Cpu).num_threads(-2).build(); });
+  expect_error(ErrorCode::InvalidArgument,
+               [] { Backend::builder().backend_type(BackendType::Cpu).device_id(-1).build(); });
+  expect_error(ErrorCode::InvalidArgument, [] { Backend::builder().device_id(1).build(); });
+  expect_error(ErrorCode::InvalidArgument, [] {
+    Backend::builder().backend_type(BackendType::Cpu).memory_pool_size(std::size_t(1) << 62).build();
+  });
   expect_error(ErrorCode::OutOfRange, [] { Backend::builder().backend_type(BackendType::Cpu).device_id(7).build(); });
   Backend b = Backend::builder().backend_type(BackendType::Cpu).num_threads(2).memory_pool_size(1 << 20).build();
   EXPECT_EQ(b.config().num_threads, 2);
@@ -275,6 +281,7 @@ TEST(Tensor, ViewsAndHostHelpers) {
   Tensor e = cpu.empty(Shape{0, 4}, DType::F32);
   EXPECT_EQ(e.numel(), 0);
   EXPECT_TRUE(e.to_vector().empty());
-  expect_error(ErrorCode::InvalidArgument,
-               [&] { (void)cpu.empty(Shape{std::int64_t(1) << 40, std::int64_t(1) << 40}, DType::F32); });
+  expect_error(ErrorCode::InvalidArgument, [&] {
+    (void)cpu.empty(Shape{std::int64_t(1) << 40, std::int64_t(1) << 40}, DType::F32);
+  });
 }

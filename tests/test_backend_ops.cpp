@@ -262,8 +262,8 @@ void run_case(const Case& c, Backend& dev, Backend& cpu, Tally& tally, bool verb
   }
   double worst_ratio = 0;
   for (std::size_t j = 0; j < got.size(); ++j) {
-    const std::string out_name = "output " + std::to_string(j) + " " + std::string(dtype_name(want[j].dtype)) +
-                                 want[j].shape.to_string();
+    const std::string out_name =
+        "output " + std::to_string(j) + " " + std::string(dtype_name(want[j].dtype)) + want[j].shape.to_string();
     if (got[j].device() != dev.device()) {
       fail(out_name + " is on " + got[j].device().to_string() + ", not on the device");
       continue;
@@ -340,7 +340,8 @@ TEST_P(BackendOps, MatchTheCpuBackend) {
   std::cout << "[ backend-ops ] " << dev.name() << "\n";
   std::cout << "[ backend-ops ]   " << std::left << std::setw(12) << "family" << std::right << std::setw(7) << "cases"
             << std::setw(8) << "native" << std::setw(10) << "fallback" << std::setw(7) << "empty" << std::setw(8)
-            << "failed" << "\n";
+            << "failed"
+            << "\n";
   for (const auto& [name, tally] : families) print_row(name, tally);
   print_row("total", total);
   std::cout << "[ backend-ops ] " << dev.name() << ": " << total.cases << " cases, " << total.native << " native, "

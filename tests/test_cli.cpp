@@ -24,7 +24,7 @@ std::string quote(const std::string& s) {
 
 torsh::test::Run torsh_cmd(const std::string& args) { return run(quote(torsh::test::torsh_cli()) + " " + args); }
 
-#define REQUIRE_CLI()                                                       \
+#define REQUIRE_CLI() \
   if (torsh::test::torsh_cli().empty()) GTEST_SKIP() << "the torsh CLI is not built"
 
 // A quick case, so a parser that ignores what it does not know runs a few
@@ -44,8 +44,8 @@ TEST(Cli, EveryCommandHasHelp) {
   }
   const auto bench = torsh_cmd("bench --help");
   EXPECT_EQ(bench.out.find("torsh bench on"), std::string::npos) << "--help ran the suite";
-  for (const char* opt : {"--json", "--filter", "--backend", "--threads", "--min-seconds", "--profile",
-                          "--profile-max-events", "--list"})
+  for (const char* opt :
+       {"--json", "--filter", "--backend", "--threads", "--min-seconds", "--profile", "--profile-max-events", "--list"})
     EXPECT_NE(bench.out.find(opt), std::string::npos) << opt;
   const auto top = torsh_cmd("--help");
   EXPECT_EQ(top.status, 0);
@@ -72,8 +72,9 @@ TEST(Cli, UnknownCommandIsAUsageError) {
 
 TEST(Cli, UnknownOptionsAreUsageErrors) {
   REQUIRE_CLI();
-  for (const std::string& args : std::vector<std::string>{"bench " + kQuick + " --nosuchflag", "bench " + kQuick + " extra", "info --bogus",
-                                 "info --json --bogus", "demo --sizee 8", "demo --size 8 --backend cpu --fast"}) {
+  for (const std::string& args :
+       std::vector<std::string>{"bench " + kQuick + " --nosuchflag", "bench " + kQuick + " extra", "info --bogus",
+                                "info --json --bogus", "demo --sizee 8", "demo --size 8 --backend cpu --fast"}) {
     const auto r = torsh_cmd(args);
     EXPECT_EQ(r.status, 2) << args << ": " << r.out;
     EXPECT_EQ(r.out.find("torsh bench on"), std::string::npos) << args << " ran the suite";
@@ -85,13 +86,14 @@ TEST(Cli, UnknownOptionsAreUsageErrors) {
 TEST(Cli, BadValuesAreUsageErrors) {
   REQUIRE_CLI();
   const std::string quick = "bench --filter add_f32_4 ";
-  for (const std::string& args : std::vector<std::string>{
-           quick + "--min-seconds -1", quick + "--min-seconds nan", quick + "--min-seconds inf", quick + "--min-seconds abc",
-        quick + "--min-seconds", quick + "--min-seconds 0 --threads 0", quick + "--min-seconds 0 --threads -2",
-        quick + "--min-seconds 0 --threads two", quick + "--min-seconds 0 --backend nosuch",
-        quick + "--min-seconds 0 --profile", quick + "--min-seconds 0 --profile-max-events 5",
-        quick + "--min-seconds 0 --profile t.json --profile-keep middle", "demo --size abc", "demo --size 99999999999",
-        "demo --backend nosuch"}) {
+  for (const std::string& args :
+       std::vector<std::string>{quick + "--min-seconds -1", quick + "--min-seconds nan", quick + "--min-seconds inf",
+                                quick + "--min-seconds abc", quick + "--min-seconds",
+                                quick + "--min-seconds 0 --threads 0", quick + "--min-seconds 0 --threads -2",
+                                quick + "--min-seconds 0 --threads two", quick + "--min-seconds 0 --backend nosuch",
+                                quick + "--min-seconds 0 --profile", quick + "--min-seconds 0 --profile-max-events 5",
+                                quick + "--min-seconds 0 --profile t.json --profile-keep middle", "demo --size abc",
+                                "demo --size 99999999999", "demo --backend nosuch"}) {
     const auto r = torsh_cmd(args);
     EXPECT_EQ(r.status, 2) << args << ": " << r.out;
     EXPECT_EQ(r.out.find("torsh bench on"), std::string::npos) << args << " ran the suite";

@@ -42,8 +42,9 @@ std::vector<unsigned char> random_image(const ConvGeometry& geo, DType dt, std::
       std::memcpy(&x[i * 4], &bits, 4);
     } else {
       // bf16: the top half of the float; f16: a value in +-[1, 2) with the float's mantissa bits.
-      const std::uint16_t h = dt == DType::BF16 ? static_cast<std::uint16_t>(bits >> 16)
-                                                : static_cast<std::uint16_t>(((bits >> 16) & 0x8000) | 0x3C00 | ((bits >> 13) & 0x3FF));
+      const std::uint16_t h =
+          dt == DType::BF16 ? static_cast<std::uint16_t>(bits >> 16)
+                            : static_cast<std::uint16_t>(((bits >> 16) & 0x8000) | 0x3C00 | ((bits >> 13) & 0x3FF));
       std::memcpy(&x[i * 2], &h, 2);
     }
   }
@@ -71,7 +72,8 @@ std::vector<unsigned char> unfold(const std::vector<unsigned char>& x, const Con
 
 // Packed panels are written with aligned vector stores, as into the GEMM's scratch.
 struct Panels {
-  explicit Panels(std::size_t n) : bytes(n), p(static_cast<unsigned char*>(std::aligned_alloc(64, (n + 63) / 64 * 64))) {
+  explicit Panels(std::size_t n)
+      : bytes(n), p(static_cast<unsigned char*>(std::aligned_alloc(64, (n + 63) / 64 * 64))) {
     std::memset(p, 0xAB, n);
   }
   ~Panels() { std::free(p); }
@@ -125,14 +127,15 @@ TEST(ConvColumns, PackLikeTheUnfoldedMatrix) {
             j0 = std::uniform_int_distribution<std::int64_t>(0, PQ - 1)(rng);
             cols = std::uniform_int_distribution<std::int64_t>(1, PQ - j0)(rng);
           }
-          const std::size_t bytes = static_cast<std::size_t>((cols + kern->nr - 1) / kern->nr) * g::b_panel_bytes(*kern, kc);
+          const std::size_t bytes =
+              static_cast<std::size_t>((cols + kern->nr - 1) / kern->nr) * g::b_panel_bytes(*kern, kc);
           Panels want(bytes), got(bytes), any(bytes);
           kern->pack_b(*kern, g::Mat{col.data() + (k0 * PQ + j0) * es, dt, PQ, 1}, kc, cols, want.p);
           source.pack(*kern, k0, kc, j0, cols, got.p);
           torsh::cpu::conv_pack_any(x.data(), dt, geo, *kern, k0, kc, j0, cols, any.p);
           const std::string where = std::string(kern->name) + " " + std::string(torsh::dtype_name(dt)) + " C" +
-                                    std::to_string(geo.C) + " H" + std::to_string(geo.H) + " W" + std::to_string(geo.W) +
-                                    " k0=" + std::to_string(k0) + " kc=" + std::to_string(kc) +
+                                    std::to_string(geo.C) + " H" + std::to_string(geo.H) + " W" +
+                                    std::to_string(geo.W) + " k0=" + std::to_string(k0) + " kc=" + std::to_string(kc) +
                                     " j0=" + std::to_string(j0) + " cols=" + std::to_string(cols);
           ASSERT_TRUE(got == want) << "ConvColumns::pack, " << where;
           ASSERT_TRUE(any == want) << "conv_pack_any, " << where;

@@ -44,8 +44,8 @@ Status opencl_status(const std::string& env) {
 }
 
 // Skips unless the CLI is built and OpenCL works in the unchanged environment.
-#define REQUIRE_OPENCL()                                                                          \
-  if (torsh::test::torsh_cli().empty()) GTEST_SKIP() << "the torsh CLI is not built";            \
+#define REQUIRE_OPENCL()                                                              \
+  if (torsh::test::torsh_cli().empty()) GTEST_SKIP() << "the torsh CLI is not built"; \
   if (const Status base = opencl_status(""); !base.available) GTEST_SKIP() << "no OpenCL here: " << base.reason
 
 std::string temp_dir(const std::string& name) {

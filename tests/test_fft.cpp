@@ -65,7 +65,8 @@ std::vector<cld> dft(const std::vector<cld>& x, int sign, const std::vector<std:
   for (const std::int64_t k : want) {
     cld s = 0;
     std::int64_t tk = 0;  // t k mod n
-    for (std::int64_t t = 0; t < n; ++t, tk = (tk + k) % n) s += x[static_cast<std::size_t>(t)] * root[static_cast<std::size_t>(tk)];
+    for (std::int64_t t = 0; t < n; ++t, tk = (tk + k) % n)
+      s += x[static_cast<std::size_t>(t)] * root[static_cast<std::size_t>(tk)];
     y.push_back(s);
   }
   return y;
@@ -90,9 +91,9 @@ std::vector<cld> as_complex(const std::vector<double>& v) {
   return c;
 }
 
-const std::vector<std::int64_t> kLengths = {1,  2,  3,  4,  5,   6,   7,   8,   9,   11,  12,   13,   16,   17,  25,
-                                            31, 32, 37, 49, 60,  64,  97,  100, 121, 128, 210,  243,  256,  512, 1000,
-                                            1024, 1031, 2048, 2310, 4096, 4097};
+const std::vector<std::int64_t> kLengths = {1,   2,   3,   4,   5,   6,    7,    8,    9,    11,   12,   13,
+                                            16,  17,  25,  31,  32,  37,   49,   60,   64,   97,   100,  121,
+                                            128, 210, 243, 256, 512, 1000, 1024, 1031, 2048, 2310, 4096, 4097};
 
 class Fft : public ::testing::TestWithParam<DType> {};
 
@@ -163,7 +164,8 @@ TEST_P(Fft, IrfftMatchesDirectSumAndIgnoresImaginaryEnds) {
     }
     auto ref = dft(full, +1);
     std::vector<cld> g;
-    for (std::int64_t i = 0; i < n; ++i) ref[static_cast<std::size_t>(i)] /= n, g.emplace_back(got[static_cast<std::size_t>(i)], 0);
+    for (std::int64_t i = 0; i < n; ++i)
+      ref[static_cast<std::size_t>(i)] /= n, g.emplace_back(got[static_cast<std::size_t>(i)], 0);
     for (auto& c : ref) c = cld(c.real(), 0);
     EXPECT_LE(rel_err(g, ref), tol(t, n)) << "irfft n=" << n;
   }
@@ -175,7 +177,9 @@ TEST_P(Fft, InnerAxesPaddingTruncationAndNorms) {
   const auto v = randoms(static_cast<std::size_t>(A * B * C * 2), 3);
   const Tensor x = make(v, Shape{A, B, C, 2}, t);
   const auto c = as_complex(v);
-  const auto at = [&](std::int64_t a, std::int64_t b, std::int64_t cc) { return c[static_cast<std::size_t>((a * B + b) * C + cc)]; };
+  const auto at = [&](std::int64_t a, std::int64_t b, std::int64_t cc) {
+    return c[static_cast<std::size_t>((a * B + b) * C + cc)];
+  };
   struct Case {
     std::int64_t axis, n;
     tf::Norm norm;
@@ -192,7 +196,7 @@ TEST_P(Fft, InnerAxesPaddingTruncationAndNorms) {
     ASSERT_EQ(y.shape(), (Shape{odims[0], odims[1], odims[2], 2}));
     const auto got = as_complex(values(y));
     const long double n = static_cast<long double>(k.n);
-    const long double s = k.norm == tf::Norm::Ortho ? 1 / std::sqrt(n)
+    const long double s = k.norm == tf::Norm::Ortho                    ? 1 / std::sqrt(n)
                           : (k.norm == tf::Norm::Forward) != k.inverse ? 1 / n
                                                                        : 1;
     for (std::int64_t i = 0; i < odims[0]; ++i)
@@ -251,7 +255,8 @@ TEST_P(Fft, PowerOfTwoLinesAlongAnInnerAxis) {
       EXPECT_LE(rel_err(got_r, ref_r), tol(t, n)) << "rfft n=" << n << " line " << j;
       double e = 0;
       for (std::int64_t q = 0; q < n; ++q)
-        e = std::max(e, std::abs(gb[static_cast<std::size_t>(q * inner + j)] - static_cast<double>(real[static_cast<std::size_t>(q)].real())));
+        e = std::max(e, std::abs(gb[static_cast<std::size_t>(q * inner + j)] -
+                                 static_cast<double>(real[static_cast<std::size_t>(q)].real())));
       EXPECT_LE(e, t == DType::F64 ? 1e-12 : 1e-4) << "irfft(rfft) n=" << n << " line " << j;
     }
   }
@@ -309,7 +314,8 @@ TEST_P(Fft, HermitianPairMatchesTheDirectSum) {
       const auto got = values(h);
       std::vector<cld> g, r;
       for (std::int64_t i = 0; i < n; ++i)
-        g.emplace_back(got[static_cast<std::size_t>(i)], 0), r.emplace_back(ref[static_cast<std::size_t>(i)].real() * s, 0);
+        g.emplace_back(got[static_cast<std::size_t>(i)], 0),
+            r.emplace_back(ref[static_cast<std::size_t>(i)].real() * s, 0);
       EXPECT_LE(rel_err(g, r), tol(t, n)) << "hfft n=" << n;
       Tensor o = host().empty(h.shape(), t);
       tf::hfft_out(a, o, n, -1, norm);
@@ -335,7 +341,8 @@ TEST_P(Fft, HermitianPairMatchesTheDirectSum) {
     // hfft undoes ihfft (hfft's default length would be 2 (m - 1), so n is given).
     std::vector<cld> back, want;
     const auto hb = values(tf::hfft(ih, n));
-    for (std::int64_t i = 0; i < n; ++i) back.emplace_back(hb[static_cast<std::size_t>(i)], 0), want.push_back(line[static_cast<std::size_t>(i)]);
+    for (std::int64_t i = 0; i < n; ++i)
+      back.emplace_back(hb[static_cast<std::size_t>(i)], 0), want.push_back(line[static_cast<std::size_t>(i)]);
     EXPECT_LE(rel_err(back, want), 2 * tol(t, n)) << "hfft(ihfft) n=" << n;
   }
 }
@@ -433,7 +440,9 @@ TEST(FftLong, ThreadedStagesAndBluestein) {
     const Tensor r = make(std::vector<double>(v.begin(), v.begin() + n), Shape{n}, DType::F32);
     const auto rb = values(tf::irfft(tf::rfft(r), n));
     double er = 0;
-    for (std::int64_t i = 0; i < n; ++i) er = std::max(er, std::abs(rb[static_cast<std::size_t>(i)] - static_cast<double>(static_cast<float>(v[static_cast<std::size_t>(i)]))));
+    for (std::int64_t i = 0; i < n; ++i)
+      er = std::max(er, std::abs(rb[static_cast<std::size_t>(i)] -
+                                 static_cast<double>(static_cast<float>(v[static_cast<std::size_t>(i)]))));
     EXPECT_LE(er, 1e-5) << n;
   }
 }
@@ -503,7 +512,8 @@ TEST(FftLong, RealTransformsPastTheTwiddleTable) {
     const Tensor spec = tf::rfft(make(v, Shape{n}, DType::F64));
     const auto back = values(tf::irfft(dt == DType::F64 ? spec : spec.cast(DType::F32), n));
     double e = 0;
-    for (const auto t : ks) e = std::max(e, std::abs(back[static_cast<std::size_t>(t)] - v[static_cast<std::size_t>(t)]));
+    for (const auto t : ks)
+      e = std::max(e, std::abs(back[static_cast<std::size_t>(t)] - v[static_cast<std::size_t>(t)]));
     EXPECT_LE(e, dt == DType::F64 ? 1e-12 : 1e-5) << dtype_name(dt);
   }
 }
@@ -528,9 +538,13 @@ TEST(FftErrors, BadInputIsAClearError) {
   EXPECT_EQ(code([&] { tf::irfft(host().zeros(Shape{1, 2}, DType::F32)); }), ErrorCode::InvalidArgument);
   EXPECT_EQ(code([&] { tf::fft(c, {}, 1); }), ErrorCode::OutOfRange);
   EXPECT_EQ(code([&] { tf::fftn(c, tf::Axes{4, 4}); }), ErrorCode::InvalidArgument);
-  EXPECT_EQ(code([&] { tf::fftn(real3.reshape({8, 3, 1}).slice(1, 0, 2).contiguous().reshape({4, 2, 2, 1}).slice(3, 0, 1)); }),
+  EXPECT_EQ(code([&] {
+              tf::fftn(real3.reshape({8, 3, 1}).slice(1, 0, 2).contiguous().reshape({4, 2, 2, 1}).slice(3, 0, 1));
+            }),
             ErrorCode::ShapeMismatch);
-  EXPECT_EQ(code([&] { tf::fft2(make(randoms(2 * 4 * 4, 1), Shape{4, 4, 2}, DType::F32), std::nullopt, {0, 0}); }),
+  EXPECT_EQ(code([&] {
+              tf::fft2(make(randoms(2 * 4 * 4, 1), Shape{4, 4, 2}, DType::F32), std::nullopt, {0, 0});
+            }),
             ErrorCode::InvalidArgument);
   EXPECT_EQ(code([&] { tf::norm_from_name("orthonormal"); }), ErrorCode::InvalidArgument);
   EXPECT_EQ(code([&] { tf::norm_from_name(""); }), ErrorCode::InvalidArgument);  // as NumPy

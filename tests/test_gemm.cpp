@@ -95,9 +95,9 @@ void check_matmul(std::int64_t m, std::int64_t k, std::int64_t n, DType dt, unsi
   Tensor a = randn_like_host(Shape{m, k}, seed, dt), b = randn_like_host(Shape{k, n}, seed + 1, dt);
   Tensor out = ops::matmul(a, b);
   ASSERT_EQ(out.dtype(), dt);
-  expect_gemm(r3(out), r3(a), r3(b), 1.0f, 0.0f, std::nullopt,
-              std::string(dtype_name(dt)) + " matmul " + std::to_string(m) + "x" + std::to_string(k) + "x" +
-                  std::to_string(n));
+  expect_gemm(
+      r3(out), r3(a), r3(b), 1.0f, 0.0f, std::nullopt,
+      std::string(dtype_name(dt)) + " matmul " + std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n));
 }
 
 // A row-major m x n C (dtype `out`) of `c` as a problem over the operands a and b.
@@ -124,8 +124,8 @@ TEST(Gemm, OddAndEdgeSizesF32) {
   // 14 x 32 is the AVX-512 register tile, 6 x 16 the AVX2 one: cover full,
   // partial and single-row/column tiles of both, and the unpacked tiny path.
   const std::vector<std::array<std::int64_t, 3>> shapes = {
-      {1, 1, 1},    {4, 4, 4},     {7, 7, 7},    {1, 33, 1},   {33, 1, 33},  {13, 17, 31}, {14, 64, 32},
-      {15, 65, 33}, {28, 100, 64}, {29, 3, 47},  {6, 200, 16}, {7, 9, 17},   {1, 1023, 1}, {1, 257, 1023},
+      {1, 1, 1},    {4, 4, 4},     {7, 7, 7},    {1, 33, 1},    {33, 1, 33},   {13, 17, 31}, {14, 64, 32},
+      {15, 65, 33}, {28, 100, 64}, {29, 3, 47},  {6, 200, 16},  {7, 9, 17},    {1, 1023, 1}, {1, 257, 1023},
       {1023, 7, 1}, {33, 1023, 7}, {64, 64, 64}, {100, 1, 100}, {47, 130, 95},
   };
   unsigned seed = 1;
@@ -167,8 +167,8 @@ TEST(Gemm, TransposesAlphaBeta) {
           Tensor out = ops::gemm(a, b, alpha, beta, c, ta, tb);
           Tensor la = ta ? a.transpose(0, 1) : a, lb = tb ? b.transpose(0, 1) : b;
           expect_gemm(r3(out), r3(la), r3(lb), alpha, beta, r3(c),
-                      "gemm ta=" + std::to_string(ta) + " tb=" + std::to_string(tb) + " alpha=" +
-                          std::to_string(alpha) + " beta=" + std::to_string(beta));
+                      "gemm ta=" + std::to_string(ta) + " tb=" + std::to_string(tb) +
+                          " alpha=" + std::to_string(alpha) + " beta=" + std::to_string(beta));
         }
 }
 
@@ -249,9 +249,12 @@ TEST(Gemm, SpecialValues) {
     for (std::int64_t i = 0; i < m; ++i)
       for (std::int64_t j = 0; j < n; ++j) {
         const float x = got[i * n + j];
-        if (i == 3) EXPECT_TRUE(std::isinf(x) && x > 0) << dtype_name(dt);
-        else if (i == 7) EXPECT_TRUE(std::isnan(x)) << dtype_name(dt);
-        else EXPECT_EQ(x, std::ldexp(1.0f, -24 + static_cast<int>(i % 10))) << dtype_name(dt) << " row " << i;
+        if (i == 3)
+          EXPECT_TRUE(std::isinf(x) && x > 0) << dtype_name(dt);
+        else if (i == 7)
+          EXPECT_TRUE(std::isnan(x)) << dtype_name(dt);
+        else
+          EXPECT_EQ(x, std::ldexp(1.0f, -24 + static_cast<int>(i % 10))) << dtype_name(dt) << " row " << i;
       }
   }
 }
@@ -318,8 +321,8 @@ TEST(Gemm, EveryKernelThisCpuRuns) {
     kernels.push_back(&g::kernel_avx2_f32());
     kernels.push_back(&g::kernel_avx2_f32_deep_k());
   }
-  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                      __builtin_cpu_supports("avx512vl");
+  const bool avx512 =
+      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
   if (avx512) {
     kernels.push_back(&g::kernel_avx512_f32());
     kernels.push_back(&g::kernel_avx512_f32_deep_k());
@@ -334,10 +337,11 @@ TEST(Gemm, EveryKernelThisCpuRuns) {
   for (const g::Kernel* kern : kernels) {
     const bool pairs = kern->panel == g::Panel::Bf16Pairs;
     // bf16 pair panels take only bf16; f32 panels take every input dtype.
-    const std::vector<DType> inputs = pairs ? std::vector<DType>{DType::BF16}
-                                            : std::vector<DType>{DType::F32, DType::F16, DType::BF16};
+    const std::vector<DType> inputs =
+        pairs ? std::vector<DType>{DType::BF16} : std::vector<DType>{DType::F32, DType::F16, DType::BF16};
     for (DType in : inputs)
-      for (auto [m, k, n] : std::vector<std::array<std::int64_t, 3>>{{1, 1, 1}, {13, 37, 29}, {70, 301, 100}, {29, 1601, 45}, {17, 4501, 40}})
+      for (auto [m, k, n] : std::vector<std::array<std::int64_t, 3>>{
+               {1, 1, 1}, {13, 37, 29}, {70, 301, 100}, {29, 1601, 45}, {17, 4501, 40}})
         for (int trans = 0; trans < 4; ++trans)
           for (DType out : {in, DType::F32}) {
             const bool ta = trans & 1, tb = trans & 2;
@@ -347,7 +351,8 @@ TEST(Gemm, EveryKernelThisCpuRuns) {
               for (auto& x : *v) x = normal(rng);
             // Round the inputs to their dtype first so the reference sees what the kernel sees.
             auto rounded = [&](std::vector<float>& v, DType dt) {
-              Tensor t = cpu_backend().from_host(v.data(), Shape{static_cast<std::int64_t>(v.size())}, DType::F32).cast(dt);
+              Tensor t =
+                  cpu_backend().from_host(v.data(), Shape{static_cast<std::int64_t>(v.size())}, DType::F32).cast(dt);
               v = t.to_vector();
               return t;
             };
@@ -359,7 +364,8 @@ TEST(Gemm, EveryKernelThisCpuRuns) {
             Tensor a3 = cpu_backend().from_host(av.data(), Shape{1, m, k}, DType::F32);
             Tensor b3 = cpu_backend().from_host(bv.data(), Shape{1, k, n}, DType::F32);
             Tensor c3 = cpu_backend().from_host(cv.data(), Shape{1, m, n}, DType::F32);
-            expect_gemm(ct.reshape({1, m, n}), a3, b3, alpha, beta, beta != 0.0f ? std::optional<Tensor>(c3) : std::nullopt,
+            expect_gemm(ct.reshape({1, m, n}), a3, b3, alpha, beta,
+                        beta != 0.0f ? std::optional<Tensor>(c3) : std::nullopt,
                         std::string(kern->name) + " " + std::string(dtype_name(in)) + "->" +
                             std::string(dtype_name(out)) + " ta=" + std::to_string(ta) + " tb=" + std::to_string(tb));
           }
@@ -386,37 +392,39 @@ TEST(Gemm, TinyBlocksInBothLoopOrders) {
       for (DType out : {DType::F32, DType::F16})
         for (int threads : {1, 2, 3})
           for (int shape : {0, 1, 2, 3}) {
-        g::Kernel kern = *base;
-        kern.resident = order;
-        kern.kc = 16;
-        kern.mc = 2 * kern.mr;
-        kern.nc = 2 * kern.nr;
-        // 0, 1: several row blocks, k blocks packed all at once or one ahead
-        // of their use (on several threads with C in place: column chunks,
-        // A shared for all k blocks or one k block at a time); 2, 3: one row
-        // block (items pack their own B), with several k blocks or one.
-        const bool whole_k = shape == 0, one_block = shape >= 2;
-        const std::int64_t m = one_block ? 2 * kern.mr - 1 : 5 * kern.mr + 3, k = shape == 3 ? 9 : 53,
-                           n = (one_block ? 13 : 3) * kern.nr + 5;  // one block: items of several panels
-        std::vector<float> av(m * k), bv(k * n), cv(m * n);
-        for (auto* v : {&av, &bv, &cv})
-          for (auto& x : *v) x = normal(rng);
-        Tensor at = cpu_backend().from_host(av.data(), Shape{m, k}, DType::F32);
-        Tensor bt = cpu_backend().from_host(bv.data(), Shape{k, n}, DType::F32);
-        Tensor ct = cpu_backend().from_host(cv.data(), Shape{m, n}, DType::F32).cast(out);
-        cv = ct.to_vector();
-        const g::Problem p =
-            problem({host_data(at), DType::F32, k, 1}, {host_data(bt), DType::F32, n, 1}, ct, out, m, n, k, 0.75f, -1.5f);
-        // Room for two tile rows of the f32 copy: bands of 2 * MR rows.
-        g::Limits lim;
-        lim.acc_budget = static_cast<std::size_t>(2 * kern.mr * (n + kern.nr)) * sizeof(float);
-        lim.whole_k_bytes = whole_k ? lim.whole_k_bytes : 0;  // 0: k blocks packed one fork ahead of their use
-        lim.shared_a_bytes = whole_k ? lim.shared_a_bytes : 1;  // 1: A shared one k block at a time
-        g::run_blocked(kern, p, threads, lim);
-        Tensor c3 = cpu_backend().from_host(cv.data(), Shape{1, m, n}, DType::F32);
-        expect_gemm(ct.reshape({1, m, n}), at.reshape({1, m, k}), bt.reshape({1, k, n}), 0.75f, -1.5f, c3,
-                    std::string(kern.name) + (order == g::Resident::APanel ? " A-resident " : " B-resident ") +
-                        std::string(dtype_name(out)) + " threads=" + std::to_string(threads) +
-                        (one_block ? " one row block k=" + std::to_string(k) : whole_k ? " whole-k" : " pipelined"));
+            g::Kernel kern = *base;
+            kern.resident = order;
+            kern.kc = 16;
+            kern.mc = 2 * kern.mr;
+            kern.nc = 2 * kern.nr;
+            // 0, 1: several row blocks, k blocks packed all at once or one ahead
+            // of their use (on several threads with C in place: column chunks,
+            // A shared for all k blocks or one k block at a time); 2, 3: one row
+            // block (items pack their own B), with several k blocks or one.
+            const bool whole_k = shape == 0, one_block = shape >= 2;
+            const std::int64_t m = one_block ? 2 * kern.mr - 1 : 5 * kern.mr + 3, k = shape == 3 ? 9 : 53,
+                               n = (one_block ? 13 : 3) * kern.nr + 5;  // one block: items of several panels
+            std::vector<float> av(m * k), bv(k * n), cv(m * n);
+            for (auto* v : {&av, &bv, &cv})
+              for (auto& x : *v) x = normal(rng);
+            Tensor at = cpu_backend().from_host(av.data(), Shape{m, k}, DType::F32);
+            Tensor bt = cpu_backend().from_host(bv.data(), Shape{k, n}, DType::F32);
+            Tensor ct = cpu_backend().from_host(cv.data(), Shape{m, n}, DType::F32).cast(out);
+            cv = ct.to_vector();
+            const g::Problem p = problem({host_data(at), DType::F32, k, 1}, {host_data(bt), DType::F32, n, 1}, ct, out,
+                                         m, n, k, 0.75f, -1.5f);
+            // Room for two tile rows of the f32 copy: bands of 2 * MR rows.
+            g::Limits lim;
+            lim.acc_budget = static_cast<std::size_t>(2 * kern.mr * (n + kern.nr)) * sizeof(float);
+            lim.whole_k_bytes = whole_k ? lim.whole_k_bytes : 0;    // 0: k blocks packed one fork ahead of their use
+            lim.shared_a_bytes = whole_k ? lim.shared_a_bytes : 1;  // 1: A shared one k block at a time
+            g::run_blocked(kern, p, threads, lim);
+            Tensor c3 = cpu_backend().from_host(cv.data(), Shape{1, m, n}, DType::F32);
+            expect_gemm(ct.reshape({1, m, n}), at.reshape({1, m, k}), bt.reshape({1, k, n}), 0.75f, -1.5f, c3,
+                        std::string(kern.name) + (order == g::Resident::APanel ? " A-resident " : " B-resident ") +
+                            std::string(dtype_name(out)) + " threads=" + std::to_string(threads) +
+                            (one_block ? " one row block k=" + std::to_string(k)
+                             : whole_k ? " whole-k"
+                                       : " pipelined"));
           }
 }

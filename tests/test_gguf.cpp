@@ -34,10 +34,15 @@ using namespace torsh::test;
 void expect_same_value(const GgufValue& got, const GgufValue& want, const std::string& where) {
   ASSERT_EQ(got.type, want.type) << where;
   switch (want.type) {
-    case GgufType::U8: case GgufType::U16: case GgufType::U32: case GgufType::U64:
-      EXPECT_EQ(got.u, want.u) << where; break;
-    case GgufType::I8: case GgufType::I16: case GgufType::I32: case GgufType::I64: case GgufType::Bool:
-      EXPECT_EQ(got.i, want.i) << where; break;
+    case GgufType::U8:
+    case GgufType::U16:
+    case GgufType::U32:
+    case GgufType::U64: EXPECT_EQ(got.u, want.u) << where; break;
+    case GgufType::I8:
+    case GgufType::I16:
+    case GgufType::I32:
+    case GgufType::I64:
+    case GgufType::Bool: EXPECT_EQ(got.i, want.i) << where; break;
     case GgufType::F32: EXPECT_EQ(got.f, static_cast<double>(static_cast<float>(want.f))) << where; break;
     case GgufType::F64: EXPECT_EQ(got.f, want.f) << where; break;
     case GgufType::String: EXPECT_EQ(got.s, want.s) << where; break;
@@ -93,22 +98,25 @@ TEST_P(GgufRoundTrip, EveryValueAndTensorReadsBack) {
   expect_same_value(f.at("t.arr_empty"), gv::array(GgufType::U32, {}), "t.arr_empty");
   expect_same_value(f.at("t.arr_nested"),
                     gv::array(GgufType::Array, {gv::array(GgufType::I16, {gv::i16(1), gv::i16(-2)}),
-                                                gv::array(GgufType::I16, {}),
-                                                gv::array(GgufType::I16, {gv::i16(3)})}),
+                                                gv::array(GgufType::I16, {}), gv::array(GgufType::I16, {gv::i16(3)})}),
                     "t.arr_nested");
   expect_same_value(f.at("t.arr_nested3").array.at(0).array.at(0).array.at(0), gv::str("deep"), "t.arr_nested3");
 
-  struct Want { const char* name; std::vector<std::int64_t> dims; GgmlType type; };
+  struct Want {
+    const char* name;
+    std::vector<std::int64_t> dims;
+    GgmlType type;
+  };
   const std::vector<Want> want = {
-      {"w.f32", {8, 3}, GgmlType::F32},      {"w.f16", {16}, GgmlType::F16},
-      {"w.q4_0", {64, 2}, GgmlType::Q4_0},   {"w.empty", {0, 4}, GgmlType::F32},
-      {"w.q4_1", {32, 3}, GgmlType::Q4_1},   {"w.scalar", {}, GgmlType::F32},
+      {"w.f32", {8, 3}, GgmlType::F32},      {"w.f16", {16}, GgmlType::F16},      {"w.q4_0", {64, 2}, GgmlType::Q4_0},
+      {"w.empty", {0, 4}, GgmlType::F32},    {"w.q4_1", {32, 3}, GgmlType::Q4_1}, {"w.scalar", {}, GgmlType::F32},
       {"w.4d", {2, 3, 1, 2}, GgmlType::F32}, {"w.q8_0", {32, 1}, GgmlType::Q8_0},
   };
   ASSERT_EQ(f.tensors().size(), want.size());
   for (std::size_t k = 0; k < want.size(); ++k) {
     const auto& t = f.tensors()[k];
-    const auto spec = tensor_of("", want[k].dims, static_cast<std::uint32_t>(want[k].type), static_cast<std::uint32_t>(k + 1));
+    const auto spec =
+        tensor_of("", want[k].dims, static_cast<std::uint32_t>(want[k].type), static_cast<std::uint32_t>(k + 1));
     EXPECT_EQ(t.name, want[k].name);
     EXPECT_EQ(t.dims, want[k].dims) << t.name;
     EXPECT_EQ(t.type, want[k].type) << t.name;
@@ -226,9 +234,9 @@ TEST(Gguf, ValuesPrintAndTypesAreNamed) {
 // still lists 40.
 TEST(Gguf, GgmlBlockSizes) {
   const std::vector<std::tuple<std::uint32_t, std::int64_t, std::size_t>> sizes = {
-      {0, 1, 4},      {1, 1, 2},      {2, 32, 18},    {3, 32, 20},    {6, 32, 22},   {7, 32, 24},  {8, 32, 34},
-      {9, 32, 36},    {10, 256, 84},  {11, 256, 110}, {12, 256, 144}, {13, 256, 176}, {14, 256, 210},
-      {15, 256, 292}, {24, 1, 1},     {25, 1, 2},     {26, 1, 4},     {27, 1, 8},    {28, 1, 8},   {30, 1, 2},
+      {0, 1, 4},   {1, 1, 2},     {2, 32, 18},    {3, 32, 20},    {6, 32, 22},    {7, 32, 24},    {8, 32, 34},
+      {9, 32, 36}, {10, 256, 84}, {11, 256, 110}, {12, 256, 144}, {13, 256, 176}, {14, 256, 210}, {15, 256, 292},
+      {24, 1, 1},  {25, 1, 2},    {26, 1, 4},     {27, 1, 8},     {28, 1, 8},     {30, 1, 2},
   };
   for (const auto& [type, elems, bytes] : sizes) {
     const auto block = torsh::model::ggml_type_block(type);
@@ -236,7 +244,8 @@ TEST(Gguf, GgmlBlockSizes) {
     EXPECT_EQ(block->first, elems) << type;
     EXPECT_EQ(block->second, bytes) << type;
   }
-  for (std::uint32_t unknown : {4u, 5u, 16u, 29u, 31u, 39u, 1000u}) EXPECT_FALSE(torsh::model::ggml_type_block(unknown)) << unknown;
+  for (std::uint32_t unknown : {4u, 5u, 16u, 29u, 31u, 39u, 1000u})
+    EXPECT_FALSE(torsh::model::ggml_type_block(unknown)) << unknown;
 }
 
 // ---- files on disk ---------------------------------------------------------
@@ -324,12 +333,13 @@ std::string unhex(const std::string& hex) {
 // A scalar as the expectations file writes it.
 std::string text_of(const GgufValue& v) {
   switch (v.type) {
-    case GgufType::String: return v.s.empty() ? "-" : [&] {
-      std::string hex;
-      constexpr char digits[] = "0123456789abcdef";
-      for (unsigned char c : v.s) hex += {digits[c >> 4], digits[c & 0xf]};
-      return hex;
-    }();
+    case GgufType::String:
+      return v.s.empty() ? "-" : [&] {
+        std::string hex;
+        constexpr char digits[] = "0123456789abcdef";
+        for (unsigned char c : v.s) hex += {digits[c >> 4], digits[c & 0xf]};
+        return hex;
+      }();
     case GgufType::Bool: return v.i ? "1" : "0";
     default: return v.to_string();
   }

@@ -273,17 +273,39 @@ std::uint64_t env_or(const char* name, std::uint64_t fallback) {
 // One to four random edits: bit flips, random or boundary values written over
 // a byte or a count-sized word, inserted or deleted runs, a cut, a copied run.
 void mutate(Bytes& b, std::mt19937_64& rng) {
-  static constexpr std::uint64_t kInteresting[] = {0, 1, 2, 3, 4, 31, 32, 33, 64, 0x7f, 0x80, 0xff, 0xffff,
-                                                   0x7fffffff, 0x80000000, 0xffffffff, std::uint64_t{1} << 32,
-                                                   std::uint64_t{1} << 60, std::uint64_t{1} << 63, ~std::uint64_t{0}};
+  static constexpr std::uint64_t kInteresting[] = {0,
+                                                   1,
+                                                   2,
+                                                   3,
+                                                   4,
+                                                   31,
+                                                   32,
+                                                   33,
+                                                   64,
+                                                   0x7f,
+                                                   0x80,
+                                                   0xff,
+                                                   0xffff,
+                                                   0x7fffffff,
+                                                   0x80000000,
+                                                   0xffffffff,
+                                                   std::uint64_t{1} << 32,
+                                                   std::uint64_t{1} << 60,
+                                                   std::uint64_t{1} << 63,
+                                                   ~std::uint64_t{0}};
   const auto pick = [&](std::size_t n) { return n ? static_cast<std::size_t>(rng() % n) : 0; };
   const int edits = 1 + static_cast<int>(rng() % 4);
   for (int e = 0; e < edits; ++e) {
     const std::size_t at = pick(b.size());
     switch (rng() % 8) {
-      case 0: if (!b.empty()) b[at] ^= static_cast<std::byte>(1u << (rng() % 8)); break;
-      case 1: if (!b.empty()) b[at] = static_cast<std::byte>(rng() & 0xff); break;
-      case 2: case 3: {
+      case 0:
+        if (!b.empty()) b[at] ^= static_cast<std::byte>(1u << (rng() % 8));
+        break;
+      case 1:
+        if (!b.empty()) b[at] = static_cast<std::byte>(rng() & 0xff);
+        break;
+      case 2:
+      case 3: {
         const std::size_t width = (rng() % 2) ? 8 : 4;
         if (b.size() >= width) {
           std::uint64_t v = kInteresting[pick(std::size(kInteresting))];

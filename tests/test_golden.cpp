@@ -46,9 +46,10 @@ TEST_P(Golden, Unary) {
   auto g = golden::load("unary");
   Tensor x = g["x"].on(b), xp = g["xp"].on(b);
   using U = rt::UnaryOp;
-  const std::pair<const char*, U> on_x[] = {{"neg", U::Neg}, {"abs", U::Abs}, {"exp", U::Exp}, {"tanh", U::Tanh},
-                                            {"sigmoid", U::Sigmoid}, {"relu", U::Relu}, {"gelu", U::Gelu},
-                                            {"gelu_tanh", U::GeluTanh}, {"silu", U::Silu}};
+  const std::pair<const char*, U> on_x[] = {
+      {"neg", U::Neg},         {"abs", U::Abs},   {"exp", U::Exp},   {"tanh", U::Tanh},
+      {"sigmoid", U::Sigmoid}, {"relu", U::Relu}, {"gelu", U::Gelu}, {"gelu_tanh", U::GeluTanh},
+      {"silu", U::Silu}};
   for (auto [name, op] : on_x) expect_close(ops::unary(op, x), g[name], 1e-6, 2e-6, name);
   const std::pair<const char*, U> on_xp[] = {{"log", U::Log}, {"sqrt", U::Sqrt}, {"rsqrt", U::Rsqrt}};
   for (auto [name, op] : on_xp) expect_close(ops::unary(op, xp), g[name], 1e-6, 2e-6, name);

@@ -12,8 +12,8 @@
 #include <limits>
 #include <random>
 
-#include "torsh/ops/mixed_precision.hpp"
 #include "device_test_util.hpp"
+#include "torsh/ops/mixed_precision.hpp"
 #include "torsh/torsh.hpp"
 
 using namespace torsh;
@@ -69,7 +69,7 @@ class GpuBlocks : public ::testing::TestWithParam<BackendType> {
 Tensor transformer_block(const Tensor& x, const std::vector<Tensor>& w, std::int64_t heads) {
   const std::int64_t b = x.shape()[0], s = x.shape()[1], d = x.shape()[2], hd = d / heads;
   const Tensor h = ops::layer_norm(x, w[0], w[1]);
-  const Tensor qkv = ops::matmul(h, w[2]);  // [b, s, 3d]
+  const Tensor qkv = ops::matmul(h, w[2]);    // [b, s, 3d]
   const auto head = [&](std::int64_t part) {  // [b, heads, s, hd]
     return qkv.slice(2, part * d, (part + 1) * d).contiguous().reshape({b, s, heads, hd}).permute({0, 2, 1, 3});
   };
@@ -82,9 +82,9 @@ Tensor transformer_block(const Tensor& x, const std::vector<Tensor>& w, std::int
 
 TEST_P(GpuBlocks, TransformerBlockRunsOnTheDevice) {
   const std::int64_t b = 2, s = 24, d = 64, heads = 4;
-  std::vector<Pair> w = {make({d}, 0.1f), make({d}, 0.1f), make({d, 3 * d}, 0.15f), make({d, d}, 0.15f),
-                         make({d}, 0.1f), make({d}, 0.1f), make({d, 4 * d}, 0.15f), make({4 * d}, 0.1f),
-                         make({4 * d, d}, 0.1f)};
+  std::vector<Pair> w = {make({d}, 0.1f),         make({d}, 0.1f),     make({d, 3 * d}, 0.15f),
+                         make({d, d}, 0.15f),     make({d}, 0.1f),     make({d}, 0.1f),
+                         make({d, 4 * d}, 0.15f), make({4 * d}, 0.1f), make({4 * d, d}, 0.1f)};
   const Pair x = make({b, s, d}, 1.0f);
   std::vector<Tensor> wd, wc;
   for (const Pair& p : w) wd.push_back(p.dev), wc.push_back(p.cpu);
@@ -116,7 +116,7 @@ Tensor conv_block(const Tensor& x, const std::vector<Tensor>& w, Tensor& running
 
 TEST_P(GpuBlocks, ConvBlockRunsOnTheDevice) {
   const std::int64_t n = 2, c = 3, hw = 16, k = 16;
-  std::vector<Pair> w = {make({k, c, 3, 3}, 0.3f), make({k}, 0.1f), make({k}, 0.2f), make({k}, 0.1f),
+  std::vector<Pair> w = {make({k, c, 3, 3}, 0.3f),     make({k}, 0.1f),    make({k}, 0.2f), make({k}, 0.1f),
                          make({k, k / 4, 3, 3}, 0.3f), make({k, 10}, 0.3f)};
   const Pair x = make({n, c, hw, hw}, 1.0f);
   Pair rm = make({k}, 0.1f), rv = make({k}, 0.1f);

@@ -173,8 +173,8 @@ std::string opencl_reason() {
 // kernels, a strided copy, and softmax on views at an element offset (one
 // 512 bytes in, one 32 bytes in).
 std::vector<Tensor> native_chain(const Tensor& x, const Tensor& w, const Tensor& b) {
-  Tensor h = ops::add(ops::matmul(x, w), b);    // [8, 64]
-  Tensor t = h.transpose(0, 1).contiguous();    // [64, 8]
+  Tensor h = ops::add(ops::matmul(x, w), b);               // [8, 64]
+  Tensor t = h.transpose(0, 1).contiguous();               // [64, 8]
   Tensor aligned = ops::softmax(t.slice(0, 16, 64), -1);   // starts 512 bytes in
   Tensor unaligned = ops::softmax(t.slice(0, 1, 64), -1);  // starts 32 bytes in
   return {ops::mul(aligned, aligned), ops::sub(unaligned, t.slice(0, 1, 64))};

@@ -39,7 +39,9 @@ std::vector<std::uint8_t> random_bytes(std::size_t n, std::uint32_t seed) {
 
 int value(std::uint8_t byte, DType t) { return t == DType::I8 ? static_cast<std::int8_t>(byte) : byte; }
 
-Tensor bytes_tensor(const std::vector<std::uint8_t>& v, const Shape& s, DType t) { return host().from_host(v.data(), s, t); }
+Tensor bytes_tensor(const std::vector<std::uint8_t>& v, const Shape& s, DType t) {
+  return host().from_host(v.data(), s, t);
+}
 
 struct Problem {
   std::int64_t batch, m, n, k;
@@ -50,10 +52,17 @@ struct Problem {
 
 Problem make(std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k, DType at, DType bt, bool per_row,
              bool per_col, bool b_batched, std::uint32_t seed) {
-  Problem p{batch, m, n, k, at, bt, random_bytes(static_cast<std::size_t>(batch * m * k), seed),
+  Problem p{batch,
+            m,
+            n,
+            k,
+            at,
+            bt,
+            random_bytes(static_cast<std::size_t>(batch * m * k), seed),
             random_bytes(static_cast<std::size_t>((b_batched ? batch : 1) * k * n), seed + 1),
             random_bytes(static_cast<std::size_t>(per_row ? m : 1), seed + 2),
-            random_bytes(static_cast<std::size_t>(per_col ? n : 1), seed + 3), b_batched};
+            random_bytes(static_cast<std::size_t>(per_col ? n : 1), seed + 3),
+            b_batched};
   return p;
 }
 
@@ -80,7 +89,9 @@ std::vector<std::int32_t> reference(const Problem& p) {
 Tensor a_of(const Problem& p) {
   return bytes_tensor(p.a, p.batch == 1 ? Shape{p.m, p.k} : Shape{p.batch, p.m, p.k}, p.at);
 }
-Tensor b_of(const Problem& p) { return bytes_tensor(p.b, p.b_batched ? Shape{p.batch, p.k, p.n} : Shape{p.k, p.n}, p.bt); }
+Tensor b_of(const Problem& p) {
+  return bytes_tensor(p.b, p.b_batched ? Shape{p.batch, p.k, p.n} : Shape{p.k, p.n}, p.bt);
+}
 Tensor za_of(const Problem& p) {
   return bytes_tensor(p.za, p.za.size() == 1 ? Shape{} : Shape{static_cast<std::int64_t>(p.za.size())}, p.at);
 }
@@ -100,7 +111,8 @@ ErrorCode error_of(const char* op, F&& f) {
   return ErrorCode::Internal;
 }
 
-constexpr DType kPairs[][2] = {{DType::U8, DType::I8}, {DType::U8, DType::U8}, {DType::I8, DType::I8}, {DType::I8, DType::U8}};
+constexpr DType kPairs[][2] = {
+    {DType::U8, DType::I8}, {DType::U8, DType::U8}, {DType::I8, DType::I8}, {DType::I8, DType::U8}};
 
 }  // namespace
 
@@ -109,7 +121,8 @@ TEST(MatmulInteger, EveryDtypePairAndZeroPointKindMatchesTheDefinition) {
   for (const auto& pr : kPairs)
     for (bool per_row : {false, true})
       for (bool per_col : {false, true})
-        for (auto [m, n, k] : {std::array<std::int64_t, 3>{1, 1, 1}, {3, 5, 7}, {15, 33, 13}, {29, 70, 130}, {64, 64, 64}}) {
+        for (auto [m, n, k] :
+             {std::array<std::int64_t, 3>{1, 1, 1}, {3, 5, 7}, {15, 33, 13}, {29, 70, 130}, {64, 64, 64}}) {
           const Problem p = make(1, m, n, k, pr[0], pr[1], per_row, per_col, false, seed++);
           const Tensor y = ops::matmul_integer(a_of(p), b_of(p), za_of(p), zb_of(p));
           ASSERT_EQ(y.dtype(), DType::I32);
@@ -149,7 +162,8 @@ TEST(MatmulInteger, StridedOperandsAreRead) {
   // b given as the transpose of a contiguous [n, k].
   std::vector<std::uint8_t> bt(p.b.size());
   for (std::int64_t kk = 0; kk < p.k; ++kk)
-    for (std::int64_t j = 0; j < p.n; ++j) bt[static_cast<std::size_t>(j * p.k + kk)] = p.b[static_cast<std::size_t>(kk * p.n + j)];
+    for (std::int64_t j = 0; j < p.n; ++j)
+      bt[static_cast<std::size_t>(j * p.k + kk)] = p.b[static_cast<std::size_t>(kk * p.n + j)];
   const Tensor b = bytes_tensor(bt, Shape{p.n, p.k}, p.bt).transpose(0, 1);
   EXPECT_EQ(ops::matmul_integer(a_of(p), b, za_of(p), zb_of(p)).to_host<std::int32_t>(), reference(p));
 }
@@ -157,8 +171,9 @@ TEST(MatmulInteger, StridedOperandsAreRead) {
 TEST(MatmulInteger, SumsWrapAsInt32) {
   // 255 * 127 summed 70000 times is 2.27e9, past 2^31 - 1.
   const std::int64_t k = 70000;
-  Problem p{1, 2, 3, k, DType::U8, DType::I8, std::vector<std::uint8_t>(2 * k, 255), std::vector<std::uint8_t>(k * 3, 127),
-            {0}, {0}};
+  Problem p{
+      1,   2,  3, k, DType::U8, DType::I8, std::vector<std::uint8_t>(2 * k, 255), std::vector<std::uint8_t>(k * 3, 127),
+      {0}, {0}};
   const auto want = reference(p);
   EXPECT_LT(want[0], 0);  // wrapped
   EXPECT_EQ(ops::matmul_integer(a_of(p), b_of(p)).to_host<std::int32_t>(), want);
@@ -169,15 +184,16 @@ TEST(MatmulInteger, EachInstructionSetsTileMatchesTheDefinition) {
   namespace quant = torsh::cpu::quant;
   using IKernel = torsh::cpu::igemm::Kernel;
   const std::pair<const IKernel*, quant::Isa> kernels[] = {{&kernel_generic(), quant::Isa::Generic},
-                                                          {&kernel_avx2(), quant::Isa::Avx2},
-                                                          {&kernel_avx_vnni(), quant::Isa::AvxVnni},
-                                                          {&kernel_avx512_vnni(), quant::Isa::Avx512Vnni}};
+                                                           {&kernel_avx2(), quant::Isa::Avx2},
+                                                           {&kernel_avx_vnni(), quant::Isa::AvxVnni},
+                                                           {&kernel_avx512_vnni(), quant::Isa::Avx512Vnni}};
   int ran = 0;
   for (auto [kn, isa] : kernels) {
     if (!quant::isa_usable(isa)) continue;
     ++ran;
     for (std::int64_t k : {1, 2, 3, 4, 5, 9, 64, 131}) {
-      const Problem p = make(1, kn->mr, kn->nr, k, DType::U8, DType::I8, false, false, false, static_cast<std::uint32_t>(k));
+      const Problem p =
+          make(1, kn->mr, kn->nr, k, DType::U8, DType::I8, false, false, false, static_cast<std::uint32_t>(k));
       std::vector<unsigned char> pa(panel_bytes(*kn, kn->mr, k)), pb(panel_bytes(*kn, kn->nr, k));
       std::vector<std::int32_t> ra(static_cast<std::size_t>(kn->mr)), cb(static_cast<std::size_t>(kn->nr));
       pack_a(*kn, p.a.data(), kn->mr, k, false, 0, pa.data(), ra.data());
@@ -204,7 +220,8 @@ TEST(MatmulInteger, Avx2MaddubsTileIsExactWithinItsBound) {
   if (!quant::isa_usable(quant::Isa::Avx2)) GTEST_SKIP() << "no AVX2";
   const auto& kn = kernel_avx2_maddubs();
   for (std::int64_t k : {1, 2, 3, 4, 7, 64, 131}) {
-    Problem p = make(1, kn.mr, kn.nr, k, DType::U8, DType::I8, false, false, false, static_cast<std::uint32_t>(k + 500));
+    Problem p =
+        make(1, kn.mr, kn.nr, k, DType::U8, DType::I8, false, false, false, static_cast<std::uint32_t>(k + 500));
     // Weights in [-64, 64], column 1 all 64, and a' up to 255: 255 x 128 = 32640 at most per pair.
     for (std::size_t i = 0; i < p.b.size(); ++i)
       p.b[i] = static_cast<std::uint8_t>(static_cast<std::int8_t>(i % kn.nr == 1 ? 64 : -64 + int(p.b[i] % 129)));
@@ -229,10 +246,10 @@ TEST(MatmulInteger, OperandsAtTheInt16PairLimitStayExact) {
     const char* what;
     int a_max, b0, b1;
   };
-  for (const Case c : {Case{"7-bit weights, a' to 255", 255, 64, -64}, Case{"pairs of 128 at a' 255 (32640)", 255, 64, 64},
-                       Case{"pairs of 129 at a' 255 (32895: past int16)", 255, 65, 64},
-                       Case{"pairs of 129 at a' 254 (32766)", 254, 65, 64},
-                       Case{"full-range weights at a' 255", 255, -128, -128}}) {
+  for (const Case c :
+       {Case{"7-bit weights, a' to 255", 255, 64, -64}, Case{"pairs of 128 at a' 255 (32640)", 255, 64, 64},
+        Case{"pairs of 129 at a' 255 (32895: past int16)", 255, 65, 64},
+        Case{"pairs of 129 at a' 254 (32766)", 254, 65, 64}, Case{"full-range weights at a' 255", 255, -128, -128}}) {
     for (bool prepared : {false, true}) {
       Problem p = make(1, 37, 45, 70, DType::U8, DType::I8, false, false, false, 321);
       for (auto& v : p.a) v = static_cast<std::uint8_t>(v % (c.a_max + 1));
@@ -283,10 +300,12 @@ void expect_qlinear_formula(const Problem& p, bool per_ch, DType yt) {
       ASSERT_EQ(value(got[static_cast<std::size_t>(i * n + j)], yt), want) << i << "," << j << " k=" << p.k;
     }
   // Without y_scale: the dequantized f32 product.
-  const std::vector<float> f = ops::qlinear_matmul(a_of(p), to(sa), za_of(p), b_of(p), to(sb), zb_of(p)).to_host<float>();
+  const std::vector<float> f =
+      ops::qlinear_matmul(a_of(p), to(sa), za_of(p), b_of(p), to(sb), zb_of(p)).to_host<float>();
   for (std::int64_t i = 0; i < m; ++i)
     for (std::int64_t j = 0; j < n; ++j)
-      ASSERT_EQ(f[static_cast<std::size_t>(i * n + j)], static_cast<float>(sums[static_cast<std::size_t>(i * n + j)]) * mul(i, j))
+      ASSERT_EQ(f[static_cast<std::size_t>(i * n + j)],
+                static_cast<float>(sums[static_cast<std::size_t>(i * n + j)]) * mul(i, j))
           << i << "," << j << " k=" << p.k;
 }
 
@@ -294,7 +313,8 @@ TEST(QlinearMatmul, RequantizesAsTheFormulaInF32) {
   std::uint32_t seed = 40;
   for (const auto& pr : kPairs)
     for (DType yt : {DType::U8, DType::I8})
-      for (bool per_ch : {false, true}) expect_qlinear_formula(make(1, 13, 21, 37, pr[0], pr[1], per_ch, per_ch, false, seed++), per_ch, yt);
+      for (bool per_ch : {false, true})
+        expect_qlinear_formula(make(1, 13, 21, 37, pr[0], pr[1], per_ch, per_ch, false, seed++), per_ch, yt);
 }
 
 // Past a block of k (512 to 1024 values by tile), the product can run in
@@ -327,23 +347,20 @@ TEST(QlinearMatmul, HalvesRoundToEvenAndSaturate) {
   // a = [1], b = [k ones]: sums are exactly 1..; scales put them on halves.
   const std::vector<std::uint8_t> a{1, 2, 3, 5, 200};
   const std::vector<std::uint8_t> b{1};
-  const Tensor y = ops::qlinear_matmul(bytes_tensor(a, Shape{5, 1}, DType::U8),
-                                       host().from_host(std::vector<float>{0.5f}.data(), Shape{}, DType::F32),
-                                       bytes_tensor({0}, Shape{}, DType::U8), bytes_tensor(b, Shape{1, 1}, DType::I8),
-                                       host().from_host(std::vector<float>{1.0f}.data(), Shape{}, DType::F32),
-                                       bytes_tensor({0}, Shape{}, DType::I8),
-                                       host().from_host(std::vector<float>{1.0f}.data(), Shape{}, DType::F32),
-                                       bytes_tensor({0}, Shape{}, DType::I8));
+  const Tensor y = ops::qlinear_matmul(
+      bytes_tensor(a, Shape{5, 1}, DType::U8), host().from_host(std::vector<float>{0.5f}.data(), Shape{}, DType::F32),
+      bytes_tensor({0}, Shape{}, DType::U8), bytes_tensor(b, Shape{1, 1}, DType::I8),
+      host().from_host(std::vector<float>{1.0f}.data(), Shape{}, DType::F32), bytes_tensor({0}, Shape{}, DType::I8),
+      host().from_host(std::vector<float>{1.0f}.data(), Shape{}, DType::F32), bytes_tensor({0}, Shape{}, DType::I8));
   // 0.5, 1.0, 1.5, 2.5, 100 -> 0, 1, 2, 2, 100
   const auto got = y.to_host<std::int8_t>();
   EXPECT_EQ(got, (std::vector<std::int8_t>{0, 1, 2, 2, 100}));
-  const Tensor sat = ops::qlinear_matmul(bytes_tensor({255}, Shape{1, 1}, DType::U8),
-                                         host().from_host(std::vector<float>{10.0f}.data(), Shape{}, DType::F32),
-                                         bytes_tensor({0}, Shape{}, DType::U8), bytes_tensor({127}, Shape{1, 1}, DType::I8),
-                                         host().from_host(std::vector<float>{10.0f}.data(), Shape{}, DType::F32),
-                                         bytes_tensor({0}, Shape{}, DType::I8),
-                                         host().from_host(std::vector<float>{1e-30f}.data(), Shape{}, DType::F32),
-                                         bytes_tensor({0}, Shape{}, DType::U8));
+  const Tensor sat = ops::qlinear_matmul(
+      bytes_tensor({255}, Shape{1, 1}, DType::U8),
+      host().from_host(std::vector<float>{10.0f}.data(), Shape{}, DType::F32), bytes_tensor({0}, Shape{}, DType::U8),
+      bytes_tensor({127}, Shape{1, 1}, DType::I8),
+      host().from_host(std::vector<float>{10.0f}.data(), Shape{}, DType::F32), bytes_tensor({0}, Shape{}, DType::I8),
+      host().from_host(std::vector<float>{1e-30f}.data(), Shape{}, DType::F32), bytes_tensor({0}, Shape{}, DType::U8));
   EXPECT_EQ(sat.to_host<std::uint8_t>(), std::vector<std::uint8_t>{255});
 }
 
@@ -358,10 +375,10 @@ TEST(QlinearMatmul, AnInfiniteMultiplierSaturatesAndZeroSumsGiveTheZeroPoint) {
     std::vector<std::uint8_t> b(static_cast<std::size_t>(n));
     for (std::size_t j = 0; j < b.size(); ++j) b[j] = static_cast<std::uint8_t>(j % 2 == 0 ? 1 : -1);
     const auto f32 = [](float v) { return host().from_host(std::vector<float>{v}.data(), Shape{}, DType::F32); };
-    const Tensor y = ops::qlinear_matmul(bytes_tensor(a, Shape{m, 1}, DType::U8), f32(1e30f),
-                                         bytes_tensor({0}, Shape{}, DType::U8), bytes_tensor(b, Shape{1, n}, DType::I8),
-                                         f32(1e30f), bytes_tensor({0}, Shape{}, DType::I8), f32(1e-30f),
-                                         bytes_tensor({10}, Shape{}, DType::U8));
+    const Tensor y =
+        ops::qlinear_matmul(bytes_tensor(a, Shape{m, 1}, DType::U8), f32(1e30f), bytes_tensor({0}, Shape{}, DType::U8),
+                            bytes_tensor(b, Shape{1, n}, DType::I8), f32(1e30f), bytes_tensor({0}, Shape{}, DType::I8),
+                            f32(1e-30f), bytes_tensor({10}, Shape{}, DType::U8));
     const auto got = y.to_host<std::uint8_t>();
     for (std::int64_t i = 0; i < m; ++i)
       for (std::int64_t j = 0; j < n; ++j) {
@@ -442,7 +459,8 @@ TEST(IntegerWeight, QlinearMatmulEqualsThePlainTensor) {
   const Problem p = make(1, 13, 21, 37, DType::U8, DType::I8, true, true, false, 77);
   std::vector<float> sa(13, 0.02f), sb(21, 0.01f);
   for (std::size_t i = 0; i < sb.size(); ++i) sb[i] += 0.001f * static_cast<float>(i);
-  const Tensor tsa = host().from_host(sa.data(), Shape{13}, DType::F32), tsb = host().from_host(sb.data(), Shape{21}, DType::F32);
+  const Tensor tsa = host().from_host(sa.data(), Shape{13}, DType::F32),
+               tsb = host().from_host(sb.data(), Shape{21}, DType::F32);
   const float sy = 0.9f;
   const Tensor tsy = host().from_host(&sy, Shape{}, DType::F32), tzy = bytes_tensor({100}, Shape{}, DType::U8);
   const ops::IntegerWeight w(b_of(p));
@@ -476,26 +494,40 @@ TEST(IntegerWeight, IsSharedSafelyAcrossThreads) {
 }
 
 TEST(IntegerWeight, BadInputIsRefusedClearly) {
-  EXPECT_EQ(error_of("IntegerWeight", [] { ops::IntegerWeight w(host().zeros(Shape{4, 4}, DType::F32)); }),
+  EXPECT_EQ(error_of("IntegerWeight",
+                     [] {
+                       ops::IntegerWeight w(host().zeros(Shape{4, 4}, DType::F32));
+                     }),
             ErrorCode::InvalidArgument);
-  EXPECT_EQ(error_of("IntegerWeight", [] { ops::IntegerWeight w(bytes_tensor(std::vector<std::uint8_t>(8), Shape{2, 2, 2}, DType::U8)); }),
+  EXPECT_EQ(error_of("IntegerWeight",
+                     [] {
+                       ops::IntegerWeight w(bytes_tensor(std::vector<std::uint8_t>(8), Shape{2, 2, 2}, DType::U8));
+                     }),
             ErrorCode::InvalidArgument);
   EXPECT_EQ(error_of("IntegerWeight", [] { ops::IntegerWeight w{Tensor{}}; }), ErrorCode::InvalidState);
   const ops::IntegerWeight none;
-  EXPECT_EQ(error_of("matmul_integer", [&] { ops::matmul_integer(bytes_tensor({1, 2}, Shape{1, 2}, DType::U8), none); }),
+  EXPECT_EQ(error_of("matmul_integer",
+                     [&] {
+                       ops::matmul_integer(bytes_tensor({1, 2}, Shape{1, 2}, DType::U8), none);
+                     }),
             ErrorCode::InvalidState);
   // The product's own checks still apply: inner dimensions must agree.
   const ops::IntegerWeight w(bytes_tensor(std::vector<std::uint8_t>(6), Shape{3, 2}, DType::I8));
-  EXPECT_EQ(error_of("matmul_integer", [&] { ops::matmul_integer(bytes_tensor({1, 2}, Shape{1, 2}, DType::U8), w); }),
+  EXPECT_EQ(error_of("matmul_integer",
+                     [&] {
+                       ops::matmul_integer(bytes_tensor({1, 2}, Shape{1, 2}, DType::U8), w);
+                     }),
             ErrorCode::ShapeMismatch);
 }
 
 TEST(MatmulInteger, EmptyShapesGiveEmptyOrZeroResults) {
-  EXPECT_EQ(ops::matmul_integer(bytes_tensor({}, Shape{0, 4}, DType::U8), bytes_tensor(std::vector<std::uint8_t>(12), Shape{4, 3}, DType::I8))
+  EXPECT_EQ(ops::matmul_integer(bytes_tensor({}, Shape{0, 4}, DType::U8),
+                                bytes_tensor(std::vector<std::uint8_t>(12), Shape{4, 3}, DType::I8))
                 .shape(),
             (Shape{0, 3}));
   // k = 0: every sum is empty, 0.
-  const Tensor z = ops::matmul_integer(bytes_tensor({}, Shape{2, 0}, DType::U8), bytes_tensor({}, Shape{0, 3}, DType::I8));
+  const Tensor z =
+      ops::matmul_integer(bytes_tensor({}, Shape{2, 0}, DType::U8), bytes_tensor({}, Shape{0, 3}, DType::I8));
   EXPECT_EQ(z.to_host<std::int32_t>(), std::vector<std::int32_t>(6, 0));
 }
 
@@ -504,16 +536,24 @@ TEST(MatmulInteger, BadInputIsRefusedClearly) {
   const Tensor b = bytes_tensor(std::vector<std::uint8_t>(12), Shape{3, 4}, DType::I8);
   const Tensor f = host().zeros(Shape{2, 3}, DType::F32);
   EXPECT_EQ(error_of("matmul_integer", [&] { ops::matmul_integer(f, b); }), ErrorCode::DTypeMismatch);
-  EXPECT_EQ(error_of("matmul_integer", [&] { ops::matmul_integer(a, bytes_tensor(std::vector<std::uint8_t>(8), Shape{2, 4}, DType::I8)); }),
+  EXPECT_EQ(error_of("matmul_integer",
+                     [&] {
+                       ops::matmul_integer(a, bytes_tensor(std::vector<std::uint8_t>(8), Shape{2, 4}, DType::I8));
+                     }),
             ErrorCode::ShapeMismatch);
   EXPECT_EQ(error_of("matmul_integer", [&] { ops::matmul_integer(a.reshape({6}), b); }), ErrorCode::ShapeMismatch);
   // A zero point of the other dtype, or of the wrong length.
   EXPECT_EQ(error_of("matmul_integer", [&] { ops::matmul_integer(a, b, bytes_tensor({1}, Shape{}, DType::I8)); }),
             ErrorCode::DTypeMismatch);
-  EXPECT_EQ(error_of("matmul_integer", [&] { ops::matmul_integer(a, b, bytes_tensor({1, 2, 3}, Shape{3}, DType::U8)); }),
+  EXPECT_EQ(error_of("matmul_integer",
+                     [&] {
+                       ops::matmul_integer(a, b, bytes_tensor({1, 2, 3}, Shape{3}, DType::U8));
+                     }),
             ErrorCode::ShapeMismatch);
   EXPECT_EQ(error_of("matmul_integer",
-                     [&] { ops::matmul_integer(a, b, std::nullopt, bytes_tensor({1, 2, 3}, Shape{3}, DType::I8)); }),
+                     [&] {
+                       ops::matmul_integer(a, b, std::nullopt, bytes_tensor({1, 2, 3}, Shape{3}, DType::I8));
+                     }),
             ErrorCode::ShapeMismatch);
   const auto scalar = [](float v) { return host().from_host(&v, Shape{}, DType::F32); };
   const Tensor zu = bytes_tensor({0}, Shape{}, DType::U8), zi = bytes_tensor({0}, Shape{}, DType::I8);
@@ -521,16 +561,17 @@ TEST(MatmulInteger, BadInputIsRefusedClearly) {
     EXPECT_EQ(error_of("qlinear_matmul", [&] { ops::qlinear_matmul(a, scalar(bad), zu, b, scalar(1.0f), zi); }),
               ErrorCode::InvalidArgument)
         << bad;
-  EXPECT_EQ(error_of("qlinear_matmul", [&] { ops::qlinear_matmul(a, scalar(1.0f), zu, b, scalar(1.0f), zi, scalar(1.0f)); }),
-            ErrorCode::InvalidArgument);
-  EXPECT_EQ(error_of("qlinear_matmul", [&] {
-              ops::qlinear_matmul(a, scalar(1.0f), zu, b, scalar(1.0f), zi, scalar(1.0f),
-                                  host().zeros(Shape{}, DType::I32));
-            }),
+  EXPECT_EQ(
+      error_of("qlinear_matmul", [&] { ops::qlinear_matmul(a, scalar(1.0f), zu, b, scalar(1.0f), zi, scalar(1.0f)); }),
+      ErrorCode::InvalidArgument);
+  EXPECT_EQ(error_of("qlinear_matmul",
+                     [&] {
+                       ops::qlinear_matmul(a, scalar(1.0f), zu, b, scalar(1.0f), zi, scalar(1.0f),
+                                           host().zeros(Shape{}, DType::I32));
+                     }),
             ErrorCode::DTypeMismatch);
-  EXPECT_EQ(error_of("qlinear_matmul", [&] {
-              ops::qlinear_matmul(a, host().zeros(Shape{}, DType::F16), zu, b, scalar(1.0f), zi);
-            }),
+  EXPECT_EQ(error_of("qlinear_matmul",
+                     [&] { ops::qlinear_matmul(a, host().zeros(Shape{}, DType::F16), zu, b, scalar(1.0f), zi); }),
             ErrorCode::DTypeMismatch);
 }
 
@@ -567,7 +608,8 @@ std::vector<std::int32_t> conv_reference(const ConvProblem& c, std::int64_t& P, 
                 const std::int64_t y = pi * c.p.stride_h - c.p.pad_h + ri * c.p.dil_h;
                 const std::int64_t x = qi * c.p.stride_w - c.p.pad_w + si * c.p.dil_w;
                 if (y < 0 || y >= c.h || x < 0 || x >= c.w) continue;
-                const int xv = value(c.x[static_cast<std::size_t>(((ni * c.c + g * cg + ci) * c.h + y) * c.w + x)], c.xt);
+                const int xv =
+                    value(c.x[static_cast<std::size_t>(((ni * c.c + g * cg + ci) * c.h + y) * c.w + x)], c.xt);
                 const int wv = value(c.wv[static_cast<std::size_t>(((ko * cg + ci) * c.r + ri) * c.s + si)], c.wt);
                 sum += static_cast<std::int64_t>(xv - zx) * (wv - zw);
               }
@@ -581,10 +623,21 @@ ConvProblem make_conv(std::int64_t n, std::int64_t c, std::int64_t h, std::int64
                       std::int64_t s, std::int64_t groups, ops::Conv2dParams p, DType xt, DType wt, bool per_channel,
                       std::uint32_t seed) {
   p.groups = groups;
-  ConvProblem cp{n, c, h, w, k, r, s, groups, p, xt, wt,
+  ConvProblem cp{n,
+                 c,
+                 h,
+                 w,
+                 k,
+                 r,
+                 s,
+                 groups,
+                 p,
+                 xt,
+                 wt,
                  random_bytes(static_cast<std::size_t>(n * c * h * w), seed),
                  random_bytes(static_cast<std::size_t>(k * (c / groups) * r * s), seed + 1),
-                 random_bytes(static_cast<std::size_t>(per_channel ? k : 1), seed + 2), random_bytes(1, seed + 3)[0]};
+                 random_bytes(static_cast<std::size_t>(per_channel ? k : 1), seed + 2),
+                 random_bytes(1, seed + 3)[0]};
   return cp;
 }
 
@@ -595,8 +648,9 @@ TEST(ConvInteger, MatchesTheDefinitionAcrossGeometries) {
     std::int64_t n, c, h, w, k, r, s, groups, stride, pad, dil;
   };
   std::uint32_t seed = 300;
-  for (const G& g : {G{1, 3, 7, 9, 4, 3, 3, 1, 1, 1, 1}, G{2, 4, 8, 6, 6, 3, 3, 2, 2, 1, 1}, G{1, 2, 9, 9, 3, 3, 2, 1, 1, 0, 2},
-                     G{1, 4, 5, 5, 4, 1, 1, 4, 1, 0, 1}, G{1, 1, 4, 4, 2, 5, 5, 1, 1, 2, 1}})
+  for (const G& g :
+       {G{1, 3, 7, 9, 4, 3, 3, 1, 1, 1, 1}, G{2, 4, 8, 6, 6, 3, 3, 2, 2, 1, 1}, G{1, 2, 9, 9, 3, 3, 2, 1, 1, 0, 2},
+        G{1, 4, 5, 5, 4, 1, 1, 4, 1, 0, 1}, G{1, 1, 4, 4, 2, 5, 5, 1, 1, 2, 1}})
     for (const auto& pr : kPairs)
       for (bool per_ch : {false, true}) {
         ops::Conv2dParams p;
@@ -606,14 +660,14 @@ TEST(ConvInteger, MatchesTheDefinitionAcrossGeometries) {
         const ConvProblem c = make_conv(g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.groups, p, pr[0], pr[1], per_ch, seed++);
         std::int64_t P = 0, Q = 0;
         const auto want = conv_reference(c, P, Q);
-        const Tensor y = ops::conv_integer(
-            bytes_tensor(c.x, Shape{c.n, c.c, c.h, c.w}, c.xt), bytes_tensor(c.wv, Shape{c.k, c.c / c.groups, c.r, c.s}, c.wt),
-            bytes_tensor({c.zx}, Shape{}, c.xt),
-            bytes_tensor(c.zw, per_ch ? Shape{c.k} : Shape{}, c.wt), c.p);
+        const Tensor y = ops::conv_integer(bytes_tensor(c.x, Shape{c.n, c.c, c.h, c.w}, c.xt),
+                                           bytes_tensor(c.wv, Shape{c.k, c.c / c.groups, c.r, c.s}, c.wt),
+                                           bytes_tensor({c.zx}, Shape{}, c.xt),
+                                           bytes_tensor(c.zw, per_ch ? Shape{c.k} : Shape{}, c.wt), c.p);
         ASSERT_EQ(y.shape(), (Shape{c.n, c.k, P, Q}));
-        EXPECT_EQ(y.to_host<std::int32_t>(), want) << "groups " << g.groups << " stride " << g.stride << " pad " << g.pad
-                                                   << " dil " << g.dil << " " << dtype_name(pr[0]) << " x "
-                                                   << dtype_name(pr[1]) << " per_channel " << per_ch;
+        EXPECT_EQ(y.to_host<std::int32_t>(), want)
+            << "groups " << g.groups << " stride " << g.stride << " pad " << g.pad << " dil " << g.dil << " "
+            << dtype_name(pr[0]) << " x " << dtype_name(pr[1]) << " per_channel " << per_ch;
       }
 }
 
@@ -629,15 +683,15 @@ TEST(QlinearConv, RequantizesTheSumsWithBias) {
   const auto f = [](std::vector<float> v) {
     return host().from_host(v.data(), v.size() == 1 ? Shape{} : Shape{static_cast<std::int64_t>(v.size())}, DType::F32);
   };
-  const Tensor y = ops::qlinear_conv(bytes_tensor(c.x, Shape{c.n, c.c, c.h, c.w}, c.xt), f({xs}),
-                                     bytes_tensor({c.zx}, Shape{}, c.xt),
-                                     bytes_tensor(c.wv, Shape{c.k, c.c / c.groups, c.r, c.s}, c.wt), f(ws),
-                                     bytes_tensor(c.zw, Shape{c.k}, c.wt), f({ys}), bytes_tensor({10}, Shape{}, DType::U8),
-                                     host().from_host(bias.data(), Shape{6}, DType::I32), c.p);
+  const Tensor y = ops::qlinear_conv(
+      bytes_tensor(c.x, Shape{c.n, c.c, c.h, c.w}, c.xt), f({xs}), bytes_tensor({c.zx}, Shape{}, c.xt),
+      bytes_tensor(c.wv, Shape{c.k, c.c / c.groups, c.r, c.s}, c.wt), f(ws), bytes_tensor(c.zw, Shape{c.k}, c.wt),
+      f({ys}), bytes_tensor({10}, Shape{}, DType::U8), host().from_host(bias.data(), Shape{6}, DType::I32), c.p);
   const auto got = y.to_host<std::uint8_t>();
   for (std::size_t i = 0; i < got.size(); ++i) {
     const std::int64_t ko = static_cast<std::int64_t>(i) / (P * Q) % c.k;
-    const float q = std::nearbyint(static_cast<float>(sums[i]) * ((xs * ws[static_cast<std::size_t>(ko)]) / ys)) + 10.0f;
+    const float q =
+        std::nearbyint(static_cast<float>(sums[i]) * ((xs * ws[static_cast<std::size_t>(ko)]) / ys)) + 10.0f;
     ASSERT_EQ(got[i], static_cast<std::uint8_t>(std::min(std::max(q, 0.0f), 255.0f))) << i;
   }
 }
@@ -650,15 +704,21 @@ TEST(ConvInteger, BadInputIsRefusedClearly) {
   g2.groups = 2;
   EXPECT_EQ(error_of("conv_integer", [&] { ops::conv_integer(x, w, std::nullopt, std::nullopt, g2); }),
             ErrorCode::ShapeMismatch);
-  EXPECT_EQ(error_of("conv_integer", [&] { ops::conv_integer(x, w, bytes_tensor({1, 2}, Shape{2}, DType::U8)); }),
+  EXPECT_EQ(error_of("conv_integer",
+                     [&] {
+                       ops::conv_integer(x, w, bytes_tensor({1, 2}, Shape{2}, DType::U8));
+                     }),
             ErrorCode::ShapeMismatch);
   EXPECT_EQ(error_of("conv_integer", [&] { ops::conv_integer(x, w, bytes_tensor({1}, Shape{}, DType::I8)); }),
             ErrorCode::DTypeMismatch);
   ops::Conv2dParams big;
-  EXPECT_EQ(error_of("conv_integer", [&] {
-              ops::conv_integer(x, bytes_tensor(std::vector<std::uint8_t>(4 * 3 * 25), Shape{4, 3, 5, 5}, DType::I8));
-            }),
-            ErrorCode::ShapeMismatch);
+  EXPECT_EQ(
+      error_of(
+          "conv_integer",
+          [&] {
+            ops::conv_integer(x, bytes_tensor(std::vector<std::uint8_t>(4 * 3 * 25), Shape{4, 3, 5, 5}, DType::I8));
+          }),
+      ErrorCode::ShapeMismatch);
   ops::Conv2dParams zero_stride;
   zero_stride.stride_h = 0;
   EXPECT_EQ(error_of("conv_integer", [&] { ops::conv_integer(x, w, std::nullopt, std::nullopt, zero_stride); }),
@@ -670,8 +730,10 @@ TEST(ConvInteger, BadInputIsRefusedClearly) {
       const Tensor wz = bytes_tensor(std::vector<std::uint8_t>(static_cast<std::size_t>(len)), Shape{len}, DType::I8);
       ops::Conv2dParams p;
       p.groups = groups;
-      const Tensor xg = groups == 1 ? x : bytes_tensor(std::vector<std::uint8_t>(2 * 4 * 4 * 4), Shape{2, 4, 4, 4}, DType::U8);
-      const Tensor wg = groups == 1 ? w : bytes_tensor(std::vector<std::uint8_t>(4 * 2 * 9), Shape{4, 2, 3, 3}, DType::I8);
+      const Tensor xg =
+          groups == 1 ? x : bytes_tensor(std::vector<std::uint8_t>(2 * 4 * 4 * 4), Shape{2, 4, 4, 4}, DType::U8);
+      const Tensor wg =
+          groups == 1 ? w : bytes_tensor(std::vector<std::uint8_t>(4 * 2 * 9), Shape{4, 2, 3, 3}, DType::I8);
       EXPECT_EQ(error_of("w_zero_point", [&] { ops::conv_integer(xg, wg, std::nullopt, wz, p); }),
                 ErrorCode::ShapeMismatch)
           << len << " zero points, groups " << groups;
@@ -680,17 +742,26 @@ TEST(ConvInteger, BadInputIsRefusedClearly) {
     return host().from_host(v.data(), Shape{static_cast<std::int64_t>(v.size())}, DType::F32);
   };
   const Tensor zu = bytes_tensor({0}, Shape{}, DType::U8), zi = bytes_tensor({0}, Shape{}, DType::I8);
-  EXPECT_EQ(error_of("x_scale", [&] { ops::qlinear_conv(x, f({0.1f, 0.2f}), zu, w, f({1}), zi, f({1}), zu); }),
+  EXPECT_EQ(error_of("x_scale",
+                     [&] {
+                       ops::qlinear_conv(x, f({0.1f, 0.2f}), zu, w, f({1}), zi, f({1}), zu);
+                     }),
             ErrorCode::ShapeMismatch);
-  EXPECT_EQ(error_of("w_scale", [&] { ops::qlinear_conv(x, f({1}), zu, w, f({1, 1, 1}), zi, f({1}), zu); }),
+  EXPECT_EQ(error_of("w_scale",
+                     [&] {
+                       ops::qlinear_conv(x, f({1}), zu, w, f({1, 1, 1}), zi, f({1}), zu);
+                     }),
             ErrorCode::ShapeMismatch);
   const std::vector<std::int32_t> b6(6, 0);
-  EXPECT_EQ(error_of("bias", [&] {
-              ops::qlinear_conv(x, f({1}), zu, w, f({1}), zi, f({1}), zu, host().from_host(b6.data(), Shape{6}, DType::I32));
-            }),
+  EXPECT_EQ(error_of("bias",
+                     [&] {
+                       ops::qlinear_conv(x, f({1}), zu, w, f({1}), zi, f({1}), zu,
+                                         host().from_host(b6.data(), Shape{6}, DType::I32));
+                     }),
             ErrorCode::ShapeMismatch);
-  EXPECT_EQ(error_of("empty kernel", [&] {
-              ops::conv_integer(x, bytes_tensor({}, Shape{4, 3, 0, 1}, DType::I8));
-            }),
+  EXPECT_EQ(error_of("empty kernel",
+                     [&] {
+                       ops::conv_integer(x, bytes_tensor({}, Shape{4, 3, 0, 1}, DType::I8));
+                     }),
             ErrorCode::ShapeMismatch);
 }

@@ -139,7 +139,8 @@ TEST(KernelTable, KernelsAreTriedInOrder) {
   t.add<rt::OpKind::Unary>(
       rt::DTypes{DType::F32}, [](rt::DeviceImpl&, rt::StreamImpl&, const rt::UnaryArgs&) { which = 1; },
       [](const rt::DeviceImpl&, const rt::UnaryArgs& a) { return a.op == rt::UnaryOp::Relu; }, "relu");
-  t.add<rt::OpKind::Unary>(rt::DTypes::floating(), [](rt::DeviceImpl&, rt::StreamImpl&, const rt::UnaryArgs&) { which = 2; });
+  t.add<rt::OpKind::Unary>(rt::DTypes::floating(),
+                           [](rt::DeviceImpl&, rt::StreamImpl&, const rt::UnaryArgs&) { which = 2; });
   TableDevice dev(t);
   NullStream s;
   rt::UnaryArgs a{rt::UnaryOp::Relu, {}, {}};

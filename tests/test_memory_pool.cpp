@@ -10,15 +10,15 @@
 #include <thread>
 
 #include "backends/cpu/platform/cpu_info.hpp"
-#include "runtime/memory_pool_internal.hpp"
 #include "device_test_util.hpp"
+#include "runtime/memory_pool_internal.hpp"
 #include "torsh/torsh.hpp"
 
 using namespace torsh;
-using torsh::test::error_of;
-using torsh::test::has;
 using detail::MemoryPool;
 using detail::PoolBlock;
+using torsh::test::error_of;
+using torsh::test::has;
 
 namespace {
 
@@ -68,7 +68,10 @@ void FakeStream::record(rt::EventImpl& e) {
 
 class FakeDevice final : public rt::DeviceImpl {
  public:
-  explicit FakeDevice(std::size_t capacity) : capacity(capacity) { info_.name = "fake"; info_.total_memory = capacity; }
+  explicit FakeDevice(std::size_t capacity) : capacity(capacity) {
+    info_.name = "fake";
+    info_.total_memory = capacity;
+  }
   BackendType type() const override { return BackendType::Cpu; }
   const DeviceInfo& info() const override { return info_; }
   Capabilities capabilities() const override {
@@ -107,8 +110,6 @@ struct Fixture {
   std::unique_ptr<MemoryPool> pool;
 };
 
-
-
 }  // namespace
 
 // ---------------------------------------------------------------- pool, on the fake device
@@ -118,7 +119,7 @@ TEST(MemoryPool, RoundsSizesAndPicksThePoolBySize) {
   PoolBlock* tiny = f.alloc(1);
   EXPECT_EQ(tiny->size, 512u);
   EXPECT_EQ(f.pool->stats().reserved_bytes, 2 * MiB);  // one small segment
-  PoolBlock* big = f.alloc(11 * MiB);  // above half a large segment: its own, rounded to 2 MiB
+  PoolBlock* big = f.alloc(11 * MiB);                  // above half a large segment: its own, rounded to 2 MiB
   EXPECT_EQ(big->seg->size, 12 * MiB);
   EXPECT_EQ(big->size, 12 * MiB) << "a 1 MiB rest could only serve small requests: not split off";
   PoolBlock* mid = f.alloc(MiB + 1);  // large pool, a shared 20 MiB segment
@@ -246,7 +247,7 @@ TEST(MemoryPool, ABlockUsedOnAnotherStreamWaitsForItsEvent) {
 
 TEST(MemoryPool, ExhaustionFreesTheCacheAndRetries) {
   Fixture f(4 * MiB);
-  f.pool->free(f.alloc(1000));  // a cached 2 MiB small segment
+  f.pool->free(f.alloc(1000));        // a cached 2 MiB small segment
   PoolBlock* big = f.alloc(3 * MiB);  // fits only once the cache is given back
   EXPECT_EQ(big->size, 3 * MiB);
   const auto s = f.pool->stats();

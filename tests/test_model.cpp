@@ -21,8 +21,8 @@ namespace {
 
 std::optional<std::string> smollm2() { return find_model(kSmolLM2FileName); }
 
-#define NEED_MODEL()                                                                                       \
-  const auto path = smollm2();                                                                             \
+#define NEED_MODEL()           \
+  const auto path = smollm2(); \
   if (!path) GTEST_SKIP() << kSmolLM2FileName << " is not in " << model_cache_dir() << " (scripts/fetch-model.sh)"
 
 float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
@@ -194,8 +194,7 @@ TEST(Generation, EncodePromptWrapsChatTurnsAndNeverGivesNoTokens) {
 // that backend's own kernels (nothing falls back to the CPU).
 void expect_cpu_greedy_tokens(const std::string& path, BackendType type, int max_tokens) {
   const auto av = Backend::available();
-  if (std::find(av.begin(), av.end(), type) == av.end())
-    GTEST_SKIP() << backend_name(type) << " backend unavailable";
+  if (std::find(av.begin(), av.end(), type) == av.end()) GTEST_SKIP() << backend_name(type) << " backend unavailable";
   LoadOptions o;
   o.ctx = 32;
   LlamaModel cpu = LlamaModel::load(path, Backend::create(BackendType::Cpu), o);

@@ -26,7 +26,8 @@ namespace {
 class OpenCl : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!backend_available(BackendType::OpenCl)) GTEST_SKIP() << "OpenCL backend unavailable: " << unavailable_reason(BackendType::OpenCl);
+    if (!backend_available(BackendType::OpenCl))
+      GTEST_SKIP() << "OpenCL backend unavailable: " << unavailable_reason(BackendType::OpenCl);
     dev = Backend::create(BackendType::OpenCl);
     cpu = Backend::create(BackendType::Cpu);
   }
@@ -97,7 +98,8 @@ TEST_F(OpenCl, CapabilityQueryIsHonest) {
     EXPECT_TRUE(dev.supports(rt::OpKind::Cast, t)) << dtype_name(t);
     EXPECT_EQ(dev.supports(rt::OpKind::Binary, t), t != DType::Bool) << dtype_name(t);
   }
-  for (DType t : {DType::F32, DType::F16, DType::BF16}) EXPECT_TRUE(dev.supports(rt::OpKind::Matmul, t)) << dtype_name(t);
+  for (DType t : {DType::F32, DType::F16, DType::BF16})
+    EXPECT_TRUE(dev.supports(rt::OpKind::Matmul, t)) << dtype_name(t);
   EXPECT_EQ(dev.supports(rt::OpKind::Matmul, DType::F64), dev.capabilities().f64);
   EXPECT_FALSE(dev.supports(rt::OpKind::Matmul, DType::I32));
   // Softmax, norm and rope take every floating dtype, attention f32, f16 and
@@ -329,8 +331,9 @@ TEST_F(OpenCl, KernelCompileFailureCarriesTheBuildLog) {
   auto compile = reinterpret_cast<torsh_opencl_compile_fn>(dlsym(h, TORSH_OPENCL_COMPILE_SYMBOL));
   ASSERT_NE(compile, nullptr);
   rt::DeviceImpl* d = &dev.impl();
-  EXPECT_EQ(compile(d, "__kernel void one(__global float* x) { x[get_global_id(0)] = 1.0f; }\n"
-                       "__kernel void two(__global int* y) { y[0] = 2; }\n",
+  EXPECT_EQ(compile(d,
+                    "__kernel void one(__global float* x) { x[get_global_id(0)] = 1.0f; }\n"
+                    "__kernel void two(__global int* y) { y[0] = 2; }\n",
                     nullptr),
             2);
   try {

@@ -3,10 +3,10 @@
 // bound, as an unthrottled OpenCL queue does.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <fstream>
-#include <unistd.h>
 
 #include "torsh/torsh.hpp"
 

@@ -10,8 +10,8 @@
 #include <limits>
 #include <random>
 
-#include "torsh/ops/mixed_precision.hpp"
 #include "device_test_util.hpp"
+#include "torsh/ops/mixed_precision.hpp"
 #include "torsh/torsh.hpp"
 
 using namespace torsh;
@@ -69,11 +69,12 @@ double max_ulps(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 TEST(OpenClTraining, LossScaledAdamWMatchesTheCpuWithNoFallback) {
-  if (!backend_available(BackendType::OpenCl)) GTEST_SKIP() << "OpenCL backend unavailable: " << unavailable_reason(BackendType::OpenCl);
+  if (!backend_available(BackendType::OpenCl))
+    GTEST_SKIP() << "OpenCL backend unavailable: " << unavailable_reason(BackendType::OpenCl);
   // Ten parameters (more than one launch takes operands), mixed dtypes, odd sizes.
-  const std::vector<Shape> shapes{Shape{33, 17}, Shape{129}, Shape{5, 7},  Shape{1},     Shape{64, 3},
+  const std::vector<Shape> shapes{Shape{33, 17},  Shape{129},  Shape{5, 7}, Shape{1},      Shape{64, 3},
                                   Shape{2, 2, 9}, Shape{1000}, Shape{0, 4}, Shape{31, 31}, Shape{7}};
-  const std::vector<DType> dtypes{DType::F16, DType::F16, DType::BF16, DType::F16, DType::BF16,
+  const std::vector<DType> dtypes{DType::F16, DType::F16, DType::BF16, DType::F16,  DType::BF16,
                                   DType::F32, DType::F32, DType::F16,  DType::BF16, DType::F16};
   std::mt19937 rng(1234);
   std::vector<std::vector<float>> init;
@@ -120,14 +121,15 @@ TEST(OpenClTraining, LossScaledAdamWMatchesTheCpuWithNoFallback) {
 }
 
 TEST(OpenClTraining, ClaimsAdamRandomAndTheOverflowCheck) {
-  if (!backend_available(BackendType::OpenCl)) GTEST_SKIP() << "OpenCL backend unavailable: " << unavailable_reason(BackendType::OpenCl);
+  if (!backend_available(BackendType::OpenCl))
+    GTEST_SKIP() << "OpenCL backend unavailable: " << unavailable_reason(BackendType::OpenCl);
   Backend dev = Backend::create(BackendType::OpenCl);
   for (DType t : {DType::F32, DType::F16, DType::BF16}) {
     EXPECT_TRUE(dev.supports(rt::OpKind::Adam, t)) << dtype_name(t);
     EXPECT_TRUE(dev.supports(rt::OpKind::Random, t)) << dtype_name(t);
     EXPECT_TRUE(dev.supports(rt::OpKind::NonFinite, t)) << dtype_name(t);
   }
-  EXPECT_FALSE(dev.supports(rt::OpKind::Adam, DType::F64));  // the CPU refuses f64 parameters too
+  EXPECT_FALSE(dev.supports(rt::OpKind::Adam, DType::F64));      // the CPU refuses f64 parameters too
   EXPECT_TRUE(dev.supports(rt::OpKind::NonFinite, DType::F64));  // a bit test: no doubles needed
   // f64 random numbers need doubles on the device; the op falls back, counted, where it has none.
   ops::reset_fallback_stats();
@@ -139,7 +141,8 @@ TEST(OpenClTraining, ClaimsAdamRandomAndTheOverflowCheck) {
 }
 
 TEST(OpenClTraining, NonFiniteCheckReadsOneFlag) {
-  if (!backend_available(BackendType::OpenCl)) GTEST_SKIP() << "OpenCL backend unavailable: " << unavailable_reason(BackendType::OpenCl);
+  if (!backend_available(BackendType::OpenCl))
+    GTEST_SKIP() << "OpenCL backend unavailable: " << unavailable_reason(BackendType::OpenCl);
   Backend dev = Backend::create(BackendType::OpenCl);
   std::vector<float> v(4097, 1.0f);
   std::vector<Tensor> grads;

@@ -124,8 +124,10 @@ TEST_F(OpenClTuning, MatmulPicksAnImplementationPerSizeClassAndStaysCorrect) {
       for (std::size_t i = 0; i < got.size(); ++i)
         ASSERT_NEAR(got[i], want[i], tol * std::max(1.0f, std::abs(want[i]))) << "element " << i;
       // The first shape measures its class once; the second finds it remembered.
-      if (m == 96) EXPECT_EQ(after.measured, before.measured + 1);
-      else EXPECT_EQ(after.measured, before.measured);
+      if (m == 96)
+        EXPECT_EQ(after.measured, before.measured + 1);
+      else
+        EXPECT_EQ(after.measured, before.measured);
     }
   }
   // Keys are "opencl:<device>|matmul|m=2^6 n=2^6 k=2^6|<dtype>", each with every candidate measured.

@@ -124,9 +124,10 @@ TEST(OpsIntegers, LargeSumsMeansAndVariancesReduceInSlices) {
   std::vector<std::int32_t> v(1 * 6 * 5 * 7);
   for (auto& x : v) x = d(g);
   const Tensor i32 = cpu().from_host(v.data(), Shape{1, 6, 5, 7}, DType::I32);
-  const std::vector<Tensor> inputs = {i32, i32.cast(DType::I8),
-                                      ops::add(i32, cpu().from_host(std::vector<std::int32_t>{128}.data(), Shape{}, DType::I32)).cast(DType::U8),
-                                      i32.permute({0, 2, 1, 3}), i32.cast(DType::I64)};
+  const std::vector<Tensor> inputs = {
+      i32, i32.cast(DType::I8),
+      ops::add(i32, cpu().from_host(std::vector<std::int32_t>{128}.data(), Shape{}, DType::I32)).cast(DType::U8),
+      i32.permute({0, 2, 1, 3}), i32.cast(DType::I64)};
   const std::vector<std::vector<std::int64_t>> axis_sets = {{}, {0}, {1}, {-1}, {1, 2}, {0, 3}, {1, 2, 3}, {2}};
   for (const Tensor& x : inputs)
     for (const auto& axes : axis_sets)
@@ -136,8 +137,8 @@ TEST(OpsIntegers, LargeSumsMeansAndVariancesReduceInSlices) {
         for (const std::int64_t bytes : {8, 40, 300}) {
           ops::set_widened_reduction_bytes(bytes);
           const Tensor s = ops::sum(x, axes, keep), m = ops::mean(x, axes, keep), var = ops::var(x, axes, 1, keep);
-          const auto where = ::testing::Message() << dtype_name(x.dtype()) << " axes " << axes.size() << " keep " << keep
-                                                  << " bytes " << bytes;
+          const auto where = ::testing::Message() << dtype_name(x.dtype()) << " axes " << axes.size() << " keep "
+                                                  << keep << " bytes " << bytes;
           ASSERT_EQ(s.shape(), s0.shape()) << where;
           ASSERT_EQ(s.dtype(), s0.dtype()) << where;
           EXPECT_EQ(s.to_vector(), s0.to_vector()) << where;
@@ -187,7 +188,8 @@ TEST(OpsIntegers, FollowNumPysRules) {
   EXPECT_EQ(ops::add(tb, t1).to_vector()[0], -2147483648.0f);
   // Exact integer powers (3^20 = 3486784401 does not fit f32's 24 bits exactly, but 3^15 does).
   std::vector<std::int64_t> base = {3, -2, 0}, ex = {15, 3, 0};
-  Tensor tbase = cpu().from_host(base.data(), Shape{3}, DType::I64), tex = cpu().from_host(ex.data(), Shape{3}, DType::I64);
+  Tensor tbase = cpu().from_host(base.data(), Shape{3}, DType::I64),
+         tex = cpu().from_host(ex.data(), Shape{3}, DType::I64);
   EXPECT_EQ(ops::pow(tbase, tex).to_vector(), (std::vector<float>{14348907.0f, -8.0f, 1.0f}));
   std::vector<std::int64_t> neg = {1, -1, 2};
   Tensor tneg = cpu().from_host(neg.data(), Shape{3}, DType::I64);
@@ -195,11 +197,13 @@ TEST(OpsIntegers, FollowNumPysRules) {
 }
 
 TEST(OpsMatmul, MatchesReferenceOnOddShapes) {
-  for (auto [m, k, n] : std::vector<std::array<int, 3>>{{1, 1, 1}, {7, 13, 5}, {33, 17, 65}, {64, 64, 64}, {1, 300, 1}}) {
+  for (auto [m, k, n] :
+       std::vector<std::array<int, 3>>{{1, 1, 1}, {7, 13, 5}, {33, 17, 65}, {64, 64, 64}, {1, 300, 1}}) {
     auto av = rand_vec(m * k, m + k), bv = rand_vec(k * n, n);
     auto got = ops::matmul(make(av, {m, k}), make(bv, {k, n})).to_vector();
     auto ref = ref_mm(av, bv, m, k, n);
-    for (std::size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(got[i], ref[i], 1e-5 * (1 + k)) << m << "x" << k << "x" << n;
+    for (std::size_t i = 0; i < ref.size(); ++i)
+      ASSERT_NEAR(got[i], ref[i], 1e-5 * (1 + k)) << m << "x" << k << "x" << n;
   }
 }
 

@@ -215,6 +215,8 @@ TEST(OpsNorm, LayerNormRmsNormBatchNorm) {
   }
   auto yi = ops::batch_norm(make(xb, {Nb, C, S}), rm, rv).to_vector();
   EXPECT_NEAR(yi[0], (xb[0] - rmv[0]) / std::sqrt(rvv[0] + 1e-5), 1e-5);
-  EXPECT_EQ(code_of([&] { ops::batch_norm(make(xb, {Nb, C, S}), std::nullopt, std::nullopt); }),
+  EXPECT_EQ(code_of([&] {
+              ops::batch_norm(make(xb, {Nb, C, S}), std::nullopt, std::nullopt);
+            }),
             ErrorCode::InvalidArgument);
 }

@@ -98,10 +98,12 @@ TEST(OpErrors, Norms) {
   expect_error(ErrorCode::ShapeMismatch, "rms_norm", [&] { ops::rms_norm(x, full({5}, 1)); });
   Tensor rm = full({4}, 0), rv = full({4}, 1);
   Tensor x4 = full({2, 3, 2, 2}, 1);
-  expect_error(ErrorCode::ShapeMismatch, "batch_norm", [&] { ops::batch_norm(x4, rm, rv, std::nullopt, std::nullopt, true); });
+  expect_error(ErrorCode::ShapeMismatch, "batch_norm",
+               [&] { ops::batch_norm(x4, rm, rv, std::nullopt, std::nullopt, true); });
   EXPECT_EQ(rm.to_vector(), std::vector<float>(4, 0.0f));
   EXPECT_EQ(rv.to_vector(), std::vector<float>(4, 1.0f));
-  expect_error(ErrorCode::ShapeMismatch, "batch_norm", [&] { ops::batch_norm(full({3}, 1), std::nullopt, std::nullopt); });
+  expect_error(ErrorCode::ShapeMismatch, "batch_norm",
+               [&] { ops::batch_norm(full({3}, 1), std::nullopt, std::nullopt); });
 }
 
 TEST(OpErrors, RopeAndAttention) {
@@ -144,7 +146,9 @@ TEST(OpErrors, AdamLeavesEveryParameterUntouched) {
   EXPECT_EQ(m[0].to_vector(), std::vector<float>(4, 0.0f));
   std::vector<Tensor> short_grads{full({4}, 0.5f)};
   expect_error(ErrorCode::InvalidArgument, "adam_step", [&] { ops::adam_step(params, short_grads, m, v, {}, 1); });
-  expect_error(ErrorCode::InvalidArgument, "adam_step", [&] { ops::adam_step(params, {full({4}, 1), full({3}, 1)}, m, v, {}, 0); });
+  expect_error(ErrorCode::InvalidArgument, "adam_step", [&] {
+    ops::adam_step(params, {full({4}, 1), full({3}, 1)}, m, v, {}, 0);
+  });
 }
 
 TEST(OpErrors, RandomAndCast) {

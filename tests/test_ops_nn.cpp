@@ -46,15 +46,22 @@ TEST(OpsRope, NeoXAndGptJLayouts) {
         const float* y = got.data() + (bs * H + h) * D;
         for (int i = 0; i < rot / 2; ++i) {
           const double th = pos * std::pow(10000.0, -2.0 * i / rot);
-          const int i0 = style == ops::RopeStyle::NeoX ? i : 2 * i, i1 = style == ops::RopeStyle::NeoX ? i + rot / 2 : 2 * i + 1;
+          const int i0 = style == ops::RopeStyle::NeoX ? i : 2 * i,
+                    i1 = style == ops::RopeStyle::NeoX ? i + rot / 2 : 2 * i + 1;
           EXPECT_NEAR(y[i0], x[i0] * std::cos(th) - x[i1] * std::sin(th), 1e-5);
           EXPECT_NEAR(y[i1], x[i1] * std::cos(th) + x[i0] * std::sin(th), 1e-5);
         }
         for (int i = rot; i < D; ++i) EXPECT_EQ(y[i], x[i]);
       }
   }
-  EXPECT_EQ(code_of([&] { ops::rope(make(v, {B, S, H, D}), cs, sn, ops::RopeStyle::NeoX, 12, rot); }), ErrorCode::OutOfRange);
-  EXPECT_EQ(code_of([&] { ops::rope(make(v, {B, S, H, D}), cs, sn, ops::RopeStyle::NeoX, 0, 4); }), ErrorCode::ShapeMismatch);
+  EXPECT_EQ(code_of([&] {
+              ops::rope(make(v, {B, S, H, D}), cs, sn, ops::RopeStyle::NeoX, 12, rot);
+            }),
+            ErrorCode::OutOfRange);
+  EXPECT_EQ(code_of([&] {
+              ops::rope(make(v, {B, S, H, D}), cs, sn, ops::RopeStyle::NeoX, 0, 4);
+            }),
+            ErrorCode::ShapeMismatch);
   EXPECT_EQ(code_of([&] { ops::rope(make(v, {B * S, H, D}), cs, sn); }), ErrorCode::ShapeMismatch);
 }
 
@@ -73,7 +80,8 @@ std::vector<double> ref_attention(const std::vector<float>& q, const std::vector
         for (int j = 0; j < Skv; ++j) {
           if (causal && j > i + (bottom_right ? Skv - Sq : 0)) continue;
           double d = 0;
-          for (int t = 0; t < D; ++t) d += double(q[((b * Hq + h) * Sq + i) * D + t]) * k[((b * Hkv + kh) * Skv + j) * D + t];
+          for (int t = 0; t < D; ++t)
+            d += double(q[((b * Hq + h) * Sq + i) * D + t]) * k[((b * Hkv + kh) * Skv + j) * D + t];
           s[j] = d * scale;
           mx = std::max(mx, s[j]);
         }
@@ -92,7 +100,10 @@ std::vector<double> ref_attention(const std::vector<float>& q, const std::vector
 }  // namespace
 
 TEST(OpsAttention, MatchesReferenceCausalAndGrouped) {
-  struct Case { int B, Hq, Hkv, Sq, Skv, D; bool causal; };
+  struct Case {
+    int B, Hq, Hkv, Sq, Skv, D;
+    bool causal;
+  };
   for (auto c : {Case{1, 1, 1, 1, 1, 4, false}, Case{2, 4, 2, 33, 33, 16, true}, Case{1, 2, 1, 7, 200, 8, false},
                  Case{1, 8, 8, 130, 130, 64, true}, Case{1, 2, 2, 3, 150, 8, true}, Case{1, 2, 1, 70, 9, 8, true},
                  Case{1, 1, 1, 1, 40, 8, true}})
@@ -107,22 +118,27 @@ TEST(OpsAttention, MatchesReferenceCausalAndGrouped) {
       for (std::size_t i = 0; i < ref.size(); ++i) {
         // Never NaN: with Sq > Skv, bottom-right rows that see no key are zeros.
         ASSERT_FALSE(std::isnan(got[i])) << "Sq=" << c.Sq << " Skv=" << c.Skv << " i=" << i;
-        ASSERT_NEAR(got[i], ref[i], 2e-5) << "Sq=" << c.Sq << " Skv=" << c.Skv << " bottom_right=" << bottom_right
-                                          << " i=" << i;
+        ASSERT_NEAR(got[i], ref[i], 2e-5)
+            << "Sq=" << c.Sq << " Skv=" << c.Skv << " bottom_right=" << bottom_right << " i=" << i;
       }
     }
   // A large-magnitude query must not overflow the online softmax.
   std::vector<float> q(8, 100.f), k = rand_vec(4 * 8, 5), v = rand_vec(4 * 8, 6);
   auto big = ops::attention(make(q, {1, 1, 1, 8}), make(k, {1, 1, 4, 8}), make(v, {1, 1, 4, 8})).to_vector();
   for (float x : big) EXPECT_TRUE(std::isfinite(x));
-  EXPECT_EQ(code_of([&] { ops::attention(make(q, {1, 1, 1, 8}), make(k, {1, 1, 4, 8}), make(v, {1, 1, 8, 4})); }),
+  EXPECT_EQ(code_of([&] {
+              ops::attention(make(q, {1, 1, 1, 8}), make(k, {1, 1, 4, 8}), make(v, {1, 1, 8, 4}));
+            }),
             ErrorCode::ShapeMismatch);
-  EXPECT_EQ(code_of([&] { ops::attention(make(rand_vec(24, 1), {1, 3, 1, 8}), make(k, {1, 2, 2, 8}), make(v, {1, 2, 2, 8})); }),
+  EXPECT_EQ(code_of([&] {
+              ops::attention(make(rand_vec(24, 1), {1, 3, 1, 8}), make(k, {1, 2, 2, 8}), make(v, {1, 2, 2, 8}));
+            }),
             ErrorCode::ShapeMismatch);
   // Seed-002 helpers are matmuls.
   auto w = rand_vec(12, 7), x = rand_vec(4, 8);
   auto mv = ops::matmul_vec(make(w, {3, 4}), make(x, {4})).to_vector();
-  for (int i = 0; i < 3; ++i) EXPECT_NEAR(mv[i], w[i * 4] * x[0] + w[i * 4 + 1] * x[1] + w[i * 4 + 2] * x[2] + w[i * 4 + 3] * x[3], 1e-6);
+  for (int i = 0; i < 3; ++i)
+    EXPECT_NEAR(mv[i], w[i * 4] * x[0] + w[i * 4 + 1] * x[1] + w[i * 4 + 2] * x[2] + w[i * 4 + 3] * x[3], 1e-6);
   auto ws = ops::weighted_sum_rows(make({1, 2, 3}, {3}), make(w, {3, 4})).to_vector();
   EXPECT_NEAR(ws[1], w[1] + 2 * w[5] + 3 * w[9], 1e-6);
 }
@@ -150,18 +166,22 @@ ConvRef ref_conv_at(const std::vector<float>& x, const std::vector<float>& w, co
 }
 
 TEST(OpsConv, MatchesReferenceWithStrideDilationGroupsBias) {
-  struct Case { int N, C, H, W, K, R, S; ops::Conv2dParams p; };
-  for (auto c : {Case{1, 1, 5, 5, 1, 3, 3, {}}, Case{2, 4, 9, 7, 6, 3, 3, {2, 1, 1, 1, 1, 1, 2}},
-                 Case{1, 6, 8, 8, 4, 3, 3, {1, 1, 2, 2, 2, 2, 2}}, Case{2, 8, 5, 5, 8, 1, 1, {}},
-                 Case{1, 4, 6, 6, 4, 3, 3, {1, 1, 1, 1, 1, 1, 4}},
-                 // Padding wider than the image (whole rows and columns of taps
-                 // fall outside), a width stride of 3, a strided 1x1.
-                 Case{1, 2, 4, 3, 3, 3, 3, {2, 3, 3, 3, 1, 2, 1}}, Case{2, 3, 7, 9, 5, 1, 1, {2, 2, 0, 1, 1, 1, 1}},
-                 // Batches that split unevenly over threads (one image per thread, or images in turn).
-                 Case{3, 3, 5, 6, 4, 3, 3, {1, 1, 1, 1, 1, 1, 1}}, Case{9, 2, 5, 5, 4, 3, 3, {1, 1, 1, 1, 1, 1, 2}},
-                 // Several k blocks and column panels of the GEMM, on one image
-                 // split over the threads and on one image per thread.
-                 Case{1, 32, 30, 30, 16, 3, 3, {1, 1, 1, 1, 1, 1, 1}}, Case{2, 40, 12, 11, 20, 3, 3, {1, 1, 1, 1, 1, 1, 1}}}) {
+  struct Case {
+    int N, C, H, W, K, R, S;
+    ops::Conv2dParams p;
+  };
+  for (auto c :
+       {Case{1, 1, 5, 5, 1, 3, 3, {}}, Case{2, 4, 9, 7, 6, 3, 3, {2, 1, 1, 1, 1, 1, 2}},
+        Case{1, 6, 8, 8, 4, 3, 3, {1, 1, 2, 2, 2, 2, 2}}, Case{2, 8, 5, 5, 8, 1, 1, {}},
+        Case{1, 4, 6, 6, 4, 3, 3, {1, 1, 1, 1, 1, 1, 4}},
+        // Padding wider than the image (whole rows and columns of taps
+        // fall outside), a width stride of 3, a strided 1x1.
+        Case{1, 2, 4, 3, 3, 3, 3, {2, 3, 3, 3, 1, 2, 1}}, Case{2, 3, 7, 9, 5, 1, 1, {2, 2, 0, 1, 1, 1, 1}},
+        // Batches that split unevenly over threads (one image per thread, or images in turn).
+        Case{3, 3, 5, 6, 4, 3, 3, {1, 1, 1, 1, 1, 1, 1}}, Case{9, 2, 5, 5, 4, 3, 3, {1, 1, 1, 1, 1, 1, 2}},
+        // Several k blocks and column panels of the GEMM, on one image
+        // split over the threads and on one image per thread.
+        Case{1, 32, 30, 30, 16, 3, 3, {1, 1, 1, 1, 1, 1, 1}}, Case{2, 40, 12, 11, 20, 3, 3, {1, 1, 1, 1, 1, 1, 1}}}) {
     const int G = int(c.p.groups), Cg = c.C / G, Kg = c.K / G;
     auto x = rand_vec(c.N * c.C * c.H * c.W, 1), w = rand_vec(c.K * Cg * c.R * c.S, 2), bias = rand_vec(c.K, 3);
     Tensor out = ops::conv2d(make(x, {c.N, c.C, c.H, c.W}), make(w, {c.K, Cg, c.R, c.S}), make(bias, {c.K}), c.p);
@@ -177,21 +197,29 @@ TEST(OpsConv, MatchesReferenceWithStrideDilationGroupsBias) {
             for (int ci = 0; ci < Cg; ++ci)
               for (int r = 0; r < c.R; ++r)
                 for (int s = 0; s < c.S; ++s) {
-                  const int h = p * c.p.stride_h - c.p.pad_h + r * c.p.dil_h, ww = q * c.p.stride_w - c.p.pad_w + s * c.p.dil_w;
+                  const int h = p * c.p.stride_h - c.p.pad_h + r * c.p.dil_h,
+                            ww = q * c.p.stride_w - c.p.pad_w + s * c.p.dil_w;
                   if (h < 0 || h >= c.H || ww < 0 || ww >= c.W) continue;
-                  acc += double(x[((n * c.C + g * Cg + ci) * c.H + h) * c.W + ww]) * w[((k * Cg + ci) * c.R + r) * c.S + s];
+                  acc += double(x[((n * c.C + g * Cg + ci) * c.H + h) * c.W + ww]) *
+                         w[((k * Cg + ci) * c.R + r) * c.S + s];
                 }
             ASSERT_NEAR(got[((n * c.K + k) * P + p) * Q + q], acc, 1e-4);
           }
   }
   auto x = rand_vec(2 * 3 * 4 * 4, 1);
-  EXPECT_EQ(code_of([&] { ops::conv2d(make(x, {2, 3, 4, 4}), make(rand_vec(2 * 2 * 9, 1), {2, 2, 3, 3})); }),
+  EXPECT_EQ(code_of([&] {
+              ops::conv2d(make(x, {2, 3, 4, 4}), make(rand_vec(2 * 2 * 9, 1), {2, 2, 3, 3}));
+            }),
             ErrorCode::ShapeMismatch);
-  EXPECT_EQ(code_of([&] { ops::conv2d(make(x, {2, 3, 4, 4}), make(rand_vec(3 * 3 * 25, 1), {3, 3, 5, 5})); }),
+  EXPECT_EQ(code_of([&] {
+              ops::conv2d(make(x, {2, 3, 4, 4}), make(rand_vec(3 * 3 * 25, 1), {3, 3, 5, 5}));
+            }),
             ErrorCode::ShapeMismatch);
   ops::Conv2dParams bad;
   bad.stride_h = 0;
-  EXPECT_EQ(code_of([&] { ops::conv2d(make(x, {2, 3, 4, 4}), make(rand_vec(27, 1), {1, 3, 3, 3}), std::nullopt, bad); }),
+  EXPECT_EQ(code_of([&] {
+              ops::conv2d(make(x, {2, 3, 4, 4}), make(rand_vec(27, 1), {1, 3, 3, 3}), std::nullopt, bad);
+            }),
             ErrorCode::InvalidArgument);
 }
 
@@ -200,7 +228,10 @@ TEST(OpsConv, MatchesReferenceWithStrideDilationGroupsBias) {
 // split into several chunks, bias. Its error grows with the magnitude of
 // the terms, a few times the direct sum's.
 TEST(OpsConv, WinogradMatchesReference) {
-  struct Case { int N, C, H, W, K; ops::Conv2dParams p; };
+  struct Case {
+    int N, C, H, W, K;
+    ops::Conv2dParams p;
+  };
   for (auto algo : {ops::ConvAlgo::Winograd, ops::ConvAlgo::Auto, ops::ConvAlgo::Gemm})
     for (auto c : {Case{1, 1, 5, 5, 1, {}}, Case{2, 3, 7, 9, 5, {1, 1, 1, 1}}, Case{1, 4, 4, 4, 2, {1, 1, 2, 2}},
                    Case{2, 8, 6, 11, 6, {1, 1, 1, 0, 1, 1, 2}}, Case{1, 2, 3, 3, 3, {1, 1, 0, 0}},
@@ -229,11 +260,15 @@ TEST(OpsConv, WinogradMatchesReference) {
   ops::Conv2dParams strided;
   strided.stride_h = strided.stride_w = 2;
   strided.algo = ops::ConvAlgo::Winograd;
-  EXPECT_EQ(code_of([&] { ops::conv2d(make(x, {2, 4, 6, 6}), make(rand_vec(4 * 4 * 9, 2), {4, 4, 3, 3}), std::nullopt, strided); }),
+  EXPECT_EQ(code_of([&] {
+              ops::conv2d(make(x, {2, 4, 6, 6}), make(rand_vec(4 * 4 * 9, 2), {4, 4, 3, 3}), std::nullopt, strided);
+            }),
             ErrorCode::InvalidArgument);
   ops::Conv2dParams wino;
   wino.algo = ops::ConvAlgo::Winograd;
-  EXPECT_EQ(code_of([&] { ops::conv2d(make(x, {2, 4, 6, 6}), make(rand_vec(4 * 4 * 25, 2), {4, 4, 5, 5}), std::nullopt, wino); }),
+  EXPECT_EQ(code_of([&] {
+              ops::conv2d(make(x, {2, 4, 6, 6}), make(rand_vec(4 * 4 * 25, 2), {4, 4, 5, 5}), std::nullopt, wino);
+            }),
             ErrorCode::InvalidArgument);
   const Tensor x64 = host().from_host(std::vector<double>(2 * 4 * 6 * 6, 1.0).data(), {2, 4, 6, 6}, DType::F64);
   const Tensor w64 = host().from_host(std::vector<double>(4 * 4 * 9, 1.0).data(), {4, 4, 3, 3}, DType::F64);
@@ -280,15 +315,18 @@ TEST(OpsAdam, AdamAndAdamWMatchReferenceOverSteps) {
     cfg.adamw = adamw;
     const int n = 37;
     auto p0 = rand_vec(n, 1);
-    std::vector<Tensor> params{make(p0, {n})}, m{make(std::vector<float>(n, 0.f), {n})}, v{make(std::vector<float>(n, 0.f), {n})};
+    std::vector<Tensor> params{make(p0, {n})}, m{make(std::vector<float>(n, 0.f), {n})},
+        v{make(std::vector<float>(n, 0.f), {n})};
     std::vector<double> rp(p0.begin(), p0.end()), rm(n, 0), rv(n, 0);
     for (int step = 1; step <= 3; ++step) {
       auto g = rand_vec(n, 10 + step);
       ops::adam_step(params, {make(g, {n})}, m, v, cfg, step);
       for (int i = 0; i < n; ++i) {
         double gi = g[i];
-        if (!adamw) gi += cfg.weight_decay * rp[i];
-        else rp[i] *= 1 - cfg.lr * cfg.weight_decay;
+        if (!adamw)
+          gi += cfg.weight_decay * rp[i];
+        else
+          rp[i] *= 1 - cfg.lr * cfg.weight_decay;
         rm[i] = 0.9 * rm[i] + 0.1 * gi;
         rv[i] = 0.999 * rv[i] + 0.001 * gi * gi;
         const double mh = rm[i] / (1 - std::pow(0.9, step)), vh = rv[i] / (1 - std::pow(0.999, step));
@@ -356,7 +394,8 @@ TEST(OpsRandom, PhiloxKnownAnswersAndReproducibility) {
   auto f = torsh::cpu::philox::philox4x32_10_full(~0u, ~0u, ~0u, ~0u, ~0u, ~0u);
   EXPECT_EQ(f.v[0], 0x408f276du);
   EXPECT_EQ(f.v[3], 0x6d5451fdu);
-  auto pi = torsh::cpu::philox::philox4x32_10_full(0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822, 0x299f31d0);
+  auto pi =
+      torsh::cpu::philox::philox4x32_10_full(0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822, 0x299f31d0);
   EXPECT_EQ(pi.v[0], 0xd16cfe09u);
   EXPECT_EQ(pi.v[1], 0x94fdccebu);
   EXPECT_EQ(pi.v[2], 0x5001e420u);

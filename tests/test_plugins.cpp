@@ -140,9 +140,8 @@ TEST(Plugins, MissingPluginSaysNotBuiltOrNotShipped) {
   // This libtorsh's build decided each plugin; a missing file is one or the other, with what to do.
   const std::string cuda = rt::missing_plugin_reason(BackendType::Cuda, "libtorsh_backend_cuda.so", "/somewhere");
   const std::string opencl = rt::missing_plugin_reason(BackendType::OpenCl, "libtorsh_backend_opencl.so", "/somewhere");
-  for (const auto& [reason, built, option] :
-       {std::tuple{cuda, TORSH_CUDA_PLUGIN_BUILT != 0, "TORSH_CUDA"},
-        std::tuple{opencl, TORSH_OPENCL_PLUGIN_BUILT != 0, "TORSH_OPENCL"}}) {
+  for (const auto& [reason, built, option] : {std::tuple{cuda, TORSH_CUDA_PLUGIN_BUILT != 0, "TORSH_CUDA"},
+                                              std::tuple{opencl, TORSH_OPENCL_PLUGIN_BUILT != 0, "TORSH_OPENCL"}}) {
     EXPECT_NE(reason.find("/somewhere"), std::string::npos) << reason;
     if (built) {
       EXPECT_NE(reason.find("not shipped"), std::string::npos) << reason;
@@ -162,7 +161,7 @@ TEST(Plugins, UnterminatedErrorBufferIsCutAndMadeText) {
   EXPECT_EQ(e.find('\x1b'), std::string::npos);
   EXPECT_EQ(e.find('\xff'), std::string::npos);
   EXPECT_NE(e.find("\xEF\xBF\xBD"), std::string::npos);  // U+FFFD where the bad bytes were
-  EXPECT_LE(e.size(), 3u * 1023u);  // at most the buffer, each byte replaced by 3 at worst
+  EXPECT_LE(e.size(), 3u * 1023u);                       // at most the buffer, each byte replaced by 3 at worst
   auto st = metal_status_with_path(std::string(TORSH_TEST_BIN_DIR) + "/fixtures/bad_error");
   EXPECT_EQ(rt::valid_utf8(st.reason), st.reason);
   EXPECT_NE(st.reason.find("bad fixture error"), std::string::npos);
@@ -175,9 +174,11 @@ TEST(Plugins, TextFromOutsideBecomesValidUtf8) {
   EXPECT_EQ(rt::valid_utf8("plain, caf\xC3\xA9, \xE2\x82\xAC, \xF0\x9F\x98\x80\n\ttab"),
             "plain, caf\xC3\xA9, \xE2\x82\xAC, \xF0\x9F\x98\x80\n\ttab");
   const std::string r = "\xEF\xBF\xBD";
-  EXPECT_EQ(rt::valid_utf8("a\xFF" "b"), "a" + r + "b");
-  EXPECT_EQ(rt::valid_utf8("\xC0\xAF"), r + r);          // overlong '/'
-  EXPECT_EQ(rt::valid_utf8("\xED\xA0\x80"), r + r + r);  // a UTF-16 surrogate
+  EXPECT_EQ(rt::valid_utf8("a\xFF"
+                           "b"),
+            "a" + r + "b");
+  EXPECT_EQ(rt::valid_utf8("\xC0\xAF"), r + r);                  // overlong '/'
+  EXPECT_EQ(rt::valid_utf8("\xED\xA0\x80"), r + r + r);          // a UTF-16 surrogate
   EXPECT_EQ(rt::valid_utf8("\xF4\x90\x80\x80"), r + r + r + r);  // above U+10FFFF
   EXPECT_EQ(rt::valid_utf8("cut \xE2\x82"), "cut " + r + r);
   EXPECT_EQ(rt::valid_utf8("\x1b[31mred"), r + "[31mred");

@@ -1,9 +1,9 @@
 // The profiler: per-op records, the summary table, and a Chrome trace that parses.
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 
@@ -160,7 +160,9 @@ std::size_t resident_bytes() {
   return resident * 4096;
 }
 
-std::uint64_t other_data(const nlohmann::json& j, const char* key) { return j.at("otherData").at(key).get<std::uint64_t>(); }
+std::uint64_t other_data(const nlohmann::json& j, const char* key) {
+  return j.at("otherData").at(key).get<std::uint64_t>();
+}
 }  // namespace
 
 TEST(Profiler, EventCapKeepsTheFirstRecordsAndTheTableCountsEveryOp) {

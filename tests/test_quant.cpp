@@ -52,7 +52,9 @@ std::vector<float> normal(std::size_t n, unsigned seed, float sigma = 1.0f) {
   return v;
 }
 
-Tensor host_tensor(const std::vector<float>& v, const Shape& s) { return cpu_backend().from_host(v.data(), s, DType::F32); }
+Tensor host_tensor(const std::vector<float>& v, const Shape& s) {
+  return cpu_backend().from_host(v.data(), s, DType::F32);
+}
 
 // ---- the gguf package's vectors
 
@@ -201,13 +203,13 @@ TEST(Quant, HostQuantizersMatchTheGgufPackageBitForBit) {
     quantize_row(f, v.x.data(), b.data(), k);
     ASSERT_EQ(b.size(), v.f[fi].blocks.size()) << quant_format_name(f);
     for (std::size_t i = 0; i < b.size(); ++i)
-      ASSERT_EQ(b[i], v.f[fi].blocks[i]) << quant_format_name(f) << " byte " << i << " (block " << i / quant_block_bytes(f)
-                                         << ")";
+      ASSERT_EQ(b[i], v.f[fi].blocks[i]) << quant_format_name(f) << " byte " << i << " (block "
+                                         << i / quant_block_bytes(f) << ")";
     std::vector<float> y(v.x.size());
     dequantize_row(f, v.f[fi].blocks.data(), y.data(), k);
     for (std::size_t i = 0; i < y.size(); ++i)
-      ASSERT_EQ(std::memcmp(&y[i], &v.f[fi].y[i], 4), 0) << quant_format_name(f) << " element " << i << ": " << y[i]
-                                                         << " vs " << v.f[fi].y[i];
+      ASSERT_EQ(std::memcmp(&y[i], &v.f[fi].y[i], 4), 0)
+          << quant_format_name(f) << " element " << i << ": " << y[i] << " vs " << v.f[fi].y[i];
   }
 }
 
@@ -246,17 +248,38 @@ TEST(Quant, QTensorChecksItsBlocks) {
   EXPECT_EQ(w.describe(), "q4_1[4, 64] on cpu:0");
   EXPECT_EQ(w.blocks().dtype(), DType::U8);
   expect_error(ErrorCode::DTypeMismatch, [&] { QTensor(b.zeros(Shape{4, 40}, DType::I8), QuantFormat::Q4_1, 4, 64); });
-  expect_error(ErrorCode::ShapeMismatch, [&] { QTensor(b.zeros(Shape{4, 41}, DType::U8), QuantFormat::Q4_1, 4, 64); }, "[4, 40]");
-  expect_error(ErrorCode::ShapeMismatch, [&] { QTensor(b.zeros(Shape{4, 40}, DType::U8), QuantFormat::Q4_1, 4, 48); }, "multiple of 32");
-  expect_error(ErrorCode::InvalidArgument,
-               [&] { QTensor(b.zeros(Shape{40, 4}, DType::U8).transpose(0, 1), QuantFormat::Q4_1, 4, 64); }, "contiguous");
+  expect_error(
+      ErrorCode::ShapeMismatch,
+      [&] {
+        QTensor(b.zeros(Shape{4, 41}, DType::U8), QuantFormat::Q4_1, 4, 64);
+      },
+      "[4, 40]");
+  expect_error(
+      ErrorCode::ShapeMismatch,
+      [&] {
+        QTensor(b.zeros(Shape{4, 40}, DType::U8), QuantFormat::Q4_1, 4, 48);
+      },
+      "multiple of 32");
+  expect_error(
+      ErrorCode::InvalidArgument,
+      [&] {
+        QTensor(b.zeros(Shape{40, 4}, DType::U8).transpose(0, 1), QuantFormat::Q4_1, 4, 64);
+      },
+      "contiguous");
+  expect_error(
+      ErrorCode::ShapeMismatch,
+      [&] {
+        std::vector<unsigned char> bytes(100);
+        QTensor::from_host(b, QuantFormat::Q8_0, 2, 64, bytes.data(), bytes.size());
+      },
+      "136 bytes");
   expect_error(ErrorCode::ShapeMismatch, [&] {
-    std::vector<unsigned char> bytes(100);
-    QTensor::from_host(b, QuantFormat::Q8_0, 2, 64, bytes.data(), bytes.size());
-  }, "136 bytes");
-  expect_error(ErrorCode::ShapeMismatch, [&] { QTensor::quantize(b.zeros(Shape{4, 33}, DType::F32), QuantFormat::Q8_0); });
+    QTensor::quantize(b.zeros(Shape{4, 33}, DType::F32), QuantFormat::Q8_0);
+  });
   expect_error(ErrorCode::ShapeMismatch, [&] { QTensor::quantize(b.zeros(Shape{64}, DType::F32), QuantFormat::Q8_0); });
-  expect_error(ErrorCode::DTypeMismatch, [&] { QTensor::quantize(b.zeros(Shape{2, 64}, DType::I32), QuantFormat::Q8_0); });
+  expect_error(ErrorCode::DTypeMismatch, [&] {
+    QTensor::quantize(b.zeros(Shape{2, 64}, DType::I32), QuantFormat::Q8_0);
+  });
   // A view of a larger buffer (weights inside a file's one allocation) works.
   const std::vector<unsigned char> raw = w.blocks().to_host<unsigned char>();
   std::vector<unsigned char> padded(16, 0);
@@ -314,10 +337,11 @@ TEST(Quant, Int16ActivationsAreFarCloserThanInt8) {
   const QTensor w = QTensor::quantize(host_tensor(normal(n * k, 21, 0.05f), Shape{n, k}), QuantFormat::Q4_1);
   const std::vector<float> xv = normal(m * k, 22);
   const Tensor x = host_tensor(xv, Shape{m, k});
-  const Reference ref = reference(QuantFormat::Q4_1, w.blocks().to_host<unsigned char>(), xv, m, n, k,
-                                  QuantActivations::Int16);
+  const Reference ref =
+      reference(QuantFormat::Q4_1, w.blocks().to_host<unsigned char>(), xv, m, n, k, QuantActivations::Int16);
   double err16 = 0, err8 = 0;
-  const std::vector<float> y16 = ops::qmatmul(x, w).to_vector(), y8 = ops::qmatmul(x, w, QuantActivations::Int8).to_vector();
+  const std::vector<float> y16 = ops::qmatmul(x, w).to_vector(),
+                           y8 = ops::qmatmul(x, w, QuantActivations::Int8).to_vector();
   for (std::size_t i = 0; i < y16.size(); ++i) {
     err16 = std::max(err16, std::fabs(y16[i] - ref.out[i]));
     err8 = std::max(err8, std::fabs(y8[i] - ref.out[i]));
@@ -372,33 +396,36 @@ TEST(Quant, ZeroBlocksExtremeValuesAndNaN) {
   const std::int64_t m = 3, n = 9, k = 128;
   for (q::Isa isa : usable_isas())
     for (QuantActivations width : kWidths) {
-    const ForcedIsa forced(isa);
-    for (QuantFormat f : kAllQuantFormats) {
-      // All-zero weights and activations: exactly zero.
-      const QTensor wz = QTensor::quantize(b.zeros(Shape{n, k}, DType::F32), f);
-      const Tensor xz = b.zeros(Shape{m, k}, DType::F32);
-      for (float y : ops::qmatmul(xz, wz, width).to_vector()) ASSERT_EQ(y, 0.0f) << quant_format_name(f) << " " << q::isa_name(isa) << " " << quant_activations_name(width);
-      // Weights near f16's limits, activations up to 1e30 and down to 1e-30
-      // (per block: each block has its own scale), zero blocks in between.
-      std::vector<float> wv = normal(n * k, 11, 1000.0f), xv = normal(m * k, 12);
-      for (std::int64_t i = 0; i < m; ++i)
-        for (std::int64_t e = 0; e < k; ++e) {
-          const std::int64_t blk = e / 32;
-          xv[i * k + e] *= blk == 0 ? 1e30f : blk == 1 ? 1e-30f : blk == 2 ? 0.0f : 1.0f;
-        }
-      const QTensor w = QTensor::quantize(host_tensor(wv, Shape{n, k}), f);
-      const std::vector<float> got = ops::qmatmul(host_tensor(xv, Shape{m, k}), w, width).to_vector();
-      const Reference ref = reference(f, w.blocks().to_host<unsigned char>(), xv, m, n, k, width);
-      for (std::size_t i = 0; i < got.size(); ++i)
-        ASSERT_LE(std::fabs(got[i] - ref.out[i]), ref.bound[i]) << quant_format_name(f) << " " << q::isa_name(isa) << " " << quant_activations_name(width) << " " << i;
-      // A NaN activation makes its row NaN (and only its row).
-      xv[1 * k + 70] = std::numeric_limits<float>::quiet_NaN();
-      const std::vector<float> nan_row = ops::qmatmul(host_tensor(xv, Shape{m, k}), w, width).to_vector();
-      for (std::int64_t i = 0; i < m; ++i)
-        for (std::int64_t j = 0; j < n; ++j)
-          EXPECT_EQ(std::isnan(nan_row[i * n + j]), i == 1) << quant_format_name(f) << " " << q::isa_name(isa) << " " << quant_activations_name(width);
+      const ForcedIsa forced(isa);
+      for (QuantFormat f : kAllQuantFormats) {
+        // All-zero weights and activations: exactly zero.
+        const QTensor wz = QTensor::quantize(b.zeros(Shape{n, k}, DType::F32), f);
+        const Tensor xz = b.zeros(Shape{m, k}, DType::F32);
+        for (float y : ops::qmatmul(xz, wz, width).to_vector())
+          ASSERT_EQ(y, 0.0f) << quant_format_name(f) << " " << q::isa_name(isa) << " " << quant_activations_name(width);
+        // Weights near f16's limits, activations up to 1e30 and down to 1e-30
+        // (per block: each block has its own scale), zero blocks in between.
+        std::vector<float> wv = normal(n * k, 11, 1000.0f), xv = normal(m * k, 12);
+        for (std::int64_t i = 0; i < m; ++i)
+          for (std::int64_t e = 0; e < k; ++e) {
+            const std::int64_t blk = e / 32;
+            xv[i * k + e] *= blk == 0 ? 1e30f : blk == 1 ? 1e-30f : blk == 2 ? 0.0f : 1.0f;
+          }
+        const QTensor w = QTensor::quantize(host_tensor(wv, Shape{n, k}), f);
+        const std::vector<float> got = ops::qmatmul(host_tensor(xv, Shape{m, k}), w, width).to_vector();
+        const Reference ref = reference(f, w.blocks().to_host<unsigned char>(), xv, m, n, k, width);
+        for (std::size_t i = 0; i < got.size(); ++i)
+          ASSERT_LE(std::fabs(got[i] - ref.out[i]), ref.bound[i])
+              << quant_format_name(f) << " " << q::isa_name(isa) << " " << quant_activations_name(width) << " " << i;
+        // A NaN activation makes its row NaN (and only its row).
+        xv[1 * k + 70] = std::numeric_limits<float>::quiet_NaN();
+        const std::vector<float> nan_row = ops::qmatmul(host_tensor(xv, Shape{m, k}), w, width).to_vector();
+        for (std::int64_t i = 0; i < m; ++i)
+          for (std::int64_t j = 0; j < n; ++j)
+            EXPECT_EQ(std::isnan(nan_row[i * n + j]), i == 1)
+                << quant_format_name(f) << " " << q::isa_name(isa) << " " << quant_activations_name(width);
+      }
     }
-  }
 }
 
 TEST(Quant, ThreadCountsGiveTheSameResult) {
@@ -426,7 +453,8 @@ TEST(Quant, EmbeddingPicksRows) {
   const std::vector<std::int64_t> ids64{3, 49, 0, 3, 17, 8};
   const std::vector<std::int32_t> ids32(ids64.begin(), ids64.end());
   for (DType it : {DType::I32, DType::I64}) {
-    const Tensor ids = it == DType::I64 ? b.from_host(ids64.data(), Shape{2, 3}, it) : b.from_host(ids32.data(), Shape{2, 3}, it);
+    const Tensor ids =
+        it == DType::I64 ? b.from_host(ids64.data(), Shape{2, 3}, it) : b.from_host(ids32.data(), Shape{2, 3}, it);
     const Tensor e = ops::embedding(w, ids);
     EXPECT_EQ(e.shape(), (Shape{2, 3, cols}));
     const std::vector<float> got = e.to_vector();
@@ -436,13 +464,16 @@ TEST(Quant, EmbeddingPicksRows) {
     EXPECT_EQ(ops::embedding(w, ids, DType::BF16).to_vector(), e.cast(DType::BF16).to_vector());
     // Out of range, either side.
     const std::vector<std::int64_t> bad{1, 50};
-    expect_error(ErrorCode::OutOfRange, [&] { ops::embedding(w, b.from_host(bad.data(), Shape{2}, DType::I64).cast(it)); },
-                 "id 50 at position 1");
+    expect_error(
+        ErrorCode::OutOfRange, [&] { ops::embedding(w, b.from_host(bad.data(), Shape{2}, DType::I64).cast(it)); },
+        "id 50 at position 1");
     const std::vector<std::int64_t> neg{-1};
-    expect_error(ErrorCode::OutOfRange, [&] { ops::embedding(w, b.from_host(neg.data(), Shape{1}, DType::I64).cast(it)); },
-                 "id -1");
+    expect_error(
+        ErrorCode::OutOfRange, [&] { ops::embedding(w, b.from_host(neg.data(), Shape{1}, DType::I64).cast(it)); },
+        "id -1");
   }
-  expect_error(ErrorCode::DTypeMismatch, [&] { ops::embedding(w, b.zeros(Shape{2}, DType::F32)); }, "i32 or i64");
+  expect_error(
+      ErrorCode::DTypeMismatch, [&] { ops::embedding(w, b.zeros(Shape{2}, DType::F32)); }, "i32 or i64");
   expect_error(ErrorCode::DTypeMismatch, [&] { ops::embedding(w, b.zeros(Shape{2}, DType::I64), DType::I32); });
   EXPECT_EQ(ops::embedding(w, b.zeros(Shape{0}, DType::I64)).shape(), (Shape{0, cols}));
 }
@@ -452,12 +483,28 @@ TEST(Quant, EmbeddingPicksRows) {
 TEST(Quant, BadInputsAreClearErrors) {
   Backend b = cpu_backend();
   const QTensor w = QTensor::quantize(host_tensor(normal(8 * 64, 16), Shape{8, 64}), QuantFormat::Q8_0);
-  expect_error(ErrorCode::ShapeMismatch, [&] { ops::qmatmul(b.zeros(Shape{2, 96}, DType::F32), w); }, "takes 64");
-  expect_error(ErrorCode::DTypeMismatch, [&] { ops::qmatmul(b.zeros(Shape{2, 64}, DType::I32), w); }, "floating");
+  expect_error(
+      ErrorCode::ShapeMismatch,
+      [&] {
+        ops::qmatmul(b.zeros(Shape{2, 96}, DType::F32), w);
+      },
+      "takes 64");
+  expect_error(
+      ErrorCode::DTypeMismatch,
+      [&] {
+        ops::qmatmul(b.zeros(Shape{2, 64}, DType::I32), w);
+      },
+      "floating");
   expect_error(ErrorCode::ShapeMismatch, [&] { ops::qmatmul(b.zeros(Shape{}, DType::F32), w); });
-  expect_error(ErrorCode::ShapeMismatch, [&] { ops::matmul_vec(w, b.zeros(Shape{2, 64}, DType::F32)); }, "x [k]");
+  expect_error(
+      ErrorCode::ShapeMismatch,
+      [&] {
+        ops::matmul_vec(w, b.zeros(Shape{2, 64}, DType::F32));
+      },
+      "x [k]");
   expect_error(ErrorCode::InvalidState, [&] { ops::qmatmul(b.zeros(Shape{2, 64}, DType::F32), QTensor()); });
-  expect_error(ErrorCode::DTypeMismatch, [&] { ops::dequantize(w, DType::I8); }, "f32, f16 or bf16");
+  expect_error(
+      ErrorCode::DTypeMismatch, [&] { ops::dequantize(w, DType::I8); }, "f32, f16 or bf16");
   try {
     ops::qmatmul(b.zeros(Shape{2, 96}, DType::F32), w);
   } catch (const Error& e) {
@@ -533,7 +580,12 @@ TEST(Quant, OpenCLRunsNatively) {
       EXPECT_EQ(d16.to_host<std::uint16_t>(), ops::dequantize(w, DType::F16).to_host<std::uint16_t>());
       EXPECT_EQ(e.to_vector(), ops::embedding(w, b.from_host(ids.data(), Shape{3}, DType::I32)).to_vector());
       // Operands on two devices are refused, naming both.
-      expect_error(ErrorCode::DeviceMismatch, [&] { ops::qmatmul(host_tensor(xv, Shape{m, k}), wc); }, "opencl");
+      expect_error(
+          ErrorCode::DeviceMismatch,
+          [&] {
+            ops::qmatmul(host_tensor(xv, Shape{m, k}), wc);
+          },
+          "opencl");
     }
   }
 }

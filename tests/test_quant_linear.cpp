@@ -24,7 +24,9 @@ Backend& cpu() {
 
 Tensor f32(const std::vector<float>& v, const Shape& s) { return cpu().from_host(v.data(), s, DType::F32); }
 template <class Q>
-Tensor ints(const std::vector<Q>& v, const Shape& s, DType t) { return cpu().from_host(v.data(), s, t); }
+Tensor ints(const std::vector<Q>& v, const Shape& s, DType t) {
+  return cpu().from_host(v.data(), s, t);
+}
 
 // ONNX's formula in f32, element by element.
 template <class Q>
@@ -51,15 +53,17 @@ ErrorCode error_of(F&& f) {
 
 TEST(QuantizeLinear, HalvesRoundToEvenAndValuesSaturate) {
   const float inf = std::numeric_limits<float>::infinity();
-  const std::vector<float> x{0.25f, 0.75f, 1.25f, -0.25f, -0.75f, -1.25f, 1e30f, -1e30f, inf, -inf, std::nanf(""), 63.75f};
+  const std::vector<float> x{0.25f, 0.75f,  1.25f, -0.25f, -0.75f,        -1.25f,
+                             1e30f, -1e30f, inf,   -inf,   std::nanf(""), 63.75f};
   const std::vector<int> u8_want{10, 12, 12, 10, 8, 8, 255, 0, 255, 0, 10, 138};
-  const auto q = ops::quantize_linear(f32(x, Shape{12}), f32({0.5f}, Shape{}),
-                                      ints<std::uint8_t>({10}, Shape{}, DType::U8))
-                     .to_host<std::uint8_t>();
+  const auto q =
+      ops::quantize_linear(f32(x, Shape{12}), f32({0.5f}, Shape{}), ints<std::uint8_t>({10}, Shape{}, DType::U8))
+          .to_host<std::uint8_t>();
   for (std::size_t i = 0; i < x.size(); ++i) EXPECT_EQ(q[i], u8_want[i]) << "x = " << x[i];
   const std::vector<int> i8_want{0, 2, 2, 0, -2, -2, 127, -128, 127, -128, 0, 127};
-  const auto s = ops::quantize_linear(f32(x, Shape{12}), f32({0.5f}, Shape{1}), ints<std::int8_t>({0}, Shape{1}, DType::I8))
-                     .to_host<std::int8_t>();
+  const auto s =
+      ops::quantize_linear(f32(x, Shape{12}), f32({0.5f}, Shape{1}), ints<std::int8_t>({0}, Shape{1}, DType::I8))
+          .to_host<std::int8_t>();
   for (std::size_t i = 0; i < x.size(); ++i) EXPECT_EQ(s[i], i8_want[i]) << "x = " << x[i];
 }
 
@@ -85,7 +89,8 @@ TEST(QuantizeLinear, PerChannelAlongEveryAxisMatchesOnnx) {
       const std::size_t c = (i / static_cast<std::size_t>(inner)) % static_cast<std::size_t>(C);
       const std::int8_t want = quantize_ref<std::int8_t>(x[i], scale[c], zp[c]);
       ASSERT_EQ(q[i], want) << "axis " << axis << " i " << i;
-      ASSERT_EQ(d[i], (static_cast<float>(want) - static_cast<float>(zp[c])) * scale[c]) << "axis " << axis << " i " << i;
+      ASSERT_EQ(d[i], (static_cast<float>(want) - static_cast<float>(zp[c])) * scale[c])
+          << "axis " << axis << " i " << i;
     }
   }
 }
@@ -130,25 +135,37 @@ TEST(QuantizeLinear, BadInputIsAClearError) {
   EXPECT_EQ(error_of([&] { ops::quantize_linear(x, f32({0.0f}, Shape{1})); }), ErrorCode::InvalidArgument);
   EXPECT_EQ(error_of([&] { ops::quantize_linear(x, f32({-1.0f}, Shape{1})); }), ErrorCode::InvalidArgument);
   EXPECT_EQ(error_of([&] { ops::quantize_linear(x, f32({std::nanf("")}, Shape{1})); }), ErrorCode::InvalidArgument);
-  EXPECT_EQ(error_of([&] { ops::quantize_linear(x, f32({0.1f, 0.2f, std::numeric_limits<float>::infinity()}, Shape{3})); }),
+  EXPECT_EQ(error_of([&] {
+              ops::quantize_linear(x, f32({0.1f, 0.2f, std::numeric_limits<float>::infinity()}, Shape{3}));
+            }),
             ErrorCode::InvalidArgument);
-  EXPECT_EQ(error_of([&] { ops::quantize_linear(x, f32({0.1f}, Shape{1}).cast(DType::F16)); }), ErrorCode::DTypeMismatch);
-  EXPECT_EQ(error_of([&] { ops::quantize_linear(x, f32({0.1f, 0.2f}, Shape{1, 2})); }), ErrorCode::ShapeMismatch);
-  EXPECT_EQ(error_of([&] { ops::quantize_linear(x, f32({0.1f, 0.2f}, Shape{2}), std::nullopt, 1); }),
-            ErrorCode::ShapeMismatch);
-  EXPECT_EQ(error_of([&] { ops::quantize_linear(x, f32({0.1f, 0.2f, 0.3f}, Shape{3}), std::nullopt, 2); }),
-            ErrorCode::OutOfRange);
-  EXPECT_EQ(error_of([&] { ops::quantize_linear(x, f32({0.1f}, Shape{1}), ints<std::uint8_t>({1, 2}, Shape{2}, DType::U8)); }),
-            ErrorCode::ShapeMismatch);
-  EXPECT_EQ(error_of([&] { ops::quantize_linear(x, f32({0.1f}, Shape{1}), ints<std::int32_t>({1}, Shape{1}, DType::I32)); }),
+  EXPECT_EQ(error_of([&] { ops::quantize_linear(x, f32({0.1f}, Shape{1}).cast(DType::F16)); }),
             ErrorCode::DTypeMismatch);
-  EXPECT_EQ(error_of([&] { ops::quantize_linear(x.cast(DType::I32), f32({0.1f}, Shape{1})); }), ErrorCode::DTypeMismatch);
+  EXPECT_EQ(error_of([&] { ops::quantize_linear(x, f32({0.1f, 0.2f}, Shape{1, 2})); }), ErrorCode::ShapeMismatch);
+  EXPECT_EQ(error_of([&] {
+              ops::quantize_linear(x, f32({0.1f, 0.2f}, Shape{2}), std::nullopt, 1);
+            }),
+            ErrorCode::ShapeMismatch);
+  EXPECT_EQ(error_of([&] {
+              ops::quantize_linear(x, f32({0.1f, 0.2f, 0.3f}, Shape{3}), std::nullopt, 2);
+            }),
+            ErrorCode::OutOfRange);
+  EXPECT_EQ(error_of([&] {
+              ops::quantize_linear(x, f32({0.1f}, Shape{1}), ints<std::uint8_t>({1, 2}, Shape{2}, DType::U8));
+            }),
+            ErrorCode::ShapeMismatch);
+  EXPECT_EQ(
+      error_of([&] { ops::quantize_linear(x, f32({0.1f}, Shape{1}), ints<std::int32_t>({1}, Shape{1}, DType::I32)); }),
+      ErrorCode::DTypeMismatch);
+  EXPECT_EQ(error_of([&] { ops::quantize_linear(x.cast(DType::I32), f32({0.1f}, Shape{1})); }),
+            ErrorCode::DTypeMismatch);
   EXPECT_EQ(error_of([&] { ops::quantize_linear(x, f32({0.1f}, Shape{1}), std::nullopt, 1, DType::I32); }),
             ErrorCode::DTypeMismatch);
   EXPECT_EQ(error_of([&] { ops::dequantize_linear(x, f32({0.1f}, Shape{1})); }), ErrorCode::DTypeMismatch);
   const Tensor q = ops::quantize_linear(x, f32({0.1f}, Shape{1}), zp1);
-  EXPECT_EQ(error_of([&] { ops::dequantize_linear(q, f32({0.1f}, Shape{1}), ints<std::int8_t>({3}, Shape{1}, DType::I8)); }),
-            ErrorCode::DTypeMismatch);
+  EXPECT_EQ(
+      error_of([&] { ops::dequantize_linear(q, f32({0.1f}, Shape{1}), ints<std::int8_t>({3}, Shape{1}, DType::I8)); }),
+      ErrorCode::DTypeMismatch);
   EXPECT_EQ(error_of([&] { ops::dequantize_linear(q, f32({0.1f}, Shape{1}), zp1, 1, DType::F64); }),
             ErrorCode::DTypeMismatch);
   EXPECT_EQ(error_of([&] { ops::dequantize_linear(q, f32({0.0f}, Shape{1}), zp1); }), ErrorCode::InvalidArgument);

@@ -57,7 +57,8 @@ void ref_dir(bool lstm, const W& w, const std::vector<Vec>& x, std::int64_t T, s
         double si = w.b_ih.empty() ? 0 : w.b_ih[static_cast<std::size_t>(r)];
         double sh = w.b_hh.empty() ? 0 : w.b_hh[static_cast<std::size_t>(r)];
         for (std::int64_t j = 0; j < in; ++j)
-          si += w.w_ih[static_cast<std::size_t>(r * in + j)] * x[static_cast<std::size_t>(t)][static_cast<std::size_t>(b * in + j)];
+          si += w.w_ih[static_cast<std::size_t>(r * in + j)] *
+                x[static_cast<std::size_t>(t)][static_cast<std::size_t>(b * in + j)];
         for (std::int64_t j = 0; j < H; ++j)
           sh += w.w_hh[static_cast<std::size_t>(r * H + j)] * h[static_cast<std::size_t>(b * H + j)];
         gi[static_cast<std::size_t>(r)] = si;
@@ -97,7 +98,10 @@ void check(const Case& k, std::uint32_t seed) {
   for (std::int64_t l = 0; l < k.layers; ++l)
     for (std::int64_t d = 0; d < D; ++d) {
       const std::int64_t in = l == 0 ? k.I : k.H * D;
-      W w{rnd(static_cast<std::size_t>(G * k.H * in), seed++), rnd(static_cast<std::size_t>(G * k.H * k.H), seed++), {}, {}};
+      W w{rnd(static_cast<std::size_t>(G * k.H * in), seed++),
+          rnd(static_cast<std::size_t>(G * k.H * k.H), seed++),
+          {},
+          {}};
       flat.push_back(t32(w.w_ih, Shape{G * k.H, in}));
       flat.push_back(t32(w.w_hh, Shape{G * k.H, k.H}));
       if (k.bias) {
@@ -115,7 +119,8 @@ void check(const Case& k, std::uint32_t seed) {
   for (auto& w : ws) f32r(w.w_ih), f32r(w.w_hh), f32r(w.b_ih), f32r(w.b_hh);
   Vec xv = rnd(static_cast<std::size_t>(k.T * k.B * k.I), seed++, 1.0);
   f32r(xv);
-  Vec h0 = k.states ? rnd(static_cast<std::size_t>(k.layers * D * k.B * k.H), seed++) : Vec(static_cast<std::size_t>(k.layers * D * k.B * k.H));
+  Vec h0 = k.states ? rnd(static_cast<std::size_t>(k.layers * D * k.B * k.H), seed++)
+                    : Vec(static_cast<std::size_t>(k.layers * D * k.B * k.H));
   Vec c0 = k.states ? rnd(h0.size(), seed++) : Vec(h0.size());
   f32r(h0), f32r(c0);
 
@@ -158,7 +163,8 @@ void check(const Case& k, std::uint32_t seed) {
   const double tol = 2e-5 * std::sqrt(static_cast<double>(k.H + k.I)) * static_cast<double>(k.layers);
   for (std::int64_t t = 0; t < k.T; ++t)
     for (std::int64_t i = 0; i < k.B * D * k.H; ++i)
-      ASSERT_NEAR(got[static_cast<std::size_t>(t * k.B * D * k.H + i)], layer_in[static_cast<std::size_t>(t)][static_cast<std::size_t>(i)], tol)
+      ASSERT_NEAR(got[static_cast<std::size_t>(t * k.B * D * k.H + i)],
+                  layer_in[static_cast<std::size_t>(t)][static_cast<std::size_t>(i)], tol)
           << "t " << t << " i " << i;
   const auto gh = r.h_n.to_vector();
   for (std::size_t i = 0; i < hn.size(); ++i) ASSERT_NEAR(gh[i], hn[i], tol) << "h_n " << i;
@@ -172,15 +178,17 @@ void check(const Case& k, std::uint32_t seed) {
 
 TEST(Rnn, LstmMatchesPyTorchsEquations) {
   std::uint32_t seed = 1;
-  for (const Case& k : {Case{true, 5, 3, 4, 6, 1, false, true, false, false}, Case{true, 4, 2, 3, 5, 2, true, true, true, true},
-                        Case{true, 3, 1, 7, 4, 1, true, false, false, true}, Case{true, 1, 4, 2, 3, 3, false, true, false, true}})
+  for (const Case& k :
+       {Case{true, 5, 3, 4, 6, 1, false, true, false, false}, Case{true, 4, 2, 3, 5, 2, true, true, true, true},
+        Case{true, 3, 1, 7, 4, 1, true, false, false, true}, Case{true, 1, 4, 2, 3, 3, false, true, false, true}})
     check(k, seed += 100);
 }
 
 TEST(Rnn, GruMatchesPyTorchsEquations) {
   std::uint32_t seed = 7;
-  for (const Case& k : {Case{false, 5, 3, 4, 6, 1, false, true, false, false}, Case{false, 4, 2, 3, 5, 2, true, true, true, true},
-                        Case{false, 6, 1, 7, 4, 1, true, false, false, true}})
+  for (const Case& k :
+       {Case{false, 5, 3, 4, 6, 1, false, true, false, false}, Case{false, 4, 2, 3, 5, 2, true, true, true, true},
+        Case{false, 6, 1, 7, 4, 1, true, false, false, true}})
     check(k, seed += 100);
 }
 
@@ -193,7 +201,8 @@ TEST(Rnn, UnbatchedInputAndCells) {
   const ops::RnnResult b = ops::lstm(x.unsqueeze(1), {w_ih, w_hh});
   EXPECT_EQ(u.output.to_vector(), b.output.reshape({5, 3}).to_vector());
   // A cell step equals a one-step layer.
-  const Tensor h = t32(rnd(2 * 3, 4), Shape{2, 3}), c = t32(rnd(2 * 3, 5), Shape{2, 3}), xb = t32(rnd(2 * 2, 6), Shape{2, 2});
+  const Tensor h = t32(rnd(2 * 3, 4), Shape{2, 3}), c = t32(rnd(2 * 3, 5), Shape{2, 3}),
+               xb = t32(rnd(2 * 2, 6), Shape{2, 2});
   const auto [h1, c1] = ops::lstm_cell(xb, h, c, w_ih, w_hh);
   const ops::RnnResult one = ops::lstm(xb.unsqueeze(0), {w_ih, w_hh}, h.unsqueeze(0), c.unsqueeze(0));
   EXPECT_EQ(h1.to_vector(), one.h_n.reshape({2, 3}).to_vector());
@@ -322,14 +331,21 @@ TEST(Rnn, BackwardRefusesMismatchedGradients) {
     ADD_FAILURE() << "no error";
     return ErrorCode::Internal;
   };
-  EXPECT_EQ(code([&] { ops::rnn_backward(*r.tape, host().zeros(Shape{5, 1, 4}, DType::F32)); }), ErrorCode::ShapeMismatch);
-  EXPECT_EQ(code([&] { ops::rnn_backward(*r.tape, host().zeros(Shape{5, 1, 3}, DType::F64)); }), ErrorCode::ShapeMismatch);
   EXPECT_EQ(code([&] {
-              ops::rnn_backward(*r.tape, host().zeros(Shape{5, 1, 3}, DType::F32), host().zeros(Shape{2, 1, 3}, DType::F32));
+              ops::rnn_backward(*r.tape, host().zeros(Shape{5, 1, 4}, DType::F32));
             }),
             ErrorCode::ShapeMismatch);
-  const ops::RnnResult gr = ops::gru(x, {host().zeros(Shape{9, 2}, DType::F32), host().zeros(Shape{9, 3}, DType::F32)},
-                                     std::nullopt, o);
+  EXPECT_EQ(code([&] {
+              ops::rnn_backward(*r.tape, host().zeros(Shape{5, 1, 3}, DType::F64));
+            }),
+            ErrorCode::ShapeMismatch);
+  EXPECT_EQ(
+      code([&] {
+        ops::rnn_backward(*r.tape, host().zeros(Shape{5, 1, 3}, DType::F32), host().zeros(Shape{2, 1, 3}, DType::F32));
+      }),
+      ErrorCode::ShapeMismatch);
+  const ops::RnnResult gr =
+      ops::gru(x, {host().zeros(Shape{9, 2}, DType::F32), host().zeros(Shape{9, 3}, DType::F32)}, std::nullopt, o);
   EXPECT_EQ(code([&] {
               ops::rnn_backward(*gr.tape, host().zeros(Shape{5, 1, 3}, DType::F32), std::nullopt,
                                 host().zeros(Shape{1, 1, 3}, DType::F32));
@@ -356,30 +372,68 @@ TEST(Rnn, BadWeightsAndStatesAreRefusedClearly) {
     return ErrorCode::Internal;
   };
   EXPECT_EQ(code([&] { ops::lstm(x, {w_ih}); }, "weight tensors"), ErrorCode::InvalidArgument);
-  EXPECT_EQ(code([&] { ops::lstm(x, {w_ih, host().zeros(Shape{12, 4}, DType::F32)}); }, "w_hh"), ErrorCode::ShapeMismatch);
-  EXPECT_EQ(code([&] { ops::lstm(host().zeros(Shape{5, 1, 3}, DType::F32), {w_ih, w_hh}); }, "w_ih"),
+  EXPECT_EQ(code(
+                [&] {
+                  ops::lstm(x, {w_ih, host().zeros(Shape{12, 4}, DType::F32)});
+                },
+                "w_hh"),
             ErrorCode::ShapeMismatch);
-  EXPECT_EQ(code([&] { ops::gru(x, {w_ih, w_hh}); }, "w_hh"), ErrorCode::ShapeMismatch);  // 12 rows is not 3 * H for H = 3
-  EXPECT_EQ(code([&] { ops::lstm(x, {w_ih, w_hh}, host().zeros(Shape{1, 2, 3}, DType::F32)); }, "h0"),
+  EXPECT_EQ(code(
+                [&] {
+                  ops::lstm(host().zeros(Shape{5, 1, 3}, DType::F32), {w_ih, w_hh});
+                },
+                "w_ih"),
+            ErrorCode::ShapeMismatch);
+  EXPECT_EQ(code(
+                [&] {
+                  ops::gru(x, {w_ih, w_hh});
+                },
+                "w_hh"),
+            ErrorCode::ShapeMismatch);  // 12 rows is not 3 * H for H = 3
+  EXPECT_EQ(code(
+                [&] {
+                  ops::lstm(x, {w_ih, w_hh}, host().zeros(Shape{1, 2, 3}, DType::F32));
+                },
+                "h0"),
             ErrorCode::ShapeMismatch);
   EXPECT_EQ(code([&] { ops::lstm(x.cast(DType::F64), {w_ih, w_hh}); }, "f64"), ErrorCode::DTypeMismatch);
   ops::RnnOptions two;
   two.num_layers = 2;
-  EXPECT_EQ(code([&] { ops::lstm(x, {w_ih, w_hh}, std::nullopt, std::nullopt, two); }, "weight tensors"),
+  EXPECT_EQ(code(
+                [&] {
+                  ops::lstm(x, {w_ih, w_hh}, std::nullopt, std::nullopt, two);
+                },
+                "weight tensors"),
             ErrorCode::InvalidArgument);
   ops::RnnOptions none;  // 0 layers: an error, not a division by zero
   none.num_layers = 0;
-  EXPECT_EQ(code([&] { ops::lstm(x, {w_ih, w_hh}, std::nullopt, std::nullopt, none); }, "0 layer(s)"),
+  EXPECT_EQ(code(
+                [&] {
+                  ops::lstm(x, {w_ih, w_hh}, std::nullopt, std::nullopt, none);
+                },
+                "0 layer(s)"),
             ErrorCode::InvalidArgument);
   EXPECT_EQ(code([&] { ops::gru(x, {w_ih, w_hh}, std::nullopt, none); }, "0 layer(s)"), ErrorCode::InvalidArgument);
-  EXPECT_EQ(code([&] { ops::lstm(x, {w_ih, w_hh}, host().zeros(Shape{1, 1, 3}, DType::F64)); }, "h0 is f64"),
+  EXPECT_EQ(code(
+                [&] {
+                  ops::lstm(x, {w_ih, w_hh}, host().zeros(Shape{1, 1, 3}, DType::F64));
+                },
+                "h0 is f64"),
             ErrorCode::DTypeMismatch);
   // Cells name themselves and their state.
   const Tensor xb = host().zeros(Shape{2, 2}, DType::F32);
-  EXPECT_EQ(code([&] { ops::lstm_cell(xb, host().zeros(Shape{3, 3}, DType::F32), host().zeros(Shape{2, 3}, DType::F32),
-                                      w_ih, w_hh); }, "lstm_cell"),
+  EXPECT_EQ(code(
+                [&] {
+                  ops::lstm_cell(xb, host().zeros(Shape{3, 3}, DType::F32), host().zeros(Shape{2, 3}, DType::F32), w_ih,
+                                 w_hh);
+                },
+                "lstm_cell"),
             ErrorCode::ShapeMismatch);
-  EXPECT_EQ(code([&] { ops::gru_cell(xb, host().zeros(Shape{2, 3}, DType::F64), w_ih, w_hh); }, "gru_cell"),
+  EXPECT_EQ(code(
+                [&] {
+                  ops::gru_cell(xb, host().zeros(Shape{2, 3}, DType::F64), w_ih, w_hh);
+                },
+                "gru_cell"),
             ErrorCode::DTypeMismatch);
 }
 

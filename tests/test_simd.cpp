@@ -32,16 +32,15 @@ double reference(UnaryOp op, double x) {
     case UnaryOp::Sigmoid: return 1.0 / (1.0 + std::exp(-x));
     case UnaryOp::Silu: return x / (1.0 + std::exp(-x));
     case UnaryOp::Gelu: return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
-    case UnaryOp::GeluTanh:
-      return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+    case UnaryOp::GeluTanh: return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
     default: return std::nan("");
   }
 }
 
 std::vector<float> inputs(std::size_t n, unsigned seed) {
-  const float specials[] = {0.0f, -0.0f, 1e-30f, -1e-30f, 0.1f, -0.1f, 1.0f, -1.0f, 5.0f, -5.0f, 20.0f, -20.0f,
-                            87.0f, -87.0f, 88.5f, -88.5f, 100.0f, -100.0f, 1e4f, -1e4f, kInf, -kInf,
-                            std::nanf("")};
+  const float specials[] = {0.0f,   -0.0f,   1e-30f, -1e-30f, 0.1f,  -0.1f,  1.0f,         -1.0f,
+                            5.0f,   -5.0f,   20.0f,  -20.0f,  87.0f, -87.0f, 88.5f,        -88.5f,
+                            100.0f, -100.0f, 1e4f,   -1e4f,   kInf,  -kInf,  std::nanf("")};
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 4.0f);
   std::vector<float> v(n);
@@ -106,8 +105,10 @@ void check_unary(UnaryOp op, const char* name, Level level, bool stream = false)
 void check_softmax_row(const std::vector<float>& x, bool log, bool portable, const std::string& what) {
   const std::size_t n = x.size();
   std::vector<float> y(n + 1, kSentinel);
-  if (portable) simd::softmax_row_f32_portable(x.data(), y.data(), static_cast<std::int64_t>(n), log);
-  else simd::softmax_row_f32(x.data(), y.data(), static_cast<std::int64_t>(n), log, x.data());  // a prefetch hint
+  if (portable)
+    simd::softmax_row_f32_portable(x.data(), y.data(), static_cast<std::int64_t>(n), log);
+  else
+    simd::softmax_row_f32(x.data(), y.data(), static_cast<std::int64_t>(n), log, x.data());  // a prefetch hint
   const std::string where = what + (log ? " log" : "") + (portable ? " portable" : "") + " n=" + std::to_string(n);
   EXPECT_EQ(y[n], kSentinel) << where << ": wrote past n";
   double mx = -INFINITY;
@@ -127,8 +128,10 @@ void check_softmax_row(const std::vector<float>& x, bool log, bool portable, con
     }
     if (log) {
       const double ref = x[i] - mx - std::log(sum);
-      if (std::isinf(ref)) EXPECT_EQ(y[i], -kInf) << where << " i=" << i;
-      else EXPECT_NEAR(y[i], ref, 1e-5 + 2.5e-7 * std::fabs(ref)) << where << " i=" << i;
+      if (std::isinf(ref))
+        EXPECT_EQ(y[i], -kInf) << where << " i=" << i;
+      else
+        EXPECT_NEAR(y[i], ref, 1e-5 + 2.5e-7 * std::fabs(ref)) << where << " i=" << i;
     } else {
       EXPECT_NEAR(y[i], std::exp(x[i] - mx) / sum, 1e-6) << where << " i=" << i;
     }
@@ -174,8 +177,10 @@ TEST(Simd, Avx512GeluEqualsAvx2BitForBit) {
       ASSERT_TRUE(simd::unary_f32_avx512(UnaryOp::Gelu, x.data(), yb, static_cast<std::int64_t>(n), stream));
       torsh::cpu::stream_fence();
       for (std::size_t i = 0; i < n; ++i) {
-        if (std::isnan(ya[i])) EXPECT_TRUE(std::isnan(yb[i])) << "x=" << x[i];
-        else EXPECT_EQ(ya[i], yb[i]) << "x=" << x[i] << " n=" << n << (stream ? " streamed" : "");
+        if (std::isnan(ya[i]))
+          EXPECT_TRUE(std::isnan(yb[i])) << "x=" << x[i];
+        else
+          EXPECT_EQ(ya[i], yb[i]) << "x=" << x[i] << " n=" << n << (stream ? " streamed" : "");
       }
     }
   }
@@ -226,8 +231,10 @@ TEST(Simd, NormRowsMatchDouble) {
           const float* bp = affine & 2 ? b.data() : nullptr;
           std::vector<float> y(n + 1, kSentinel);
           const float eps = 1e-5f;
-          if (portable) simd::norm_row_f32_portable(x.data(), y.data(), wp, bp, static_cast<std::int64_t>(n), eps, rms);
-          else simd::norm_row_f32(x.data(), y.data(), wp, bp, static_cast<std::int64_t>(n), eps, rms, w.data());
+          if (portable)
+            simd::norm_row_f32_portable(x.data(), y.data(), wp, bp, static_cast<std::int64_t>(n), eps, rms);
+          else
+            simd::norm_row_f32(x.data(), y.data(), wp, bp, static_cast<std::int64_t>(n), eps, rms, w.data());
           const std::string where = std::string(rms ? "rms_norm" : "layer_norm") + (portable ? " portable" : "") +
                                     " affine=" + std::to_string(affine) + " n=" + std::to_string(n);
           EXPECT_EQ(y[n], kSentinel) << where << ": wrote past n";
@@ -297,8 +304,10 @@ void check_binary(BinaryFn fn, const char* level) {
           if (stream) torsh::cpu::stream_fence();
           for (std::size_t i = 0; i < n; ++i) {
             const float want = binary_reference(op, a[i], bs ? b[i] : b[0]);
-            if (std::isnan(want)) EXPECT_TRUE(std::isnan(y[i])) << level << " op " << int(op) << " n " << n << " i " << i;
-            else EXPECT_EQ(y[i], want) << level << " op " << int(op) << " bs " << bs << " n " << n << " i " << i;
+            if (std::isnan(want))
+              EXPECT_TRUE(std::isnan(y[i])) << level << " op " << int(op) << " n " << n << " i " << i;
+            else
+              EXPECT_EQ(y[i], want) << level << " op " << int(op) << " bs " << bs << " n " << n << " i " << i;
           }
           EXPECT_EQ(out[0], kSentinel);
           EXPECT_EQ(y[n], kSentinel) << level << " wrote past the end, n " << n;
@@ -308,13 +317,17 @@ void check_binary(BinaryFn fn, const char* level) {
 }  // namespace
 
 TEST(Simd, BinaryBodiesAreExactPlainAndStreamed) {
-  check_binary([](torsh::rt::BinaryOp op, const float* a, const float* b, std::int64_t bs, float* y, std::int64_t n,
-                  bool stream) {
-    simd::binary_f32(op, a, b, bs, y, n, stream);
-    return true;
-  }, "dispatch");
+  check_binary(
+      [](torsh::rt::BinaryOp op, const float* a, const float* b, std::int64_t bs, float* y, std::int64_t n,
+         bool stream) {
+        simd::binary_f32(op, a, b, bs, y, n, stream);
+        return true;
+      },
+      "dispatch");
   if (simd::avx2_fma_usable()) check_binary(simd::binary_f32_avx2, "avx2");
   // Passes on what it checked; the log says which bodies this CPU could run.
-  if (simd::avx512_usable()) check_binary(simd::binary_f32_avx512, "avx512");
-  else std::cout << "[ simd ] no AVX-512 here (or capped): the AVX-512 body was not checked\n";
+  if (simd::avx512_usable())
+    check_binary(simd::binary_f32_avx512, "avx512");
+  else
+    std::cout << "[ simd ] no AVX-512 here (or capped): the AVX-512 body was not checked\n";
 }

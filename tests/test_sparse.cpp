@@ -32,8 +32,8 @@ std::vector<double> random_matrix(std::int64_t rows, std::int64_t cols, double d
   for (std::int64_t r = 0; r < rows; ++r) h += 1.0 / static_cast<double>(r + 1);
   std::vector<double> m(static_cast<std::size_t>(rows * cols), 0.0);
   for (std::int64_t r = 0; r < rows; ++r) {
-    const double p = power_law ? std::min(1.0, density * static_cast<double>(rows) / (static_cast<double>(r + 1) * h))
-                               : density;
+    const double p =
+        power_law ? std::min(1.0, density * static_cast<double>(rows) / (static_cast<double>(r + 1) * h)) : density;
     for (std::int64_t c = 0; c < cols; ++c)
       if (u(g) < p) m[static_cast<std::size_t>(r * cols + c)] = val(g);
   }
@@ -105,7 +105,8 @@ TEST(Sparse, TransposeIsTheDenseTranspose) {
 }
 
 TEST(Sparse, CooDuplicatesAreSummedInOrder) {
-  const CooMatrix c = CooMatrix::from_parts(i32({2, 0, 2, 1, 0}), i32({1, 3, 1, 0, 3}), f32({1.5f, 2, 0.25f, -1, 4}), 3, 4);
+  const CooMatrix c =
+      CooMatrix::from_parts(i32({2, 0, 2, 1, 0}), i32({1, 3, 1, 0, 3}), f32({1.5f, 2, 0.25f, -1, 4}), 3, 4);
   const CsrMatrix a = c.to_csr();
   EXPECT_EQ(a.nnz(), 3);
   EXPECT_EQ(a.indptr().to_host<std::int32_t>(), (std::vector<std::int32_t>{0, 1, 2, 3}));
@@ -155,7 +156,8 @@ TEST(Sparse, EmptyAndDegenerateShapes) {
 }
 
 TEST(Sparse, MalformedStructureIsRefusedClearly) {
-  const auto parts = [](std::vector<std::int32_t> p, std::vector<std::int32_t> c, std::int64_t rows, std::int64_t cols) {
+  const auto parts = [](std::vector<std::int32_t> p, std::vector<std::int32_t> c, std::int64_t rows,
+                        std::int64_t cols) {
     std::vector<float> v(c.size(), 1.0f);
     return CsrMatrix::from_parts(i32(p), i32(c), f32(v), rows, cols);
   };
@@ -169,20 +171,33 @@ TEST(Sparse, MalformedStructureIsRefusedClearly) {
   EXPECT_EQ(error_of([&] { parts({0, 1}, {0}, 2, 3); }, "needs rows + 1"), ErrorCode::ShapeMismatch);
   // rows + 1 would overflow here: still the length error.
   EXPECT_EQ(error_of([&] { parts({0}, {}, INT64_MAX, 1); }, "needs rows + 1"), ErrorCode::ShapeMismatch);
-  EXPECT_EQ(error_of([&] { CsrMatrix::from_parts(i32({0, 1}), i32({0}), f32({1, 2}), 1, 3); }, "indices but"),
+  EXPECT_EQ(error_of(
+                [&] {
+                  CsrMatrix::from_parts(i32({0, 1}), i32({0}), f32({1, 2}), 1, 3);
+                },
+                "indices but"),
             ErrorCode::ShapeMismatch);
-  EXPECT_EQ(error_of([&] {
-              CsrMatrix::from_parts(i32({0, 1}), host().zeros(Shape{1}, DType::I64), f32({1}), 1, 3);
-            }, "i32"),
+  EXPECT_EQ(error_of(
+                [&] {
+                  CsrMatrix::from_parts(i32({0, 1}), host().zeros(Shape{1}, DType::I64), f32({1}), 1, 3);
+                },
+                "i32"),
             ErrorCode::DTypeMismatch);
-  EXPECT_EQ(error_of([&] {
-              CsrMatrix::from_parts(i32({0, 1}), i32({0}), host().zeros(Shape{1}, DType::F16), 1, 3);
-            }, "f32 or f64"),
+  EXPECT_EQ(error_of(
+                [&] {
+                  CsrMatrix::from_parts(i32({0, 1}), i32({0}), host().zeros(Shape{1}, DType::F16), 1, 3);
+                },
+                "f32 or f64"),
             ErrorCode::DTypeMismatch);
-  EXPECT_EQ(error_of([&] { CooMatrix::from_parts(i32({0, 5}), i32({0, 0}), f32({1, 1}), 3, 3); }, "outside"),
+  EXPECT_EQ(error_of(
+                [&] {
+                  CooMatrix::from_parts(i32({0, 5}), i32({0, 0}), f32({1, 1}), 3, 3);
+                },
+                "outside"),
             ErrorCode::OutOfRange);
   const CsrMatrix a = parts({0, 1}, {2}, 1, 3);
-  EXPECT_EQ(error_of([&] { ops::spmm(a, host().zeros(Shape{4}, DType::F32)); }, "x must be [3]"), ErrorCode::ShapeMismatch);
+  EXPECT_EQ(error_of([&] { ops::spmm(a, host().zeros(Shape{4}, DType::F32)); }, "x must be [3]"),
+            ErrorCode::ShapeMismatch);
   EXPECT_EQ(error_of([&] { ops::spmm(a, host().zeros(Shape{3}, DType::F64)); }, "x is f64"), ErrorCode::DTypeMismatch);
 }
 
@@ -228,10 +243,9 @@ TEST(Sparse, HostConversionsCheckTheStructureAgain) {
 }
 
 TEST(Sparse, HugeShapesAreRefusedBeforeAnyAllocation) {
-  const CsrMatrix a = CsrMatrix::from_parts(host().from_host(std::vector<std::int64_t>{0, 1, 1, 1, 1}.data(), Shape{5},
-                                                             DType::I64),
-                                            host().from_host(std::vector<std::int64_t>{5}.data(), Shape{1}, DType::I64),
-                                            f32({1}), 4, std::int64_t{1} << 62);
+  const CsrMatrix a = CsrMatrix::from_parts(
+      host().from_host(std::vector<std::int64_t>{0, 1, 1, 1, 1}.data(), Shape{5}, DType::I64),
+      host().from_host(std::vector<std::int64_t>{5}.data(), Shape{1}, DType::I64), f32({1}), 4, std::int64_t{1} << 62);
   EXPECT_EQ(error_of([&] { a.to_dense(); }, "more than 2^63 - 1"), ErrorCode::InvalidArgument);  // 4 x 2^62
   EXPECT_EQ(error_of([&] { a.transpose(); }, "more than half of this machine's memory"), ErrorCode::OutOfMemory);
   const CsrMatrix wide = CsrMatrix::from_parts(i32({0, 1}), i32({3}), f32({1}), 1, std::int64_t{1} << 40);
@@ -242,6 +256,10 @@ TEST(Sparse, HugeShapesAreRefusedBeforeAnyAllocation) {
 
 TEST(Sparse, SparseAddDenseNamesItselfInItsErrors) {
   const CsrMatrix a = CsrMatrix::from_parts(i32({0, 1}), i32({0}), f32({1}), 1, 2);
-  EXPECT_EQ(error_of([&] { ops::sparse_add_dense(a, host().zeros(Shape{1, 2}, DType::F64)); }, "sparse_add_dense"),
+  EXPECT_EQ(error_of(
+                [&] {
+                  ops::sparse_add_dense(a, host().zeros(Shape{1, 2}, DType::F64));
+                },
+                "sparse_add_dense"),
             ErrorCode::DTypeMismatch);
 }

@@ -108,7 +108,8 @@ TokenizerData tiny_spm(const std::vector<std::pair<std::string, float>>& pieces,
       d.tokens.push_back(name), d.token_types.push_back(6), d.scores.push_back(0);
     }
   }
-  for (const auto& [text, score] : pieces) d.tokens.push_back(text), d.token_types.push_back(1), d.scores.push_back(score);
+  for (const auto& [text, score] : pieces)
+    d.tokens.push_back(text), d.token_types.push_back(1), d.scores.push_back(score);
   d.unk = 0, d.bos = 1, d.eos = 2;
   d.add_bos = true;
   d.add_space_prefix = true;
@@ -116,12 +117,31 @@ TokenizerData tiny_spm(const std::vector<std::pair<std::string, float>>& pieces,
 }
 
 const std::vector<std::pair<std::string, float>> kHelloPieces = {
-    {"▁", -10}, {"a", -1}, {"b", -1}, {"c", -1}, {"h", -1}, {"e", -1}, {"l", -1}, {"o", -1}, {"▁h", -3},
-    {"he", -2}, {"ll", -4}, {"llo", -5}, {"hello", -6}, {"▁hello", -7}, {"▁a", -1}, {"▁b", -1}};
+    {"▁", -10}, {"a", -1},  {"b", -1},  {"c", -1},   {"h", -1},     {"e", -1},      {"l", -1},  {"o", -1},
+    {"▁h", -3}, {"he", -2}, {"ll", -4}, {"llo", -5}, {"hello", -6}, {"▁hello", -7}, {"▁a", -1}, {"▁b", -1}};
 
 std::string random_text(std::mt19937& rng, bool valid_utf8) {
-  static const Strings pieces = {"a", "b", "c", "h", "e", "l", "o", " ", "  ", "\n", "\t", "é", "日", "😀", "1", "23",
-                                 "'s", "!", "<|endoftext|>", "\xE2\x80\x8B", "\xC2\xA0"};
+  static const Strings pieces = {"a",
+                                 "b",
+                                 "c",
+                                 "h",
+                                 "e",
+                                 "l",
+                                 "o",
+                                 " ",
+                                 "  ",
+                                 "\n",
+                                 "\t",
+                                 "é",
+                                 "日",
+                                 "😀",
+                                 "1",
+                                 "23",
+                                 "'s",
+                                 "!",
+                                 "<|endoftext|>",
+                                 "\xE2\x80\x8B",
+                                 "\xC2\xA0"};
   std::string s;
   int n = std::uniform_int_distribution<int>(0, 20)(rng);
   for (int i = 0; i < n; ++i) {
@@ -226,8 +246,8 @@ TEST(BytePairTokenizer, Llama3TakesWholeWordsFirst) {
 TEST(BytePairTokenizer, SpecialTokens) {
   Tokenizer tok(tiny_bpe(kHelloMerges));
   // The longest special token that matches wins ("<|endoftext|>x" over "<|endoftext|>").
-  EXPECT_EQ(tok.encode("hello<|endoftext|>hello<|endoftext|>x"), (std::vector<std::int32_t>{
-                                                                       tok.encode("hello")[0], 0, tok.encode("hello")[0], 1}));
+  EXPECT_EQ(tok.encode("hello<|endoftext|>hello<|endoftext|>x"),
+            (std::vector<std::int32_t>{tok.encode("hello")[0], 0, tok.encode("hello")[0], 1}));
   EXPECT_TRUE(tok.is_special(0));
   EXPECT_FALSE(tok.is_special(tok.encode("hello")[0]));
   // Not parsed: the same text as ordinary bytes.
@@ -333,7 +353,7 @@ TEST(SentencePieceTokenizer, UnknownCharacters) {
   EXPECT_EQ(bytes.decode(bytes.encode("a\xFF\xC3")), "a\xFF\xC3");
   Tokenizer unk(tiny_spm(kHelloPieces, false));
   EXPECT_EQ(texts(unk, unk.encode("hé日", true, false)), (Strings{"▁h", "<unk>", "<unk>"}));
-  EXPECT_EQ(unk.decode(unk.encode("hé")), "h");        // <unk> is left out ...
+  EXPECT_EQ(unk.decode(unk.encode("hé")), "h");                // <unk> is left out ...
   EXPECT_EQ(unk.decode(unk.encode("hé"), true), "<s>h<unk>");  // ... unless kept
 }
 
@@ -456,9 +476,10 @@ TEST(ChatTemplate, Families) {
   d.tokens.push_back("<|eot_id|>"), d.token_types.push_back(3);
   d.bos = 0;
   Tokenizer llama3(d);
-  EXPECT_EQ(llama3.apply_chat_template({{"system", " S "}, {"user", "Hi\n"}}),
-            "<|endoftext|><|start_header_id|>system<|end_header_id|>\n\nS<|eot_id|>"
-            "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
+  EXPECT_EQ(
+      llama3.apply_chat_template({{"system", " S "}, {"user", "Hi\n"}}),
+      "<|endoftext|><|start_header_id|>system<|end_header_id|>\n\nS<|eot_id|>"
+      "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
   EXPECT_EQ(llama3.stop_tokens(), (std::vector<std::int32_t>{0, static_cast<std::int32_t>(d.tokens.size() - 1)}));
   d.add_bos = true;  // encode() writes BOS, so the prompt does not
   EXPECT_EQ(Tokenizer(d).apply_chat_template({{"user", "Hi"}}, false),
@@ -492,7 +513,8 @@ nlohmann::json reference() {
 TEST(SmolLM2Tokenizer, MatchesHuggingFaceTokenizers) {
   auto path = torsh::model::find_model(torsh::model::kSmolLM2FileName);
   if (!path)
-    GTEST_SKIP() << torsh::model::kSmolLM2FileName << " is not in " << torsh::model::model_cache_dir() << " (scripts/fetch-model.sh)";
+    GTEST_SKIP() << torsh::model::kSmolLM2FileName << " is not in " << torsh::model::model_cache_dir()
+                 << " (scripts/fetch-model.sh)";
   auto tok = Tokenizer::from_gguf(torsh::model::GgufFile::open(*path));
   EXPECT_EQ(tok.vocab_size(), 49152);
   EXPECT_EQ(tok.data().merges.size(), 48900u);
@@ -510,7 +532,8 @@ TEST(SmolLM2Tokenizer, MatchesHuggingFaceTokenizers) {
     if (c.contains("decoded_hex")) {
       // Bytes the vocabulary has no token for were dropped; the rest come back.
       std::string hex = c["decoded_hex"], kept;
-      for (std::size_t i = 0; i + 1 < hex.size(); i += 2) kept.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+      for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
+        kept.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
       EXPECT_EQ(tok.decode(ids, true), kept) << "text: \"" << text << "\"";
       ++lossy;
     } else {
@@ -535,14 +558,16 @@ TEST(SmolLM2Tokenizer, MatchesHuggingFaceTokenizers) {
 TEST(SmolLM2Tokenizer, ChatTemplateMatchesJinja) {
   auto path = torsh::model::find_model(torsh::model::kSmolLM2FileName);
   if (!path)
-    GTEST_SKIP() << torsh::model::kSmolLM2FileName << " is not in " << torsh::model::model_cache_dir() << " (scripts/fetch-model.sh)";
+    GTEST_SKIP() << torsh::model::kSmolLM2FileName << " is not in " << torsh::model::model_cache_dir()
+                 << " (scripts/fetch-model.sh)";
   auto tok = Tokenizer::from_gguf(torsh::model::GgufFile::open(*path));
   auto ref = reference();
   std::size_t n = 0;
   for (const auto& chat : ref["chats"]) {
     std::vector<ChatMessage> messages;
     for (const auto& m : chat["messages"]) messages.push_back({m["role"], m["content"]});
-    EXPECT_EQ(tok.apply_chat_template(messages, chat["add_generation_prompt"].get<bool>()), chat["text"].get<std::string>());
+    EXPECT_EQ(tok.apply_chat_template(messages, chat["add_generation_prompt"].get<bool>()),
+              chat["text"].get<std::string>());
     ++n;
   }
   EXPECT_EQ(n, 10u);

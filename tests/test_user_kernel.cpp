@@ -4,15 +4,15 @@
 // the profiler, graph capture, statistics, and the disk cache across processes.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
-#include "subprocess.hpp"
 #include "device_test_util.hpp"
+#include "subprocess.hpp"
 #include "torsh/torsh.hpp"
 
 using namespace torsh;
@@ -71,8 +71,8 @@ std::optional<Backend> cpu_with_kernels() {
 
 }  // namespace
 
-#define REQUIRE_CPU_KERNELS()                                                                        \
-  auto cpu_opt = cpu_with_kernels();                                                                 \
+#define REQUIRE_CPU_KERNELS()                                                                          \
+  auto cpu_opt = cpu_with_kernels();                                                                   \
   if (!cpu_opt) GTEST_SKIP() << "the CPU backend builds no user kernels here (no C++ compiler found)"; \
   Backend& cpu = *cpu_opt
 
@@ -113,8 +113,8 @@ TEST(UserKernel, OneSourceGivesIdenticalResultsOnEveryBackend) {
     results.push_back(std::move(all));
   }
   for (std::size_t i = 1; i < results.size(); ++i)
-    EXPECT_TRUE(results[i] == results[0]) << backends[i].device().to_string() << " differs from "
-                                          << backends[0].device().to_string();
+    EXPECT_TRUE(results[i] == results[0])
+        << backends[i].device().to_string() << " differs from " << backends[0].device().to_string();
 }
 
 TEST(UserKernel, LaunchesAreCheckedBeforeTheDriver) {
@@ -123,7 +123,8 @@ TEST(UserKernel, LaunchesAreCheckedBeforeTheDriver) {
     KERNEL void axpy(GLOBAL float* y, GLOBAL const float* x, float a, int n) {
       const long i = GLOBAL_ID(0);
       if (i < n) y[i] += a * x[i];
-    })", .entry = "axpy"});
+    })",
+                                 .entry = "axpy"});
   Stream s = cpu.default_stream();
   Tensor y = cpu.zeros(Shape{8}, DType::F32), x = cpu.zeros(Shape{8}, DType::F32);
   Tensor d64 = cpu.zeros(Shape{8}, DType::F64);
@@ -136,7 +137,8 @@ TEST(UserKernel, LaunchesAreCheckedBeforeTheDriver) {
   EXPECT_EQ(error_code_of([&] { s.launch(k, 1, 8, 1.0f, x, 2.0f, 8); }, &msg), ErrorCode::InvalidArgument);
   EXPECT_NE(msg.find("takes a tensor"), std::string::npos) << msg;
   EXPECT_EQ(error_code_of([&] { s.launch(k, 1, 8, d64, x, 2.0f, 8); }, &msg), ErrorCode::DTypeMismatch);
-  EXPECT_EQ(error_code_of([&] { s.launch(k, 1, 8, y, x, 2.0f, std::int64_t(1) << 40); }, &msg), ErrorCode::InvalidArgument);
+  EXPECT_EQ(error_code_of([&] { s.launch(k, 1, 8, y, x, 2.0f, std::int64_t(1) << 40); }, &msg),
+            ErrorCode::InvalidArgument);
   EXPECT_NE(msg.find("does not fit i32"), std::string::npos) << msg;
   EXPECT_EQ(error_code_of([&] { s.launch(k, 1, 8, y, x, 2.0f, 2.5); }, &msg), ErrorCode::InvalidArgument);
   EXPECT_EQ(error_code_of([&] { s.launch(k, Dim3{0}, 8, y, x, 2.0f, 8); }, &msg), ErrorCode::InvalidArgument);
@@ -159,7 +161,8 @@ TEST(UserKernel, LaunchesAreCheckedBeforeTheDriver) {
     if (t == BackendType::Cpu) continue;
     Backend other = Backend::create(t);
     Tensor o = other.zeros(Shape{8}, DType::F32);
-    EXPECT_EQ(error_code_of([&] { s.launch(k, 1, 8, o, x, 2.0f, 8); }), ErrorCode::DeviceMismatch) << other.device().to_string();
+    EXPECT_EQ(error_code_of([&] { s.launch(k, 1, 8, o, x, 2.0f, 8); }), ErrorCode::DeviceMismatch)
+        << other.device().to_string();
     break;
   }
 }
@@ -175,7 +178,8 @@ TEST(UserKernel, StructsPassByValue) {
     KERNEL void affine(GLOBAL float* y, Affine p) {
       const long i = GLOBAL_ID(0);
       if (i < p.n) y[i] = p.scale * (float)i + p.shift;
-    })", .entry = "affine"});
+    })",
+                                 .entry = "affine"});
   Tensor y = cpu.zeros(Shape{5}, DType::F32);
   cpu.default_stream().launch(k, 1, 8, y, KernelArg::pod(Affine{2.0f, 1.0f, 5}));
   EXPECT_EQ(y.to_vector(), (std::vector<float>{1, 3, 5, 7, 9}));
@@ -186,10 +190,13 @@ TEST(UserKernel, CompileErrorsCarryTheLogAtTheUsersLine) {
   for (Backend b : torsh_dialect_backends()) {
     SCOPED_TRACE(b.device().to_string());
     std::string msg;
-    EXPECT_EQ(error_code_of([&] {
-                b.compile_kernel({.source = "KERNEL void bad(GLOBAL float* y) {\n  y[0] = 1.0f;\n  y[1] = undefined_name;\n}\n",
-                                  .entry = "bad"});
-              }, &msg),
+    EXPECT_EQ(error_code_of(
+                  [&] {
+                    b.compile_kernel(
+                        {.source = "KERNEL void bad(GLOBAL float* y) {\n  y[0] = 1.0f;\n  y[1] = undefined_name;\n}\n",
+                         .entry = "bad"});
+                  },
+                  &msg),
               ErrorCode::KernelCompile);
     EXPECT_NE(msg.find("undefined_name"), std::string::npos) << msg;
     EXPECT_NE(msg.find(":3:"), std::string::npos) << "the log should name line 3 of the user's source:\n" << msg;
@@ -204,7 +211,9 @@ TEST(UserKernel, ProfilerAndGraphCaptureSeeUserKernels) {
       KERNEL void twice(GLOBAL float* y, GLOBAL const float* x, long n) {
         const long i = GLOBAL_ID(0);
         if (i < n) y[i] = 2.0f * x[i];
-      })", .entry = "twice", .name = "twice_kernel"});
+      })",
+                                 .entry = "twice",
+                                 .name = "twice_kernel"});
     Tensor x = b.from_host(std::vector<float>{1, 2, 3}.data(), Shape{3}, DType::F32);
     Tensor y = b.zeros(Shape{3}, DType::F32);
     Stream s = b.default_stream();
@@ -212,7 +221,8 @@ TEST(UserKernel, ProfilerAndGraphCaptureSeeUserKernels) {
     s.launch(k, 1, 64, y, x, 3L);
     profiler::stop();
     bool seen = false;
-    for (const auto& r : profiler::records()) seen = seen || (r.name == "twice_kernel" && r.device == b.device().to_string());
+    for (const auto& r : profiler::records())
+      seen = seen || (r.name == "twice_kernel" && r.device == b.device().to_string());
     EXPECT_TRUE(seen) << profiler::table();
     // Captured with a built-in op after it; replayed on new input data.
     Graph g;
@@ -261,8 +271,8 @@ TEST(UserKernel, MemoryCacheAndStatistics) {
 TEST(UserKernel, DiskCacheChild) {
   if (!std::getenv("TORSH_UK_CHILD")) GTEST_SKIP() << "run by DiskCacheIsSharedAcrossProcesses";
   for (Backend b : torsh_dialect_backends()) {
-    Kernel k = b.compile_kernel({.source = "KERNEL void cached(GLOBAL float* y) { y[GLOBAL_ID(0)] = 7.0f; }",
-                                 .entry = "cached"});
+    Kernel k = b.compile_kernel(
+        {.source = "KERNEL void cached(GLOBAL float* y) { y[GLOBAL_ID(0)] = 7.0f; }", .entry = "cached"});
     Tensor y = b.zeros(Shape{4}, DType::F32);
     b.default_stream().launch(k, 1, 4, y);
     std::printf("RESULT %s origin=%s build_ms=%.3f value=%g\n", b.device().to_string().c_str(),

@@ -99,7 +99,7 @@ class UserKernelCpu : public ::testing::Test {
  protected:
   void SetUp() override {
     // Without a C++ compiler the backend says so at build time; the tests need one.
-    static const std::optional<std::string> missing = [] () -> std::optional<std::string> {
+    static const std::optional<std::string> missing = []() -> std::optional<std::string> {
       Backend b = Backend::create(BackendType::Cpu);
       try {
         auto spec = spec_of(source("add", kAdd));
@@ -129,7 +129,9 @@ class UserKernelCpu : public ::testing::Test {
     k.launch(cpu.impl().default_stream(), grid, block, a.list);
   }
 
-  Tensor floats(const std::vector<float>& v) { return cpu.from_host(v.data(), Shape{std::int64_t(v.size())}, DType::F32); }
+  Tensor floats(const std::vector<float>& v) {
+    return cpu.from_host(v.data(), Shape{std::int64_t(v.size())}, DType::F32);
+  }
   Tensor ints(std::int64_t n) { return cpu.zeros(Shape{n}, DType::I32); }
 
   Backend cpu = Backend::create(BackendType::Cpu);
@@ -203,7 +205,8 @@ KERNEL void ids(GLOBAL int* out) {
     for (std::int64_t z = 0; z < d; ++z)
       for (std::int64_t y = 0; y < h; ++y)
         for (std::int64_t x = 0; x < w; ++x)
-          ASSERT_EQ(v[(z * h + y) * w + x], x + 100 * y + 10000 * z) << grid.to_string() << " " << x << "," << y << "," << z;
+          ASSERT_EQ(v[(z * h + y) * w + x], x + 100 * y + 10000 * z)
+              << grid.to_string() << " " << x << "," << y << "," << z;
   }
 }
 
@@ -329,7 +332,9 @@ KERNEL void thrower_b(GLOBAL int* y, long bad) {
 }
 
 TEST_F(UserKernelCpu, CompileErrorsCarryTheLogWithTheUsersLines) {
-  KernelSource s = source("broken", "KERNEL void broken(GLOBAL float* y) {\n  const long i = GLOBAL_ID(0);\n  y[i] = undeclared_thing;\n}\n");
+  KernelSource s =
+      source("broken",
+             "KERNEL void broken(GLOBAL float* y) {\n  const long i = GLOBAL_ID(0);\n  y[i] = undeclared_thing;\n}\n");
   s.name = "my_broken_kernel";
   auto e = error_of([&] { compile(s); });
   ASSERT_TRUE(e);
@@ -409,7 +414,8 @@ TEST_F(UserKernelCpu, EveryNameOfTheDialect) {
   Tensor h = cpu.zeros(Shape{n}, DType::F32);
   h.copy_from_host(std::vector<float>(n, 1.0f).data(), n * 4);
   h = h.cast(DType::F16);
-  Tensor y = cpu.zeros(Shape{n}, DType::F32), flags = cpu.zeros(Shape{n}, DType::U8), d = cpu.zeros(Shape{n}, DType::F64);
+  Tensor y = cpu.zeros(Shape{n}, DType::F32), flags = cpu.zeros(Shape{n}, DType::U8),
+         d = cpu.zeros(Shape{n}, DType::F64);
   launch(k, grid, block, y, h, flags, d, std::uint32_t(n));
   const auto yv = y.to_vector();
   const auto dv = d.to_host<double>();
@@ -597,8 +603,10 @@ TEST_F(UserKernelCpu, OtherDialectsAndAMissingCompilerAreUnsupported) {
   setenv("TORSH_CXX", "/nonexistent/bin/c++", 1);
   e = error_of([&] { compile(source("add", kAdd)); });
   const std::string id = cpu.impl().kernel_compiler_id();
-  if (old) setenv("TORSH_CXX", saved.c_str(), 1);
-  else unsetenv("TORSH_CXX");
+  if (old)
+    setenv("TORSH_CXX", saved.c_str(), 1);
+  else
+    unsetenv("TORSH_CXX");
   ASSERT_TRUE(e);
   EXPECT_EQ(e->code(), ErrorCode::Unsupported);
   EXPECT_NE(std::string(e->what()).find("/nonexistent/bin/c++"), std::string::npos) << e->what();
@@ -606,7 +614,8 @@ TEST_F(UserKernelCpu, OtherDialectsAndAMissingCompilerAreUnsupported) {
 }
 
 TEST_F(UserKernelCpu, BarrierDetectionIgnoresCommentsAndStrings) {
-  EXPECT_FALSE(cpu::uk::uses_barriers(spec_of(source("k", "/* BARRIER() */ // BARRIER()\nconst char* s = \"BARRIER()\"; int MY_BARRIER;"))));
+  EXPECT_FALSE(cpu::uk::uses_barriers(
+      spec_of(source("k", "/* BARRIER() */ // BARRIER()\nconst char* s = \"BARRIER()\"; int MY_BARRIER;"))));
   EXPECT_TRUE(cpu::uk::uses_barriers(spec_of(source("k", "void f() { BARRIER(); }"))));
   KernelSource viadefine = source("k", "void f() { SYNC; }");
   viadefine.defines = {{"SYNC", "BARRIER()"}};

@@ -7,10 +7,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <numeric>
 #include <random>
 #include <thread>
@@ -25,7 +25,6 @@ using torsh::test::error_of;
 using torsh::test::has;
 
 namespace {
-
 
 rt::UserKernelSpec spec_of(std::string source, std::string entry, KernelDialect dialect = KernelDialect::Torsh) {
   rt::UserKernelSpec spec;
@@ -207,10 +206,10 @@ __kernel void axpy4(__global float4* y, __global const float4* x, float4 a, int 
 }
 
 TEST_F(UserKernelOpenCl, ConstantAddressSpaceIsAReadOnlyBuffer) {
-  const Kernel k = dev.compile_kernel(source(
-      "__kernel void lookup(__global float* y, __constant float* table, __global const int* idx) {\n"
-      "  const int i = get_global_id(0);\n  y[i] = table[idx[i]];\n}\n",
-      "lookup", KernelDialect::OpenCL));
+  const Kernel k = dev.compile_kernel(
+      source("__kernel void lookup(__global float* y, __constant float* table, __global const int* idx) {\n"
+             "  const int i = get_global_id(0);\n  y[i] = table[idx[i]];\n}\n",
+             "lookup", KernelDialect::OpenCL));
   ASSERT_TRUE(k.params_known());
   EXPECT_EQ(k.params()[1].kind, KernelParam::Kind::Buffer);
   EXPECT_FALSE(k.params()[1].writable);
@@ -278,8 +277,9 @@ TEST_F(UserKernelOpenCl, CompileErrorCarriesTheLogAtTheUsersLine) {
         "}\n",
         "broken", d);
     if (d == KernelDialect::OpenCL)
-      src.source = "__kernel void broken(__global float* y) {\n  const long i = get_global_id(0);\n"
-                   "  y[i] = undeclared_thing;\n}\n";
+      src.source =
+          "__kernel void broken(__global float* y) {\n  const long i = get_global_id(0);\n"
+          "  y[i] = undeclared_thing;\n}\n";
     src.name = "my_broken_kernel";
     const Error e = error_of([&] { dev.compile_kernel(src); });
     EXPECT_EQ(e.code(), ErrorCode::KernelCompile);
@@ -306,9 +306,9 @@ TEST_F(UserKernelOpenCl, WrongEntryListsTheProgramsKernels) {
 
 TEST_F(UserKernelOpenCl, LocalMemoryParametersAreRefused) {
   // Spelled through a macro, so that only the driver's argument information shows it.
-  const KernelSource src = source(
-      "#define SCRATCH __local float*\n__kernel void f(__global float* y, SCRATCH tmp) { y[0] = tmp[0]; }\n", "f",
-      KernelDialect::OpenCL);
+  const KernelSource src =
+      source("#define SCRATCH __local float*\n__kernel void f(__global float* y, SCRATCH tmp) { y[0] = tmp[0]; }\n",
+             "f", KernelDialect::OpenCL);
   const Error e = error_of([&] { dev.compile_kernel(src); });
   EXPECT_EQ(e.code(), ErrorCode::Unsupported);
   EXPECT_NE(e.message().find("'tmp'"), std::string::npos) << e.message();
@@ -386,8 +386,8 @@ TEST_F(UserKernelOpenCl, GarbageBytesThrowInsteadOfCrashing) {
   const rt::KernelBinary bin = impl().build_kernel(spec);
   std::mt19937 rng(7);
   std::vector<std::vector<std::uint8_t>> bad;
-  bad.emplace_back();                                  // empty
-  for (std::size_t n : {1u, 16u, 33u, 4096u}) {        // random
+  bad.emplace_back();                            // empty
+  for (std::size_t n : {1u, 16u, 33u, 4096u}) {  // random
     std::vector<std::uint8_t> v(n);
     for (auto& b : v) b = static_cast<std::uint8_t>(rng());
     bad.push_back(v);
@@ -432,8 +432,8 @@ TEST_F(UserKernelOpenCl, UnusableDiskEntryIsRebuilt) {
   std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::size_t key_end = file.find("source ");
   ASSERT_NE(key_end, std::string::npos);
-  const std::string key = file.substr(file.find("torsh kernel cache"), file.find('\n', key_end) + 1 -
-                                                                          file.find("torsh kernel cache"));
+  const std::string key =
+      file.substr(file.find("torsh kernel cache"), file.find('\n', key_end) + 1 - file.find("torsh kernel cache"));
   std::string problem;
   ASSERT_TRUE(detail::write_cached_kernel(path, key, {std::vector<std::uint8_t>(500, 0xab), ""}, problem)) << problem;
   ASSERT_TRUE(detail::read_cached_kernel(path, key, problem).has_value()) << "the key was not recovered: " << problem;
@@ -482,10 +482,10 @@ TEST_F(UserKernelOpenCl, GeometryBeyondTheDeviceIsRefusedWithTheLimit) {
   EXPECT_EQ(y.to_host<float>()[63], 63.0f);
 
   // A kernel that fixes its work-group size takes exactly that block.
-  const Kernel fixed = dev.compile_kernel(source(
-      "__kernel __attribute__((reqd_work_group_size(32, 1, 1))) void fixed(__global float* y) {\n"
-      "  y[get_global_id(0)] = 7.0f;\n}\n",
-      "fixed", KernelDialect::OpenCL));
+  const Kernel fixed = dev.compile_kernel(
+      source("__kernel __attribute__((reqd_work_group_size(32, 1, 1))) void fixed(__global float* y) {\n"
+             "  y[get_global_id(0)] = 7.0f;\n}\n",
+             "fixed", KernelDialect::OpenCL));
   e = error_of([&] { s.launch(fixed, Dim3(1), Dim3(64), y); });
   EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
   EXPECT_NE(e.message().find("reqd_work_group_size(32, 1, 1)"), std::string::npos) << e.message();
@@ -715,9 +715,10 @@ KERNEL void user_add(GLOBAL float* y, GLOBAL const float* a, GLOBAL const float*
       add_enq.push_back(ms(t3 - t2) / reps);
       add_all.push_back(ms(t4 - t2) / reps);
     }
-    std::printf("%s: user kernel %.3f ms enqueue, %.3f ms end to end; ops::add %.3f ms enqueue, %.3f ms end to end "
-                "(medians per launch, %d launches a round, 15 interleaved rounds)\n",
-                what, median(user_enq), median(user_all), median(add_enq), median(add_all), reps);
+    std::printf(
+        "%s: user kernel %.3f ms enqueue, %.3f ms end to end; ops::add %.3f ms enqueue, %.3f ms end to end "
+        "(medians per launch, %d launches a round, 15 interleaved rounds)\n",
+        what, median(user_enq), median(user_all), median(add_enq), median(add_all), reps);
   };
   const std::int64_t n = 1 << 20;
   Tensor a = floats(iota_vec(n)), b = floats(iota_vec(n, 1));

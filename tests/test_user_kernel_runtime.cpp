@@ -150,7 +150,8 @@ TEST(CompileKernel, RefusesWhatNoCompilerCouldBuild) {
             ErrorCode::InvalidArgument);
   // WGSL is the WebGPU backend's alone.
   try {
-    cpu.compile_kernel({.source = "@compute @workgroup_size(1) fn f() {}", .entry = "f", .dialect = KernelDialect::Wgsl});
+    cpu.compile_kernel(
+        {.source = "@compute @workgroup_size(1) fn f() {}", .entry = "f", .dialect = KernelDialect::Wgsl});
     FAIL() << "the CPU backend took a WGSL kernel";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::Unsupported);

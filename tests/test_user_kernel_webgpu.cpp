@@ -51,12 +51,12 @@ class UserKernelWebGpu : public ::testing::Test {
   void launch(const Kernel& k, Dim3 grid, Dim3 block, const A&... args) {
     dev.default_stream().launch(k, grid, block, args...);
   }
-  Tensor f32(const std::vector<float>& v) { return dev.from_host(v.data(), Shape{static_cast<std::int64_t>(v.size())}, DType::F32); }
+  Tensor f32(const std::vector<float>& v) {
+    return dev.from_host(v.data(), Shape{static_cast<std::int64_t>(v.size())}, DType::F32);
+  }
 
   Backend dev;
 };
-
-
 
 const char* kAxpy = R"(
 @group(0) @binding(0) var<storage, read> x: array<f32>;
@@ -288,12 +288,13 @@ fn first(@builtin(global_invocation_id) id: vec3<u32>) { y[0] = items[0].b.w; }
 }
 
 TEST_F(UserKernelWebGpu, CompileErrorNamesTheUsersLine) {
-  const char* src = "@group(0) @binding(0) var<storage, read_write> y: array<f32>;\n"  // line 1
-                    "\n"
-                    "@compute @workgroup_size(64)\n"
-                    "fn broken(@builtin(global_invocation_id) id: vec3<u32>) {\n"
-                    "  y[id.x] = undefined_thing * SCALE;\n"  // line 5
-                    "}\n";
+  const char* src =
+      "@group(0) @binding(0) var<storage, read_write> y: array<f32>;\n"  // line 1
+      "\n"
+      "@compute @workgroup_size(64)\n"
+      "fn broken(@builtin(global_invocation_id) id: vec3<u32>) {\n"
+      "  y[id.x] = undefined_thing * SCALE;\n"  // line 5
+      "}\n";
   const Error e = error_of([&] { build(wgsl(src, "broken", {{"SCALE", "2.0"}, {"OTHER", "3"}})); });
   EXPECT_EQ(e.code(), ErrorCode::KernelCompile);
   const std::string msg = e.what();
@@ -311,8 +312,9 @@ TEST_F(UserKernelWebGpu, CompileErrorNamesTheUsersLine) {
 TEST_F(UserKernelWebGpu, ReadOnlyBindingsStayReadOnly) {
   // The pipeline binds every tensor read-write (tensors share pool buffers); the module as
   // written is still checked, so a store to a `read` binding does not compile.
-  const char* src = "@group(0) @binding(0) var<storage, read> x: array<f32>;\n"
-                    "@compute @workgroup_size(1) fn main() { x[0] = 1.0; }\n";
+  const char* src =
+      "@group(0) @binding(0) var<storage, read> x: array<f32>;\n"
+      "@compute @workgroup_size(1) fn main() { x[0] = 1.0; }\n";
   const Error e = error_of([&] { build(wgsl(src, "main")); });
   EXPECT_EQ(e.code(), ErrorCode::KernelCompile);
   EXPECT_TRUE(has(e.what(), "<main>:2:")) << e.what();
@@ -347,7 +349,8 @@ TEST_F(UserKernelWebGpu, LaunchGeometryIsChecked) {
   const rt::TensorArg tx = x.arg(), ty = y.arg();
   const double wide = 1.0;
   const std::uint32_t n = 64;
-  const rt::LaunchArg la[] = {{&tx, false, nullptr, 0}, {&ty, true, nullptr, 0}, {nullptr, true, &wide, 8}, {nullptr, true, &n, 4}};
+  const rt::LaunchArg la[] = {
+      {&tx, false, nullptr, 0}, {&ty, true, nullptr, 0}, {nullptr, true, &wide, 8}, {nullptr, true, &n, 4}};
   e = error_of([&] { impl->launch(dev.default_stream().impl(), Dim3{1}, Dim3{64}, la); });
   EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
   EXPECT_TRUE(has(e.what(), "8 bytes") && has(e.what(), "'a'")) << e.what();
@@ -363,13 +366,15 @@ TEST_F(UserKernelWebGpu, BindingsOutsideTheConventionAreRefused) {
     EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
     EXPECT_TRUE(has(e.what(), why)) << e.what();
   };
-  refused("@group(1) @binding(0) var<storage, read_write> y: array<f32>;\n"
-          "@compute @workgroup_size(1) fn main() { y[0] = 1.0; }\n",
-          "group 0");
-  refused("@group(0) @binding(0) var<storage, read_write> y: array<f32>;\n"
-          "@group(0) @binding(2) var<storage, read_write> z: array<f32>;\n"
-          "@compute @workgroup_size(1) fn main() { y[0] = z[0]; }\n",
-          "binding 1 is missing");
+  refused(
+      "@group(1) @binding(0) var<storage, read_write> y: array<f32>;\n"
+      "@compute @workgroup_size(1) fn main() { y[0] = 1.0; }\n",
+      "group 0");
+  refused(
+      "@group(0) @binding(0) var<storage, read_write> y: array<f32>;\n"
+      "@group(0) @binding(2) var<storage, read_write> z: array<f32>;\n"
+      "@compute @workgroup_size(1) fn main() { y[0] = z[0]; }\n",
+      "binding 1 is missing");
   KernelSource s = wgsl(kAxpy, "axpy");
   s.options = {"-O3"};
   const Error e = error_of([&] { build(s); });
@@ -414,8 +419,10 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
   launch(k, Dim3{2}, Dim3{64}, hist, items, KernelArg::bytes(item.data(), item.size()), v,
          KernelArg::bytes(m.data(), 48));
   EXPECT_EQ(hist.to_host<std::uint32_t>(), (std::vector<std::uint32_t>{128 * 3, 0, 0, 0}));
-  EXPECT_EQ(error_of([&] { launch(k, Dim3{2}, Dim3{32}, hist, items, KernelArg::bytes(item.data(), item.size()), v,
-                                  KernelArg::bytes(m.data(), 48)); }).code(),
+  EXPECT_EQ(error_of([&] {
+              launch(k, Dim3{2}, Dim3{32}, hist, items, KernelArg::bytes(item.data(), item.size()), v,
+                     KernelArg::bytes(m.data(), 48));
+            }).code(),
             ErrorCode::InvalidArgument);
 }
 
@@ -438,7 +445,8 @@ fn twice(@builtin(global_invocation_id) id: vec3<u32>) {
   s.launch(k, 1, 64, y, x, 3);
   profiler::stop();
   bool seen = false;
-  for (const auto& r : profiler::records()) seen = seen || (r.name == "twice_wgsl" && r.device == dev.device().to_string());
+  for (const auto& r : profiler::records())
+    seen = seen || (r.name == "twice_wgsl" && r.device == dev.device().to_string());
   EXPECT_TRUE(seen) << profiler::table();
   // Captured with a built-in op after it, replayed on new input.
   Graph g;
@@ -464,7 +472,8 @@ fn twice(@builtin(global_invocation_id) id: vec3<u32>) {
         std::vector<float> in(300);
         for (int i = 0; i < 300; ++i) in[i] = float(t * 1000 + i);
         Tensor xt = f32(in), yt = dev.zeros(Shape{300}, DType::F32);
-        for (int rep = 0; rep < 20; ++rep) dev.default_stream().launch(kt, 5, 64, yt.slice(0, 1, 300), xt.slice(0, 3, 300), 297);
+        for (int rep = 0; rep < 20; ++rep)
+          dev.default_stream().launch(kt, 5, 64, yt.slice(0, 1, 300), xt.slice(0, 3, 300), 297);
         const auto got = yt.to_vector();
         for (int i = 0; i < 297; ++i) bad[t] += got[1 + i] != 2.f * in[3 + i];
         bad[t] += got[0] != 0.f || got[298] != 0.f;
@@ -511,7 +520,9 @@ const unused_salt = SALT;
   // would), through the backend; then compile_kernel's memory cache.
   double build_ms = 1e9, load_ms = 1e9, compile_ms = 1e9;
   for (int rep = 0; rep < 3; ++rep) {
-    const std::string salt = std::to_string(rep) + "u + " + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count() % 1000000) + "u";
+    const std::string salt = std::to_string(rep) + "u + " +
+                             std::to_string(std::chrono::steady_clock::now().time_since_epoch().count() % 1000000) +
+                             "u";
     KernelSource s = wgsl(src, "add", {{"SALT", salt}});  // a text no earlier build saw
     const rt::UserKernelSpec sp = spec(s);
     auto t0 = clock::now();
@@ -546,10 +557,11 @@ const unused_salt = SALT;
     first_ms = ms(t1 - t0);
     next_ms = ms(t2 - t1);
   }
-  std::printf("[figures] %s\n[figures] build (module + pipeline): %.2f ms; load from the text: %.2f ms; "
-              "compile_kernel: %.2f ms, memory-cache hit %.1f us; build + first 256-item launch + sync: %.2f ms, "
-              "the next launch + sync: %.2f ms\n",
-              dev.impl().kernel_compiler_id().c_str(), build_ms, load_ms, compile_ms, hit_us, first_ms, next_ms);
+  std::printf(
+      "[figures] %s\n[figures] build (module + pipeline): %.2f ms; load from the text: %.2f ms; "
+      "compile_kernel: %.2f ms, memory-cache hit %.1f us; build + first 256-item launch + sync: %.2f ms, "
+      "the next launch + sync: %.2f ms\n",
+      dev.impl().kernel_compiler_id().c_str(), build_ms, load_ms, compile_ms, hit_us, first_ms, next_ms);
   // Launches against the built-in add into the same preallocated output, interleaved.
   for (const std::uint32_t n : {64u, 1u << 20}) {
     std::vector<float> h(n, 1.f);
@@ -579,9 +591,10 @@ const unused_salt = SALT;
     const double count = rounds * per;
     EXPECT_EQ(c.to_vector()[n - 1], 2.f);
     EXPECT_EQ(r.to_vector()[n - 1], 2.f);
-    std::printf("[figures] f32 add of %u, %d launches in %d interleaved rounds: user kernel %.1f us enqueue / %.1f us "
-                "each with the device's work; ops::binary_out add %.1f us / %.1f us\n",
-                n, static_cast<int>(count), rounds, 1e3 * user_enqueue / count, 1e3 * user_total / count,
-                1e3 * add_enqueue / count, 1e3 * add_total / count);
+    std::printf(
+        "[figures] f32 add of %u, %d launches in %d interleaved rounds: user kernel %.1f us enqueue / %.1f us "
+        "each with the device's work; ops::binary_out add %.1f us / %.1f us\n",
+        n, static_cast<int>(count), rounds, 1e3 * user_enqueue / count, 1e3 * user_total / count,
+        1e3 * add_enqueue / count, 1e3 * add_total / count);
   }
 }

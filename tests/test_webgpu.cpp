@@ -149,7 +149,8 @@ TEST_F(WebGpu, StreamsAndEvents) {
   Event never = dev.create_event();
   EXPECT_TRUE(never.query());
   // The result is right after all that (the harness checks every op; this checks the ordering).
-  const auto ref = ops::matmul(cpu.from_host(v.data(), Shape{64, 64}, DType::F32), cpu.from_host(v.data(), Shape{64, 64}, DType::F32));
+  const auto ref = ops::matmul(cpu.from_host(v.data(), Shape{64, 64}, DType::F32),
+                               cpu.from_host(v.data(), Shape{64, 64}, DType::F32));
   const auto got = c.to_vector(), want = ref.to_vector();
   for (std::size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-4f) << i;
 }
@@ -231,8 +232,10 @@ TEST_F(WebGpu, LongRowsWindowsAndSequencesPastTheLoopBudgetAreRight) {
   EXPECT_EQ(ops::max_pool2d(dev.from_host(img.data(), Shape{1, 1, 256, 256}, DType::F32), window).to_vector(),
             (std::vector<float>{7.0f}));
   const std::int64_t keys = 28000, d = 64;
-  std::vector<float> q(d, 0.1f), k(static_cast<std::size_t>(keys * d), 0.0f), v(static_cast<std::size_t>(keys * d), 0.0f);
-  for (std::int64_t i = 0; i < d; ++i) k[static_cast<std::size_t>((keys - 1) * d + i)] = 40.0f, v[static_cast<std::size_t>((keys - 1) * d + i)] = 50.0f;
+  std::vector<float> q(d, 0.1f), k(static_cast<std::size_t>(keys * d), 0.0f),
+      v(static_cast<std::size_t>(keys * d), 0.0f);
+  for (std::int64_t i = 0; i < d; ++i)
+    k[static_cast<std::size_t>((keys - 1) * d + i)] = 40.0f, v[static_cast<std::size_t>((keys - 1) * d + i)] = 50.0f;
   const Tensor out = ops::attention(dev.from_host(q.data(), Shape{1, 1, 1, d}, DType::F32),
                                     dev.from_host(k.data(), Shape{1, 1, keys, d}, DType::F32),
                                     dev.from_host(v.data(), Shape{1, 1, keys, d}, DType::F32));
@@ -248,9 +251,10 @@ TEST_F(WebGpu, CompileErrorsNameLineAndColumn) {
   auto compile = reinterpret_cast<torsh_webgpu_compile_fn>(dlsym(h, TORSH_WEBGPU_COMPILE_SYMBOL));
   ASSERT_NE(compile, nullptr);
   rt::DeviceImpl* d = &dev.impl();
-  EXPECT_EQ(compile(d, "@group(0) @binding(0) var<storage, read_write> x: array<f32>;\n"
-                       "@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {\n"
-                       "  x[g.x] = 1.0;\n}\n"),
+  EXPECT_EQ(compile(d,
+                    "@group(0) @binding(0) var<storage, read_write> x: array<f32>;\n"
+                    "@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {\n"
+                    "  x[g.x] = 1.0;\n}\n"),
             0);
   try {
     compile(d, "@compute @workgroup_size(1)\nfn main() {\n  let y: u32 = torsh_no_such_identifier_42;\n}\n");

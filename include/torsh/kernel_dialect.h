@@ -84,11 +84,17 @@ typedef unsigned long ulong;
 #include <limits.h>
 #include <math.h>
 template <class torsh_A, class torsh_B> /* the type of a + b: the usual arithmetic conversions */
-static inline auto min(torsh_A a, torsh_B b) -> decltype(a + b) { return b < a ? b : a; }
+static inline auto min(torsh_A a, torsh_B b) -> decltype(a + b) {
+  return b < a ? b : a;
+}
 template <class torsh_A, class torsh_B>
-static inline auto max(torsh_A a, torsh_B b) -> decltype(a + b) { return a < b ? b : a; }
+static inline auto max(torsh_A a, torsh_B b) -> decltype(a + b) {
+  return a < b ? b : a;
+}
 template <class torsh_T>
-static inline auto rsqrt(torsh_T x) -> decltype(sqrt(x)) { return (decltype(sqrt(x)))1 / sqrt(x); }
+static inline auto rsqrt(torsh_T x) -> decltype(sqrt(x)) {
+  return (decltype(sqrt(x)))1 / sqrt(x);
+}
 #define KERNEL extern "C"
 #define GLOBAL
 #define LOCAL_ARRAY(type, name, n) static thread_local type name[n]

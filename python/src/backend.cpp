@@ -65,7 +65,8 @@ void bind_info_types(nb::module_& m) {
       .def_ro("index", &DeviceInfo::index, "Device index within its backend.")
       .def_prop_ro("name", [](const DeviceInfo& d) { return text(d.name); })
       .def_prop_ro("vendor", [](const DeviceInfo& d) { return text(d.vendor); })
-      .def_prop_ro("kind", [](const DeviceInfo& d) { return kind_name(d.kind); }, "'cpu', 'gpu' or 'accelerator'.")
+      .def_prop_ro(
+          "kind", [](const DeviceInfo& d) { return kind_name(d.kind); }, "'cpu', 'gpu' or 'accelerator'.")
       .def_ro("software", &DeviceInfo::software,
               "True for a device emulated on the host CPU (PoCL, lavapipe); never auto-selected over the CPU backend.")
       .def_ro("total_memory", &DeviceInfo::total_memory, "Bytes.")
@@ -76,13 +77,19 @@ void bind_info_types(nb::module_& m) {
       .def_ro("peak_gflops", &DeviceInfo::peak_gflops, "Estimated f32 FMA peak.")
       .def_prop_ro("driver_version", [](const DeviceInfo& d) { return text(d.driver_version); })
       .def_prop_ro("features", [](const DeviceInfo& d) { return texts(d.features); })
-      .def_prop_ro("architecture", [](const DeviceInfo& d) { return text(d.architecture); },
-                   "CPU: cpuid family and model, and the microarchitecture where known ('family 25 model 17 (Zen 4)').")
-      .def_prop_ro("kernel_variants", [](const DeviceInfo& d) {
+      .def_prop_ro(
+          "architecture", [](const DeviceInfo& d) { return text(d.architecture); },
+          "CPU: cpuid family and model, and the microarchitecture where known ('family 25 model 17 (Zen 4)').")
+      .def_prop_ro(
+          "kernel_variants",
+          [](const DeviceInfo& d) {
             nb::list out;
-            for (const auto& [family, variant] : d.kernel_variants) out.append(nb::make_tuple(text(family), text(variant)));
+            for (const auto& [family, variant] : d.kernel_variants)
+              out.append(nb::make_tuple(text(family), text(variant)));
             return out;
-          }, "(family, variant) pairs: CPU: the instruction set and tile each kernel family runs ('gemm f32', 'avx512-14x32').")
+          },
+          "(family, variant) pairs: CPU: the instruction set and tile each kernel family runs ('gemm f32', "
+          "'avx512-14x32').")
       .def("__repr__", [](const DeviceInfo& d) { return text(info_repr(d)); });
 
   nb::class_<Capabilities>(m, "Capabilities", "What a device can do beyond f32 compute.")
@@ -96,11 +103,14 @@ void bind_info_types(nb::module_& m) {
       .def_ro("unified_memory", &Capabilities::unified_memory)
       .def_ro("max_allocation", &Capabilities::max_allocation)
       .def_ro("max_work_group", &Capabilities::max_work_group)
-      .def_prop_ro("kernel_dialects", [](const Capabilities& c) {
+      .def_prop_ro(
+          "kernel_dialects",
+          [](const Capabilities& c) {
             std::vector<std::string> out;
             for (KernelDialect d : c.kernel_dialects) out.emplace_back(kernel_dialect_name(d));
             return out;
-          }, "The dialects compile_kernel accepts on this device: 'torsh', 'opencl', 'cuda', 'wgsl'.");
+          },
+          "The dialects compile_kernel accepts on this device: 'torsh', 'opencl', 'cuda', 'wgsl'.");
 
   nb::class_<MemoryStats>(m, "MemoryStats", "Live and peak memory of one backend handle.")
       .def_ro("live_buffers", &MemoryStats::live_buffers)
@@ -111,9 +121,11 @@ void bind_info_types(nb::module_& m) {
   nb::class_<BackendStatus>(m, "BackendStatus", "One backend type: available or not, and why.")
       .def_prop_ro("type", [](const BackendStatus& s) { return std::string(backend_key(s.type)); })
       .def_ro("available", &BackendStatus::available)
-      .def_prop_ro("reason", [](const BackendStatus& s) { return text(s.reason); },
-                   "Why it is unavailable, or notes when it is available.")
-      .def_prop_ro("source", [](const BackendStatus& s) { return text(s.source); }, "'built-in' or the plugin's path.")
+      .def_prop_ro(
+          "reason", [](const BackendStatus& s) { return text(s.reason); },
+          "Why it is unavailable, or notes when it is available.")
+      .def_prop_ro(
+          "source", [](const BackendStatus& s) { return text(s.source); }, "'built-in' or the plugin's path.")
       .def_prop_ro("version", [](const BackendStatus& s) { return text(s.version); })
       .def_ro("devices", &BackendStatus::devices)
       .def("__repr__", [](const BackendStatus& s) {
@@ -126,28 +138,35 @@ void bind_backend_class(nb::module_& m) {
   nb::class_<Backend>(m, "Backend",
                       "One device of one backend type. Handles are cheap and share state; create them with "
                       "torsh_backend.create().")
-      .def_prop_ro("type", [](const Backend& b) { return std::string(backend_key(b.type())); },
-                   "The backend key: 'cpu', 'opencl', 'cuda', ...")
-      .def_prop_ro("device", [](const Backend& b) { return b.device().to_string(); }, "'opencl:0' and so on.")
+      .def_prop_ro(
+          "type", [](const Backend& b) { return std::string(backend_key(b.type())); },
+          "The backend key: 'cpu', 'opencl', 'cuda', ...")
+      .def_prop_ro(
+          "device", [](const Backend& b) { return b.device().to_string(); }, "'opencl:0' and so on.")
       .def_prop_ro("index", [](const Backend& b) { return b.device().index; })
-      .def_prop_ro("name", [](const Backend& b) { return text(b.name()); }, "'OpenCL:0 (pthread-...)' and so on.")
-      .def_prop_ro("info", [](const Backend& b) { return b.info(); }, "DeviceInfo of this device.")
+      .def_prop_ro(
+          "name", [](const Backend& b) { return text(b.name()); }, "'OpenCL:0 (pthread-...)' and so on.")
+      .def_prop_ro(
+          "info", [](const Backend& b) { return b.info(); }, "DeviceInfo of this device.")
       .def_prop_ro("capabilities", &Backend::capabilities)
       .def("memory_stats", &Backend::memory_stats, "Live and peak bytes allocated through this backend.")
-      .def("supports", [](const Backend& b, const std::string& op, const DTypeArg& dtype) {
-             return b.supports(op_kind(op), to_dtype(dtype));
-           }, nb::arg("op"), nb::arg("dtype") = "f32",
-           "Whether the device runs an op family ('matmul', 'softmax', ...) natively for a dtype; "
-           "ops it lacks fall back to the CPU with counted copies.")
+      .def(
+          "supports",
+          [](const Backend& b, const std::string& op, const DTypeArg& dtype) {
+            return b.supports(op_kind(op), to_dtype(dtype));
+          },
+          nb::arg("op"), nb::arg("dtype") = "f32",
+          "Whether the device runs an op family ('matmul', 'softmax', ...) natively for a dtype; "
+          "ops it lacks fall back to the CPU with counted copies.")
       .def("synchronize", &Backend::synchronize, nb::call_guard<nb::gil_scoped_release>(),
            "Waits until all work queued on the device has finished.")
-      .def("__eq__", [](const Backend& a, nb::handle b) {
-        return nb::isinstance<Backend>(b) && nb::cast<Backend>(b).device() == a.device();
-      })
+      .def("__eq__",
+           [](const Backend& a, nb::handle b) {
+             return nb::isinstance<Backend>(b) && nb::cast<Backend>(b).device() == a.device();
+           })
       .def("__hash__", [](const Backend& b) { return std::hash<std::string>{}(b.device().to_string()); })
-      .def("__repr__", [](const Backend& b) {
-        return text("Backend('" + b.device().to_string() + "', '" + b.info().name + "')");
-      });
+      .def("__repr__",
+           [](const Backend& b) { return text("Backend('" + b.device().to_string() + "', '" + b.info().name + "')"); });
 }
 
 }  // namespace
@@ -156,13 +175,18 @@ void bind_backend(nb::module_& m) {
   bind_info_types(m);
   bind_backend_class(m);
 
-  m.def("available", [] {
-    std::vector<std::string> out;
-    for (auto t : Backend::available()) out.emplace_back(backend_key(t));
-    return out;
-  }, "Backend keys with at least one usable device, in auto-selection order (the CPU is always there).");
+  m.def(
+      "available",
+      [] {
+        std::vector<std::string> out;
+        for (auto t : Backend::available()) out.emplace_back(backend_key(t));
+        return out;
+      },
+      "Backend keys with at least one usable device, in auto-selection order (the CPU is always there).");
 
-  m.def("create", [](const std::string& name, std::optional<int> index) {
+  m.def(
+      "create",
+      [](const std::string& name, std::optional<int> index) {
         return to_backend(nb::str(device_name(name, index).c_str()));
       },
       nb::arg("name") = "auto", nb::arg("index").none() = nb::none(),
@@ -172,23 +196,31 @@ void bind_backend(nb::module_& m) {
       "reason when the backend is unavailable.");
 
   m.def("statuses", &backend_statuses,
-        "Every backend type with its availability, the reason when unavailable, where it was loaded from and its devices.");
+        "Every backend type with its availability, the reason when unavailable, where it was loaded from and its "
+        "devices.");
 
-  m.def("explain_selection", [](std::uint64_t min_free_bytes) {
+  m.def(
+      "explain_selection",
+      [](std::uint64_t min_free_bytes) {
         auto r = explain_selection(min_free_bytes);
         return std::make_pair(r.chosen.to_string(), texts(r.reasons));
-      }, nb::arg("min_free_bytes") = 0,
+      },
+      nb::arg("min_free_bytes") = 0,
       "The device auto-selection picks, and one line of reasoning per backend considered.");
 
-  m.def("info", [] { return text(backend_summary()); }, "The backend summary printed by `torsh info`, as a string.");
+  m.def(
+      "info", [] { return text(backend_summary()); }, "The backend summary printed by `torsh info`, as a string.");
 
   m.def("plugin_search_path", &plugin_search_path,
         "Directories searched for backend plugins: TORSH_BACKEND_PATH, then the folder of libtorsh.");
 
-  m.def("fallback_stats", [] {
-    auto s = ops::fallback_stats();
-    return std::map<std::string, std::uint64_t>{{"ops", s.ops}, {"copies", s.copies}, {"bytes", s.bytes}};
-  }, "How many ops fell back to the CPU because their device lacks them, and the copies that cost.");
+  m.def(
+      "fallback_stats",
+      [] {
+        auto s = ops::fallback_stats();
+        return std::map<std::string, std::uint64_t>{{"ops", s.ops}, {"copies", s.copies}, {"bytes", s.bytes}};
+      },
+      "How many ops fell back to the CPU because their device lacks them, and the copies that cost.");
   m.def("reset_fallback_stats", &ops::reset_fallback_stats);
 }
 

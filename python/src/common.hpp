@@ -116,14 +116,14 @@ namespace nanobind::detail {
 
 // Casters that accept any object (conversion and its errors happen in the
 // function body) and name the accepted types for the stubs.
-#define TORSH_PY_OBJECT_CASTER(Type, Name)                                                  \
-  template <>                                                                               \
-  struct type_caster<Type> {                                                                \
-    NB_TYPE_CASTER(Type, const_name(Name))                                                  \
-    bool from_python(handle src, uint8_t, cleanup_list*) noexcept {                         \
-      value.obj = borrow(src);                                                              \
-      return true;                                                                          \
-    }                                                                                       \
+#define TORSH_PY_OBJECT_CASTER(Type, Name)                                                               \
+  template <>                                                                                            \
+  struct type_caster<Type> {                                                                             \
+    NB_TYPE_CASTER(Type, const_name(Name))                                                               \
+    bool from_python(handle src, uint8_t, cleanup_list*) noexcept {                                      \
+      value.obj = borrow(src);                                                                           \
+      return true;                                                                                       \
+    }                                                                                                    \
     static handle from_cpp(const Type& v, rv_policy, cleanup_list*) noexcept { return v.obj.inc_ref(); } \
   };
 

@@ -17,13 +17,9 @@ std::optional<DType> dtype_from_string(std::string s) {
   return dtype_from_name(s);
 }
 
-bool is_scalar(nb::handle h) {
-  return PyBool_Check(h.ptr()) || PyLong_Check(h.ptr()) || PyFloat_Check(h.ptr());
-}
+bool is_scalar(nb::handle h) { return PyBool_Check(h.ptr()) || PyLong_Check(h.ptr()) || PyFloat_Check(h.ptr()); }
 
-bool is_array_like(nb::handle h) {
-  return nb::hasattr(h, "__dlpack__") || PyObject_CheckBuffer(h.ptr());
-}
+bool is_array_like(nb::handle h) { return nb::hasattr(h, "__dlpack__") || PyObject_CheckBuffer(h.ptr()); }
 
 // The values an integer dtype holds.
 std::pair<double, double> int_range(DType t) {
@@ -49,36 +45,40 @@ Tensor int_scalar(nb::handle h, DType dt, Backend& b) {
   switch (dt) {
     case DType::I8: bytes[0] = static_cast<unsigned char>(static_cast<std::int8_t>(iv)); break;
     case DType::U8: bytes[0] = static_cast<unsigned char>(iv); break;
-    case DType::I32: { const auto v = static_cast<std::int32_t>(iv); std::memcpy(bytes, &v, sizeof v); break; }
+    case DType::I32: {
+      const auto v = static_cast<std::int32_t>(iv);
+      std::memcpy(bytes, &v, sizeof v);
+      break;
+    }
     default: std::memcpy(bytes, &iv, sizeof iv); break;
   }
   return b.from_host(bytes, Shape{}, dt);
 }
 
 Tensor scalar_tensor(nb::handle h, const Tensor* like) {
-  DType dt = like ? like->dtype()
-                  : PyBool_Check(h.ptr()) ? DType::Bool
-                  : PyLong_Check(h.ptr()) ? DType::I64
-                                          : DType::F32;
+  DType dt = like                    ? like->dtype()
+             : PyBool_Check(h.ptr()) ? DType::Bool
+             : PyLong_Check(h.ptr()) ? DType::I64
+                                     : DType::F32;
   Backend b = like ? like->backend() : cpu_backend();
   if (PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr()) && is_integral(dt)) return int_scalar(h, dt, b);
-  const double v = PyBool_Check(h.ptr()) ? (h.ptr() == Py_True ? 1.0 : 0.0)
+  const double v = PyBool_Check(h.ptr())   ? (h.ptr() == Py_True ? 1.0 : 0.0)
                    : PyLong_Check(h.ptr()) ? static_cast<double>(to_int64(h, "scalar operand"))
                                            : nb::cast<double>(h);
   // NumPy and PyTorch would promote `int_tensor * 2.5` to floats; torsh has no
   // implicit promotion, and truncating the scalar would be a silent wrong answer.
   if (like && !is_floating(dt) && PyFloat_Check(h.ptr()) && v != std::trunc(v))
-    raise_error(ErrorCode::DTypeMismatch,
-                "the scalar " + nb::cast<std::string>(nb::repr(h)) + " meets a " + std::string(dtype_name(dt)) +
-                    " tensor",
-                "scalar operand", {"Cast the tensor to a float dtype first, e.g. .cast('f32')"});
+    raise_error(
+        ErrorCode::DTypeMismatch,
+        "the scalar " + nb::cast<std::string>(nb::repr(h)) + " meets a " + std::string(dtype_name(dt)) + " tensor",
+        "scalar operand", {"Cast the tensor to a float dtype first, e.g. .cast('f32')"});
   if (like && is_integral(dt) && PyFloat_Check(h.ptr())) {
     const auto [lo, hi] = int_range(dt);
     if (!(v >= lo && v <= hi))
-      raise_error(ErrorCode::InvalidArgument,
-                  "the scalar " + nb::cast<std::string>(nb::repr(h)) + " is out of bounds for " +
-                      std::string(dtype_name(dt)),
-                  "scalar operand", {"Cast the tensor to a wider or float dtype first"});
+      raise_error(
+          ErrorCode::InvalidArgument,
+          "the scalar " + nb::cast<std::string>(nb::repr(h)) + " is out of bounds for " + std::string(dtype_name(dt)),
+          "scalar operand", {"Cast the tensor to a wider or float dtype first"});
   }
   unsigned char bytes[8] = {};
   store_from_double(bytes, dt, v);
@@ -107,10 +107,14 @@ Backend cpu_backend() { return Backend::create(BackendType::Cpu); }
 DType to_dtype(nb::handle h) {
   if (nb::isinstance<DType>(h)) return nb::cast<DType>(h);
   std::string name;
-  if (nb::isinstance<nb::str>(h)) name = nb::cast<std::string>(h);
-  else if (PyType_Check(h.ptr())) name = nb::cast<std::string>(h.attr("__name__"));
-  else if (nb::hasattr(h, "name") && nb::isinstance<nb::str>(h.attr("name"))) name = nb::cast<std::string>(h.attr("name"));
-  else name = nb::cast<std::string>(nb::str(h));
+  if (nb::isinstance<nb::str>(h))
+    name = nb::cast<std::string>(h);
+  else if (PyType_Check(h.ptr()))
+    name = nb::cast<std::string>(h.attr("__name__"));
+  else if (nb::hasattr(h, "name") && nb::isinstance<nb::str>(h.attr("name")))
+    name = nb::cast<std::string>(h.attr("name"));
+  else
+    name = nb::cast<std::string>(nb::str(h));
   if (auto t = dtype_from_string(name)) return *t;
   raise_error(ErrorCode::InvalidArgument, "unknown or unsupported dtype '" + name + "'", "dtype",
               {"Use one of f32, f64, f16, bf16, i8, u8, i32, i64, bool (or the NumPy names)"});
@@ -137,8 +141,9 @@ Backend to_backend(nb::handle h) {
   }
   auto type = backend_from_name(name);
   if (!type)
-    raise_error(ErrorCode::InvalidArgument, "unknown backend '" + name + "'", "device",
-                {"Use auto, cpu, cuda, rocm, metal, webgpu or opencl; torsh_backend.available() lists the usable ones"});
+    raise_error(
+        ErrorCode::InvalidArgument, "unknown backend '" + name + "'", "device",
+        {"Use auto, cpu, cuda, rocm, metal, webgpu or opencl; torsh_backend.available() lists the usable ones"});
   return Backend::create(*type, index);
 }
 
@@ -146,9 +151,8 @@ std::int64_t to_int64(nb::handle h, const std::string& what) {
   int overflow = 0;
   const long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
   if (overflow)
-    raise_error(ErrorCode::OutOfRange,
-                nb::cast<std::string>(nb::repr(h)) + " does not fit in a 64-bit signed integer", what,
-                {"Use a value in [-2**63, 2**63 - 1]"});
+    raise_error(ErrorCode::OutOfRange, nb::cast<std::string>(nb::repr(h)) + " does not fit in a 64-bit signed integer",
+                what, {"Use a value in [-2**63, 2**63 - 1]"});
   if (v == -1 && PyErr_Occurred()) throw nb::python_error();
   return v;
 }
@@ -179,7 +183,8 @@ std::vector<std::int64_t> to_int_list(nb::handle h, const char* what) {
 Shape to_shape(nb::handle h) {
   auto dims = to_int_list(h, "shape");
   for (auto d : dims)
-    if (d < 0) raise_error(ErrorCode::InvalidArgument, "negative dimension " + std::to_string(d) + " in a shape", "shape");
+    if (d < 0)
+      raise_error(ErrorCode::InvalidArgument, "negative dimension " + std::to_string(d) + " in a shape", "shape");
   return Shape(dims);
 }
 
@@ -218,11 +223,10 @@ Tensor as_inplace_tensor(const TensorLike& x, const char* op, const std::string&
   const std::string type_name = nb::cast<std::string>(nb::type_name(h.type()));
   if (!is_array_like(h))
     raise_error(ErrorCode::InvalidArgument,
-                arg + " is a " + type_name + ", which " + op + " would update in a temporary copy",
-                op, {"Pass a torsh Tensor or a writable NumPy array: " + std::string(op) + " updates it in place"});
+                arg + " is a " + type_name + ", which " + op + " would update in a temporary copy", op,
+                {"Pass a torsh Tensor or a writable NumPy array: " + std::string(op) + " updates it in place"});
   if (is_read_only_array(h))
-    raise_error(ErrorCode::InvalidArgument,
-                arg + " is a read-only " + type_name + "; " + op + " updates it in place",
+    raise_error(ErrorCode::InvalidArgument, arg + " is a read-only " + type_name + "; " + op + " updates it in place",
                 op, {"Pass a writable array (numpy.array(x) copies; or set x.flags.writeable = True if you own it)"});
   // copy=False: an in-place operand is shared or refused, never copied.
   return from_dlpack(h, std::nullopt, false);

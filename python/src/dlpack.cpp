@@ -48,9 +48,13 @@ nb::dlpack::dtype to_dl(DType t) {
   d.lanes = 1;
   d.bits = static_cast<std::uint8_t>(dtype_size(t) * 8);
   switch (t) {
-    case DType::F32: case DType::F64: case DType::F16: d.code = static_cast<std::uint8_t>(dl_code::Float); break;
+    case DType::F32:
+    case DType::F64:
+    case DType::F16: d.code = static_cast<std::uint8_t>(dl_code::Float); break;
     case DType::BF16: d.code = static_cast<std::uint8_t>(dl_code::Bfloat); break;
-    case DType::I8: case DType::I32: case DType::I64: d.code = static_cast<std::uint8_t>(dl_code::Int); break;
+    case DType::I8:
+    case DType::I32:
+    case DType::I64: d.code = static_cast<std::uint8_t>(dl_code::Int); break;
     case DType::U8: d.code = static_cast<std::uint8_t>(dl_code::UInt); break;
     case DType::Bool: d.code = static_cast<std::uint8_t>(dl_code::Bool); break;
   }
@@ -92,10 +96,10 @@ Tensor import_ndarray(const nb::ndarray<nb::ro>& arr) {
                 op, {"Convert it to one of float32/64/16, bfloat16, int8/32/64, uint8, bool first"});
   const std::size_t nd = arr.ndim();
   if (nd > rt::kMaxDims)
-    raise_error(ErrorCode::InvalidArgument,
-                "the array has " + std::to_string(nd) + " dimensions; tensors have at most " +
-                    std::to_string(rt::kMaxDims),
-                op, {"Reshape it to fewer dimensions first"});
+    raise_error(
+        ErrorCode::InvalidArgument,
+        "the array has " + std::to_string(nd) + " dimensions; tensors have at most " + std::to_string(rt::kMaxDims), op,
+        {"Reshape it to fewer dimensions first"});
   const auto item = static_cast<std::int64_t>(dtype_size(*dt));
   std::vector<std::int64_t> dims(nd);
   Strides strides(nd);
@@ -163,8 +167,9 @@ Tensor from_dlpack(nb::handle obj, std::optional<Backend> device, std::optional<
     const std::string type_name = nb::cast<std::string>(nb::type_name(obj.type()));
     raise_error(ErrorCode::InvalidArgument,
                 "cannot import a " + type_name + ": it implements neither __dlpack__ nor the buffer protocol",
-                "from_dlpack", {"Pass a NumPy array, a PyTorch CPU tensor or another DLPack producer",
-                                "For nested lists use torsh_backend.asarray()"});
+                "from_dlpack",
+                {"Pass a NumPy array, a PyTorch CPU tensor or another DLPack producer",
+                 "For nested lists use torsh_backend.asarray()"});
   }
   if (device && device->device() != t.device()) {
     if (copy == false)
@@ -236,20 +241,24 @@ nb::object numpy_view(const Tensor& t) {
 void bind_dlpack(nb::module_& m) {
   auto cls = nb::type<Tensor>();
   nb::handle(cls).attr("__dlpack__") = nb::cpp_function(
-      &dlpack, nb::is_method(), nb::kw_only(), nb::arg("stream").none() = nb::none(), nb::arg("max_version").none() = nb::none(),
-      nb::arg("dl_device").none() = nb::none(), nb::arg("copy").none() = nb::none(),
+      &dlpack, nb::is_method(), nb::kw_only(), nb::arg("stream").none() = nb::none(),
+      nb::arg("max_version").none() = nb::none(), nb::arg("dl_device").none() = nb::none(),
+      nb::arg("copy").none() = nb::none(),
       nb::sig("def __dlpack__(self, *, stream: typing.Any = None, max_version: tuple[int, int] | None = None, "
               "dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> typing.Any"),
       "Exports the tensor through DLPack. A CPU tensor is shared without a copy; a device tensor is copied "
       "only when the consumer asks for the host (dl_device=(1, 0)), and raises TorshError otherwise.");
-  nb::handle(cls).attr("__dlpack_device__") = nb::cpp_function(
-      &dlpack_device, nb::is_method(), "The DLPack (device_type, device_id) of the tensor's memory.");
+  nb::handle(cls).attr("__dlpack_device__") =
+      nb::cpp_function(&dlpack_device, nb::is_method(), "The DLPack (device_type, device_id) of the tensor's memory.");
 
-  m.def("from_dlpack", [](nb::handle x, const DeviceArg& device, std::optional<bool> copy) {
+  m.def(
+      "from_dlpack",
+      [](nb::handle x, const DeviceArg& device, std::optional<bool> copy) {
         std::optional<Backend> b;
         if (!device.obj.is_none()) b = to_backend(device);
         return from_dlpack(x, b, copy);
-      }, nb::arg("x"), nb::kw_only(), nb::arg("device").none() = nb::none(), nb::arg("copy").none() = nb::none(),
+      },
+      nb::arg("x"), nb::kw_only(), nb::arg("device").none() = nb::none(), nb::arg("copy").none() = nb::none(),
       nb::sig("def from_dlpack(x: typing.Any, *, device: Backend | str | None = None, copy: bool | None = None) "
               "-> Tensor"),
       "A tensor sharing the memory of a DLPack producer (NumPy array, PyTorch CPU tensor, ...): writes through "

@@ -51,13 +51,16 @@ nb::object new_or_into(const char* name, const std::optional<TensorLike>& out, N
 }
 
 void def_one_axis(nb::module_& m, const char* name, OneAxis f, OneAxisOut f_out, const char* doc) {
-  m.def(name, [name, f, f_out](const TensorLike& x, OptInt n, std::int64_t axis, const OptName& norm,
-                               const std::optional<TensorLike>& out) -> nb::object {
+  m.def(
+      name,
+      [name, f, f_out](const TensorLike& x, OptInt n, std::int64_t axis, const OptName& norm,
+                       const std::optional<TensorLike>& out) -> nb::object {
         const Tensor t = as_tensor(x);
         const fft::Norm nm = norm_arg(norm, name);
         return new_or_into(
             name, out, [&] { return f(t, n, axis, nm); }, [&](Tensor& o) { f_out(t, o, n, axis, nm); });
-      }, arg("x"), arg("n").none() = nb::none(), arg("axis") = -1, arg("norm").none() = nb::none(),
+      },
+      arg("x"), arg("n").none() = nb::none(), arg("axis") = -1, arg("norm").none() = nb::none(),
       arg("out").none() = nb::none(), doc);
 }
 
@@ -65,13 +68,16 @@ void def_one_axis(nb::module_& m, const char* name, OneAxis f, OneAxisOut f_out,
 // (None there also means every axis, as in NumPy).
 void def_many_axes(nb::module_& m, const char* name, ManyAxes f, ManyAxesOut f_out, nb::object axes_default,
                    const char* doc) {
-  m.def(name, [name, f, f_out](const TensorLike& x, const OptAxes& s, const OptAxes& axes, const OptName& norm,
-                               const std::optional<TensorLike>& out) -> nb::object {
+  m.def(
+      name,
+      [name, f, f_out](const TensorLike& x, const OptAxes& s, const OptAxes& axes, const OptName& norm,
+                       const std::optional<TensorLike>& out) -> nb::object {
         const Tensor t = as_tensor(x);
         const fft::Norm nm = norm_arg(norm, name);
         return new_or_into(
             name, out, [&] { return f(t, s, axes, nm); }, [&](Tensor& o) { f_out(t, o, s, axes, nm); });
-      }, arg("x"), arg("s").none() = nb::none(), arg("axes").none() = axes_default, arg("norm").none() = nb::none(),
+      },
+      arg("x"), arg("s").none() = nb::none(), arg("axes").none() = axes_default, arg("norm").none() = nb::none(),
       arg("out").none() = nb::none(), doc);
 }
 

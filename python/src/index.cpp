@@ -21,13 +21,16 @@ Tensor tensor_getitem(const Tensor& t, nb::handle key_obj) {
   nb::tuple key = normalise_key(key_obj);
   std::size_t consumed = 0, ellipses = 0;
   for (nb::handle k : key) {
-    if (k.is(nb::ellipsis())) ellipses++;
-    else if (!k.is_none()) consumed++;
+    if (k.is(nb::ellipsis()))
+      ellipses++;
+    else if (!k.is_none())
+      consumed++;
   }
   if (ellipses > 1) throw nb::index_error("an index can only have a single ellipsis ('...')");
   if (consumed > t.ndim())
     throw nb::index_error(("too many indices: the tensor has " + std::to_string(t.ndim()) + " dimensions but " +
-                           std::to_string(consumed) + " were indexed").c_str());
+                           std::to_string(consumed) + " were indexed")
+                              .c_str());
   std::vector<std::int64_t> dims;
   Strides strides;
   std::int64_t offset = t.offset();
@@ -57,13 +60,15 @@ Tensor tensor_getitem(const Tensor& t, nb::handle key_obj) {
       const std::int64_t n = t.shape()[axis];
       if (overflow || i < -n || i >= n)
         throw nb::index_error(("index " + nb::cast<std::string>(nb::str(py_index)) + " is out of bounds for axis " +
-                               std::to_string(axis) + " with size " + std::to_string(n)).c_str());
+                               std::to_string(axis) + " with size " + std::to_string(n))
+                                  .c_str());
       offset += (i < 0 ? i + n : i) * t.strides()[axis];
       ++axis;
     } else {
       const std::string type_name = nb::cast<std::string>(nb::type_name(k.type()));
-      raise_error(ErrorCode::Unsupported, "index of type " + type_name + ": only ints, slices, None and ... index tensors",
-                  "__getitem__", {"Index the NumPy view (tensor.numpy()) for advanced indexing"});
+      raise_error(ErrorCode::Unsupported,
+                  "index of type " + type_name + ": only ints, slices, None and ... index tensors", "__getitem__",
+                  {"Index the NumPy view (tensor.numpy()) for advanced indexing"});
     }
   }
   for (; axis < t.ndim(); ++axis) {

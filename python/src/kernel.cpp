@@ -17,8 +17,10 @@ namespace {
 
 Dim3 to_dim3(nb::handle h, const char* what) {
   std::vector<std::int64_t> v;
-  if (nb::isinstance<nb::int_>(h) || nb::hasattr(h, "__index__")) v.push_back(to_int64(h, what));
-  else v = to_int_list(h, what);
+  if (nb::isinstance<nb::int_>(h) || nb::hasattr(h, "__index__"))
+    v.push_back(to_int64(h, what));
+  else
+    v = to_int_list(h, what);
   if (v.empty() || v.size() > 3)
     raise_error(ErrorCode::InvalidArgument,
                 std::string(what) + " must be an int or a tuple of 1 to 3 ints; " + std::to_string(v.size()) + " given",
@@ -26,10 +28,10 @@ Dim3 to_dim3(nb::handle h, const char* what) {
   std::uint32_t d[3] = {1, 1, 1};
   for (std::size_t i = 0; i < v.size(); ++i) {
     if (v[i] < 1 || v[i] > 0xffffffffLL)
-      raise_error(ErrorCode::InvalidArgument,
-                  std::string(what) + "[" + std::to_string(i) + "] = " + std::to_string(v[i]) +
-                      " is outside 1..4294967295",
-                  "launch");
+      raise_error(
+          ErrorCode::InvalidArgument,
+          std::string(what) + "[" + std::to_string(i) + "] = " + std::to_string(v[i]) + " is outside 1..4294967295",
+          "launch");
     d[i] = static_cast<std::uint32_t>(v[i]);
   }
   return {d[0], d[1], d[2]};
@@ -81,8 +83,8 @@ KernelArg to_arg(nb::handle h, std::vector<Tensor>& keep, std::size_t i) {
     return KernelArg(keep.back());
   }
   raise_error(ErrorCode::InvalidArgument,
-              "argument " + std::to_string(i) + " of type " + nb::cast<std::string>(nb::str(h.type().attr("__name__"))) +
-                  " cannot be passed to a kernel",
+              "argument " + std::to_string(i) + " of type " +
+                  nb::cast<std::string>(nb::str(h.type().attr("__name__"))) + " cannot be passed to a kernel",
               "launch", {"Pass Tensors, writable arrays, ints, floats, NumPy scalars or bytes"});
 }
 
@@ -108,8 +110,8 @@ void launch(const Kernel& k, nb::handle grid, nb::handle block, nb::handle args,
 KernelSource make_source(const std::string& source, const std::string& entry, const std::string& dialect,
                          const std::map<std::string, nb::object>& defines, const std::vector<std::string>& options,
                          const std::string& name) {
-  KernelSource s{.source = source, .entry = entry, .dialect = kernel_dialect_from_name(dialect), .options = options,
-                 .name = name};
+  KernelSource s{
+      .source = source, .entry = entry, .dialect = kernel_dialect_from_name(dialect), .options = options, .name = name};
   for (const auto& [k, v] : defines) s.defines.emplace_back(k, nb::cast<std::string>(nb::str(v)));
   return s;
 }
@@ -183,22 +185,27 @@ class RawKernel {
 }  // namespace
 
 void bind_kernel(nb::module_& m) {
-  nb::class_<Kernel>(m, "Kernel",
-                     "A user kernel compiled for one device (torsh_backend.compile_kernel, RawKernel.compile). Launch it with "
-                     "k.launch(grid, block, args).")
+  nb::class_<Kernel>(
+      m, "Kernel",
+      "A user kernel compiled for one device (torsh_backend.compile_kernel, RawKernel.compile). Launch it with "
+      "k.launch(grid, block, args).")
       .def_prop_ro("name", [](const Kernel& k) { return text(k.name()); })
       .def_prop_ro("entry", [](const Kernel& k) { return text(k.entry()); })
       .def_prop_ro("dialect", [](const Kernel& k) { return std::string(kernel_dialect_name(k.dialect())); })
       .def_prop_ro("device", [](const Kernel& k) { return k.device().to_string(); })
-      .def_prop_ro("params", [](const Kernel& k) {
+      .def_prop_ro(
+          "params",
+          [](const Kernel& k) {
             nb::list l;
             for (const auto& p : k.params()) l.append(param_dict(p));
             return l;
-          }, "The entry's parameters as the launch checks them: dicts of kind ('buffer'/'value'), type, size, "
-             "writable, name, spelling.")
+          },
+          "The entry's parameters as the launch checks them: dicts of kind ('buffer'/'value'), type, size, "
+          "writable, name, spelling.")
       .def_prop_ro("params_known", &Kernel::params_known)
-      .def_prop_ro("origin", [](const Kernel& k) { return std::string(kernel_origin_name(k.origin())); },
-                   "'compiled', 'memory cache' or 'disk cache'.")
+      .def_prop_ro(
+          "origin", [](const Kernel& k) { return std::string(kernel_origin_name(k.origin())); },
+          "'compiled', 'memory cache' or 'disk cache'.")
       .def_prop_ro("build_ms", &Kernel::build_ms, "Milliseconds compile_kernel took for this handle.")
       .def_prop_ro("build_log", [](const Kernel& k) { return text(k.build_log()); })
       .def_prop_ro("cache_path", [](const Kernel& k) { return text(k.cache_path()); })
@@ -208,64 +215,79 @@ void bind_kernel(nb::module_& m) {
            "entry's parameters first. Runs on the default stream of `stream` (a Backend) or of the kernel's device.")
       .def("__repr__", [](const Kernel& k) {
         return text("Kernel('" + k.name() + "', dialect='" + std::string(kernel_dialect_name(k.dialect())) +
-                    "', device='" + k.device().to_string() + "', origin='" + std::string(kernel_origin_name(k.origin())) +
-                    "')");
+                    "', device='" + k.device().to_string() + "', origin='" +
+                    std::string(kernel_origin_name(k.origin())) + "')");
       });
 
   nb::class_<RawKernel>(m, "RawKernel",
                         "A kernel of your own from source, as CuPy's RawKernel: compiled for each device on first "
                         "use there (or now for `backend`), called as k(grid, block, (t1, t2, 3.0)). dialect: "
                         "'torsh' (one source for CPU, OpenCL, CUDA, ROCm), 'opencl', 'cuda' or 'wgsl'.")
-      .def("__init__", [](RawKernel* self, const std::string& source, const std::string& entry, const std::string& dialect,
-                          std::optional<DeviceArg> backend, const std::map<std::string, nb::object>& defines,
-                          const std::vector<std::string>& options, const std::string& name) {
-             std::optional<Backend> b;
-             if (backend) b = to_backend(*backend);
-             new (self) RawKernel(make_source(source, entry, dialect, defines, options, name), b);
-           },
-           nb::arg("source"), nb::arg("entry"), nb::arg("dialect") = "torsh", nb::arg("backend").none() = nb::none(),
-           nb::arg("defines") = std::map<std::string, nb::object>{}, nb::arg("options") = std::vector<std::string>{},
-           nb::arg("name") = "")
-      .def("__call__", [](RawKernel& r, nb::handle grid, nb::handle block, nb::handle args,
-                          std::optional<DeviceArg> backend) {
-             std::optional<Backend> b;
-             if (backend) b = to_backend(*backend);
-             const Backend dev = r.device_of(args, b);
-             launch(r.kernel_for(dev), grid, block, args, dev);
-           },
-           nb::arg("grid"), nb::arg("block"), nb::arg("args"), nb::arg("backend").none() = nb::none(),
-           "Launches on the device of the first tensor argument (or `backend`), compiling there on first use.")
-      .def("compile", [](RawKernel& r, const DeviceArg& backend) { return r.kernel_for(to_backend(backend)); },
-           nb::arg("backend"), "The Kernel for a device, compiled (or found in the cache) now.")
+      .def(
+          "__init__",
+          [](RawKernel* self, const std::string& source, const std::string& entry, const std::string& dialect,
+             std::optional<DeviceArg> backend, const std::map<std::string, nb::object>& defines,
+             const std::vector<std::string>& options, const std::string& name) {
+            std::optional<Backend> b;
+            if (backend) b = to_backend(*backend);
+            new (self) RawKernel(make_source(source, entry, dialect, defines, options, name), b);
+          },
+          nb::arg("source"), nb::arg("entry"), nb::arg("dialect") = "torsh", nb::arg("backend").none() = nb::none(),
+          nb::arg("defines") = std::map<std::string, nb::object>{}, nb::arg("options") = std::vector<std::string>{},
+          nb::arg("name") = "")
+      .def(
+          "__call__",
+          [](RawKernel& r, nb::handle grid, nb::handle block, nb::handle args, std::optional<DeviceArg> backend) {
+            std::optional<Backend> b;
+            if (backend) b = to_backend(*backend);
+            const Backend dev = r.device_of(args, b);
+            launch(r.kernel_for(dev), grid, block, args, dev);
+          },
+          nb::arg("grid"), nb::arg("block"), nb::arg("args"), nb::arg("backend").none() = nb::none(),
+          "Launches on the device of the first tensor argument (or `backend`), compiling there on first use.")
+      .def(
+          "compile", [](RawKernel& r, const DeviceArg& backend) { return r.kernel_for(to_backend(backend)); },
+          nb::arg("backend"), "The Kernel for a device, compiled (or found in the cache) now.")
       .def_prop_ro("entry", [](const RawKernel& r) { return text(r.source().entry); })
       .def_prop_ro("dialect", [](const RawKernel& r) { return std::string(kernel_dialect_name(r.source().dialect)); });
 
-  m.def("compile_kernel", [](const DeviceArg& backend, const std::string& source, const std::string& entry,
-                             const std::string& dialect, const std::map<std::string, nb::object>& defines,
-                             const std::vector<std::string>& options, const std::string& name) {
-          Backend b = to_backend(backend);
-          KernelSource s = make_source(source, entry, dialect, defines, options, name);
-          nb::gil_scoped_release unlocked;
-          return b.compile_kernel(s);
-        },
-        nb::arg("backend"), nb::arg("source"), nb::arg("entry"), nb::arg("dialect") = "torsh",
-        nb::arg("defines") = std::map<std::string, nb::object>{}, nb::arg("options") = std::vector<std::string>{},
-        nb::arg("name") = "",
-        "Compiles a kernel for one device (or finds it in the memory or disk cache). Raises TorshError "
-        "(KernelCompile) with the build log when it does not compile.");
-  m.def("kernel_dialects", [](const DeviceArg& backend) {
+  m.def(
+      "compile_kernel",
+      [](const DeviceArg& backend, const std::string& source, const std::string& entry, const std::string& dialect,
+         const std::map<std::string, nb::object>& defines, const std::vector<std::string>& options,
+         const std::string& name) {
+        Backend b = to_backend(backend);
+        KernelSource s = make_source(source, entry, dialect, defines, options, name);
+        nb::gil_scoped_release unlocked;
+        return b.compile_kernel(s);
+      },
+      nb::arg("backend"), nb::arg("source"), nb::arg("entry"), nb::arg("dialect") = "torsh",
+      nb::arg("defines") = std::map<std::string, nb::object>{}, nb::arg("options") = std::vector<std::string>{},
+      nb::arg("name") = "",
+      "Compiles a kernel for one device (or finds it in the memory or disk cache). Raises TorshError "
+      "(KernelCompile) with the build log when it does not compile.");
+  m.def(
+      "kernel_dialects",
+      [](const DeviceArg& backend) {
         std::vector<std::string> out;
-        for (KernelDialect d : to_backend(backend).capabilities().kernel_dialects) out.emplace_back(kernel_dialect_name(d));
+        for (KernelDialect d : to_backend(backend).capabilities().kernel_dialects)
+          out.emplace_back(kernel_dialect_name(d));
         return out;
-      }, nb::arg("backend"), "The kernel dialects a device builds: 'torsh', 'opencl', 'cuda', 'wgsl'.");
-  m.def("kernel_stats", [](std::optional<DeviceArg> backend) {
+      },
+      nb::arg("backend"), "The kernel dialects a device builds: 'torsh', 'opencl', 'cuda', 'wgsl'.");
+  m.def(
+      "kernel_stats",
+      [](std::optional<DeviceArg> backend) {
         return stats_dict(backend ? to_backend(*backend).kernel_stats() : kernel_stats());
-      }, nb::arg("backend").none() = nb::none(),
+      },
+      nb::arg("backend").none() = nb::none(),
       "Kernel compile and cache counters of one device, or of the process: kernels_cached, compiles, "
       "memory_hits, disk_hits, disk_writes, disk_rebuilds, launches, compile_ms, disk_load_ms.");
-  m.def("kernel_cache_dir", &kernel_cache_dir, "The disk cache of compiled kernels ('' when TORSH_KERNEL_CACHE_DIR=off).");
-  m.def("kernel_cache_warnings", [] { return kernel_cache_warnings(); },
-        "Warnings the kernel cache raised in this process (corrupt entries rebuilt, unwritable directory).");
+  m.def("kernel_cache_dir", &kernel_cache_dir,
+        "The disk cache of compiled kernels ('' when TORSH_KERNEL_CACHE_DIR=off).");
+  m.def(
+      "kernel_cache_warnings", [] { return kernel_cache_warnings(); },
+      "Warnings the kernel cache raised in this process (corrupt entries rebuilt, unwritable directory).");
 }
 
 }  // namespace torsh::py

@@ -54,7 +54,8 @@ std::vector<std::int32_t> to_ids(nb::handle tokens) {
   std::vector<std::int32_t> ids;
   for (std::int64_t v : to_int_list(tokens, "tokens")) {
     if (v < INT32_MIN || v > INT32_MAX)
-      throw Error(ErrorCode::OutOfRange, "token id " + std::to_string(v) + " does not fit in 32 bits", {.op = "tokens"});
+      throw Error(ErrorCode::OutOfRange, "token id " + std::to_string(v) + " does not fit in 32 bits",
+                  {.op = "tokens"});
     ids.push_back(static_cast<std::int32_t>(v));
   }
   return ids;
@@ -63,130 +64,155 @@ std::vector<std::int32_t> to_ids(nb::handle tokens) {
 }  // namespace
 
 void bind_model(nb::module_& m) {
-  nb::class_<Tokenizer>(m, "Tokenizer", "A tokenizer built from a GGUF file's metadata (byte-level BPE or SentencePiece-style).")
-      .def_static("from_gguf", [](const std::string& path) { return Tokenizer::from_gguf(GgufFile::open(path)); },
-                  nb::arg("path"), "Reads the tokenizer of a GGUF file (no weights are loaded).")
-      .def("encode", [](const Tokenizer& t, const std::string& s, bool special, std::optional<bool> bos) {
-             return t.encode(s, special, bos);
-           },
-           nb::arg("text"), nb::arg("parse_special") = true, nb::arg("add_bos") = nb::none(),
-           "Token ids of `text`; special tokens such as <|im_start|> are matched when parse_special.")
-      .def("decode", [](const Tokenizer& t, nb::handle ids, bool keep) { const std::string s = t.decode(to_ids(ids), keep); return nb::bytes(s.data(), s.size()); },
-           nb::arg("ids"), nb::arg("keep_special") = false,
-           "The bytes of the decoded text (UTF-8 unless the ids cut a character; use .decode('utf-8', 'replace')).")
-      .def("apply_chat_template",
-           [](const Tokenizer& t, const std::vector<std::pair<std::string, std::string>>& msgs, bool gen) {
-             std::vector<ChatMessage> v;
-             for (auto& [role, content] : msgs) v.push_back({role, content});
-             return t.apply_chat_template(v, gen);
-           },
-           nb::arg("messages"), nb::arg("add_generation_prompt") = true,
-           "The model's chat prompt for [(role, content), ...].")
+  nb::class_<Tokenizer>(m, "Tokenizer",
+                        "A tokenizer built from a GGUF file's metadata (byte-level BPE or SentencePiece-style).")
+      .def_static(
+          "from_gguf", [](const std::string& path) { return Tokenizer::from_gguf(GgufFile::open(path)); },
+          nb::arg("path"), "Reads the tokenizer of a GGUF file (no weights are loaded).")
+      .def(
+          "encode",
+          [](const Tokenizer& t, const std::string& s, bool special, std::optional<bool> bos) {
+            return t.encode(s, special, bos);
+          },
+          nb::arg("text"), nb::arg("parse_special") = true, nb::arg("add_bos") = nb::none(),
+          "Token ids of `text`; special tokens such as <|im_start|> are matched when parse_special.")
+      .def(
+          "decode",
+          [](const Tokenizer& t, nb::handle ids, bool keep) {
+            const std::string s = t.decode(to_ids(ids), keep);
+            return nb::bytes(s.data(), s.size());
+          },
+          nb::arg("ids"), nb::arg("keep_special") = false,
+          "The bytes of the decoded text (UTF-8 unless the ids cut a character; use .decode('utf-8', 'replace')).")
+      .def(
+          "apply_chat_template",
+          [](const Tokenizer& t, const std::vector<std::pair<std::string, std::string>>& msgs, bool gen) {
+            std::vector<ChatMessage> v;
+            for (auto& [role, content] : msgs) v.push_back({role, content});
+            return t.apply_chat_template(v, gen);
+          },
+          nb::arg("messages"), nb::arg("add_generation_prompt") = true,
+          "The model's chat prompt for [(role, content), ...].")
       .def_prop_ro("vocab_size", &Tokenizer::vocab_size, "Number of tokens.")
       .def_prop_ro("bos", &Tokenizer::bos, "Beginning-of-sequence id (-1: none).")
       .def_prop_ro("eos", &Tokenizer::eos, "End-of-sequence id (-1: none).")
       .def_prop_ro("stop_tokens", &Tokenizer::stop_tokens, "Ids that end generation (eos, end of turn).");
 
   nb::class_<Generation>(m, "Generation", "An iterator of text pieces from Model.generate().")
-      .def("__iter__", [](nb::handle self) { return nb::borrow(self); }, "The generation itself.")
-      .def("__next__", [](Generation& g) {
-             std::optional<std::string> piece;
-             {
-               nb::gil_scoped_release unlocked;
-               piece = g.next();
-             }
-             if (!piece) throw nb::stop_iteration();
-             // A piece is whole UTF-8 sequences unless the model produced invalid bytes.
-             return text(*piece);
-           },
-           "The next piece of text.")
+      .def(
+          "__iter__", [](nb::handle self) { return nb::borrow(self); }, "The generation itself.")
+      .def(
+          "__next__",
+          [](Generation& g) {
+            std::optional<std::string> piece;
+            {
+              nb::gil_scoped_release unlocked;
+              piece = g.next();
+            }
+            if (!piece) throw nb::stop_iteration();
+            // A piece is whole UTF-8 sequences unless the model produced invalid bytes.
+            return text(*piece);
+          },
+          "The next piece of text.")
       .def_prop_ro("tokens", &Generation::tokens, "The ids generated so far.")
-      .def_prop_ro("finish_reason", [](const Generation& g) { return finish_reason_name(g.finish_reason()); },
-                   "'none' while running, then 'stop' (a stop token), 'length' (max_tokens) or 'context'.")
-      .def_prop_ro("stats", [](const Generation& g) {
-             const auto& s = g.stats();
-             nb::dict d;
-             d["prompt_tokens"] = s.prompt_tokens;
-             d["generated_tokens"] = s.generated_tokens;
-             d["prompt_seconds"] = s.prompt_seconds;
-             d["generation_seconds"] = s.generation_seconds;
-             d["prompt_tokens_per_s"] = s.prompt_tokens_per_s();
-             d["generation_tokens_per_s"] = s.generation_tokens_per_s();
-             return d;
-           },
-           "Token counts, seconds and tokens/s of the prompt and the generation.");
+      .def_prop_ro(
+          "finish_reason", [](const Generation& g) { return finish_reason_name(g.finish_reason()); },
+          "'none' while running, then 'stop' (a stop token), 'length' (max_tokens) or 'context'.")
+      .def_prop_ro(
+          "stats",
+          [](const Generation& g) {
+            const auto& s = g.stats();
+            nb::dict d;
+            d["prompt_tokens"] = s.prompt_tokens;
+            d["generated_tokens"] = s.generated_tokens;
+            d["prompt_seconds"] = s.prompt_seconds;
+            d["generation_seconds"] = s.generation_seconds;
+            d["prompt_tokens_per_s"] = s.prompt_tokens_per_s();
+            d["generation_tokens_per_s"] = s.generation_tokens_per_s();
+            return d;
+          },
+          "Token counts, seconds and tokens/s of the prompt and the generation.");
 
   nb::class_<LlamaModel>(m, "Model", "A llama-architecture GGUF language model on one backend.")
-      .def_static("load",
-                  [](std::optional<std::string> path, const DeviceArg& backend, std::int64_t ctx, std::int64_t max_batch,
-                     bool f32_weights, const std::string& activations) {
-                    const std::string p = model_path(path);
-                    Backend b = to_backend(backend);
-                    LoadOptions o;
-                    o.ctx = ctx;
-                    o.max_batch = max_batch;
-                    o.f32_weights = f32_weights;
-                    const auto width = quant_activations_from_name(activations);
-                    if (!width)
-                      throw Error(ErrorCode::InvalidArgument,
-                                  "Model.load: activations must be 'int16' or 'int8', got '" + activations + "'",
-                                  {.op = "Model.load"}, {"int16 (the default) is accurate; int8 is llama.cpp's numerics"});
-                    o.activations = *width;
-                    nb::gil_scoped_release unlocked;
-                    return LlamaModel::load(p, b, o);
-                  },
-                  nb::arg("path") = nb::none(), nb::arg("backend") = nb::none(), nb::arg("ctx") = 0,
-                  nb::arg("max_batch") = 256, nb::arg("f32_weights") = false, nb::arg("activations") = "int16",
-                  "Loads a GGUF model (default: the cached SmolLM2-135M-Instruct) onto a backend (default: the CPU). "
-                  "The integer kernels quantize activations per 32-block to `activations` levels: 'int16' (logits "
-                  "within 1e-3 of an f32 forward) or 'int8' (llama.cpp's numerics: faster prompts, logits off by a "
-                  "few percent). f32_weights dequantizes Q4/Q8 weights once and computes in f32 (5-7x the memory). "
-                  "Refuses with OutOfMemory, with the numbers, when it would not fit.")
-      .def("generate",
-           [](LlamaModel& self, const std::string& prompt, std::int64_t max_tokens, float temperature, std::int32_t top_k,
-              float top_p, std::uint64_t seed, bool chat) {
-             GenerationOptions o;
-             o.max_tokens = max_tokens;
-             o.sampling = SamplingParams{temperature, top_k, top_p, seed};
-             return Generation(self, encode_prompt(self.tokenizer(), prompt, chat), o);
-           },
-           nb::arg("prompt"), nb::arg("max_tokens") = 128, nb::arg("temperature") = 0.0f, nb::arg("top_k") = 0,
-           nb::arg("top_p") = 1.0f, nb::arg("seed") = 0, nb::arg("chat") = false,
-           "A Generation: iterate it for text pieces (temperature 0 is greedy); chat wraps the prompt in the chat template.")
-      .def("logits",
-           [](LlamaModel& self, nb::handle tokens) {
-             const std::vector<std::int32_t> ids = to_ids(tokens);
-             Tensor l;
-             {
-               nb::gil_scoped_release unlocked;
-               self.reset();
-               l = self.forward(ids, true);
-             }
-             if (l.device().type != BackendType::Cpu) {
-               Backend cpu = cpu_backend();
-               l = l.to(cpu);
-             }
-             return numpy_view(l);
-           },
-           nb::arg("tokens"),
-           "Logits [len(tokens), vocab] (f32 NumPy array sharing the result's memory on the CPU) of the tokens from position 0.")
+      .def_static(
+          "load",
+          [](std::optional<std::string> path, const DeviceArg& backend, std::int64_t ctx, std::int64_t max_batch,
+             bool f32_weights, const std::string& activations) {
+            const std::string p = model_path(path);
+            Backend b = to_backend(backend);
+            LoadOptions o;
+            o.ctx = ctx;
+            o.max_batch = max_batch;
+            o.f32_weights = f32_weights;
+            const auto width = quant_activations_from_name(activations);
+            if (!width)
+              throw Error(ErrorCode::InvalidArgument,
+                          "Model.load: activations must be 'int16' or 'int8', got '" + activations + "'",
+                          {.op = "Model.load"}, {"int16 (the default) is accurate; int8 is llama.cpp's numerics"});
+            o.activations = *width;
+            nb::gil_scoped_release unlocked;
+            return LlamaModel::load(p, b, o);
+          },
+          nb::arg("path") = nb::none(), nb::arg("backend") = nb::none(), nb::arg("ctx") = 0, nb::arg("max_batch") = 256,
+          nb::arg("f32_weights") = false, nb::arg("activations") = "int16",
+          "Loads a GGUF model (default: the cached SmolLM2-135M-Instruct) onto a backend (default: the CPU). "
+          "The integer kernels quantize activations per 32-block to `activations` levels: 'int16' (logits "
+          "within 1e-3 of an f32 forward) or 'int8' (llama.cpp's numerics: faster prompts, logits off by a "
+          "few percent). f32_weights dequantizes Q4/Q8 weights once and computes in f32 (5-7x the memory). "
+          "Refuses with OutOfMemory, with the numbers, when it would not fit.")
+      .def(
+          "generate",
+          [](LlamaModel& self, const std::string& prompt, std::int64_t max_tokens, float temperature,
+             std::int32_t top_k, float top_p, std::uint64_t seed, bool chat) {
+            GenerationOptions o;
+            o.max_tokens = max_tokens;
+            o.sampling = SamplingParams{temperature, top_k, top_p, seed};
+            return Generation(self, encode_prompt(self.tokenizer(), prompt, chat), o);
+          },
+          nb::arg("prompt"), nb::arg("max_tokens") = 128, nb::arg("temperature") = 0.0f, nb::arg("top_k") = 0,
+          nb::arg("top_p") = 1.0f, nb::arg("seed") = 0, nb::arg("chat") = false,
+          "A Generation: iterate it for text pieces (temperature 0 is greedy); chat wraps the prompt in the chat "
+          "template.")
+      .def(
+          "logits",
+          [](LlamaModel& self, nb::handle tokens) {
+            const std::vector<std::int32_t> ids = to_ids(tokens);
+            Tensor l;
+            {
+              nb::gil_scoped_release unlocked;
+              self.reset();
+              l = self.forward(ids, true);
+            }
+            if (l.device().type != BackendType::Cpu) {
+              Backend cpu = cpu_backend();
+              l = l.to(cpu);
+            }
+            return numpy_view(l);
+          },
+          nb::arg("tokens"),
+          "Logits [len(tokens), vocab] (f32 NumPy array sharing the result's memory on the CPU) of the tokens from "
+          "position 0.")
       .def_prop_ro("tokenizer", &LlamaModel::tokenizer, "The model's tokenizer.")
-      .def_prop_ro("config", [](const LlamaModel& self) { return config_dict(self.config()); }, "Hyper-parameters.")
-      .def_prop_ro("memory_estimate", [](const LlamaModel& self) { return memory_dict(self.memory_estimate()); },
-                   "Bytes of weights, KV cache and activations (estimate_inference_memory at load).")
+      .def_prop_ro(
+          "config", [](const LlamaModel& self) { return config_dict(self.config()); }, "Hyper-parameters.")
+      .def_prop_ro(
+          "memory_estimate", [](const LlamaModel& self) { return memory_dict(self.memory_estimate()); },
+          "Bytes of weights, KV cache and activations (estimate_inference_memory at load).")
       .def_prop_ro("context", &LlamaModel::context, "KV cache length in tokens.")
       .def_prop_ro("backend", &LlamaModel::backend, "Where the model runs.");
 
-  m.def("estimate_inference_memory",
-        [](std::optional<std::string> path, std::int64_t ctx, std::int64_t batch) {
-          GgufFile f = GgufFile::open(model_path(path));
-          const LlamaConfig c = LlamaConfig::from_gguf(f);
-          std::uint64_t w = 0;
-          for (const auto& t : f.tensors()) w += t.nbytes;
-          return memory_dict(estimate_inference_memory(c, w, ctx > 0 ? ctx : std::min<std::int64_t>(c.n_ctx_train, 4096), batch));
-        },
-        nb::arg("path") = nb::none(), nb::arg("ctx") = 0, nb::arg("batch") = 256,
-        "Bytes a GGUF model needs (weights, KV cache for ctx tokens, activations for a batch), before loading it.");
+  m.def(
+      "estimate_inference_memory",
+      [](std::optional<std::string> path, std::int64_t ctx, std::int64_t batch) {
+        GgufFile f = GgufFile::open(model_path(path));
+        const LlamaConfig c = LlamaConfig::from_gguf(f);
+        std::uint64_t w = 0;
+        for (const auto& t : f.tensors()) w += t.nbytes;
+        return memory_dict(
+            estimate_inference_memory(c, w, ctx > 0 ? ctx : std::min<std::int64_t>(c.n_ctx_train, 4096), batch));
+      },
+      nb::arg("path") = nb::none(), nb::arg("ctx") = 0, nb::arg("batch") = 256,
+      "Bytes a GGUF model needs (weights, KV cache for ctx tokens, activations for a batch), before loading it.");
   m.def("model_cache_dir", &model_cache_dir, "Where models are cached ($TORSH_MODEL_DIR or ~/.cache/torsh/models).");
 }
 

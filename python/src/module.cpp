@@ -6,7 +6,8 @@ namespace torsh::py {
 namespace {
 
 void bind_dtype(nb::module_& m) {
-  nb::enum_<DType>(m, "DType", "Element types. Functions taking a dtype also accept 'f32', 'float32', numpy.float32, ...")
+  nb::enum_<DType>(m, "DType",
+                   "Element types. Functions taking a dtype also accept 'f32', 'float32', numpy.float32, ...")
       .value("f32", DType::F32)
       .value("f64", DType::F64)
       .value("f16", DType::F16)
@@ -16,10 +17,12 @@ void bind_dtype(nb::module_& m) {
       .value("i32", DType::I32)
       .value("i64", DType::I64)
       .value("bool", DType::Bool);
-  m.def("dtype", [](const DTypeArg& d) { return to_dtype(d); }, nb::arg("d"),
-        "The DType of any spelling: DType.f32, 'f32', 'float32', numpy.float32, numpy.dtype('f4'), torch.float32.");
-  m.def("device", [](const DeviceArg& d) { return to_backend(d); }, nb::arg("d").none(),
-        "The Backend of a device spelling: None (the CPU), 'cpu', 'opencl', 'opencl:1', 'auto' or a Backend.");
+  m.def(
+      "dtype", [](const DTypeArg& d) { return to_dtype(d); }, nb::arg("d"),
+      "The DType of any spelling: DType.f32, 'f32', 'float32', numpy.float32, numpy.dtype('f4'), torch.float32.");
+  m.def(
+      "device", [](const DeviceArg& d) { return to_backend(d); }, nb::arg("d").none(),
+      "The Backend of a device spelling: None (the CPU), 'cpu', 'opencl', 'opencl:1', 'auto' or a Backend.");
 }
 
 }  // namespace

@@ -66,9 +66,10 @@ void check_output_dtype(const std::optional<Tensor>& zy, const std::optional<DTy
   if (!zy || !dtype) return;
   const DType q = to_dtype(*dtype);
   if (zy->dtype() != q)
-    raise_error(ErrorCode::DTypeMismatch,
-                "dtype is " + std::string(dtype_name(q)) + " but y_zero_point is " + std::string(dtype_name(zy->dtype())),
-                op, {"Drop dtype: the zero point's dtype is the output's"});
+    raise_error(
+        ErrorCode::DTypeMismatch,
+        "dtype is " + std::string(dtype_name(q)) + " but y_zero_point is " + std::string(dtype_name(zy->dtype())), op,
+        {"Drop dtype: the zero point's dtype is the output's"});
 }
 
 // QLinearConv's bias is int32 (ONNX); an int64 one is taken when every value
@@ -85,8 +86,10 @@ Tensor int32_bias(Tensor b, const char* op) {
 }  // namespace
 
 void bind_ops_quant(nb::module_& m) {
-  m.def("quantize_linear", [](const TensorLike& x, const TensorLike& scale, std::optional<TensorLike> zero_point,
-                              int axis, std::optional<DTypeArg> dtype) {
+  m.def(
+      "quantize_linear",
+      [](const TensorLike& x, const TensorLike& scale, std::optional<TensorLike> zero_point, int axis,
+         std::optional<DTypeArg> dtype) {
         Tensor tx = as_tensor(x);
         Tensor ts = scale_tensor(scale, tx);
         DType q = dtype ? to_dtype(*dtype) : DType::U8;
@@ -101,22 +104,26 @@ void bind_ops_quant(nb::module_& m) {
         }
         nb::gil_scoped_release r;
         return ops::quantize_linear(tx, ts, tz, axis, q);
-      }, arg("x"), arg("scale"), arg("zero_point").none() = nb::none(), nb::kw_only(), arg("axis") = 1,
+      },
+      arg("x"), arg("scale"), arg("zero_point").none() = nb::none(), nb::kw_only(), arg("axis") = 1,
       arg("dtype").none() = nb::none(),
       "ONNX QuantizeLinear: saturate(round_half_even(x / scale) + zero_point) as uint8 or int8. scale (f32) and "
       "zero_point hold one value (per tensor) or x.shape[axis] values (per channel along axis, ONNX's default 1). "
       "The quantized dtype is the zero point's when it is a tensor or array, else dtype (default uint8); a zero "
       "point given as ints must fit it. +-inf saturate; NaN gives the zero point. Scales must be finite and > 0.");
-  m.def("dequantize_linear", [](const TensorLike& x, const TensorLike& scale, std::optional<TensorLike> zero_point,
-                                int axis, const DTypeArg& dtype) {
+  m.def(
+      "dequantize_linear",
+      [](const TensorLike& x, const TensorLike& scale, std::optional<TensorLike> zero_point, int axis,
+         const DTypeArg& dtype) {
         Tensor tx = as_tensor(x);
         Tensor ts = scale_tensor(scale, tx);
-        std::optional<Tensor> tz = zero_point_tensor(zero_point, tx.dtype() == DType::I8 ? DType::I8 : DType::U8, tx,
-                                                     "dequantize_linear");
+        std::optional<Tensor> tz =
+            zero_point_tensor(zero_point, tx.dtype() == DType::I8 ? DType::I8 : DType::U8, tx, "dequantize_linear");
         const DType out = to_dtype(dtype);
         nb::gil_scoped_release r;
         return ops::dequantize_linear(tx, ts, tz, axis, out);
-      }, arg("x"), arg("scale"), arg("zero_point").none() = nb::none(), nb::kw_only(), arg("axis") = 1,
+      },
+      arg("x"), arg("scale"), arg("zero_point").none() = nb::none(), nb::kw_only(), arg("axis") = 1,
       arg("dtype") = "float32",
       "ONNX DequantizeLinear: (x - zero_point) * scale, computed in f32, as dtype (float32, float16 or bfloat16). "
       "x is uint8 or int8; zero_point, when given, has x's dtype and scale's shape.");
@@ -127,19 +134,24 @@ void bind_ops_quant(nb::module_& m) {
       "products, as ONNX initializers are. It holds its own copy of b, so later writes to b do not reach it; the "
       "CPU keeps it packed in its tile layout after the first product instead of packing it on every call. "
       "Results equal those with the plain array.")
-      .def("__init__", [](ops::IntegerWeight* self, const TensorLike& b) {
+      .def(
+          "__init__",
+          [](ops::IntegerWeight* self, const TensorLike& b) {
             Tensor tb = as_tensor(b);
             nb::gil_scoped_release r;
             new (self) ops::IntegerWeight(tb);
-          }, arg("b"))
+          },
+          arg("b"))
       .def_prop_ro("tensor", &ops::IntegerWeight::tensor, "The weight's own copy of b.")
       .def("__repr__", [](const ops::IntegerWeight& w) {
-        return "IntegerWeight(" + std::string(dtype_name(w.tensor().dtype())) + w.tensor().shape().to_string() + " on " +
-               w.tensor().device().to_string() + ")";
+        return "IntegerWeight(" + std::string(dtype_name(w.tensor().dtype())) + w.tensor().shape().to_string() +
+               " on " + w.tensor().device().to_string() + ")";
       });
 
-  m.def("matmul_integer", [](const TensorLike& a, const WeightLike& b, std::optional<TensorLike> a_zero_point,
-                             std::optional<TensorLike> b_zero_point) {
+  m.def(
+      "matmul_integer",
+      [](const TensorLike& a, const WeightLike& b, std::optional<TensorLike> a_zero_point,
+         std::optional<TensorLike> b_zero_point) {
         Tensor ta = as_tensor(a);
         const ops::IntegerWeight* w = weight_of(b);
         Tensor tb = w ? w->tensor() : on_device_of(as_tensor(TensorLike{b.obj}), ta);
@@ -147,15 +159,17 @@ void bind_ops_quant(nb::module_& m) {
         std::optional<Tensor> zb = zero_point_tensor(b_zero_point, tb.dtype(), ta, "matmul_integer");
         nb::gil_scoped_release r;
         return w ? ops::matmul_integer(ta, *w, za, zb) : ops::matmul_integer(ta, tb, za, zb);
-      }, arg("a"), arg("b"), arg("a_zero_point").none() = nb::none(), arg("b_zero_point").none() = nb::none(),
+      },
+      arg("a"), arg("b"), arg("a_zero_point").none() = nb::none(), arg("b_zero_point").none() = nb::none(),
       "ONNX MatMulInteger: the int32 product of (a - a_zero_point) and (b - b_zero_point), a [..., m, k] and b "
       "[..., k, n] uint8 or int8 (batch dimensions broadcast), summed exactly, wrapping as int32. A zero point has "
       "its operand's dtype and holds one value, or m (a's, per row) / n (b's, per column) values. b may be an "
       "IntegerWeight (prepared once).");
-  m.def("qlinear_matmul", [](const TensorLike& a, const TensorLike& a_scale, const TensorLike& a_zero_point,
-                             const WeightLike& b, const TensorLike& b_scale, const TensorLike& b_zero_point,
-                             std::optional<TensorLike> y_scale, std::optional<TensorLike> y_zero_point,
-                             std::optional<DTypeArg> dtype) {
+  m.def(
+      "qlinear_matmul",
+      [](const TensorLike& a, const TensorLike& a_scale, const TensorLike& a_zero_point, const WeightLike& b,
+         const TensorLike& b_scale, const TensorLike& b_zero_point, std::optional<TensorLike> y_scale,
+         std::optional<TensorLike> y_zero_point, std::optional<DTypeArg> dtype) {
         Tensor ta = as_tensor(a);
         const ops::IntegerWeight* w = weight_of(b);
         Tensor tb = w ? w->tensor() : on_device_of(as_tensor(TensorLike{b.obj}), ta);
@@ -171,8 +185,10 @@ void bind_ops_quant(nb::module_& m) {
         std::optional<Tensor> zy = zero_point_tensor(y_zero_point, q, ta, "qlinear_matmul");
         check_output_dtype(zy, dtype, "qlinear_matmul");
         nb::gil_scoped_release r;
-        return w ? ops::qlinear_matmul(ta, sa, *za, *w, sb, *zb, sy, zy) : ops::qlinear_matmul(ta, sa, *za, tb, sb, *zb, sy, zy);
-      }, arg("a"), arg("a_scale"), arg("a_zero_point"), arg("b"), arg("b_scale"), arg("b_zero_point"),
+        return w ? ops::qlinear_matmul(ta, sa, *za, *w, sb, *zb, sy, zy)
+                 : ops::qlinear_matmul(ta, sa, *za, tb, sb, *zb, sy, zy);
+      },
+      arg("a"), arg("a_scale"), arg("a_zero_point"), arg("b"), arg("b_scale"), arg("b_zero_point"),
       arg("y_scale").none() = nb::none(), arg("y_zero_point").none() = nb::none(), nb::kw_only(),
       arg("dtype").none() = nb::none(),
       "ONNX QLinearMatMul: the int32 sum s of matmul_integer, requantized as saturate(round_half_even(s * "
@@ -190,9 +206,11 @@ void bind_ops_quant(nb::module_& m) {
     p.groups = groups;
     return p;
   };
-  m.def("conv_integer", [conv_params](const TensorLike& x, const TensorLike& w, std::optional<TensorLike> x_zero_point,
-                                      std::optional<TensorLike> w_zero_point, const PairArg& stride,
-                                      const PairArg& padding, const PairArg& dilation, std::int64_t groups) {
+  m.def(
+      "conv_integer",
+      [conv_params](const TensorLike& x, const TensorLike& w, std::optional<TensorLike> x_zero_point,
+                    std::optional<TensorLike> w_zero_point, const PairArg& stride, const PairArg& padding,
+                    const PairArg& dilation, std::int64_t groups) {
         Tensor tx = as_tensor(x);
         Tensor tw = on_device_of(as_tensor(w), tx);
         std::optional<Tensor> zx = zero_point_tensor(x_zero_point, tx.dtype(), tx, "conv_integer");
@@ -200,21 +218,25 @@ void bind_ops_quant(nb::module_& m) {
         const ops::Conv2dParams p = conv_params(stride, padding, dilation, groups);
         nb::gil_scoped_release r;
         return ops::conv_integer(tx, tw, zx, zw, p);
-      }, arg("x"), arg("weight"), arg("x_zero_point").none() = nb::none(), arg("w_zero_point").none() = nb::none(),
+      },
+      arg("x"), arg("weight"), arg("x_zero_point").none() = nb::none(), arg("w_zero_point").none() = nb::none(),
       nb::kw_only(), arg("stride") = 1, arg("padding") = 0, arg("dilation") = 1, arg("groups") = 1,
       "ONNX ConvInteger: the int32 convolution of (x - x_zero_point) by (weight - w_zero_point), x [N, C, H, W] and "
       "weight [K, C / groups, R, S] uint8 or int8. x_zero_point is one value (padding holds it); w_zero_point one "
       "value or one per output channel.");
-  m.def("qlinear_conv", [conv_params](const TensorLike& x, const TensorLike& x_scale, const TensorLike& x_zero_point,
-                                      const TensorLike& w, const TensorLike& w_scale, const TensorLike& w_zero_point,
-                                      const TensorLike& y_scale, const TensorLike& y_zero_point,
-                                      std::optional<TensorLike> bias, const PairArg& stride, const PairArg& padding,
-                                      const PairArg& dilation, std::int64_t groups, std::optional<DTypeArg> dtype) {
+  m.def(
+      "qlinear_conv",
+      [conv_params](const TensorLike& x, const TensorLike& x_scale, const TensorLike& x_zero_point, const TensorLike& w,
+                    const TensorLike& w_scale, const TensorLike& w_zero_point, const TensorLike& y_scale,
+                    const TensorLike& y_zero_point, std::optional<TensorLike> bias, const PairArg& stride,
+                    const PairArg& padding, const PairArg& dilation, std::int64_t groups,
+                    std::optional<DTypeArg> dtype) {
         Tensor tx = as_tensor(x);
         Tensor tw = on_device_of(as_tensor(w), tx);
         std::optional<Tensor> zx = zero_point_tensor(x_zero_point, tx.dtype(), tx, "qlinear_conv");
         std::optional<Tensor> zw = zero_point_tensor(w_zero_point, tw.dtype(), tx, "qlinear_conv");
-        std::optional<Tensor> zy = zero_point_tensor(y_zero_point, dtype ? to_dtype(*dtype) : DType::U8, tx, "qlinear_conv");
+        std::optional<Tensor> zy =
+            zero_point_tensor(y_zero_point, dtype ? to_dtype(*dtype) : DType::U8, tx, "qlinear_conv");
         check_output_dtype(zy, dtype, "qlinear_conv");
         std::optional<Tensor> tb;
         if (bias && !bias->obj.is_none()) tb = on_device_of(int32_bias(as_tensor(*bias), "qlinear_conv"), tx);
@@ -222,9 +244,10 @@ void bind_ops_quant(nb::module_& m) {
         Tensor sx = scale_tensor(x_scale, tx), sw = scale_tensor(w_scale, tx), sy = scale_tensor(y_scale, tx);
         nb::gil_scoped_release r;
         return ops::qlinear_conv(tx, sx, *zx, tw, sw, *zw, sy, *zy, tb, p);
-      }, arg("x"), arg("x_scale"), arg("x_zero_point"), arg("weight"), arg("w_scale"), arg("w_zero_point"),
-      arg("y_scale"), arg("y_zero_point"), arg("bias").none() = nb::none(), nb::kw_only(), arg("stride") = 1,
-      arg("padding") = 0, arg("dilation") = 1, arg("groups") = 1, arg("dtype").none() = nb::none(),
+      },
+      arg("x"), arg("x_scale"), arg("x_zero_point"), arg("weight"), arg("w_scale"), arg("w_zero_point"), arg("y_scale"),
+      arg("y_zero_point"), arg("bias").none() = nb::none(), nb::kw_only(), arg("stride") = 1, arg("padding") = 0,
+      arg("dilation") = 1, arg("groups") = 1, arg("dtype").none() = nb::none(),
       "ONNX QLinearConv: the sums of conv_integer plus bias (int32, one per output channel), requantized as "
       "qlinear_matmul: x_scale one value, w_scale one value or one per output channel, y_scale one value; the output "
       "has y_zero_point's dtype (for an int zero point, dtype, default uint8).");

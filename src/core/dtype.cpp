@@ -43,9 +43,7 @@ std::optional<DType> dtype_from_name(std::string_view name) {
   return std::nullopt;
 }
 
-bool is_floating(DType t) {
-  return t == DType::F32 || t == DType::F64 || t == DType::F16 || t == DType::BF16;
-}
+bool is_floating(DType t) { return t == DType::F32 || t == DType::F64 || t == DType::F16 || t == DType::BF16; }
 bool is_integral(DType t) { return !is_floating(t) && t != DType::Bool; }
 
 std::uint16_t f32_to_f16(float f) {
@@ -82,7 +80,10 @@ float f16_to_f32(std::uint16_t h) {
       bits = sign;
     } else {
       int e = -1;
-      do { ++e; mant <<= 1; } while ((mant & 0x400u) == 0);
+      do {
+        ++e;
+        mant <<= 1;
+      } while ((mant & 0x400u) == 0);
       bits = sign | (static_cast<std::uint32_t>(112 - e) << 23) | ((mant & 0x3ffu) << 13);
     }
   } else if (exp == 31) {
@@ -104,15 +105,39 @@ float bf16_to_f32(std::uint16_t b) { return std::bit_cast<float>(static_cast<std
 
 double load_as_double(const void* p, DType t) {
   switch (t) {
-    case DType::F32: { float v; std::memcpy(&v, p, 4); return v; }
-    case DType::F64: { double v; std::memcpy(&v, p, 8); return v; }
-    case DType::F16: { std::uint16_t v; std::memcpy(&v, p, 2); return f16_to_f32(v); }
-    case DType::BF16: { std::uint16_t v; std::memcpy(&v, p, 2); return bf16_to_f32(v); }
+    case DType::F32: {
+      float v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case DType::F64: {
+      double v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    case DType::F16: {
+      std::uint16_t v;
+      std::memcpy(&v, p, 2);
+      return f16_to_f32(v);
+    }
+    case DType::BF16: {
+      std::uint16_t v;
+      std::memcpy(&v, p, 2);
+      return bf16_to_f32(v);
+    }
     case DType::I8: return *static_cast<const std::int8_t*>(p);
     case DType::U8: return *static_cast<const std::uint8_t*>(p);
     case DType::Bool: return *static_cast<const std::uint8_t*>(p) ? 1.0 : 0.0;
-    case DType::I32: { std::int32_t v; std::memcpy(&v, p, 4); return v; }
-    case DType::I64: { std::int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
+    case DType::I32: {
+      std::int32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case DType::I64: {
+      std::int64_t v;
+      std::memcpy(&v, p, 8);
+      return static_cast<double>(v);
+    }
   }
   return 0;
 }
@@ -134,23 +159,51 @@ std::int64_t load_as_int64(const void* p, DType t) {
     case DType::I8: return *static_cast<const std::int8_t*>(p);
     case DType::U8: return *static_cast<const std::uint8_t*>(p);
     case DType::Bool: return *static_cast<const std::uint8_t*>(p) ? 1 : 0;
-    case DType::I32: { std::int32_t v; std::memcpy(&v, p, 4); return v; }
-    case DType::I64: { std::int64_t v; std::memcpy(&v, p, 8); return v; }
+    case DType::I32: {
+      std::int32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case DType::I64: {
+      std::int64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
     default: return saturate<std::int64_t>(load_as_double(p, t));
   }
 }
 
 void store_from_double(void* p, DType t, double v) {
   switch (t) {
-    case DType::F32: { float f = static_cast<float>(v); std::memcpy(p, &f, 4); return; }
+    case DType::F32: {
+      float f = static_cast<float>(v);
+      std::memcpy(p, &f, 4);
+      return;
+    }
     case DType::F64: std::memcpy(p, &v, 8); return;
-    case DType::F16: { std::uint16_t h = f32_to_f16(static_cast<float>(v)); std::memcpy(p, &h, 2); return; }
-    case DType::BF16: { std::uint16_t h = f32_to_bf16(static_cast<float>(v)); std::memcpy(p, &h, 2); return; }
+    case DType::F16: {
+      std::uint16_t h = f32_to_f16(static_cast<float>(v));
+      std::memcpy(p, &h, 2);
+      return;
+    }
+    case DType::BF16: {
+      std::uint16_t h = f32_to_bf16(static_cast<float>(v));
+      std::memcpy(p, &h, 2);
+      return;
+    }
     case DType::I8: *static_cast<std::int8_t*>(p) = saturate<std::int8_t>(v); return;
     case DType::U8: *static_cast<std::uint8_t*>(p) = saturate<std::uint8_t>(v); return;
     case DType::Bool: *static_cast<std::uint8_t*>(p) = (v != 0.0) ? 1 : 0; return;
-    case DType::I32: { auto i = saturate<std::int32_t>(v); std::memcpy(p, &i, 4); return; }
-    case DType::I64: { auto i = saturate<std::int64_t>(v); std::memcpy(p, &i, 8); return; }
+    case DType::I32: {
+      auto i = saturate<std::int32_t>(v);
+      std::memcpy(p, &i, 4);
+      return;
+    }
+    case DType::I64: {
+      auto i = saturate<std::int64_t>(v);
+      std::memcpy(p, &i, 8);
+      return;
+    }
   }
 }
 
@@ -167,15 +220,19 @@ void convert(const void* src, DType st, void* dst, DType dt, std::size_t n) {
   // round twice through double).
   if (st == DType::F32 && dt == DType::F16) {
     for (std::size_t i = 0; i < n; ++i) {
-      float f; std::memcpy(&f, s + 4 * i, 4);
-      std::uint16_t h = f32_to_f16(f); std::memcpy(d + 2 * i, &h, 2);
+      float f;
+      std::memcpy(&f, s + 4 * i, 4);
+      std::uint16_t h = f32_to_f16(f);
+      std::memcpy(d + 2 * i, &h, 2);
     }
     return;
   }
   if (st == DType::F32 && dt == DType::BF16) {
     for (std::size_t i = 0; i < n; ++i) {
-      float f; std::memcpy(&f, s + 4 * i, 4);
-      std::uint16_t h = f32_to_bf16(f); std::memcpy(d + 2 * i, &h, 2);
+      float f;
+      std::memcpy(&f, s + 4 * i, 4);
+      std::uint16_t h = f32_to_bf16(f);
+      std::memcpy(d + 2 * i, &h, 2);
     }
     return;
   }

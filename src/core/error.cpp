@@ -31,20 +31,13 @@ std::vector<std::string> default_suggestions(ErrorCode c) {
       return {"Run `torsh info` to see why the backend is unavailable",
               "Check that the driver / ICD and the backend plugin are installed",
               "Try a different backend, or BackendType::Auto"};
-    case ErrorCode::ShapeMismatch:
-      return {"Check the operand shapes; broadcasting follows NumPy rules"};
-    case ErrorCode::DTypeMismatch:
-      return {"Cast the operands to a common dtype first"};
-    case ErrorCode::DeviceMismatch:
-      return {"Copy the tensors to one device before the op (Tensor::to)"};
-    case ErrorCode::InvalidState:
-      return {"Do not use a buffer, stream or event after it was freed or destroyed"};
-    case ErrorCode::KernelCompile:
-      return {"Read the build log above; report it with `torsh info` output"};
-    case ErrorCode::Unsupported:
-      return {"Use a backend whose capabilities list this op or dtype, or the CPU backend"};
-    case ErrorCode::InvalidArgument:
-      return {"Check the argument against the op's documentation in torsh/ops/ops.hpp"};
+    case ErrorCode::ShapeMismatch: return {"Check the operand shapes; broadcasting follows NumPy rules"};
+    case ErrorCode::DTypeMismatch: return {"Cast the operands to a common dtype first"};
+    case ErrorCode::DeviceMismatch: return {"Copy the tensors to one device before the op (Tensor::to)"};
+    case ErrorCode::InvalidState: return {"Do not use a buffer, stream or event after it was freed or destroyed"};
+    case ErrorCode::KernelCompile: return {"Read the build log above; report it with `torsh info` output"};
+    case ErrorCode::Unsupported: return {"Use a backend whose capabilities list this op or dtype, or the CPU backend"};
+    case ErrorCode::InvalidArgument: return {"Check the argument against the op's documentation in torsh/ops/ops.hpp"};
     case ErrorCode::OutOfRange:
       return {"Axes run from -ndim to ndim - 1; sizes, offsets and indices must lie inside the tensor or buffer"};
     case ErrorCode::DeviceError:
@@ -76,7 +69,10 @@ std::string format(ErrorCode code, const std::string& msg, const ErrorContext& c
 }  // namespace
 
 Error::Error(ErrorCode code, std::string message, ErrorContext ctx, std::vector<std::string> suggestions)
-    : std::runtime_error(""), code_(code), message_(std::move(message)), ctx_(std::move(ctx)),
+    : std::runtime_error(""),
+      code_(code),
+      message_(std::move(message)),
+      ctx_(std::move(ctx)),
       suggestions_(std::move(suggestions)) {
   for (auto& s : default_suggestions(code_)) suggestions_.push_back(std::move(s));
   static_cast<std::runtime_error&>(*this) = std::runtime_error(format(code_, message_, ctx_, suggestions_));

@@ -83,7 +83,7 @@ void quantize_q8_0(const float* x, unsigned char* b) {
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
   put_f16(b, d);
   for (int i = 0; i < kBlock; ++i) {
-    const float v = x[i] * id;  // in [-127, 127]
+    const float v = x[i] * id;                                          // in [-127, 127]
     const int q = std::isnan(v) ? 0 : static_cast<int>(std::round(v));  // half away from zero, as roundf
     b[2 + i] = static_cast<unsigned char>(static_cast<std::int8_t>(std::clamp(q, -127, 127)));
   }
@@ -129,9 +129,7 @@ std::optional<QuantFormat> quant_format_from_name(std::string_view name) {
   return std::nullopt;
 }
 
-std::string_view quant_activations_name(QuantActivations a) {
-  return a == QuantActivations::Int8 ? "int8" : "int16";
-}
+std::string_view quant_activations_name(QuantActivations a) { return a == QuantActivations::Int8 ? "int8" : "int16"; }
 
 std::optional<QuantActivations> quant_activations_from_name(std::string_view name) {
   std::string k(name);

@@ -11,10 +11,10 @@ Shape::Shape(std::initializer_list<std::int64_t> dims) : Shape(DimVec(dims)) {}
 Shape::Shape(const std::vector<std::int64_t>& dims) : Shape(DimVec(dims)) {}
 
 void throw_rank_exceeded(std::size_t rank) {
-  throw Error(ErrorCode::InvalidArgument,
-              "tensors have at most " + std::to_string(kMaxRank) + " dimensions; this one would have " +
-                  std::to_string(rank),
-              {.op = "shape"}, {"Merge adjacent dimensions with reshape() first"});
+  throw Error(
+      ErrorCode::InvalidArgument,
+      "tensors have at most " + std::to_string(kMaxRank) + " dimensions; this one would have " + std::to_string(rank),
+      {.op = "shape"}, {"Merge adjacent dimensions with reshape() first"});
 }
 
 Shape::Shape(const DimVec& dims) : dims_(dims) {
@@ -25,8 +25,8 @@ Shape::Shape(const DimVec& dims) : dims_(dims) {
   bool overflow = false;
   for (auto d : dims_) {
     if (d < 0)
-      throw Error(ErrorCode::InvalidArgument, "shape " + to_string() + " has a negative dimension",
-                  {.op = "shape"}, {"Use sizes >= 0; a size of 0 makes an empty tensor"});
+      throw Error(ErrorCode::InvalidArgument, "shape " + to_string() + " has a negative dimension", {.op = "shape"},
+                  {"Use sizes >= 0; a size of 0 makes an empty tensor"});
     overflow |= __builtin_mul_overflow(n, d > 0 ? d : 1, &n);
   }
   if (overflow)
@@ -81,10 +81,10 @@ std::size_t normalize_axis(std::int64_t axis, std::size_t ndim, const char* op) 
   const auto n = static_cast<std::int64_t>(ndim);
   const std::int64_t a = axis < 0 ? axis + n : axis;
   if (a < 0 || a >= n)
-    throw Error(ErrorCode::OutOfRange,
-                "axis " + std::to_string(axis) + " is out of range for a tensor with " +
-                    std::to_string(ndim) + " dimension(s)",
-                {.op = op}, {"Use an axis in [-" + std::to_string(n) + ", " + std::to_string(n) + ")"});
+    throw Error(
+        ErrorCode::OutOfRange,
+        "axis " + std::to_string(axis) + " is out of range for a tensor with " + std::to_string(ndim) + " dimension(s)",
+        {.op = op}, {"Use an axis in [-" + std::to_string(n) + ", " + std::to_string(n) + ")"});
   return static_cast<std::size_t>(a);
 }
 

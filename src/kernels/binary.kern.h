@@ -37,18 +37,18 @@ KERNEL void binary_f32_contig(GLOBAL const float* a, GLOBAL const float* b, GLOB
 /* The four arithmetic ops with one item per element, no loop and no branch on
  * the op: the straight-line code a CPU device (PoCL) vectorizes across
  * work-items; a loop inside an item or a switch on the op stops it. */
-#define BINARY_F32_ITEMS(NAME, EXPR)                                                                      \
+#define BINARY_F32_ITEMS(NAME, EXPR)                                                                           \
   KERNEL void NAME(GLOBAL const float* a, GLOBAL const float* b, GLOBAL float* out, long oa, long ob, long oo, \
-                   long n) {                                                                              \
-    const long i = GLOBAL_ID0();                                                                          \
-    if (i < n) {                                                                                          \
-      const float x = a[oa + i], y = b[ob + i];                                                           \
-      out[oo + i] = EXPR;                                                                                 \
-    }                                                                                                     \
+                   long n) {                                                                                   \
+    const long i = GLOBAL_ID0();                                                                               \
+    if (i < n) {                                                                                               \
+      const float x = a[oa + i], y = b[ob + i];                                                                \
+      out[oo + i] = EXPR;                                                                                      \
+    }                                                                                                          \
   }
 BINARY_F32_ITEMS(binary_f32_items_add, x + y)
 BINARY_F32_ITEMS(binary_f32_items_sub, x - y)
-BINARY_F32_ITEMS(binary_f32_items_mul, x * y)
+BINARY_F32_ITEMS(binary_f32_items_mul, x* y)
 BINARY_F32_ITEMS(binary_f32_items_div, x / y)
 #undef BINARY_F32_ITEMS
 
@@ -85,13 +85,15 @@ DEVICE_FN long binary_apply_int(int op, long x, long y) {
 }
 
 /* f16, bf16 (dt: ELEM_*) and the integers. */
-KERNEL void binary_strided(GLOBAL const uchar* a, GLOBAL const uchar* b, GLOBAL uchar* out, META(StridedMeta) m,
-                           int op, int dt) {
+KERNEL void binary_strided(GLOBAL const uchar* a, GLOBAL const uchar* b, GLOBAL uchar* out, META(StridedMeta) m, int op,
+                           int dt) {
   const int fl = dt == ELEM_F32 || dt == ELEM_F16 || dt == ELEM_BF16;
   for (long i = GLOBAL_ID0(); i < m.numel; i += GLOBAL_SIZE0()) {
     const long ia = strided_offset(&m, 0, i), ib = strided_offset(&m, 1, i), io = strided_offset(&m, 2, i);
-    if (fl) store_elem(out, io, dt, binary_apply(op, load_elem(a, ia, dt), load_elem(b, ib, dt)));
-    else store_int(out, io, dt, binary_apply_int(op, load_int(a, ia, dt), load_int(b, ib, dt)));
+    if (fl)
+      store_elem(out, io, dt, binary_apply(op, load_elem(a, ia, dt), load_elem(b, ib, dt)));
+    else
+      store_int(out, io, dt, binary_apply_int(op, load_int(a, ia, dt), load_int(b, ib, dt)));
   }
 }
 
@@ -108,8 +110,8 @@ DEVICE_FN double binary_apply_f64(int op, double x, double y) {
   }
 }
 
-KERNEL void binary_f64_strided(GLOBAL const double* a, GLOBAL const double* b, GLOBAL double* out,
-                               META(StridedMeta) m, int op) {
+KERNEL void binary_f64_strided(GLOBAL const double* a, GLOBAL const double* b, GLOBAL double* out, META(StridedMeta) m,
+                               int op) {
   for (long i = GLOBAL_ID0(); i < m.numel; i += GLOBAL_SIZE0())
     out[strided_offset(&m, 2, i)] = binary_apply_f64(op, a[strided_offset(&m, 0, i)], b[strided_offset(&m, 1, i)]);
 }

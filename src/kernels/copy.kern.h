@@ -45,10 +45,22 @@ DEVICE_FN float long_to_float_via_double(long v) {
 /* The range of an integer dtype (ELEM_I64 for any other). */
 DEVICE_FN void int_limits(int dt, long* lo, long* hi) {
   switch (dt) {
-    case ELEM_I8: *lo = -128; *hi = 127; return;
-    case ELEM_U8: *lo = 0; *hi = 255; return;
-    case ELEM_I32: *lo = -2147483647L - 1; *hi = 2147483647L; return;
-    default: *lo = -9223372036854775807L - 1; *hi = 9223372036854775807L; return;
+    case ELEM_I8:
+      *lo = -128;
+      *hi = 127;
+      return;
+    case ELEM_U8:
+      *lo = 0;
+      *hi = 255;
+      return;
+    case ELEM_I32:
+      *lo = -2147483647L - 1;
+      *hi = 2147483647L;
+      return;
+    default:
+      *lo = -9223372036854775807L - 1;
+      *hi = 9223372036854775807L;
+      return;
   }
 }
 
@@ -77,12 +89,16 @@ KERNEL void cast_strided(GLOBAL const uchar* src, GLOBAL uchar* out, META(Stride
     const long si = strided_offset(&m, 0, i), di = strided_offset(&m, 1, i);
     if (sf) {
       const float f = load_elem(src, si, sdt);
-      if (df) store_elem(out, di, ddt, f);
-      else store_int(out, di, ddt, ddt == ELEM_BOOL ? (f != 0.0f ? 1 : 0) : float_to_int_sat(f, ddt));
+      if (df)
+        store_elem(out, di, ddt, f);
+      else
+        store_int(out, di, ddt, ddt == ELEM_BOOL ? (f != 0.0f ? 1 : 0) : float_to_int_sat(f, ddt));
     } else {
       const long v = load_int(src, si, sdt);
-      if (df) store_elem(out, di, ddt, long_to_float_via_double(v));
-      else store_int(out, di, ddt, ddt == ELEM_BOOL ? v : clamp_int(v, ddt));
+      if (df)
+        store_elem(out, di, ddt, long_to_float_via_double(v));
+      else
+        store_int(out, di, ddt, ddt == ELEM_BOOL ? v : clamp_int(v, ddt));
     }
   }
 }
@@ -109,9 +125,12 @@ KERNEL void cast_f64_strided(GLOBAL const uchar* src, GLOBAL uchar* out, META(St
   for (long i = GLOBAL_ID0(); i < m.numel; i += GLOBAL_SIZE0()) {
     const double v = load_as_double(src, strided_offset(&m, 0, i), sdt);
     const long di = strided_offset(&m, 1, i);
-    if (ddt == ELEM_F64) ((GLOBAL double*)out)[di] = v;
-    else if (elem_is_float(ddt)) store_elem(out, di, ddt, (float)v);
-    else store_int(out, di, ddt, ddt == ELEM_BOOL ? (v != 0.0 ? 1 : 0) : double_to_int_sat(v, ddt));
+    if (ddt == ELEM_F64)
+      ((GLOBAL double*)out)[di] = v;
+    else if (elem_is_float(ddt))
+      store_elem(out, di, ddt, (float)v);
+    else
+      store_int(out, di, ddt, ddt == ELEM_BOOL ? (v != 0.0 ? 1 : 0) : double_to_int_sat(v, ddt));
   }
 }
 #endif

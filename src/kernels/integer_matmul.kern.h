@@ -11,10 +11,9 @@
  *
  * Zero points (za_n, zb_n: 0 absent, 1 per tensor, m / n per row / column)
  * have their operand's dtype; scales are f32 (sa_n, sb_n: 0 absent). The sum
- * plus bias[col] (has_bias: QLinearConv's int32 bias), s, becomes out (odt): ELEM_I32 s; ELEM_F32 s * (sa * sb); ELEM_U8 / ELEM_I8
- * saturate(rint(s * ((sa * sb) / sy)) + zy), NaN giving zy. The division is
- * correctly rounded on CUDA, HIP and PoCL (see linear_quant.kern.h for OpenCL
- * GPU drivers). */
+ * plus bias[col] (has_bias: QLinearConv's int32 bias), s, becomes out (odt): ELEM_I32 s; ELEM_F32 s * (sa * sb);
+ * ELEM_U8 / ELEM_I8 saturate(rint(s * ((sa * sb) / sy)) + zy), NaN giving zy. The division is correctly rounded on
+ * CUDA, HIP and PoCL (see linear_quant.kern.h for OpenCL GPU drivers). */
 
 #define IM_TILE 64
 #define IM_TK 16
@@ -35,8 +34,8 @@ DEVICE_FN float im_scale(GLOBAL const float* s, long soff, long sn, long i) {
  * then as int32, scaled to f32 or requantized (see above). */
 DEVICE_FN void im_store(GLOBAL uchar* out, long o, int odt, uint sum, long r, long c, GLOBAL const float* sa,
                         long saoff, long sa_n, GLOBAL const float* sb, long sboff, long sb_n, GLOBAL const float* sy,
-                        long syoff, GLOBAL const uchar* zy, long zyoff, int has_y, GLOBAL const int* bias,
-                        long biasoff, int has_bias) {
+                        long syoff, GLOBAL const uchar* zy, long zyoff, int has_y, GLOBAL const int* bias, long biasoff,
+                        int has_bias) {
   const int s = (int)(sum + (has_bias ? (uint)bias[biasoff + c] : 0u));
   if (odt == ELEM_I32) {
     ((GLOBAL int*)out)[o] = s;
@@ -63,8 +62,8 @@ KERNEL void integer_matmul_tiles(GLOBAL const uchar* a, long aoff, int adt, GLOB
                                  GLOBAL const float* sb, long sboff, long sb_n, GLOBAL const float* sy, long syoff,
                                  GLOBAL const uchar* zy, long zyoff, int has_y, GLOBAL const int* bias, long biasoff,
                                  int has_bias, GLOBAL uchar* out, long ooff, int odt, long m, long n, long k) {
-  LOCAL_ARRAY(int, as, IM_TK * IM_TILE);
-  LOCAL_ARRAY(int, bs, IM_TK * IM_TILE);
+  LOCAL_ARRAY(int, as, IM_TK* IM_TILE);
+  LOCAL_ARRAY(int, bs, IM_TK* IM_TILE);
   const long tx = LOCAL_ID(0), ty = LOCAL_ID(1), lid = ty * IM_TX + tx;
   const long c0 = GROUP_ID(0) * IM_TILE, r0 = GROUP_ID(1) * IM_TILE, bi = GROUP_ID(2);
   const long abase = aoff + bi * m * k, bbase = boff + bi * b_stride;
@@ -150,9 +149,10 @@ DEVICE_FN int im_shifted_scalar(GLOBAL const uchar* z, long zoff, long zn, int d
  * where b's shifted zero point (zb...) is nonzero, p1's where a's is (za...):
  * a group whose factor is 0 (u8 with zero point 128, s8 with 0) skips,
  * unless `always` (a prepared weight's sums, kept for later calls). */
-KERNEL void integer_matmul_row_sums(GLOBAL const uchar* p0, long ld0, long rows0, GLOBAL int* s0, GLOBAL const uchar* p1,
-                                    long ld1, GLOBAL int* s1, long len, GLOBAL const uchar* za, long zaoff, long za_n,
-                                    int adt, GLOBAL const uchar* zb, long zboff, long zb_n, int bdt, int always) {
+KERNEL void integer_matmul_row_sums(GLOBAL const uchar* p0, long ld0, long rows0, GLOBAL int* s0,
+                                    GLOBAL const uchar* p1, long ld1, GLOBAL int* s1, long len, GLOBAL const uchar* za,
+                                    long zaoff, long za_n, int adt, GLOBAL const uchar* zb, long zboff, long zb_n,
+                                    int bdt, int always) {
   LOCAL_ARRAY(uint, part, 256);
   const long t = LOCAL_ID(0), g = GROUP_ID(0);
   const int first = g < rows0;

@@ -14,8 +14,8 @@ DEVICE_FN float linear_quant_zero(GLOBAL const uchar* zp, long zoff, int has_zp,
 
 /* saturate(rint(x / scale) + zero_point); NaN gives the zero point. */
 KERNEL void quantize_linear_elems(GLOBAL const uchar* x, long xoff, int fdt, GLOBAL const float* scale, long soff,
-                                  GLOBAL const uchar* zp, long zoff, int has_zp, GLOBAL uchar* out, long ooff,
-                                  int qdt, long n, long channels, long inner) {
+                                  GLOBAL const uchar* zp, long zoff, int has_zp, GLOBAL uchar* out, long ooff, int qdt,
+                                  long n, long channels, long inner) {
   const float lo = qdt == ELEM_U8 ? 0.0f : -128.0f, hi = qdt == ELEM_U8 ? 255.0f : 127.0f;
   for (long i = GLOBAL_ID0(); i < n; i += GLOBAL_SIZE0()) {
     const long c = (i / inner) % channels;

@@ -91,18 +91,18 @@ DEVICE_FN void mm_blocked(GLOBAL const uchar* a, GLOBAL const uchar* b, GLOBAL u
 
 /* One variant: matmul_<name>_f32 (storage f32, known at compile time) and
  * matmul_<name>_h16 (f16 or bf16, g.dt). */
-#define MM_VARIANT(NAME, BM, BN, BK, TM, TN)                                                                     \
-  KERNEL void matmul_##NAME##_f32(GLOBAL const uchar* a, GLOBAL const uchar* b, GLOBAL uchar* out,             \
-                                  META(MatmulMeta) g) {                                                         \
-    LOCAL_ARRAY(float, as, (BK) * (BM));                                                                        \
-    LOCAL_ARRAY(float, bs, (BK) * (BN));                                                                        \
-    mm_blocked(a, b, out, &g, as, bs, ELEM_F32, BM, BN, BK, TM, TN);                                            \
-  }                                                                                                             \
-  KERNEL void matmul_##NAME##_h16(GLOBAL const uchar* a, GLOBAL const uchar* b, GLOBAL uchar* out,             \
-                                  META(MatmulMeta) g) {                                                         \
-    LOCAL_ARRAY(float, as, (BK) * (BM));                                                                        \
-    LOCAL_ARRAY(float, bs, (BK) * (BN));                                                                        \
-    mm_blocked(a, b, out, &g, as, bs, g.dt, BM, BN, BK, TM, TN);                                                \
+#define MM_VARIANT(NAME, BM, BN, BK, TM, TN)                                                       \
+  KERNEL void matmul_##NAME##_f32(GLOBAL const uchar* a, GLOBAL const uchar* b, GLOBAL uchar* out, \
+                                  META(MatmulMeta) g) {                                            \
+    LOCAL_ARRAY(float, as, (BK) * (BM));                                                           \
+    LOCAL_ARRAY(float, bs, (BK) * (BN));                                                           \
+    mm_blocked(a, b, out, &g, as, bs, ELEM_F32, BM, BN, BK, TM, TN);                               \
+  }                                                                                                \
+  KERNEL void matmul_##NAME##_h16(GLOBAL const uchar* a, GLOBAL const uchar* b, GLOBAL uchar* out, \
+                                  META(MatmulMeta) g) {                                            \
+    LOCAL_ARRAY(float, as, (BK) * (BM));                                                           \
+    LOCAL_ARRAY(float, bs, (BK) * (BN));                                                           \
+    mm_blocked(a, b, out, &g, as, bs, g.dt, BM, BN, BK, TM, TN);                                   \
   }
 
 /* The variants the host chooses from (gpu/matmul_variants.hpp lists the same

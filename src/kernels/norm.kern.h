@@ -17,8 +17,8 @@ DEVICE_FN float norm_group_sum(LOCAL_PTR(float) red, float v, long lid) {
   return total;
 }
 
-KERNEL void norm_rows(GLOBAL const uchar* x, GLOBAL const uchar* w, GLOBAL const uchar* b, GLOBAL uchar* out,
-                      long n, long ox, long ow, long ob, long oo, float eps, int rms, int has_w, int has_b, int dt) {
+KERNEL void norm_rows(GLOBAL const uchar* x, GLOBAL const uchar* w, GLOBAL const uchar* b, GLOBAL uchar* out, long n,
+                      long ox, long ow, long ob, long oo, float eps, int rms, int has_w, int has_b, int dt) {
   LOCAL_ARRAY(float, red, NM_GROUP);
   const long row = GROUP_ID(0);
   const long lid = LOCAL_ID(0);

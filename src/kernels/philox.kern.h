@@ -20,12 +20,18 @@ DEVICE_FN Philox4 philox4x32_10_full(uint c0, uint c1, uint c2, uint c3, uint k0
     const uint hi0 = philox_mulhi(PHILOX_M0, c0), lo0 = PHILOX_M0 * c0;
     const uint hi1 = philox_mulhi(PHILOX_M1, c2), lo1 = PHILOX_M1 * c2;
     const uint n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
-    c0 = n0; c1 = lo1; c2 = n2; c3 = lo0;
+    c0 = n0;
+    c1 = lo1;
+    c2 = n2;
+    c3 = lo0;
     k0 += PHILOX_W0;
     k1 += PHILOX_W1;
   }
   Philox4 out;
-  out.v[0] = c0; out.v[1] = c1; out.v[2] = c2; out.v[3] = c3;
+  out.v[0] = c0;
+  out.v[1] = c1;
+  out.v[2] = c2;
+  out.v[3] = c3;
   return out;
 }
 
@@ -114,7 +120,7 @@ DEVICE_FN float philox_sincos_turns(float u, int want_cos) {
   const int k = (int)(u * 16777216.0f); /* exact */
   const int quarter = (k + (1 << 21)) >> 22;
   const float r = (float)(k - (quarter << 22)) * (1.0f / 4194304.0f); /* [-1/2, 1/2], exact */
-  const int q = (quarter + (want_cos ? 1 : 0)) & 3; /* cos(x) = sin(x + pi/2) */
+  const int q = (quarter + (want_cos ? 1 : 0)) & 3;                   /* cos(x) = sin(x + pi/2) */
   const float v = (q & 1) ? philox_cos_quarter(r) : philox_sin_quarter(r);
   return q & 2 ? -v : v;
 }

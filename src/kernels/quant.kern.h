@@ -62,7 +62,7 @@ KERNEL void dequantize_b16(GLOBAL const uchar* w, GLOBAL const int* ids, GLOBAL 
  * output, n groups in all. */
 KERNEL void qmatmul_f32(GLOBAL const float* x, GLOBAL const uchar* w, GLOBAL float* out, long m, long n, long k,
                         int fmt) {
-  LOCAL_ARRAY(float, red, QM_ROWS * QM_GROUP);
+  LOCAL_ARRAY(float, red, QM_ROWS* QM_GROUP);
   const long g = GROUP_ID(0), lid = LOCAL_ID(0);
   const long row = g % n, r0 = (g / n) * QM_ROWS;
   const long rows = m - r0 < QM_ROWS ? m - r0 : QM_ROWS;

@@ -71,10 +71,14 @@ DEVICE_FN int rd_nan_f64(double v) { return v != v; }
         const T o = val[slot + s * cols], b = val[slot];                                                             \
         const long i = pos[slot + s * cols], a = pos[slot];                                                          \
         int take;                                                                                                    \
-        if (a < 0) take = 1;                                                                                         \
-        else if (rd_nan_##S(o) || rd_nan_##S(b)) take = !rd_nan_##S(b) || (rd_nan_##S(o) && i < a);                  \
-        else if (o == b) take = i < a;                                                                               \
-        else take = want_max ? o > b : o < b;                                                                        \
+        if (a < 0)                                                                                                   \
+          take = 1;                                                                                                  \
+        else if (rd_nan_##S(o) || rd_nan_##S(b))                                                                     \
+          take = !rd_nan_##S(b) || (rd_nan_##S(o) && i < a);                                                         \
+        else if (o == b)                                                                                             \
+          take = i < a;                                                                                              \
+        else                                                                                                         \
+          take = want_max ? o > b : o < b;                                                                           \
         if (take) {                                                                                                  \
           val[slot] = o;                                                                                             \
           pos[slot] = i;                                                                                             \
@@ -88,8 +92,8 @@ DEVICE_FN int rd_nan_f64(double v) { return v != v; }
     return best;                                                                                                     \
   }                                                                                                                  \
                                                                                                                      \
-  KERNEL void reduce_##S(GLOBAL const uchar* x, GLOBAL uchar* out, long n, long inner, long tiles, long ox,          \
-                         long oo, long correction, int op, int dt) {                                                 \
+  KERNEL void reduce_##S(GLOBAL const uchar* x, GLOBAL uchar* out, long n, long inner, long tiles, long ox, long oo, \
+                         long correction, int op, int dt) {                                                          \
     LOCAL_ARRAY(T, val, RD_GROUP);                                                                                   \
     LOCAL_ARRAY(long, pos, RD_GROUP);                                                                                \
     const long cols = LOCAL_SIZE(0), split = LOCAL_SIZE(1), lc = LOCAL_ID(0), ls = LOCAL_ID(1);                      \
@@ -122,8 +126,10 @@ DEVICE_FN int rd_nan_f64(double v) { return v != v; }
       }                                                                                                              \
     }                                                                                                                \
     if (ls == 0 && live) {                                                                                           \
-      if (op == RD_ARGMAX) ((GLOBAL long*)out)[dst] = at;                                                            \
-      else rd_store_##S(out, dst, dt, r);                                                                            \
+      if (op == RD_ARGMAX)                                                                                           \
+        ((GLOBAL long*)out)[dst] = at;                                                                               \
+      else                                                                                                           \
+        rd_store_##S(out, dst, dt, r);                                                                               \
     }                                                                                                                \
   }
 

@@ -16,8 +16,8 @@ DEVICE_FN long rope_pair(long d, long nhalf, int neox, long* i0, long* i1) {
 }
 
 KERNEL void rope_elems(GLOBAL const uchar* x, GLOBAL const float* cs, GLOBAL const float* sn, GLOBAL uchar* out,
-                       long total, long seq, long heads, long hd, long rot_dim, long pos0, long ox, long oc, long os, long oo,
-                       int neox, int dt) {
+                       long total, long seq, long heads, long hd, long rot_dim, long pos0, long ox, long oc, long os,
+                       long oo, int neox, int dt) {
   const long nhalf = rot_dim / 2;
   for (long e = GLOBAL_ID0(); e < total; e += GLOBAL_SIZE0()) {
     const long d = e % hd;
@@ -40,8 +40,8 @@ KERNEL void rope_elems(GLOBAL const uchar* x, GLOBAL const float* cs, GLOBAL con
 #if defined(TORSH_FP64)
 /* rope_elems for f64 x and out: the f32 tables widened, math in f64. */
 KERNEL void rope_f64_elems(GLOBAL const double* x, GLOBAL const float* cs, GLOBAL const float* sn, GLOBAL double* out,
-                           long total, long seq, long heads, long hd, long rot_dim, long pos0, long ox, long oc, long os,
-                           long oo, int neox) {
+                           long total, long seq, long heads, long hd, long rot_dim, long pos0, long ox, long oc,
+                           long os, long oo, int neox) {
   const long nhalf = rot_dim / 2;
   for (long e = GLOBAL_ID0(); e < total; e += GLOBAL_SIZE0()) {
     const long d = e % hd;

@@ -9,18 +9,18 @@ DEVICE_FN long sp_index(GLOBAL const uchar* p, long i, int i64) {
   return i64 ? ((GLOBAL const long*)p)[i] : (long)((GLOBAL const int*)p)[i];
 }
 
-#define SP_DEFINE(T, S)                                                                                           \
-  KERNEL void sparse_matmul_##S(GLOBAL const uchar* indptr, long poff, GLOBAL const uchar* indices, long ioff,     \
-                                int i64, GLOBAL const T* values, long voff, GLOBAL const T* x, long xoff,          \
-                                GLOBAL T* out, long ooff, long rows, long n) {                                     \
-    for (long e = GLOBAL_ID0(); e < rows * n; e += GLOBAL_SIZE0()) {                                               \
-      const long r = e / n, c = e - r * n;                                                                         \
-      const long end = sp_index(indptr, poff + r + 1, i64);                                                        \
-      T s = (T)0;                                                                                                  \
-      for (long j = sp_index(indptr, poff + r, i64); j < end; ++j)                                                 \
-        s += values[voff + j] * x[xoff + sp_index(indices, ioff + j, i64) * n + c];                                \
-      out[ooff + e] = s;                                                                                           \
-    }                                                                                                              \
+#define SP_DEFINE(T, S)                                                                                        \
+  KERNEL void sparse_matmul_##S(GLOBAL const uchar* indptr, long poff, GLOBAL const uchar* indices, long ioff, \
+                                int i64, GLOBAL const T* values, long voff, GLOBAL const T* x, long xoff,      \
+                                GLOBAL T* out, long ooff, long rows, long n) {                                 \
+    for (long e = GLOBAL_ID0(); e < rows * n; e += GLOBAL_SIZE0()) {                                           \
+      const long r = e / n, c = e - r * n;                                                                     \
+      const long end = sp_index(indptr, poff + r + 1, i64);                                                    \
+      T s = (T)0;                                                                                              \
+      for (long j = sp_index(indptr, poff + r, i64); j < end; ++j)                                             \
+        s += values[voff + j] * x[xoff + sp_index(indices, ioff + j, i64) * n + c];                            \
+      out[ooff + e] = s;                                                                                       \
+    }                                                                                                          \
   }
 
 SP_DEFINE(float, f32)

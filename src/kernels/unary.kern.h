@@ -34,10 +34,10 @@ DEVICE_FN long unary_apply_int(int op, long x) {
 
 /* f32 with one item per element, one kernel per op (the switch folds away):
  * the straight-line code a CPU device (PoCL) vectorizes across work-items. */
-#define UNARY_F32_ITEMS(NAME, OP)                                                          \
-  KERNEL void NAME(GLOBAL const float* x, GLOBAL float* out, long ox, long oo, long n) {   \
-    const long i = GLOBAL_ID0();                                                           \
-    if (i < n) out[oo + i] = unary_apply(OP, x[ox + i]);                                   \
+#define UNARY_F32_ITEMS(NAME, OP)                                                        \
+  KERNEL void NAME(GLOBAL const float* x, GLOBAL float* out, long ox, long oo, long n) { \
+    const long i = GLOBAL_ID0();                                                         \
+    if (i < n) out[oo + i] = unary_apply(OP, x[ox + i]);                                 \
   }
 UNARY_F32_ITEMS(unary_f32_items_neg, UNARY_NEG)
 UNARY_F32_ITEMS(unary_f32_items_abs, UNARY_ABS)
@@ -57,8 +57,10 @@ KERNEL void unary_strided(GLOBAL const uchar* x, GLOBAL uchar* out, META(Strided
   const int fl = dt == ELEM_F32 || dt == ELEM_F16 || dt == ELEM_BF16;
   for (long i = GLOBAL_ID0(); i < m.numel; i += GLOBAL_SIZE0()) {
     const long ix = strided_offset(&m, 0, i), io = strided_offset(&m, 1, i);
-    if (fl) store_elem(out, io, dt, unary_apply(op, load_elem(x, ix, dt)));
-    else store_int(out, io, dt, unary_apply_int(op, load_int(x, ix, dt)));
+    if (fl)
+      store_elem(out, io, dt, unary_apply(op, load_elem(x, ix, dt)));
+    else
+      store_int(out, io, dt, unary_apply_int(op, load_int(x, ix, dt)));
   }
 }
 

@@ -2,8 +2,8 @@
 
 #include <queue>
 
-#include "unicode.hpp"
 #include "torsh/core/error.hpp"
+#include "unicode.hpp"
 
 namespace torsh::model {
 
@@ -31,7 +31,8 @@ struct Candidate {
 
 }  // namespace
 
-BytePairEncoder::BytePairEncoder(const TokenIndex& index, const std::vector<std::string>& merges, bool whole_words_first)
+BytePairEncoder::BytePairEncoder(const TokenIndex& index, const std::vector<std::string>& merges,
+                                 bool whole_words_first)
     : index_(index), whole_words_first_(whole_words_first) {
   const auto& chars = unicode::byte_to_char();
   for (std::size_t b = 0; b < 256; ++b) {
@@ -73,8 +74,8 @@ void BytePairEncoder::encode_word(std::string_view word, std::vector<std::int32_
   const auto n = static_cast<std::int32_t>(word.size());
   std::vector<Symbol> symbols(static_cast<std::size_t>(n));
   for (std::int32_t i = 0; i < n; ++i)
-    symbols[static_cast<std::size_t>(i)] = {byte_token_[static_cast<unsigned char>(word[static_cast<std::size_t>(i)])], i - 1,
-                                            i + 1 < n ? i + 1 : -1};
+    symbols[static_cast<std::size_t>(i)] = {byte_token_[static_cast<unsigned char>(word[static_cast<std::size_t>(i)])],
+                                            i - 1, i + 1 < n ? i + 1 : -1};
   auto sym = [&](std::int32_t i) -> Symbol& { return symbols[static_cast<std::size_t>(i)]; };
 
   std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> queue;

@@ -1,7 +1,7 @@
 #include "chat_template.hpp"
 
-#include "unicode.hpp"
 #include "torsh/core/error.hpp"
+#include "unicode.hpp"
 
 namespace torsh::model {
 
@@ -29,7 +29,8 @@ std::string unescape_until(std::string_view jinja, std::size_t begin, std::strin
 std::string chatml_default_system(std::string_view jinja) {
   for (std::string_view newline : {"\n", "\\n"}) {
     std::string head = "<|im_start|>system" + std::string(newline);
-    if (auto at = jinja.find(head); at != std::string_view::npos) return unescape_until(jinja, at + head.size(), "<|im_end|>");
+    if (auto at = jinja.find(head); at != std::string_view::npos)
+      return unescape_until(jinja, at + head.size(), "<|im_end|>");
   }
   return {};
 }
@@ -55,7 +56,8 @@ std::string render_chatml(const ChatTemplate& t, const std::vector<ChatMessage>&
   auto turn = [&](std::string_view role, std::string_view content) {
     out.append("<|im_start|>").append(role).append("\n").append(content).append("<|im_end|>\n");
   };
-  if (!messages.empty() && messages.front().role != "system" && !t.default_system.empty()) turn("system", t.default_system);
+  if (!messages.empty() && messages.front().role != "system" && !t.default_system.empty())
+    turn("system", t.default_system);
   for (const auto& m : messages) turn(m.role, m.content);
   if (add_generation_prompt) out += "<|im_start|>assistant\n";
   return out;
@@ -89,7 +91,11 @@ std::string render_llama3(const std::vector<ChatMessage>& messages, bool add_gen
                           bool leading_bos) {
   std::string out(leading_bos ? bos : std::string_view{});
   for (const auto& m : messages)
-    out.append("<|start_header_id|>").append(m.role).append("<|end_header_id|>\n\n").append(trim(m.content)).append("<|eot_id|>");
+    out.append("<|start_header_id|>")
+        .append(m.role)
+        .append("<|end_header_id|>\n\n")
+        .append(trim(m.content))
+        .append("<|eot_id|>");
   if (add_generation_prompt) out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
   return out;
 }
@@ -124,9 +130,10 @@ std::string ChatTemplate::render(const std::vector<ChatMessage>& messages, bool 
                   {.op = "apply_chat_template"}, {"Write the prompt in the model's format and encode() it"});
     case ChatFormat::Unknown: break;
   }
-  throw Error(ErrorCode::Unsupported,
-              "the model's chat template (tokenizer.chat_template) is of no recognised family (ChatML, Llama 2, Llama 3 are)",
-              {.op = "apply_chat_template"}, {"Write the prompt in the model's format and encode() it"});
+  throw Error(
+      ErrorCode::Unsupported,
+      "the model's chat template (tokenizer.chat_template) is of no recognised family (ChatML, Llama 2, Llama 3 are)",
+      {.op = "apply_chat_template"}, {"Write the prompt in the model's format and encode() it"});
 }
 
 }  // namespace torsh::model

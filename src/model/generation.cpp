@@ -56,8 +56,7 @@ Generation::Generation(LlamaModel& model, std::vector<std::int32_t> prompt, Gene
   if (prompt_.empty())
     throw Error(ErrorCode::InvalidArgument, "generation needs a prompt of at least one token", {.op = "generate"},
                 {"Encode some text first (with the BOS token if the model wants one)"});
-  if (opts_.max_tokens < 0)
-    throw Error(ErrorCode::InvalidArgument, "max_tokens must be >= 0", {.op = "generate"});
+  if (opts_.max_tokens < 0) throw Error(ErrorCode::InvalidArgument, "max_tokens must be >= 0", {.op = "generate"});
   if (static_cast<std::int64_t>(prompt_.size()) > model_.context())
     throw Error(ErrorCode::OutOfRange,
                 "the prompt has " + std::to_string(prompt_.size()) + " tokens but the context holds " +

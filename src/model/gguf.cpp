@@ -28,8 +28,8 @@ struct GgufFile::State {
 namespace {
 
 [[noreturn]] void key_fail(const std::string& path, std::string_view key, const std::string& what) {
-  throw Error(ErrorCode::InvalidArgument,
-              "GGUF " + path + ": metadata key '" + detail::printable(key) + "' " + what, {.op = "gguf"},
+  throw Error(ErrorCode::InvalidArgument, "GGUF " + path + ": metadata key '" + detail::printable(key) + "' " + what,
+              {.op = "gguf"},
               {"check that the file is the model you meant (print its metadata with find()/metadata())"});
 }
 
@@ -44,8 +44,7 @@ auto converted(const std::string& path, std::string_view key, F&& convert) {
 }
 
 const GgufValue& array_of(const std::string& path, std::string_view key, const GgufValue& v) {
-  if (v.type != GgufType::Array)
-    key_fail(path, key, "is a " + std::string(gguf_type_name(v.type)) + ", not an array");
+  if (v.type != GgufType::Array) key_fail(path, key, "is a " + std::string(gguf_type_name(v.type)) + ", not an array");
   return v;
 }
 
@@ -125,7 +124,8 @@ std::vector<float> GgufFile::get_floats(std::string_view key) const {
   const auto& v = array_of(s_->path, key, at(key));
   std::vector<float> out;
   out.reserve(v.array.size());
-  for (const auto& e : v.array) out.push_back(static_cast<float>(converted(s_->path, key, [&] { return e.as_float(); })));
+  for (const auto& e : v.array)
+    out.push_back(static_cast<float>(converted(s_->path, key, [&] { return e.as_float(); })));
   return out;
 }
 
@@ -149,7 +149,8 @@ const GgufTensorInfo& GgufFile::tensor(std::string_view name) const {
   throw Error(ErrorCode::InvalidArgument,
               "GGUF " + s_->path + " has no tensor '" + detail::printable(name) + "' (it has " +
                   std::to_string(s_->contents.tensors.size()) + " tensors)",
-              {.op = "gguf"}, {"check the tensor name against tensors(); names follow llama.cpp (blk.N.attn_q.weight)"});
+              {.op = "gguf"},
+              {"check the tensor name against tensors(); names follow llama.cpp (blk.N.attn_q.weight)"});
 }
 
 std::span<const std::byte> GgufFile::tensor_data(const GgufTensorInfo& t) const {

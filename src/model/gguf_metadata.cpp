@@ -15,10 +15,17 @@ constexpr std::uint32_t kLastValueType = static_cast<std::uint32_t>(GgufType::F6
 // The fewest bytes one value of type `t` takes in the file.
 std::uint64_t min_encoded_size(GgufType t) {
   switch (t) {
-    case GgufType::U8: case GgufType::I8: case GgufType::Bool: return 1;
-    case GgufType::U16: case GgufType::I16: return 2;
-    case GgufType::U32: case GgufType::I32: case GgufType::F32: return 4;
-    case GgufType::U64: case GgufType::I64: case GgufType::F64: return 8;
+    case GgufType::U8:
+    case GgufType::I8:
+    case GgufType::Bool: return 1;
+    case GgufType::U16:
+    case GgufType::I16: return 2;
+    case GgufType::U32:
+    case GgufType::I32:
+    case GgufType::F32: return 4;
+    case GgufType::U64:
+    case GgufType::I64:
+    case GgufType::F64: return 8;
     case GgufType::String: return 8;  // the length
     case GgufType::Array: return 12;  // element type and length
   }
@@ -56,8 +63,9 @@ GgufType MetadataReader::value_type(std::string_view what) {
 
 void MetadataReader::count_values(std::uint64_t n, std::size_t at) {
   if (n > kMaxMetadataValues - values_)
-    c_.fail_at(at, "the metadata holds more than " + std::to_string(kMaxMetadataValues) +
-                       " values in all (arrays included), more than this reader accepts",
+    c_.fail_at(at,
+               "the metadata holds more than " + std::to_string(kMaxMetadataValues) +
+                   " values in all (arrays included), more than this reader accepts",
                "no real model needs this many; the file is probably corrupt or hostile");
   values_ += n;
 }

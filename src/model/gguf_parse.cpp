@@ -28,8 +28,9 @@ void read_magic(ByteCursor& c) {
   const char expected[] = {'G', 'G', 'U', 'F'};
   for (int k = 0; k < 4; ++k)
     if (std::to_integer<char>(magic[k]) != expected[k])
-      c.fail_at(0, "not a GGUF file: it starts with '" +
-                       printable({reinterpret_cast<const char*>(magic.data()), magic.size()}) + "', not 'GGUF'",
+      c.fail_at(0,
+                "not a GGUF file: it starts with '" +
+                    printable({reinterpret_cast<const char*>(magic.data()), magic.size()}) + "', not 'GGUF'",
                 "check the path; models in the older GGML/GGJT formats must be converted to GGUF");
 }
 
@@ -37,11 +38,14 @@ std::uint32_t read_version(ByteCursor& c) {
   const std::size_t at = c.offset();
   const std::uint32_t v = c.u32("the version");
   if (v == 2 || v == 3) return v;
-  if (v == 1) c.fail_at(at, "GGUF version 1 is not supported (it stores counts and lengths in 32 bits)", kConvertAdvice);
+  if (v == 1)
+    c.fail_at(at, "GGUF version 1 is not supported (it stores counts and lengths in 32 bits)", kConvertAdvice);
   const std::uint32_t swapped = __builtin_bswap32(v);
   if (swapped >= 1 && swapped <= 3)
-    c.fail_at(at, "a big-endian GGUF file (version " + std::to_string(swapped) +
-                      " byte-swapped); only little-endian files are supported", kConvertAdvice);
+    c.fail_at(at,
+              "a big-endian GGUF file (version " + std::to_string(swapped) +
+                  " byte-swapped); only little-endian files are supported",
+              kConvertAdvice);
   c.fail_at(at, "unsupported GGUF version " + std::to_string(v) + " (this reader reads versions 2 and 3)",
             kConvertAdvice);
 }
@@ -51,8 +55,8 @@ std::size_t read_alignment(const GgufValue* v, std::size_t at, ByteCursor& c) {
   if (!v) return kDefaultAlignment;
   if (!v->is_integer())
     c.fail_at(at, "general.alignment is a " + std::string(gguf_type_name(v->type)) + ", not an integer");
-  const bool is_signed = v->type == GgufType::I8 || v->type == GgufType::I16 || v->type == GgufType::I32 ||
-                         v->type == GgufType::I64;
+  const bool is_signed =
+      v->type == GgufType::I8 || v->type == GgufType::I16 || v->type == GgufType::I32 || v->type == GgufType::I64;
   if (is_signed && v->i <= 0) c.fail_at(at, "general.alignment is " + v->to_string() + "; it must be a power of two");
   const std::uint64_t a = is_signed ? static_cast<std::uint64_t>(v->i) : v->u;
   if (a == 0 || (a & (a - 1)) != 0)
@@ -131,8 +135,10 @@ void check_tensor_places(const GgufContents& out, const std::vector<TensorPlace>
                                          " is not a multiple of the alignment " + std::to_string(out.alignment));
     if (t.offset > data_size || t.nbytes > data_size - t.offset)
       c.fail_at(places[k].offset_at, who + " (" + std::to_string(t.nbytes) + " bytes at data offset " +
-                                         std::to_string(t.offset) + ") ends past the end of the file, whose data "
-                                         "section holds " + std::to_string(data_size) + " bytes");
+                                         std::to_string(t.offset) +
+                                         ") ends past the end of the file, whose data "
+                                         "section holds " +
+                                         std::to_string(data_size) + " bytes");
   }
   std::vector<std::size_t> order;
   for (std::size_t k = 0; k < out.tensors.size(); ++k)
@@ -145,9 +151,8 @@ void check_tensor_places(const GgufContents& out, const std::vector<TensorPlace>
     if (prev.offset + prev.nbytes > cur.offset)
       c.fail_at(places[order[k]].offset_at, "tensor '" + printable(cur.name) + "' at data offset " +
                                                 std::to_string(cur.offset) + " overlaps tensor '" +
-                                                printable(prev.name) + "' (data offset " +
-                                                std::to_string(prev.offset) + ", " + std::to_string(prev.nbytes) +
-                                                " bytes)");
+                                                printable(prev.name) + "' (data offset " + std::to_string(prev.offset) +
+                                                ", " + std::to_string(prev.nbytes) + " bytes)");
   }
 }
 

@@ -53,12 +53,12 @@ struct GgmlTypeInfo {
 // (two f16 scales and 32 quants); the gguf Python package's table still says
 // 40, from before its scales became f16.
 constexpr std::array<GgmlTypeInfo, 20> kGgmlTypes{{
-    {GgmlType::F32, "f32", 1, 4},       {GgmlType::F16, "f16", 1, 2},      {GgmlType::Q4_0, "q4_0", 32, 18},
-    {GgmlType::Q4_1, "q4_1", 32, 20},   {GgmlType::Q5_0, "q5_0", 32, 22},  {GgmlType::Q5_1, "q5_1", 32, 24},
-    {GgmlType::Q8_0, "q8_0", 32, 34},   {GgmlType::Q8_1, "q8_1", 32, 36},  {GgmlType::Q2_K, "q2_k", 256, 84},
+    {GgmlType::F32, "f32", 1, 4},       {GgmlType::F16, "f16", 1, 2},       {GgmlType::Q4_0, "q4_0", 32, 18},
+    {GgmlType::Q4_1, "q4_1", 32, 20},   {GgmlType::Q5_0, "q5_0", 32, 22},   {GgmlType::Q5_1, "q5_1", 32, 24},
+    {GgmlType::Q8_0, "q8_0", 32, 34},   {GgmlType::Q8_1, "q8_1", 32, 36},   {GgmlType::Q2_K, "q2_k", 256, 84},
     {GgmlType::Q3_K, "q3_k", 256, 110}, {GgmlType::Q4_K, "q4_k", 256, 144}, {GgmlType::Q5_K, "q5_k", 256, 176},
     {GgmlType::Q6_K, "q6_k", 256, 210}, {GgmlType::Q8_K, "q8_k", 256, 292}, {GgmlType::I8, "i8", 1, 1},
-    {GgmlType::I16, "i16", 1, 2},       {GgmlType::I32, "i32", 1, 4},      {GgmlType::I64, "i64", 1, 8},
+    {GgmlType::I16, "i16", 1, 2},       {GgmlType::I32, "i32", 1, 4},       {GgmlType::I64, "i64", 1, 8},
     {GgmlType::F64, "f64", 1, 8},       {GgmlType::BF16, "bf16", 1, 2},
 }};
 
@@ -70,8 +70,7 @@ const GgmlTypeInfo* ggml_type_info(std::uint32_t type) {
 
 [[noreturn]] void wrong_kind(const GgufValue& v, std::string_view wanted) {
   throw Error(ErrorCode::InvalidArgument,
-              "GGUF value is " + std::string(gguf_type_name(v.type)) + ", not " + std::string(wanted),
-              {.op = "gguf"});
+              "GGUF value is " + std::string(gguf_type_name(v.type)) + ", not " + std::string(wanted), {.op = "gguf"});
 }
 
 std::string number_text(double f) {
@@ -119,11 +118,15 @@ std::optional<std::pair<std::int64_t, std::size_t>> ggml_type_block(std::uint32_
 
 bool GgufValue::is_integer() const {
   switch (type) {
-    case GgufType::U8: case GgufType::I8: case GgufType::U16: case GgufType::I16:
-    case GgufType::U32: case GgufType::I32: case GgufType::U64: case GgufType::I64:
-      return true;
-    default:
-      return false;
+    case GgufType::U8:
+    case GgufType::I8:
+    case GgufType::U16:
+    case GgufType::I16:
+    case GgufType::U32:
+    case GgufType::I32:
+    case GgufType::U64:
+    case GgufType::I64: return true;
+    default: return false;
   }
 }
 
@@ -155,8 +158,8 @@ bool GgufValue::as_bool() const {
     const bool zero = is_unsigned(type) ? u == 0 : i == 0;
     const bool one = is_unsigned(type) ? u == 1 : i == 1;
     if (zero || one) return one;
-    throw Error(ErrorCode::InvalidArgument,
-                "GGUF integer " + to_string() + " is not a boolean (only 0 and 1 are)", {.op = "gguf"});
+    throw Error(ErrorCode::InvalidArgument, "GGUF integer " + to_string() + " is not a boolean (only 0 and 1 are)",
+                {.op = "gguf"});
   }
   wrong_kind(*this, "a bool");
 }
@@ -170,7 +173,8 @@ std::string GgufValue::to_string(std::size_t max_elems) const {
   switch (type) {
     case GgufType::Bool: return i ? "true" : "false";
     case GgufType::String: return quoted(s);
-    case GgufType::F32: case GgufType::F64: return number_text(f);
+    case GgufType::F32:
+    case GgufType::F64: return number_text(f);
     case GgufType::Array: {
       std::string out = "[";
       const std::size_t shown = array.size() < max_elems ? array.size() : max_elems;
@@ -184,8 +188,7 @@ std::string GgufValue::to_string(std::size_t max_elems) const {
       }
       return out + "]";
     }
-    default:
-      return is_unsigned(type) ? std::to_string(u) : std::to_string(i);
+    default: return is_unsigned(type) ? std::to_string(u) : std::to_string(i);
   }
 }
 

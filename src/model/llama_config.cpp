@@ -58,8 +58,9 @@ LlamaConfig LlamaConfig::from_gguf(const GgufFile& f) {
   if (emb.dims.size() != 2 || emb.dims[0] != c.n_embd)
     throw bad(f, "token_embd.weight must be [vocab, " + std::to_string(c.n_embd) + "]");
   if (c.vocab == 0) c.vocab = emb.dims[1];
-  if (emb.dims[1] != c.vocab) throw bad(f, "token_embd.weight has " + std::to_string(emb.dims[1]) +
-                                               " rows but the vocabulary has " + std::to_string(c.vocab) + " tokens");
+  if (emb.dims[1] != c.vocab)
+    throw bad(f, "token_embd.weight has " + std::to_string(emb.dims[1]) + " rows but the vocabulary has " +
+                     std::to_string(c.vocab) + " tokens");
   c.tied_embeddings = f.find_tensor("output.weight") == nullptr;
   return c;
 }

@@ -81,7 +81,8 @@ struct LlamaModel::State {
   Tensor bytes_of(const GgufTensorInfo& t, std::int64_t rows, std::int64_t row_bytes) {
     const auto data = file.tensor_data(t);
     void* p = const_cast<std::byte*>(data.data());
-    if (backend.type() == BackendType::Cpu) return Tensor::wrap_host(p, DType::U8, Shape{rows, row_bytes}, file.keepalive());
+    if (backend.type() == BackendType::Cpu)
+      return Tensor::wrap_host(p, DType::U8, Shape{rows, row_bytes}, file.keepalive());
     return backend.from_host(p, Shape{rows, row_bytes}, DType::U8);
   }
 
@@ -90,7 +91,8 @@ struct LlamaModel::State {
     if (t.dims.size() != 2 || t.dims[0] != cols || t.dims[1] != rows)
       throw Error(ErrorCode::InvalidArgument,
                   file.path() + ": tensor " + name + " should be [" + std::to_string(rows) + ", " +
-                      std::to_string(cols) + "] (ggml dims {" + std::to_string(cols) + ", " + std::to_string(rows) + "})",
+                      std::to_string(cols) + "] (ggml dims {" + std::to_string(cols) + ", " + std::to_string(rows) +
+                      "})",
                   {.op = "load_model"});
     if (auto q = quant_of(t.type)) {
       const auto rb = static_cast<std::int64_t>(quant_row_bytes(*q, cols));
@@ -114,7 +116,8 @@ struct LlamaModel::State {
     const GgufTensorInfo& t = file.tensor(name);
     if (t.dims.size() != 1 || t.dims[0] != n)
       throw Error(ErrorCode::InvalidArgument,
-                  file.path() + ": tensor " + name + " should be a vector of " + std::to_string(n), {.op = "load_model"});
+                  file.path() + ": tensor " + name + " should be a vector of " + std::to_string(n),
+                  {.op = "load_model"});
     auto d = float_of(t.type);
     if (!d) throw unsupported_type(file, t);
     Tensor raw = bytes_of(t, 1, n * static_cast<std::int64_t>(dtype_size(*d)));
@@ -138,7 +141,8 @@ LlamaModel LlamaModel::load(GgufFile file, Backend backend, const LoadOptions& o
                     " tokens but the embedding has " + std::to_string(cfg.vocab) + " rows",
                 {.op = "load_model"});
   if (opts.ctx < 0 || opts.max_batch <= 0)
-    throw Error(ErrorCode::InvalidArgument, "ctx must be >= 0 (0: the default) and max_batch > 0", {.op = "load_model"});
+    throw Error(ErrorCode::InvalidArgument, "ctx must be >= 0 (0: the default) and max_batch > 0",
+                {.op = "load_model"});
   const std::int64_t ctx = opts.ctx > 0 ? opts.ctx : std::min<std::int64_t>(cfg.n_ctx_train, 4096);
   std::uint64_t weight_bytes = 0;
   for (const auto& t : file.tensors())
@@ -196,9 +200,10 @@ void LlamaModel::reset() { s_->pos = 0; }
 
 void LlamaModel::truncate(std::int64_t position) {
   if (position < 0 || position > s_->pos)
-    throw Error(ErrorCode::OutOfRange,
-                "truncate to " + std::to_string(position) + " but the cache holds " + std::to_string(s_->pos) + " tokens",
-                {.op = "truncate"});
+    throw Error(
+        ErrorCode::OutOfRange,
+        "truncate to " + std::to_string(position) + " but the cache holds " + std::to_string(s_->pos) + " tokens",
+        {.op = "truncate"});
   s_->pos = position;
 }
 
@@ -213,16 +218,19 @@ Tensor LlamaModel::forward(std::span<const std::int32_t> tokens, bool all_logits
                 {.op = "forward"}, {"Load the model with a larger ctx, or reset() / truncate() the cache"});
   for (std::int32_t t : tokens)
     if (t < 0 || t >= s.cfg.vocab)
-      throw Error(ErrorCode::InvalidArgument,
-                  "token id " + std::to_string(t) + " is outside the vocabulary [0, " + std::to_string(s.cfg.vocab) + ")",
-                  {.op = "forward"});
+      throw Error(
+          ErrorCode::InvalidArgument,
+          "token id " + std::to_string(t) + " is outside the vocabulary [0, " + std::to_string(s.cfg.vocab) + ")",
+          {.op = "forward"});
   std::vector<Tensor> parts;
   for (std::int64_t i = 0; i < n; i += s.opts.max_batch) {
     const std::int64_t len = std::min(s.opts.max_batch, n - i);
     const bool last = i + len == n;
     Tensor l = s.step(tokens.subspan(static_cast<std::size_t>(i), static_cast<std::size_t>(len)), all_logits);
-    if (all_logits) parts.push_back(l);
-    else if (last) return l.reshape({s.cfg.vocab});
+    if (all_logits)
+      parts.push_back(l);
+    else if (last)
+      return l.reshape({s.cfg.vocab});
   }
   if (parts.size() == 1) return parts[0];
   Tensor out = s.backend.empty(Shape{n, s.cfg.vocab}, DType::F32);
@@ -264,8 +272,8 @@ Tensor LlamaModel::State::step(std::span<const std::int32_t> tokens, bool all_lo
     Tensor kdst = l.k_cache.slice(2, p, p + S), vdst = l.v_cache.slice(2, p, p + S);
     ops::copy_into(k.permute({0, 2, 1, 3}), kdst);
     ops::copy_into(v.permute({0, 2, 1, 3}), vdst);
-    Tensor o = ops::attention(q.permute({0, 2, 1, 3}), l.k_cache.slice(2, 0, p + S), l.v_cache.slice(2, 0, p + S),
-                              true, scale, ops::CausalAlign::BottomRight);
+    Tensor o = ops::attention(q.permute({0, 2, 1, 3}), l.k_cache.slice(2, 0, p + S), l.v_cache.slice(2, 0, p + S), true,
+                              scale, ops::CausalAlign::BottomRight);
     Tensor attn = ops::contiguous(o.permute({0, 2, 1, 3})).reshape({S, c.n_embd});
     ops::binary_(rt::BinaryOp::Add, x, l.wo(attn));
     h = ops::rms_norm(x, l.ffn_norm, c.rms_eps);

@@ -34,8 +34,8 @@ MemoryEstimate estimate_inference_memory(const LlamaConfig& c, std::uint64_t wei
   // the normalised input, q/k/v, the attention output (and its transposed
   // copy), gate, up and their product, the down projection, plus the
   // activations quantized for the integer matmuls (about 1.1 bytes each).
-  const std::uint64_t per_token = 4 * (4 * u(c.n_embd) + 2 * u(c.n_head_kv) * u(c.head_dim) + 3 * u(c.n_ff)) +
-                                  2 * u(std::max(c.n_embd, c.n_ff));
+  const std::uint64_t per_token =
+      4 * (4 * u(c.n_embd) + 2 * u(c.n_head_kv) * u(c.head_dim) + 3 * u(c.n_ff)) + 2 * u(std::max(c.n_embd, c.n_ff));
   const std::uint64_t logits = 4 * u(c.vocab) * (all_logits ? s : 1);
   const std::uint64_t rope = 2 * u(ctx) * u(c.rope_dim / 2) * 4;
   // The CPU attention's per-task tiles: queries, keys, values and scores of a 64 x 256 block.

@@ -31,8 +31,9 @@ std::string model_cache_dir() {
   if (auto dir = env("TORSH_MODEL_DIR")) return *dir;
   if (auto xdg = env("XDG_CACHE_HOME")) return *xdg + "/torsh/models";
   if (auto home = home_dir()) return *home + "/.cache/torsh/models";
-  throw Error(ErrorCode::InvalidArgument, "no model cache directory: TORSH_MODEL_DIR, XDG_CACHE_HOME and HOME are unset",
-              {.op = "model_cache"}, {"set TORSH_MODEL_DIR to the directory that holds the models"});
+  throw Error(ErrorCode::InvalidArgument,
+              "no model cache directory: TORSH_MODEL_DIR, XDG_CACHE_HOME and HOME are unset", {.op = "model_cache"},
+              {"set TORSH_MODEL_DIR to the directory that holds the models"});
 }
 
 std::optional<std::string> find_model(std::string_view file_name) {

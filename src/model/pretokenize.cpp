@@ -22,7 +22,8 @@ class Matcher {
   bool is(std::size_t i, CharClass c) const { return has(i) && cls(i) == c; }
   bool is_char(std::size_t i, char32_t c) const { return has(i) && cps_[i].cp == c; }
   bool is_char_nocase(std::size_t i, char c) const {
-    return has(i) && (cps_[i].cp == static_cast<unsigned char>(c) || cps_[i].cp == static_cast<unsigned char>(c - 'a' + 'A'));
+    return has(i) &&
+           (cps_[i].cp == static_cast<unsigned char>(c) || cps_[i].cp == static_cast<unsigned char>(c - 'a' + 'A'));
   }
   bool is_newline(std::size_t i) const { return is_char(i, '\r') || is_char(i, '\n'); }
 
@@ -34,7 +35,9 @@ class Matcher {
   // 's 't 'm 'd 're 've 'll (lower case unless `any_case`): the end, or 0 for no match.
   std::size_t contraction(std::size_t i, bool any_case) const {
     if (!is_char(i, '\'')) return 0;
-    auto at = [&](std::size_t k, char c) { return any_case ? is_char_nocase(k, c) : is_char(k, static_cast<unsigned char>(c)); };
+    auto at = [&](std::size_t k, char c) {
+      return any_case ? is_char_nocase(k, c) : is_char(k, static_cast<unsigned char>(c));
+    };
     if (at(i + 1, 's') || at(i + 1, 't') || at(i + 1, 'm') || at(i + 1, 'd')) return i + 2;
     if ((at(i + 1, 'r') && at(i + 2, 'e')) || (at(i + 1, 'v') && at(i + 2, 'e')) || (at(i + 1, 'l') && at(i + 2, 'l')))
       return i + 3;
@@ -64,7 +67,8 @@ class Matcher {
     if (std::size_t k = contraction(i, true)) return k;
     // [^\r\n\p{L}\p{N}]?\p{L}+
     if (is(i, CharClass::Letter)) return run_of(i, CharClass::Letter);
-    if (!is_newline(i) && !is(i, CharClass::Number) && is(i + 1, CharClass::Letter)) return run_of(i + 1, CharClass::Letter);
+    if (!is_newline(i) && !is(i, CharClass::Number) && is(i + 1, CharClass::Letter))
+      return run_of(i + 1, CharClass::Letter);
     // \p{N}{1,3}
     if (is(i, CharClass::Number)) {
       std::size_t k = i + 1;

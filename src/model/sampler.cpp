@@ -13,8 +13,9 @@ namespace torsh::model {
 
 Sampler::Sampler(SamplingParams params) : p_(params), rng_(params.seed) {
   if (!std::isfinite(p_.temperature) || p_.temperature < 0.0f)
-    throw Error(ErrorCode::InvalidArgument, "temperature must be finite and >= 0, got " + std::to_string(p_.temperature),
-                {.op = "sample"}, {"Use 0 for greedy decoding"});
+    throw Error(ErrorCode::InvalidArgument,
+                "temperature must be finite and >= 0, got " + std::to_string(p_.temperature), {.op = "sample"},
+                {"Use 0 for greedy decoding"});
   if (p_.top_k < 0)
     throw Error(ErrorCode::InvalidArgument, "top_k must be >= 0, got " + std::to_string(p_.top_k), {.op = "sample"},
                 {"Use 0 to keep every token"});
@@ -39,7 +40,9 @@ std::int32_t Sampler::sample(std::span<const float> logits) {
   cand_.clear();
   for (std::size_t i = 0; i < logits.size(); ++i)
     if (!std::isnan(logits[i])) cand_.emplace_back(logits[i], static_cast<std::int32_t>(i));
-  const auto by_logit = [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); };
+  const auto by_logit = [](const auto& a, const auto& b) {
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
+  };
   std::size_t keep = cand_.size();
   if (p_.top_k > 0 && static_cast<std::size_t>(p_.top_k) < keep) {
     keep = static_cast<std::size_t>(p_.top_k);

@@ -8,8 +8,8 @@
 #include "special_tokens.hpp"
 #include "spm.hpp"
 #include "tokenizer_check.hpp"
-#include "vocab.hpp"
 #include "torsh/core/error.hpp"
+#include "vocab.hpp"
 
 namespace torsh::model {
 
@@ -50,8 +50,8 @@ struct Tokenizer::State {
   TokenizerData data;
   bool sentencepiece = false;
   PreTokenizer pre = PreTokenizer::Gpt2;
-  TokenIndex index;   // every token's text -> id (the lowest id of a repeated text)
-  TokenIndex pieces;  // SentencePiece: the tokens merging may produce
+  TokenIndex index;                          // every token's text -> id (the lowest id of a repeated text)
+  TokenIndex pieces;                         // SentencePiece: the tokens merging may produce
   std::array<std::int32_t, 256> byte_ids{};  // the <0xXX> tokens by byte value; -1 where absent
   std::optional<BytePairEncoder> bpe;
   std::optional<SentencePieceEncoder> spm;
@@ -139,7 +139,8 @@ Tokenizer::Tokenizer(TokenizerData data) {
   s_ = std::move(s);
 }
 
-std::vector<std::int32_t> Tokenizer::encode(std::string_view text, bool parse_special, std::optional<bool> add_bos) const {
+std::vector<std::int32_t> Tokenizer::encode(std::string_view text, bool parse_special,
+                                            std::optional<bool> add_bos) const {
   const State& s = *s_;
   std::vector<std::int32_t> out;
   out.reserve(text.size() / 3 + 2);
@@ -196,7 +197,9 @@ std::string Tokenizer::decode(const std::vector<std::int32_t>& ids, bool keep_sp
 
 std::string Tokenizer::apply_chat_template(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
   const State& s = *s_;
-  auto text_of = [&](std::int32_t id) { return id >= 0 ? std::string_view(s.data.tokens[static_cast<std::size_t>(id)]) : ""; };
+  auto text_of = [&](std::int32_t id) {
+    return id >= 0 ? std::string_view(s.data.tokens[static_cast<std::size_t>(id)]) : "";
+  };
   return s.chat.render(messages, add_generation_prompt, text_of(s.data.bos), text_of(s.data.eos), !s.data.add_bos);
 }
 

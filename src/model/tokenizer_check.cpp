@@ -4,8 +4,8 @@
 #include <string>
 
 #include "pretokenize.hpp"
-#include "vocab.hpp"
 #include "torsh/core/error.hpp"
+#include "vocab.hpp"
 
 namespace torsh::model {
 
@@ -18,13 +18,14 @@ namespace {
 
 void check_size(const char* name, std::size_t size, std::size_t n_tokens) {
   if (size != 0 && size != n_tokens)
-    invalid(std::string(name) + " has " + std::to_string(size) + " entries for " + std::to_string(n_tokens) + " tokens");
+    invalid(std::string(name) + " has " + std::to_string(size) + " entries for " + std::to_string(n_tokens) +
+            " tokens");
 }
 
 void check_id(const char* name, std::int32_t id, std::size_t n_tokens) {
   if (id < -1 || (id >= 0 && static_cast<std::size_t>(id) >= n_tokens))
-    invalid(std::string(name) + " " + std::to_string(id) + " is not a token id (the vocabulary has " + std::to_string(n_tokens) +
-            " tokens; -1 stands for none)");
+    invalid(std::string(name) + " " + std::to_string(id) + " is not a token id (the vocabulary has " +
+            std::to_string(n_tokens) + " tokens; -1 stands for none)");
 }
 
 int hex_digit(char c) {
@@ -52,7 +53,8 @@ void check_tokenizer_data(const TokenizerData& data) {
   check_size("scores", data.scores.size(), n);
   for (std::size_t i = 0; i < data.token_types.size(); ++i)
     if (data.token_types[i] < kTokenUndefined || data.token_types[i] > kTokenByte)
-      invalid("token " + std::to_string(i) + " has type " + std::to_string(data.token_types[i]) + " (types are 0 to 6)");
+      invalid("token " + std::to_string(i) + " has type " + std::to_string(data.token_types[i]) +
+              " (types are 0 to 6)");
   check_id("bos", data.bos, n);
   check_id("eos", data.eos, n);
   check_id("unk", data.unk, n);

@@ -12,7 +12,8 @@ namespace {
 std::int32_t token_id(const GgufFile& file, std::string_view key) {
   std::int64_t id = file.get_int(key, -1);
   if (id < -1 || id > std::numeric_limits<std::int32_t>::max())
-    throw Error(ErrorCode::InvalidArgument, file.path() + ": " + std::string(key) + " = " + std::to_string(id) + " is not a token id",
+    throw Error(ErrorCode::InvalidArgument,
+                file.path() + ": " + std::string(key) + " = " + std::to_string(id) + " is not a token id",
                 {.op = "tokenizer"});
   return static_cast<std::int32_t>(id);
 }

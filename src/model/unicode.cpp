@@ -42,9 +42,12 @@ int valid_sequence(std::string_view text, std::size_t i, std::uint32_t& cp) {
 
 std::array<std::uint32_t, 256> make_byte_to_char() {
   std::array<std::uint32_t, 256> map{};
-  auto keeps_itself = [](int b) { return (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF); };
+  auto keeps_itself = [](int b) {
+    return (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+  };
   std::uint32_t next = 256;  // the bytes that are not printable take U+0100, U+0101, ... in byte order
-  for (int b = 0; b < 256; ++b) map[static_cast<std::size_t>(b)] = keeps_itself(b) ? static_cast<std::uint32_t>(b) : next++;
+  for (int b = 0; b < 256; ++b)
+    map[static_cast<std::size_t>(b)] = keeps_itself(b) ? static_cast<std::uint32_t>(b) : next++;
   return map;
 }
 
@@ -52,7 +55,8 @@ std::array<std::uint32_t, 256> make_byte_to_char() {
 
 std::vector<CodePoint> decode_utf8(std::string_view text) {
   if (text.size() > std::numeric_limits<std::uint32_t>::max())
-    throw Error(ErrorCode::InvalidArgument, "text of " + std::to_string(text.size()) + " bytes is too long to tokenize (at most 4 GiB)",
+    throw Error(ErrorCode::InvalidArgument,
+                "text of " + std::to_string(text.size()) + " bytes is too long to tokenize (at most 4 GiB)",
                 {.op = "tokenizer"});
   std::vector<CodePoint> out;
   out.reserve(text.size());

@@ -56,7 +56,8 @@ void check_integer_div_out(rt::BinaryOp op, const char* name, const Tensor& a, c
     throw Error(ErrorCode::DTypeMismatch,
                 "true division of " + std::string(dtype_name(out.dtype())) + " tensors gives f64, which " +
                     std::string(dtype_name(out.dtype())) + " cannot hold",
-                detail::context(name, {a, b, out}), {"Divide into an f64 tensor, or cast the operands to a float dtype"});
+                detail::context(name, {a, b, out}),
+                {"Divide into an f64 tensor, or cast the operands to a float dtype"});
 }
 void check_integer_pow(rt::BinaryOp op, const char* name, const Tensor& a, const Tensor& b) {
   if (op != rt::BinaryOp::Pow || !is_integral(b.dtype()) || b.numel() == 0) return;
@@ -69,7 +70,8 @@ void check_integer_pow(rt::BinaryOp op, const char* name, const Tensor& a, const
   } else {
     const std::vector<unsigned char> bytes = b.to_host_bytes();
     const std::size_t es = dtype_size(b.dtype());
-    for (std::size_t i = 0; i < bytes.size() && !negative; i += es) negative = load_as_int64(bytes.data() + i, b.dtype()) < 0;
+    for (std::size_t i = 0; i < bytes.size() && !negative; i += es)
+      negative = load_as_int64(bytes.data() + i, b.dtype()) < 0;
   }
   if (negative)
     throw Error(ErrorCode::InvalidArgument, "integers to negative integer powers are not allowed",
@@ -85,7 +87,8 @@ void binary_out(rt::BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) 
   check_integer_pow(op, name, a, b);
   const Shape s = broadcast_shapes(a.shape(), b.shape(), name);
   if (out.shape() != s)
-    throw Error(ErrorCode::ShapeMismatch, "output shape " + out.shape().to_string() + " != broadcast shape " + s.to_string(),
+    throw Error(ErrorCode::ShapeMismatch,
+                "output shape " + out.shape().to_string() + " != broadcast shape " + s.to_string(),
                 detail::context(name, {a, b, out}));
   if (overlaps_partially(a, out) || overlaps_partially(b, out))
     throw Error(ErrorCode::InvalidArgument, "output overlaps an input without being the same view",

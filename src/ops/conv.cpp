@@ -41,9 +41,8 @@ Tensor conv2d(const Tensor& x_in, const Tensor& w_in, const std::optional<Tensor
   if (P <= 0 || Q <= 0)
     throw Error(ErrorCode::ShapeMismatch, "the kernel (with dilation) is larger than the padded input",
                 detail::context(name, all), {"Increase padding or use a smaller kernel"});
-  if (p.algo == ConvAlgo::Winograd &&
-      (x_in.dtype() != DType::F32 || ws[2] != 3 || ws[3] != 3 || p.stride_h != 1 || p.stride_w != 1 || p.dil_h != 1 ||
-       p.dil_w != 1))
+  if (p.algo == ConvAlgo::Winograd && (x_in.dtype() != DType::F32 || ws[2] != 3 || ws[3] != 3 || p.stride_h != 1 ||
+                                       p.stride_w != 1 || p.dil_h != 1 || p.dil_w != 1))
     throw Error(ErrorCode::InvalidArgument,
                 "Winograd F(2x2, 3x3) needs f32 operands, a 3x3 filter, stride 1 and dilation 1; got a " +
                     std::to_string(ws[2]) + "x" + std::to_string(ws[3]) + " filter, stride " +
@@ -76,11 +75,12 @@ Tensor pool_impl(rt::PoolKind kind, const Tensor& x_in, const Pool2dParams& p) {
   detail::check_same_device(name, {x_in});
   if (!is_floating(x_in.dtype()))
     throw Error(ErrorCode::DTypeMismatch, std::string(name) + " needs a floating dtype", detail::context(name, {x_in}));
-  if (x_in.ndim() != 4) throw Error(ErrorCode::ShapeMismatch, "pooling takes [N, C, H, W]", detail::context(name, {x_in}));
+  if (x_in.ndim() != 4)
+    throw Error(ErrorCode::ShapeMismatch, "pooling takes [N, C, H, W]", detail::context(name, {x_in}));
   const std::int64_t sh = p.stride_h.value_or(p.kernel_h), sw = p.stride_w.value_or(p.kernel_w);
   auto bad = [&](const std::string& what, std::int64_t h, std::int64_t w, const std::string& rule) {
-    throw Error(ErrorCode::InvalidArgument,
-                what + " (" + std::to_string(h) + ", " + std::to_string(w) + ") " + rule, detail::context(name, {x_in}),
+    throw Error(ErrorCode::InvalidArgument, what + " (" + std::to_string(h) + ", " + std::to_string(w) + ") " + rule,
+                detail::context(name, {x_in}),
                 {"Use kernel_size >= 1, stride >= 1 (or leave it unset for the kernel size) and 0 <= padding <= "
                  "kernel_size / 2"});
   };
@@ -91,7 +91,8 @@ Tensor pool_impl(rt::PoolKind kind, const Tensor& x_in, const Pool2dParams& p) {
   const auto& xs = x_in.shape();
   const std::int64_t P = out_size(xs[2], p.kernel_h, sh, p.pad_h, 1), Q = out_size(xs[3], p.kernel_w, sw, p.pad_w, 1);
   if (P <= 0 || Q <= 0)
-    throw Error(ErrorCode::ShapeMismatch, "the pooling window is larger than the padded input", detail::context(name, {x_in}));
+    throw Error(ErrorCode::ShapeMismatch, "the pooling window is larger than the padded input",
+                detail::context(name, {x_in}));
   const Tensor x = x_in.contiguous();
   Tensor out = detail::empty_like(x, Shape{xs[0], xs[1], P, Q}, x.dtype());
   if (out.numel() == 0) return out;

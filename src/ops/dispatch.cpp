@@ -52,8 +52,10 @@ void check_same_device(const char* op, const TensorRefs& ts) {
     if (!st || st->freed)
       throw Error(ErrorCode::InvalidState, "an operand's buffer is freed or the tensor is undefined", {.op = op});
     const torsh::detail::BackendState* b = st->backend.get();
-    if (!home) home = b;
-    else if (b != home) same = same && b->device == home->device;
+    if (!home)
+      home = b;
+    else if (b != home)
+      same = same && b->device == home->device;
   }
   if (same) return;
   for (const Tensor* t : ts)
@@ -129,7 +131,8 @@ void unstage(const Tensor& staged, const Tensor& dst, Backend& cpu) {
     back = stage(dst, cpu);
     copy_into(staged, back);
   }
-  const_cast<Buffer&>(dst.buffer()).copy_from(back.buffer(), back.buffer().size(), 0, static_cast<std::size_t>(lo) * es);
+  const_cast<Buffer&>(dst.buffer())
+      .copy_from(back.buffer(), back.buffer().size(), 0, static_cast<std::size_t>(lo) * es);
 }
 
 // Runs the op on the CPU with staged copies of every operand.
@@ -163,8 +166,8 @@ std::vector<Tensor> owned(const TensorRefs& ts) {
   return v;
 }
 
-void record(GraphState& g, const char* name, rt::DeviceImpl& dev, bool native, rt::OpKind kind, const TensorRefs& inputs,
-            const TensorRefs& outputs, const KernelRef& fn) {
+void record(GraphState& g, const char* name, rt::DeviceImpl& dev, bool native, rt::OpKind kind,
+            const TensorRefs& inputs, const TensorRefs& outputs, const KernelRef& fn) {
   GraphNode node;
   node.name = name;
   for (const Tensor* t : inputs) node.keep.push_back(t->buffer());
@@ -176,8 +179,8 @@ void record(GraphState& g, const char* name, rt::DeviceImpl& dev, bool native, r
     node.run = [in = owned(inputs), out = owned(outputs), k = fn.own(fn.obj)] { run_on_cpu(in, out, k); };
     // Its host copies and CPU work are no device commands a backend could record.
     g.invalidate_native(std::string(name) + " falls back to the CPU (" + dev.info().name + " has no " +
-                        rt::op_kind_name(kind) + " kernel for these arguments; it takes: " +
-                        dev.kernels().describe(kind) + ")");
+                        rt::op_kind_name(kind) +
+                        " kernel for these arguments; it takes: " + dev.kernels().describe(kind) + ")");
   }
   g.nodes.push_back(std::move(node));
 }
@@ -192,7 +195,8 @@ namespace {
   throw Error(ErrorCode::InvalidArgument,
               std::string(name) + " would write into a broadcast view (stride 0 on dimension " + std::to_string(d) +
                   " of " + t.shape().to_string() + "); broadcast views are read-only",
-              context(name, {t}), {"Write into a contiguous copy (.contiguous()) or into the tensor it was broadcast from"});
+              context(name, {t}),
+              {"Write into a contiguous copy (.contiguous()) or into the tensor it was broadcast from"});
 }
 void check_writable(const char* name, const TensorRefs& outputs) {
   for (const Tensor* t : outputs)
@@ -201,15 +205,17 @@ void check_writable(const char* name, const TensorRefs& outputs) {
 }
 }  // namespace
 
-void launch_impl(const char* name, rt::OpKind kind, const TensorRefs& inputs, const TensorRefs& outputs, const KernelRef& fn) {
+void launch_impl(const char* name, rt::OpKind kind, const TensorRefs& inputs, const TensorRefs& outputs,
+                 const KernelRef& fn) {
   check_writable(name, outputs);
   const Buffer& home_buf = outputs[0].buffer();
   rt::DeviceImpl& dev = *Access::state(home_buf)->backend->dev;
   GraphState* any = capturing_any();
   if (any && any->device != &dev)
-    throw Error(ErrorCode::InvalidState, std::string(name) + " issued on " + outputs[0].device().to_string() +
-                " while a graph captures " + any->backend.device().to_string(), context(name, inputs),
-                {"Issue only ops on the captured backend, or end the capture first"});
+    throw Error(ErrorCode::InvalidState,
+                std::string(name) + " issued on " + outputs[0].device().to_string() + " while a graph captures " +
+                    any->backend.device().to_string(),
+                context(name, inputs), {"Issue only ops on the captured backend, or end the capture first"});
   profiler::detail::OpTimer timer(dev, dev.default_stream());
   bool native;
   {
@@ -225,7 +231,8 @@ void launch_impl(const char* name, rt::OpKind kind, const TensorRefs& inputs, co
     run_on_cpu(owned(inputs), owned(outputs), fn.own(fn.obj));
   }
   if (any) record(*any, name, dev, native, kind, inputs, outputs, fn);
-  timer.finish([&] { return std::tuple(std::string(name), outputs[0].device().to_string(), shapes_of(inputs, outputs)); });
+  timer.finish(
+      [&] { return std::tuple(std::string(name), outputs[0].device().to_string(), shapes_of(inputs, outputs)); });
 }
 
 }  // namespace detail

@@ -11,10 +11,10 @@
 // owning copy.
 #include <array>
 #include <cstring>
-#include <new>
-#include <type_traits>
 #include <functional>
 #include <initializer_list>
+#include <new>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -116,7 +116,8 @@ ResolvedKernel resolve_args(rt::DeviceImpl& dev, const rt::ArgsOf<K>& a) {
   return [e, &dev, a] { (*e)(dev, dev.default_stream(), &a); };
 }
 
-void launch_impl(const char* name, rt::OpKind kind, const TensorRefs& inputs, const TensorRefs& outputs, const KernelRef& fn);
+void launch_impl(const char* name, rt::OpKind kind, const TensorRefs& inputs, const TensorRefs& outputs,
+                 const KernelRef& fn);
 
 // build(const ArgList& in, const ArgList& out) returns rt::ArgsOf<K>. It must
 // capture by value: a captured graph replays it after the caller has returned.

@@ -34,11 +34,11 @@ void check_dtype(const char* op, const Tensor& x) {
 void check_complex(const char* op, const Tensor& x) {
   check_dtype(op, x);
   if (x.ndim() < 2 || x.shape()[x.ndim() - 1] != 2)
-    throw Error(ErrorCode::ShapeMismatch,
-                "x is " + x.shape().to_string() +
-                    " but a complex tensor is real with a trailing axis of 2 holding (re, im)",
-                detail::context(op, {x}),
-                {"For real input use rfft, or append a zero imaginary part (stack x with zeros on a new last axis)"});
+    throw Error(
+        ErrorCode::ShapeMismatch,
+        "x is " + x.shape().to_string() + " but a complex tensor is real with a trailing axis of 2 holding (re, im)",
+        detail::context(op, {x}),
+        {"For real input use rfft, or append a zero imaginary part (stack x with zeros on a new last axis)"});
 }
 
 // x resized to `len` along `axis`: truncated, or zero-padded at the end.
@@ -67,8 +67,8 @@ double scale_of(Norm norm, bool inverse, std::int64_t n) {
 // n the logical transform length (the real length for R2C / C2R): its input
 // (resized and contiguous), output shape and loop extents.
 struct PassShape {
-  const Tensor* x = nullptr;  // x_in itself, or `made` when it had to be resized or made contiguous
-  std::optional<Tensor> made; // engaged only then: a Tensor is a few hundred bytes to construct
+  const Tensor* x = nullptr;   // x_in itself, or `made` when it had to be resized or made contiguous
+  std::optional<Tensor> made;  // engaged only then: a Tensor is a few hundred bytes to construct
   Shape out;
   std::int64_t outer = 1, inner = 1;
 };
@@ -147,10 +147,10 @@ void check_out(const char* op, const Tensor& x, const Tensor& out) {
   if (!out.defined()) throw Error(ErrorCode::InvalidState, "out is undefined", {.op = op});
   detail::check_same_device(op, {x, out});
   if (out.dtype() != x.dtype())
-    throw Error(ErrorCode::DTypeMismatch,
-                "out is " + std::string(dtype_name(out.dtype())) + " but the result is " +
-                    std::string(dtype_name(x.dtype())),
-                detail::context(op, {x, out}), {"Give out x's dtype"});
+    throw Error(
+        ErrorCode::DTypeMismatch,
+        "out is " + std::string(dtype_name(out.dtype())) + " but the result is " + std::string(dtype_name(x.dtype())),
+        detail::context(op, {x, out}), {"Give out x's dtype"});
   for (std::size_t d = 0; d < out.ndim(); ++d)
     if (out.strides()[d] == 0 && out.shape()[d] > 1)
       throw Error(ErrorCode::InvalidArgument,
@@ -174,10 +174,10 @@ void pass_shape_named(PassShape& p, const char* op, const Tensor& x_in, std::siz
   } catch (const Error& e) {
     const std::string& from = e.context().op;
     if (from != "allocate" && from != "shape" && from != "empty") throw;
-    throw Error(e.code(),
-                "a transform of length " + std::to_string(n) + " along axis " + std::to_string(axis) + ": " +
-                    e.message(),
-                detail::context(op, {x_in}), {"Give a smaller n, or split the transform"});
+    throw Error(
+        e.code(),
+        "a transform of length " + std::to_string(n) + " along axis " + std::to_string(axis) + ": " + e.message(),
+        detail::context(op, {x_in}), {"Give a smaller n, or split the transform"});
   }
 }
 
@@ -186,7 +186,8 @@ Tensor pass(const char* op, const Tensor& x_in, std::size_t axis, std::int64_t n
   PassShape p;
   pass_shape_named(p, op, x_in, axis, n, kind);
   if (out && out->shape() != p.out)
-    throw Error(ErrorCode::ShapeMismatch, "out is " + out->shape().to_string() + " but the result is " + p.out.to_string(),
+    throw Error(ErrorCode::ShapeMismatch,
+                "out is " + out->shape().to_string() + " but the result is " + p.out.to_string(),
                 detail::context(op, {x_in, *out}), {"Allocate out as " + p.out.to_string()});
   if (out && out->is_contiguous() && !may_share(*out, *p.x)) {
     pass_into(op, p, *out, n, kind, inverse, norm);
@@ -212,7 +213,8 @@ OneAxis resolve_one(const char* op, const Tensor& x, std::optional<std::int64_t>
   const bool complex_in = kind != rt::FftKind::R2C;
   complex_in ? check_complex(op, x) : check_dtype(op, x);
   if (!complex_in && x.ndim() == 0)
-    throw Error(ErrorCode::ShapeMismatch, "x is a scalar; a transform needs at least one axis", detail::context(op, {x}));
+    throw Error(ErrorCode::ShapeMismatch, "x is a scalar; a transform needs at least one axis",
+                detail::context(op, {x}));
   const std::size_t ax = normalize_axis(axis, value_ndim(x, complex_in), op);
   const std::int64_t len = x.shape()[ax];
   return {ax, n ? *n : (kind == rt::FftKind::C2R ? 2 * (len - 1) : len)};
@@ -230,7 +232,8 @@ Tensor one_axis(const char* op, const Tensor& x, std::optional<std::int64_t> n, 
 void resolve(const char* op, const Tensor& x, std::size_t nd, const std::optional<Axes>& s,
              const std::optional<Axes>& axes_in, std::vector<std::size_t>& axes, Axes& lens, bool c2r_last) {
   Axes req;
-  if (axes_in) req = *axes_in;
+  if (axes_in)
+    req = *axes_in;
   else if (s) {
     if (s->size() > nd)
       throw Error(ErrorCode::InvalidArgument,
@@ -251,7 +254,8 @@ void resolve(const char* op, const Tensor& x, std::size_t nd, const std::optiona
   for (std::size_t i = 0; i < req.size(); ++i) {
     const std::size_t a = normalize_axis(req[i], nd, op);
     if (std::find(axes.begin(), axes.end(), a) != axes.end())
-      throw Error(ErrorCode::InvalidArgument, "axes " + dims_text(req) + " name dimension " + std::to_string(a) + " twice",
+      throw Error(ErrorCode::InvalidArgument,
+                  "axes " + dims_text(req) + " name dimension " + std::to_string(a) + " twice",
                   detail::context(op, {x}), {"Name each axis once"});
     axes.push_back(a);
     const std::int64_t len = x.shape()[a];
@@ -412,12 +416,10 @@ Tensor irfftn(const Tensor& x, const std::optional<Axes>& s, const std::optional
 void fftn_out(const Tensor& x, Tensor& out, const std::optional<Axes>& s, const std::optional<Axes>& axes, Norm norm) {
   complex_nd("fftn", x, s, axes, norm, false, &out);
 }
-void ifftn_out(const Tensor& x, Tensor& out, const std::optional<Axes>& s, const std::optional<Axes>& axes,
-               Norm norm) {
+void ifftn_out(const Tensor& x, Tensor& out, const std::optional<Axes>& s, const std::optional<Axes>& axes, Norm norm) {
   complex_nd("ifftn", x, s, axes, norm, true, &out);
 }
-void rfftn_out(const Tensor& x, Tensor& out, const std::optional<Axes>& s, const std::optional<Axes>& axes,
-               Norm norm) {
+void rfftn_out(const Tensor& x, Tensor& out, const std::optional<Axes>& s, const std::optional<Axes>& axes, Norm norm) {
   real_nd("rfftn", x, s, axes, norm, &out);
 }
 void irfftn_out(const Tensor& x, Tensor& out, const std::optional<Axes>& s, const std::optional<Axes>& axes,

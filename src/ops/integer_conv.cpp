@@ -52,10 +52,10 @@ Geometry check(const char* op, const Tensor& x, const Tensor& w, const Conv2dPar
                 "x_zero_point has shape " + x_zp->shape().to_string() + ": ONNX takes one x zero point", ctx(),
                 {"Pass a scalar"});
   if (x_zp && x_zp->dtype() != x.dtype())
-    throw Error(ErrorCode::DTypeMismatch,
-                "x_zero_point is " + std::string(dtype_name(x_zp->dtype())) + " but x is " +
-                    std::string(dtype_name(x.dtype())),
-                ctx(), {"Give the zero point x's dtype"});
+    throw Error(
+        ErrorCode::DTypeMismatch,
+        "x_zero_point is " + std::string(dtype_name(x_zp->dtype())) + " but x is " + std::string(dtype_name(x.dtype())),
+        ctx(), {"Give the zero point x's dtype"});
   return g;
 }
 

@@ -171,8 +171,8 @@ Tensor qlinear_matmul_impl(const Tensor& a, const Tensor& a_scale, const Tensor&
   const char* op = "qlinear_matmul";
   if (y_scale.has_value() != y_zero_point.has_value())
     throw Error(ErrorCode::InvalidArgument,
-                "y_scale and y_zero_point come together (a quantized output) or not at all (an f32 output)",
-                {.op = op}, {"Give both, or neither for the dequantized f32 product"});
+                "y_scale and y_zero_point come together (a quantized output) or not at all (an f32 output)", {.op = op},
+                {"Give both, or neither for the dequantized f32 product"});
   DType out = DType::F32;
   if (y_zero_point && y_zero_point->defined()) {
     out = y_zero_point->dtype();

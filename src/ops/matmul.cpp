@@ -24,14 +24,20 @@ Tensor as_rank3(const Tensor& t, const Shape& batch) {
     std::int64_t expect = b.strides()[nb - 1] * batch[nb - 1];
     for (std::size_t i = nb - 1; i-- > 0;) {
       if (batch[i] == 1) continue;
-      if (b.strides()[i] != expect) { ok = false; break; }
+      if (b.strides()[i] != expect) {
+        ok = false;
+        break;
+      }
       expect = b.strides()[i] * batch[i];
     }
     if (batch[nb - 1] == 1) {
       // Find the innermost non-trivial batch dim for the stride.
       bstride = 0;
       for (std::size_t i = nb; i-- > 0;)
-        if (batch[i] != 1) { bstride = b.strides()[i]; break; }
+        if (batch[i] != 1) {
+          bstride = b.strides()[i];
+          break;
+        }
     }
   }
   if (!ok) return as_rank3(b.contiguous(), batch);
@@ -104,8 +110,9 @@ Tensor gemm(const Tensor& a_in, const Tensor& b_in, float alpha, float beta, con
     throw Error(ErrorCode::ShapeMismatch,
                 "inner dimensions differ after transposes: " + std::to_string(k) + " vs " + std::to_string(k2),
                 detail::context("gemm", all));
-  const Shape batch = broadcast_shapes(Shape(std::vector<std::int64_t>(a.shape().dims().begin(), a.shape().dims().end() - 2)),
-                                       Shape(std::vector<std::int64_t>(b.shape().dims().begin(), b.shape().dims().end() - 2)), "gemm");
+  const Shape batch =
+      broadcast_shapes(Shape(std::vector<std::int64_t>(a.shape().dims().begin(), a.shape().dims().end() - 2)),
+                       Shape(std::vector<std::int64_t>(b.shape().dims().begin(), b.shape().dims().end() - 2)), "gemm");
   std::vector<std::int64_t> od = batch.dims();
   od.push_back(m);
   od.push_back(n);
@@ -114,8 +121,9 @@ Tensor gemm(const Tensor& a_in, const Tensor& b_in, float alpha, float beta, con
     throw Error(ErrorCode::InvalidArgument, "beta != 0 needs a c operand", detail::context("gemm", all),
                 {"Pass c, or use beta = 0"});
   if (c && broadcast_shapes(c->shape(), os, "gemm") != os)
-    throw Error(ErrorCode::ShapeMismatch, "c " + c->shape().to_string() + " does not broadcast to the result " +
-                os.to_string(), detail::context("gemm", all), {"c must broadcast to [..., m, n]"});
+    throw Error(ErrorCode::ShapeMismatch,
+                "c " + c->shape().to_string() + " does not broadcast to the result " + os.to_string(),
+                detail::context("gemm", all), {"c must broadcast to [..., m, n]"});
   Tensor out = detail::empty_like(a, os, a.dtype());
   // beta == 0 means c is not read (BLAS semantics), so NaNs in c do not leak through.
   if (c && beta != 0.0f) copy_into(c->broadcast_to(os), out);

@@ -24,7 +24,8 @@ LossScaler::LossScaler(const MixedPrecisionConfig& cfg) : cfg_(cfg), scale_(cfg.
   if (!(cfg.growth_factor > 1)) bad("growth_factor " + std::to_string(cfg.growth_factor), "Need growth_factor > 1");
   if (!(cfg.backoff_factor > 0 && cfg.backoff_factor < 1))
     bad("backoff_factor " + std::to_string(cfg.backoff_factor), "Need 0 < backoff_factor < 1");
-  if (cfg.growth_interval < 1) bad("growth_interval " + std::to_string(cfg.growth_interval), "Need growth_interval >= 1");
+  if (cfg.growth_interval < 1)
+    bad("growth_interval " + std::to_string(cfg.growth_interval), "Need growth_interval >= 1");
 }
 
 Tensor LossScaler::scale_loss(const Tensor& loss) const {

@@ -6,8 +6,9 @@ namespace {
 void check_vector(const char* name, const char* what, const std::optional<Tensor>& t, const Tensor& x, std::int64_t n) {
   if (!t) return;
   if (t->ndim() != 1 || t->shape()[0] != n)
-    throw Error(ErrorCode::ShapeMismatch, std::string(what) + " must have shape [" + std::to_string(n) + "], got " +
-                t->shape().to_string(), detail::context(name, {x, *t}));
+    throw Error(ErrorCode::ShapeMismatch,
+                std::string(what) + " must have shape [" + std::to_string(n) + "], got " + t->shape().to_string(),
+                detail::context(name, {x, *t}));
   if (t->dtype() != x.dtype())
     throw Error(ErrorCode::DTypeMismatch, std::string(what) + " dtype differs from the input's",
                 detail::context(name, {x, *t}));
@@ -30,8 +31,7 @@ Tensor norm_impl(bool rms, const Tensor& x_in, const std::optional<Tensor>& weig
     throw Error(ErrorCode::DTypeMismatch, std::string(name) + " needs a floating dtype", detail::context(name, {x_in}));
   if (x_in.ndim() == 0)
     throw Error(ErrorCode::ShapeMismatch, std::string(name) + " of a 0-d tensor", detail::context(name, {x_in}));
-  if (!(eps >= 0.0f))
-    throw Error(ErrorCode::InvalidArgument, "eps must be >= 0", detail::context(name, {x_in}));
+  if (!(eps >= 0.0f)) throw Error(ErrorCode::InvalidArgument, "eps must be >= 0", detail::context(name, {x_in}));
   const std::int64_t n = x_in.shape()[x_in.ndim() - 1];
   check_vector(name, "weight", weight, x_in, n);
   check_vector(name, "bias", bias, x_in, n);
@@ -68,9 +68,9 @@ Tensor rms_norm(const Tensor& x, const std::optional<Tensor>& weight, float eps)
   return norm_impl(true, x, weight, std::nullopt, eps);
 }
 
-Tensor batch_norm(const Tensor& x_in, const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
-                  const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, bool training, float momentum,
-                  float eps) {
+Tensor batch_norm(const Tensor& x_in, const std::optional<Tensor>& running_mean,
+                  const std::optional<Tensor>& running_var, const std::optional<Tensor>& weight,
+                  const std::optional<Tensor>& bias, bool training, float momentum, float eps) {
   const char* name = "batch_norm";
   detail::check_same_device(name, {x_in});
   if (!is_floating(x_in.dtype()))
@@ -80,8 +80,8 @@ Tensor batch_norm(const Tensor& x_in, const std::optional<Tensor>& running_mean,
   const std::int64_t c = x_in.shape()[1];
   for (auto* t : {&running_mean, &running_var, &weight, &bias}) check_vector(name, "per-channel tensor", *t, x_in, c);
   if (!training && (!running_mean || !running_var))
-    throw Error(ErrorCode::InvalidArgument, "inference needs running_mean and running_var", detail::context(name, {x_in}),
-                {"Pass the running statistics, or training=true"});
+    throw Error(ErrorCode::InvalidArgument, "inference needs running_mean and running_var",
+                detail::context(name, {x_in}), {"Pass the running statistics, or training=true"});
   if (running_mean.has_value() != running_var.has_value())
     throw Error(ErrorCode::InvalidArgument, "pass both running statistics or neither", detail::context(name, {x_in}));
   for (auto* t : {&running_mean, &running_var})

@@ -8,9 +8,9 @@ void adam_step(std::vector<Tensor>& params, const std::vector<Tensor>& grads, st
   const char* name = "adam_step";
   if (grads.size() != params.size() || exp_avg.size() != params.size() || exp_avg_sq.size() != params.size())
     throw Error(ErrorCode::InvalidArgument,
-                "lists differ in length: " + std::to_string(params.size()) + " params, " + std::to_string(grads.size()) +
-                    " grads, " + std::to_string(exp_avg.size()) + " exp_avg, " + std::to_string(exp_avg_sq.size()) +
-                    " exp_avg_sq",
+                "lists differ in length: " + std::to_string(params.size()) + " params, " +
+                    std::to_string(grads.size()) + " grads, " + std::to_string(exp_avg.size()) + " exp_avg, " +
+                    std::to_string(exp_avg_sq.size()) + " exp_avg_sq",
                 {.op = name});
   if (step < 1) throw Error(ErrorCode::InvalidArgument, "step is 1-based", {.op = name});
   if (!(cfg.lr >= 0) || !(cfg.beta1 >= 0 && cfg.beta1 < 1) || !(cfg.beta2 >= 0 && cfg.beta2 < 1) || !(cfg.eps >= 0) ||
@@ -37,24 +37,22 @@ void adam_step(std::vector<Tensor>& params, const std::vector<Tensor>& grads, st
   }
   for (std::size_t i = 0; i < params.size(); ++i) {
     if (params[i].numel() == 0) continue;
-    detail::launch<rt::OpKind::Adam>(name, {grads[i]}, {params[i], exp_avg[i], exp_avg_sq[i]},
-                   [=](auto& in, auto& o) {
-                     rt::AdamArgs a;
-                     a.param = o[0];
-                     a.grad = in[0];
-                     a.exp_avg = o[1];
-                     a.exp_avg_sq = o[2];
-                     a.lr = cfg.lr, a.beta1 = cfg.beta1, a.beta2 = cfg.beta2, a.eps = cfg.eps;
-                     a.weight_decay = cfg.weight_decay, a.adamw = cfg.adamw, a.step = step, a.grad_scale = grad_scale;
-                     return a;
-                   });
+    detail::launch<rt::OpKind::Adam>(name, {grads[i]}, {params[i], exp_avg[i], exp_avg_sq[i]}, [=](auto& in, auto& o) {
+      rt::AdamArgs a;
+      a.param = o[0];
+      a.grad = in[0];
+      a.exp_avg = o[1];
+      a.exp_avg_sq = o[2];
+      a.lr = cfg.lr, a.beta1 = cfg.beta1, a.beta2 = cfg.beta2, a.eps = cfg.eps;
+      a.weight_decay = cfg.weight_decay, a.adamw = cfg.adamw, a.step = step, a.grad_scale = grad_scale;
+      return a;
+    });
   }
 }
 
 Tensor any_non_finite(const std::vector<Tensor>& tensors) {
   const char* name = "any_non_finite";
-  if (tensors.empty())
-    throw Error(ErrorCode::InvalidArgument, "no tensors: the flag's device is theirs", {.op = name});
+  if (tensors.empty()) throw Error(ErrorCode::InvalidArgument, "no tensors: the flag's device is theirs", {.op = name});
   for (const Tensor& t : tensors)
     if (t.device() != tensors[0].device()) detail::check_same_device(name, {tensors[0], t});
   Backend b = tensors[0].backend();

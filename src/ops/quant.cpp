@@ -32,8 +32,9 @@ void check_device(const char* op, const QTensor& w, const Tensor& t, const char*
 
 void check_out_dtype(const char* op, const QTensor& w, DType dtype) {
   if (dtype != DType::F32 && dtype != DType::F16 && dtype != DType::BF16)
-    throw Error(ErrorCode::DTypeMismatch, std::string(op) + " produces f32, f16 or bf16, not " +
-                std::string(dtype_name(dtype)), qcontext(op, w, {}), {"Ask for f32 and cast the result"});
+    throw Error(ErrorCode::DTypeMismatch,
+                std::string(op) + " produces f32, f16 or bf16, not " + std::string(dtype_name(dtype)),
+                qcontext(op, w, {}), {"Ask for f32 and cast the result"});
 }
 
 // Rows of w (all of them, or those ids picks) into out [m, cols].

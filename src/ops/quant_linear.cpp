@@ -28,9 +28,10 @@ Channels channels_of(const char* op, const Tensor& x, const Tensor& scale, const
     return c;
   };
   if (scale.dtype() != DType::F32)
-    throw Error(ErrorCode::DTypeMismatch, std::string("the scale is ") + std::string(dtype_name(scale.dtype())) +
-                                              "; " + op + " takes an f32 scale",
-                ctx(), {"Cast the scale with .cast(DType::F32)"});
+    throw Error(
+        ErrorCode::DTypeMismatch,
+        std::string("the scale is ") + std::string(dtype_name(scale.dtype())) + "; " + op + " takes an f32 scale",
+        ctx(), {"Cast the scale with .cast(DType::F32)"});
   if (scale.ndim() > 1 || scale.numel() == 0)
     throw Error(ErrorCode::ShapeMismatch,
                 "the scale has shape " + scale.shape().to_string() +
@@ -64,9 +65,10 @@ void check_scale_values(const char* op, const Tensor& scale) {
   const std::vector<float> v = scale.contiguous().to_host<float>();
   for (std::size_t i = 0; i < v.size(); ++i)
     if (!(std::isfinite(v[i]) && v[i] > 0.0f))
-      throw Error(ErrorCode::InvalidArgument,
-                  "scale[" + std::to_string(i) + "] is " + std::to_string(v[i]) + ": every scale must be finite and > 0",
-                  detail::context(op, {scale}), {"Derive scales from a nonzero range, e.g. (max - min) / 255"});
+      throw Error(
+          ErrorCode::InvalidArgument,
+          "scale[" + std::to_string(i) + "] is " + std::to_string(v[i]) + ": every scale must be finite and > 0",
+          detail::context(op, {scale}), {"Derive scales from a nonzero range, e.g. (max - min) / 255"});
 }
 
 Tensor run_linear_quant(bool quantize, const Tensor& x_in, const Tensor& scale, const std::optional<Tensor>& zero_point,
@@ -74,8 +76,10 @@ Tensor run_linear_quant(bool quantize, const Tensor& x_in, const Tensor& scale, 
   const char* op = quantize ? "quantize_linear" : "dequantize_linear";
   if (!x_in.defined() || !scale.defined() || (zero_point && !zero_point->defined()))
     throw Error(ErrorCode::InvalidState, "an operand is undefined", {.op = op});
-  if (zero_point) detail::check_same_device(op, {x_in, scale, *zero_point});
-  else detail::check_same_device(op, {x_in, scale});
+  if (zero_point)
+    detail::check_same_device(op, {x_in, scale, *zero_point});
+  else
+    detail::check_same_device(op, {x_in, scale});
   const Channels g = channels_of(op, x_in, scale, zero_point, axis);
   check_scale_values(op, scale);
   Tensor out = detail::empty_like(x_in, x_in.shape(), out_dtype);
@@ -93,8 +97,10 @@ Tensor run_linear_quant(bool quantize, const Tensor& x_in, const Tensor& scale, 
     a.outer = g.outer, a.channels = g.channels, a.inner = g.inner;
     return a;
   };
-  if (quantize) detail::launch<rt::OpKind::QuantizeLinear>(op, ins, {out}, build);
-  else detail::launch<rt::OpKind::DequantizeLinear>(op, ins, {out}, build);
+  if (quantize)
+    detail::launch<rt::OpKind::QuantizeLinear>(op, ins, {out}, build);
+  else
+    detail::launch<rt::OpKind::DequantizeLinear>(op, ins, {out}, build);
   return out;
 }
 
@@ -104,7 +110,8 @@ Tensor quantize_linear(const Tensor& x, const Tensor& scale, const std::optional
                        DType dtype) {
   const char* op = "quantize_linear";
   if (x.defined() && !is_floating(x.dtype()))
-    throw Error(ErrorCode::DTypeMismatch, "x is " + std::string(dtype_name(x.dtype())) + "; quantize_linear takes a floating x",
+    throw Error(ErrorCode::DTypeMismatch,
+                "x is " + std::string(dtype_name(x.dtype())) + "; quantize_linear takes a floating x",
                 detail::context(op, {x}), {"Cast x to f32 first"});
   const DType q = zero_point && zero_point->defined() ? zero_point->dtype() : dtype;
   if (!quantized_dtype(q))
@@ -119,7 +126,8 @@ Tensor dequantize_linear(const Tensor& x, const Tensor& scale, const std::option
                          DType dtype) {
   const char* op = "dequantize_linear";
   if (x.defined() && !quantized_dtype(x.dtype()))
-    throw Error(ErrorCode::DTypeMismatch, "x is " + std::string(dtype_name(x.dtype())) + "; dequantize_linear takes u8 or i8",
+    throw Error(ErrorCode::DTypeMismatch,
+                "x is " + std::string(dtype_name(x.dtype())) + "; dequantize_linear takes u8 or i8",
                 detail::context(op, {x}), {"Quantize with quantize_linear first"});
   if (zero_point && zero_point->defined() && x.defined() && zero_point->dtype() != x.dtype())
     throw Error(ErrorCode::DTypeMismatch,
@@ -127,7 +135,8 @@ Tensor dequantize_linear(const Tensor& x, const Tensor& scale, const std::option
                     std::string(dtype_name(x.dtype())),
                 detail::context(op, {x, *zero_point}), {"Give the zero point x's dtype"});
   if (dtype != DType::F32 && dtype != DType::F16 && dtype != DType::BF16)
-    throw Error(ErrorCode::DTypeMismatch, "dequantize_linear produces f32, f16 or bf16, not " + std::string(dtype_name(dtype)),
+    throw Error(ErrorCode::DTypeMismatch,
+                "dequantize_linear produces f32, f16 or bf16, not " + std::string(dtype_name(dtype)),
                 detail::context(op, {x}), {"Ask for f32 and cast the result"});
   return run_linear_quant(false, x, scale, zero_point, axis, dtype);
 }

@@ -13,7 +13,8 @@ std::vector<bool> reduced_axes(const char* name, const Tensor& x, const std::vec
   for (auto a : axes) {
     const auto ax = normalize_axis(a, x.ndim(), name);
     if (red[ax])
-      throw Error(ErrorCode::InvalidArgument, "axis " + std::to_string(a) + " listed twice", detail::context(name, {x}));
+      throw Error(ErrorCode::InvalidArgument, "axis " + std::to_string(a) + " listed twice",
+                  detail::context(name, {x}));
     red[ax] = true;
   }
   return red;
@@ -23,8 +24,9 @@ Tensor reduce_impl(rt::ReduceOp op, const Tensor& x_in, std::vector<std::int64_t
                    std::int64_t correction) {
   const char* name = rt::reduce_op_name(op);
   detail::check_same_device(name, {x_in});
-  if (x_in.dtype() == DType::Bool || (op != rt::ReduceOp::Max && op != rt::ReduceOp::Min &&
-                                      op != rt::ReduceOp::Argmax && op != rt::ReduceOp::Sum && !is_floating(x_in.dtype())))
+  if (x_in.dtype() == DType::Bool ||
+      (op != rt::ReduceOp::Max && op != rt::ReduceOp::Min && op != rt::ReduceOp::Argmax && op != rt::ReduceOp::Sum &&
+       !is_floating(x_in.dtype())))
     throw Error(ErrorCode::DTypeMismatch, std::string(name) + " needs a floating dtype here",
                 detail::context(name, {x_in}), {"Cast to f32 first"});
   const std::size_t nd = x_in.ndim();
@@ -56,7 +58,10 @@ Tensor reduce_impl(rt::ReduceOp op, const Tensor& x_in, std::vector<std::int64_t
   args.correction = correction;
   std::size_t first = nd, last = 0;
   for (std::size_t d = 0; d < nd; ++d)
-    if (red[d]) { first = std::min(first, d); last = d; }
+    if (red[d]) {
+      first = std::min(first, d);
+      last = d;
+    }
   bool block = true;
   for (std::size_t d = first; d <= last && first < nd; ++d) block &= red[d];
   Tensor x = x_in;
@@ -132,7 +137,8 @@ Tensor widened_sum(const Tensor& x, const std::vector<bool>& red, DType wide, co
     const std::int64_t e = std::min(len, s + step);
     Tensor part_center;
     if (center) part_center = red[d] ? *center : center->slice(static_cast<std::int64_t>(d), s, e);
-    const Tensor part = widened_sum(x.slice(static_cast<std::int64_t>(d), s, e), red, wide, center ? &part_center : nullptr);
+    const Tensor part =
+        widened_sum(x.slice(static_cast<std::int64_t>(d), s, e), red, wide, center ? &part_center : nullptr);
     if (red[d]) {
       out = out.defined() ? add(out, part) : part;
     } else {

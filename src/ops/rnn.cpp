@@ -219,8 +219,10 @@ RnnResult run(Cell cell, const Tensor& input_in, const std::vector<Tensor>& weig
       const std::int64_t s = l * dirs + d;
       // The whole sequence's input projection: one GEMM [T * B, I] x [I, G H].
       std::optional<Tensor> bias;
-      if (cell == Cell::Lstm && L.b_ih && L.b_hh) bias = add(*L.b_ih, *L.b_hh);
-      else if (L.b_ih) bias = L.b_ih;
+      if (cell == Cell::Lstm && L.b_ih && L.b_hh)
+        bias = add(*L.b_ih, *L.b_hh);
+      else if (L.b_ih)
+        bias = L.b_ih;
       const Tensor proj = gemm(layer_in.reshape({T * B, in}), L.w_ih, 1.0f, bias ? 1.0f : 0.0f, bias, false, true);
       Tensor h = h0.slice(0, s, s + 1).reshape({B, H});
       Tensor c = cell == Cell::Lstm ? c0.slice(0, s, s + 1).reshape({B, H}) : Tensor();
@@ -233,15 +235,17 @@ RnnResult run(Cell cell, const Tensor& input_in, const std::vector<Tensor>& weig
                                : tape             ? view2d(cells, t * B * H, B, H, H)
                                                   : dev.empty(Shape{B, H}, x.dtype());
           const Tensor a = tape ? view2d(acts, t * B * 4 * H, B, 4 * H, 4 * H) : Tensor();
-          if (cell == Cell::Lstm) fused_gates(cell, recurrent(L.w_hh, h, pt), Tensor(), c, h_new, c_new, a, H);
-          else fused_gates(cell, pt, recurrent(L.w_hh, h, L.b_hh), h, h_new, Tensor(), a, H);
+          if (cell == Cell::Lstm)
+            fused_gates(cell, recurrent(L.w_hh, h, pt), Tensor(), c, h_new, c_new, a, H);
+          else
+            fused_gates(cell, pt, recurrent(L.w_hh, h, L.b_hh), h, h_new, Tensor(), a, H);
           h = h_new;
           c = c_new;
           view2d(out, t * B * dirs * H + d * H, B, H, dirs * H).copy_(h);
           continue;
         }
-        const Step st =
-            cell == Cell::Lstm ? lstm_gates(recurrent(L.w_hh, h, pt), c, H) : gru_gates(pt, recurrent(L.w_hh, h, L.b_hh), h, one, H);
+        const Step st = cell == Cell::Lstm ? lstm_gates(recurrent(L.w_hh, h, pt), c, H)
+                                           : gru_gates(pt, recurrent(L.w_hh, h, L.b_hh), h, one, H);
         h = st.h;
         c = st.c;
         view2d(out, t * B * dirs * H + d * H, B, H, dirs * H).copy_(h);

@@ -59,7 +59,7 @@ RnnGrads rnn_backward(const RnnTape& t, const Tensor& grad_output, const std::op
   const bool lstm = t.cell == Cell::Lstm;
   const std::int64_t T = t.T, B = t.B, H = t.H, dirs = t.dirs, L = t.options.num_layers, LD = L * dirs;
   const std::int64_t G = lstm ? 4 : 3;
-  const Shape out_shape = t.unbatched ? Shape{T, dirs * H}
+  const Shape out_shape = t.unbatched             ? Shape{T, dirs * H}
                           : t.options.batch_first ? Shape{B, T, dirs * H}
                                                   : Shape{T, B, dirs * H};
   const Shape state_shape = t.unbatched ? Shape{LD, H} : Shape{LD, B, H};
@@ -67,7 +67,8 @@ RnnGrads rnn_backward(const RnnTape& t, const Tensor& grad_output, const std::op
   if (grad_h_n) check_grad(t, "grad_h_n", *grad_h_n, state_shape);
   if (grad_c_n) {
     if (!lstm)
-      throw Error(ErrorCode::InvalidArgument, "a GRU has no cell state: grad_c_n must be absent", {.op = "rnn_backward"});
+      throw Error(ErrorCode::InvalidArgument, "a GRU has no cell state: grad_c_n must be absent",
+                  {.op = "rnn_backward"});
     check_grad(t, "grad_c_n", *grad_c_n, state_shape);
   }
 
@@ -122,11 +123,13 @@ RnnGrads rnn_backward(const RnnTape& t, const Tensor& grad_output, const std::op
       }
       Tensor dh = dh_n.slice(0, s, s + 1).reshape({B, H}).contiguous();
       Tensor dc = lstm ? dc_n.slice(0, s, s + 1).reshape({B, H}).contiguous() : Tensor();
-      const auto act = [&](std::int64_t step, std::int64_t q) { return view2d(acts, step * B * 4 * H + q * H, B, H, 4 * H); };
+      const auto act = [&](std::int64_t step, std::int64_t q) {
+        return view2d(acts, step * B * 4 * H + q * H, B, H, 4 * H);
+      };
       const auto put = [&](Tensor& dst, std::int64_t step, std::int64_t q, const Tensor& v) {
         view2d(dst, step * B * G * H + q * H, B, H, G * H).copy_(v);
       };
-      const auto dsig = [&](const Tensor& y) { return mul(y, sub(one, y)); };  // sigmoid' from its output
+      const auto dsig = [&](const Tensor& y) { return mul(y, sub(one, y)); };   // sigmoid' from its output
       const auto dtanh = [&](const Tensor& y) { return sub(one, mul(y, y)); };  // tanh' from its output
       for (std::int64_t k = 0; k < T; ++k) {
         const std::int64_t step = d == 0 ? T - 1 - k : k;
@@ -163,7 +166,7 @@ RnnGrads rnn_backward(const RnnTape& t, const Tensor& grad_output, const std::op
       if (lstm) dc0.slice(0, s, s + 1).reshape({B, H}).copy_(dc);
       const Tensor dGI2 = dGI.reshape({T * B, G * H}), dGH2 = dGH.reshape({T * B, G * H});
       const std::size_t at = static_cast<std::size_t>(s) * per;
-      dw[at] = gemm(dGI2, X2, 1.0f, 0.0f, std::nullopt, true, false);                         // [G H, in]
+      dw[at] = gemm(dGI2, X2, 1.0f, 0.0f, std::nullopt, true, false);                             // [G H, in]
       dw[at + 1] = gemm(dGH2, hprev.reshape({T * B, H}), 1.0f, 0.0f, std::nullopt, true, false);  // [G H, H]
       if (t.biases) {
         dw[at + 2] = sum(dGI2, {0});

@@ -36,13 +36,13 @@ class RnnTape {
   bool unbatched = false;
   bool biases = false;
   std::int64_t T = 0, B = 0, I = 0, H = 0, dirs = 1;
-  std::vector<rnn::Layer> layers;          // [layer * dirs + direction]
-  Tensor h0, c0;                           // [layers * dirs, B, H]
-  std::vector<Tensor> inputs, outputs;     // per layer: [T, B, in], [T, B, dirs * H]
+  std::vector<rnn::Layer> layers;       // [layer * dirs + direction]
+  Tensor h0, c0;                        // [layers * dirs, B, H]
+  std::vector<Tensor> inputs, outputs;  // per layer: [T, B, in], [T, B, dirs * H]
   // Per layer and direction, [T, B, 4 H]: LSTM i, f, g, o after their
   // activations; GRU r, z, n and the recurrent part of n (h W_hn^T + b_hn).
   std::vector<Tensor> acts;
-  std::vector<Tensor> cells;               // LSTM: c_t, [T, B, H] per layer and direction
+  std::vector<Tensor> cells;  // LSTM: c_t, [T, B, H] per layer and direction
 };
 
 }  // namespace torsh::ops

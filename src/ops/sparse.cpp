@@ -90,8 +90,9 @@ std::int64_t dense_elements(const char* op, std::int64_t rows, std::int64_t cols
   std::int64_t n = 0;
   if (__builtin_mul_overflow(rows, cols, &n))
     throw Error(ErrorCode::InvalidArgument,
-                "a dense " + std::to_string(rows) + " x " + std::to_string(cols) + " matrix has more than 2^63 - 1 "
-                "elements",
+                "a dense " + std::to_string(rows) + " x " + std::to_string(cols) +
+                    " matrix has more than 2^63 - 1 "
+                    "elements",
                 {.op = op}, {"Keep the matrix sparse (spmm, sparse_add_dense) or split it"});
   check_host_bytes(op, n, each, rows, cols);
   return n;
@@ -111,8 +112,8 @@ void check_structure(const std::vector<std::int64_t>& p, const std::vector<std::
   if (p[0] != 0 || p[static_cast<std::size_t>(rows)] != nnz)
     throw Error(changed ? ErrorCode::InvalidState : ErrorCode::InvalidArgument,
                 pre + "indptr runs from " + std::to_string(p[0]) + " to " +
-                    std::to_string(p[static_cast<std::size_t>(rows)]) + "; it must run from 0 to nnz = " +
-                    std::to_string(nnz),
+                    std::to_string(p[static_cast<std::size_t>(rows)]) +
+                    "; it must run from 0 to nnz = " + std::to_string(nnz),
                 ctx, fix);
   for (std::int64_t r = 0; r < rows; ++r) {
     const std::int64_t b = p[static_cast<std::size_t>(r)], e = p[static_cast<std::size_t>(r + 1)];
@@ -123,20 +124,20 @@ void check_structure(const std::vector<std::int64_t>& p, const std::vector<std::
                   ctx, fix);
     if (e > nnz)
       throw Error(changed ? ErrorCode::InvalidState : ErrorCode::InvalidArgument,
-                  pre + "indptr[" + std::to_string(r + 1) + "] = " + std::to_string(e) + " is past nnz = " +
-                      std::to_string(nnz),
+                  pre + "indptr[" + std::to_string(r + 1) + "] = " + std::to_string(e) +
+                      " is past nnz = " + std::to_string(nnz),
                   ctx, fix);
     for (std::int64_t j = b; j < e; ++j) {
       const std::int64_t col = c[static_cast<std::size_t>(j)];
       if (col < 0 || col >= cols)
         throw Error(changed ? ErrorCode::InvalidState : ErrorCode::OutOfRange,
-                    pre + "indices[" + std::to_string(j) + "] = " + std::to_string(col) + " (row " +
-                        std::to_string(r) + ") is outside [0, " + std::to_string(cols) + ")",
+                    pre + "indices[" + std::to_string(j) + "] = " + std::to_string(col) + " (row " + std::to_string(r) +
+                        ") is outside [0, " + std::to_string(cols) + ")",
                     ctx, fix);
       if (j > b && col <= c[static_cast<std::size_t>(j - 1)])
         throw Error(changed ? ErrorCode::InvalidState : ErrorCode::InvalidArgument,
-                    pre + "row " + std::to_string(r) + "'s columns are not increasing at indices[" +
-                        std::to_string(j) + "] = " + std::to_string(col),
+                    pre + "row " + std::to_string(r) + "'s columns are not increasing at indices[" + std::to_string(j) +
+                        "] = " + std::to_string(col),
                     ctx,
                     changed ? fix
                             : std::vector<std::string>{"Sort each row's columns and sum duplicates (scipy: "
@@ -147,8 +148,8 @@ void check_structure(const std::vector<std::int64_t>& p, const std::vector<std::
 
 // A COO matrix's entries all inside rows x cols (CooMatrix::from_parts, and
 // again in to_csr, as check_structure).
-void check_entries(const std::vector<std::int64_t>& r, const std::vector<std::int64_t>& c,
-                   std::int64_t rows, std::int64_t cols, const ErrorContext& ctx, bool changed) {
+void check_entries(const std::vector<std::int64_t>& r, const std::vector<std::int64_t>& c, std::int64_t rows,
+                   std::int64_t cols, const ErrorContext& ctx, bool changed) {
   for (std::size_t i = 0; i < r.size(); ++i)
     if (r[i] < 0 || r[i] >= rows || c[i] < 0 || c[i] >= cols)
       throw Error(changed ? ErrorCode::InvalidState : ErrorCode::OutOfRange,
@@ -224,7 +225,8 @@ CsrMatrix CsrMatrix::from_dense(const Tensor& dense, DType index_dtype_asked) {
 }
 
 Tensor CsrMatrix::to_dense() const {
-  const std::int64_t elements = dense_elements("CsrMatrix::to_dense", rows_, cols_, 8 + static_cast<std::int64_t>(dtype_size(dtype())));
+  const std::int64_t elements =
+      dense_elements("CsrMatrix::to_dense", rows_, cols_, 8 + static_cast<std::int64_t>(dtype_size(dtype())));
   std::vector<std::int64_t> p, c;
   structure_of("CsrMatrix::to_dense", *this, p, c);
   const std::vector<double> v = values_of(values_);
@@ -264,7 +266,8 @@ CooMatrix CsrMatrix::to_coo() const {
   structure_of("CsrMatrix::to_coo", *this, p, c);
   std::vector<std::int64_t> rows_of(static_cast<std::size_t>(nnz()));
   for (std::int64_t r = 0; r < rows_; ++r)
-    std::fill(rows_of.begin() + p[static_cast<std::size_t>(r)], rows_of.begin() + p[static_cast<std::size_t>(r + 1)], r);
+    std::fill(rows_of.begin() + p[static_cast<std::size_t>(r)], rows_of.begin() + p[static_cast<std::size_t>(r + 1)],
+              r);
   Backend b = values_.backend();
   return CooMatrix(index_tensor(b, rows_of, index_dtype()), indices_, values_, rows_, cols_);
 }
@@ -301,14 +304,12 @@ CsrMatrix CooMatrix::to_csr() const {
   check_host_bytes("CooMatrix::to_csr", rows_, 8, rows_, cols_);
   const std::vector<std::int64_t> r = indices_of(row_), c = indices_of(col_);
   // Checked again: the arrays of a matrix made from NumPy arrays stay shared with them.
-  check_entries(r, c, rows_, cols_, ops::detail::context("CooMatrix::to_csr", {row_, col_, values_}),
-                true);
+  check_entries(r, c, rows_, cols_, ops::detail::context("CooMatrix::to_csr", {row_, col_, values_}), true);
   const std::vector<double> v = values_of(values_);
   std::vector<std::size_t> order(r.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return r[a] != r[b] ? r[a] < r[b] : c[a] < c[b];
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return r[a] != r[b] ? r[a] < r[b] : c[a] < c[b]; });
   std::vector<std::int64_t> p(static_cast<std::size_t>(rows_ + 1), 0), cc;
   std::vector<double> vv;
   std::int64_t last_r = -1, last_c = -1;
@@ -358,17 +359,16 @@ Tensor spmm(const CsrMatrix& a, const Tensor& x_in) {
   if (out.numel() == 0) return out;
   const Tensor x = x_in.contiguous();
   const std::int64_t rows = a.rows(), cols = a.cols();
-  detail::launch<rt::OpKind::SparseMatmul>(op, {a.indptr(), a.indices(), a.values(), x}, {out},
-                                           [=](auto& in, auto& o) {
-                                             rt::SparseMatmulArgs s;
-                                             s.indptr = in[0];
-                                             s.indices = in[1];
-                                             s.values = in[2];
-                                             s.x = in[3];
-                                             s.out = o[0];
-                                             s.rows = rows, s.cols = cols, s.n = n;
-                                             return s;
-                                           });
+  detail::launch<rt::OpKind::SparseMatmul>(op, {a.indptr(), a.indices(), a.values(), x}, {out}, [=](auto& in, auto& o) {
+    rt::SparseMatmulArgs s;
+    s.indptr = in[0];
+    s.indices = in[1];
+    s.values = in[2];
+    s.x = in[3];
+    s.out = o[0];
+    s.rows = rows, s.cols = cols, s.n = n;
+    return s;
+  });
   return out;
 }
 
@@ -382,10 +382,10 @@ Tensor sparse_add_dense(const CsrMatrix& a, const Tensor& d) {
                     std::string(dtype_name(a.dtype())),
                 detail::context(op, {a.values(), d}), {"Cast d to the matrix's dtype"});
   if (d.ndim() != 2 || d.shape()[0] != a.rows() || d.shape()[1] != a.cols())
-    throw Error(ErrorCode::ShapeMismatch,
-                "a is " + std::to_string(a.rows()) + " x " + std::to_string(a.cols()) + " but d is " +
-                    d.shape().to_string(),
-                detail::context("sparse_add_dense", {d}));
+    throw Error(
+        ErrorCode::ShapeMismatch,
+        "a is " + std::to_string(a.rows()) + " x " + std::to_string(a.cols()) + " but d is " + d.shape().to_string(),
+        detail::context("sparse_add_dense", {d}));
   return add(a.to_dense(), d);
 }
 

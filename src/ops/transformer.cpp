@@ -23,10 +23,11 @@ Tensor rope_table(Backend& backend, std::int64_t max_pos, std::int64_t half) {
     return backend.empty(shape, DType::F32);
   } catch (const Error& e) {
     if (e.code() != ErrorCode::OutOfMemory) throw;
-    throw Error(ErrorCode::OutOfMemory,
-                "two tables of " + shape.to_string() + " f32 (" + std::to_string(n * 4) + " bytes each): " + e.message(),
-                {.op = name, .shapes = {shape.to_string()}, .dtypes = {"f32"}, .device = backend.device().to_string()},
-                {"Use a smaller max_pos: each table holds max_pos * rot_dim / 2 floats"});
+    throw Error(
+        ErrorCode::OutOfMemory,
+        "two tables of " + shape.to_string() + " f32 (" + std::to_string(n * 4) + " bytes each): " + e.message(),
+        {.op = name, .shapes = {shape.to_string()}, .dtypes = {"f32"}, .device = backend.device().to_string()},
+        {"Use a smaller max_pos: each table holds max_pos * rot_dim / 2 floats"});
   }
 }
 }  // namespace
@@ -63,19 +64,23 @@ Tensor rope(const Tensor& x_in, const Tensor& cos, const Tensor& sin, RopeStyle 
   if (!is_floating(x_in.dtype()))
     throw Error(ErrorCode::DTypeMismatch, "rope needs a floating input", detail::context(name, {x_in}));
   if (x_in.ndim() != 4)
-    throw Error(ErrorCode::ShapeMismatch, "rope takes x as [batch, seq, heads, head_dim]", detail::context(name, {x_in}));
+    throw Error(ErrorCode::ShapeMismatch, "rope takes x as [batch, seq, heads, head_dim]",
+                detail::context(name, {x_in}));
   const std::int64_t seq = x_in.shape()[1], hd = x_in.shape()[3];
   if (rot_dim == 0) rot_dim = hd;
   if (rot_dim <= 0 || rot_dim > hd || rot_dim % 2)
     throw Error(ErrorCode::InvalidArgument, "rot_dim must be even and in (0, head_dim]", detail::context(name, {x_in}));
   if (cos.dtype() != DType::F32 || sin.dtype() != DType::F32)
-    throw Error(ErrorCode::DTypeMismatch, "cos/sin tables must be f32 (see rope_cache)", detail::context(name, {x_in, cos, sin}));
+    throw Error(ErrorCode::DTypeMismatch, "cos/sin tables must be f32 (see rope_cache)",
+                detail::context(name, {x_in, cos, sin}));
   if (cos.ndim() != 2 || cos.shape() != sin.shape() || cos.shape()[1] != rot_dim / 2)
-    throw Error(ErrorCode::ShapeMismatch, "cos/sin must both be [max_pos, rot_dim / 2]", detail::context(name, {x_in, cos, sin}));
+    throw Error(ErrorCode::ShapeMismatch, "cos/sin must both be [max_pos, rot_dim / 2]",
+                detail::context(name, {x_in, cos, sin}));
   if (pos0 < 0 || pos0 + seq > cos.shape()[0])
-    throw Error(ErrorCode::OutOfRange, "positions [" + std::to_string(pos0) + ", " + std::to_string(pos0 + seq) +
-                ") exceed the table's " + std::to_string(cos.shape()[0]), detail::context(name, {x_in, cos}),
-                {"Build the tables with a larger max_pos"});
+    throw Error(ErrorCode::OutOfRange,
+                "positions [" + std::to_string(pos0) + ", " + std::to_string(pos0 + seq) + ") exceed the table's " +
+                    std::to_string(cos.shape()[0]),
+                detail::context(name, {x_in, cos}), {"Build the tables with a larger max_pos"});
   const Tensor x = x_in.contiguous();
   Tensor out = detail::empty_like(x, x.shape(), x.dtype());
   if (x.numel() == 0) return out;
@@ -129,9 +134,10 @@ Tensor matmul_vec(const Tensor& w, const Tensor& x) {
   if (w.ndim() != 2 || x.ndim() != 1)
     throw Error(ErrorCode::ShapeMismatch, "matmul_vec takes w [n, k] and x [k]", detail::context("matmul_vec", {w, x}));
   if (w.shape()[1] != x.shape()[0])
-    throw Error(ErrorCode::ShapeMismatch,
-                "w has " + std::to_string(w.shape()[1]) + " columns but x has " + std::to_string(x.shape()[0]) + " elements",
-                detail::context("matmul_vec", {w, x}), {"x must have one element per column of w"});
+    throw Error(
+        ErrorCode::ShapeMismatch,
+        "w has " + std::to_string(w.shape()[1]) + " columns but x has " + std::to_string(x.shape()[0]) + " elements",
+        detail::context("matmul_vec", {w, x}), {"x must have one element per column of w"});
   return matmul(w, x);
 }
 

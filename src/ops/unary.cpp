@@ -2,9 +2,7 @@
 
 namespace torsh::ops {
 namespace {
-bool integer_ok(rt::UnaryOp op) {
-  return op == rt::UnaryOp::Neg || op == rt::UnaryOp::Abs || op == rt::UnaryOp::Relu;
-}
+bool integer_ok(rt::UnaryOp op) { return op == rt::UnaryOp::Neg || op == rt::UnaryOp::Abs || op == rt::UnaryOp::Relu; }
 }  // namespace
 
 void unary_out(rt::UnaryOp op, const Tensor& x, Tensor& out) {

@@ -25,7 +25,7 @@ struct Entry {
 };
 
 struct State {
-  std::recursive_mutex mu;  // candidates may run ops that consult the tuner
+  std::recursive_mutex mu;           // candidates may run ops that consult the tuner
   std::atomic<bool> enabled{false};  // read on every tuned op without the lock
   bool loaded = false;
   std::string path;
@@ -102,7 +102,8 @@ void save_locked(State& s) {
   }
   std::filesystem::rename(tmp, s.path, ec);
   if (ec) {
-    warn(s, "cannot replace the cache file " + s.path + " (" + ec.message() + "); choices are kept for this process only");
+    warn(s,
+         "cannot replace the cache file " + s.path + " (" + ec.message() + "); choices are kept for this process only");
     std::filesystem::remove(tmp, ec);
   }
 }

@@ -31,11 +31,11 @@ void BufferState::release() {
 Buffer allocate_buffer(const std::shared_ptr<BackendState>& b, std::size_t bytes, rt::StreamImpl* stream) {
   const DeviceInfo& info = b->dev->info();
   if (info.total_memory && bytes > info.total_memory)
-    throw Error(ErrorCode::OutOfMemory,
-                "requested " + format_bytes(bytes) + " but the device has " + format_bytes(info.total_memory) +
-                    " in total",
-                {.op = "allocate", .device = b->device.to_string()},
-                {"Check the size computation; this can never fit on " + info.name});
+    throw Error(
+        ErrorCode::OutOfMemory,
+        "requested " + format_bytes(bytes) + " but the device has " + format_bytes(info.total_memory) + " in total",
+        {.op = "allocate", .device = b->device.to_string()},
+        {"Check the size computation; this can never fit on " + info.name});
   // First, so that a failure here leaves no block behind.
   auto st = std::allocate_shared<BufferState>(CachedAllocator<BufferState>());
   st->backend = b;
@@ -52,7 +52,8 @@ Buffer allocate_buffer(const std::shared_ptr<BackendState>& b, std::size_t bytes
   return out;
 }
 
-std::shared_ptr<BackendState> make_backend_state(std::shared_ptr<rt::DeviceImpl> dev, Device device, BackendConfig cfg) {
+std::shared_ptr<BackendState> make_backend_state(std::shared_ptr<rt::DeviceImpl> dev, Device device,
+                                                 BackendConfig cfg) {
   auto st = std::make_shared<BackendState>();
   st->dev = dev;
   st->device = device;
@@ -143,8 +144,9 @@ void Buffer::copy_to_host(void* dst, std::size_t bytes, std::size_t offset) cons
 namespace {
 void check_stream(const char* op, const Stream& s, const Device& d) {
   if (s.device() != d)
-    throw Error(ErrorCode::DeviceMismatch, "stream on " + s.device().to_string() + " used for a buffer on " +
-                d.to_string(), {.op = op, .device = d.to_string()});
+    throw Error(ErrorCode::DeviceMismatch,
+                "stream on " + s.device().to_string() + " used for a buffer on " + d.to_string(),
+                {.op = op, .device = d.to_string()});
 }
 }  // namespace
 
@@ -212,15 +214,17 @@ void Buffer::fill_pattern(const void* pattern, std::size_t pattern_size, std::si
 void Stream::synchronize() { impl().synchronize(); }
 void Stream::record(Event& e) {
   if (e.device() != device())
-    throw Error(ErrorCode::DeviceMismatch, "event of " + e.device().to_string() + " recorded on a stream of " +
-                device().to_string(), {.op = "stream.record"});
+    throw Error(ErrorCode::DeviceMismatch,
+                "event of " + e.device().to_string() + " recorded on a stream of " + device().to_string(),
+                {.op = "stream.record"});
   impl().record(e.impl());
   e.s_->recorded = true;
 }
 void Stream::wait(const Event& e) {
   if (e.device() != device())
-    throw Error(ErrorCode::DeviceMismatch, "stream of " + device().to_string() + " waits on an event of " +
-                e.device().to_string(), {.op = "stream.wait"}, {"Synchronize the event on the host instead"});
+    throw Error(ErrorCode::DeviceMismatch,
+                "stream of " + device().to_string() + " waits on an event of " + e.device().to_string(),
+                {.op = "stream.wait"}, {"Synchronize the event on the host instead"});
   impl().wait(e.impl());
 }
 Device Stream::device() const { return s_ ? s_->device : Device{}; }
@@ -273,8 +277,9 @@ Buffer Backend::allocate(std::size_t bytes, const Stream& stream) {
     throw Error(ErrorCode::InvalidArgument, "allocation of 0 bytes", {.op = "allocate", .device = device().to_string()},
                 {"Allocate at least one byte; empty tensors do not need a raw buffer"});
   if (stream.device() != device())
-    throw Error(ErrorCode::DeviceMismatch, "allocation on " + device().to_string() + " for a stream of " +
-                stream.device().to_string(), {.op = "allocate", .device = device().to_string()});
+    throw Error(ErrorCode::DeviceMismatch,
+                "allocation on " + device().to_string() + " for a stream of " + stream.device().to_string(),
+                {.op = "allocate", .device = device().to_string()});
   return detail::allocate_buffer(s_, bytes, &stream.impl());
 }
 
@@ -314,9 +319,12 @@ std::size_t checked_nbytes(const Shape& shape, DType dtype, const Device& d) {
   for (auto dim : shape.dims()) {
     // A multiply with an overflow flag, not a division: this runs on every op.
     if (__builtin_mul_overflow(n, static_cast<std::size_t>(dim), &n))
-      throw Error(ErrorCode::InvalidArgument, "tensor size overflows: " + shape.to_string() + " of " +
-                  std::string(dtype_name(dtype)), {.op = "empty", .shapes = {shape.to_string()},
-                  .dtypes = {std::string(dtype_name(dtype))}, .device = d.to_string()});
+      throw Error(ErrorCode::InvalidArgument,
+                  "tensor size overflows: " + shape.to_string() + " of " + std::string(dtype_name(dtype)),
+                  {.op = "empty",
+                   .shapes = {shape.to_string()},
+                   .dtypes = {std::string(dtype_name(dtype))},
+                   .device = d.to_string()});
   }
   return n;
 }
@@ -339,7 +347,9 @@ Tensor Backend::from_host(const void* data, const Shape& shape, DType dtype) {
   // Only an empty tensor may come from no memory; checked before the allocation.
   if (!data && shape.numel() != 0)
     throw Error(ErrorCode::InvalidArgument, "null host pointer for " + std::to_string(shape.numel()) + " elements",
-                {.op = "from_host", .shapes = {shape.to_string()}, .dtypes = {std::string(dtype_name(dtype))},
+                {.op = "from_host",
+                 .shapes = {shape.to_string()},
+                 .dtypes = {std::string(dtype_name(dtype))},
                  .device = device().to_string()},
                 {"Pass the address of numel() * dtype size readable bytes"});
   Tensor t = empty(shape, dtype);
@@ -386,8 +396,8 @@ std::vector<BackendType> Backend::available() {
 Backend Backend::create(BackendType type, int device) {
   if (type == BackendType::Auto) {
     if (device != 0)
-      throw Error(ErrorCode::InvalidArgument, "a device index needs an explicit backend type",
-                  {.op = "create"}, {"Name the backend, e.g. Backend::create(BackendType::OpenCl, 1)"});
+      throw Error(ErrorCode::InvalidArgument, "a device index needs an explicit backend type", {.op = "create"},
+                  {"Name the backend, e.g. Backend::create(BackendType::OpenCl, 1)"});
     return auto_select();
   }
   auto dev = open_device(type, device);
@@ -430,7 +440,8 @@ Backend BackendBuilder::build() const {
     throw Error(ErrorCode::InvalidArgument, msg, {.op = "BackendBuilder::build"}, {fix});
   };
   if (c.device_id < 0) bad("device_id " + std::to_string(c.device_id) + " is negative", "Use a device index >= 0");
-  if (c.num_threads < 0) bad("num_threads " + std::to_string(c.num_threads) + " is negative", "Use 0 (one per core) or a positive count");
+  if (c.num_threads < 0)
+    bad("num_threads " + std::to_string(c.num_threads) + " is negative", "Use 0 (one per core) or a positive count");
   BackendType t = c.type;
   if (t == BackendType::Auto) {
     if (c.device_id != 0) bad("device_id needs an explicit backend type", "Set backend_type() as well");
@@ -441,12 +452,15 @@ Backend BackendBuilder::build() const {
     bad("enable_tensor_cores applies to CUDA and ROCm, not " + std::string(backend_name(t)),
         "Drop enable_tensor_cores or choose BackendType::Cuda / Rocm");
   if (c.enable_cudnn && t != BackendType::Cuda)
-    bad("enable_cudnn applies to CUDA only, not " + std::string(backend_name(t)), "Drop enable_cudnn or choose BackendType::Cuda");
+    bad("enable_cudnn applies to CUDA only, not " + std::string(backend_name(t)),
+        "Drop enable_cudnn or choose BackendType::Cuda");
   if (c.num_threads > 0 && t != BackendType::Cpu)
-    bad("num_threads applies to the CPU backend, not " + std::string(backend_name(t)), "Drop num_threads for device backends");
+    bad("num_threads applies to the CPU backend, not " + std::string(backend_name(t)),
+        "Drop num_threads for device backends");
   if (!c.enable_simd && t != BackendType::Cpu)
     bad("enable_simd(false) applies to the CPU backend only", "Drop enable_simd for device backends");
-  if (c.num_threads > 4096) bad("num_threads " + std::to_string(c.num_threads) + " is absurd", "Use at most the core count");
+  if (c.num_threads > 4096)
+    bad("num_threads " + std::to_string(c.num_threads) + " is absurd", "Use at most the core count");
 
   // One limit, settable from either place.
   if (c.memory_pool_size && c.pool.max_size && c.memory_pool_size != c.pool.max_size)
@@ -459,7 +473,8 @@ Backend BackendBuilder::build() const {
   const auto total = dev->info().total_memory;
   if (c.memory_pool_size && total && c.memory_pool_size > total)
     bad("memory_pool_size of " + std::to_string(c.memory_pool_size) + " bytes exceeds the device's " +
-            std::to_string(total) + " bytes", "Use at most the device's total memory (see `torsh info`)");
+            std::to_string(total) + " bytes",
+        "Use at most the device's total memory (see `torsh info`)");
   detail::validate_pool_config(c.pool, total);
 
   c.type = t;

@@ -119,7 +119,8 @@ void DeviceImpl::unsupported(OpKind op, DType dtype) const {
 }
 
 void DeviceImpl::wrong_args(OpKind k) {
-  throw Error(ErrorCode::Internal, std::string("arguments of the wrong type passed to a ") + op_kind_name(k) + " kernel",
+  throw Error(ErrorCode::Internal,
+              std::string("arguments of the wrong type passed to a ") + op_kind_name(k) + " kernel",
               {.op = op_kind_name(k)});
 }
 

@@ -1,8 +1,8 @@
 #include "cache_dir.hpp"
 
-#include <cstdlib>
 #include <pwd.h>
 #include <unistd.h>
+#include <cstdlib>
 #include <vector>
 
 namespace torsh::detail {

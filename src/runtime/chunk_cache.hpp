@@ -72,8 +72,10 @@ struct CachedAllocator {
     return static_cast<T*>(n == 1 ? ChunkCache<sizeof(T)>::get() : ::operator new(n * sizeof(T)));
   }
   void deallocate(T* p, std::size_t n) noexcept {
-    if (n == 1) ChunkCache<sizeof(T)>::put(p);
-    else ::operator delete(p);
+    if (n == 1)
+      ChunkCache<sizeof(T)>::put(p);
+    else
+      ::operator delete(p);
   }
   template <class U>
   bool operator==(const CachedAllocator<U>&) const noexcept {

@@ -20,7 +20,9 @@ GraphState* capturing_any() { return t_capture; }
 
 namespace {
 detail::GraphState& state_of(const std::shared_ptr<detail::GraphState>& s) {
-  if (!s) throw Error(ErrorCode::InvalidState, "empty graph handle", {.op = "graph"}, {"Obtain a Graph from GraphCapture::end()"});
+  if (!s)
+    throw Error(ErrorCode::InvalidState, "empty graph handle", {.op = "graph"},
+                {"Obtain a Graph from GraphCapture::end()"});
   return *s;
 }
 }  // namespace

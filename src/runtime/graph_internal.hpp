@@ -12,8 +12,8 @@ namespace torsh::detail {
 
 struct GraphNode {
   std::string name;
-  std::function<void()> run;   // issues the kernel with its recorded operands
-  std::vector<Buffer> keep;    // the operands' memory, alive as long as the graph
+  std::function<void()> run;  // issues the kernel with its recorded operands
+  std::vector<Buffer> keep;   // the operands' memory, alive as long as the graph
 };
 
 struct GraphState {
@@ -28,8 +28,10 @@ struct GraphState {
 
   // Native replay is off for this graph, for `reason` (the first one stays).
   void invalidate_native(const std::string& reason) {
-    if (native) native->invalidate(reason);
-    else if (no_native.empty()) no_native = reason;
+    if (native)
+      native->invalidate(reason);
+    else if (no_native.empty())
+      no_native = reason;
   }
 };
 

@@ -1,5 +1,6 @@
 #include "kernel_disk_cache.hpp"
 
+#include <unistd.h>
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -9,7 +10,6 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
-#include <unistd.h>
 
 #include "cache_dir.hpp"
 #include "sha256.hpp"

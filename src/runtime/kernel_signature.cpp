@@ -30,14 +30,14 @@ std::vector<std::string> tokens(std::string_view s) {
 // Scalar types by the names the dialects spell them (long is 64-bit in all of them).
 const std::map<std::string, ParamType, std::less<>>& scalar_names() {
   static const std::map<std::string, ParamType, std::less<>> m = {
-      {"float", ParamType::F32},     {"double", ParamType::F64},    {"half", ParamType::F16},
-      {"__half", ParamType::F16},    {"int", ParamType::I32},       {"uint", ParamType::U32},
-      {"long", ParamType::I64},      {"ulong", ParamType::U64},     {"short", ParamType::I16},
-      {"ushort", ParamType::U16},    {"char", ParamType::I8},       {"uchar", ParamType::U8},
-      {"bool", ParamType::U8},       {"size_t", ParamType::U64},    {"int8_t", ParamType::I8},
-      {"uint8_t", ParamType::U8},    {"int16_t", ParamType::I16},   {"uint16_t", ParamType::U16},
-      {"int32_t", ParamType::I32},   {"uint32_t", ParamType::U32},  {"int64_t", ParamType::I64},
-      {"uint64_t", ParamType::U64},  {"ptrdiff_t", ParamType::I64}, {"__nv_bfloat16", ParamType::U16},
+      {"float", ParamType::F32},       {"double", ParamType::F64},    {"half", ParamType::F16},
+      {"__half", ParamType::F16},      {"int", ParamType::I32},       {"uint", ParamType::U32},
+      {"long", ParamType::I64},        {"ulong", ParamType::U64},     {"short", ParamType::I16},
+      {"ushort", ParamType::U16},      {"char", ParamType::I8},       {"uchar", ParamType::U8},
+      {"bool", ParamType::U8},         {"size_t", ParamType::U64},    {"int8_t", ParamType::I8},
+      {"uint8_t", ParamType::U8},      {"int16_t", ParamType::I16},   {"uint16_t", ParamType::U16},
+      {"int32_t", ParamType::I32},     {"uint32_t", ParamType::U32},  {"int64_t", ParamType::I64},
+      {"uint64_t", ParamType::U64},    {"ptrdiff_t", ParamType::I64}, {"__nv_bfloat16", ParamType::U16},
       {"hip_bfloat16", ParamType::U16}};
   return m;
 }
@@ -53,8 +53,8 @@ ParamType make_unsigned(ParamType t) {
 }
 
 bool is_qualifier(std::string_view t) {
-  static const char* const q[] = {"GLOBAL",   "__global", "global",   "const",    "__restrict__", "__restrict",
-                                  "restrict", "volatile", "__constant", "constant", "CONSTANT",  "struct",
+  static const char* const q[] = {"GLOBAL",   "__global",    "global",       "const",     "__restrict__", "__restrict",
+                                  "restrict", "volatile",    "__constant",   "constant",  "CONSTANT",     "struct",
                                   "signed",   "__read_only", "__write_only", "read_only", "write_only"};
   for (const char* s : q)
     if (t == s) return true;
@@ -105,9 +105,9 @@ KernelParam classify(const std::vector<std::string>& t, bool& local) {
     names.push_back(s);
   }
   // The last name is the parameter's when a type name precedes it.
-  const bool named = names.size() >= 2 || (names.size() == 1 && (is_unsigned && names[0] != "int" &&
-                                                                 names[0] != "long" && names[0] != "short" &&
-                                                                 names[0] != "char"));
+  const bool named =
+      names.size() >= 2 || (names.size() == 1 && (is_unsigned && names[0] != "int" && names[0] != "long" &&
+                                                  names[0] != "short" && names[0] != "char"));
   if (named) {
     p.name = names.back();
     names.pop_back();
@@ -188,8 +188,10 @@ std::optional<ParsedEntry> parse_c_entry(std::string_view source, std::string_vi
     int depth = 0;
     std::size_t close = open;
     for (; close < text.size(); ++close) {
-      if (text[close] == '(') ++depth;
-      else if (text[close] == ')' && --depth == 0) break;
+      if (text[close] == '(')
+        ++depth;
+      else if (text[close] == ')' && --depth == 0)
+        break;
     }
     if (close >= text.size()) return std::nullopt;
     ParsedEntry out;

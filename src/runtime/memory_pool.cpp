@@ -28,7 +28,8 @@ MemoryPool::MemoryPool(std::shared_ptr<rt::DeviceImpl> dev, Device device, Kind 
   round_ = std::bit_ceil(std::max<std::size_t>({cfg_.round_to, device_align, 1}));
   round_shift_ = static_cast<unsigned>(std::countr_zero(round_));
   if (kind_ == Kind::Device) max_alloc_ = dev_->capabilities().max_allocation;
-  if (cfg_.caching && cfg_.strategy == AllocationStrategy::BestFit) fast_.assign((cfg_.small_limit >> round_shift_) + 1, nullptr);
+  if (cfg_.caching && cfg_.strategy == AllocationStrategy::BestFit)
+    fast_.assign((cfg_.small_limit >> round_shift_) + 1, nullptr);
   if (cfg_.initial_size && cfg_.caching) {
     std::lock_guard lk(mu_);
     const std::size_t size = round_up(cfg_.initial_size);
@@ -128,8 +129,10 @@ PoolBlock* MemoryPool::allocate(std::size_t bytes, rt::StreamImpl* stream) {
     if (fast_blocks_) flush_fast();
     b = find_free(small ? small_free_ : large_free_, stream, size);
   }
-  if (b) st_.cache_hits++;
-  else b = grow(size, bytes, small, stream);
+  if (b)
+    st_.cache_hits++;
+  else
+    b = grow(size, bytes, small, stream);
   if (cfg_.caching && b->size != size) split(b, size);
   b->allocated = true;
   b->requested = bytes;
@@ -400,7 +403,8 @@ std::size_t MemoryPool::empty_cache() {
 
 std::unique_ptr<rt::BufferImpl> MemoryPool::raw_allocate(std::size_t bytes, bool& pinned) {
   if (take_injected_failure())
-    throw Error(ErrorCode::OutOfMemory, "injected device allocation failure (torsh::test_hooks::fail_next_device_allocations)",
+    throw Error(ErrorCode::OutOfMemory,
+                "injected device allocation failure (torsh::test_hooks::fail_next_device_allocations)",
                 {.op = "allocate", .device = device_.to_string()});
   if (kind_ == Kind::Host) {
     if (auto m = dev_->allocate_host(bytes)) {

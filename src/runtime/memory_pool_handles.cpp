@@ -56,8 +56,9 @@ void Buffer::record_stream(const Stream& s) const {
   if (!st.block) return;  // memory of its own: nothing is reused
   if (ss->impl == st.block->stream) return;
   if (ss->device != st.pool->device())
-    throw Error(ErrorCode::DeviceMismatch, "stream of " + ss->device.to_string() + " recorded for memory of " +
-                st.pool->device().to_string(), {.op = "record_stream", .device = device().to_string()});
+    throw Error(ErrorCode::DeviceMismatch,
+                "stream of " + ss->device.to_string() + " recorded for memory of " + st.pool->device().to_string(),
+                {.op = "record_stream", .device = device().to_string()});
   // The aliasing pointer keeps the stream's handle state alive until the free records on it.
   st.pool->record_stream(st.block, std::shared_ptr<rt::StreamImpl>(ss, ss->impl));
 }

@@ -48,11 +48,11 @@
 #include <string>
 #include <vector>
 
+#include "pool_lock.hpp"
 #include "torsh/core/device.hpp"
 #include "torsh/runtime/backend.hpp"
 #include "torsh/runtime/backend_impl.hpp"
 #include "torsh/runtime/memory_pool.hpp"
-#include "pool_lock.hpp"
 
 namespace torsh::detail {
 
@@ -68,7 +68,7 @@ struct PoolBlock {
   PoolBlock* prev = nullptr;         // neighbours in the segment
   PoolBlock* next = nullptr;
   bool allocated = false;
-  bool in_fast = false;           // parked in a fast list, not yet merged
+  bool in_fast = false;  // parked in a fast list, not yet merged
   PoolBlock* fast_next = nullptr;
   int pending_events = 0;  // events still to complete before it can be reused
   // Streams besides `stream` that used the block; kept alive until free() records on them.
@@ -136,7 +136,9 @@ struct NodeAllocator {
   T* allocate(std::size_t n) { return static_cast<T*>(cache->get(n * sizeof(T))); }
   void deallocate(T* p, std::size_t n) noexcept { cache->put(p, n * sizeof(T)); }
   template <class U>
-  bool operator==(const NodeAllocator<U>& o) const { return cache == o.cache; }
+  bool operator==(const NodeAllocator<U>& o) const {
+    return cache == o.cache;
+  }
 };
 
 class MemoryPool {
@@ -188,8 +190,7 @@ class MemoryPool {
   std::size_t segment_size(std::size_t rounded, bool small) const;
   PoolBlock* find_free(FreeSet& set, rt::StreamImpl* stream, std::size_t size);
   PoolBlock* grow(std::size_t rounded, std::size_t requested, bool small, rt::StreamImpl* stream);
-  PoolBlock* try_segment(std::size_t bytes, std::size_t rounded, bool small, rt::StreamImpl* stream,
-                         std::string& why);
+  PoolBlock* try_segment(std::size_t bytes, std::size_t rounded, bool small, rt::StreamImpl* stream, std::string& why);
   void split(PoolBlock* b, std::size_t size);
   void return_block(PoolBlock* b);
   void release_segment(PoolSegment* s);

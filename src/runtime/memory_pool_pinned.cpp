@@ -78,9 +78,11 @@ void Buffer::copy_from_async(const Buffer& src, std::size_t bytes, Stream& s, st
     return b.block && b.pool->kind() == detail::MemoryPool::Kind::Host && b.pool->device() == sd;
   };
   if (!on_s(d) && !on_s(sr))
-    throw Error(ErrorCode::DeviceMismatch, "copy from " + src.device().to_string() + " to " + device().to_string() +
-                " on a stream of " + sd.to_string(), {.op = "copy_from_async", .device = sd.to_string()},
-                {"Use a stream of the device that holds one of the buffers"});
+    throw Error(
+        ErrorCode::DeviceMismatch,
+        "copy from " + src.device().to_string() + " to " + device().to_string() + " on a stream of " + sd.to_string(),
+        {.op = "copy_from_async", .device = sd.to_string()},
+        {"Use a stream of the device that holds one of the buffers"});
   if (!bytes) return;
   rt::DeviceImpl& dev = *ss->dev;
   if (on_s(d) && on_s(sr)) {

@@ -13,9 +13,12 @@ std::atomic<int> g_injected_failures{0};
 
 std::string format_bytes(std::size_t b) {
   char buf[80];
-  if (b >= (std::size_t(1) << 30)) std::snprintf(buf, sizeof buf, "%zu bytes (%.2f GiB)", b, b / double(1ull << 30));
-  else if (b >= (std::size_t(1) << 20)) std::snprintf(buf, sizeof buf, "%zu bytes (%.2f MiB)", b, b / double(1ull << 20));
-  else std::snprintf(buf, sizeof buf, "%zu bytes", b);
+  if (b >= (std::size_t(1) << 30))
+    std::snprintf(buf, sizeof buf, "%zu bytes (%.2f GiB)", b, b / double(1ull << 30));
+  else if (b >= (std::size_t(1) << 20))
+    std::snprintf(buf, sizeof buf, "%zu bytes (%.2f MiB)", b, b / double(1ull << 20));
+  else
+    std::snprintf(buf, sizeof buf, "%zu bytes", b);
   return buf;
 }
 
@@ -57,8 +60,10 @@ void MemoryPool::out_of_memory(std::size_t requested, std::size_t rounded, const
   msg += cfg_.max_size ? format_bytes(cfg_.max_size) + " (memory_pool_size)" : std::string("none");
   msg += ". Last failure: " + why;
   std::vector<std::string> fixes{"Free buffers that are no longer needed (Buffer::free(), or drop the last handle)"};
-  if (cfg_.max_size) fixes.push_back("Raise the limit: BackendBuilder::memory_pool_size() / MemoryPoolConfig::max_size");
-  fixes.push_back("Other Backend handles built for this device keep their own cached blocks: call empty_cache() on them");
+  if (cfg_.max_size)
+    fixes.push_back("Raise the limit: BackendBuilder::memory_pool_size() / MemoryPoolConfig::max_size");
+  fixes.push_back(
+      "Other Backend handles built for this device keep their own cached blocks: call empty_cache() on them");
   throw Error(ErrorCode::OutOfMemory, msg, {.op = "allocate", .device = device_.to_string()}, fixes);
 }
 
@@ -77,7 +82,8 @@ std::string MemoryPool::check() const {
       const std::string where = "segment " + std::to_string(s->id) + " block at " + std::to_string(b->offset);
       if (b->seg != s.get() || b->seg_id != s->id) return fail(where + " points at another segment");
       if (b->prev != prev) return fail(where + " has a broken back link");
-      if (b->offset != off) return fail(where + " does not start where the previous block ends (" + std::to_string(off) + ")");
+      if (b->offset != off)
+        return fail(where + " does not start where the previous block ends (" + std::to_string(off) + ")");
       if (b->size == 0 || b->size % round_) return fail(where + " has size " + std::to_string(b->size));
       if (b->stream != s->head->stream) return fail(where + " has another stream than its segment");
       off += b->size;
@@ -102,8 +108,9 @@ std::string MemoryPool::check() const {
           return fail(where + " and its free neighbour were not merged");
       }
     }
-    if (off != s->size) return fail("blocks of segment " + std::to_string(s->id) + " cover " + std::to_string(off) +
-                                    " of its " + std::to_string(s->size) + " bytes");
+    if (off != s->size)
+      return fail("blocks of segment " + std::to_string(s->id) + " cover " + std::to_string(off) + " of its " +
+                  std::to_string(s->size) + " bytes");
   }
   for (const FreeSet* set : {&small_free_, &large_free_})
     for (const PoolBlock* b : *set)
@@ -114,15 +121,18 @@ std::string MemoryPool::check() const {
       if (!segs.count(b->seg) || !b->in_fast || b->size != c * round_)
         return fail("fast list " + std::to_string(c) + " holds a block that does not belong there");
   auto expect = [&](const char* name, std::size_t got, std::size_t want) {
-    return got == want ? std::string() : std::string(name) + " is " + std::to_string(want) + " by the counters but " +
-                                             std::to_string(got) + " by the blocks";
+    return got == want ? std::string()
+                       : std::string(name) + " is " + std::to_string(want) + " by the counters but " +
+                             std::to_string(got) + " by the blocks";
   };
   for (const std::string& e :
        {expect("reserved bytes", reserved, st_.reserved_bytes), expect("segments", segments_.size(), st_.segments),
-        expect("allocated bytes", allocated, st_.allocated_bytes), expect("requested bytes", requested, st_.requested_bytes),
-        expect("live blocks", live, st_.live_blocks), expect("pending blocks", pending_blocks, st_.pending_blocks),
-        expect("pending bytes", pending_bytes, st_.pending_bytes), expect("pending events", pending_events, pending_.size()),
-        expect("parked blocks", fast_blocks, fast_blocks_), expect("fast-list entries", listed, fast_blocks_),
+        expect("allocated bytes", allocated, st_.allocated_bytes),
+        expect("requested bytes", requested, st_.requested_bytes), expect("live blocks", live, st_.live_blocks),
+        expect("pending blocks", pending_blocks, st_.pending_blocks),
+        expect("pending bytes", pending_bytes, st_.pending_bytes),
+        expect("pending events", pending_events, pending_.size()), expect("parked blocks", fast_blocks, fast_blocks_),
+        expect("fast-list entries", listed, fast_blocks_),
         expect("free-list entries", small_free_.size() + large_free_.size(), cfg_.caching ? free_blocks : 0)})
     if (!e.empty()) return e;
   return "";
@@ -139,13 +149,12 @@ void validate_pool_config(const MemoryPoolConfig& c, std::uint64_t device_total)
         "Make initial_size at most max_size / memory_pool_size");
   if (device_total && c.initial_size > device_total)
     bad(init + " exceeds the device's " + format_bytes(device_total), "Reserve at most the device's memory");
-  if (c.initial_size && !c.caching)
-    bad(init + " needs caching = true", "Drop initial_size or enable caching");
+  if (c.initial_size && !c.caching) bad(init + " needs caching = true", "Drop initial_size or enable caching");
   if (!pow2(c.round_to))
     bad("MemoryPoolConfig::round_to " + std::to_string(c.round_to) + " is not a power of two", "Use e.g. 512");
   if (c.small_limit == 0 || c.small_limit > c.small_segment)
-    bad("MemoryPoolConfig::small_limit " + format_bytes(c.small_limit) + " must be in (0, small_segment = " +
-            format_bytes(c.small_segment) + "]",
+    bad("MemoryPoolConfig::small_limit " + format_bytes(c.small_limit) +
+            " must be in (0, small_segment = " + format_bytes(c.small_segment) + "]",
         "Small requests must fit a small segment");
   if (c.large_segment <= c.small_limit)
     bad("MemoryPoolConfig::large_segment " + format_bytes(c.large_segment) + " must exceed small_limit " +

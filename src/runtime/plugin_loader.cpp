@@ -63,7 +63,9 @@ std::string machine_name(unsigned m) {
   }
 }
 
-const char* class_name(unsigned char c) { return c == ELFCLASS32 ? "32-bit" : c == ELFCLASS64 ? "64-bit" : "unknown-class"; }
+const char* class_name(unsigned char c) {
+  return c == ELFCLASS32 ? "32-bit" : c == ELFCLASS64 ? "64-bit" : "unknown-class";
+}
 
 // This library's own header: what a plugin loaded into this process must match.
 const ElfIdent& host_ident() {
@@ -169,14 +171,14 @@ PluginLoad load(const std::string& path, BackendType expected) {
     return r;
   }
   if (!p->build_id || bounded(p->build_id) != TORSH_BUILD_ID) {
-    r.error = path + ": built as '" + bounded(p->build_id) + "', this torsh is '" +
-              TORSH_BUILD_ID + "'; rebuild the plugin against this torsh version and C++ standard library";
+    r.error = path + ": built as '" + bounded(p->build_id) + "', this torsh is '" + TORSH_BUILD_ID +
+              "'; rebuild the plugin against this torsh version and C++ standard library";
     dlclose(h);
     return r;
   }
   if (!p->backend_key || backend_key(expected) != bounded(p->backend_key)) {
-    r.error = path + ": declares backend '" + bounded(p->backend_key) +
-              "', expected '" + std::string(backend_key(expected)) + "'";
+    r.error = path + ": declares backend '" + bounded(p->backend_key) + "', expected '" +
+              std::string(backend_key(expected)) + "'";
     dlclose(h);
     return r;
   }

@@ -35,9 +35,12 @@ class PoolLock {
   void contended() noexcept {
     for (unsigned waits = 0;;) {
       while (held_.load(std::memory_order_relaxed)) {
-        if (waits < 128) relax();
-        else if (waits < 1024) std::this_thread::yield();
-        else std::this_thread::sleep_for(std::chrono::microseconds(50));
+        if (waits < 128)
+          relax();
+        else if (waits < 1024)
+          std::this_thread::yield();
+        else
+          std::this_thread::sleep_for(std::chrono::microseconds(50));
         ++waits;
       }
       if (!held_.exchange(true, std::memory_order_acquire)) return;

@@ -92,8 +92,8 @@ std::uint64_t push(Session& s, Record&& r) {
   } else if (ring(s)) {
     Record& old = s.records[seq % cap];
     if (old.kind == Record::Kind::Alloc || old.kind == Record::Kind::Free)
-      s.evicted_live[old.device] += old.kind == Record::Kind::Alloc ? static_cast<long long>(old.bytes)
-                                                                    : -static_cast<long long>(old.bytes);
+      s.evicted_live[old.device] +=
+          old.kind == Record::Kind::Alloc ? static_cast<long long>(old.bytes) : -static_cast<long long>(old.bytes);
     old = std::move(r);
   }
   return seq;
@@ -119,9 +119,7 @@ void resolve_locked(Session& s, std::size_t n) {
 
 void resolve_all_locked(Session& s) { resolve_locked(s, s.pending.size()); }
 
-const char* overflow_name(Options::Overflow o) {
-  return o == Options::Overflow::KeepLast ? "keep last" : "keep first";
-}
+const char* overflow_name(Options::Overflow o) { return o == Options::Overflow::KeepLast ? "keep last" : "keep first"; }
 
 // A JSON string; invalid UTF-8 in a user's scope label becomes U+FFFD instead of failing the trace.
 void put_string(std::ostream& os, const std::string& v) {
@@ -158,7 +156,7 @@ void write_trace_locked(Session& s, std::ostream& os) {
     return it->second;
   };
   std::map<std::string, long long> live = s.evicted_live;  // bytes per device, for the memory counter track
-  std::map<int, double> device_cursor;  // per device: its stream runs one op at a time
+  std::map<int, double> device_cursor;                     // per device: its stream runs one op at a time
   os << R"({"displayTimeUnit":"ms","otherData":{"events":)" << s.events << R"(,"kept_events":)" << kept_count(s)
      << R"(,"dropped_events":)" << s.events - kept_count(s) << R"(,"max_events":)" << s.opt.max_events
      << R"(,"overflow":")" << overflow_name(s.opt.overflow) << R"("},"traceEvents":[)";
@@ -340,8 +338,8 @@ std::vector<OpSummary> summary() {
 std::string table() {
   std::string t;
   char line[256];
-  std::snprintf(line, sizeof line, "%-20s %-10s %8s %12s %12s %7s  %s\n", "op", "device", "calls", "total ms", "mean ms",
-                "share", "timed on");
+  std::snprintf(line, sizeof line, "%-20s %-10s %8s %12s %12s %7s  %s\n", "op", "device", "calls", "total ms",
+                "mean ms", "share", "timed on");
   t += line;
   for (const auto& o : summary()) {
     std::snprintf(line, sizeof line, "%-20s %-10s %8llu %12.3f %12.4f %6.1f%%  %s\n", o.name.c_str(), o.device.c_str(),
@@ -378,8 +376,8 @@ void write_chrome_trace(const std::string& path) {
     f.flush();
   }
   if (!f)
-    throw Error(ErrorCode::InvalidArgument, "cannot write the trace to '" + path + "'", {.op = "profiler.write_chrome_trace"},
-                {"Check that the directory exists and is writable"});
+    throw Error(ErrorCode::InvalidArgument, "cannot write the trace to '" + path + "'",
+                {.op = "profiler.write_chrome_trace"}, {"Check that the directory exists and is writable"});
 }
 
 Scope::Scope(std::string name) : name_(std::move(name)), on_(detail::on()) {

@@ -7,7 +7,9 @@ namespace {
 
 ErrorContext ctx_of(const char* op, const Tensor& t) {
   if (!t.defined()) return {.op = op};
-  return {.op = op, .shapes = {t.shape().to_string()}, .dtypes = {std::string(dtype_name(t.dtype()))},
+  return {.op = op,
+          .shapes = {t.shape().to_string()},
+          .dtypes = {std::string(dtype_name(t.dtype()))},
           .device = t.device().to_string()};
 }
 
@@ -69,12 +71,11 @@ QTensor QTensor::from_host(Backend& backend, QuantFormat format, std::int64_t ro
   check_cols(op, format, rows, cols, {.op = op});
   const std::size_t row_bytes = quant_row_bytes(format, cols);
   if (bytes != static_cast<std::size_t>(rows) * row_bytes)
-    throw Error(ErrorCode::ShapeMismatch,
-                std::string(quant_format_name(format)) + " [" + std::to_string(rows) + ", " + std::to_string(cols) +
-                    "] is " + std::to_string(static_cast<std::size_t>(rows) * row_bytes) + " bytes, got " +
-                    std::to_string(bytes),
-                {.op = op},
-                {"Pass rows * cols / 32 blocks of " + std::to_string(quant_block_bytes(format)) + " bytes"});
+    throw Error(
+        ErrorCode::ShapeMismatch,
+        std::string(quant_format_name(format)) + " [" + std::to_string(rows) + ", " + std::to_string(cols) + "] is " +
+            std::to_string(static_cast<std::size_t>(rows) * row_bytes) + " bytes, got " + std::to_string(bytes),
+        {.op = op}, {"Pass rows * cols / 32 blocks of " + std::to_string(quant_block_bytes(format)) + " bytes"});
   Tensor t = backend.from_host(blocks, Shape{rows, static_cast<std::int64_t>(row_bytes)}, DType::U8);
   return QTensor(std::move(t), format, rows, cols);
 }

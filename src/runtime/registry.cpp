@@ -110,7 +110,8 @@ struct PluginBuild {
 
 std::optional<PluginBuild> plugin_build(BackendType t) {
   switch (t) {
-    case BackendType::OpenCl: return PluginBuild{TORSH_OPENCL_PLUGIN_BUILT != 0, TORSH_OPENCL_PLUGIN_NOTE, "TORSH_OPENCL"};
+    case BackendType::OpenCl:
+      return PluginBuild{TORSH_OPENCL_PLUGIN_BUILT != 0, TORSH_OPENCL_PLUGIN_NOTE, "TORSH_OPENCL"};
     case BackendType::Cuda: return PluginBuild{TORSH_CUDA_PLUGIN_BUILT != 0, TORSH_CUDA_PLUGIN_NOTE, "TORSH_CUDA"};
     case BackendType::Rocm: return PluginBuild{TORSH_HIP_PLUGIN_BUILT != 0, TORSH_HIP_PLUGIN_NOTE, "TORSH_HIP"};
     case BackendType::WebGpu:
@@ -205,8 +206,8 @@ void Registry::probe_locked(DriverEntry& e) {
       fill_devices(e);
       e.status.available = !e.status.devices.empty();
       if (!e.status.available)
-        e.status.reason = "the driver loaded but reports no device" +
-                          (e.status.reason.empty() ? "" : " (" + e.status.reason + ")");
+        e.status.reason =
+            "the driver loaded but reports no device" + (e.status.reason.empty() ? "" : " (" + e.status.reason + ")");
     } catch (const std::exception& ex) {
       e.status.available = false;
       e.status.reason = std::string("device query failed: ") + ex.what();
@@ -277,8 +278,7 @@ SelectionReport explain_selection(std::uint64_t min_free_bytes) {
     }
   }
   if (!chosen)
-    throw Error(ErrorCode::OutOfMemory,
-                "no device has " + std::to_string(min_free_bytes) + " bytes free",
+    throw Error(ErrorCode::OutOfMemory, "no device has " + std::to_string(min_free_bytes) + " bytes free",
                 {.op = "select"}, {"Reduce the model or batch size", "Quantize the weights"});
   return rep;
 }
@@ -306,10 +306,14 @@ std::string backend_summary() {
     for (const auto& d : st.devices) {
       os << "    [" << d.index << "] " << d.name << ": ";
       // WebGPU reports neither memory sizes nor compute units.
-      if (d.total_memory) os << gb(d.total_memory);
-      else os << "memory size not reported";
-      if (d.unified_memory) os << " (unified memory";
-      else os << " (";
+      if (d.total_memory)
+        os << gb(d.total_memory);
+      else
+        os << "memory size not reported";
+      if (d.unified_memory)
+        os << " (unified memory";
+      else
+        os << " (";
       if (d.free_memory) os << (d.unified_memory ? ", " : "") << gb(*d.free_memory) << " free";
       os << ")";
       if (d.compute_units) os << ", " << d.compute_units << " compute units";
@@ -339,9 +343,9 @@ std::string backend_summary() {
 }
 
 InferenceMemoryEstimate estimate_inference_memory(std::uint64_t hidden, std::uint64_t intermediate,
-                                                  std::uint64_t layers, std::uint64_t vocab,
-                                                  std::uint64_t heads, std::uint64_t kv_heads,
-                                                  std::uint64_t max_seq, std::uint64_t bytes_per_param) {
+                                                  std::uint64_t layers, std::uint64_t vocab, std::uint64_t heads,
+                                                  std::uint64_t kv_heads, std::uint64_t max_seq,
+                                                  std::uint64_t bytes_per_param) {
   if (!hidden || !heads || !kv_heads || hidden % heads || heads % kv_heads || !bytes_per_param)
     throw Error(ErrorCode::InvalidArgument,
                 "hidden must be a multiple of heads, heads a multiple of kv_heads, all non-zero",

@@ -79,9 +79,13 @@ namespace torsh::detail {
 
 struct Access {
   template <class Handle>
-  static auto& state(Handle& h) { return h.s_; }
+  static auto& state(Handle& h) {
+    return h.s_;
+  }
   template <class Handle>
-  static const auto& state(const Handle& h) { return h.s_; }
+  static const auto& state(const Handle& h) {
+    return h.s_;
+  }
   // A contiguous tensor over b, which was allocated for exactly its shape (Tensor's unchecked constructor).
   static Tensor fresh_tensor(Buffer&& b, DType dtype, const Shape& shape);
 };
@@ -116,9 +120,9 @@ class BlockView final : public rt::BufferImpl {
 // A buffer is a pool block (pool + block) or memory of its own (impl), e.g. a
 // wrapper of external host memory.
 struct BufferState {
-  std::shared_ptr<BackendState> backend;  // the device it lives on, for ops and copies (keeps its pool alive)
-  MemoryPool* pool = nullptr;             // owns `block`
-  std::shared_ptr<MemoryPool> pool_owner; // when that is not backend->pool (pinned memory)
+  std::shared_ptr<BackendState> backend;   // the device it lives on, for ops and copies (keeps its pool alive)
+  MemoryPool* pool = nullptr;              // owns `block`
+  std::shared_ptr<MemoryPool> pool_owner;  // when that is not backend->pool (pinned memory)
   PoolBlock* block = nullptr;
   BlockView view;
   std::unique_ptr<rt::BufferImpl> impl;

@@ -12,7 +12,9 @@ namespace torsh {
 
 namespace {
 ErrorContext ctx_of(const char* op, const Tensor& t) {
-  return {.op = op, .shapes = {t.shape().to_string()}, .dtypes = {std::string(dtype_name(t.dtype()))},
+  return {.op = op,
+          .shapes = {t.shape().to_string()},
+          .dtypes = {std::string(dtype_name(t.dtype()))},
           .device = t.device().to_string()};
 }
 
@@ -25,10 +27,15 @@ std::string sizes_text(const std::vector<std::int64_t>& sizes) {
 }  // namespace
 
 Tensor::Tensor(Buffer buffer, DType dtype, Shape shape, Strides strides, std::int64_t offset)
-    : buffer_(std::move(buffer)), dtype_(dtype), shape_(std::move(shape)), strides_(std::move(strides)), offset_(offset) {
+    : buffer_(std::move(buffer)),
+      dtype_(dtype),
+      shape_(std::move(shape)),
+      strides_(std::move(strides)),
+      offset_(offset) {
   if (strides_.size() != shape_.ndim())
-    throw Error(ErrorCode::InvalidArgument, "strides " + strides_to_string(strides_) + " do not match shape " +
-                shape_.to_string(), {.op = "Tensor"});
+    throw Error(ErrorCode::InvalidArgument,
+                "strides " + strides_to_string(strides_) + " do not match shape " + shape_.to_string(),
+                {.op = "Tensor"});
   if (shape_.ndim() > rt::kMaxDims)
     throw Error(ErrorCode::InvalidArgument, "tensors have at most " + std::to_string(rt::kMaxDims) + " dimensions",
                 {.op = "Tensor", .shapes = {shape_.to_string()}});
@@ -106,11 +113,12 @@ Tensor Tensor::reshape(const std::vector<std::int64_t>& target) const {
   int infer = -1;
   for (std::size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] == -1) {
-      if (infer >= 0) throw Error(ErrorCode::InvalidArgument, "reshape allows one -1 dimension", ctx_of("reshape", *this));
+      if (infer >= 0)
+        throw Error(ErrorCode::InvalidArgument, "reshape allows one -1 dimension", ctx_of("reshape", *this));
       infer = static_cast<int>(i);
     } else if (dims[i] < 0) {
-      throw Error(ErrorCode::InvalidArgument, "size " + std::to_string(dims[i]) + " in the target", ctx_of("reshape", *this),
-                  {"Use sizes >= 0, and -1 for the one size to infer"});
+      throw Error(ErrorCode::InvalidArgument, "size " + std::to_string(dims[i]) + " in the target",
+                  ctx_of("reshape", *this), {"Use sizes >= 0, and -1 for the one size to infer"});
     } else {
       overflow |= __builtin_mul_overflow(known, dims[i], &known);
       has_zero |= dims[i] == 0;
@@ -138,8 +146,10 @@ Tensor Tensor::reshape(const std::vector<std::int64_t>& target) const {
   }
   Shape s(dims);
   if (s.numel() != numel())
-    throw Error(ErrorCode::ShapeMismatch, "cannot reshape " + shape_.to_string() + " (" + std::to_string(numel()) +
-                " elements) to " + s.to_string(), ctx_of("reshape", *this));
+    throw Error(
+        ErrorCode::ShapeMismatch,
+        "cannot reshape " + shape_.to_string() + " (" + std::to_string(numel()) + " elements) to " + s.to_string(),
+        ctx_of("reshape", *this));
   if (!is_contiguous())
     throw Error(ErrorCode::InvalidArgument, "reshape needs a contiguous tensor", ctx_of("reshape", *this),
                 {"Call contiguous() first"});
@@ -157,7 +167,8 @@ Tensor Tensor::transpose(std::int64_t d0, std::int64_t d1) const {
 
 Tensor Tensor::permute(const std::vector<std::int64_t>& order) const {
   if (order.size() != ndim())
-    throw Error(ErrorCode::InvalidArgument, "permute needs " + std::to_string(ndim()) + " axes", ctx_of("permute", *this));
+    throw Error(ErrorCode::InvalidArgument, "permute needs " + std::to_string(ndim()) + " axes",
+                ctx_of("permute", *this));
   std::vector<bool> seen(ndim());
   std::vector<std::int64_t> dims(ndim());
   Strides st(ndim());
@@ -193,8 +204,10 @@ Tensor Tensor::broadcast_to(const Shape& target) const {
   Strides st(target.ndim(), 0);
   const std::size_t lead = target.ndim() - ndim();
   for (std::size_t i = 0; i < ndim(); ++i) {
-    if (shape_[i] == target[lead + i]) st[lead + i] = strides_[i];
-    else if (shape_[i] == 1) st[lead + i] = 0;
+    if (shape_[i] == target[lead + i])
+      st[lead + i] = strides_[i];
+    else if (shape_[i] == 1)
+      st[lead + i] = 0;
     else
       throw Error(ErrorCode::ShapeMismatch, "cannot broadcast " + shape_.to_string() + " to " + target.to_string(),
                   ctx_of("broadcast_to", *this));
@@ -221,8 +234,8 @@ Tensor Tensor::to(Backend& target) const {
   const Tensor src = contiguous();
   Tensor out = target.empty(shape_, dtype_);
   if (nbytes())
-    const_cast<Buffer&>(out.buffer()).copy_from(src.buffer(), nbytes(),
-                                                 static_cast<std::size_t>(src.offset()) * dtype_size(dtype_), 0);
+    const_cast<Buffer&>(out.buffer())
+        .copy_from(src.buffer(), nbytes(), static_cast<std::size_t>(src.offset()) * dtype_size(dtype_), 0);
   return out;
 }
 
@@ -231,7 +244,8 @@ void Tensor::copy_(const Tensor& src) {
     throw Error(ErrorCode::DTypeMismatch, "copy from " + src.describe() + " into " + describe(), ctx_of("copy_", *this),
                 {"Use cast() to convert dtypes"});
   if (src.shape() != shape_)
-    throw Error(ErrorCode::ShapeMismatch, "copy from " + src.describe() + " into " + describe(), ctx_of("copy_", *this));
+    throw Error(ErrorCode::ShapeMismatch, "copy from " + src.describe() + " into " + describe(),
+                ctx_of("copy_", *this));
   if (src.device() == device()) {
     ops::copy_into(src, *this);
     return;
@@ -243,17 +257,20 @@ void Tensor::copy_(const Tensor& src) {
 
 void Tensor::copy_from_host(const void* data, std::size_t bytes) {
   if (!is_contiguous())
-    throw Error(ErrorCode::InvalidArgument, "copy_from_host needs a contiguous tensor", ctx_of("copy_from_host", *this));
+    throw Error(ErrorCode::InvalidArgument, "copy_from_host needs a contiguous tensor",
+                ctx_of("copy_from_host", *this));
   if (bytes != nbytes())
-    throw Error(ErrorCode::ShapeMismatch, "got " + std::to_string(bytes) + " bytes for a tensor of " +
-                std::to_string(nbytes()), ctx_of("copy_from_host", *this), {"Pass exactly numel() * dtype size bytes"});
+    throw Error(ErrorCode::ShapeMismatch,
+                "got " + std::to_string(bytes) + " bytes for a tensor of " + std::to_string(nbytes()),
+                ctx_of("copy_from_host", *this), {"Pass exactly numel() * dtype size bytes"});
   buffer_.copy_from_host(data, bytes, static_cast<std::size_t>(offset_) * dtype_size(dtype_));
 }
 
 std::vector<unsigned char> Tensor::to_host_bytes() const {
   const Tensor c = contiguous();
   std::vector<unsigned char> out(nbytes());
-  if (!out.empty()) c.buffer().copy_to_host(out.data(), out.size(), static_cast<std::size_t>(c.offset()) * dtype_size(dtype_));
+  if (!out.empty())
+    c.buffer().copy_to_host(out.data(), out.size(), static_cast<std::size_t>(c.offset()) * dtype_size(dtype_));
   return out;
 }
 

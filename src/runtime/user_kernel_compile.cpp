@@ -97,7 +97,8 @@ void validate(const KernelSource& src, const rt::DeviceImpl& dev, const Device& 
   if (!ok)
     throw Error(ErrorCode::Unsupported,
                 what + " is written in the " + std::string(kernel_dialect_name(src.dialect)) + " dialect, which " +
-                    where.to_string() + " (" + dev.info().name + ") does not build; it builds: " + dialect_list(dialects),
+                    where.to_string() + " (" + dev.info().name +
+                    ") does not build; it builds: " + dialect_list(dialects),
                 ctx, {"Pick a backend whose capabilities().kernel_dialects has this dialect, or port the kernel"});
 }
 
@@ -206,7 +207,8 @@ Kernel Backend::compile_kernel(const KernelSource& src) {
       return finish(KernelOrigin::MemoryCache, e.impl, e.log, e.cache_path);
     }
   }
-  auto remember = [&](const std::shared_ptr<rt::UserKernelImpl>& impl, const std::string& log, const std::string& path) {
+  auto remember = [&](const std::shared_ptr<rt::UserKernelImpl>& impl, const std::string& log,
+                      const std::string& path) {
     auto& c = cache();
     std::lock_guard lk(c.mu);
     auto& mem = c.memory[&dev];
@@ -218,7 +220,8 @@ Kernel Backend::compile_kernel(const KernelSource& src) {
   };
 
   const std::string& dir = kernel_cache_directory();
-  const std::string path = dir.empty() ? std::string() : kernel_cache_file(dir + "/" + std::string(backend_key(dev.type())), key);
+  const std::string path =
+      dir.empty() ? std::string() : kernel_cache_file(dir + "/" + std::string(backend_key(dev.type())), key);
   if (!path.empty()) {
     std::string problem;
     const auto tl = std::chrono::steady_clock::now();

@@ -3,10 +3,10 @@
 // hooks it shares with the op layer.
 #include <array>
 #include <cmath>
-#include <deque>
-#include <new>
 #include <cstring>
+#include <deque>
 #include <limits>
+#include <new>
 
 #include "graph_internal.hpp"
 #include "profiler_internal.hpp"
@@ -31,7 +31,8 @@ KernelArg KernelArg::bytes(const void* data, std::size_t size) {
     throw Error(ErrorCode::InvalidArgument,
                 "a by-value kernel argument of " + std::to_string(size) + " bytes; it must hold 1 to 256 bytes",
                 {.op = "KernelArg::bytes"}, {"Pass larger data in a tensor"});
-  if (!data) throw Error(ErrorCode::InvalidArgument, "KernelArg::bytes with a null pointer", {.op = "KernelArg::bytes"});
+  if (!data)
+    throw Error(ErrorCode::InvalidArgument, "KernelArg::bytes with a null pointer", {.op = "KernelArg::bytes"});
   KernelArg a;
   a.kind_ = Kind::Bytes;
   a.type_ = ParamType::Struct;
@@ -63,7 +64,8 @@ struct LaunchContext {
   const Device& device;
   std::string op() const { return k.name; }
   [[noreturn]] void fail(ErrorCode code, const std::string& msg, std::vector<std::string> hints = {}) const {
-    throw Error(code, "kernel '" + k.name + "': " + msg, {.op = k.name, .device = device.to_string()}, std::move(hints));
+    throw Error(code, "kernel '" + k.name + "': " + msg, {.op = k.name, .device = device.to_string()},
+                std::move(hints));
   }
 };
 
@@ -103,8 +105,9 @@ std::size_t convert_value(const LaunchContext& c, std::size_t i, const KernelArg
   };
   if (a.kind() == KernelArg::Kind::Bytes) {
     if (p.size && a.raw().size() != p.size)
-      c.fail(ErrorCode::InvalidArgument, where() + ": " + std::to_string(a.raw().size()) + " bytes given, the parameter takes " +
-                                             std::to_string(p.size),
+      c.fail(ErrorCode::InvalidArgument,
+             where() + ": " + std::to_string(a.raw().size()) + " bytes given, the parameter takes " +
+                 std::to_string(p.size),
              {"Pass a struct of the parameter's exact layout and size"});
     std::memcpy(out, a.raw().data(), a.raw().size());
     return a.raw().size();
@@ -130,9 +133,12 @@ std::size_t convert_value(const LaunchContext& c, std::size_t i, const KernelArg
   }
   if (is_float(t)) {
     double v = 0;
-    if (a.kind() == KernelArg::Kind::Float) v = a.as_float();
-    else if (a.kind() == KernelArg::Kind::Int) v = static_cast<double>(a.as_int());
-    else v = static_cast<double>(a.as_uint());
+    if (a.kind() == KernelArg::Kind::Float)
+      v = a.as_float();
+    else if (a.kind() == KernelArg::Kind::Int)
+      v = static_cast<double>(a.as_int());
+    else
+      v = static_cast<double>(a.as_uint());
     if (t == ParamType::F64) {
       std::memcpy(out, &v, 8);
       return 8;
@@ -246,26 +252,27 @@ void Stream::launch(const Kernel& k, Dim3 grid, Dim3 block, std::initializer_lis
 
 void Stream::launch(const Kernel& k, Dim3 grid, Dim3 block, std::span<const KernelArg> args) {
   if (!s_) throw Error(ErrorCode::InvalidState, "launch on an empty stream handle", {.op = "launch"});
-  if (!k.s_) throw Error(ErrorCode::InvalidArgument, "launch of an empty Kernel handle", {.op = "launch"},
-                         {"Get kernels from Backend::compile_kernel"});
+  if (!k.s_)
+    throw Error(ErrorCode::InvalidArgument, "launch of an empty Kernel handle", {.op = "launch"},
+                {"Get kernels from Backend::compile_kernel"});
   const KernelState& ks = *k.s_;
   const LaunchContext c{ks, s_->device};
   if (ks.device != s_->device)
-    c.fail(ErrorCode::DeviceMismatch, "compiled for " + ks.device.to_string() + ", launched on a stream of " +
-                                          s_->device.to_string(),
+    c.fail(ErrorCode::DeviceMismatch,
+           "compiled for " + ks.device.to_string() + ", launched on a stream of " + s_->device.to_string(),
            {"Compile the kernel on the stream's backend"});
   if (grid.volume() == 0 || block.volume() == 0)
-    c.fail(ErrorCode::InvalidArgument, "grid " + grid.to_string() + " and block " + block.to_string() +
-                                           " must be at least 1 in every dimension");
+    c.fail(ErrorCode::InvalidArgument,
+           "grid " + grid.to_string() + " and block " + block.to_string() + " must be at least 1 in every dimension");
   rt::DeviceImpl& dev = *s_->dev;
   rt::StreamImpl& stream = *s_->impl;
 
   const auto& params = ks.impl->params();
   const bool known = ks.impl->params_known();
   if (known && params.size() != args.size())
-    c.fail(ErrorCode::InvalidArgument,
-           "takes " + std::to_string(params.size()) + " argument" + (params.size() == 1 ? "" : "s") + " " +
-               signature(params) + ", " + std::to_string(args.size()) + " given");
+    c.fail(ErrorCode::InvalidArgument, "takes " + std::to_string(params.size()) + " argument" +
+                                           (params.size() == 1 ? "" : "s") + " " + signature(params) + ", " +
+                                           std::to_string(args.size()) + " given");
 
   // Launches rarely pass more than kInline arguments: those need no heap.
   constexpr std::size_t kInline = 12;
@@ -289,20 +296,23 @@ void Stream::launch(const Kernel& k, Dim3 grid, Dim3 block, std::span<const Kern
       if (!t.defined())
         c.fail(ErrorCode::InvalidState, "argument " + std::to_string(i) + " is an undefined or freed tensor");
       if (t.device() != s_->device)
-        c.fail(ErrorCode::DeviceMismatch, "argument " + std::to_string(i) + " (" + t.describe() +
-                                              ") is not on the stream's device " + s_->device.to_string(),
+        c.fail(ErrorCode::DeviceMismatch,
+               "argument " + std::to_string(i) + " (" + t.describe() + ") is not on the stream's device " +
+                   s_->device.to_string(),
                {"Move it with tensor.to(backend) first"});
       if (p && !binds(t.dtype(), p->type))
-        c.fail(ErrorCode::DTypeMismatch, "argument " + std::to_string(i) + " (" + t.describe() +
-                                             ") cannot bind to parameter '" + p->to_string() + "'",
+        c.fail(ErrorCode::DTypeMismatch,
+               "argument " + std::to_string(i) + " (" + t.describe() + ") cannot bind to parameter '" + p->to_string() +
+                   "'",
                {"Cast the tensor (tensor.cast(dtype)), or declare the parameter with the tensor's element type"});
       const bool writable = p ? p->writable : true;
       if (writable)
         for (std::size_t d = 0; d < t.ndim(); ++d)
           if (t.strides()[d] == 0 && t.shape()[d] > 1)
-            c.fail(ErrorCode::InvalidArgument, "argument " + std::to_string(i) + " (" + t.describe() +
-                                                   ") is a broadcast view, read-only, but parameter '" +
-                                                   (p ? p->to_string() : std::string("?")) + "' may write it",
+            c.fail(ErrorCode::InvalidArgument,
+                   "argument " + std::to_string(i) + " (" + t.describe() +
+                       ") is a broadcast view, read-only, but parameter '" + (p ? p->to_string() : std::string("?")) +
+                       "' may write it",
                    {"Pass a contiguous copy, or declare the parameter const"});
       la[i].tensor = &tensors.set(i, t.arg());
       la[i].writable = writable;
@@ -326,12 +336,13 @@ void Stream::launch(const Kernel& k, Dim3 grid, Dim3 block, std::span<const Kern
   using torsh::detail::capturing_any;
   detail::GraphState* any = capturing_any();
   if (any && any->device != &dev)
-    c.fail(ErrorCode::InvalidState, "launched on " + s_->device.to_string() + " while a graph captures " +
-                                        any->backend.device().to_string(),
+    c.fail(ErrorCode::InvalidState,
+           "launched on " + s_->device.to_string() + " while a graph captures " + any->backend.device().to_string(),
            {"Launch only on the captured backend, or end the capture first"});
   if (any && &stream != &dev.default_stream())
-    c.fail(ErrorCode::InvalidState, "launched on a side stream while a graph captures " + s_->device.to_string() +
-                                        "; a capture records the default stream",
+    c.fail(ErrorCode::InvalidState,
+           "launched on a side stream while a graph captures " + s_->device.to_string() +
+               "; a capture records the default stream",
            {"Launch on backend.default_stream() during the capture"});
 
   profiler::detail::OpTimer timer(dev, stream);

@@ -106,13 +106,14 @@ void copy_cases(CaseList& L) {
         Tol::bitwise());
   }
   // Into a transposed destination, and strided into strided.
-  L.add("copy", "copy_into transposed", K::Copy, F32, {in({6, 4}), in({4, 6}).vals({0})},
-        [](Backend&, std::vector<Tensor>& x) -> Outputs {
-          Tensor dst = x[1].transpose(0, 1);
-          ops::copy_into(x[0], dst);
-          return {x[1]};
-        },
-        Tol::bitwise());
+  L.add(
+      "copy", "copy_into transposed", K::Copy, F32, {in({6, 4}), in({4, 6}).vals({0})},
+      [](Backend&, std::vector<Tensor>& x) -> Outputs {
+        Tensor dst = x[1].transpose(0, 1);
+        ops::copy_into(x[0], dst);
+        return {x[1]};
+      },
+      Tol::bitwise());
   L.add(
       "copy", "copy_into strided", K::Copy, I32,
       {in({10, 10}, I32).range(-99, 99).slice(1, 0, 10, 2), in({5, 10}, I32).vals({7})},
@@ -145,13 +146,16 @@ void cast_cases(CaseList& L) {
         call1([](const Tensor& v) { return ops::cast(v, DType::F64); }), Tol::bitwise());
   L.add("cast", "cast to f64", K::Cast, F64, {in({2}).vals({1.5, -2})},
         call1([](const Tensor& v) { return ops::cast(v, DType::F64); }), Tol::bitwise())
-      .reference = [](const Values&) { return std::vector<double>{1.5, -2.0}; };
+      .reference = [](const Values&) {
+    return std::vector<double>{1.5, -2.0};
+  };
   L.add("cast", "cast to bf16", K::Cast, BF16, {in({0, 4})},
         call1([](const Tensor& v) { return ops::cast(v, DType::BF16); }), Tol::bitwise());
   // i64 past what f32 holds (ties to even, 2^40 + 1 rounds away) and past i32 (saturation).
-  const std::vector<double> big = {16777217.0,         16777219.0,          -16777217.0, 1099511627777.0,
-                                   -1099511627777.0,   2147483648.0,        -2147483649.0, 4611686018427387904.0,
-                                   -9223372036854775808.0, 9007199254740993.0 - 1, 255.0, -129.0};
+  const std::vector<double> big = {
+      16777217.0,   16777219.0,    -16777217.0,           1099511627777.0,        -1099511627777.0,
+      2147483648.0, -2147483649.0, 4611686018427387904.0, -9223372036854775808.0, 9007199254740993.0 - 1,
+      255.0,        -129.0};
   for (DType to : {F32, F16, BF16, I32, I8, U8, DType::Bool})
     L.add("cast", "cast large i64 to " + dt(to), K::Cast, to, {in({12}, I64).vals(big)},
           call1([to](const Tensor& v) { return ops::cast(v, to); }), Tol::bitwise())
@@ -166,8 +170,8 @@ void cast_cases(CaseList& L) {
 
 // ---------------------------------------------------------------- binary
 
-constexpr rt::BinaryOp kBinaryOps[] = {rt::BinaryOp::Add,     rt::BinaryOp::Sub,     rt::BinaryOp::Mul,
-                                       rt::BinaryOp::Div,     rt::BinaryOp::Maximum, rt::BinaryOp::Minimum,
+constexpr rt::BinaryOp kBinaryOps[] = {rt::BinaryOp::Add, rt::BinaryOp::Sub,     rt::BinaryOp::Mul,
+                                       rt::BinaryOp::Div, rt::BinaryOp::Maximum, rt::BinaryOp::Minimum,
                                        rt::BinaryOp::Pow};
 
 Tol binary_tol(rt::BinaryOp op) {
@@ -226,18 +230,20 @@ void binary_cases(CaseList& L) {
           call1([](const Tensor& a) { return ops::add(a, a); }), Tol::rounded());
     L.add("binary", "mul self", K::Binary, t, {in({5, 9}, t).range(-9, 9).slice(0, 2, 5)},
           call1([](const Tensor& a) { return ops::mul(a, a); }), Tol::rounded());
-    L.add("binary", "add in place", K::Binary, t, {in({5, 9}, t).range(-9, 9)},
-          [](Backend&, std::vector<Tensor>& x) -> Outputs {
-            ops::binary_out(rt::BinaryOp::Add, x[0], x[0], x[0]);
-            return {x[0]};
-          },
-          Tol::rounded());
-    L.add("binary", "sub_ broadcast", K::Binary, t, {in({4, 6}, t).range(-9, 9), in({6}, t).range(-9, 9)},
-          [](Backend&, std::vector<Tensor>& x) -> Outputs {
-            ops::binary_(rt::BinaryOp::Sub, x[0], x[1]);
-            return {x[0]};
-          },
-          Tol::rounded());
+    L.add(
+        "binary", "add in place", K::Binary, t, {in({5, 9}, t).range(-9, 9)},
+        [](Backend&, std::vector<Tensor>& x) -> Outputs {
+          ops::binary_out(rt::BinaryOp::Add, x[0], x[0], x[0]);
+          return {x[0]};
+        },
+        Tol::rounded());
+    L.add(
+        "binary", "sub_ broadcast", K::Binary, t, {in({4, 6}, t).range(-9, 9), in({6}, t).range(-9, 9)},
+        [](Backend&, std::vector<Tensor>& x) -> Outputs {
+          ops::binary_(rt::BinaryOp::Sub, x[0], x[1]);
+          return {x[0]};
+        },
+        Tol::rounded());
     L.add("binary", "add", K::Binary, t, {in({2, 1, 5}, t).range(-9, 9), in({3, 1}, t).range(-9, 9)},
           binary_call(BinaryOp::Add), Tol::rounded());
     L.add("binary", "mul", K::Binary, t, {in({1}, t).range(-9, 9), in({4, 4}, t).range(-9, 9)},
@@ -273,14 +279,12 @@ struct UnaryCase {
   double lo, hi;
 };
 constexpr UnaryCase kUnary[] = {
-    {rt::UnaryOp::Neg, -6, 6},       {rt::UnaryOp::Abs, -6, 6},      {rt::UnaryOp::Exp, -10, 10},
-    {rt::UnaryOp::Log, 0.01, 100},   {rt::UnaryOp::Sqrt, 0, 100},    {rt::UnaryOp::Rsqrt, 0.01, 100},
-    {rt::UnaryOp::Tanh, -6, 6},      {rt::UnaryOp::Sigmoid, -12, 12}, {rt::UnaryOp::Relu, -6, 6},
-    {rt::UnaryOp::Gelu, -6, 6},      {rt::UnaryOp::GeluTanh, -6, 6}, {rt::UnaryOp::Silu, -12, 12}};
+    {rt::UnaryOp::Neg, -6, 6},     {rt::UnaryOp::Abs, -6, 6},       {rt::UnaryOp::Exp, -10, 10},
+    {rt::UnaryOp::Log, 0.01, 100}, {rt::UnaryOp::Sqrt, 0, 100},     {rt::UnaryOp::Rsqrt, 0.01, 100},
+    {rt::UnaryOp::Tanh, -6, 6},    {rt::UnaryOp::Sigmoid, -12, 12}, {rt::UnaryOp::Relu, -6, 6},
+    {rt::UnaryOp::Gelu, -6, 6},    {rt::UnaryOp::GeluTanh, -6, 6},  {rt::UnaryOp::Silu, -12, 12}};
 
-bool exact_unary(rt::UnaryOp op) {
-  return op == rt::UnaryOp::Neg || op == rt::UnaryOp::Abs || op == rt::UnaryOp::Relu;
-}
+bool exact_unary(rt::UnaryOp op) { return op == rt::UnaryOp::Neg || op == rt::UnaryOp::Abs || op == rt::UnaryOp::Relu; }
 Tol unary_tol(rt::UnaryOp op) { return exact_unary(op) ? Tol::bitwise() : Tol::ulp(64); }
 Run unary_call(rt::UnaryOp op) {
   return call1([op](const Tensor& x) { return ops::unary(op, x); });
@@ -305,18 +309,20 @@ void unary_cases(CaseList& L) {
     for (UnaryOp op : {UnaryOp::Neg, UnaryOp::Abs, UnaryOp::Relu})
       L.add("unary", rt::unary_op_name(op), K::Unary, t, {in({17, 33}, t).range(-100, 100)}, unary_call(op),
             Tol::bitwise());
-  L.add("unary", "tanh in place", K::Unary, F32, {in({9, 10}).range(-4, 4)},
-        [](Backend&, std::vector<Tensor>& x) -> Outputs {
-          ops::unary_out(rt::UnaryOp::Tanh, x[0], x[0]);
-          return {x[0]};
-        },
-        unary_tol(UnaryOp::Tanh));
-  L.add("unary", "neg in place", K::Unary, I32, {in({9, 10}, I32).range(-1000, 1000)},
-        [](Backend&, std::vector<Tensor>& x) -> Outputs {
-          ops::unary_out(rt::UnaryOp::Neg, x[0], x[0]);
-          return {x[0]};
-        },
-        Tol::bitwise());
+  L.add(
+      "unary", "tanh in place", K::Unary, F32, {in({9, 10}).range(-4, 4)},
+      [](Backend&, std::vector<Tensor>& x) -> Outputs {
+        ops::unary_out(rt::UnaryOp::Tanh, x[0], x[0]);
+        return {x[0]};
+      },
+      unary_tol(UnaryOp::Tanh));
+  L.add(
+      "unary", "neg in place", K::Unary, I32, {in({9, 10}, I32).range(-1000, 1000)},
+      [](Backend&, std::vector<Tensor>& x) -> Outputs {
+        ops::unary_out(rt::UnaryOp::Neg, x[0], x[0]);
+        return {x[0]};
+      },
+      Tol::bitwise());
   L.add("unary", "exp", K::Unary, F32, {in({0, 4})}, unary_call(UnaryOp::Exp), unary_tol(UnaryOp::Exp));
   // Large values: exp overflows to inf, the saturating functions saturate.
   L.add("unary", "exp", K::Unary, F32, {in({64}).range(80, 100)}, unary_call(UnaryOp::Exp), unary_tol(UnaryOp::Exp));
@@ -328,8 +334,8 @@ void unary_cases(CaseList& L) {
   for (const auto& u : kUnary) {
     L.add("unary", rt::unary_op_name(u.op), K::Unary, F64, {in({8, 8}, F64).range(u.lo, u.hi).specials()},
           unary_call(u.op), unary_tol(u.op));
-    L.add("unary", rt::unary_op_name(u.op), K::Unary, F64, {in({33, 17}, F64).range(u.lo, u.hi).t()},
-          unary_call(u.op), unary_tol(u.op));
+    L.add("unary", rt::unary_op_name(u.op), K::Unary, F64, {in({33, 17}, F64).range(u.lo, u.hi).t()}, unary_call(u.op),
+          unary_tol(u.op));
   }
   for (UnaryOp op : {UnaryOp::Tanh, UnaryOp::Sigmoid, UnaryOp::Gelu, UnaryOp::GeluTanh, UnaryOp::Silu})
     L.add("unary", rt::unary_op_name(op), K::Unary, F64, {in({256}, F64).range(-1e4, 1e4)}, unary_call(op),
@@ -341,8 +347,7 @@ void unary_cases(CaseList& L) {
     L.add("unary", rt::unary_op_name(op), K::Unary, I8, {in({64}, I8).range(-100, 100).set(0, -128).set(1, 127)},
           unary_call(op), Tol::bitwise());
     L.add("unary", rt::unary_op_name(op), K::Unary, I32,
-          {in({64}, I32).range(-100, 100).set(0, -2147483648.0).set(1, 2147483647.0)}, unary_call(op),
-          Tol::bitwise());
+          {in({64}, I32).range(-100, 100).set(0, -2147483648.0).set(1, 2147483647.0)}, unary_call(op), Tol::bitwise());
     L.add("unary", rt::unary_op_name(op), K::Unary, I64,
           {in({8, 8}, I64).range(-100, 100).set(0, -9223372036854775808.0).t()}, unary_call(op), Tol::bitwise());
   }
@@ -470,8 +475,8 @@ std::string gemm_name(float alpha, float beta, bool ta, bool tb) {
 
 void matmul_cases(CaseList& L) {
   const Run mm = call2([](const Tensor& a, const Tensor& b) { return ops::matmul(a, b); });
-  const std::vector<std::array<std::int64_t, 3>> sizes = {{1, 1, 1},   {7, 13, 5},  {64, 64, 64},  {33, 17, 65},
-                                                          {17, 33, 65}, {1, 300, 1}, {17, 1, 40}, {257, 129, 131}};
+  const std::vector<std::array<std::int64_t, 3>> sizes = {{1, 1, 1},    {7, 13, 5},  {64, 64, 64}, {33, 17, 65},
+                                                          {17, 33, 65}, {1, 300, 1}, {17, 1, 40},  {257, 129, 131}};
   for (DType t : kFloats) {
     for (auto [m, k, n] : sizes)
       L.add("matmul", "matmul", K::Matmul, t, {in({m, k}, t), in({k, n}, t)}, mm, Tol::reduction(k));
@@ -502,13 +507,14 @@ void matmul_cases(CaseList& L) {
     L.add("matmul", "matmul", K::Matmul, t, {in({2, 0}, t), in({0, 3}, t)}, mm, Tol::reduction(0));
     L.add("matmul", "matmul", K::Matmul, t, {in({0, 5}, t), in({5, 3}, t)}, mm, Tol::reduction(5));
     // k == 0 with beta: beta * c exactly.
-    L.add("matmul", gemm_name(1.5f, 0.5f, false, false) + " k=0", K::Matmul, t, {in({19, 0}, t), in({0, 23}, t), in({19, 23}, t)},
-          gemm_call(1.5f, 0.5f, true, false, false), Tol::reduction(1))
+    L.add("matmul", gemm_name(1.5f, 0.5f, false, false) + " k=0", K::Matmul, t,
+          {in({19, 0}, t), in({0, 23}, t), in({19, 23}, t)}, gemm_call(1.5f, 0.5f, true, false, false),
+          Tol::reduction(1))
         .copies = true;
     // Non-unit column strides in both operands (the kernels' general loads), and
     // outputs past the edges of the 64 x 64 and 128 x 64 tiles.
-    L.add("matmul", "matmul", K::Matmul, t, {in({19, 42}, t).slice(1, 0, 42, 2), in({21, 46}, t).slice(1, 0, 46, 2)}, mm,
-          Tol::reduction(21));
+    L.add("matmul", "matmul", K::Matmul, t, {in({19, 42}, t).slice(1, 0, 42, 2), in({21, 46}, t).slice(1, 0, 46, 2)},
+          mm, Tol::reduction(21));
     L.add("matmul", "matmul", K::Matmul, t, {in({130, 70}, t), in({70, 200}, t)}, mm, Tol::reduction(70));
     L.add("matmul", "matmul", K::Matmul, t, {in({520, 24}, t), in({24, 530}, t)}, mm, Tol::reduction(24));
     // A few rows or columns (the 8 x 128 and 128 x 8 tiles), past their edges.
@@ -518,7 +524,8 @@ void matmul_cases(CaseList& L) {
   // Large enough for the vendor GEMMs (CLBlast, cuBLAS): beta == 0 must not read a NaN c
   // there either; a transposed batch.
   L.add("matmul", gemm_name(1, 0, false, false) + " c=NaN", K::Matmul, F32,
-        {in({70, 80}), in({80, 90}), in({70, 90}).vals({kNaN})}, gemm_call(1, 0, true, false, false), Tol::reduction(80))
+        {in({70, 80}), in({80, 90}), in({70, 90}).vals({kNaN})}, gemm_call(1, 0, true, false, false),
+        Tol::reduction(80))
       .check = [](const Values& out) -> std::string {
     for (double v : out[0])
       if (std::isnan(v)) return "NaN in the result: c was read although beta == 0";
@@ -671,17 +678,17 @@ void norm_cases(CaseList& L) {
   // E[x^2] - E[x]^2 would be off by far more).
   L.add("norm", "layer_norm", K::Norm, F32, {in({8, 256}).range(1e3, 1e3 + 1)}, ln(false, 1e-5f), Tol::ulp(4096))
       .reference = [](const Values& v) {
-        std::vector<double> out(v[0].size());
-        for (std::size_t r = 0; r < 8; ++r) {
-          double mean = 0, var = 0;
-          for (std::size_t i = 0; i < 256; ++i) mean += v[0][r * 256 + i];
-          mean /= 256;
-          for (std::size_t i = 0; i < 256; ++i) var += (v[0][r * 256 + i] - mean) * (v[0][r * 256 + i] - mean);
-          const double inv = 1.0 / std::sqrt(var / 256 + 1e-5);
-          for (std::size_t i = 0; i < 256; ++i) out[r * 256 + i] = (v[0][r * 256 + i] - mean) * inv;
-        }
-        return out;
-      };
+    std::vector<double> out(v[0].size());
+    for (std::size_t r = 0; r < 8; ++r) {
+      double mean = 0, var = 0;
+      for (std::size_t i = 0; i < 256; ++i) mean += v[0][r * 256 + i];
+      mean /= 256;
+      for (std::size_t i = 0; i < 256; ++i) var += (v[0][r * 256 + i] - mean) * (v[0][r * 256 + i] - mean);
+      const double inv = 1.0 / std::sqrt(var / 256 + 1e-5);
+      for (std::size_t i = 0; i < 256; ++i) out[r * 256 + i] = (v[0][r * 256 + i] - mean) * inv;
+    }
+    return out;
+  };
   // The same in f64 at 1e8: x - mean rounds at 2^-26 / 0.29 relative (about
   // 2^28 units of 2^-52), what a device's kernel is held to against an exact
   // reference (deviations from the row's first element, exact in f64). The
@@ -792,12 +799,12 @@ void attention_cases(CaseList& L) {
         [=](Backend&, std::vector<Tensor>& x) -> Outputs { return {ops::attention(x[0], x[1], x[2], causal, scale)}; };
   };
   const std::vector<AttnShape> shapes = {
-      {1, 1, 1, 1, 1, 8, 8},    // one query, one key
-      {2, 4, 4, 7, 7, 16, 16},  // multi-head
-      {2, 4, 2, 7, 9, 16, 16},  // grouped-query
-      {1, 8, 1, 5, 33, 17, 17}, // multi-query, odd head size
-      {1, 2, 2, 1, 300, 64, 64},// decoding against a long cache
-      {2, 4, 2, 9, 9, 8, 12},   // value size != key size
+      {1, 1, 1, 1, 1, 8, 8},      // one query, one key
+      {2, 4, 4, 7, 7, 16, 16},    // multi-head
+      {2, 4, 2, 7, 9, 16, 16},    // grouped-query
+      {1, 8, 1, 5, 33, 17, 17},   // multi-query, odd head size
+      {1, 2, 2, 1, 300, 64, 64},  // decoding against a long cache
+      {2, 4, 2, 9, 9, 8, 12},     // value size != key size
   };
   for (DType t : {F32, F16, BF16})
     for (const auto& s : shapes)
@@ -870,7 +877,9 @@ std::string conv_name(const ConvShape& s) {
   std::ostringstream os;
   os << "conv2d stride " << s.p.stride_h << "x" << s.p.stride_w << " pad " << s.p.pad_h << "x" << s.p.pad_w << " dil "
      << s.p.dil_h << " groups " << s.p.groups << (s.bias ? " bias" : "")
-     << (s.p.algo == ops::ConvAlgo::Winograd ? " winograd" : s.p.algo == ops::ConvAlgo::Gemm ? " gemm" : "");
+     << (s.p.algo == ops::ConvAlgo::Winograd ? " winograd"
+         : s.p.algo == ops::ConvAlgo::Gemm   ? " gemm"
+                                             : "");
   return os.str();
 }
 
@@ -892,16 +901,16 @@ void conv_cases(CaseList& L) {
   const std::vector<ConvShape> shapes = {
       {1, 1, 5, 5, 1, 3, 3, conv_params(1, 1, 0, 0, 1, 1), false},
       {2, 3, 9, 11, 4, 3, 3, conv_params(1, 1, 1, 1, 1, 1), true},
-      {2, 4, 10, 10, 6, 3, 3, conv_params(2, 2, 1, 1, 1, 2), true},   // grouped, strided
-      {1, 8, 12, 12, 8, 3, 3, conv_params(1, 1, 2, 2, 2, 8), false},  // depthwise, dilated
-      {2, 5, 7, 7, 3, 1, 1, conv_params(1, 1, 0, 0, 1, 1), true},     // pointwise
-      {1, 3, 8, 13, 2, 5, 2, conv_params(2, 1, 2, 0, 1, 1), true},    // non-square
-      {1, 16, 10, 10, 16, 3, 3, conv_params(1, 1, 1, 1, 1, 1), true}, // Winograd-eligible
-      {1, 3, 1, 1, 5, 1, 1, conv_params(1, 1, 0, 0, 1, 1), false},    // 1x1 image
+      {2, 4, 10, 10, 6, 3, 3, conv_params(2, 2, 1, 1, 1, 2), true},    // grouped, strided
+      {1, 8, 12, 12, 8, 3, 3, conv_params(1, 1, 2, 2, 2, 8), false},   // depthwise, dilated
+      {2, 5, 7, 7, 3, 1, 1, conv_params(1, 1, 0, 0, 1, 1), true},      // pointwise
+      {1, 3, 8, 13, 2, 5, 2, conv_params(2, 1, 2, 0, 1, 1), true},     // non-square
+      {1, 16, 10, 10, 16, 3, 3, conv_params(1, 1, 1, 1, 1, 1), true},  // Winograd-eligible
+      {1, 3, 1, 1, 5, 1, 1, conv_params(1, 1, 0, 0, 1, 1), false},     // 1x1 image
       // More output channels and pixels (across images) than one GPU tile holds,
       // and a reduction that is not a whole number of GPU steps.
       {2, 8, 11, 9, 70, 3, 3, conv_params(1, 1, 1, 1, 1, 1), true},
-      {1, 6, 7, 7, 134, 3, 1, conv_params(1, 2, 1, 0, 1, 2), true},   // grouped, 67 channels per group
+      {1, 6, 7, 7, 134, 3, 1, conv_params(1, 2, 1, 0, 1, 2), true},  // grouped, 67 channels per group
       // Just past the GPU's direct path for few channels per group: the tiled
       // GEMM with groups, and with dilation, stride and a non-square filter.
       {1, 4, 6, 6, 18, 3, 3, conv_params(1, 1, 1, 1, 1, 2), false},
@@ -940,8 +949,8 @@ void conv_cases(CaseList& L) {
       for (const auto& p : pools) {
         std::ostringstream name;
         name << (max ? "max_pool2d " : "avg_pool2d ") << p.kernel_h << "x" << p.kernel_w << " stride "
-             << p.stride_h.value_or(p.kernel_h) << "x" << p.stride_w.value_or(p.kernel_w) << " pad " << p.pad_h << "x" << p.pad_w
-             << (p.count_include_pad ? "" : " exclude pad");
+             << p.stride_h.value_or(p.kernel_h) << "x" << p.stride_w.value_or(p.kernel_w) << " pad " << p.pad_h << "x"
+             << p.pad_w << (p.count_include_pad ? "" : " exclude pad");
         L.add("pool2d", name.str(), K::Pool2d, t, {in({2, 3, 9, 9}, t).range(-3, 3)}, pool(max, p),
               max ? Tol::bitwise() : Tol::reduction(p.kernel_h * p.kernel_w));
       }
@@ -1016,7 +1025,8 @@ void adam_cases(CaseList& L) {
   // Contiguous row ranges of larger tensors: each operand starts at its own element offset.
   for (DType t : {F32, BF16}) {
     const std::vector<Input> rows{in({6, 9}, t).slice(0, 1, 4), in({5, 9}, t).range(-0.1, 0.1).slice(0, 2, 5),
-                                  in({4, 9}).range(-0.01, 0.01).slice(0, 0, 3), in({7, 9}).range(0, 1e-4).slice(0, 4, 7)};
+                                  in({4, 9}).range(-0.01, 0.01).slice(0, 0, 3),
+                                  in({7, 9}).range(0, 1e-4).slice(0, 4, 7)};
     L.add("adam", "adamw at element offsets", K::Adam, t, rows, adam(adamw, 4, 1.0f, 1), Tol::ulp(16));
   }
   // An overflowed gradient (NaN, +-inf) spreads NaN and inf as on the CPU.
@@ -1038,9 +1048,7 @@ void adam_cases(CaseList& L) {
 // sum_b amax_b / 65534 * sum_{i in b} |w_i|: for |x| <= xmax, |w| <= wmax and k
 // inputs, k * xmax * wmax / 65534 of max(1, |want|). A native kernel is held to
 // f32 rounding against the f64 reference (the same blocks, dequantized on the host).
-Tol qmatmul_tol(std::int64_t k, double scale) {
-  return Tol::ulp(static_cast<double>(k) * scale / 65534.0 * 8388608.0);
-}
+Tol qmatmul_tol(std::int64_t k, double scale) { return Tol::ulp(static_cast<double>(k) * scale / 65534.0 * 8388608.0); }
 Tol qmatmul_reference_tol(std::int64_t k, double scale) { return Tol::reduction(k, 4, scale); }
 
 std::vector<double> qmatmul_reference(QuantFormat f, std::int64_t k, const Values& v) {
@@ -1079,36 +1087,35 @@ void quant_cases(CaseList& L) {
     qmm(in({3, 96}), in({37, 96}));
     qmm(in({96, 5}).t(), in({64, 96}));
     qmm(in({2, 1, 64}), in({130, 64}).range(-1e3, 1e3), 1e3);
-    qmm(in({1, 32}), in({1, 32}));      // one block, one output
-    qmm(in({1, 160}), in({67, 160}));   // decode: m = 1, 5 blocks
-    qmm(in({5, 224}), in({33, 224}));   // 7 blocks; m past QM_ROWS
-    qmm(in({9, 576}), in({19, 576}));   // more quarter blocks than work-items
+    qmm(in({1, 32}), in({1, 32}));                                          // one block, one output
+    qmm(in({1, 160}), in({67, 160}));                                       // decode: m = 1, 5 blocks
+    qmm(in({5, 224}), in({33, 224}));                                       // 7 blocks; m past QM_ROWS
+    qmm(in({9, 576}), in({19, 576}));                                       // more quarter blocks than work-items
     qmm(in({4, 64}).range(-1e3, 1e3), in({21, 64}).range(-1e3, 1e3), 1e6);  // large values on both sides
     for (DType t : {F32, F16, BF16}) {
       for (const Shape& s : {Shape{9, 64}, Shape{1, 32}, Shape{5, 96}})
-        L.add("quant", "dequantize " + fmt + " to " + dt(t), K::Dequantize, t, {in(s)},
-              [f, t](Backend&, std::vector<Tensor>& x) -> Outputs {
-                return {ops::dequantize(QTensor::quantize(x[0], f), t)};
-              },
-              Tol::bitwise());
-      L.add("quant", "embedding " + fmt + " to " + dt(t), K::Dequantize, t,
-            {in({11, 32}), in({2, 3}, I64).range(0, 10)},
+        L.add(
+            "quant", "dequantize " + fmt + " to " + dt(t), K::Dequantize, t, {in(s)},
             [f, t](Backend&, std::vector<Tensor>& x) -> Outputs {
-              return {ops::embedding(QTensor::quantize(x[0], f), x[1], t)};
+              return {ops::dequantize(QTensor::quantize(x[0], f), t)};
             },
             Tol::bitwise());
+      L.add(
+          "quant", "embedding " + fmt + " to " + dt(t), K::Dequantize, t, {in({11, 32}), in({2, 3}, I64).range(0, 10)},
+          [f, t](Backend&, std::vector<Tensor>& x) -> Outputs {
+            return {ops::embedding(QTensor::quantize(x[0], f), x[1], t)};
+          },
+          Tol::bitwise());
     }
-    L.add("quant", "embedding " + fmt, K::Dequantize, F32, {in({11, 32}), in({2, 3}, I32).range(0, 10)},
-          [f](Backend&, std::vector<Tensor>& x) -> Outputs {
-            return {ops::embedding(QTensor::quantize(x[0], f), x[1])};
-          },
-          Tol::bitwise());
-    L.add("quant", "embedding " + fmt + " large values", K::Dequantize, F32,
-          {in({7, 96}).range(-6e4, 6e4), in({4}, I32).range(0, 6)},
-          [f](Backend&, std::vector<Tensor>& x) -> Outputs {
-            return {ops::embedding(QTensor::quantize(x[0], f), x[1])};
-          },
-          Tol::bitwise());
+    L.add(
+        "quant", "embedding " + fmt, K::Dequantize, F32, {in({11, 32}), in({2, 3}, I32).range(0, 10)},
+        [f](Backend&, std::vector<Tensor>& x) -> Outputs { return {ops::embedding(QTensor::quantize(x[0], f), x[1])}; },
+        Tol::bitwise());
+    L.add(
+        "quant", "embedding " + fmt + " large values", K::Dequantize, F32,
+        {in({7, 96}).range(-6e4, 6e4), in({4}, I32).range(0, 6)},
+        [f](Backend&, std::vector<Tensor>& x) -> Outputs { return {ops::embedding(QTensor::quantize(x[0], f), x[1])}; },
+        Tol::bitwise());
   }
 }
 
@@ -1135,7 +1142,10 @@ void linear_quant_cases(CaseList& L) {
   }
   // Halves round to even, +-inf saturate and NaN gives the zero point.
   L.add("linear_quant", "quantize halves and specials", K::QuantizeLinear, F32,
-        {in({12}).vals({0.25, 0.75, 1.25, -0.25, -0.75, -1.25, 1e30, -1e30, 63.75, -64.25, 0, 0}).set(10, kNaN).set(11, kInf),
+        {in({12})
+             .vals({0.25, 0.75, 1.25, -0.25, -0.75, -1.25, 1e30, -1e30, 63.75, -64.25, 0, 0})
+             .set(10, kNaN)
+             .set(11, kInf),
          in({1}).vals({0.5}), in({1}, I8).vals({0})},
         quant(1, true), Tol::bitwise());
   L.add("linear_quant", "quantize per tensor, no zero point, strided x", K::QuantizeLinear, F32,
@@ -1171,7 +1181,9 @@ void integer_matmul_cases(CaseList& L) {
       return {ops::qlinear_matmul(x[0], x[1], x[2], x[3], x[4], x[5], opt(x[6]), opt(x[7]))};
     };
   };
-  const auto full = [](DType t) { return t == U8 ? std::pair<double, double>{0, 255} : std::pair<double, double>{-128, 127}; };
+  const auto full = [](DType t) {
+    return t == U8 ? std::pair<double, double>{0, 255} : std::pair<double, double>{-128, 127};
+  };
   for (auto [at, bt] : {std::pair{U8, I8}, std::pair{I8, I8}, std::pair{U8, U8}, std::pair{I8, U8}}) {
     const auto [alo, ahi] = full(at);
     const auto [blo, bhi] = full(bt);
@@ -1237,8 +1249,9 @@ void integer_matmul_cases(CaseList& L) {
   for (DType yt : {U8, I8}) {
     const auto [ylo, yhi] = full(yt);
     L.add("integer_matmul", "qlinear_matmul u8 x i8 to " + dt(yt), K::IntegerMatmul, yt,
-          {in({9, 40}, U8).range(0, 255), in({1}).vals({0.02}), in({1}, U8).vals({128}), in({40, 17}, I8).range(-128, 127),
-           in({1}).vals({0.01}), in({1}, I8).vals({0}), in({1}).vals({0.03}), in({1}, yt).range(ylo, yhi)},
+          {in({9, 40}, U8).range(0, 255), in({1}).vals({0.02}), in({1}, U8).vals({128}),
+           in({40, 17}, I8).range(-128, 127), in({1}).vals({0.01}), in({1}, I8).vals({0}), in({1}).vals({0.03}),
+           in({1}, yt).range(ylo, yhi)},
           qlin(true), Tol::bitwise());
     L.add("integer_matmul", "qlinear_matmul i8 x u8 per row / column to " + dt(yt), K::IntegerMatmul, yt,
           {in({7, 29}, I8).range(-128, 127), in({7}).range(0.005, 0.05), in({7}, I8).range(-10, 10),
@@ -1273,8 +1286,8 @@ void integer_matmul_cases(CaseList& L) {
          in({1}).vals({0.8}), in({1}, U8).vals({7}), in({5}, I32).range(-2000, 2000)},
         conv(p1, true), Tol::bitwise());
   L.add("integer_matmul", "qlinear_matmul to f32", K::IntegerMatmul, F32,
-        {in({8, 50}, U8).range(0, 255), in({8}).range(0.01, 0.1), in({1}, U8).vals({128}), in({50, 10}, I8).range(-128, 127),
-         in({10}).range(0.01, 0.1), in({1}, I8).vals({0})},
+        {in({8, 50}, U8).range(0, 255), in({8}).range(0.01, 0.1), in({1}, U8).vals({128}),
+         in({50, 10}, I8).range(-128, 127), in({10}).range(0.01, 0.1), in({1}, I8).vals({0})},
         qlin(false), Tol::bitwise());
 }
 
@@ -1305,9 +1318,10 @@ void sparse_cases(CaseList& L) {
               product(rows, cols), Tol::reduction(40));
       }
   // Empty rows, an empty matrix row range, and a strided x.
-  L.add("sparse", "spmm empty rows", K::SparseMatmul, F32,
-        {in({5}, I32).vals({0, 0, 2, 2, 3}), in({3}, I32).vals({1, 4, 0}), in({3}).range(-2, 2), in({5, 3}).range(-1, 1)},
-        product(4, 5), Tol::reduction(2));
+  L.add(
+      "sparse", "spmm empty rows", K::SparseMatmul, F32,
+      {in({5}, I32).vals({0, 0, 2, 2, 3}), in({3}, I32).vals({1, 4, 0}), in({3}).range(-2, 2), in({5, 3}).range(-1, 1)},
+      product(4, 5), Tol::reduction(2));
   L.add("sparse", "spmm strided x", K::SparseMatmul, F32,
         {in({4}, I32).vals({0, 2, 3, 5}), in({5}, I32).vals({0, 3, 2, 1, 3}), in({5}).range(-2, 2),
          in({6, 4}).range(-1, 1).t()},
@@ -1323,48 +1337,57 @@ void fft_cases(CaseList& L) {
   namespace tf = ops::fft;
   for (DType t : {F32, F64}) {
     for (std::int64_t n : {1, 8, 12, 17, 64, 105, 1031}) {
-      L.add("fft", "fft c2c n=" + std::to_string(n), K::Fft, t, {in({3, n, 2}, t).range(-1, 1)},
-            [](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::fft(x[0])}; }, Tol::reduction(n));
-      L.add("fft", "ifft ortho n=" + std::to_string(n), K::Fft, t, {in({2, n, 2}, t).range(-1, 1)},
-            [](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::ifft(x[0], {}, -1, tf::Norm::Ortho)}; },
-            Tol::reduction(n));
+      L.add(
+          "fft", "fft c2c n=" + std::to_string(n), K::Fft, t, {in({3, n, 2}, t).range(-1, 1)},
+          [](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::fft(x[0])}; }, Tol::reduction(n));
+      L.add(
+          "fft", "ifft ortho n=" + std::to_string(n), K::Fft, t, {in({2, n, 2}, t).range(-1, 1)},
+          [](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::ifft(x[0], {}, -1, tf::Norm::Ortho)}; },
+          Tol::reduction(n));
     }
     for (std::int64_t n : {15, 16, 37, 100}) {
-      L.add("fft", "rfft n=" + std::to_string(n), K::Fft, t, {in({3, n}, t).range(-1, 1)},
-            [](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::rfft(x[0])}; }, Tol::reduction(n));
-      L.add("fft", "irfft n=" + std::to_string(n), K::Fft, t, {in({2, n / 2 + 1, 2}, t).range(-1, 1)},
-            [n](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::irfft(x[0], n)}; }, Tol::reduction(n));
+      L.add(
+          "fft", "rfft n=" + std::to_string(n), K::Fft, t, {in({3, n}, t).range(-1, 1)},
+          [](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::rfft(x[0])}; }, Tol::reduction(n));
+      L.add(
+          "fft", "irfft n=" + std::to_string(n), K::Fft, t, {in({2, n / 2 + 1, 2}, t).range(-1, 1)},
+          [n](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::irfft(x[0], n)}; }, Tol::reduction(n));
     }
-    L.add("fft", "fft axis 0, padded", K::Fft, t, {in({6, 5, 2}, t).range(-1, 1)},
-          [](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::fft(x[0], 9, 0, tf::Norm::Forward)}; },
-          Tol::reduction(9));
+    L.add(
+        "fft", "fft axis 0, padded", K::Fft, t, {in({6, 5, 2}, t).range(-1, 1)},
+        [](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::fft(x[0], 9, 0, tf::Norm::Forward)}; },
+        Tol::reduction(9));
     // out=: straight into a contiguous out, and through a temporary into every other row of a larger one.
-    L.add("fft", "fft_out, contiguous and strided", K::Fft, t, {in({3, 12, 2}, t).range(-1, 1)},
-          [t](Backend& b, std::vector<Tensor>& x) -> Outputs {
-            Tensor o = b.empty(Shape{3, 12, 2}, t), wide = b.zeros(Shape{6, 12, 2}, t);
-            Tensor rows = wide.slice(0, 0, 6, 2);
-            tf::fft_out(x[0], o);
-            tf::fft_out(x[0], rows);
-            return {o, wide};
-          },
-          Tol::reduction(12));
+    L.add(
+        "fft", "fft_out, contiguous and strided", K::Fft, t, {in({3, 12, 2}, t).range(-1, 1)},
+        [t](Backend& b, std::vector<Tensor>& x) -> Outputs {
+          Tensor o = b.empty(Shape{3, 12, 2}, t), wide = b.zeros(Shape{6, 12, 2}, t);
+          Tensor rows = wide.slice(0, 0, 6, 2);
+          tf::fft_out(x[0], o);
+          tf::fft_out(x[0], rows);
+          return {o, wide};
+        },
+        Tol::reduction(12));
     // hfft / ihfft: a real pass and the conjugating multiply, ihfft's into a strided out.
-    L.add("fft", "hfft n=15 ortho", K::Fft, t, {in({2, 8, 2}, t).range(-1, 1)},
-          [](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::hfft(x[0], 15, -1, tf::Norm::Ortho)}; },
-          Tol::reduction(15));
-    L.add("fft", "ihfft_out n=16, strided", K::Fft, t, {in({3, 16}, t).range(-1, 1)},
-          [t](Backend& b, std::vector<Tensor>& x) -> Outputs {
-            Tensor wide = b.zeros(Shape{6, 9, 2}, t);
-            Tensor rows = wide.slice(0, 0, 6, 2);
-            tf::ihfft_out(x[0], rows);
-            return {tf::ihfft(x[0]), wide};
-          },
-          Tol::reduction(16));
-    L.add("fft", "fft2 8x12", K::Fft, t, {in({8, 12, 2}, t).range(-1, 1)},
-          [](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::fft2(x[0])}; }, Tol::reduction(96));
-    L.add("fft", "irfft2 of rfft2 6x10", K::Fft, t, {in({6, 10}, t).range(-1, 1)},
-          [](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::irfft2(tf::rfft2(x[0]))}; },
-          Tol::reduction(60));
+    L.add(
+        "fft", "hfft n=15 ortho", K::Fft, t, {in({2, 8, 2}, t).range(-1, 1)},
+        [](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::hfft(x[0], 15, -1, tf::Norm::Ortho)}; },
+        Tol::reduction(15));
+    L.add(
+        "fft", "ihfft_out n=16, strided", K::Fft, t, {in({3, 16}, t).range(-1, 1)},
+        [t](Backend& b, std::vector<Tensor>& x) -> Outputs {
+          Tensor wide = b.zeros(Shape{6, 9, 2}, t);
+          Tensor rows = wide.slice(0, 0, 6, 2);
+          tf::ihfft_out(x[0], rows);
+          return {tf::ihfft(x[0]), wide};
+        },
+        Tol::reduction(16));
+    L.add(
+        "fft", "fft2 8x12", K::Fft, t, {in({8, 12, 2}, t).range(-1, 1)},
+        [](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::fft2(x[0])}; }, Tol::reduction(96));
+    L.add(
+        "fft", "irfft2 of rfft2 6x10", K::Fft, t, {in({6, 10}, t).range(-1, 1)},
+        [](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::irfft2(tf::rfft2(x[0]))}; }, Tol::reduction(60));
   }
 }
 
@@ -1377,7 +1400,8 @@ void rnn_cases(CaseList& L) {
     return [=](Backend&, std::vector<Tensor>& x) -> Outputs {
       const std::vector<Tensor> w(x.begin() + 1, x.end());
       ops::RnnOptions o{layers, bidir, false};
-      const ops::RnnResult r = lstm ? ops::lstm(x[0], w, std::nullopt, std::nullopt, o) : ops::gru(x[0], w, std::nullopt, o);
+      const ops::RnnResult r =
+          lstm ? ops::lstm(x[0], w, std::nullopt, std::nullopt, o) : ops::gru(x[0], w, std::nullopt, o);
       return lstm ? Outputs{r.output, r.h_n, r.c_n} : Outputs{r.output, r.h_n};
     };
   };
@@ -1392,10 +1416,11 @@ void rnn_cases(CaseList& L) {
         ins.push_back(in({g * h}).range(-0.5, 0.5));
         ins.push_back(in({g * h}).range(-0.5, 0.5));
       }
-    L.add("rnn", std::string(lstm ? "lstm" : "gru") + " 2 layers bidirectional", K::Matmul, F32, ins, layer(lstm, 2, true),
-          Tol::reduction(64));
+    L.add("rnn", std::string(lstm ? "lstm" : "gru") + " 2 layers bidirectional", K::Matmul, F32, ins,
+          layer(lstm, 2, true), Tol::reduction(64));
     // One sequence: the matrix-vector route.
-    std::vector<Input> one{in({7, 1, 4}).range(-1, 1), in({g * h, 4}).range(-0.5, 0.5), in({g * h, h}).range(-0.5, 0.5)};
+    std::vector<Input> one{in({7, 1, 4}).range(-1, 1), in({g * h, 4}).range(-0.5, 0.5),
+                           in({g * h, h}).range(-0.5, 0.5)};
     L.add("rnn", std::string(lstm ? "lstm" : "gru") + " batch 1, no biases", K::Matmul, F32, one, layer(lstm, 1, false),
           Tol::reduction(64));
     // Backpropagation through time over the 2-layer bidirectional forward, with
@@ -1405,7 +1430,8 @@ void rnn_cases(CaseList& L) {
     const Run backward = [lstm](Backend&, std::vector<Tensor>& x) -> Outputs {
       const std::vector<Tensor> w(x.begin() + 1, x.end() - 1);
       ops::RnnOptions o{2, true, false, true};
-      const ops::RnnResult r = lstm ? ops::lstm(x[0], w, std::nullopt, std::nullopt, o) : ops::gru(x[0], w, std::nullopt, o);
+      const ops::RnnResult r =
+          lstm ? ops::lstm(x[0], w, std::nullopt, std::nullopt, o) : ops::gru(x[0], w, std::nullopt, o);
       const ops::RnnGrads g = ops::rnn_backward(*r.tape, x.back());
       Outputs out{g.input, g.h0};
       if (lstm) out.push_back(g.c0);
@@ -1423,48 +1449,57 @@ void random_cases(CaseList& L) {
   // Philox is keyed by (seed, offset + i / 4): every device must produce the CPU's numbers.
   for (DType t : kFloats)
     for (const Shape& s : {Shape{1}, Shape{5}, Shape{1027}, Shape{33, 17}}) {
-      L.add("random", "rand seed=42", K::Random, t, {},
-            [s, t](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::rand(b, s, 42, t)}; }, Tol::bitwise());
-      L.add("random", "rand seed=7 [-5, 3) offset=3", K::Random, t, {},
-            [s, t](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::rand(b, s, 7, t, -5.0f, 3.0f, 3)}; },
-            Tol::bitwise());
+      L.add(
+          "random", "rand seed=42", K::Random, t, {},
+          [s, t](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::rand(b, s, 42, t)}; }, Tol::bitwise());
+      L.add(
+          "random", "rand seed=7 [-5, 3) offset=3", K::Random, t, {},
+          [s, t](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::rand(b, s, 7, t, -5.0f, 3.0f, 3)}; },
+          Tol::bitwise());
       // Box-Muller through philox.kern.h's own log, sqrt, sin and cos: the same bits too.
-      L.add("random", "randn seed=9 mean=1 std=2 offset=1000", K::Random, t, {},
-            [s, t](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::randn(b, s, 9, t, 1.0f, 2.0f, 1000)}; },
-            Tol::bitwise());
-      L.add("random", "bernoulli p=0.3 seed=5", K::Random, t, {},
-            [s, t](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::bernoulli(b, s, 0.3f, 5, t)}; },
-            Tol::bitwise());
+      L.add(
+          "random", "randn seed=9 mean=1 std=2 offset=1000", K::Random, t, {},
+          [s, t](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::randn(b, s, 9, t, 1.0f, 2.0f, 1000)}; },
+          Tol::bitwise());
+      L.add(
+          "random", "bernoulli p=0.3 seed=5", K::Random, t, {},
+          [s, t](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::bernoulli(b, s, 0.3f, 5, t)}; },
+          Tol::bitwise());
     }
-  L.add("random", "rand seed=1", K::Random, F32, {},
-        [](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::rand(b, Shape{3, 0}, 1)}; }, Tol::bitwise());
-  L.add("random", "randn seed=1", K::Random, F32, {},
-        [](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::randn(b, Shape{1 << 16}, 1)}; }, Tol::bitwise());
+  L.add(
+      "random", "rand seed=1", K::Random, F32, {},
+      [](Backend& b, std::vector<Tensor>&) -> Outputs {
+        return {ops::rand(b, Shape{3, 0}, 1)};
+      },
+      Tol::bitwise());
+  L.add(
+      "random", "randn seed=1", K::Random, F32, {},
+      [](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::randn(b, Shape{1 << 16}, 1)}; }, Tol::bitwise());
   // A counter past 2^32 (the block's high word) and a seed using all 64 bits.
-  L.add("random", "randn seed=2^63+5 offset=2^32-3", K::Random, F32, {},
-        [](Backend& b, std::vector<Tensor>&) -> Outputs {
-          return {ops::randn(b, Shape{4099}, (1ull << 63) + 5, F32, -2.0f, 0.5f, (1ull << 32) - 3)};
-        },
-        Tol::bitwise());
-  L.add("random", "rand seed=2^63+5 offset=2^32-3", K::Random, BF16, {},
-        [](Backend& b, std::vector<Tensor>&) -> Outputs {
-          return {ops::rand(b, Shape{4099}, (1ull << 63) + 5, BF16, -1.0f, 1.0f, (1ull << 32) - 3)};
-        },
-        Tol::bitwise());
+  L.add(
+      "random", "randn seed=2^63+5 offset=2^32-3", K::Random, F32, {},
+      [](Backend& b, std::vector<Tensor>&) -> Outputs {
+        return {ops::randn(b, Shape{4099}, (1ull << 63) + 5, F32, -2.0f, 0.5f, (1ull << 32) - 3)};
+      },
+      Tol::bitwise());
+  L.add(
+      "random", "rand seed=2^63+5 offset=2^32-3", K::Random, BF16, {},
+      [](Backend& b, std::vector<Tensor>&) -> Outputs {
+        return {ops::rand(b, Shape{4099}, (1ull << 63) + 5, BF16, -1.0f, 1.0f, (1ull << 32) - 3)};
+      },
+      Tol::bitwise());
   // Odd lengths end inside a Philox block; the last work-item writes fewer than four.
   for (std::int64_t n : {2, 3, 6, 7})
-    L.add("random", "randn seed=3 n=" + std::to_string(n), K::Random, F16, {},
-          [n](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::randn(b, Shape{n}, 3, F16)}; },
-          Tol::bitwise());
+    L.add(
+        "random", "randn seed=3 n=" + std::to_string(n), K::Random, F16, {},
+        [n](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::randn(b, Shape{n}, 3, F16)}; }, Tol::bitwise());
 }
 
 }  // namespace
 
 // ---------------------------------------------------------------- vocabulary
 
-Input& Input::specials() {
-  return set(0, kNaN).set(1, kInf).set(2, -kInf).set(3, 0.0);
-}
+Input& Input::specials() { return set(0, kNaN).set(1, kInf).set(2, -kInf).set(3, 0.0); }
 
 Tensor Input::view_of(const Tensor& uploaded) const {
   Tensor t = uploaded;

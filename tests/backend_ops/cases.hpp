@@ -36,20 +36,44 @@ struct Input {
   std::vector<std::pair<std::int64_t, double>> sets;  // single elements (flat index) overwritten last
   std::vector<View> views;
 
-  Input& range(double l, double h) { lo = l, hi = h; return *this; }
-  Input& vals(std::vector<double> v) { values = std::move(v); return *this; }
-  Input& set(std::int64_t index, double v) { sets.emplace_back(index, v); return *this; }
+  Input& range(double l, double h) {
+    lo = l, hi = h;
+    return *this;
+  }
+  Input& vals(std::vector<double> v) {
+    values = std::move(v);
+    return *this;
+  }
+  Input& set(std::int64_t index, double v) {
+    sets.emplace_back(index, v);
+    return *this;
+  }
   // NaN, +inf, -inf and zero at the first four elements.
   Input& specials();
-  Input& t(std::int64_t d0 = -2, std::int64_t d1 = -1) { views.push_back({View::Transpose, {d0, d1}}); return *this; }
-  Input& permute(std::vector<std::int64_t> order) { views.push_back({View::Permute, std::move(order)}); return *this; }
+  Input& t(std::int64_t d0 = -2, std::int64_t d1 = -1) {
+    views.push_back({View::Transpose, {d0, d1}});
+    return *this;
+  }
+  Input& permute(std::vector<std::int64_t> order) {
+    views.push_back({View::Permute, std::move(order)});
+    return *this;
+  }
   Input& slice(std::int64_t axis, std::int64_t start, std::int64_t stop, std::int64_t step = 1) {
     views.push_back({View::Slice, {axis, start, stop, step}});
     return *this;
   }
-  Input& expand(std::vector<std::int64_t> dims) { views.push_back({View::Expand, std::move(dims)}); return *this; }
-  Input& unsqueeze(std::int64_t axis) { views.push_back({View::Unsqueeze, {axis}}); return *this; }
-  Input& reshape(std::vector<std::int64_t> dims) { views.push_back({View::Reshape, std::move(dims)}); return *this; }
+  Input& expand(std::vector<std::int64_t> dims) {
+    views.push_back({View::Expand, std::move(dims)});
+    return *this;
+  }
+  Input& unsqueeze(std::int64_t axis) {
+    views.push_back({View::Unsqueeze, {axis}});
+    return *this;
+  }
+  Input& reshape(std::vector<std::int64_t> dims) {
+    views.push_back({View::Reshape, std::move(dims)});
+    return *this;
+  }
 
   Tensor view_of(const Tensor& uploaded) const;
   std::string describe() const;  // "f32[5, 9].T(-2,-1)"
@@ -113,7 +137,7 @@ struct Case {
   // What a kernel of the device's own is held to against the reference, where
   // it is tighter than against the CPU (default: tol; a fallback always gets tol).
   std::optional<Tol> reference_tol;
-  Check check;          // optional
+  Check check;  // optional
 
   std::string describe() const;  // "binary add f32 (f32[5, 9], f32[9])"
 };

@@ -15,7 +15,6 @@
 
 namespace torsh::cli {
 
-
 double median_ms(Backend& dev, const std::function<void()>& fn, int max_reps, double min_seconds) {
   fn();  // warm up: first-touch pages, pool spin-up, kernel compilation
   dev.synchronize();
@@ -42,11 +41,21 @@ const char* cpu_family_of(const std::string& name) {
     const char* family;
   };
   static constexpr Prefix kFamilies[] = {
-      {"matmul_f32", "gemm f32"},    {"matmul_bf16", "gemm bf16"},        {"matmul_f16", "gemm f16"},
-      {"add_f32", "binary f32"},     {"gelu_f32", "gelu f32"},            {"softmax_f32", "softmax, norms"},
-      {"layer_norm", "softmax, norms"}, {"rms_norm", "softmax, norms"}, {"conv2d", "conv2d winograd"},
-      {"qmat", "quantized dot"},     {"llm_", "quantized dot"},       {"matmul_integer", "int8 gemm"},
-      {"qlinear_matmul", "int8 gemm"}, {"fft", "fft"}, {"rfft", "fft"},
+      {"matmul_f32", "gemm f32"},
+      {"matmul_bf16", "gemm bf16"},
+      {"matmul_f16", "gemm f16"},
+      {"add_f32", "binary f32"},
+      {"gelu_f32", "gelu f32"},
+      {"softmax_f32", "softmax, norms"},
+      {"layer_norm", "softmax, norms"},
+      {"rms_norm", "softmax, norms"},
+      {"conv2d", "conv2d winograd"},
+      {"qmat", "quantized dot"},
+      {"llm_", "quantized dot"},
+      {"matmul_integer", "int8 gemm"},
+      {"qlinear_matmul", "int8 gemm"},
+      {"fft", "fft"},
+      {"rfft", "fft"},
   };
   for (const Prefix& p : kFamilies)
     if (name.rfind(p.prefix, 0) == 0) return p.family;
@@ -73,13 +82,13 @@ void emit(const Ctx& c, const std::string& name, const char* dtype, double ms, c
     std::string extra = note.empty() ? "" : ",\"note\":\"" + note + "\"";
     if (!kernel.empty()) extra += ",\"kernel\":\"" + kernel + "\"";
     if (c.dev.type() == BackendType::Cpu) extra += ",\"cpu\":\"" + c.dev.info().architecture + "\"";
-    std::printf("{\"name\":\"%s\",\"backend\":\"%s\",\"dtype\":\"%s\",\"median_ms\":%.5f,\"%s\":%.3f%s}\n", name.c_str(),
-                std::string(backend_key(c.dev.type())).c_str(), dtype, ms, unit, value, extra.c_str());
+    std::printf("{\"name\":\"%s\",\"backend\":\"%s\",\"dtype\":\"%s\",\"median_ms\":%.5f,\"%s\":%.3f%s}\n",
+                name.c_str(), std::string(backend_key(c.dev.type())).c_str(), dtype, ms, unit, value, extra.c_str());
   } else {
     std::string extra = note.empty() ? "" : "  [" + note + "]";
     if (!kernel.empty()) extra += "  (" + kernel + ")";
-    std::printf("%-38s %-7s %-5s %10.4f ms  %10.2f %s%s\n", name.c_str(), std::string(backend_key(c.dev.type())).c_str(),
-                dtype, ms, value, unit, extra.c_str());
+    std::printf("%-38s %-7s %-5s %10.4f ms  %10.2f %s%s\n", name.c_str(),
+                std::string(backend_key(c.dev.type())).c_str(), dtype, ms, value, unit, extra.c_str());
   }
   std::fflush(stdout);
 }
@@ -101,24 +110,28 @@ void run_suite(Ctx& c) {
     const std::string name = "matmul_f32_" + std::to_string(n);
     if (!wanted(c, name)) continue;
     Tensor a = ops::randn(d, Shape{n, n}, 1), b = ops::randn(d, Shape{n, n}, 2);
-    const double ms = median_ms(d, [&] { ops::matmul(a, b); }, n <= 1024 ? 30 : 5, c.min_seconds);
+    const double ms = median_ms(
+        d, [&] { ops::matmul(a, b); }, n <= 1024 ? 30 : 5, c.min_seconds);
     emit(c, name, "f32", ms, "gflops", 2.0 * n * n * n / ms / 1e6);
   }
   if (wanted(c, "matmul_bf16_2048")) {
     const int n = 2048;
     Tensor a = ops::randn(d, Shape{n, n}, 1, DType::BF16), b = ops::randn(d, Shape{n, n}, 2, DType::BF16);
-    const double ms = median_ms(d, [&] { ops::matmul(a, b); }, 5, c.min_seconds);
+    const double ms = median_ms(
+        d, [&] { ops::matmul(a, b); }, 5, c.min_seconds);
     emit(c, "matmul_bf16_2048", "bf16", ms, "gflops", 2.0 * n * n * n / ms / 1e6);
   }
   const std::int64_t N = 1 << 24;
   if (wanted(c, "add_f32_16M")) {
     Tensor x = ops::randn(d, Shape{N}, 1), y = ops::randn(d, Shape{N}, 2), out = d.empty(Shape{N}, DType::F32);
-    const double ms = median_ms(d, [&] { ops::binary_out(rt::BinaryOp::Add, x, y, out); }, 20, c.min_seconds);
+    const double ms = median_ms(
+        d, [&] { ops::binary_out(rt::BinaryOp::Add, x, y, out); }, 20, c.min_seconds);
     emit(c, "add_f32_16M", "f32", ms, "gbps", 12.0 * N / ms / 1e6);
   }
   if (wanted(c, "gelu_f32_16M")) {
     Tensor x = ops::randn(d, Shape{N}, 1), out = d.empty(Shape{N}, DType::F32);
-    const double ms = median_ms(d, [&] { ops::unary_out(rt::UnaryOp::Gelu, x, out); }, 20, c.min_seconds);
+    const double ms = median_ms(
+        d, [&] { ops::unary_out(rt::UnaryOp::Gelu, x, out); }, 20, c.min_seconds);
     emit(c, "gelu_f32_16M", "f32", ms, "gbps", 8.0 * N / ms / 1e6);
   }
   {
@@ -134,42 +147,48 @@ void run_suite(Ctx& c) {
     const double bytes = 8.0 * n * n;
     if (wanted(c, "softmax_f32_4096x4096")) {
       prepare();
-      const double ms = median_ms(d, [&] { ops::softmax(s, -1); }, 20, c.min_seconds);
+      const double ms = median_ms(
+          d, [&] { ops::softmax(s, -1); }, 20, c.min_seconds);
       emit(c, "softmax_f32_4096x4096", "f32", ms, "gbps", bytes / ms / 1e6);
     }
     if (wanted(c, "layer_norm_f32_4096x4096")) {
       prepare();
-      const double ms = median_ms(d, [&] { ops::layer_norm(s, w, b); }, 20, c.min_seconds);
+      const double ms = median_ms(
+          d, [&] { ops::layer_norm(s, w, b); }, 20, c.min_seconds);
       emit(c, "layer_norm_f32_4096x4096", "f32", ms, "gbps", bytes / ms / 1e6);
     }
     if (wanted(c, "rms_norm_f32_4096x4096")) {
       prepare();
-      const double ms = median_ms(d, [&] { ops::rms_norm(s, w); }, 20, c.min_seconds);
+      const double ms = median_ms(
+          d, [&] { ops::rms_norm(s, w); }, 20, c.min_seconds);
       emit(c, "rms_norm_f32_4096x4096", "f32", ms, "gbps", bytes / ms / 1e6);
     }
   }
   for (auto [nb, ch, h, k] : {std::array<int, 4>{1, 64, 56, 64}, std::array<int, 4>{8, 256, 14, 256}}) {
-    const std::string name = "conv2d_f32_n" + std::to_string(nb) + "_c" + std::to_string(ch) + "_h" + std::to_string(h) +
-                             "_k" + std::to_string(k) + "_r3";
+    const std::string name = "conv2d_f32_n" + std::to_string(nb) + "_c" + std::to_string(ch) + "_h" +
+                             std::to_string(h) + "_k" + std::to_string(k) + "_r3";
     if (!wanted(c, name)) continue;
     Tensor x = ops::randn(d, Shape{nb, ch, h, h}, 1), w = ops::randn(d, Shape{k, ch, 3, 3}, 2);
     ops::Conv2dParams p;
     p.pad_h = p.pad_w = 1;
-    const double ms = median_ms(d, [&] { ops::conv2d(x, w, std::nullopt, p); }, 20, c.min_seconds);
+    const double ms = median_ms(
+        d, [&] { ops::conv2d(x, w, std::nullopt, p); }, 20, c.min_seconds);
     emit(c, name, "f32", ms, "gflops", 2.0 * nb * k * ch * 9 * h * h / ms / 1e6);
   }
   if (wanted(c, "attention_f32_causal_s2048_h8_d64")) {
     const int S = 2048, H = 8, D = 64;
     Tensor q = ops::randn(d, Shape{1, H, S, D}, 1), k = ops::randn(d, Shape{1, H, S, D}, 2),
            v = ops::randn(d, Shape{1, H, S, D}, 3);
-    const double ms = median_ms(d, [&] { ops::attention(q, k, v, true); }, 5, c.min_seconds);
+    const double ms = median_ms(
+        d, [&] { ops::attention(q, k, v, true); }, 5, c.min_seconds);
     emit(c, "attention_f32_causal_s2048_h8_d64", "f32", ms, "gflops", 4.0 * H * S * S * D / 2 / ms / 1e6);
   }
   if (wanted(c, "adam_f32_16M")) {
     std::vector<Tensor> p{ops::randn(d, Shape{N}, 1)}, g{ops::randn(d, Shape{N}, 2)}, m{d.zeros(Shape{N}, DType::F32)},
         v{d.zeros(Shape{N}, DType::F32)};
     std::int64_t step = 0;
-    const double ms = median_ms(d, [&] { ops::adam_step(p, g, m, v, {}, ++step); }, 10, c.min_seconds);
+    const double ms = median_ms(
+        d, [&] { ops::adam_step(p, g, m, v, {}, ++step); }, 10, c.min_seconds);
     emit(c, "adam_f32_16M", "f32", ms, "gbps", 16.0 * N / ms / 1e6);
   }
   if (wanted(c, "add_f32_4")) {
@@ -177,7 +196,13 @@ void run_suite(Ctx& c) {
     // batch slowed by another tenant of the machine does not set the figure.
     Tensor a = ops::randn(d, Shape{4}, 1), b = ops::randn(d, Shape{4}, 2);
     constexpr int kBatch = 10000;
-    const double ms = median_ms(d, [&] { for (int i = 0; i < kBatch; ++i) ops::add(a, b); }, 21, c.min_seconds) / kBatch;
+    const double ms = median_ms(
+                          d,
+                          [&] {
+                            for (int i = 0; i < kBatch; ++i) ops::add(a, b);
+                          },
+                          21, c.min_seconds) /
+                      kBatch;
     emit(c, "add_f32_4", "f32", ms, "us_per_call", ms * 1e3);
   }
   bench_graph(c);
@@ -236,7 +261,8 @@ int bench(const BenchOptions& opt) {
   if (profiling) {
     profiler::Options po;
     po.max_events = opt.profile_max_events;
-    po.overflow = opt.profile_keep_last ? profiler::Options::Overflow::KeepLast : profiler::Options::Overflow::KeepFirst;
+    po.overflow =
+        opt.profile_keep_last ? profiler::Options::Overflow::KeepLast : profiler::Options::Overflow::KeepFirst;
     profiler::start(po);
   }
   run_suite(c);

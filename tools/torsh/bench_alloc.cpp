@@ -67,7 +67,8 @@ void alloc_pairs(Ctx& c) {
   rt::DeviceImpl& dev = d.impl();
   const char* raw = d.type() == BackendType::Cpu ? "malloc" : "raw";
   for (std::size_t n : {std::size_t(512), std::size_t(64) << 10, std::size_t(4) << 20, std::size_t(64) << 20}) {
-    const std::string pool_name = "alloc_free_pool_" + size_name(n), raw_name = std::string("alloc_free_") + raw + "_" + size_name(n);
+    const std::string pool_name = "alloc_free_pool_" + size_name(n),
+                      raw_name = std::string("alloc_free_") + raw + "_" + size_name(n);
     if (wanted(c, pool_name)) {
       const double ns = ns_per_call([&] { Buffer b = d.allocate(n); }, c.min_seconds);
       emit_with(c, pool_name, ns / 1e6, "us_per_call", ns / 1e3, {{"mpairs_per_s", 1e3 / ns}});
@@ -81,17 +82,28 @@ void alloc_pairs(Ctx& c) {
   // for first-touch page faults (CPU) or lazy backing (PoCL), the pool pays once.
   const unsigned char zero = 0;
   for (std::size_t n : {std::size_t(4) << 20, std::size_t(64) << 20}) {
-    const std::string pool_name = "alloc_fill_free_pool_" + size_name(n), raw_name = std::string("alloc_fill_free_") + raw + "_" + size_name(n);
+    const std::string pool_name = "alloc_fill_free_pool_" + size_name(n),
+                      raw_name = std::string("alloc_fill_free_") + raw + "_" + size_name(n);
     if (wanted(c, pool_name)) {
-      const double ms = median_ms(d, [&] { Buffer b = d.allocate(n); b.fill_bytes(0); d.synchronize(); }, 200, c.min_seconds);
+      const double ms = median_ms(
+          d,
+          [&] {
+            Buffer b = d.allocate(n);
+            b.fill_bytes(0);
+            d.synchronize();
+          },
+          200, c.min_seconds);
       emit(c, pool_name, "u8", ms, "gbps", n / ms / 1e6);
     }
     if (wanted(c, raw_name)) {
-      const double ms = median_ms(d, [&] {
-        auto b = dev.allocate(n);
-        dev.fill(*b, 0, n, &zero, 1, dev.default_stream());
-        dev.synchronize();
-      }, 200, c.min_seconds);
+      const double ms = median_ms(
+          d,
+          [&] {
+            auto b = dev.allocate(n);
+            dev.fill(*b, 0, n, &zero, 1, dev.default_stream());
+            dev.synchronize();
+          },
+          200, c.min_seconds);
       emit(c, raw_name, "u8", ms, "gbps", n / ms / 1e6);
     }
   }
@@ -104,8 +116,9 @@ void fragmentation(Ctx& c) {
     AllocationStrategy strategy;
     bool caching;
   };
-  for (Variant v : {Variant{"bestfit", AllocationStrategy::BestFit, true}, Variant{"firstfit", AllocationStrategy::FirstFit, true},
-                    Variant{"nocache", AllocationStrategy::BestFit, false}}) {
+  for (Variant v :
+       {Variant{"bestfit", AllocationStrategy::BestFit, true}, Variant{"firstfit", AllocationStrategy::FirstFit, true},
+        Variant{"nocache", AllocationStrategy::BestFit, false}}) {
     const std::string name = std::string("pool_mixed_") + v.name;
     if (!wanted(c, name)) continue;
     MemoryPoolConfig cfg;
@@ -145,7 +158,8 @@ void fragmentation(Ctx& c) {
 void pinned(Ctx& c) {
   Backend& d = c.dev;
   if (d.type() == BackendType::Cpu) return;  // host memory is the device's: nothing to pin or overlap
-  const bool any = wanted(c, "h2d_pageable_64MiB") | wanted(c, "h2d_pinned_64MiB") | wanted(c, "h2d_pinned_overlap_matmul");
+  const bool any =
+      wanted(c, "h2d_pageable_64MiB") | wanted(c, "h2d_pinned_64MiB") | wanted(c, "h2d_pinned_overlap_matmul");
   if (!any) return;
   const std::size_t n = std::size_t(64) << 20;
   Buffer dst = d.allocate(n), pin = d.allocate_pinned(n);
@@ -153,7 +167,8 @@ void pinned(Ctx& c) {
   std::memset(pin.host_ptr(), 1, n);
   Stream s = d.create_stream();
   if (wanted(c, "h2d_pageable_64MiB")) {
-    const double ms = median_ms(d, [&] { dst.copy_from_host(pageable.data(), n); }, 50, c.min_seconds);
+    const double ms = median_ms(
+        d, [&] { dst.copy_from_host(pageable.data(), n); }, 50, c.min_seconds);
     emit(c, "h2d_pageable_64MiB", "u8", ms, "gbps", n / ms / 1e6);
   }
   auto copy = [&] {
@@ -167,12 +182,16 @@ void pinned(Ctx& c) {
   if (wanted(c, "h2d_pinned_overlap_matmul")) {
     Tensor a = ops::randn(d, Shape{512, 512}, 1), b = ops::randn(d, Shape{512, 512}, 2);
     const double t_copy = median_ms(d, copy, 20, c.min_seconds);
-    const double t_mm = median_ms(d, [&] { ops::matmul(a, b); }, 20, c.min_seconds);
-    const double t_both = median_ms(d, [&] {
-      dst.copy_from_async(pin, n, s);
-      ops::matmul(a, b);
-      s.synchronize();
-    }, 20, c.min_seconds);
+    const double t_mm = median_ms(
+        d, [&] { ops::matmul(a, b); }, 20, c.min_seconds);
+    const double t_both = median_ms(
+        d,
+        [&] {
+          dst.copy_from_async(pin, n, s);
+          ops::matmul(a, b);
+          s.synchronize();
+        },
+        20, c.min_seconds);
     emit_with(c, "h2d_pinned_overlap_matmul", t_both, "us_per_call", t_both * 1e3,
               {{"copy_ms", t_copy}, {"matmul_ms", t_mm}, {"both_over_sum", t_both / (t_copy + t_mm)}});
   }

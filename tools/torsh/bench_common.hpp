@@ -29,9 +29,9 @@ bool wanted(const Ctx& c, const std::string& name);
 
 // Case groups kept in their own files.
 void bench_graph(Ctx& c);
-void bench_quant(Ctx& c);  // bench_quant.cpp
-void bench_llm(Ctx& c);  // bench_llm.cpp
+void bench_quant(Ctx& c);        // bench_quant.cpp
+void bench_llm(Ctx& c);          // bench_llm.cpp
 void bench_user_kernel(Ctx& c);  // bench_user_kernel.cpp
-void bench_fft(Ctx& c);  // bench_fft.cpp
+void bench_fft(Ctx& c);          // bench_fft.cpp
 
 }  // namespace torsh::cli

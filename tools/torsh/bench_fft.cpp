@@ -21,17 +21,19 @@ void bench_fft(Ctx& c) {
     const double reps = n >= (1 << 16) ? 50 : 2000;
     const std::string c2c = "fft_c2c_f32_" + std::to_string(n);
     const auto forms = [&](const std::string& name, const Shape& shape, std::uint64_t seed, Tensor (*op)(const Tensor&),
-                          void (*op_out)(const Tensor&, Tensor&), double flops) {
+                           void (*op_out)(const Tensor&, Tensor&), double flops) {
       const bool eager = wanted(c, name), into = wanted(c, name + "_out"), replay = wanted(c, name + "_replay");
       if (!eager && !into && !replay) return;
       const Tensor x = ops::randn(d, shape, seed);
       if (eager) {
-        const double ms = median_ms(d, [&] { op(x); }, static_cast<int>(reps), c.min_seconds);
+        const double ms = median_ms(
+            d, [&] { op(x); }, static_cast<int>(reps), c.min_seconds);
         emit(c, name, "f32", ms, "gflops", flops / ms / 1e6);
       }
       if (into) {
         Tensor y = op(x);
-        const double ms = median_ms(d, [&] { op_out(x, y); }, static_cast<int>(reps), c.min_seconds);
+        const double ms = median_ms(
+            d, [&] { op_out(x, y); }, static_cast<int>(reps), c.min_seconds);
         emit(c, name + "_out", "f32", ms, "gflops", flops / ms / 1e6);
       }
       if (replay) {
@@ -41,20 +43,24 @@ void bench_fft(Ctx& c) {
           op(x);
           g = cap.end();
         }
-        const double ms = median_ms(d, [&] { g.replay(); }, static_cast<int>(reps), c.min_seconds);
+        const double ms = median_ms(
+            d, [&] { g.replay(); }, static_cast<int>(reps), c.min_seconds);
         emit(c, name + "_replay", "f32", ms, "gflops", flops / ms / 1e6, g.replay_mode());
       }
     };
-    forms(c2c, Shape{n, 2}, 1, [](const Tensor& x) { return tf::fft(x); },
-         [](const Tensor& x, Tensor& y) { tf::fft_out(x, y); }, 5.0 * n * lg);
-    forms("rfft_f32_" + std::to_string(n), Shape{n}, 2, [](const Tensor& x) { return tf::rfft(x); },
-         [](const Tensor& x, Tensor& y) { tf::rfft_out(x, y); }, 2.5 * n * lg);
+    forms(
+        c2c, Shape{n, 2}, 1, [](const Tensor& x) { return tf::fft(x); },
+        [](const Tensor& x, Tensor& y) { tf::fft_out(x, y); }, 5.0 * n * lg);
+    forms(
+        "rfft_f32_" + std::to_string(n), Shape{n}, 2, [](const Tensor& x) { return tf::rfft(x); },
+        [](const Tensor& x, Tensor& y) { tf::rfft_out(x, y); }, 2.5 * n * lg);
   }
   for (const std::int64_t n : {512, 2048}) {
     const std::string name = "fft2_c2c_f32_" + std::to_string(n);
     if (!wanted(c, name)) continue;
     Tensor x = ops::randn(d, Shape{n, n, 2}, 3);
-    const double ms = median_ms(d, [&] { tf::fft2(x); }, 20, c.min_seconds);
+    const double ms = median_ms(
+        d, [&] { tf::fft2(x); }, 20, c.min_seconds);
     emit(c, name, "f32", ms, "gflops", 5.0 * n * n * std::log2(static_cast<double>(n * n)) / ms / 1e6);
   }
 }

@@ -26,15 +26,18 @@ void bench_graph(Ctx& c) {
     return cap.end();
   };
   const int ops_per_chain = 100;
-  const double eager = median_ms(d, [&] { chain(); }, 2000, c.min_seconds);
+  const double eager = median_ms(
+      d, [&] { chain(); }, 2000, c.min_seconds);
   Graph g = capture(GraphCapture::Replay::Native);
-  const double replay = median_ms(d, [&] { g.replay(); }, 2000, c.min_seconds);
+  const double replay = median_ms(
+      d, [&] { g.replay(); }, 2000, c.min_seconds);
   if (wanted(c, eager_name)) emit(c, eager_name, "f32", eager, "us_per_op", eager * 1e3 / ops_per_chain);
   if (wanted(c, replay_name))
     emit(c, replay_name, "f32", replay, "us_per_op", replay * 1e3 / ops_per_chain, "mode: " + g.replay_mode());
   if (g.replay_mode() != "kernel list" && wanted(c, list_name)) {
     Graph list = capture(GraphCapture::Replay::KernelList);
-    const double ms = median_ms(d, [&] { list.replay(); }, 2000, c.min_seconds);
+    const double ms = median_ms(
+        d, [&] { list.replay(); }, 2000, c.min_seconds);
     emit(c, list_name, "f32", ms, "us_per_op", ms * 1e3 / ops_per_chain, "mode: " + list.replay_mode());
   }
 }

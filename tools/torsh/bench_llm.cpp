@@ -30,17 +30,24 @@ void bench_width(Ctx& c, const std::string& path, QuantActivations width, const 
   std::vector<std::int32_t> prompt(kPrompt);
   for (auto& t : prompt) t = id(rng);
   if (want_prefill) {
-    const double ms = median_ms(c.dev, [&] {
-      m.reset();
-      m.forward(prompt);
-    }, 10, c.min_seconds);
+    const double ms = median_ms(
+        c.dev,
+        [&] {
+          m.reset();
+          m.forward(prompt);
+        },
+        10, c.min_seconds);
     emit(c, prefill, "q4_1", ms, "tokens_per_s", kPrompt / (ms / 1e3));
   }
   if (want_decode) {
-    const double ms = median_ms(c.dev, [&] {
-      m.reset();
-      for (int i = 0; i < kGen; ++i) m.forward(std::span<const std::int32_t>(&prompt[static_cast<std::size_t>(i)], 1));
-    }, 10, c.min_seconds);
+    const double ms = median_ms(
+        c.dev,
+        [&] {
+          m.reset();
+          for (int i = 0; i < kGen; ++i)
+            m.forward(std::span<const std::int32_t>(&prompt[static_cast<std::size_t>(i)], 1));
+        },
+        10, c.min_seconds);
     emit(c, decode, "q4_1", ms, "tokens_per_s", kGen / (ms / 1e3));
   }
 }

@@ -63,7 +63,12 @@ void qmatvec(Ctx& c, QuantFormat f, std::int64_t k, std::int64_t n) {
     ws.emplace_back(store.slice(0, r0, r0 + n), f, n, k);
   }
   const Tensor x = ops::randn(d, Shape{k}, 2);
-  const double ms = median_ms(d, [&] { for (const QTensor& w : ws) ops::matmul_vec(w, x); }, 15, c.min_seconds);
+  const double ms = median_ms(
+      d,
+      [&] {
+        for (const QTensor& w : ws) ops::matmul_vec(w, x);
+      },
+      15, c.min_seconds);
   const double total = static_cast<double>(bytes.size()) * static_cast<double>(copies);
   emit(c, name, fmt.c_str(), ms / static_cast<double>(copies), "gbps", total / ms / 1e6,
        std::to_string(copies) + " weight copies");
@@ -81,7 +86,8 @@ void qmatmul(Ctx& c, QuantFormat f, std::int64_t m, std::int64_t k, std::int64_t
   const std::vector<unsigned char> bytes = random_blocks(f, n, k, 3);
   const QTensor w = QTensor::from_host(d, f, n, k, bytes.data(), bytes.size());
   const Tensor x = ops::randn(d, Shape{m, k}, 4);
-  const double ms = median_ms(d, [&] { ops::qmatmul(x, w); }, 50, c.min_seconds);
+  const double ms = median_ms(
+      d, [&] { ops::qmatmul(x, w); }, 50, c.min_seconds);
   emit(c, name, fmt.c_str(), ms, "gflops", 2.0 * static_cast<double>(m * n * k) / ms / 1e6);
 }
 
@@ -89,7 +95,8 @@ void qmatmul(Ctx& c, QuantFormat f, std::int64_t m, std::int64_t k, std::int64_t
 Tensor random_int8(Backend& d, std::int64_t rows, std::int64_t cols, DType t, unsigned seed, bool seven_bits = false) {
   std::vector<unsigned char> v(static_cast<std::size_t>(rows * cols));
   std::mt19937 g(seed);
-  for (auto& x : v) x = static_cast<unsigned char>(seven_bits ? static_cast<std::int8_t>(static_cast<int>(g() % 128) - 64) : g());
+  for (auto& x : v)
+    x = static_cast<unsigned char>(seven_bits ? static_cast<std::int8_t>(static_cast<int>(g() % 128) - 64) : g());
   return d.from_host(v.data(), Shape{rows, cols}, t);
 }
 
@@ -98,7 +105,8 @@ void int8_gemm_signed(Ctx& c, std::int64_t n) {
   if (!wanted(c, name)) return;
   Backend& d = c.dev;
   const Tensor a = random_int8(d, n, n, DType::I8, 7), b = random_int8(d, n, n, DType::I8, 8);
-  const double ms = median_ms(d, [&] { ops::matmul_integer(a, b); }, n <= 1024 ? 30 : 5, c.min_seconds);
+  const double ms = median_ms(
+      d, [&] { ops::matmul_integer(a, b); }, n <= 1024 ? 30 : 5, c.min_seconds);
   emit(c, name, "i32", ms, "gops", 2.0 * static_cast<double>(n) * n * n / ms / 1e6);
 }
 
@@ -120,10 +128,14 @@ void int8_gemm(Ctx& c, std::int64_t n, bool requantize, bool prepared, bool seve
   const double ms = median_ms(
       d,
       [&] {
-        if (requantize && prepared) ops::qlinear_matmul(a, tsa, tza, w, tsb, tzb, tsy, tzy);
-        else if (requantize) ops::qlinear_matmul(a, tsa, tza, b, tsb, tzb, tsy, tzy);
-        else if (prepared) ops::matmul_integer(a, w, tza, tzb);
-        else ops::matmul_integer(a, b, tza, tzb);
+        if (requantize && prepared)
+          ops::qlinear_matmul(a, tsa, tza, w, tsb, tzb, tsy, tzy);
+        else if (requantize)
+          ops::qlinear_matmul(a, tsa, tza, b, tsb, tzb, tsy, tzy);
+        else if (prepared)
+          ops::matmul_integer(a, w, tza, tzb);
+        else
+          ops::matmul_integer(a, b, tza, tzb);
       },
       n <= 1024 ? 30 : 5, c.min_seconds);
   emit(c, name, requantize ? "u8" : "i32", ms, "gops", 2.0 * static_cast<double>(n) * n * n / ms / 1e6);

@@ -3,9 +3,9 @@
 // next to the built-in op of the same work (binary_out add into the same
 // preallocated output), measured in alternating rounds in one process. The
 // kernel is written the common way: one item per element.
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
-#include <unistd.h>
 
 #include "bench_common.hpp"
 
@@ -31,7 +31,8 @@ fn add_f32(@builtin(global_invocation_id) gid : vec3<u32>) {
 
 KernelSource add_source(const Backend& d, const std::string& salt) {
   const bool wgsl = d.capabilities().accepts(KernelDialect::Wgsl) && !d.capabilities().accepts(KernelDialect::Torsh);
-  KernelSource s{.source = std::string(wgsl ? kWgslAdd : kTorshAdd) + "\n// " + salt + "\n", .entry = "add_f32",
+  KernelSource s{.source = std::string(wgsl ? kWgslAdd : kTorshAdd) + "\n// " + salt + "\n",
+                 .entry = "add_f32",
                  .dialect = wgsl ? KernelDialect::Wgsl : KernelDialect::Torsh};
   return s;
 }
@@ -61,12 +62,13 @@ void bench_user_kernel(Ctx& c) {
     return;
   }
   // A salt no earlier run used, so the first build really compiles.
-  const std::string salt = std::to_string(::getpid()) + "-" +
-                           std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+  const std::string salt =
+      std::to_string(::getpid()) + "-" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
   const KernelSource src = add_source(d, salt);
   Kernel k;
   const double first_ms = ms_of([&] { k = d.compile_kernel(src); });
-  if (wanted(c, first)) emit(c, first, "f32", first_ms, "ms", first_ms, "origin: " + std::string(kernel_origin_name(k.origin())));
+  if (wanted(c, first))
+    emit(c, first, "f32", first_ms, "ms", first_ms, "origin: " + std::string(kernel_origin_name(k.origin())));
   if (wanted(c, disk)) {
     clear_kernel_memory_cache();
     Kernel again;

@@ -30,15 +30,15 @@ struct BenchOptions {
 struct RunOptions {
   std::string model;  // a GGUF file; empty: the cached SmolLM2-135M-Instruct (scripts/fetch-model.sh)
   std::string prompt;
-  bool chat = false;   // wrap the prompt in the model's chat template
+  bool chat = false;  // wrap the prompt in the model's chat template
   std::string backend = "auto";
-  int threads = 0;     // CPU backend threads; 0: the backend's default
+  int threads = 0;  // CPU backend threads; 0: the backend's default
   long long max_tokens = 128;
   double temperature = 0.0;  // 0: greedy
   int top_k = 0;
   double top_p = 1.0;
   unsigned long long seed = 0;
-  long long ctx = 0;   // 0: min(trained context, 4096)
+  long long ctx = 0;                  // 0: min(trained context, 4096)
   std::string activations = "int16";  // the integer kernels' activation levels: int16 or int8
 };
 

@@ -56,7 +56,8 @@ std::uint64_t available_memory() {
   }
   if (!avail) avail = std::uint64_t(sysconf(_SC_AVPHYS_PAGES)) * std::uint64_t(sysconf(_SC_PAGESIZE));
   std::uint64_t max = 0, current = 0;
-  if ((std::ifstream("/sys/fs/cgroup/memory.max") >> max) && (std::ifstream("/sys/fs/cgroup/memory.current") >> current))
+  if ((std::ifstream("/sys/fs/cgroup/memory.max") >> max) &&
+      (std::ifstream("/sys/fs/cgroup/memory.current") >> current))
     avail = std::min(avail, max > current ? max - current : 0);
   return avail;
 }
@@ -88,8 +89,8 @@ SizeCheck check_size(const std::string& text) {
   const std::uint64_t limit = std::min<std::uint64_t>(fits, std::numeric_limits<int>::max() / 2);
   if (static_cast<std::uint64_t>(n) > limit)
     return {0, "--size " + text + " needs about " + gib(double(n) * double(n) * double(kBytesPerSizeSquared)) +
-                   " of memory (A, B, C and an f64 reference), " + gib(double(avail)) +
-                   " is available: use --size " + std::to_string(limit) + " or less"};
+                   " of memory (A, B, C and an f64 reference), " + gib(double(avail)) + " is available: use --size " +
+                   std::to_string(limit) + " or less"};
   return {static_cast<int>(n), ""};
 }
 
@@ -111,7 +112,8 @@ int demo(const DemoOptions& opt) {
   const int size = size_check.size;
   const auto type = backend_from_name(want);
   if (!type) {
-    std::fprintf(stderr, "torsh demo: unknown backend '%s' (cpu, cuda, rocm, metal, webgpu, opencl, auto)\n", want.c_str());
+    std::fprintf(stderr, "torsh demo: unknown backend '%s' (cpu, cuda, rocm, metal, webgpu, opencl, auto)\n",
+                 want.c_str());
     return 2;
   }
   Backend dev = Backend::create(*type);
@@ -148,8 +150,9 @@ int demo(const DemoOptions& opt) {
   std::printf("time: matmul %.3f ms (%.1f GFLOP/s), softmax %.3f ms (median of 5)\n", median(t_mm),
               flops / median(t_mm) / 1e6, median(t_sm));
   const auto fb = ops::fallback_stats();
-  if (fb.ops) std::printf("note: %llu op(s) fell back to the CPU (%llu copies)\n", (unsigned long long)fb.ops,
-                          (unsigned long long)fb.copies);
+  if (fb.ops)
+    std::printf("note: %llu op(s) fell back to the CPU (%llu copies)\n", (unsigned long long)fb.ops,
+                (unsigned long long)fb.copies);
   const double tol = 1e-5;
   std::printf("max |error| vs f64 CPU reference: %.3g (tolerance %.0e): %s\n", err, tol, err <= tol ? "OK" : "FAILED");
   return err <= tol ? 0 : 1;

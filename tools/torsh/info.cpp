@@ -11,7 +11,10 @@ std::string esc(const std::string& s) {
   std::string o;
   for (char c : s) {
     if (c == '"' || c == '\\') o += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) { o += ' '; continue; }
+    if (static_cast<unsigned char>(c) < 0x20) {
+      o += ' ';
+      continue;
+    }
     o += c;
   }
   return o;
@@ -22,19 +25,19 @@ std::string info_json() {
   os << "{\"version\":\"" << TORSH_VERSION << "\",\"backends\":[";
   bool first = true;
   for (const auto& st : backend_statuses()) {
-    os << (first ? "" : ",") << "{\"type\":\"" << backend_key(st.type) << "\",\"available\":"
-       << (st.available ? "true" : "false") << ",\"reason\":\"" << esc(st.reason) << "\",\"source\":\""
-       << esc(st.source) << "\",\"version\":\"" << esc(st.version) << "\",\"devices\":[";
+    os << (first ? "" : ",") << "{\"type\":\"" << backend_key(st.type)
+       << "\",\"available\":" << (st.available ? "true" : "false") << ",\"reason\":\"" << esc(st.reason)
+       << "\",\"source\":\"" << esc(st.source) << "\",\"version\":\"" << esc(st.version) << "\",\"devices\":[";
     first = false;
     bool fd = true;
     for (const auto& d : st.devices) {
       os << (fd ? "" : ",") << "{\"index\":" << d.index << ",\"name\":\"" << esc(d.name)
-         << "\",\"total_memory\":" << d.total_memory << ",\"free_memory\":"
-         << (d.free_memory ? std::to_string(*d.free_memory) : "null") << ",\"compute_units\":" << d.compute_units
-         << ",\"compute_capability\":\"" << esc(d.compute_capability) << "\",\"unified_memory\":"
-         << (d.unified_memory ? "true" : "false") << ",\"software\":" << (d.software ? "true" : "false")
-         << ",\"peak_gflops\":" << d.peak_gflops << ",\"architecture\":\"" << esc(d.architecture)
-         << "\",\"kernels\":{";
+         << "\",\"total_memory\":" << d.total_memory
+         << ",\"free_memory\":" << (d.free_memory ? std::to_string(*d.free_memory) : "null")
+         << ",\"compute_units\":" << d.compute_units << ",\"compute_capability\":\"" << esc(d.compute_capability)
+         << "\",\"unified_memory\":" << (d.unified_memory ? "true" : "false")
+         << ",\"software\":" << (d.software ? "true" : "false") << ",\"peak_gflops\":" << d.peak_gflops
+         << ",\"architecture\":\"" << esc(d.architecture) << "\",\"kernels\":{";
       for (std::size_t i = 0; i < d.kernel_variants.size(); ++i)
         os << (i ? "," : "") << "\"" << esc(d.kernel_variants[i].first) << "\":\"" << esc(d.kernel_variants[i].second)
            << "\"";

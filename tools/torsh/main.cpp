@@ -44,9 +44,10 @@ const CLI::Validator kProbability(
     "(0,1]", "probability");
 
 int run(int argc, char** argv) {
-  CLI::App app{"torsh: one API over every compute device (CPU, OpenCL, CUDA, ROCm, ...).\n"
-               "Plugins are searched in TORSH_BACKEND_PATH, then next to libtorsh.",
-               "torsh"};
+  CLI::App app{
+      "torsh: one API over every compute device (CPU, OpenCL, CUDA, ROCm, ...).\n"
+      "Plugins are searched in TORSH_BACKEND_PATH, then next to libtorsh.",
+      "torsh"};
   app.set_version_flag("--version", std::string("torsh ") + TORSH_VERSION + " (" + TORSH_BUILD_ID + ")",
                        "Print the version and exit");
   app.require_subcommand(1, 1);
@@ -76,12 +77,14 @@ int run(int argc, char** argv) {
   bench_cmd->add_option("--min-seconds", bench.min_seconds, "Time each case for at least this long (after 3 runs)")
       ->capture_default_str()
       ->check(kFiniteNonNegative);
-  auto* profile = bench_cmd->add_option("--profile", bench.profile,
-                                        "Profile the run: write a Chrome trace (https://ui.perfetto.dev) and print "
-                                        "the per-op table")
+  auto* profile = bench_cmd
+                      ->add_option("--profile", bench.profile,
+                                   "Profile the run: write a Chrome trace (https://ui.perfetto.dev) and print "
+                                   "the per-op table")
                       ->type_name("trace.json");
-  bench_cmd->add_option("--profile-max-events", bench.profile_max_events,
-                        "Records kept in the trace (the table counts every op); 0: no limit")
+  bench_cmd
+      ->add_option("--profile-max-events", bench.profile_max_events,
+                   "Records kept in the trace (the table counts every op); 0: no limit")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber)
       ->needs(profile);
@@ -127,7 +130,8 @@ int run(int argc, char** argv) {
   // `torsh help [command]`, as before CLI11.
   std::string help_topic;
   auto* help_cmd = app.add_subcommand("help", "Print this help, or a command's");
-  help_cmd->add_option("command", help_topic, "Command to describe")->check(CLI::IsMember({"info", "demo", "bench", "run"}));
+  help_cmd->add_option("command", help_topic, "Command to describe")
+      ->check(CLI::IsMember({"info", "demo", "bench", "run"}));
 
   if (argc < 2) {
     std::fputs(app.help().c_str(), stderr);
@@ -136,8 +140,10 @@ int run(int argc, char** argv) {
   const std::string first = argv[1];
   if (!first.empty() && first[0] != '-' && first != "info" && first != "demo" && first != "bench" && first != "run" &&
       first != "help") {
-    std::fprintf(stderr, "torsh: unknown command '%s'; the commands are info, demo, bench, run and help\n"
-                         "Run `torsh --help` for more.\n", argv[1]);
+    std::fprintf(stderr,
+                 "torsh: unknown command '%s'; the commands are info, demo, bench, run and help\n"
+                 "Run `torsh --help` for more.\n",
+                 argv[1]);
     return kUsageError;
   }
   try {

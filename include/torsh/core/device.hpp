@@ -8,12 +8,11 @@ namespace torsh {
 
 enum class BackendType { Auto, Cpu, Cuda, Rocm, Metal, WebGpu, OpenCl };
 
-inline constexpr BackendType kConcreteBackends[] = {BackendType::Cpu,   BackendType::Cuda,
-                                                    BackendType::Rocm,  BackendType::Metal,
-                                                    BackendType::WebGpu, BackendType::OpenCl};
+inline constexpr BackendType kConcreteBackends[] = {BackendType::Cpu,   BackendType::Cuda,   BackendType::Rocm,
+                                                    BackendType::Metal, BackendType::WebGpu, BackendType::OpenCl};
 
-std::string_view backend_name(BackendType t);      // "CUDA", "OpenCL", ...
-std::string_view backend_key(BackendType t);       // "cuda", "opencl", ... (plugin file names, CLI)
+std::string_view backend_name(BackendType t);  // "CUDA", "OpenCL", ...
+std::string_view backend_key(BackendType t);   // "cuda", "opencl", ... (plugin file names, CLI)
 // Accepts keys and names, case-insensitive ("cl" and "hip" as aliases).
 std::optional<BackendType> backend_from_name(std::string_view s);
 

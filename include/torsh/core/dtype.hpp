@@ -15,10 +15,15 @@ inline constexpr DType kAllDTypes[] = {DType::F32, DType::F64, DType::F16, DType
 // Inline: it is asked several times for every op.
 constexpr std::size_t dtype_size(DType t) {
   switch (t) {
-    case DType::F64: case DType::I64: return 8;
-    case DType::F32: case DType::I32: return 4;
-    case DType::F16: case DType::BF16: return 2;
-    case DType::I8: case DType::U8: case DType::Bool: return 1;
+    case DType::F64:
+    case DType::I64: return 8;
+    case DType::F32:
+    case DType::I32: return 4;
+    case DType::F16:
+    case DType::BF16: return 2;
+    case DType::I8:
+    case DType::U8:
+    case DType::Bool: return 1;
   }
   return 0;
 }

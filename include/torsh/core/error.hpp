@@ -34,8 +34,7 @@ struct ErrorContext {
 
 class Error : public std::runtime_error {
  public:
-  Error(ErrorCode code, std::string message, ErrorContext ctx = {},
-        std::vector<std::string> suggestions = {});
+  Error(ErrorCode code, std::string message, ErrorContext ctx = {}, std::vector<std::string> suggestions = {});
 
   ErrorCode code() const { return code_; }
   const std::string& message() const { return message_; }

@@ -36,7 +36,7 @@ constexpr std::size_t quant_block_bytes(QuantFormat f) {
   }
   return 0;
 }
-std::string_view quant_format_name(QuantFormat f);  // "q4_0", "q4_1", "q8_0"
+std::string_view quant_format_name(QuantFormat f);                         // "q4_0", "q4_1", "q8_0"
 std::optional<QuantFormat> quant_format_from_name(std::string_view name);  // case-insensitive
 
 // Bytes of one row of k elements; k must be a multiple of kQuantBlock.

@@ -25,13 +25,15 @@ class DimVec {
   // Fills all kMaxRank slots: a fill of n_ became a byte-by-byte loop (a
   // memset of unknown size), 80 instructions for two dimensions.
   explicit DimVec(std::size_t n, std::int64_t value = 0) : n_(checked(n)) { std::fill(v_, v_ + kMaxRank, value); }
-  DimVec(std::initializer_list<std::int64_t> init) : n_(checked(init.size())) { std::copy(init.begin(), init.end(), v_); }
+  DimVec(std::initializer_list<std::int64_t> init) : n_(checked(init.size())) {
+    std::copy(init.begin(), init.end(), v_);
+  }
   template <class It>
   DimVec(It first, It last) : n_(checked(static_cast<std::size_t>(std::distance(first, last)))) {
     std::copy(first, last, v_);
   }
   DimVec(const std::vector<std::int64_t>& v) : DimVec(v.begin(), v.end()) {}  // NOLINT: implicit by design
-  operator std::vector<std::int64_t>() const { return {begin(), end()}; }    // NOLINT
+  operator std::vector<std::int64_t>() const { return {begin(), end()}; }     // NOLINT
 
   std::size_t size() const { return n_; }
   bool empty() const { return n_ == 0; }

@@ -33,8 +33,19 @@ namespace torsh::model {
 
 // Metadata value types, numbered as in the file.
 enum class GgufType : std::uint32_t {
-  U8 = 0, I8 = 1, U16 = 2, I16 = 3, U32 = 4, I32 = 5, F32 = 6, Bool = 7,
-  String = 8, Array = 9, U64 = 10, I64 = 11, F64 = 12,
+  U8 = 0,
+  I8 = 1,
+  U16 = 2,
+  I16 = 3,
+  U32 = 4,
+  I32 = 5,
+  F32 = 6,
+  Bool = 7,
+  String = 8,
+  Array = 9,
+  U64 = 10,
+  I64 = 11,
+  F64 = 12,
 };
 std::string_view gguf_type_name(GgufType t);
 
@@ -43,19 +54,19 @@ std::string_view gguf_type_name(GgufType t);
 // (arrays of arrays are allowed, as the format allows).
 struct GgufValue {
   GgufType type = GgufType::U8;
-  std::int64_t i = 0;        // signed integer types and Bool (0/1)
-  std::uint64_t u = 0;       // unsigned integer types
-  double f = 0.0;            // F32, F64
-  std::string s;             // String
+  std::int64_t i = 0;                 // signed integer types and Bool (0/1)
+  std::uint64_t u = 0;                // unsigned integer types
+  double f = 0.0;                     // F32, F64
+  std::string s;                      // String
   GgufType elem_type = GgufType::U8;  // Array
   std::vector<GgufValue> array;       // Array
 
   bool is_integer() const;
   bool is_float() const;
   // Converting readers; throw InvalidArgument naming the type when the value is not of a fitting kind.
-  std::int64_t as_int() const;   // any integer type or Bool; U64 above INT64_MAX refused
-  double as_float() const;       // any integer or float type
-  bool as_bool() const;          // Bool (or an integer 0/1)
+  std::int64_t as_int() const;  // any integer type or Bool; U64 above INT64_MAX refused
+  double as_float() const;      // any integer or float type
+  bool as_bool() const;         // Bool (or an integer 0/1)
   const std::string& as_string() const;
   std::string to_string(std::size_t max_elems = 8) const;  // for printing: arrays abbreviated
 };
@@ -64,9 +75,26 @@ struct GgufValue {
 // F16, BF16, Q4_0, Q4_1 and Q8_0; other types are read (their sizes known)
 // but refused where used.
 enum class GgmlType : std::uint32_t {
-  F32 = 0, F16 = 1, Q4_0 = 2, Q4_1 = 3, Q5_0 = 6, Q5_1 = 7, Q8_0 = 8, Q8_1 = 9,
-  Q2_K = 10, Q3_K = 11, Q4_K = 12, Q5_K = 13, Q6_K = 14, Q8_K = 15,
-  I8 = 24, I16 = 25, I32 = 26, I64 = 27, F64 = 28, BF16 = 30,
+  F32 = 0,
+  F16 = 1,
+  Q4_0 = 2,
+  Q4_1 = 3,
+  Q5_0 = 6,
+  Q5_1 = 7,
+  Q8_0 = 8,
+  Q8_1 = 9,
+  Q2_K = 10,
+  Q3_K = 11,
+  Q4_K = 12,
+  Q5_K = 13,
+  Q6_K = 14,
+  Q8_K = 15,
+  I8 = 24,
+  I16 = 25,
+  I32 = 26,
+  I64 = 27,
+  F64 = 28,
+  BF16 = 30,
 };
 std::string_view ggml_type_name(GgmlType t);  // "q4_1"; "type 42" for unknown numbers
 // Elements per block and bytes per block; nullopt for a type number this reader does not know.
@@ -110,9 +138,9 @@ class GgufFile {
   bool get_bool(std::string_view key, bool fallback) const;
   std::string get_string(std::string_view key) const;
   std::string get_string(std::string_view key, std::string fallback) const;
-  std::vector<std::string> get_strings(std::string_view key) const;   // array of strings
-  std::vector<float> get_floats(std::string_view key) const;          // array of numbers
-  std::vector<std::int64_t> get_ints(std::string_view key) const;     // array of integers
+  std::vector<std::string> get_strings(std::string_view key) const;  // array of strings
+  std::vector<float> get_floats(std::string_view key) const;         // array of numbers
+  std::vector<std::int64_t> get_ints(std::string_view key) const;    // array of integers
 
   const std::vector<GgufTensorInfo>& tensors() const;
   const GgufTensorInfo* find_tensor(std::string_view name) const;  // nullptr when absent

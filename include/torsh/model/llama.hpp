@@ -78,7 +78,7 @@ class LlamaModel {
   // logits: f32 [vocab] of the last token, or [tokens.size(), vocab] with all_logits.
   // OutOfRange when the context would overflow; InvalidArgument for ids outside the vocabulary.
   Tensor forward(std::span<const std::int32_t> tokens, bool all_logits = false);
-  void reset();                       // empties the KV cache (position 0)
+  void reset();                          // empties the KV cache (position 0)
   void truncate(std::int64_t position);  // forgets the tokens from `position` on
 
  private:

@@ -10,9 +10,9 @@
 namespace torsh::model {
 
 struct SamplingParams {
-  float temperature = 0.0f;   // 0: greedy (argmax; ties go to the lowest id)
-  std::int32_t top_k = 0;     // keep the k most likely tokens; 0: all
-  float top_p = 1.0f;         // keep the smallest set whose probability reaches p; 1: all
+  float temperature = 0.0f;  // 0: greedy (argmax; ties go to the lowest id)
+  std::int32_t top_k = 0;    // keep the k most likely tokens; 0: all
+  float top_p = 1.0f;        // keep the smallest set whose probability reaches p; 1: all
   std::uint64_t seed = 0;
 };
 

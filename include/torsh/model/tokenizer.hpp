@@ -20,20 +20,21 @@ class GgufFile;
 
 // What a tokenizer is built from (the GGUF keys it comes from are named).
 struct TokenizerData {
-  std::string model = "gpt2";              // tokenizer.ggml.model
-  std::string pre = "default";             // tokenizer.ggml.pre
-  std::vector<std::string> tokens;         // tokenizer.ggml.tokens
-  std::vector<float> scores;               // tokenizer.ggml.scores (llama model)
-  std::vector<std::int32_t> token_types;   // tokenizer.ggml.token_type: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte
-  std::vector<std::string> merges;         // tokenizer.ggml.merges ("a b", gpt2 model)
+  std::string model = "gpt2";       // tokenizer.ggml.model
+  std::string pre = "default";      // tokenizer.ggml.pre
+  std::vector<std::string> tokens;  // tokenizer.ggml.tokens
+  std::vector<float> scores;        // tokenizer.ggml.scores (llama model)
+  std::vector<std::int32_t>
+      token_types;  // tokenizer.ggml.token_type: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte
+  std::vector<std::string> merges;                      // tokenizer.ggml.merges ("a b", gpt2 model)
   std::int32_t bos = -1, eos = -1, unk = -1, pad = -1;  // tokenizer.ggml.*_token_id; -1 when absent
-  bool add_bos = false;                    // tokenizer.ggml.add_bos_token
-  bool add_space_prefix = false;           // tokenizer.ggml.add_space_prefix (llama model)
-  std::string chat_template;               // tokenizer.chat_template
+  bool add_bos = false;                                 // tokenizer.ggml.add_bos_token
+  bool add_space_prefix = false;                        // tokenizer.ggml.add_space_prefix (llama model)
+  std::string chat_template;                            // tokenizer.chat_template
 };
 
 struct ChatMessage {
-  std::string role;     // "system", "user", "assistant"
+  std::string role;  // "system", "user", "assistant"
   std::string content;
 };
 

@@ -70,8 +70,8 @@ void ihfft_out(const Tensor& x, Tensor& out, std::optional<std::int64_t> n = std
                Norm norm = Norm::Backward);
 
 // Over `axes` (default: the last s.size() dimensions, or all), with lengths s.
-Tensor fftn(const Tensor& x, const std::optional<Axes>& s = std::nullopt, const std::optional<Axes>& axes = std::nullopt,
-            Norm norm = Norm::Backward);
+Tensor fftn(const Tensor& x, const std::optional<Axes>& s = std::nullopt,
+            const std::optional<Axes>& axes = std::nullopt, Norm norm = Norm::Backward);
 Tensor ifftn(const Tensor& x, const std::optional<Axes>& s = std::nullopt,
              const std::optional<Axes>& axes = std::nullopt, Norm norm = Norm::Backward);
 // rfft along the last of `axes`, then fft along the others.

@@ -16,7 +16,7 @@ struct MixedPrecisionConfig {
   float growth_factor = 2.0f;        // applied after growth_interval finite steps in a row
   float backoff_factor = 0.5f;       // applied on each overflowing step
   std::int64_t growth_interval = 2000;
-  float max_scale = 16777216.0f;     // 2^24: larger scales overflow f16 gradients at once
+  float max_scale = 16777216.0f;  // 2^24: larger scales overflow f16 gradients at once
   float min_scale = 1.0f;
 };
 

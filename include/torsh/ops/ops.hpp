@@ -79,7 +79,8 @@ Tensor batch_norm(const Tensor& x, const std::optional<Tensor>& running_mean, co
 // ---- transformer kernels
 enum class RopeStyle { NeoX, GptJ };
 // cos/sin tables [max_pos, rot_dim / 2] for base^(-2i/rot_dim), as f32 on `backend`.
-std::pair<Tensor, Tensor> rope_cache(Backend& backend, std::int64_t max_pos, std::int64_t rot_dim, float base = 10000.0f);
+std::pair<Tensor, Tensor> rope_cache(Backend& backend, std::int64_t max_pos, std::int64_t rot_dim,
+                                     float base = 10000.0f);
 // x [batch, seq, heads, head_dim]; rot_dim defaults to head_dim.
 Tensor rope(const Tensor& x, const Tensor& cos, const Tensor& sin, RopeStyle style = RopeStyle::NeoX,
             std::int64_t pos0 = 0, std::int64_t rot_dim = 0);

@@ -39,7 +39,7 @@ struct RnnOptions {
 class RnnTape;
 
 struct RnnResult {
-  Tensor output, h_n, c_n;             // c_n: LSTM only
+  Tensor output, h_n, c_n;              // c_n: LSTM only
   std::shared_ptr<const RnnTape> tape;  // training only
 };
 

@@ -49,7 +49,11 @@ class CsrMatrix {
 
  private:
   CsrMatrix(Tensor indptr, Tensor indices, Tensor values, std::int64_t rows, std::int64_t cols)
-      : indptr_(std::move(indptr)), indices_(std::move(indices)), values_(std::move(values)), rows_(rows), cols_(cols) {}
+      : indptr_(std::move(indptr)),
+        indices_(std::move(indices)),
+        values_(std::move(values)),
+        rows_(rows),
+        cols_(cols) {}
   Tensor indptr_, indices_, values_;
   std::int64_t rows_ = 0, cols_ = 0;
   friend class CooMatrix;

@@ -3,10 +3,10 @@
 // Stream, Event. Handles are cheap to copy and share their state.
 #include <cstddef>
 #include <initializer_list>
-#include <span>
-#include <type_traits>
 #include <memory>
+#include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "torsh/core/device.hpp"
@@ -62,8 +62,8 @@ class Stream {
   void launch(const Kernel& k, Dim3 grid, Dim3 block, std::span<const KernelArg> args);
   void launch(const Kernel& k, Dim3 grid, Dim3 block, std::initializer_list<KernelArg> args);
   template <class... A>
-    requires(std::is_constructible_v<KernelArg, const A&> && ...)
-  void launch(const Kernel& k, Dim3 grid, Dim3 block, const A&... args);  // defined in user_kernel.hpp
+  requires(std::is_constructible_v<KernelArg, const A&>&&...) void launch(
+      const Kernel& k, Dim3 grid, Dim3 block, const A&... args);  // defined in user_kernel.hpp
 
  private:
   friend struct detail::Access;
@@ -148,7 +148,7 @@ struct MemoryStats {
   std::size_t pending_bytes = 0;       // freed, waiting for other streams to pass the free
   std::size_t free_bytes = 0;          // cached and reusable
   std::size_t largest_free_block = 0;
-  std::size_t limit = 0;               // 0: none
+  std::size_t limit = 0;                  // 0: none
   std::size_t pinned_reserved_bytes = 0;  // host memory held for allocate_pinned()
   std::size_t pinned_allocated_bytes = 0;
   double hit_rate() const { return total_allocations ? double(cache_hits) / double(total_allocations) : 0.0; }
@@ -219,15 +219,42 @@ class Backend {
 
 class BackendBuilder {
  public:
-  BackendBuilder& backend_type(BackendType t) { cfg_.type = t; return *this; }
-  BackendBuilder& device_id(int id) { cfg_.device_id = id; return *this; }
-  BackendBuilder& memory_pool_size(std::size_t bytes) { cfg_.memory_pool_size = bytes; return *this; }
-  BackendBuilder& memory_pool(const MemoryPoolConfig& pool) { cfg_.pool = pool; return *this; }
-  BackendBuilder& num_threads(int n) { cfg_.num_threads = n; return *this; }
-  BackendBuilder& enable_simd(bool on) { cfg_.enable_simd = on; return *this; }
-  BackendBuilder& enable_tensor_cores(bool on) { cfg_.enable_tensor_cores = on; return *this; }
-  BackendBuilder& enable_cudnn(bool on) { cfg_.enable_cudnn = on; return *this; }
-  BackendBuilder& enable_profiling(bool on) { cfg_.enable_profiling = on; return *this; }
+  BackendBuilder& backend_type(BackendType t) {
+    cfg_.type = t;
+    return *this;
+  }
+  BackendBuilder& device_id(int id) {
+    cfg_.device_id = id;
+    return *this;
+  }
+  BackendBuilder& memory_pool_size(std::size_t bytes) {
+    cfg_.memory_pool_size = bytes;
+    return *this;
+  }
+  BackendBuilder& memory_pool(const MemoryPoolConfig& pool) {
+    cfg_.pool = pool;
+    return *this;
+  }
+  BackendBuilder& num_threads(int n) {
+    cfg_.num_threads = n;
+    return *this;
+  }
+  BackendBuilder& enable_simd(bool on) {
+    cfg_.enable_simd = on;
+    return *this;
+  }
+  BackendBuilder& enable_tensor_cores(bool on) {
+    cfg_.enable_tensor_cores = on;
+    return *this;
+  }
+  BackendBuilder& enable_cudnn(bool on) {
+    cfg_.enable_cudnn = on;
+    return *this;
+  }
+  BackendBuilder& enable_profiling(bool on) {
+    cfg_.enable_profiling = on;
+    return *this;
+  }
   // Validates the combination, then creates the backend; throws InvalidArgument naming the conflict.
   Backend build() const;
 

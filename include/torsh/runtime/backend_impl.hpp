@@ -102,8 +102,8 @@ class UserKernelImpl {
 // a shared object, the module's text), and the compiler's messages.
 struct KernelBinary {
   std::vector<std::uint8_t> bytes;
-  std::string log;         // warnings of a successful build; may be empty
-  bool cacheable = true;   // false: the bytes cannot be reused by another process
+  std::string log;        // warnings of a successful build; may be empty
+  bool cacheable = true;  // false: the bytes cannot be reused by another process
 };
 
 // A backend's own form of a captured graph (OpenCL: a cl_khr_command_buffer).
@@ -182,13 +182,13 @@ class DeviceImpl {
 
   // Host -> device and device -> host. With blocking=false the host memory
   // must stay valid until the stream has passed this point.
-  virtual void write(BufferImpl& dst, std::size_t offset, const void* src, std::size_t bytes,
-                     StreamImpl& s, bool blocking) = 0;
-  virtual void read(BufferImpl& src, std::size_t offset, void* dst, std::size_t bytes,
-                    StreamImpl& s, bool blocking) = 0;
+  virtual void write(BufferImpl& dst, std::size_t offset, const void* src, std::size_t bytes, StreamImpl& s,
+                     bool blocking) = 0;
+  virtual void read(BufferImpl& src, std::size_t offset, void* dst, std::size_t bytes, StreamImpl& s,
+                    bool blocking) = 0;
   // Device -> device within this device, stream-ordered.
-  virtual void copy(BufferImpl& src, std::size_t src_offset, BufferImpl& dst, std::size_t dst_offset,
-                    std::size_t bytes, StreamImpl& s) = 0;
+  virtual void copy(BufferImpl& src, std::size_t src_offset, BufferImpl& dst, std::size_t dst_offset, std::size_t bytes,
+                    StreamImpl& s) = 0;
   // Repeats `pattern` (1, 2, 4 or 8 bytes) over [offset, offset + bytes).
   virtual void fill(BufferImpl& dst, std::size_t offset, std::size_t bytes, const void* pattern,
                     std::size_t pattern_size, StreamImpl& s) = 0;

@@ -26,7 +26,7 @@ struct DeviceInfo {
   int compute_units = 0;
   std::string compute_capability;  // "8.0" for CUDA, "OpenCL C 1.2" for OpenCL, SIMD level for CPU
   bool unified_memory = false;
-  double peak_gflops = 0;          // f32 FMA peak estimate
+  double peak_gflops = 0;  // f32 FMA peak estimate
   std::string driver_version;
   std::vector<std::string> features;  // "avx2", "avx512f", "fp16", "cl_khr_fp64", ...
   // CPU: cpuid family and model, and the microarchitecture where known
@@ -56,11 +56,11 @@ struct Capabilities {
 };
 
 struct PerformanceHints {
-  std::size_t alignment = 64;            // preferred buffer alignment (bytes)
-  std::size_t preferred_work_group = 0;  // 0: backend decides
-  int threads = 1;                       // CPU: worker threads used by ops
-  std::size_t min_parallel_elements = 0; // below this, ops run serially / are not worth a launch
-  double memory_bandwidth_gbps = 0;      // estimate, 0 if unknown
+  std::size_t alignment = 64;             // preferred buffer alignment (bytes)
+  std::size_t preferred_work_group = 0;   // 0: backend decides
+  int threads = 1;                        // CPU: worker threads used by ops
+  std::size_t min_parallel_elements = 0;  // below this, ops run serially / are not worth a launch
+  double memory_bandwidth_gbps = 0;       // estimate, 0 if unknown
 };
 
 }  // namespace torsh

@@ -20,8 +20,8 @@ enum class KernelDialect : std::uint8_t {
   Cuda,    // CUDA C++: the CUDA backend (NVRTC) and the ROCm backend (hiprtc, HIP spells it the same)
   Wgsl,    // WGSL: the WebGPU backend
 };
-inline constexpr KernelDialect kAllKernelDialects[] = {KernelDialect::Torsh, KernelDialect::OpenCL,
-                                                       KernelDialect::Cuda, KernelDialect::Wgsl};
+inline constexpr KernelDialect kAllKernelDialects[] = {KernelDialect::Torsh, KernelDialect::OpenCL, KernelDialect::Cuda,
+                                                       KernelDialect::Wgsl};
 std::string_view kernel_dialect_name(KernelDialect d);  // "torsh", "opencl", "cuda", "wgsl"
 // The dialect of a name as kernel_dialect_name() writes it ("cuda", "hip" and "wgsl" are accepted too);
 // throws InvalidArgument listing the names.

@@ -38,8 +38,8 @@
   X(QuantizeLinear, "quantize_linear", LinearQuantArgs, a.x.dtype)       \
   X(DequantizeLinear, "dequantize_linear", LinearQuantArgs, a.out.dtype) \
   X(IntegerMatmul, "integer_matmul", IntegerMatmulArgs, a.out.dtype)     \
-  X(SparseMatmul, "sparse_matmul", SparseMatmulArgs, a.out.dtype)     \
-  X(Fft, "fft", FftArgs, a.out.dtype)                                   \
+  X(SparseMatmul, "sparse_matmul", SparseMatmulArgs, a.out.dtype)        \
+  X(Fft, "fft", FftArgs, a.out.dtype)                                    \
   X(RnnGates, "rnn_gates", RnnGatesArgs, a.h_out.dtype)
 
 namespace torsh::rt {
@@ -99,10 +99,10 @@ constexpr bool takes(OpKind k) {
 // The key dtype of an argument set of kind k.
 template <OpKind K>
 DType key_dtype(const ArgsOf<K>& a);
-#define TORSH_X(e, n, args, key)                   \
-  template <>                                      \
+#define TORSH_X(e, n, args, key)                     \
+  template <>                                        \
   inline DType key_dtype<OpKind::e>(const args& a) { \
-    return key;                                    \
+    return key;                                      \
   }
 TORSH_OP_KINDS(TORSH_X)
 #undef TORSH_X
@@ -111,8 +111,8 @@ TORSH_OP_KINDS(TORSH_X)
 template <class A>
 DType key_dtype(OpKind k, const A& a) {
   switch (k) {
-#define TORSH_X(e, n, args, key)                                             \
-  case OpKind::e:                                                            \
+#define TORSH_X(e, n, args, key)                                           \
+  case OpKind::e:                                                          \
     if constexpr (std::is_same_v<A, args>) return key_dtype<OpKind::e>(a); \
     break;
     TORSH_OP_KINDS(TORSH_X)

@@ -18,7 +18,7 @@ extern "C" {
 #endif
 
 typedef struct torsh_plugin_v1 {
-  uint32_t abi_version;  /* TORSH_PLUGIN_ABI_VERSION the plugin was built with */
+  uint32_t abi_version;    /* TORSH_PLUGIN_ABI_VERSION the plugin was built with */
   const char* backend_key; /* "opencl", "cuda", ... */
   const char* build_id;    /* torsh_build_id() of the headers it was built with */
   /* Returns a new torsh::rt::Driver*, or NULL with a reason written to err.

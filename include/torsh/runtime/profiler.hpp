@@ -25,9 +25,9 @@ namespace torsh::profiler {
 struct Record {
   enum class Kind { Op, Scope, Alloc, Free };
   Kind kind = Kind::Op;
-  std::string name;    // "add", "matmul", a Scope's label, or the allocating op
-  std::string device;  // "cpu:0", "opencl:0"
-  std::string shapes;  // "[4, 4] [4, 4] -> [4, 4]" for ops
+  std::string name;          // "add", "matmul", a Scope's label, or the allocating op
+  std::string device;        // "cpu:0", "opencl:0"
+  std::string shapes;        // "[4, 4] [4, 4] -> [4, 4]" for ops
   double host_start_us = 0;  // since start()
   double host_dur_us = 0;
   double device_dur_us = -1;  // < 0: the device has no event timing

@@ -44,8 +44,8 @@ struct InferenceMemoryEstimate {
   double total_gb() const { return static_cast<double>(total_bytes) / 1e9; }
 };
 InferenceMemoryEstimate estimate_inference_memory(std::uint64_t hidden, std::uint64_t intermediate,
-                                                  std::uint64_t layers, std::uint64_t vocab,
-                                                  std::uint64_t heads, std::uint64_t kv_heads,
-                                                  std::uint64_t max_seq, std::uint64_t bytes_per_param);
+                                                  std::uint64_t layers, std::uint64_t vocab, std::uint64_t heads,
+                                                  std::uint64_t kv_heads, std::uint64_t max_seq,
+                                                  std::uint64_t bytes_per_param);
 
 }  // namespace torsh

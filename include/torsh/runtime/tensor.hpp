@@ -33,7 +33,7 @@ class Tensor {
   bool is_contiguous() const { return torsh::is_contiguous(shape_, strides_); }
   Device device() const { return buffer_.device(); }
   const Buffer& buffer() const { return buffer_; }
-  Backend backend() const;  // the backend handle of the device holding the data
+  Backend backend() const;       // the backend handle of the device holding the data
   std::string describe() const;  // "f32[2, 3] on cpu:0"
 
   // Views (no copy).

@@ -74,19 +74,17 @@ class KernelArg {
   enum class Kind : std::uint8_t { Tensor, Int, UInt, Float, Bytes };
   KernelArg(const Tensor& t) : kind_(Kind::Tensor), tensor_(&t) {}  // NOLINT: implicit by design
   template <class T>
-    requires std::is_integral_v<T> && std::is_signed_v<T> && (!std::is_same_v<T, bool>)
-  KernelArg(T v) : kind_(Kind::Int), type_(signed_type(sizeof(T))), i_(v) {}  // NOLINT
+  requires std::is_integral_v<T> && std::is_signed_v<T> &&(!std::is_same_v<T, bool>)KernelArg(T v)
+      : kind_(Kind::Int), type_(signed_type(sizeof(T))), i_(v) {}  // NOLINT
   template <class T>
-    requires std::is_integral_v<T> && std::is_unsigned_v<T> && (!std::is_same_v<T, bool>)
-  KernelArg(T v) : kind_(Kind::UInt), type_(unsigned_type(sizeof(T))), u_(v) {}  // NOLINT
-  KernelArg(float v) : kind_(Kind::Float), type_(ParamType::F32), f_(v) {}      // NOLINT
-  KernelArg(double v) : kind_(Kind::Float), type_(ParamType::F64), f_(v) {}     // NOLINT
+  requires std::is_integral_v<T> && std::is_unsigned_v<T> &&(!std::is_same_v<T, bool>)KernelArg(T v)
+      : kind_(Kind::UInt), type_(unsigned_type(sizeof(T))), u_(v) {}         // NOLINT
+  KernelArg(float v) : kind_(Kind::Float), type_(ParamType::F32), f_(v) {}   // NOLINT
+  KernelArg(double v) : kind_(Kind::Float), type_(ParamType::F64), f_(v) {}  // NOLINT
   // A POD struct passed by value; the parameter must have its size.
   template <class T>
-    requires std::is_trivially_copyable_v<T> && std::is_class_v<T>
-  static KernelArg pod(const T& v) {
-    return bytes(&v, sizeof(T));
-  }
+  requires std::is_trivially_copyable_v<T> && std::is_class_v<T>
+  static KernelArg pod(const T& v) { return bytes(&v, sizeof(T)); }
   // Raw bytes passed by value (at most 256); the parameter must have this size.
   static KernelArg bytes(const void* data, std::size_t size);
 
@@ -117,8 +115,8 @@ class KernelArg {
 };
 
 template <class... A>
-  requires(std::is_constructible_v<KernelArg, const A&> && ...)
-void Stream::launch(const Kernel& k, Dim3 grid, Dim3 block, const A&... args) {
+requires(std::is_constructible_v<KernelArg, const A&>&&...) void Stream::launch(const Kernel& k, Dim3 grid, Dim3 block,
+                                                                                const A&... args) {
   const KernelArg a[] = {KernelArg(args)..., KernelArg(0)};  // the last one keeps the array non-empty
   launch(k, grid, block, std::span<const KernelArg>(a, sizeof...(A)));
 }
@@ -133,8 +131,8 @@ struct KernelStats {
   std::size_t disk_writes = 0;     // binaries written to the disk cache
   std::size_t disk_rebuilds = 0;   // corrupt or stale disk entries rebuilt (each warned about)
   std::size_t launches = 0;
-  double compile_ms = 0;           // total time spent compiling
-  double disk_load_ms = 0;         // total time spent loading from the disk cache
+  double compile_ms = 0;    // total time spent compiling
+  double disk_load_ms = 0;  // total time spent loading from the disk cache
 };
 KernelStats kernel_stats();
 // Warnings the kernel cache raised in this process (a corrupt entry rebuilt, an

@@ -3,8 +3,8 @@
 #include <cmath>
 
 #include "device.hpp"
-#include "simd/simd.hpp"
 #include "platform/thread_pool.hpp"
+#include "simd/simd.hpp"
 #include "types.hpp"
 
 namespace torsh::cpu {

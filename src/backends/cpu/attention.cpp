@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "device.hpp"
-#include "simd/simd.hpp"
 #include "platform/thread_pool.hpp"
+#include "simd/simd.hpp"
 #include "types.hpp"
 
 namespace torsh::cpu {
@@ -87,7 +87,8 @@ void attention(const rt::AttentionArgs& a) {
 
 namespace {
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::Attention, entry<rt::OpKind::Attention, attention>>(rt::DTypes{DType::F32, DType::F16, DType::BF16});
+  t.add<rt::OpKind::Attention, entry<rt::OpKind::Attention, attention>>(
+      rt::DTypes{DType::F32, DType::F16, DType::BF16});
 });
 }  // namespace
 

@@ -3,11 +3,11 @@
 #include <type_traits>
 
 #include "device.hpp"
+#include "platform/thread_pool.hpp"
+#include "platform/tuning.hpp"
 #include "simd/simd.hpp"
 #include "simd/stream_store.hpp"
 #include "strided.hpp"
-#include "platform/thread_pool.hpp"
-#include "platform/tuning.hpp"
 #include "types.hpp"
 
 namespace torsh::cpu {
@@ -30,29 +30,41 @@ A int_pow(A x, A y) {
 
 template <rt::BinaryOp Op, class A>
 inline A apply(A x, A y) {
-  if constexpr (std::is_integral_v<A> && (Op == rt::BinaryOp::Add || Op == rt::BinaryOp::Sub ||
-                                          Op == rt::BinaryOp::Mul)) {
+  if constexpr (std::is_integral_v<A> &&
+                (Op == rt::BinaryOp::Add || Op == rt::BinaryOp::Sub || Op == rt::BinaryOp::Mul)) {
     // Integers wrap (two's complement), as in NumPy and PyTorch, without signed-overflow UB.
     using U = std::make_unsigned_t<A>;
     const U ux = static_cast<U>(x), uy = static_cast<U>(y);
     return static_cast<A>(Op == rt::BinaryOp::Add ? ux + uy : Op == rt::BinaryOp::Sub ? ux - uy : ux * uy);
-  } else if constexpr (Op == rt::BinaryOp::Add) return x + y;
-  else if constexpr (Op == rt::BinaryOp::Sub) return x - y;
-  else if constexpr (Op == rt::BinaryOp::Mul) return x * y;
+  } else if constexpr (Op == rt::BinaryOp::Add)
+    return x + y;
+  else if constexpr (Op == rt::BinaryOp::Sub)
+    return x - y;
+  else if constexpr (Op == rt::BinaryOp::Mul)
+    return x * y;
   else if constexpr (Op == rt::BinaryOp::Div) {
-    // Integer division never reaches here from the op layer (it is true division in f64); a zero divisor is 0, not SIGFPE.
-    if constexpr (std::is_integral_v<A>) return y == 0 ? 0 : x / y;
-    else return x / y;
+    // Integer division never reaches here from the op layer (it is true division in f64); a zero divisor is 0, not
+    // SIGFPE.
+    if constexpr (std::is_integral_v<A>)
+      return y == 0 ? 0 : x / y;
+    else
+      return x / y;
   } else if constexpr (Op == rt::BinaryOp::Pow) {
-    if constexpr (std::is_integral_v<A>) return int_pow(x, y);
-    else return static_cast<A>(std::pow(x, y));
+    if constexpr (std::is_integral_v<A>)
+      return int_pow(x, y);
+    else
+      return static_cast<A>(std::pow(x, y));
   }
   // NaN propagates, as in torch.maximum / minimum.
   else if constexpr (Op == rt::BinaryOp::Maximum) {
-    if constexpr (std::is_floating_point_v<A>) { if (std::isnan(x) || std::isnan(y)) return x + y; }
+    if constexpr (std::is_floating_point_v<A>) {
+      if (std::isnan(x) || std::isnan(y)) return x + y;
+    }
     return x > y ? x : y;
   } else {
-    if constexpr (std::is_floating_point_v<A>) { if (std::isnan(x) || std::isnan(y)) return x + y; }
+    if constexpr (std::is_floating_point_v<A>) {
+      if (std::isnan(x) || std::isnan(y)) return x + y;
+    }
     return x < y ? x : y;
   }
 }

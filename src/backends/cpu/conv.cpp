@@ -99,8 +99,7 @@ bool implicit_columns(const rt::Conv2dArgs& a) {
 // f32, f16 and bf16 pack the columns straight from the image (ConvColumns);
 // f64, which has no packed kernels, unfolds them into a matrix first.
 template <class T>
-void run_image(const rt::Conv2dArgs& a, std::int64_t n, int threads, const char* w_packed,
-               std::size_t w_packed_group) {
+void run_image(const rt::Conv2dArgs& a, std::int64_t n, int threads, const char* w_packed, std::size_t w_packed_group) {
   const std::int64_t C = a.x.shape[1], H = a.x.shape[2], W = a.x.shape[3];
   const std::int64_t K = a.w.shape[0], R = a.w.shape[2], S = a.w.shape[3];
   const std::int64_t P = a.out.shape[2], Q = a.out.shape[3], G = a.groups;

@@ -1,8 +1,8 @@
 #include <cstring>
 
 #include "device.hpp"
-#include "strided.hpp"
 #include "platform/thread_pool.hpp"
+#include "strided.hpp"
 #include "types.hpp"
 
 namespace torsh::cpu {

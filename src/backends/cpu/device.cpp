@@ -33,8 +33,8 @@ void check_available(std::size_t bytes) {
   const HostMemory mem = host_memory();
   if (mem.available == 0 || bytes <= mem.available) return;  // 0: /proc/meminfo unreadable, let malloc decide
   throw Error(ErrorCode::OutOfMemory,
-              "requested " + detail::format_bytes(bytes) + " but only " + detail::format_bytes(mem.available) + " of the host's " +
-                  detail::format_bytes(mem.total) + " is available now",
+              "requested " + detail::format_bytes(bytes) + " but only " + detail::format_bytes(mem.available) +
+                  " of the host's " + detail::format_bytes(mem.total) + " is available now",
               {.op = "allocate", .device = "cpu:0"},
               {"Release tensors that are no longer needed, or split the work into smaller pieces"});
 }

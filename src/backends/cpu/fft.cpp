@@ -82,7 +82,8 @@ struct Line {
         // and is then overwritten) so that its vectors fall on cache lines:
         // from k = 1 every store was split across two, 1.5x the pass's time.
         const T half = T(0.5) * scale, z0r = re[0], z0i = im[0];
-        over(threads, 0, h, [&](std::int64_t k0, std::int64_t k1) { fft::untangle_r2c(plan, re, im, ol, os, k0, k1, half); });
+        over(threads, 0, h,
+             [&](std::int64_t k0, std::int64_t k1) { fft::untangle_r2c(plan, re, im, ol, os, k0, k1, half); });
         ol[0] = (z0r + z0i) * scale, ol[1] = 0;
         ol[h * os] = (z0r - z0i) * scale, ol[h * os + 1] = 0;
         return;
@@ -106,7 +107,8 @@ struct Line {
         re[0] = T(0.5) * (x0 + xh), im[0] = T(0.5) * (x0 - xh);
         fft::forward(plan, im, re, work, threads);
         const T s2 = scale * T(2);
-        over(threads, 0, h, [&](std::int64_t t0, std::int64_t t1) { fft::interleave_scaled(re, im, ol, os, t0, t1, s2); });
+        over(threads, 0, h,
+             [&](std::int64_t t0, std::int64_t t1) { fft::interleave_scaled(re, im, ol, os, t0, t1, s2); });
         return;
       }
     }

@@ -49,8 +49,9 @@ std::string level(bool avx512_body) {
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> kernel_variants() {
-  const std::string cap = isa_cap() == IsaCap::Avx512 ? "" : isa_cap() == IsaCap::Avx2 ? " (TORSH_CPU_ISA=avx2)"
-                                                                                        : " (TORSH_CPU_ISA=generic)";
+  const std::string cap = isa_cap() == IsaCap::Avx512 ? ""
+                          : isa_cap() == IsaCap::Avx2 ? " (TORSH_CPU_ISA=avx2)"
+                                                      : " (TORSH_CPU_ISA=generic)";
   const gemm::Kernel& f32 = gemm::kernel_for(DType::F32);
   const gemm::Kernel& bf16 = gemm::kernel_for(DType::BF16);
   const std::string llc = std::to_string(stream_threshold_bytes() >> 20) + " MiB";
@@ -70,9 +71,10 @@ std::vector<std::pair<std::string, std::string>> kernel_variants() {
                                         : "") +
                         cap},
       {"fft", fft_levels() + cap},
-      {"spmv", (spmv_gather_level() ? std::string(spmv_gather_level()) + " within a quarter of the LLC, scalar loop past it"
-                                    : std::string("scalar loop")) +
-                   cap},
+      {"spmv",
+       (spmv_gather_level() ? std::string(spmv_gather_level()) + " within a quarter of the LLC, scalar loop past it"
+                            : std::string("scalar loop")) +
+           cap},
       {"stores past " + llc, store_kind()},
   };
 }

@@ -3,9 +3,9 @@
 #include <cmath>
 
 #include "device.hpp"
+#include "platform/thread_pool.hpp"
 #include "simd/simd.hpp"
 #include "simd/stream_store.hpp"
-#include "platform/thread_pool.hpp"
 #include "types.hpp"
 
 namespace torsh::cpu {

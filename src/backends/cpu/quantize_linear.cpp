@@ -70,15 +70,15 @@ void visit_quantized(DType t, F&& f) {
 
 void quantize_linear(const rt::LinearQuantArgs& a) {
   visit_float_dtype(a.x.dtype, [&](auto xt) {
-    visit_quantized(a.out.dtype, [&](auto qt) { quantize<typename decltype(xt)::type, typename decltype(qt)::type>(a); });
+    visit_quantized(a.out.dtype,
+                    [&](auto qt) { quantize<typename decltype(xt)::type, typename decltype(qt)::type>(a); });
   });
 }
 
 void dequantize_linear(const rt::LinearQuantArgs& a) {
   visit_quantized(a.x.dtype, [&](auto qt) {
-    visit_float_dtype(a.out.dtype, [&](auto ft) {
-      dequantize<typename decltype(qt)::type, typename decltype(ft)::type>(a);
-    });
+    visit_float_dtype(a.out.dtype,
+                      [&](auto ft) { dequantize<typename decltype(qt)::type, typename decltype(ft)::type>(a); });
   });
 }
 

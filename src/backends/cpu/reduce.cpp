@@ -40,45 +40,48 @@ void run(const rt::ReduceArgs& r) {
   const std::int64_t n = r.n, inner = r.inner;
   pool().parallel_for(r.outer * inner, std::max<std::int64_t>(1, 32768 / std::max<std::int64_t>(1, n)),
                       [&](std::int64_t b, std::int64_t e) {
-    for (std::int64_t row = b; row < e; ++row) {
-      const std::int64_t o = row / inner, in = row % inner;
-      const T* p = x + o * n * inner + in;
-      switch (r.op) {
-        case rt::ReduceOp::Sum:
-        case rt::ReduceOp::Mean: {
-          A s = lane_sum<T, A>(p, n, inner, A(0), false);
-          if (r.op == rt::ReduceOp::Mean) s = n ? s / static_cast<A>(n) : std::numeric_limits<A>::quiet_NaN();
-          data_of<T>(r.out)[row] = from_acc<T>(s);
-          break;
-        }
-        case rt::ReduceOp::Var: {
-          const A mean = n ? lane_sum<T, A>(p, n, inner, A(0), false) / static_cast<A>(n) : A(0);
-          const A ss = lane_sum<T, A>(p, n, inner, mean, true);
-          const A denom = static_cast<A>(std::max<std::int64_t>(n - r.correction, 0));
-          data_of<T>(r.out)[row] = from_acc<T>(ss / denom);
-          break;
-        }
-        case rt::ReduceOp::Max:
-        case rt::ReduceOp::Min:
-        case rt::ReduceOp::Argmax: {
-          const bool want_max = r.op != rt::ReduceOp::Min;
-          A best = static_cast<A>(to_acc(p[0]));
-          std::int64_t arg = 0;
-          for (std::int64_t i = 1; i < n && best == best; ++i) {
-            const A v = static_cast<A>(to_acc(p[i * inner]));
-            // NaN wins and stops the scan, as in PyTorch.
-            if (v != v || (want_max ? v > best : v < best)) {
-              best = v;
-              arg = i;
-            }
-          }
-          if (r.op == rt::ReduceOp::Argmax) data_of<std::int64_t>(r.out)[row] = arg;
-          else data_of<T>(r.out)[row] = from_acc<T>(best);
-          break;
-        }
-      }
-    }
-  });
+                        for (std::int64_t row = b; row < e; ++row) {
+                          const std::int64_t o = row / inner, in = row % inner;
+                          const T* p = x + o * n * inner + in;
+                          switch (r.op) {
+                            case rt::ReduceOp::Sum:
+                            case rt::ReduceOp::Mean: {
+                              A s = lane_sum<T, A>(p, n, inner, A(0), false);
+                              if (r.op == rt::ReduceOp::Mean)
+                                s = n ? s / static_cast<A>(n) : std::numeric_limits<A>::quiet_NaN();
+                              data_of<T>(r.out)[row] = from_acc<T>(s);
+                              break;
+                            }
+                            case rt::ReduceOp::Var: {
+                              const A mean = n ? lane_sum<T, A>(p, n, inner, A(0), false) / static_cast<A>(n) : A(0);
+                              const A ss = lane_sum<T, A>(p, n, inner, mean, true);
+                              const A denom = static_cast<A>(std::max<std::int64_t>(n - r.correction, 0));
+                              data_of<T>(r.out)[row] = from_acc<T>(ss / denom);
+                              break;
+                            }
+                            case rt::ReduceOp::Max:
+                            case rt::ReduceOp::Min:
+                            case rt::ReduceOp::Argmax: {
+                              const bool want_max = r.op != rt::ReduceOp::Min;
+                              A best = static_cast<A>(to_acc(p[0]));
+                              std::int64_t arg = 0;
+                              for (std::int64_t i = 1; i < n && best == best; ++i) {
+                                const A v = static_cast<A>(to_acc(p[i * inner]));
+                                // NaN wins and stops the scan, as in PyTorch.
+                                if (v != v || (want_max ? v > best : v < best)) {
+                                  best = v;
+                                  arg = i;
+                                }
+                              }
+                              if (r.op == rt::ReduceOp::Argmax)
+                                data_of<std::int64_t>(r.out)[row] = arg;
+                              else
+                                data_of<T>(r.out)[row] = from_acc<T>(best);
+                              break;
+                            }
+                          }
+                        }
+                      });
 }
 
 }  // namespace

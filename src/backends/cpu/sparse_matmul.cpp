@@ -80,8 +80,10 @@ bool spmv_gathers(std::int64_t nnz) {
 template <class I, class T>
 void spmv_chunk(bool gather, const I* indptr, const I* indices, const T* values, const T* x, T* out, std::int64_t r0,
                 std::int64_t r1, std::int64_t ahead) {
-  if (gather) spmv_gather(indptr, indices, values, x, out, r0, r1, ahead);
-  else spmv_rows(indptr, indices, values, x, out, r0, r1, ahead);
+  if (gather)
+    spmv_gather(indptr, indices, values, x, out, r0, r1, ahead);
+  else
+    spmv_rows(indptr, indices, values, x, out, r0, r1, ahead);
 }
 
 // Columns [c0, c0 + W) of one output row: the sums stay in registers over
@@ -169,17 +171,16 @@ std::int64_t measure_stream_ahead(int threads) {
   const bool gather = spmv_gathers<std::int32_t, float>(nnz);  // the loop a matrix of this size runs
   std::vector<autotune::Candidate> candidates;
   for (const std::int64_t ahead : kAheadCandidates)
-    candidates.push_back({"ahead=" + std::to_string(ahead), [&, ahead] {
-                            pool().parallel_for(rows, (rows + threads - 1) / threads,
-                                                [&](std::int64_t r0, std::int64_t r1) {
-                                                  spmv_chunk(gather, indptr.data(), indices.data(), values.data(),
-                                                             x.data(), y.data(), r0, r1, ahead);
-                                                });
-                          }});
-  const std::string pick = autotune::choose(
-      {tuning_device_key(threads), "spmv_prefetch_ahead", "llc=" + std::to_string(stream_threshold_bytes() >> 20) + "MiB",
-       DType::F32},
-      candidates, 7);
+    candidates.push_back(
+        {"ahead=" + std::to_string(ahead), [&, ahead] {
+           pool().parallel_for(rows, (rows + threads - 1) / threads, [&](std::int64_t r0, std::int64_t r1) {
+             spmv_chunk(gather, indptr.data(), indices.data(), values.data(), x.data(), y.data(), r0, r1, ahead);
+           });
+         }});
+  const std::string pick =
+      autotune::choose({tuning_device_key(threads), "spmv_prefetch_ahead",
+                        "llc=" + std::to_string(stream_threshold_bytes() >> 20) + "MiB", DType::F32},
+                       candidates, 7);
   return std::stoll(pick.substr(pick.find('=') + 1));
 }
 
@@ -221,22 +222,28 @@ void run(const rt::SparseMatmulArgs& a) {
       std::int64_t lo = 0, hi = rows;
       while (lo < hi) {
         const std::int64_t mid = (lo + hi) / 2;
-        if (static_cast<std::int64_t>(p[mid]) + mid < target) lo = mid + 1;
-        else hi = mid;
+        if (static_cast<std::int64_t>(p[mid]) + mid < target)
+          lo = mid + 1;
+        else
+          hi = mid;
       }
       return lo;
     };
     const std::int64_t r0 = start(c0), r1 = start(c1);
     if (r0 >= r1) return;
-    if (n == 1) spmv_chunk(gather, p, c, v, x, y, r0, r1, ahead);
-    else spmm(p, c, v, x, y, n, r0, r1);
+    if (n == 1)
+      spmv_chunk(gather, p, c, v, x, y, r0, r1, ahead);
+    else
+      spmm(p, c, v, x, y, n, r0, r1);
   });
 }
 
 void sparse_matmul(const rt::SparseMatmulArgs& a) {
   const bool i64 = a.indptr.dtype == DType::I64;
-  if (a.out.dtype == DType::F64) i64 ? run<std::int64_t, double>(a) : run<std::int32_t, double>(a);
-  else i64 ? run<std::int64_t, float>(a) : run<std::int32_t, float>(a);
+  if (a.out.dtype == DType::F64)
+    i64 ? run<std::int64_t, double>(a) : run<std::int32_t, double>(a);
+  else
+    i64 ? run<std::int64_t, float>(a) : run<std::int32_t, float>(a);
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {

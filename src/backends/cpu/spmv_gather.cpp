@@ -133,8 +133,7 @@ struct Lanes<std::int32_t, float> : ScalarTail {
   using Acc = __m256;
   static TORSH_GATHER_INLINE Acc step(Acc acc, const std::int32_t* c, const float* v, const float* x) {
     const __m256i idx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c));
-    return _mm256_fmadd_ps(_mm256_loadu_ps(v), _mm256_mask_i32gather_ps(_mm256_setzero_ps(), x, idx, all_ps(), 4),
-                           acc);
+    return _mm256_fmadd_ps(_mm256_loadu_ps(v), _mm256_mask_i32gather_ps(_mm256_setzero_ps(), x, idx, all_ps(), 4), acc);
   }
 };
 template <>
@@ -179,10 +178,10 @@ namespace {
 enum class Level { None, Avx2, Avx512 };
 Level level() {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-  static const Level l = !intel_cpu()                ? Level::None
-                         : simd::avx512_usable()     ? Level::Avx512
-                         : simd::avx2_fma_usable()   ? Level::Avx2
-                                                     : Level::None;
+  static const Level l = !intel_cpu()              ? Level::None
+                         : simd::avx512_usable()   ? Level::Avx512
+                         : simd::avx2_fma_usable() ? Level::Avx2
+                                                   : Level::None;
   return l;
 #else
   return Level::None;

@@ -21,10 +21,10 @@ const char* spmv_gather_level();
 // y[r] = sum over row r's nonzeros j of values[j] * x[indices[j]], rows
 // [r0, r1); the values and indices are prefetched `ahead` nonzeros ahead
 // (0: none). Only where spmv_gather_level() is not null.
-void spmv_gather(const std::int32_t* indptr, const std::int32_t* indices, const float* values, const float* x,
-                 float* y, std::int64_t r0, std::int64_t r1, std::int64_t ahead);
-void spmv_gather(const std::int64_t* indptr, const std::int64_t* indices, const float* values, const float* x,
-                 float* y, std::int64_t r0, std::int64_t r1, std::int64_t ahead);
+void spmv_gather(const std::int32_t* indptr, const std::int32_t* indices, const float* values, const float* x, float* y,
+                 std::int64_t r0, std::int64_t r1, std::int64_t ahead);
+void spmv_gather(const std::int64_t* indptr, const std::int64_t* indices, const float* values, const float* x, float* y,
+                 std::int64_t r0, std::int64_t r1, std::int64_t ahead);
 void spmv_gather(const std::int32_t* indptr, const std::int32_t* indices, const double* values, const double* x,
                  double* y, std::int64_t r0, std::int64_t r1, std::int64_t ahead);
 void spmv_gather(const std::int64_t* indptr, const std::int64_t* indices, const double* values, const double* x,

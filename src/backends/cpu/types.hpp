@@ -8,28 +8,50 @@
 
 namespace torsh::cpu {
 
-struct f16_t { std::uint16_t bits; };
-struct bf16_t { std::uint16_t bits; };
+struct f16_t {
+  std::uint16_t bits;
+};
+struct bf16_t {
+  std::uint16_t bits;
+};
 
 template <class T>
 inline auto to_acc(T v) {
-  if constexpr (std::is_same_v<T, f16_t>) return f16_to_f32(v.bits);
-  else if constexpr (std::is_same_v<T, bf16_t>) return bf16_to_f32(v.bits);
-  else return v;
+  if constexpr (std::is_same_v<T, f16_t>)
+    return f16_to_f32(v.bits);
+  else if constexpr (std::is_same_v<T, bf16_t>)
+    return bf16_to_f32(v.bits);
+  else
+    return v;
 }
 
-template <class T> struct Acc { using type = T; };
-template <> struct Acc<f16_t> { using type = float; };
-template <> struct Acc<bf16_t> { using type = float; };
+template <class T>
+struct Acc {
+  using type = T;
+};
+template <>
+struct Acc<f16_t> {
+  using type = float;
+};
+template <>
+struct Acc<bf16_t> {
+  using type = float;
+};
 
 template <class T, class A>
 inline T from_acc(A v) {
-  if constexpr (std::is_same_v<T, f16_t>) return f16_t{f32_to_f16(static_cast<float>(v))};
-  else if constexpr (std::is_same_v<T, bf16_t>) return bf16_t{f32_to_bf16(static_cast<float>(v))};
-  else return static_cast<T>(v);
+  if constexpr (std::is_same_v<T, f16_t>)
+    return f16_t{f32_to_f16(static_cast<float>(v))};
+  else if constexpr (std::is_same_v<T, bf16_t>)
+    return bf16_t{f32_to_bf16(static_cast<float>(v))};
+  else
+    return static_cast<T>(v);
 }
 
-template <class T> struct Tag { using type = T; };
+template <class T>
+struct Tag {
+  using type = T;
+};
 
 // Calls f(Tag<T>{}) with the storage type of `t`.
 template <class F>

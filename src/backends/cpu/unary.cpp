@@ -4,11 +4,11 @@
 #include <type_traits>
 
 #include "device.hpp"
+#include "platform/thread_pool.hpp"
+#include "platform/tuning.hpp"
 #include "simd/simd.hpp"
 #include "simd/stream_store.hpp"
 #include "strided.hpp"
-#include "platform/thread_pool.hpp"
-#include "platform/tuning.hpp"
 #include "types.hpp"
 
 namespace torsh::cpu {
@@ -28,16 +28,26 @@ inline A negate(A x) {
 
 template <rt::UnaryOp Op, class A>
 inline A apply(A x) {
-  if constexpr (Op == rt::UnaryOp::Neg) return negate(x);
-  else if constexpr (Op == rt::UnaryOp::Abs) return x < A(0) ? negate(x) : x;
-  else if constexpr (Op == rt::UnaryOp::Relu) return x > A(0) ? x : (x != x ? x : A(0));
-  else if constexpr (Op == rt::UnaryOp::Exp) return std::exp(x);
-  else if constexpr (Op == rt::UnaryOp::Log) return std::log(x);
-  else if constexpr (Op == rt::UnaryOp::Sqrt) return std::sqrt(x);
-  else if constexpr (Op == rt::UnaryOp::Rsqrt) return A(1) / std::sqrt(x);
-  else if constexpr (Op == rt::UnaryOp::Tanh) return std::tanh(x);
-  else if constexpr (Op == rt::UnaryOp::Sigmoid) return A(1) / (A(1) + std::exp(-x));
-  else if constexpr (Op == rt::UnaryOp::Gelu) return A(0.5) * x * (A(1) + std::erf(x * A(0.70710678118654752440)));
+  if constexpr (Op == rt::UnaryOp::Neg)
+    return negate(x);
+  else if constexpr (Op == rt::UnaryOp::Abs)
+    return x < A(0) ? negate(x) : x;
+  else if constexpr (Op == rt::UnaryOp::Relu)
+    return x > A(0) ? x : (x != x ? x : A(0));
+  else if constexpr (Op == rt::UnaryOp::Exp)
+    return std::exp(x);
+  else if constexpr (Op == rt::UnaryOp::Log)
+    return std::log(x);
+  else if constexpr (Op == rt::UnaryOp::Sqrt)
+    return std::sqrt(x);
+  else if constexpr (Op == rt::UnaryOp::Rsqrt)
+    return A(1) / std::sqrt(x);
+  else if constexpr (Op == rt::UnaryOp::Tanh)
+    return std::tanh(x);
+  else if constexpr (Op == rt::UnaryOp::Sigmoid)
+    return A(1) / (A(1) + std::exp(-x));
+  else if constexpr (Op == rt::UnaryOp::Gelu)
+    return A(0.5) * x * (A(1) + std::erf(x * A(0.70710678118654752440)));
   else if constexpr (Op == rt::UnaryOp::GeluTanh) {
     const A c = A(0.79788456080286535588);  // sqrt(2/pi)
     return A(0.5) * x * (A(1) + std::tanh(c * (x + A(0.044715) * x * x * x)));

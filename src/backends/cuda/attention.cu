@@ -20,9 +20,8 @@ bool fits(const rt::DeviceImpl&, const rt::AttentionArgs& a) {
 void attention(CudaStream& s, const rt::AttentionArgs& a) {
   const std::int64_t rows = gpu::attention_groups(a);
   if (rows == 0 || a.v.shape[3] == 0) return;
-  launch(s, TORSH_CUDA_KERNEL(attention_rows), dim3(static_cast<unsigned>(rows)), dim3(AT_GROUP),
-         bytes_of(*a.q.buffer), bytes_of(*a.k.buffer), bytes_of(*a.v.buffer), bytes_of(*a.out.buffer),
-         gpu::attention_meta(a));
+  launch(s, TORSH_CUDA_KERNEL(attention_rows), dim3(static_cast<unsigned>(rows)), dim3(AT_GROUP), bytes_of(*a.q.buffer),
+         bytes_of(*a.k.buffer), bytes_of(*a.v.buffer), bytes_of(*a.out.buffer), gpu::attention_meta(a));
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {

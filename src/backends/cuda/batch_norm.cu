@@ -27,15 +27,19 @@ void batch_norm(CudaStream& s, const rt::BatchNormArgs& a) {
     // Even an empty batch updates the running statistics (with NaN), as the CPU does.
     if (a.c == 0) return;
     const dim3 grid(static_cast<unsigned>(a.c)), block(BN_GROUP);
-    if (f64) launch(s, TORSH_CUDA_KERNEL(batch_norm_f64_train), grid, block, x, w, b, rm, rv, out, m);
-    else launch(s, TORSH_CUDA_KERNEL(batch_norm_elems_train), grid, block, x, w, b, rm, rv, out, m);
+    if (f64)
+      launch(s, TORSH_CUDA_KERNEL(batch_norm_f64_train), grid, block, x, w, b, rm, rv, out, m);
+    else
+      launch(s, TORSH_CUDA_KERNEL(batch_norm_elems_train), grid, block, x, w, b, rm, rv, out, m);
     return;
   }
   const std::int64_t n = a.out.numel();
   if (n == 0) return;
   const auto [grid, block] = grid_1d(s.device(), n);
-  if (f64) launch(s, TORSH_CUDA_KERNEL(batch_norm_f64_apply), grid, block, x, w, b, rm, rv, out, m);
-  else launch(s, TORSH_CUDA_KERNEL(batch_norm_elems_apply), grid, block, x, w, b, rm, rv, out, m);
+  if (f64)
+    launch(s, TORSH_CUDA_KERNEL(batch_norm_f64_apply), grid, block, x, w, b, rm, rv, out, m);
+  else
+    launch(s, TORSH_CUDA_KERNEL(batch_norm_elems_apply), grid, block, x, w, b, rm, rv, out, m);
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {

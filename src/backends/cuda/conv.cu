@@ -40,15 +40,19 @@ void conv2d(CudaStream& s, const rt::Conv2dArgs& a) {
   unsigned char* bias = a.bias.present() ? bytes_of(*a.bias.buffer) : x;
   if (gpu::conv2d_direct(m)) {
     const auto [grid, block] = grid_1d(s.device(), a.out.numel());
-    if (f64) launch(s, TORSH_CUDA_KERNEL(conv2d_direct_f64), grid, block, x, w, bias, out, m);
-    else launch(s, TORSH_CUDA_KERNEL(conv2d_direct_elems), grid, block, x, w, bias, out, m);
+    if (f64)
+      launch(s, TORSH_CUDA_KERNEL(conv2d_direct_f64), grid, block, x, w, bias, out, m);
+    else
+      launch(s, TORSH_CUDA_KERNEL(conv2d_direct_elems), grid, block, x, w, bias, out, m);
     return;
   }
   const dim3 grid(static_cast<unsigned>(gpu::conv2d_row_tiles(m)), static_cast<unsigned>(gpu::conv2d_col_tiles(m)),
                   static_cast<unsigned>(m.groups));
   const dim3 block(CV_WG, CV_WG);
-  if (f64) launch(s, TORSH_CUDA_KERNEL(conv2d_f64), grid, block, x, w, bias, out, m);
-  else launch(s, TORSH_CUDA_KERNEL(conv2d_elems), grid, block, x, w, bias, out, m);
+  if (f64)
+    launch(s, TORSH_CUDA_KERNEL(conv2d_f64), grid, block, x, w, bias, out, m);
+  else
+    launch(s, TORSH_CUDA_KERNEL(conv2d_elems), grid, block, x, w, bias, out, m);
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {

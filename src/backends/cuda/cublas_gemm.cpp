@@ -44,9 +44,7 @@ ColMajor as_col_major(std::int64_t rows, std::int64_t cols, std::int64_t rs, std
   return {};
 }
 
-cudaDataType_t data_type(DType t) {
-  return t == DType::F16 ? CUDA_R_16F : t == DType::BF16 ? CUDA_R_16BF : CUDA_R_32F;
-}
+cudaDataType_t data_type(DType t) { return t == DType::F16 ? CUDA_R_16F : t == DType::BF16 ? CUDA_R_16BF : CUDA_R_32F; }
 
 }  // namespace
 
@@ -73,12 +71,13 @@ bool cublas_gemm(CudaStream& s, const rt::MatmulArgs& a) {
   const ColMajor B = as_col_major(k, n, a.b.strides[1], a.b.strides[2]);
   const std::int64_t ldc = m == 1 ? n : a.out.strides[1];
   const std::size_t es = dtype_size(a.out.dtype);
-  const auto at = [es](const rt::TensorArg& t) { return bytes_of(*t.buffer) + static_cast<std::size_t>(t.offset) * es; };
+  const auto at = [es](const rt::TensorArg& t) {
+    return bytes_of(*t.buffer) + static_cast<std::size_t>(t.offset) * es;
+  };
   const cudaDataType_t dt = data_type(a.out.dtype);
   // TF32 only for f32 and only when the user allowed it; f16 and bf16 compute in f32.
-  const cublasComputeType_t compute = a.out.dtype == DType::F32 && precision::allow_tf32()
-                                          ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                          : CUBLAS_COMPUTE_32F;
+  const cublasComputeType_t compute =
+      a.out.dtype == DType::F32 && precision::allow_tf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   const float alpha = a.alpha, beta = a.beta;  // beta == 0: cuBLAS does not read out
   // Row-major out = a @ b is column-major out^T = b^T @ a^T: b first.
   const cublasStatus_t st = cublasGemmStridedBatchedEx(

@@ -87,16 +87,18 @@ bool cublas_int8_gemm(CudaStream& s, const Int8Gemm& g) {
   Desc d;
   check(cublasLtMatmulDescCreate(&d.op, CUBLAS_COMPUTE_32I, CUDA_R_32I), "cublasLtMatmulDescCreate", s);
   const cublasOperation_t ta = g.a.t ? CUBLAS_OP_T : CUBLAS_OP_N, tb = g.b.t ? CUBLAS_OP_T : CUBLAS_OP_N;
-  check(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "cublasLtMatmulDescSetAttribute", s);
-  check(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "cublasLtMatmulDescSetAttribute", s);
+  check(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta),
+        "cublasLtMatmulDescSetAttribute", s);
+  check(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb),
+        "cublasLtMatmulDescSetAttribute", s);
   // The stored matrices: op(a) is rows x k, op(b) is k x cols.
   layout(&d.a, CUDA_R_8I, g.a.t ? g.k : g.rows, g.a.t ? g.rows : g.k, g.a.ld, g.batch, g.a.batch_stride, s);
   layout(&d.b, CUDA_R_8I, g.b.t ? g.cols : g.k, g.b.t ? g.k : g.cols, g.b.ld, g.batch, g.b.batch_stride, s);
   layout(&d.c, CUDA_R_32I, g.rows, g.cols, g.ldc, g.batch, g.c_batch_stride, s);
 
   const std::uint32_t al_a = alignment(g.a.p), al_b = alignment(g.b.p), al_c = alignment(g.c);
-  const Key key{s.device().ordinal(), g.rows, g.cols, g.k, g.batch, g.a.ld, g.b.ld, g.ldc, int{g.a.t} * 2 + int{g.b.t},
-                al_a, al_b, al_c, g.a.batch_stride, g.b.batch_stride};
+  const Key key{s.device().ordinal(),        g.rows, g.cols, g.k,  g.batch,          g.a.ld,          g.b.ld, g.ldc,
+                int{g.a.t} * 2 + int{g.b.t}, al_a,   al_b,   al_c, g.a.batch_stride, g.b.batch_stride};
   std::optional<cublasLtMatmulHeuristicResult_t> algo;
   cublasLtHandle_t h = nullptr;
   {
@@ -107,7 +109,8 @@ bool cublas_int8_gemm(CudaStream& s, const Int8Gemm& g) {
     } else {
       check(cublasLtMatmulPreferenceCreate(&d.pref), "cublasLtMatmulPreferenceCreate", s);
       const auto set_pref = [&](cublasLtMatmulPreferenceAttributes_t attr, const auto& v) {
-        check(cublasLtMatmulPreferenceSetAttribute(d.pref, attr, &v, sizeof v), "cublasLtMatmulPreferenceSetAttribute", s);
+        check(cublasLtMatmulPreferenceSetAttribute(d.pref, attr, &v, sizeof v), "cublasLtMatmulPreferenceSetAttribute",
+              s);
       };
       set_pref(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, kMaxWorkspace);
       set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, al_a);
@@ -117,7 +120,8 @@ bool cublas_int8_gemm(CudaStream& s, const Int8Gemm& g) {
       cublasLtMatmulHeuristicResult_t r{};
       int found = 0;
       const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(h, d.op, d.a, d.b, d.c, d.c, d.pref, 1, &r, &found);
-      if (st == CUBLAS_STATUS_SUCCESS && found > 0 && r.state == CUBLAS_STATUS_SUCCESS) algo = r;
+      if (st == CUBLAS_STATUS_SUCCESS && found > 0 && r.state == CUBLAS_STATUS_SUCCESS)
+        algo = r;
       else if (st != CUBLAS_STATUS_SUCCESS && st != CUBLAS_STATUS_NOT_SUPPORTED)
         check(st, "cublasLtMatmulAlgoGetHeuristic", s);
       if (g_algos.size() >= kMaxAlgos) g_algos.clear();

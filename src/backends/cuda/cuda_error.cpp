@@ -24,8 +24,7 @@ bool is_sticky(cudaError_t err) {
     case cudaErrorInvalidPc:
 #endif
       return true;
-    default:
-      return false;
+    default: return false;
   }
 }
 bool no_code_for_device(cudaError_t err) {

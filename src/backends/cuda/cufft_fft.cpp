@@ -145,7 +145,8 @@ bool cufft_run(CudaStream& s, const rt::FftArgs& a) {
       cufftResult r = CUFFT_SUCCESS;
       switch (a.kind) {
         case rt::FftKind::C2C:
-          r = f64 ? api->z2z(plan, reinterpret_cast<cufftDoubleComplex*>(in), reinterpret_cast<cufftDoubleComplex*>(o), dir)
+          r = f64 ? api->z2z(plan, reinterpret_cast<cufftDoubleComplex*>(in), reinterpret_cast<cufftDoubleComplex*>(o),
+                             dir)
                   : api->c2c(plan, reinterpret_cast<cufftComplex*>(in), reinterpret_cast<cufftComplex*>(o), dir);
           break;
         case rt::FftKind::R2C:
@@ -161,8 +162,7 @@ bool cufft_run(CudaStream& s, const rt::FftArgs& a) {
     }
   }
   if (copy != nullptr) check_cuda(cudaFreeAsync(copy, s.handle()), "cudaFreeAsync", s.device().label());
-  if (a.scale != 1.0)
-    fft_scale(s, a.out, static_cast<std::int64_t>(out_step / elem) * a.outer, a.scale);
+  if (a.scale != 1.0) fft_scale(s, a.out, static_cast<std::int64_t>(out_step / elem) * a.outer, a.scale);
   return true;
 }
 

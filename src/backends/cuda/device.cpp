@@ -24,8 +24,8 @@ std::string fmt_bytes(std::uint64_t b) {
 CudaBuffer::~CudaBuffer() {
   if (!ptr_) return;
   int previous = -1;
-  const bool switched = cudaGetDevice(&previous) == cudaSuccess && previous != ordinal_ &&
-                        cudaSetDevice(ordinal_) == cudaSuccess;
+  const bool switched =
+      cudaGetDevice(&previous) == cudaSuccess && previous != ordinal_ && cudaSetDevice(ordinal_) == cudaSuccess;
   (void)cudaFree(ptr_);
   if (switched) (void)cudaSetDevice(previous);
   (void)cudaGetLastError();
@@ -168,11 +168,11 @@ std::unique_ptr<rt::BufferImpl> CudaDevice::allocate_host(std::size_t bytes) {
   const cudaError_t err = cudaHostAlloc(&p, std::max<std::size_t>(bytes, 1), cudaHostAllocPortable);
   if (err == cudaErrorMemoryAllocation) {
     (void)cudaGetLastError();
-    throw Error(ErrorCode::OutOfMemory,
-                "cudaHostAlloc of " + fmt_bytes(bytes) + " of page-locked host memory failed with " +
-                    cuda_error_text(err),
-                {.op = "cudaHostAlloc", .device = label_},
-                {"Pin less memory (page-locked memory is limited by RAM and ulimit -l)", "Use ordinary host memory"});
+    throw Error(
+        ErrorCode::OutOfMemory,
+        "cudaHostAlloc of " + fmt_bytes(bytes) + " of page-locked host memory failed with " + cuda_error_text(err),
+        {.op = "cudaHostAlloc", .device = label_},
+        {"Pin less memory (page-locked memory is limited by RAM and ulimit -l)", "Use ordinary host memory"});
   }
   check_cuda(err, "cudaHostAlloc", label_);
   return std::make_unique<CudaHostBuffer>(p, bytes);
@@ -195,8 +195,8 @@ void CudaDevice::write(rt::BufferImpl& dst, std::size_t off, const void* src, st
   if (n == 0) return;
   DeviceGuard g(ordinal_, label_);
   const cudaStream_t q = stream_of(s).handle();
-  check_cuda(cudaMemcpyAsync(bytes_of(dst) + off, src, n, cudaMemcpyHostToDevice, q),
-             "cudaMemcpyAsync(host to device)", label_);
+  check_cuda(cudaMemcpyAsync(bytes_of(dst) + off, src, n, cudaMemcpyHostToDevice, q), "cudaMemcpyAsync(host to device)",
+             label_);
   if (blocking) check_cuda(cudaStreamSynchronize(q), "cudaStreamSynchronize", label_);
 }
 
@@ -205,8 +205,8 @@ void CudaDevice::read(rt::BufferImpl& src, std::size_t off, void* dst, std::size
   if (n == 0) return;
   DeviceGuard g(ordinal_, label_);
   const cudaStream_t q = stream_of(s).handle();
-  check_cuda(cudaMemcpyAsync(dst, bytes_of(src) + off, n, cudaMemcpyDeviceToHost, q),
-             "cudaMemcpyAsync(device to host)", label_);
+  check_cuda(cudaMemcpyAsync(dst, bytes_of(src) + off, n, cudaMemcpyDeviceToHost, q), "cudaMemcpyAsync(device to host)",
+             label_);
   if (blocking) check_cuda(cudaStreamSynchronize(q), "cudaStreamSynchronize", label_);
 }
 

@@ -15,7 +15,9 @@ namespace torsh::cuda {
 namespace {
 
 // 12080 -> "12.8"
-[[maybe_unused]] std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+[[maybe_unused]] std::string version_text(int v) {
+  return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+}
 
 // "CUDA driver 12.8, runtime 13.0" ("HIP driver 50422804, runtime 50422804": HIP's own numbering)
 std::string versions() {

@@ -72,8 +72,8 @@ struct Passes {
     else
       launch(s, TORSH_CUDA_KERNEL(fft_chirp_f32), grid, block, rows.p, p.p, long{lines}, long{n}, long{m}, sign, mode);
   }
-  void local(std::int64_t lines, std::int64_t n, std::int64_t inner, int kind, std::int64_t len_x,
-             std::int64_t len_out, int radices, int sign, double scale) {
+  void local(std::int64_t lines, std::int64_t n, std::int64_t inner, int kind, std::int64_t len_x, std::int64_t len_out,
+             int radices, int sign, double scale) {
     // One block of kLocalItems per line, at most kMaxGroups blocks (each then takes several lines).
     constexpr unsigned kLocalItems = 128, kMaxGroups = 8192;
     const dim3 grid(static_cast<unsigned>(std::min<std::int64_t>(lines, kMaxGroups))), block(kLocalItems);
@@ -105,8 +105,8 @@ void fft_scale(CudaStream& s, const rt::TensorArg& out, std::int64_t count, doub
     launch(s, TORSH_CUDA_KERNEL(fft_scale_f64), grid, block, static_cast<double*>(ptr_of(*out.buffer)),
            long{out.offset}, long{count}, scale);
   else
-    launch(s, TORSH_CUDA_KERNEL(fft_scale_f32), grid, block, static_cast<float*>(ptr_of(*out.buffer)),
-           long{out.offset}, long{count}, static_cast<float>(scale));
+    launch(s, TORSH_CUDA_KERNEL(fft_scale_f32), grid, block, static_cast<float*>(ptr_of(*out.buffer)), long{out.offset},
+           long{count}, static_cast<float>(scale));
 }
 
 namespace {

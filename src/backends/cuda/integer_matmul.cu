@@ -37,8 +37,8 @@ struct Scratch {
   CudaStream& s;
   unsigned char* p = nullptr;
   Scratch(CudaStream& st, std::size_t bytes) : s(st) {
-    check_cuda(cudaMallocAsync(reinterpret_cast<void**>(&p), bytes, st.handle()), "cudaMallocAsync (int8 product scratch)",
-               st.device().label());
+    check_cuda(cudaMallocAsync(reinterpret_cast<void**>(&p), bytes, st.handle()),
+               "cudaMallocAsync (int8 product scratch)", st.device().label());
   }
   Scratch(const Scratch&) = delete;
   Scratch& operator=(const Scratch&) = delete;
@@ -119,9 +119,9 @@ bool tensor_core_route(CudaStream& s, const rt::IntegerMatmulArgs& a) {
       pack(bp, a.b.dtype, 0, 1, n, n, 1, p->rows);
       launch(s, TORSH_CUDA_KERNEL(integer_matmul_row_sums), dim3(static_cast<unsigned>(n), 1, 1), dim3(256, 1, 1),
              static_cast<const unsigned char*>(p->rows), long{ldk}, long{n}, p->sums,
-             static_cast<const unsigned char*>(p->rows), long{ldk}, p->sums, long{k}, zp_bytes(a.a_zero_point),
-             long{0}, long{0}, gpu::elem_code(a.a.dtype), zp_bytes(a.b_zero_point), long{0}, long{0},
-             gpu::elem_code(a.b.dtype), 1);
+             static_cast<const unsigned char*>(p->rows), long{ldk}, p->sums, long{k}, zp_bytes(a.a_zero_point), long{0},
+             long{0}, gpu::elem_code(a.a.dtype), zp_bytes(a.b_zero_point), long{0}, long{0}, gpu::elem_code(a.b.dtype),
+             1);
       check_cuda(cudaStreamSynchronize(s.handle()), "cudaStreamSynchronize (prepared int8 weight)", dev);
       return p;
     });
@@ -131,8 +131,8 @@ bool tensor_core_route(CudaStream& s, const rt::IntegerMatmulArgs& a) {
   const std::int64_t b_bytes = prepared ? 0 : up(nb * n * ldk), a_bytes = a_as_is ? 0 : up(rows_a * ldk),
                      prod_bytes = into_out ? 0 : up(rows_a * n * 4), rs_bytes = zb ? up(rows_a * 4) : 0,
                      cs_bytes = za && !prepared ? up(nb * n * 4) : 0;
-  Scratch scratch(s, static_cast<std::size_t>(std::max<std::int64_t>(
-                         1, b_bytes + a_bytes + prod_bytes + rs_bytes + cs_bytes)));
+  Scratch scratch(
+      s, static_cast<std::size_t>(std::max<std::int64_t>(1, b_bytes + a_bytes + prod_bytes + rs_bytes + cs_bytes)));
   unsigned char* b_copy = prepared ? prepared->rows : scratch.p;
   unsigned char* a_copy = scratch.p + b_bytes;
   std::int32_t* prod = into_out ? out_i32 : reinterpret_cast<std::int32_t*>(a_copy + a_bytes);
@@ -156,14 +156,21 @@ bool tensor_core_route(CudaStream& s, const rt::IntegerMatmulArgs& a) {
   if (zb || (za && !prepared)) {
     const std::int64_t rows0 = zb ? rows_a : 0, rows1 = za && !prepared ? nb * n : 0;
     launch(s, TORSH_CUDA_KERNEL(integer_matmul_row_sums), dim3(static_cast<unsigned>(rows0 + rows1), 1, 1),
-           dim3(256, 1, 1), a_rows, long{lda}, long{rows0}, rowsum, static_cast<const unsigned char*>(b_copy), long{ldk},
-           colsum, long{k}, zp_bytes(a.a_zero_point), off(a.a_zero_point), count(a.a_zero_point),
+           dim3(256, 1, 1), a_rows, long{lda}, long{rows0}, rowsum, static_cast<const unsigned char*>(b_copy),
+           long{ldk}, colsum, long{k}, zp_bytes(a.a_zero_point), off(a.a_zero_point), count(a.a_zero_point),
            gpu::elem_code(a.a.dtype), zp_bytes(a.b_zero_point), off(a.b_zero_point), count(a.b_zero_point),
            gpu::elem_code(a.b.dtype), 0);
   }
   // out^T = b^T a^T in cuBLAS's column-major terms: b's copy transposed (T), a's rows as they are (N).
-  if (!cublas_int8_gemm(s, {.a = {b_copy, ldk, true, n * ldk}, .b = {a_rows, lda, false, gm * lda}, .c = prod,
-                            .ldc = n, .c_batch_stride = gm * n, .rows = n, .cols = gm, .k = k, .batch = nb}))
+  if (!cublas_int8_gemm(s, {.a = {b_copy, ldk, true, n * ldk},
+                            .b = {a_rows, lda, false, gm * lda},
+                            .c = prod,
+                            .ldc = n,
+                            .c_batch_stride = gm * n,
+                            .rows = n,
+                            .cols = gm,
+                            .k = k,
+                            .batch = nb}))
     return false;
   const bool plain = a.out.dtype == DType::I32 && !za && !zb && !a.bias.present();
   if (plain && into_out) return true;
@@ -172,13 +179,15 @@ bool tensor_core_route(CudaStream& s, const rt::IntegerMatmulArgs& a) {
   };
   // One item per column; about 2048 work-groups in all, each looping over its share of the rows.
   const std::int64_t col_groups = (n + 255) / 256;
-  const dim3 grid(static_cast<unsigned>(col_groups),
-                  static_cast<unsigned>(std::clamp<std::int64_t>(2048 / col_groups, 1, std::min<std::int64_t>(rows_a, 65535))), 1);
-  launch(s, TORSH_CUDA_KERNEL(integer_matmul_finish), grid, dim3(256, 1, 1), static_cast<const int*>(prod), rowsum, colsum,
-         long{a.b_batched ? n : 0}, gpu::elem_code(a.a.dtype), gpu::elem_code(a.b.dtype), zp_bytes(a.a_zero_point),
-         off(a.a_zero_point), count(a.a_zero_point), zp_bytes(a.b_zero_point), off(a.b_zero_point), count(a.b_zero_point),
-         floats(a.a_scale), off(a.a_scale), count(a.a_scale), floats(a.b_scale), off(a.b_scale), count(a.b_scale),
-         floats(a.y_scale), off(a.y_scale), zp_bytes(a.y_zero_point), off(a.y_zero_point), int{a.y_scale.present()},
+  const dim3 grid(
+      static_cast<unsigned>(col_groups),
+      static_cast<unsigned>(std::clamp<std::int64_t>(2048 / col_groups, 1, std::min<std::int64_t>(rows_a, 65535))), 1);
+  launch(s, TORSH_CUDA_KERNEL(integer_matmul_finish), grid, dim3(256, 1, 1), static_cast<const int*>(prod), rowsum,
+         colsum, long{a.b_batched ? n : 0}, gpu::elem_code(a.a.dtype), gpu::elem_code(a.b.dtype),
+         zp_bytes(a.a_zero_point), off(a.a_zero_point), count(a.a_zero_point), zp_bytes(a.b_zero_point),
+         off(a.b_zero_point), count(a.b_zero_point), floats(a.a_scale), off(a.a_scale), count(a.a_scale),
+         floats(a.b_scale), off(a.b_scale), count(a.b_scale), floats(a.y_scale), off(a.y_scale),
+         zp_bytes(a.y_zero_point), off(a.y_zero_point), int{a.y_scale.present()},
          reinterpret_cast<const int*>(zp_bytes(a.bias)), off(a.bias), int{a.bias.present()}, bytes_of(*a.out.buffer),
          long{a.out.offset}, gpu::elem_code(a.out.dtype), long{a.batch}, long{m}, long{n}, long{k}, int{into_out});
   return true;
@@ -189,7 +198,9 @@ void integer_matmul(CudaStream& s, const rt::IntegerMatmulArgs& a) {
 #if !defined(TORSH_HIP)
   if (tensor_core_route(s, a)) return;
 #endif
-  const auto bytes = [&](const rt::TensorArg& t) -> const unsigned char* { return bytes_of(*(t.present() ? t : a.a).buffer); };
+  const auto bytes = [&](const rt::TensorArg& t) -> const unsigned char* {
+    return bytes_of(*(t.present() ? t : a.a).buffer);
+  };
   const auto floats = [&](const rt::TensorArg& t) {
     return reinterpret_cast<const float*>(bytes_of(*(t.present() ? t : a.a).buffer));
   };

@@ -70,7 +70,10 @@ KernelImage unpack_kernel_binary(CodeKind kind, std::span<const std::uint8_t> b,
   if (kind == CodeKind::Ptx) {
     // One NUL, at the end.
     if (code.back() != 0 || std::memchr(code.data(), 0, code.size() - 1) != nullptr) throw bad("not PTX text");
-  } else if (code.size() < 64 || std::memcmp(code.data(), "\x7f" "ELF", 4) != 0) {
+  } else if (code.size() < 64 || std::memcmp(code.data(),
+                                             "\x7f"
+                                             "ELF",
+                                             4) != 0) {
     throw bad("not an ELF code object");
   }
   img.code.assign(code.begin(), code.end());
@@ -169,7 +172,11 @@ class MsgReader {
     std::uint64_t n = 0;
     switch (c) {
       case 0xc0: m.kind = Msg::Kind::Nil; return true;
-      case 0xc2: case 0xc3: m.kind = Msg::Kind::Bool; m.i = c == 0xc3; return true;
+      case 0xc2:
+      case 0xc3:
+        m.kind = Msg::Kind::Bool;
+        m.i = c == 0xc3;
+        return true;
       case 0xc4: return uint(1, n) && read_bytes(m, Msg::Kind::Bin, n);
       case 0xc5: return uint(2, n) && read_bytes(m, Msg::Kind::Bin, n);
       case 0xc6: return uint(4, n) && read_bytes(m, Msg::Kind::Bin, n);
@@ -239,7 +246,12 @@ bool load(std::span<const std::uint8_t> b, std::uint64_t at, T& v) {
 
 // The desc of the first note named "AMDGPU" of type NT_AMDGPU_METADATA (32) in a little-endian ELF64.
 std::optional<std::string_view> amdgpu_metadata(std::span<const std::uint8_t> elf) {
-  if (elf.size() < 64 || std::memcmp(elf.data(), "\x7f" "ELF", 4) != 0 || elf[4] != 2 || elf[5] != 1)
+  if (elf.size() < 64 ||
+      std::memcmp(elf.data(),
+                  "\x7f"
+                  "ELF",
+                  4) != 0 ||
+      elf[4] != 2 || elf[5] != 1)
     return std::nullopt;
   std::uint64_t shoff = 0;
   std::uint16_t shentsize = 0, shnum = 0;

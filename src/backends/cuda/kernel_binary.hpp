@@ -14,7 +14,7 @@
 namespace torsh::cuda {
 
 enum class CodeKind : std::uint8_t {
-  Ptx,         // NVRTC: PTX text, NUL-terminated (cuModuleLoadData reads up to the NUL)
+  Ptx,        // NVRTC: PTX text, NUL-terminated (cuModuleLoadData reads up to the NUL)
   AmdgpuElf,  // hiprtc: an AMDGPU code object
 };
 

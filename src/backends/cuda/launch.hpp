@@ -32,8 +32,8 @@ KernelRef<Params...> kernel_ref(void (*fn)(Params...), const char* name) {
 #define TORSH_CUDA_KERNEL(fn) ::torsh::cuda::kernel_ref(fn, #fn)
 
 template <class Param, class Arg>
-inline constexpr bool kExactArg =
-    std::is_same_v<Param, Arg> || (std::is_pointer_v<Param> && std::is_pointer_v<Arg> && std::is_convertible_v<Arg, Param>);
+inline constexpr bool kExactArg = std::is_same_v<Param, Arg> || (std::is_pointer_v<Param> && std::is_pointer_v<Arg> &&
+                                                                 std::is_convertible_v<Arg, Param>);
 
 // Throws DeviceError naming the kernel when the launch just made failed.
 void check_launch(CudaStream& s, const char* kernel);

@@ -60,7 +60,8 @@ void matmul(CudaStream& s, const rt::MatmulArgs& a) {
   const std::int64_t batch = a.out.shape[0], m = a.out.shape[1], n = a.out.shape[2];
   if (batch == 0 || m == 0 || n == 0) return;
   if (a.out.dtype == DType::F64) {
-    run_kernel(s, a, gpu::kMatmulF64, TORSH_CUDA_KERNEL(matmul_f64_t32x32_r2x2), static_cast<double*>(ptr_of(*a.out.buffer)));
+    run_kernel(s, a, gpu::kMatmulF64, TORSH_CUDA_KERNEL(matmul_f64_t32x32_r2x2),
+               static_cast<double*>(ptr_of(*a.out.buffer)));
     return;
   }
 #if !defined(TORSH_HIP)

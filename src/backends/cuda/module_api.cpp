@@ -77,7 +77,6 @@ struct Driver {
   std::string missing;
 };
 
-
 Driver open_driver() {
   Driver d;
   void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -134,8 +133,7 @@ std::string text(const Driver& d, CUresult r) {
     hints.emplace_back(
         "A kernel faulted earlier and the CUDA context is lost; restart the process to use this device again");
   throw Error(ErrorCode::DeviceError, call + " for " + what + " failed with " + text(d, r),
-              {.op = what, .device = device},
-              std::move(hints));
+              {.op = what, .device = device}, std::move(hints));
 }
 
 }  // namespace
@@ -172,8 +170,9 @@ Function function(Module m, const std::string& symbol, const std::string& what, 
 int max_threads_per_block(Function f) {
   const Driver& d = driver("cuFuncGetAttribute", "");
   int v = 0;
-  return d.FuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, static_cast<CUfunction>(f)) == CUDA_SUCCESS ? v
-                                                                                                                  : 0;
+  return d.FuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, static_cast<CUfunction>(f)) == CUDA_SUCCESS
+             ? v
+             : 0;
 }
 
 std::optional<std::vector<std::size_t>> param_sizes(Function f) {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "vendor.hpp"
 #include "torsh/runtime/kernel_source.hpp"
+#include "vendor.hpp"
 
 namespace torsh::cuda::module_api {
 

@@ -16,8 +16,8 @@ void random(CudaStream& s, const rt::RandomArgs& r) {
   const auto seed = static_cast<std::int64_t>(r.seed), offset = static_cast<std::int64_t>(r.offset);
   const int kind = static_cast<int>(r.kind);
   if (r.out.dtype == DType::F64)
-    launch(s, TORSH_CUDA_KERNEL(random_f64), grid, block, static_cast<double*>(ptr_of(*r.out.buffer)), r.out.offset,
-           n, seed, offset, kind, r.a, r.b);
+    launch(s, TORSH_CUDA_KERNEL(random_f64), grid, block, static_cast<double*>(ptr_of(*r.out.buffer)), r.out.offset, n,
+           seed, offset, kind, r.a, r.b);
   else
     launch(s, TORSH_CUDA_KERNEL(random_elems), grid, block, bytes_of(*r.out.buffer), r.out.offset, n, seed, offset,
            kind, r.a, r.b, gpu::elem_code(r.out.dtype));

@@ -20,10 +20,11 @@ bool reduce_fits(const rt::DeviceImpl&, const rt::ReduceArgs& a) {
 void reduce(CudaStream& s, const rt::ReduceArgs& a) {
   if (a.outer == 0 || a.inner == 0) return;
   const gpu::TileGrid g = gpu::reduce_grid(a);
-  const dim3 grid(static_cast<unsigned>(g.groups)), block(static_cast<unsigned>(g.cols), static_cast<unsigned>(g.split));
+  const dim3 grid(static_cast<unsigned>(g.groups)),
+      block(static_cast<unsigned>(g.cols), static_cast<unsigned>(g.split));
   unsigned char* x = bytes_of(*a.x.buffer);
   unsigned char* out = bytes_of(*a.out.buffer);
-  const auto k = a.x.dtype == DType::F64     ? TORSH_CUDA_KERNEL(reduce_f64)
+  const auto k = a.x.dtype == DType::F64  ? TORSH_CUDA_KERNEL(reduce_f64)
                  : is_integral(a.x.dtype) ? TORSH_CUDA_KERNEL(reduce_int)
                                           : TORSH_CUDA_KERNEL(reduce_elem);
   launch(s, k, grid, block, x, out, a.n, a.inner, g.tiles, a.x.offset, a.out.offset, a.correction,

@@ -18,8 +18,8 @@ void rope(CudaStream& s, const rt::RopeArgs& a) {
   const int neox = a.neox ? 1 : 0;
   if (a.x.dtype == DType::F64) {
     launch(s, TORSH_CUDA_KERNEL(rope_f64_elems), grid, block, static_cast<const double*>(ptr_of(*a.x.buffer)), cs, sn,
-           static_cast<double*>(ptr_of(*a.out.buffer)), n, a.x.shape[1], a.x.shape[2], a.x.shape[3], a.rot_dim,
-           a.pos0, a.x.offset, a.cos.offset, a.sin.offset, a.out.offset, neox);
+           static_cast<double*>(ptr_of(*a.out.buffer)), n, a.x.shape[1], a.x.shape[2], a.x.shape[3], a.rot_dim, a.pos0,
+           a.x.offset, a.cos.offset, a.sin.offset, a.out.offset, neox);
     return;
   }
   launch(s, TORSH_CUDA_KERNEL(rope_elems), grid, block, bytes_of(*a.x.buffer), cs, sn, bytes_of(*a.out.buffer), n,

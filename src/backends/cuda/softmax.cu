@@ -17,7 +17,8 @@ bool fits_grid(const rt::DeviceImpl&, const rt::SoftmaxArgs& a) { return gpu::so
 void softmax(CudaStream& s, const rt::SoftmaxArgs& a) {
   if (a.outer == 0 || a.inner == 0 || a.n == 0) return;
   const gpu::TileGrid g = gpu::softmax_grid(a);
-  const dim3 grid(static_cast<unsigned>(g.groups)), block(static_cast<unsigned>(g.cols), static_cast<unsigned>(g.split));
+  const dim3 grid(static_cast<unsigned>(g.groups)),
+      block(static_cast<unsigned>(g.cols), static_cast<unsigned>(g.split));
   const auto k = a.x.dtype == DType::F64 ? TORSH_CUDA_KERNEL(softmax_f64) : TORSH_CUDA_KERNEL(softmax_elem);
   launch(s, k, grid, block, bytes_of(*a.x.buffer), bytes_of(*a.out.buffer), a.n, a.inner, g.tiles, a.x.offset,
          a.out.offset, a.log ? 1 : 0, gpu::elem_code(a.x.dtype));

@@ -25,8 +25,12 @@ class CudaUserKernel final : public rt::UserKernelImpl {
   // object's metadata), for drivers that cannot tell them.
   CudaUserKernel(CudaDevice& dev, const rt::UserKernelSpec& spec, module_api::Module m, module_api::Function f,
                  std::optional<std::vector<std::size_t>> declared)
-      : dev_(dev), name_(spec.src.name.empty() ? spec.src.entry : spec.src.name), module_(m), fn_(f),
-        params_(spec.params), known_(spec.params_known) {
+      : dev_(dev),
+        name_(spec.src.name.empty() ? spec.src.entry : spec.src.name),
+        module_(m),
+        fn_(f),
+        params_(spec.params),
+        known_(spec.params_known) {
     fn_max_threads_ = module_api::max_threads_per_block(f);
     std::optional<std::vector<std::size_t>> sizes = module_api::param_sizes(f);
     refine(sizes ? std::move(sizes) : std::move(declared));

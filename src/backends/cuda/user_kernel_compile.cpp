@@ -9,8 +9,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "torsh/runtime/plugin.h"
 #include "dl_symbol.hpp"
+#include "torsh/runtime/plugin.h"
 #include "vendor.hpp"
 
 #if defined(TORSH_HIP)
@@ -80,7 +80,6 @@ struct Rtc {
   std::string missing;  // why it could not be loaded; empty when loaded
 };
 
-
 Rtc load_rtc() {
   Rtc r;
   std::string tried;
@@ -92,10 +91,10 @@ Rtc load_rtc() {
       continue;
     }
 #define TORSH_RTC_FIND(f) bind_symbol(lib, r.f, TORSH_STR(TORSH_RTC(f)))
-    const bool ok = TORSH_RTC_FIND(GetErrorString) && TORSH_RTC_FIND(CreateProgram) &&
-                    TORSH_RTC_FIND(DestroyProgram) && TORSH_RTC_FIND(AddNameExpression) &&
-                    TORSH_RTC_FIND(CompileProgram) && TORSH_RTC_FIND(GetProgramLogSize) &&
-                    TORSH_RTC_FIND(GetProgramLog) && TORSH_RTC_FIND(GetLoweredName) &&
+    const bool ok = TORSH_RTC_FIND(GetErrorString) && TORSH_RTC_FIND(CreateProgram) && TORSH_RTC_FIND(DestroyProgram) &&
+                    TORSH_RTC_FIND(AddNameExpression) && TORSH_RTC_FIND(CompileProgram) &&
+                    TORSH_RTC_FIND(GetProgramLogSize) && TORSH_RTC_FIND(GetProgramLog) &&
+                    TORSH_RTC_FIND(GetLoweredName) &&
                     bind_symbol(lib, r.GetCodeSize, TORSH_STR(TORSH_RTC_GET_CODE_SIZE)) &&
                     bind_symbol(lib, r.GetCode, TORSH_STR(TORSH_RTC_GET_CODE));
     (void)TORSH_RTC_FIND(Version);  // optional: only names the compiler
@@ -291,14 +290,14 @@ CompiledKernel compile_cuda_source(const std::string& tu, const std::string& ent
   ProgramGuard prog{r};
   int rc = r.CreateProgram(&prog.p, program.c_str(), entry.c_str(), 0, nullptr, nullptr);
   if (rc != kRtcSuccess)
-    throw Error(ErrorCode::KernelCompile, std::string(kRtcName) + " could not create a program for " + what + ": " +
-                                              rtc_error(r, rc), ctx);
+    throw Error(ErrorCode::KernelCompile,
+                std::string(kRtcName) + " could not create a program for " + what + ": " + rtc_error(r, rc), ctx);
   // Through a name expression the entry may be any C++ function (a template
   // instance, a namespaced or non-extern "C" function); its symbol comes back below.
   rc = r.AddNameExpression(prog.p, entry.c_str());
   if (rc != kRtcSuccess)
-    throw Error(ErrorCode::KernelCompile, std::string(kRtcName) + " refused the entry '" + entry + "' of " + what +
-                                              ": " + rtc_error(r, rc), ctx);
+    throw Error(ErrorCode::KernelCompile,
+                std::string(kRtcName) + " refused the entry '" + entry + "' of " + what + ": " + rtc_error(r, rc), ctx);
   const int built = r.CompileProgram(prog.p, static_cast<int>(argv.size()), argv.data());
 
   CompiledKernel out;
@@ -319,10 +318,10 @@ CompiledKernel compile_cuda_source(const std::string& tu, const std::string& ent
   const char* lowered = nullptr;
   rc = r.GetLoweredName(prog.p, entry.c_str(), &lowered);
   if (rc != kRtcSuccess || !lowered || !*lowered)
-    throw Error(ErrorCode::KernelCompile,
-                what + ": the entry '" + entry + "' is not a __global__ function of the program (" +
-                    rtc_error(r, rc) + ")",
-                ctx, {"Name the entry as it is declared, with template arguments for a template: \"axpy<float>\""});
+    throw Error(
+        ErrorCode::KernelCompile,
+        what + ": the entry '" + entry + "' is not a __global__ function of the program (" + rtc_error(r, rc) + ")",
+        ctx, {"Name the entry as it is declared, with template arguments for a template: \"axpy<float>\""});
   out.lowered_name = lowered;
 
   std::size_t size = 0;

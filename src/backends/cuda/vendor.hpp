@@ -70,7 +70,7 @@
 
 namespace torsh::cuda::vendor {
 inline constexpr BackendType kBackend = BackendType::Rocm;
-inline constexpr const char* kKey = "rocm";    // plugin key: libtorsh_backend_rocm.so
+inline constexpr const char* kKey = "rocm";     // plugin key: libtorsh_backend_rocm.so
 inline constexpr const char* kRuntime = "HIP";  // in messages: "no HIP driver/device"
 inline constexpr const char* kVendor = "AMD";
 // "gfx90a" (the ISA the plugin's code objects must include).

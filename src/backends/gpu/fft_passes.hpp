@@ -42,7 +42,9 @@ inline std::vector<int> fft_radices(std::int64_t n) {
 inline std::int64_t fft_local_max(std::size_t elem) { return elem == 4 ? 1024 : 512; }
 
 template <class Gpu>
-concept HasFftLocal = requires(Gpu& g) { g.local(1, 1, 1, 0, 1, 1, 0, 0, 1.0); };
+concept HasFftLocal = requires(Gpu& g) {
+  g.local(1, 1, 1, 0, 1, 1, 0, 0, 1.0);
+};
 
 template <class Gpu>
 void run_fft_passes(Gpu& g, const rt::FftArgs& a, std::size_t elem) {

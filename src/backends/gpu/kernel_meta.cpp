@@ -54,8 +54,10 @@ MatmulMeta matmul_meta(const rt::MatmulArgs& a) {
   g.oo = a.out.offset;
   g.alpha = a.alpha;
   g.beta = a.beta;
-  g.dt = a.out.dtype == DType::F16 ? ELEM_F16 : a.out.dtype == DType::BF16 ? ELEM_BF16
-         : a.out.dtype == DType::F64 ? ELEM_F64 : ELEM_F32;
+  g.dt = a.out.dtype == DType::F16    ? ELEM_F16
+         : a.out.dtype == DType::BF16 ? ELEM_BF16
+         : a.out.dtype == DType::F64  ? ELEM_F64
+                                      : ELEM_F32;
   return g;
 }
 

@@ -40,7 +40,9 @@ std::int64_t grid_groups(std::int64_t n, std::int64_t group, int compute_units);
 // has a handful of elements. A few waves per compute unit would do on a GPU,
 // but a CPU device (PoCL) vectorizes across work-items, not along one item's
 // loop: 1M f32 adds took 8.5x longer with 16 groups per unit than with 1024.
-inline std::int64_t max_groups(int compute_units) { return std::int64_t{compute_units > 1 ? compute_units : 1} * 65536; }
+inline std::int64_t max_groups(int compute_units) {
+  return std::int64_t{compute_units > 1 ? compute_units : 1} * 65536;
+}
 
 // Rounds v up to a multiple of `tile` (global sizes of tiled kernels).
 inline std::int64_t round_up(std::int64_t v, std::int64_t tile) { return (v + tile - 1) / tile * tile; }

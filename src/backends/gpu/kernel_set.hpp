@@ -46,8 +46,10 @@ inline int elem_code(DType t) {
 
 // copy_b*_strided's name for an element size in bytes.
 inline const char* copy_kernel(std::size_t element_size) {
-  return element_size == 1 ? "copy_b8_strided" : element_size == 2 ? "copy_b16_strided"
-                             : element_size == 4 ? "copy_b32_strided" : "copy_b64_strided";
+  return element_size == 1   ? "copy_b8_strided"
+         : element_size == 2 ? "copy_b16_strided"
+         : element_size == 4 ? "copy_b32_strided"
+                             : "copy_b64_strided";
 }
 // Whether a cast touches f64 (cast_f64_strided, doubles on the device).
 inline bool uses_f64(const rt::CopyArgs& a) { return a.src.dtype == DType::F64 || a.out.dtype == DType::F64; }
@@ -58,7 +60,8 @@ inline bool binary_fits(const rt::BinaryArgs& a) { return !(is_integral(a.out.dt
 // unary.kern.h's op code: UnaryOp's own value.
 static_assert(UNARY_NEG == static_cast<int>(rt::UnaryOp::Neg) && UNARY_ABS == static_cast<int>(rt::UnaryOp::Abs) &&
               UNARY_EXP == static_cast<int>(rt::UnaryOp::Exp) && UNARY_LOG == static_cast<int>(rt::UnaryOp::Log) &&
-              UNARY_SQRT == static_cast<int>(rt::UnaryOp::Sqrt) && UNARY_RSQRT == static_cast<int>(rt::UnaryOp::Rsqrt) &&
+              UNARY_SQRT == static_cast<int>(rt::UnaryOp::Sqrt) &&
+              UNARY_RSQRT == static_cast<int>(rt::UnaryOp::Rsqrt) &&
               UNARY_TANH == static_cast<int>(rt::UnaryOp::Tanh) &&
               UNARY_SIGMOID == static_cast<int>(rt::UnaryOp::Sigmoid) &&
               UNARY_RELU == static_cast<int>(rt::UnaryOp::Relu) && UNARY_GELU == static_cast<int>(rt::UnaryOp::Gelu) &&
@@ -105,8 +108,7 @@ inline TileGrid softmax_grid(const rt::SoftmaxArgs& a) { return tile_grid(a.oute
 inline constexpr rt::DTypes kUnaryDTypes = rt::DTypes::all().without({DType::Bool});
 // The integers take neg, abs and relu only (the CPU refuses the rest).
 inline bool unary_fits(const rt::UnaryArgs& a) {
-  return !is_integral(a.out.dtype) || a.op == rt::UnaryOp::Neg || a.op == rt::UnaryOp::Abs ||
-         a.op == rt::UnaryOp::Relu;
+  return !is_integral(a.out.dtype) || a.op == rt::UnaryOp::Neg || a.op == rt::UnaryOp::Abs || a.op == rt::UnaryOp::Relu;
 }
 
 // What attention_rows takes beyond the dtypes: head sizes up to AT_MAX_D, and
@@ -118,9 +120,7 @@ inline bool attention_fits(const rt::AttentionArgs& a) {
   return a.q.shape[3] <= AT_MAX_D && a.v.shape[3] <= AT_MAX_D && a.k.shape[1] > 0 && packed(a.k) && packed(a.v);
 }
 // Work-groups of attention_rows: one per query row.
-inline std::int64_t attention_groups(const rt::AttentionArgs& a) {
-  return a.q.shape[0] * a.q.shape[1] * a.q.shape[2];
-}
+inline std::int64_t attention_groups(const rt::AttentionArgs& a) { return a.q.shape[0] * a.q.shape[1] * a.q.shape[2]; }
 // AttentionMeta with the tensors' own element offsets (CUDA passes pointers to
 // the first elements and zeroes them).
 inline AttentionMeta attention_meta(const rt::AttentionArgs& a) {

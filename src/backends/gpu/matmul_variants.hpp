@@ -27,13 +27,13 @@ inline constexpr std::array<MatmulVariant, 8> kMatmulVariants{
     TORSH_MM_VARIANT(t16x16_r1x1, 16, 16, 16, 1, 1),  TORSH_MM_VARIANT(t32x32_r4x4, 32, 32, 16, 4, 4),
     TORSH_MM_VARIANT(t64x64_r4x4, 64, 64, 16, 4, 4),  TORSH_MM_VARIANT(t64x64_r8x4, 64, 64, 16, 8, 4),
     TORSH_MM_VARIANT(t128x64_r8x4, 128, 64, 8, 8, 4), TORSH_MM_VARIANT(t128x128_r8x8, 128, 128, 8, 8, 8),
-    TORSH_MM_VARIANT(t8x128_r1x8, 8, 128, 16, 1, 8),    TORSH_MM_VARIANT(t128x8_r8x1, 128, 8, 16, 8, 1),
+    TORSH_MM_VARIANT(t8x128_r1x8, 8, 128, 16, 1, 8),  TORSH_MM_VARIANT(t128x8_r8x1, 128, 8, 16, 8, 1),
 };
 #undef TORSH_MM_VARIANT
 
 // The f64 kernel (matmul_f64_t32x32_r2x2): one variant.
-inline constexpr MatmulVariant kMatmulF64{"t32x32_r2x2", "matmul_f64_t32x32_r2x2", "matmul_f64_t32x32_r2x2",
-                                          32, 32, 16, 2, 2};
+inline constexpr MatmulVariant kMatmulF64{
+    "t32x32_r2x2", "matmul_f64_t32x32_r2x2", "matmul_f64_t32x32_r2x2", 32, 32, 16, 2, 2};
 
 // The variant used without measurements: small tiles while a bigger one would
 // leave most of the device idle or most of its tile empty, larger ones as the

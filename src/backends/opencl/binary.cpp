@@ -32,8 +32,10 @@ void binary(OpenClStream& s, const rt::BinaryArgs& a) {
     const bool f64 = a.out.dtype == DType::F64;
     const Kernel k = dev.kernel(f64 ? "binary_f64_strided" : "binary_strided");
     const auto [global, local] = grid_1d(dev, k, n);
-    if (f64) launch(s, k, global, local, x, y, z, m, op);
-    else launch(s, k, global, local, x, y, z, m, op, cl_int{gpu::elem_code(a.out.dtype)});
+    if (f64)
+      launch(s, k, global, local, x, y, z, m, op);
+    else
+      launch(s, k, global, local, x, y, z, m, op, cl_int{gpu::elem_code(a.out.dtype)});
     return;
   }
   const char* items = items_kernel(a.op);
@@ -41,12 +43,13 @@ void binary(OpenClStream& s, const rt::BinaryArgs& a) {
     // One item per element: what a CPU device vectorizes (1M adds 3x faster on PoCL than the loop).
     const Kernel k = dev.kernel(items);
     const std::int64_t local = 256;
-    launch(s, k, range(static_cast<std::size_t>(gpu::round_up(n, local))), range(static_cast<std::size_t>(local)), x,
-           y, z, cl_long{a.a.offset}, cl_long{a.b.offset}, cl_long{a.out.offset}, cl_long{n});
+    launch(s, k, range(static_cast<std::size_t>(gpu::round_up(n, local))), range(static_cast<std::size_t>(local)), x, y,
+           z, cl_long{a.a.offset}, cl_long{a.b.offset}, cl_long{a.out.offset}, cl_long{n});
   } else if (gpu::dense(m, 3)) {
     const Kernel k = dev.kernel("binary_f32_contig");
     const auto [global, local] = grid_1d(dev, k, n);
-    launch(s, k, global, local, x, y, z, cl_long{a.a.offset}, cl_long{a.b.offset}, cl_long{a.out.offset}, cl_long{n}, op);
+    launch(s, k, global, local, x, y, z, cl_long{a.a.offset}, cl_long{a.b.offset}, cl_long{a.out.offset}, cl_long{n},
+           op);
   } else {
     const Kernel k = dev.kernel("binary_f32_strided");
     const auto [global, local] = grid_1d(dev, k, n);
@@ -60,7 +63,7 @@ bool binary_fits(const rt::DeviceImpl& d, const rt::BinaryArgs& a) {
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
   t.add<rt::OpKind::Binary, entry<rt::OpKind::Binary, binary>>(gpu::kBinaryDTypes, binary_fits,
-                                                                "no integer div; f64 needs cl_khr_fp64");
+                                                               "no integer div; f64 needs cl_khr_fp64");
 });
 
 }  // namespace

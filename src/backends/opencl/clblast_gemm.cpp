@@ -44,8 +44,8 @@ clblast::StatusCode gemm(const rt::MatmulArgs& a, T alpha, T beta, cl_command_qu
   const std::size_t ldc = u(m == 1 ? n : a.out.strides[1]);
   const cl_mem am = mem_of(*a.a.buffer), bm = mem_of(*a.b.buffer), cm = mem_of(*a.out.buffer);
   if (batch == 1)
-    return clblast::Gemm<T>(clblast::Layout::kRowMajor, A.trans, B.trans, u(m), u(n), u(k), alpha, am, u(a.a.offset), A.ld,
-                            bm, u(a.b.offset), B.ld, beta, cm, u(a.out.offset), ldc, q, nullptr);
+    return clblast::Gemm<T>(clblast::Layout::kRowMajor, A.trans, B.trans, u(m), u(n), u(k), alpha, am, u(a.a.offset),
+                            A.ld, bm, u(a.b.offset), B.ld, beta, cm, u(a.out.offset), ldc, q, nullptr);
   return clblast::GemmStridedBatched<T>(clblast::Layout::kRowMajor, A.trans, B.trans, u(m), u(n), u(k), alpha, am,
                                         u(a.a.offset), A.ld, u(a.a.strides[0]), bm, u(a.b.offset), B.ld,
                                         u(a.b.strides[0]), beta, cm, u(a.out.offset), ldc, u(a.out.strides[0]),
@@ -68,7 +68,8 @@ bool clblast_available(OpenClDevice& dev, DType t) {
 bool clblast_fits(OpenClStream& s, const rt::MatmulArgs& a) {
   const std::int64_t batch = a.out.shape[0], m = a.out.shape[1], n = a.out.shape[2], k = a.a.shape[2];
   if (k == 0 || a.out.numel() == 0 || !clblast_available(s.device(), a.out.dtype) || recording(s)) return false;
-  if (!as_blas(m, k, a.a.strides[1], a.a.strides[2]).ok || !as_blas(k, n, a.b.strides[1], a.b.strides[2]).ok) return false;
+  if (!as_blas(m, k, a.a.strides[1], a.a.strides[2]).ok || !as_blas(k, n, a.b.strides[1], a.b.strides[2]).ok)
+    return false;
   if (!(n == 1 || a.out.strides[2] == 1) || !(m == 1 || a.out.strides[1] >= n)) return false;
   return batch == 1 || (a.a.strides[0] > 0 && a.b.strides[0] > 0 && a.out.strides[0] > 0);
 }
@@ -86,10 +87,9 @@ bool clblast_preferred(const rt::MatmulArgs& a) {
 bool clblast_gemm(OpenClStream& s, const rt::MatmulArgs& a) {
   if (!clblast_fits(s, a)) return false;
   cl_command_queue q = s.queue();
-  const clblast::StatusCode st =
-      a.out.dtype == DType::F32
-          ? gemm<float>(a, a.alpha, a.beta, &q)
-          : gemm<cl_half>(a, f32_to_f16(a.alpha), f32_to_f16(a.beta), &q);
+  const clblast::StatusCode st = a.out.dtype == DType::F32
+                                     ? gemm<float>(a, a.alpha, a.beta, &q)
+                                     : gemm<cl_half>(a, f32_to_f16(a.alpha), f32_to_f16(a.beta), &q);
   if (st != clblast::StatusCode::kSuccess) {
     std::lock_guard lk(failed_mu);
     failed.insert({s.device().id(), a.out.dtype});

@@ -97,8 +97,8 @@ void OpenClEvent::synchronize() {
 bool OpenClEvent::query() {
   if (!ev_) return true;
   cl_int status = CL_COMPLETE;
-  check_cl(clGetEventInfo(ev_, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr),
-           "clGetEventInfo", device_);
+  check_cl(clGetEventInfo(ev_, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr), "clGetEventInfo",
+           device_);
   if (status < 0) throw_cl(status, "event (a command before the marker failed)", device_);
   return status == CL_COMPLETE;
 }
@@ -114,7 +114,8 @@ cl_ulong OpenClEvent::end_time() {
 double OpenClEvent::elapsed_ms(rt::EventImpl& later) {
   auto& l = static_cast<OpenClEvent&>(later);
   if (!ev_ || !l.ev_)
-    throw Error(ErrorCode::InvalidState, "elapsed_ms needs both events recorded", {.op = "event.elapsed_ms", .device = device_});
+    throw Error(ErrorCode::InvalidState, "elapsed_ms needs both events recorded",
+                {.op = "event.elapsed_ms", .device = device_});
   const cl_ulong a = end_time(), b = l.end_time();
   // Device nanoseconds; signed so that events recorded in reverse order give a negative time, as in CUDA.
   return (static_cast<double>(b) - static_cast<double>(a)) / 1e6;
@@ -196,9 +197,9 @@ std::unique_ptr<rt::BufferImpl> OpenClDevice::allocate_host(std::size_t bytes) {
   cl_int err = CL_SUCCESS;
   cl_mem m = clCreateBuffer(ctx_, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, nullptr, &err);
   if (err != CL_SUCCESS)
-    throw_cl(err, ("clCreateBuffer(CL_MEM_ALLOC_HOST_PTR, " + std::to_string(bytes) + " bytes)").c_str(), label_,
-             is_allocation_failure(err) || err == CL_INVALID_BUFFER_SIZE ? ErrorCode::OutOfMemory
-                                                                         : ErrorCode::DeviceError);
+    throw_cl(
+        err, ("clCreateBuffer(CL_MEM_ALLOC_HOST_PTR, " + std::to_string(bytes) + " bytes)").c_str(), label_,
+        is_allocation_failure(err) || err == CL_INVALID_BUFFER_SIZE ? ErrorCode::OutOfMemory : ErrorCode::DeviceError);
   cl_command_queue q = default_stream_->queue();
   void* p = clEnqueueMapBuffer(q, m, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, nullptr, nullptr, &err);
   if (err != CL_SUCCESS) {
@@ -212,16 +213,16 @@ std::unique_ptr<rt::BufferImpl> OpenClDevice::allocate_host(std::size_t bytes) {
 std::unique_ptr<OpenClBuffer> OpenClDevice::make_buffer(std::size_t bytes) {
   if (bytes > caps_.max_allocation)
     throw Error(ErrorCode::OutOfMemory,
-                "requested " + fmt_bytes(bytes) + " in one buffer, but " + info_.name +
-                    " allows at most " + fmt_bytes(caps_.max_allocation) + " per allocation (CL_DEVICE_MAX_MEM_ALLOC_SIZE)",
+                "requested " + fmt_bytes(bytes) + " in one buffer, but " + info_.name + " allows at most " +
+                    fmt_bytes(caps_.max_allocation) + " per allocation (CL_DEVICE_MAX_MEM_ALLOC_SIZE)",
                 {.op = "allocate", .device = label_},
                 {"Split the data over several buffers of at most " + fmt_bytes(caps_.max_allocation)});
   cl_int err = CL_SUCCESS;
   cl_mem m = clCreateBuffer(ctx_, CL_MEM_READ_WRITE, bytes, nullptr, &err);
   if (err != CL_SUCCESS)
-    throw_cl(err, ("clCreateBuffer(" + std::to_string(bytes) + " bytes)").c_str(), label_,
-             is_allocation_failure(err) || err == CL_INVALID_BUFFER_SIZE ? ErrorCode::OutOfMemory
-                                                                         : ErrorCode::DeviceError);
+    throw_cl(
+        err, ("clCreateBuffer(" + std::to_string(bytes) + " bytes)").c_str(), label_,
+        is_allocation_failure(err) || err == CL_INVALID_BUFFER_SIZE ? ErrorCode::OutOfMemory : ErrorCode::DeviceError);
   return std::make_unique<OpenClBuffer>(m, bytes);
 }
 
@@ -256,8 +257,7 @@ void OpenClDevice::copy(rt::BufferImpl& src, std::size_t soff, rt::BufferImpl& d
   cl_command_queue q = stream_of(s).queue();
   CommandBufferGraph* g = recording(stream_of(s));
   const auto copy_one = [&](cl_mem from, std::size_t from_off, cl_mem to, std::size_t to_off) {
-    check_cl(clEnqueueCopyBuffer(q, from, to, from_off, to_off, n, 0, nullptr, nullptr), "clEnqueueCopyBuffer",
-             label_);
+    check_cl(clEnqueueCopyBuffer(q, from, to, from_off, to_off, n, 0, nullptr, nullptr), "clEnqueueCopyBuffer", label_);
     if (g) g->copy(from, to, from_off, to_off, n);
   };
   const bool overlap = &src == &dst && soff < doff + n && doff < soff + n;

@@ -80,8 +80,8 @@ DeviceInfo query_device_info(int index, cl_device_id d) {
               : (type & CL_DEVICE_TYPE_ACCELERATOR) ? DeviceKind::Accelerator
                                                     : DeviceKind::Cpu;
   // PoCL's CPU device ("pthread-..."), Mesa's llvmpipe / lavapipe: the host CPU through software.
-  info.software = info.kind == DeviceKind::Cpu || contains(info.name, "pthread") ||
-                  contains(info.name, "llvmpipe") || contains(info.name, "lavapipe");
+  info.software = info.kind == DeviceKind::Cpu || contains(info.name, "pthread") || contains(info.name, "llvmpipe") ||
+                  contains(info.name, "lavapipe");
   info.total_memory = TORSH_CL_VAL(cl_ulong, d, CL_DEVICE_GLOBAL_MEM_SIZE);
   info.compute_units = static_cast<int>(TORSH_CL_VAL(cl_uint, d, CL_DEVICE_MAX_COMPUTE_UNITS));
   // "OpenCL C 1.2 PoCL" -> "OpenCL C 1.2"
@@ -94,17 +94,25 @@ DeviceInfo query_device_info(int index, cl_device_id d) {
   info.driver_version = TORSH_CL_STR(d, CL_DRIVER_VERSION);
 
   const auto exts = split_words(TORSH_CL_STR(d, CL_DEVICE_EXTENSIONS));
-  static const char* const kInteresting[] = {
-      "cl_khr_fp16", "cl_khr_fp64", "cl_khr_int64_base_atomics", "cl_khr_subgroups", "cl_intel_subgroups",
-      "cl_khr_command_buffer", "cl_khr_il_program", "cl_khr_spir", "cl_khr_integer_dot_product",
-      "cl_amd_device_attribute_query", "cl_nv_device_attribute_query"};
+  static const char* const kInteresting[] = {"cl_khr_fp16",
+                                             "cl_khr_fp64",
+                                             "cl_khr_int64_base_atomics",
+                                             "cl_khr_subgroups",
+                                             "cl_intel_subgroups",
+                                             "cl_khr_command_buffer",
+                                             "cl_khr_il_program",
+                                             "cl_khr_spir",
+                                             "cl_khr_integer_dot_product",
+                                             "cl_amd_device_attribute_query",
+                                             "cl_nv_device_attribute_query"};
   for (const char* want : kInteresting)
     if (std::find(exts.begin(), exts.end(), want) != exts.end()) info.features.emplace_back(want);
   if (std::find(exts.begin(), exts.end(), "cl_amd_device_attribute_query") != exts.end()) {
     // CL_DEVICE_GLOBAL_FREE_MEMORY_AMD: free KiB (first entry: total free).
     std::size_t kib[2] = {0, 0};
     std::size_t got = 0;
-    if (clGetDeviceInfo(d, CL_DEVICE_GLOBAL_FREE_MEMORY_AMD, sizeof kib, kib, &got) == CL_SUCCESS && got >= sizeof kib[0])
+    if (clGetDeviceInfo(d, CL_DEVICE_GLOBAL_FREE_MEMORY_AMD, sizeof kib, kib, &got) == CL_SUCCESS &&
+        got >= sizeof kib[0])
       info.free_memory = static_cast<std::uint64_t>(kib[0]) * 1024;
   }
   return info;
@@ -112,7 +120,9 @@ DeviceInfo query_device_info(int index, cl_device_id d) {
 
 Capabilities query_capabilities(cl_device_id d, const DeviceInfo& info) {
   Capabilities c;
-  auto has = [&](const char* f) { return std::find(info.features.begin(), info.features.end(), f) != info.features.end(); };
+  auto has = [&](const char* f) {
+    return std::find(info.features.begin(), info.features.end(), f) != info.features.end();
+  };
   c.f16 = has("cl_khr_fp16");
   c.f64 = has("cl_khr_fp64");
   c.bf16 = false;
@@ -196,9 +206,12 @@ PoclCache prepare_pocl_cache() {
     return r;
   }
   std::string dir;
-  if (const std::string x = env("XDG_CACHE_HOME"); !x.empty()) dir = x + "/pocl/kcache";
-  else if (const std::string h = env("HOME"); !h.empty()) dir = h + "/.cache/pocl/kcache";
-  else return r;  // PoCL picks its own fallback
+  if (const std::string x = env("XDG_CACHE_HOME"); !x.empty())
+    dir = x + "/pocl/kcache";
+  else if (const std::string h = env("HOME"); !h.empty())
+    dir = h + "/.cache/pocl/kcache";
+  else
+    return r;  // PoCL picks its own fallback
   const std::string why = unwritable_reason(dir);
   if (why.empty()) return r;
   std::string tmp = env("TMPDIR");
@@ -227,8 +240,7 @@ std::string no_platform_reason() {
     struct stat st;
     std::string what;
     if (::stat(v.c_str(), &st) != 0) {
-      what = v.find('/') == std::string::npos ? "no ICD library of that name loads"
-                                              : std::string(std::strerror(errno));
+      what = v.find('/') == std::string::npos ? "no ICD library of that name loads" : std::string(std::strerror(errno));
     } else if (S_ISDIR(st.st_mode)) {
       bool icd = false;
       std::error_code ec;
@@ -283,9 +295,8 @@ rt::Driver* make_driver(char* err, std::size_t len) {
     version += (version.empty() ? "" : "; ") + short_version(platform_string(p, CL_PLATFORM_VERSION));
   }
   if (devices.empty()) {
-    const std::string cause = !pocl.blocked.empty() && contains(names, "portable computing language")
-                                  ? " (" + pocl.blocked + ")"
-                                  : "";
+    const std::string cause =
+        !pocl.blocked.empty() && contains(names, "portable computing language") ? " (" + pocl.blocked + ")" : "";
     if (failures.empty())
       std::snprintf(err, len, "OpenCL platform(s) %s report no device%s", names.c_str(), cause.c_str());
     else

@@ -21,7 +21,9 @@ struct Passes {
     if (CommandBufferGraph* g = recording(s)) g->keep(b->mem());
     return b;
   }
-  Kernel kernel(const char* name) const { return s.device().kernel((std::string(name) + (f64 ? "_f64" : "_f32")).c_str()); }
+  Kernel kernel(const char* name) const {
+    return s.device().kernel((std::string(name) + (f64 ? "_f64" : "_f32")).c_str());
+  }
   void run(const char* name, std::int64_t items, const auto&... args) {
     const Kernel k = kernel(name);
     const auto [global, local] = grid_1d(s.device(), k, items);
@@ -49,8 +51,8 @@ struct Passes {
     run("fft_chirp", (mode == 1 ? 1 : lines) * (mode == 2 ? n : m), rows->mem(), p->mem(), cl_long{lines}, cl_long{n},
         cl_long{m}, cl_int{sign}, cl_int{mode});
   }
-  void local(std::int64_t lines, std::int64_t n, std::int64_t inner, int kind, std::int64_t len_x,
-             std::int64_t len_out, int radices, int sign, double scale) {
+  void local(std::int64_t lines, std::int64_t n, std::int64_t inner, int kind, std::int64_t len_x, std::int64_t len_out,
+             int radices, int sign, double scale) {
     const Kernel k = kernel("fft_local");
     // One work-group of kLocalItems per line, at most kMaxGroups groups (each then takes several lines).
     constexpr std::size_t kLocalItems = 128, kMaxGroups = 8192;

@@ -206,8 +206,9 @@ bool CommandBufferGraph::finalize() {
 void CommandBufferGraph::replay(rt::StreamImpl& s) {
   OpenClStream& st = stream_of(s);
   if (!finalized_ || !ok() || &st != &stream_)
-    throw Error(ErrorCode::InvalidState, "the command buffer cannot be replayed: " +
-                (ok() ? std::string(finalized_ ? "wrong queue" : "not finalized") : reason_),
+    throw Error(ErrorCode::InvalidState,
+                "the command buffer cannot be replayed: " +
+                    (ok() ? std::string(finalized_ ? "wrong queue" : "not finalized") : reason_),
                 {.op = "graph.replay", .device = st.device().label()});
   check_cl(api_.enqueue(0, nullptr, cb_, 0, nullptr, nullptr), "clEnqueueCommandBufferKHR", st.device().label());
   check_cl(clFlush(st.queue()), "clFlush", st.device().label());

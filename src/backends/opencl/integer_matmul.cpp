@@ -22,8 +22,8 @@ void integer_matmul(OpenClStream& s, const rt::IntegerMatmulArgs& a) {
          off(a.a_zero_point), count(a.a_zero_point), buf(a.b_zero_point), off(a.b_zero_point), count(a.b_zero_point),
          buf(a.a_scale), off(a.a_scale), count(a.a_scale), buf(a.b_scale), off(a.b_scale), count(a.b_scale),
          buf(a.y_scale), off(a.y_scale), buf(a.y_zero_point), off(a.y_zero_point), cl_int{a.y_scale.present()},
-         buf(a.bias), off(a.bias), cl_int{a.bias.present()}, mem_of(*a.out.buffer), cl_long{a.out.offset}, cl_int{gpu::elem_code(a.out.dtype)}, cl_long{a.m}, cl_long{a.n},
-         cl_long{a.k});
+         buf(a.bias), off(a.bias), cl_int{a.bias.present()}, mem_of(*a.out.buffer), cl_long{a.out.offset},
+         cl_int{gpu::elem_code(a.out.dtype)}, cl_long{a.m}, cl_long{a.n}, cl_long{a.k});
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {

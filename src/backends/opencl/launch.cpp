@@ -35,7 +35,8 @@ std::pair<NDRange, NDRange> grid_1d_with(OpenClDevice& dev, std::int64_t n, std:
   if (local == 0) {
     // The driver picks the group size; the grid is as large as the default one would be.
     const std::int64_t group = static_cast<std::int64_t>(std::max<std::size_t>(1, dev.hints().preferred_work_group));
-    const std::int64_t items = std::min(std::max<std::int64_t>(n, 1), gpu::max_groups(dev.info().compute_units) * group);
+    const std::int64_t items =
+        std::min(std::max<std::int64_t>(n, 1), gpu::max_groups(dev.info().compute_units) * group);
     return {range(static_cast<std::size_t>(items)), NDRange{0, {1, 1, 1}}};
   }
   const std::int64_t groups = gpu::grid_groups(n, static_cast<std::int64_t>(local), dev.info().compute_units);
@@ -43,8 +44,11 @@ std::pair<NDRange, NDRange> grid_1d_with(OpenClDevice& dev, std::int64_t n, std:
 }
 
 ElementView::ElementView(OpenClStream& s, const rt::TensorArg& t, std::size_t bytes, Access access)
-    : s_(s), base_(mem_of(*t.buffer)), origin_(static_cast<std::size_t>(t.offset) * dtype_size(t.dtype)),
-      bytes_(bytes), access_(access) {
+    : s_(s),
+      base_(mem_of(*t.buffer)),
+      origin_(static_cast<std::size_t>(t.offset) * dtype_size(t.dtype)),
+      bytes_(bytes),
+      access_(access) {
   OpenClDevice& dev = s.device();
   if (origin_ == 0) {
     mem_ = base_;

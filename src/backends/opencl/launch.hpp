@@ -11,9 +11,9 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "backends/gpu/kernel_set.hpp"
 #include "device.hpp"
 #include "graph.hpp"
-#include "backends/gpu/kernel_set.hpp"
 #include "program.hpp"
 
 namespace torsh::opencl {
@@ -29,10 +29,9 @@ inline NDRange range(std::size_t x, std::size_t y, std::size_t z) { return {3, {
 
 template <class T>
 concept KernelArg = std::is_same_v<T, cl_mem> || std::is_same_v<T, cl_long> || std::is_same_v<T, cl_int> ||
-                    std::is_same_v<T, cl_float> || std::is_same_v<T, cl_double> || std::is_same_v<T, StridedMeta> ||
-                    std::is_same_v<T, MatmulMeta> ||
-                    std::is_same_v<T, AttentionMeta> || std::is_same_v<T, BatchNormMeta> ||
-                    std::is_same_v<T, Conv2dMeta> || std::is_same_v<T, Pool2dMeta>;
+    std::is_same_v<T, cl_float> || std::is_same_v<T, cl_double> || std::is_same_v<T, StridedMeta> ||
+    std::is_same_v<T, MatmulMeta> || std::is_same_v<T, AttentionMeta> || std::is_same_v<T, BatchNormMeta> ||
+    std::is_same_v<T, Conv2dMeta> || std::is_same_v<T, Pool2dMeta>;
 
 // Sets `args` on k, enqueues it and, during a capture, records it.
 void launch_args(OpenClStream& s, const Kernel& k, const NDRange& global, const NDRange& local,

@@ -9,9 +9,9 @@
 // where it was measured faster than these kernels on PoCL (BENCHMARKS.md).
 #include <algorithm>
 
+#include "backends/gpu/matmul_variants.hpp"
 #include "clblast_gemm.hpp"
 #include "launch.hpp"
-#include "backends/gpu/matmul_variants.hpp"
 #include "torsh/runtime/autotune.hpp"
 
 namespace torsh::opencl {
@@ -30,10 +30,13 @@ bool fits(OpenClDevice& dev, const gpu::MatmulVariant& v, DType t) {
 
 void run_variant(OpenClStream& s, const rt::MatmulArgs& a, const gpu::MatmulVariant& v, const char* kernel) {
   const std::int64_t batch = a.out.shape[0], m = a.out.shape[1], n = a.out.shape[2];
-  const auto groups = [](std::int64_t extent, int tile) { return static_cast<std::size_t>((extent + tile - 1) / tile); };
+  const auto groups = [](std::int64_t extent, int tile) {
+    return static_cast<std::size_t>((extent + tile - 1) / tile);
+  };
   const std::size_t tx = static_cast<std::size_t>(v.threads_x()), ty = static_cast<std::size_t>(v.threads_y());
-  launch(s, s.device().kernel(kernel), range(groups(n, v.bn) * tx, groups(m, v.bm) * ty, static_cast<std::size_t>(batch)),
-         range(tx, ty, 1), mem_of(*a.a.buffer), mem_of(*a.b.buffer), mem_of(*a.out.buffer), gpu::matmul_meta(a));
+  launch(s, s.device().kernel(kernel),
+         range(groups(n, v.bn) * tx, groups(m, v.bm) * ty, static_cast<std::size_t>(batch)), range(tx, ty, 1),
+         mem_of(*a.a.buffer), mem_of(*a.b.buffer), mem_of(*a.out.buffer), gpu::matmul_meta(a));
 }
 
 // choice: an index into gpu::kMatmulVariants, or kClblastChoice.
@@ -90,7 +93,8 @@ void matmul(OpenClStream& s, const rt::MatmulArgs& a) {
 // CLBlast instead (see the top of this file).
 bool matmul_fits(const rt::DeviceImpl& d, const rt::MatmulArgs& a) {
   if (a.out.dtype == DType::F64)
-    return d.capabilities().f64 && d.capabilities().max_work_group >= static_cast<std::uint64_t>(gpu::kMatmulF64.threads());
+    return d.capabilities().f64 &&
+           d.capabilities().max_work_group >= static_cast<std::uint64_t>(gpu::kMatmulF64.threads());
   return d.capabilities().max_work_group >= 64;
 }
 

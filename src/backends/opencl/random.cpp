@@ -30,7 +30,7 @@ bool random_fits(const rt::DeviceImpl& d, const rt::RandomArgs& r) {
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
   t.add<rt::OpKind::Random, entry<rt::OpKind::Random, random>>(rt::DTypes::floating(), random_fits,
-                                                                "f64 needs cl_khr_fp64");
+                                                               "f64 needs cl_khr_fp64");
 });
 
 }  // namespace

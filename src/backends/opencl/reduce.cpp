@@ -12,10 +12,11 @@ void reduce(OpenClStream& s, const rt::ReduceArgs& a) {
   if (a.outer == 0 || a.inner == 0) return;
   const gpu::TileGrid g = gpu::reduce_grid(a);
   const auto cols = static_cast<std::size_t>(g.cols), split = static_cast<std::size_t>(g.split);
-  launch(s, s.device().kernel(gpu::reduce_kernel(a.x.dtype)), range(static_cast<std::size_t>(g.groups) * cols, split, 1),
-         range(cols, split, 1), mem_of(*a.x.buffer), mem_of(*a.out.buffer), cl_long{a.n}, cl_long{a.inner},
-         cl_long{g.tiles}, cl_long{a.x.offset}, cl_long{a.out.offset}, cl_long{a.correction},
-         cl_int{gpu::reduce_code(a.op)}, cl_int{gpu::elem_code(a.x.dtype)});
+  launch(s, s.device().kernel(gpu::reduce_kernel(a.x.dtype)),
+         range(static_cast<std::size_t>(g.groups) * cols, split, 1), range(cols, split, 1), mem_of(*a.x.buffer),
+         mem_of(*a.out.buffer), cl_long{a.n}, cl_long{a.inner}, cl_long{g.tiles}, cl_long{a.x.offset},
+         cl_long{a.out.offset}, cl_long{a.correction}, cl_int{gpu::reduce_code(a.op)},
+         cl_int{gpu::elem_code(a.x.dtype)});
 }
 
 bool reduce_fits(const rt::DeviceImpl& d, const rt::ReduceArgs& a) {

@@ -71,8 +71,8 @@ std::string measure(OpenClDevice& dev, const Kernel& k, int slot, int bucket, st
       }
       if (slot != 2) k.set_arg(i++, sizeof op, &op);
       for (int l = 0; l < launches; ++l)
-        check_cl(clEnqueueNDRangeKernel(q, k.handle, 1, nullptr, global.size.data(), group.dims ? group.size.data() : nullptr,
-                                        0, nullptr, nullptr),
+        check_cl(clEnqueueNDRangeKernel(q, k.handle, 1, nullptr, global.size.data(),
+                                        group.dims ? group.size.data() : nullptr, 0, nullptr, nullptr),
                  "clEnqueueNDRangeKernel (tuning)", dev.label());
     }
     check_cl(clFinish(q), "clFinish (tuning)", dev.label());
@@ -83,8 +83,8 @@ std::string measure(OpenClDevice& dev, const Kernel& k, int slot, int bucket, st
     if (static_cast<std::size_t>(size) <= max_local)
       candidates.push_back({"local=" + std::to_string(size), [&run, size] { run(size); }});
   candidates.push_back({"driver", [&run] { run(WorkGroupTuning::kDriverChoice); }});
-  const std::string shape = bucket == WorkGroupTuning::kHi ? "n>=2^" + std::to_string(bucket)
-                                                            : "n=2^" + std::to_string(bucket);
+  const std::string shape =
+      bucket == WorkGroupTuning::kHi ? "n>=2^" + std::to_string(bucket) : "n=2^" + std::to_string(bucket);
   return autotune::choose({"opencl:" + dev.info().name, std::string("work_group_1d:") + k.name, shape, DType::F32},
                           candidates, 3);
 }

@@ -10,10 +10,10 @@ namespace {
 
 // unary_f32_items_<op>: its kernel name.
 const char* items_kernel(rt::UnaryOp op) {
-  static const char* const names[] = {"unary_f32_items_neg",     "unary_f32_items_abs",  "unary_f32_items_exp",
-                                      "unary_f32_items_log",     "unary_f32_items_sqrt", "unary_f32_items_rsqrt",
-                                      "unary_f32_items_tanh",    "unary_f32_items_sigmoid", "unary_f32_items_relu",
-                                      "unary_f32_items_gelu",    "unary_f32_items_gelu_tanh", "unary_f32_items_silu"};
+  static const char* const names[] = {"unary_f32_items_neg",  "unary_f32_items_abs",       "unary_f32_items_exp",
+                                      "unary_f32_items_log",  "unary_f32_items_sqrt",      "unary_f32_items_rsqrt",
+                                      "unary_f32_items_tanh", "unary_f32_items_sigmoid",   "unary_f32_items_relu",
+                                      "unary_f32_items_gelu", "unary_f32_items_gelu_tanh", "unary_f32_items_silu"};
   return names[gpu::unary_code(op)];
 }
 
@@ -35,8 +35,10 @@ void unary(OpenClStream& s, const rt::UnaryArgs& a) {
   const bool f64 = a.out.dtype == DType::F64;
   const Kernel k = dev.kernel(f64 ? "unary_f64_strided" : "unary_strided");
   const auto [global, local] = grid_1d(dev, k, n);
-  if (f64) launch(s, k, global, local, x, out, m, op);
-  else launch(s, k, global, local, x, out, m, op, cl_int{gpu::elem_code(a.out.dtype)});
+  if (f64)
+    launch(s, k, global, local, x, out, m, op);
+  else
+    launch(s, k, global, local, x, out, m, op, cl_int{gpu::elem_code(a.out.dtype)});
 }
 
 bool unary_fits(const rt::DeviceImpl& d, const rt::UnaryArgs& a) {

@@ -47,11 +47,11 @@ bool check_param_kinds(cl_kernel k, const std::string& what, const std::string& 
 
 // The geometry limits a launch is checked against.
 struct LaunchLimits {
-  std::size_t device_group = 0;            // CL_DEVICE_MAX_WORK_GROUP_SIZE
-  std::size_t kernel_group = 0;            // CL_KERNEL_WORK_GROUP_SIZE of this kernel
-  std::size_t item_sizes[3] = {1, 1, 1};   // CL_DEVICE_MAX_WORK_ITEM_SIZES
-  std::size_t required[3] = {0, 0, 0};     // CL_KERNEL_COMPILE_WORK_GROUP_SIZE (reqd_work_group_size), 0: none
-  std::uint64_t max_global = 0;            // largest global size per dimension (the device's size_t)
+  std::size_t device_group = 0;           // CL_DEVICE_MAX_WORK_GROUP_SIZE
+  std::size_t kernel_group = 0;           // CL_KERNEL_WORK_GROUP_SIZE of this kernel
+  std::size_t item_sizes[3] = {1, 1, 1};  // CL_DEVICE_MAX_WORK_ITEM_SIZES
+  std::size_t required[3] = {0, 0, 0};    // CL_KERNEL_COMPILE_WORK_GROUP_SIZE (reqd_work_group_size), 0: none
+  std::uint64_t max_global = 0;           // largest global size per dimension (the device's size_t)
 };
 
 class UserKernel final : public rt::UserKernelImpl {

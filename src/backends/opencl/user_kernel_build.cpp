@@ -101,12 +101,13 @@ Translation translate(const rt::UserKernelSpec& spec, const std::string& device)
 [[noreturn]] void build_failed(cl_int err, cl_program prog, cl_device_id dev, const rt::UserKernelSpec& spec,
                                const std::string& options, const std::string& device, const char* from) {
   const std::string log = build_log(prog, dev);
-  throw Error(ErrorCode::KernelCompile,
-              "building " + describe(spec) + ", entry '" + spec.src.entry + "', " + from + " failed on " + device +
-                  " with " + cl_error_name(err) + " (options: " + options + ")\n--- build log ---\n" +
-                  (log.empty() ? std::string("<the driver gave no build log>") : log) + "\n--- end of build log ---",
-              {.op = "compile_kernel", .device = device},
-              {"Fix the kernel source at the line the build log names (lines count from the first line of your source)"});
+  throw Error(
+      ErrorCode::KernelCompile,
+      "building " + describe(spec) + ", entry '" + spec.src.entry + "', " + from + " failed on " + device + " with " +
+          cl_error_name(err) + " (options: " + options + ")\n--- build log ---\n" +
+          (log.empty() ? std::string("<the driver gave no build log>") : log) + "\n--- end of build log ---",
+      {.op = "compile_kernel", .device = device},
+      {"Fix the kernel source at the line the build log names (lines count from the first line of your source)"});
 }
 
 ProgramPtr build_from_source(OpenClDevice& d, const rt::UserKernelSpec& spec, const std::string& text,
@@ -168,8 +169,7 @@ std::vector<KernelDialect> OpenClDevice::kernel_dialects() const {
 std::string OpenClDevice::kernel_compiler_id() const {
   return platform_text(platform_, CL_PLATFORM_NAME) + " " + platform_text(platform_, CL_PLATFORM_VERSION) +
          " / device " + device_text(dev_, CL_DEVICE_NAME) + " (" + device_text(dev_, CL_DEVICE_VERSION) +
-         ") / driver " + device_text(dev_, CL_DRIVER_VERSION) + " / " +
-         device_text(dev_, CL_DEVICE_OPENCL_C_VERSION);
+         ") / driver " + device_text(dev_, CL_DRIVER_VERSION) + " / " + device_text(dev_, CL_DEVICE_OPENCL_C_VERSION);
 }
 
 rt::KernelBinary OpenClDevice::build_kernel(const rt::UserKernelSpec& spec) {
@@ -204,9 +204,8 @@ std::unique_ptr<rt::UserKernelImpl> OpenClDevice::load_kernel(const rt::UserKern
   const Translation t = translate(spec, label_);
   ProgramPtr prog;
   if (bytes.kind == UserKernelBytes::Kind::Source) {
-    prog = build_from_source(*this, spec,
-                             std::string(reinterpret_cast<const char*>(bytes.payload.data()), bytes.payload.size()),
-                             t.options);
+    prog = build_from_source(
+        *this, spec, std::string(reinterpret_cast<const char*>(bytes.payload.data()), bytes.payload.size()), t.options);
   } else {
     const unsigned char* data = bytes.payload.data();
     const std::size_t len = bytes.payload.size();

@@ -74,9 +74,9 @@ void UserKernel::launch(rt::StreamImpl& si, const Dim3& grid, const Dim3& block,
                        " do not fit the device's size_t (at most " + std::to_string(limits_.max_global) + ")",
                    "Launch fewer groups and let each item handle several elements");
     if (__builtin_mul_overflow(total, items, &total))
-      throw refuse("the total number of work-items overflows 64 bits (the most is " +
-                       std::to_string(~std::uint64_t{0}) + ")",
-                   "Launch fewer groups and let each item handle several elements");
+      throw refuse(
+          "the total number of work-items overflows 64 bits (the most is " + std::to_string(~std::uint64_t{0}) + ")",
+          "Launch fewer groups and let each item handle several elements");
     global.size[static_cast<std::size_t>(d)] = static_cast<std::size_t>(items);
     local.size[static_cast<std::size_t>(d)] = b[d];
   }

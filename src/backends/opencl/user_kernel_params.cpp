@@ -57,7 +57,6 @@ bool check_param_kinds(cl_kernel k, const std::string& what, const std::string& 
 
 namespace {
 
-
 template <class T>
 T kernel_value(cl_kernel k, cl_kernel_info what, const char* name, const std::string& device) {
   T v{};
@@ -70,11 +69,11 @@ struct ScalarName {
   ParamType type;
 };
 constexpr ScalarName kScalars[] = {
-    {"char", ParamType::I8},   {"uchar", ParamType::U8},       {"unsigned char", ParamType::U8},
-    {"short", ParamType::I16}, {"ushort", ParamType::U16},     {"unsigned short", ParamType::U16},
-    {"int", ParamType::I32},   {"uint", ParamType::U32},       {"unsigned int", ParamType::U32},
-    {"long", ParamType::I64},  {"ulong", ParamType::U64},      {"unsigned long", ParamType::U64},
-    {"half", ParamType::F16},  {"float", ParamType::F32},      {"double", ParamType::F64},
+    {"char", ParamType::I8},   {"uchar", ParamType::U8},   {"unsigned char", ParamType::U8},
+    {"short", ParamType::I16}, {"ushort", ParamType::U16}, {"unsigned short", ParamType::U16},
+    {"int", ParamType::I32},   {"uint", ParamType::U32},   {"unsigned int", ParamType::U32},
+    {"long", ParamType::I64},  {"ulong", ParamType::U64},  {"unsigned long", ParamType::U64},
+    {"half", ParamType::F16},  {"float", ParamType::F32},  {"double", ParamType::F64},
 };
 
 ParamType scalar_type(const std::string& name) {
@@ -104,9 +103,9 @@ UserKernel::UserKernel(OpenClDevice& dev, const rt::UserKernelSpec& spec, cl_pro
   refine_params(spec);
 
   cl_device_id id = dev.id();
-  check_cl(clGetDeviceInfo(id, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof limits_.device_group, &limits_.device_group,
-                           nullptr),
-           "clGetDeviceInfo(CL_DEVICE_MAX_WORK_GROUP_SIZE)", label);
+  check_cl(
+      clGetDeviceInfo(id, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof limits_.device_group, &limits_.device_group, nullptr),
+      "clGetDeviceInfo(CL_DEVICE_MAX_WORK_GROUP_SIZE)", label);
   cl_uint dims = 3;
   check_cl(clGetDeviceInfo(id, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS, sizeof dims, &dims, nullptr),
            "clGetDeviceInfo(CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS)", label);

@@ -23,13 +23,12 @@ bool attention_fits(const rt::DeviceImpl& d, const rt::AttentionArgs& a) {
   // Per tile of 64 keys: the scores (d), the weighted values (64 per 64 of dv) and the reductions.
   const std::int64_t skv = a.k.shape[2], dq = a.q.shape[3], dv = a.v.shape[3];
   return gpu::attention_fits(a) && shift > -(std::int64_t{1} << 30) && shift < (std::int64_t{1} << 30) &&
-         loops_fit(d, strided(skv, 64) * (dq + 64 * strided(dv, 64) + 32) + 16) &&
-         fits(d, {&a.q, &a.k, &a.v, &a.out});
+         loops_fit(d, strided(skv, 64) * (dq + 64 * strided(dv, 64) + 32) + 16) && fits(d, {&a.q, &a.k, &a.v, &a.out});
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::Attention, entry<rt::OpKind::Attention, attention>>(gpu::kElemDTypes, attention_fits,
-                                                                         "head sizes up to 256, k/v rows packed, loops within the device's budget");
+  t.add<rt::OpKind::Attention, entry<rt::OpKind::Attention, attention>>(
+      gpu::kElemDTypes, attention_fits, "head sizes up to 256, k/v rows packed, loops within the device's budget");
 });
 
 }  // namespace

@@ -26,7 +26,8 @@ bool batch_norm_fits(const rt::DeviceImpl& d, const rt::BatchNormArgs& a) {
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::BatchNorm, entry<rt::OpKind::BatchNorm, batch_norm>>(gpu::kElemDTypes, batch_norm_fits, kLoopFitsNote);
+  t.add<rt::OpKind::BatchNorm, entry<rt::OpKind::BatchNorm, batch_norm>>(gpu::kElemDTypes, batch_norm_fits,
+                                                                         kLoopFitsNote);
 });
 
 }  // namespace

@@ -1,6 +1,6 @@
 // Elementwise binary ops: binary.wgsl's binary_strided over broadcast, strided
-// operands (binary_f32_dense when all three are dense f32), f32, f16, bf16 (f32 math) and i8, u8, i32, i64 (wrapping; i64 as
-// word pairs). WGSL has no doubles, so f64 runs on the CPU.
+// operands (binary_f32_dense when all three are dense f32), f32, f16, bf16 (f32 math) and i8, u8, i32, i64 (wrapping;
+// i64 as word pairs). WGSL has no doubles, so f64 runs on the CPU.
 #include "launch.hpp"
 
 namespace torsh::webgpu {

@@ -29,16 +29,16 @@ bool conv2d_fits(const rt::DeviceImpl& d, const rt::Conv2dArgs& a) {
     if (v >= kMax) return false;
   const std::int64_t pixels = a.x.shape[0] * a.out.shape[2] * a.out.shape[3];
   const std::int64_t window = a.w.shape[1] * a.w.shape[2] * a.w.shape[3];  // each output's reduction length
-  return a.groups <= max_groups && (pixels + kTile - 1) / kTile <= max_groups &&
-         loops_fit(d, window) &&
+  return a.groups <= max_groups && (pixels + kTile - 1) / kTile <= max_groups && loops_fit(d, window) &&
          (a.w.shape[0] / a.groups + kTile - 1) / kTile <= max_groups && pixels < (std::int64_t{1} << 31) &&
          fits(d, {&a.x, &a.w, &a.bias, &a.out});
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::Conv2d, entry<rt::OpKind::Conv2d, conv2d>>(gpu::kElemDTypes, conv2d_fits,
-                                                               "64-pixel and 64-channel tiles within the grid, C / groups x R x S within "
-                                                               "the device's loop limit");
+  t.add<rt::OpKind::Conv2d, entry<rt::OpKind::Conv2d, conv2d>>(
+      gpu::kElemDTypes, conv2d_fits,
+      "64-pixel and 64-channel tiles within the grid, C / groups x R x S within "
+      "the device's loop limit");
 });
 
 }  // namespace

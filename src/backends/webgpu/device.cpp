@@ -27,13 +27,16 @@ void on_lost(WGPUDevice const*, WGPUDeviceLostReason reason, WGPUStringView mess
 }
 
 void on_device(WGPURequestDeviceStatus status, WGPUDevice d, WGPUStringView message, void* out, void* why) {
-  if (status == WGPURequestDeviceStatus_Success) *static_cast<WGPUDevice*>(out) = d;
-  else *static_cast<std::string*>(why) = "requestDevice: " + to_string(message);
+  if (status == WGPURequestDeviceStatus_Success)
+    *static_cast<WGPUDevice*>(out) = d;
+  else
+    *static_cast<std::string*>(why) = "requestDevice: " + to_string(message);
 }
 
 void on_work_done(WGPUQueueWorkDoneStatus status, WGPUStringView, void* dev, void* index) {
   if (status == WGPUQueueWorkDoneStatus_Success)
-    static_cast<WebGpuDevice*>(dev)->mark_completed(static_cast<WGPUSubmissionIndex>(reinterpret_cast<std::uintptr_t>(index)));
+    static_cast<WebGpuDevice*>(dev)->mark_completed(
+        static_cast<WGPUSubmissionIndex>(reinterpret_cast<std::uintptr_t>(index)));
 }
 
 }  // namespace
@@ -87,7 +90,8 @@ double WebGpuEvent::elapsed_ms(rt::EventImpl& later) {
                 {.op = "event.elapsed_ms", .device = "webgpu"},
                 {"Time WebGPU work on the host around Stream::synchronize(), or use the profiler's host times"});
   if (!recorded_ || !l.recorded_)
-    throw Error(ErrorCode::InvalidState, "elapsed_ms needs both events recorded", {.op = "event.elapsed_ms", .device = "webgpu"});
+    throw Error(ErrorCode::InvalidState, "elapsed_ms needs both events recorded",
+                {.op = "event.elapsed_ms", .device = "webgpu"});
   const double a = static_cast<double>(ticks()), b = static_cast<double>(l.ticks());
   // Ticks times the queue's period (nanoseconds per tick); signed, as in CUDA.
   return (b - a) * wgpuQueueGetTimestampPeriod(dev_.queue()) / 1e6;
@@ -159,8 +163,7 @@ WebGpuDevice::WebGpuDevice(int index, WGPUInstance instance, WGPUAdapter adapter
   info_.features.push_back("max buffer " + fmt_bytes(limits_.maxBufferSize));
   info_.features.push_back("max storage binding " + fmt_bytes(limits_.maxStorageBufferBindingSize));
   info_.features.push_back("max workgroup " + std::to_string(limits_.maxComputeInvocationsPerWorkgroup) +
-                           " invocations, " + std::to_string(limits_.maxComputeWorkgroupStorageSize) +
-                           " bytes shared");
+                           " invocations, " + std::to_string(limits_.maxComputeWorkgroupStorageSize) + " bytes shared");
   caps_.f16 = std::find(features.begin(), features.end(), WGPUFeatureName_ShaderF16) != features.end();
   caps_.bf16 = false;
   caps_.f64 = false;  // WGSL has no doubles
@@ -228,8 +231,8 @@ void WebGpuDevice::mark_completed(WGPUSubmissionIndex index) {
 WGPUBuffer WebGpuDevice::make_buffer(std::uint64_t bytes, WGPUBufferUsage usage, const char* what) {
   if (bytes > limits_.maxBufferSize)
     throw Error(ErrorCode::OutOfMemory,
-                std::string(what) + ": " + fmt_bytes(bytes) + " in one buffer, but " + info_.name +
-                    " allows at most " + fmt_bytes(limits_.maxBufferSize) + " per buffer (maxBufferSize)",
+                std::string(what) + ": " + fmt_bytes(bytes) + " in one buffer, but " + info_.name + " allows at most " +
+                    fmt_bytes(limits_.maxBufferSize) + " per buffer (maxBufferSize)",
                 {.op = "allocate", .device = label_},
                 {"Split the data over several tensors of at most " + fmt_bytes(limits_.maxBufferSize)});
   WGPUBufferDescriptor d = WGPU_BUFFER_DESCRIPTOR_INIT;
@@ -319,8 +322,7 @@ bool WebGpuDevice::done(WGPUSubmissionIndex index) {
 
 // ---------------------------------------------------------------- transfers
 
-void WebGpuDevice::write(rt::BufferImpl& dst, std::size_t off, const void* src, std::size_t n, rt::StreamImpl&,
-                         bool) {
+void WebGpuDevice::write(rt::BufferImpl& dst, std::size_t off, const void* src, std::size_t n, rt::StreamImpl&, bool) {
   if (n == 0) return;
   WGPUBuffer b = buffer_of(dst);
   std::lock_guard lk(mu_);
@@ -335,7 +337,8 @@ void WebGpuDevice::write(rt::BufferImpl& dst, std::size_t off, const void* src, 
   // writeBuffer moves whole 4-byte words: keep the bytes of the edge words outside the range.
   std::vector<unsigned char> words(hi - lo);
   if (lo != off) read(dst, lo, words.data(), 4, default_stream_, true);
-  if (hi != off + n && (hi - 4 >= lo + 4 || lo == off)) read(dst, hi - 4, words.data() + (hi - 4 - lo), 4, default_stream_, true);
+  if (hi != off + n && (hi - 4 >= lo + 4 || lo == off))
+    read(dst, hi - 4, words.data() + (hi - 4 - lo), 4, default_stream_, true);
   std::memcpy(words.data() + (off - lo), src, n);
   wgpuQueueWriteBuffer(queue_, b, lo, words.data(), words.size());
 }
@@ -402,8 +405,8 @@ void WebGpuDevice::copy(rt::BufferImpl& src, std::size_t soff, rt::BufferImpl& d
   WGPUBuffer s = buffer_of(src), d = buffer_of(dst);
   if (s == d) {
     // WebGPU copies never read and write one buffer: go through a fresh one (which also makes overlap safe).
-    WGPUBuffer tmp = make_buffer(n + 4, WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst,
-                                 "copy staging");
+    WGPUBuffer tmp =
+        make_buffer(n + 4, WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst, "copy staging");
     const std::size_t t = soff % 4;  // same word phase as the source, so the first leg can be a plain copy
     copy_bytes(s, soff, tmp, t, n);
     copy_bytes(tmp, t, d, doff, n);

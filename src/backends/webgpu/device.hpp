@@ -73,8 +73,8 @@ class WebGpuEvent final : public rt::EventImpl {
   WebGpuDevice& dev_;
   WGPUSubmissionIndex index_ = 0;
   bool recorded_ = false;
-  WGPUQuerySet stamp_ = nullptr;     // one timestamp query
-  WGPUBuffer resolved_ = nullptr;    // where it is resolved (8 bytes)
+  WGPUQuerySet stamp_ = nullptr;   // one timestamp query
+  WGPUBuffer resolved_ = nullptr;  // where it is resolved (8 bytes)
 };
 
 // A buffer range bound to one kernel argument.
@@ -103,8 +103,7 @@ class WebGpuDevice final : public rt::DeviceImpl {
 
   void write(rt::BufferImpl& dst, std::size_t off, const void* src, std::size_t n, rt::StreamImpl& s,
              bool blocking) override;
-  void read(rt::BufferImpl& src, std::size_t off, void* dst, std::size_t n, rt::StreamImpl& s,
-            bool blocking) override;
+  void read(rt::BufferImpl& src, std::size_t off, void* dst, std::size_t n, rt::StreamImpl& s, bool blocking) override;
   void copy(rt::BufferImpl& src, std::size_t soff, rt::BufferImpl& dst, std::size_t doff, std::size_t n,
             rt::StreamImpl& s) override;
   void fill(rt::BufferImpl& dst, std::size_t off, std::size_t n, const void* pattern, std::size_t psize,

@@ -19,8 +19,8 @@ namespace {
 constexpr unsigned kWgpuMajor = 29;
 
 std::string version_string(std::uint32_t v) {
-  return std::to_string(v >> 24) + "." + std::to_string((v >> 16) & 255) + "." + std::to_string((v >> 8) & 255) +
-         "." + std::to_string(v & 255);
+  return std::to_string(v >> 24) + "." + std::to_string((v >> 16) & 255) + "." + std::to_string((v >> 8) & 255) + "." +
+         std::to_string(v & 255);
 }
 
 // Mesa's implicit Vulkan layer VK_LAYER_MESA_device_select asks Wayland for the

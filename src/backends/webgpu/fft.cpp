@@ -61,13 +61,15 @@ struct Passes {
   // Modes as fft.kern.h's fft_chirp: 0 reads rows, writes p; 1 writes p; 2 reads p, writes rows.
   void chirp(Buf& rows, Buf& p, std::int64_t lines, std::int64_t n, std::int64_t m, int sign, int mode) {
     Launch l(dev);
-    if (mode == 2) l.tensor(p.arg).tensor(rows.arg);
-    else l.tensor(rows.arg).tensor(p.arg);
+    if (mode == 2)
+      l.tensor(p.arg).tensor(rows.arg);
+    else
+      l.tensor(rows.arg).tensor(p.arg);
     l.param(lines).param(n).param(m).param(sign > 0 ? 1 : 0).param(mode);
     l.run("fft", "fft_chirp", (mode == 1 ? 1 : lines) * (mode == 2 ? n : m));
   }
-  void local(std::int64_t lines, std::int64_t n, std::int64_t inner, int kind, std::int64_t len_x,
-             std::int64_t len_out, int radices, int sign, double scale) {
+  void local(std::int64_t lines, std::int64_t n, std::int64_t inner, int kind, std::int64_t len_x, std::int64_t len_out,
+             int radices, int sign, double scale) {
     Launch l(dev);
     l.tensor(a.x).tensor(a.out);
     l.param(l.offset(0)).param(l.offset(1)).param(lines).param(n).param(inner).param(kind).param(len_x);

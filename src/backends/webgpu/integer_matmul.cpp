@@ -35,8 +35,8 @@ bool integer_matmul_fits(const rt::DeviceImpl& d, const rt::IntegerMatmulArgs& a
   return dev.limits().maxStorageBuffersPerShaderStage >= kBindings &&
          static_cast<std::uint64_t>((std::max(a.m, a.n) + kBlock - 1) / kBlock) <= groups &&
          static_cast<std::uint64_t>(a.batch) <= groups && loops_fit(d, a.k) &&
-         fits(d, {&a.a, &a.b, &a.a_zero_point, &a.b_zero_point, &a.a_scale, &a.b_scale, &a.y_scale,
-                  &a.y_zero_point, &a.bias, &a.out});
+         fits(d, {&a.a, &a.b, &a.a_zero_point, &a.b_zero_point, &a.a_scale, &a.b_scale, &a.y_scale, &a.y_zero_point,
+                  &a.bias, &a.out});
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {

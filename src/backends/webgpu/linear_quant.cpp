@@ -23,8 +23,8 @@ bool linear_quant_fits(const rt::DeviceImpl& d, const rt::LinearQuantArgs& a) {
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::QuantizeLinear, entry<rt::OpKind::QuantizeLinear, linear_quant<true>>>(gpu::kElemDTypes,
-                                                                                          linear_quant_fits, kFitsNote);
+  t.add<rt::OpKind::QuantizeLinear, entry<rt::OpKind::QuantizeLinear, linear_quant<true>>>(
+      gpu::kElemDTypes, linear_quant_fits, kFitsNote);
   t.add<rt::OpKind::DequantizeLinear, entry<rt::OpKind::DequantizeLinear, linear_quant<false>>>(
       gpu::kElemDTypes, linear_quant_fits, kFitsNote);
 });

@@ -33,24 +33,25 @@ void matmul(WebGpuDevice& dev, const rt::MatmulArgs& a) {
       for (int i = 0; i < 3; ++i) l.param(static_cast<std::int64_t>(s[i]));
     l.param(l.offset(0) + b0 * g.sa[0]).param(l.offset(1) + b0 * g.sb[0]).param(l.offset(2) + b0 * g.so[0]);
     l.param(a.alpha).param(a.beta).param(gpu::elem_code(a.out.dtype)).param(nb * m * n);
-    if (small) l.run("matmul", "matmul_small", nb * m * n);
-    else l.run_groups("matmul", "matmul_tiled", tiles(n), tiles(m), static_cast<std::uint32_t>(nb));
+    if (small)
+      l.run("matmul", "matmul_small", nb * m * n);
+    else
+      l.run_groups("matmul", "matmul_tiled", tiles(n), tiles(m), static_cast<std::uint32_t>(nb));
   }
 }
 
 bool matmul_fits(const rt::DeviceImpl& d, const rt::MatmulArgs& a) {
   const auto& lim = static_cast<const WebGpuDevice&>(d).limits();
   const std::int64_t max_groups = lim.maxComputeWorkgroupsPerDimension;
-  return (a.out.shape[1] + kTile - 1) / kTile <= max_groups &&
-         (a.out.shape[2] + kTile - 1) / kTile <= max_groups && a.a.shape[2] < (std::int64_t{1} << 31) &&
-         loops_fit(d, a.a.shape[2]) &&
-         fits(d, {&a.a, &a.b, &a.out});
+  return (a.out.shape[1] + kTile - 1) / kTile <= max_groups && (a.out.shape[2] + kTile - 1) / kTile <= max_groups &&
+         a.a.shape[2] < (std::int64_t{1} << 31) && loops_fit(d, a.a.shape[2]) && fits(d, {&a.a, &a.b, &a.out});
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
-  t.add<rt::OpKind::Matmul, entry<rt::OpKind::Matmul, matmul>>(gpu::kElemDTypes, matmul_fits,
-                                                               "64-row and 64-column tiles within the grid, k within the device's "
-                                                               "loop limit");
+  t.add<rt::OpKind::Matmul, entry<rt::OpKind::Matmul, matmul>>(
+      gpu::kElemDTypes, matmul_fits,
+      "64-row and 64-column tiles within the grid, k within the device's "
+      "loop limit");
 });
 
 }  // namespace

@@ -95,7 +95,8 @@ const WebGpuDevice::Module& WebGpuDevice::module(const char* name) {
   WGPUShaderModuleDescriptor smd = WGPU_SHADER_MODULE_DESCRIPTOR_INIT;
   smd.nextInChain = &wgsl.chain;
   smd.label = view(name);
-  const ScopeResult r = scoped(WGPUErrorFilter_Validation, [&] { m.shader = wgpuDeviceCreateShaderModule(device_, &smd); });
+  const ScopeResult r =
+      scoped(WGPUErrorFilter_Validation, [&] { m.shader = wgpuDeviceCreateShaderModule(device_, &smd); });
   if (r.type != WGPUErrorType_NoError) {
     if (m.shader) wgpuShaderModuleRelease(m.shader);
     // wgpu names lines of the whole module ("wgsl:LINE:COLUMN"); say where the file begins in it.
@@ -133,7 +134,8 @@ void WebGpuDevice::check_wgsl(const std::string& source, const std::string& labe
   WGPUShaderModule m = nullptr;
   const ScopeResult r = scoped(WGPUErrorFilter_Validation, [&] { m = wgpuDeviceCreateShaderModule(device_, &smd); });
   if (m) wgpuShaderModuleRelease(m);
-  if (r.type != WGPUErrorType_NoError) throw_wgpu(ErrorCode::KernelCompile, "WGSL compile of " + label, r.message, label_);
+  if (r.type != WGPUErrorType_NoError)
+    throw_wgpu(ErrorCode::KernelCompile, "WGSL compile of " + label, r.message, label_);
 }
 
 WGPUComputePipeline WebGpuDevice::pipeline(const char* module_name, const char* entry) {

@@ -10,7 +10,10 @@ void random(WebGpuDevice& dev, const rt::RandomArgs& r) {
   if (n == 0) return;
   Launch l(dev);
   l.tensor(r.out);
-  l.param(l.offset(0)).param(n).param(static_cast<std::uint32_t>(r.seed)).param(static_cast<std::uint32_t>(r.seed >> 32));
+  l.param(l.offset(0))
+      .param(n)
+      .param(static_cast<std::uint32_t>(r.seed))
+      .param(static_cast<std::uint32_t>(r.seed >> 32));
   l.param(static_cast<std::uint32_t>(r.offset)).param(static_cast<std::uint32_t>(r.offset >> 32));
   l.param(static_cast<int>(r.kind)).param(r.a).param(r.b).param(gpu::elem_code(r.out.dtype));
   l.run("random", "random_blocks", (n + 3) / 4);

@@ -17,8 +17,7 @@ void sparse_matmul(WebGpuDevice& dev, const rt::SparseMatmulArgs& a) {
 
 bool sparse_fits(const rt::DeviceImpl& d, const rt::SparseMatmulArgs& a) {
   // A row's nonzeros (at most cols) are one invocation's loop.
-  return loops_fit(d, a.cols) &&
-         fits(d, {&a.indptr, &a.indices, &a.values, &a.x, &a.out});
+  return loops_fit(d, a.cols) && fits(d, {&a.indptr, &a.indices, &a.values, &a.x, &a.out});
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {

@@ -17,9 +17,7 @@ void unary(WebGpuDevice& dev, const rt::UnaryArgs& a) {
   l.run("unary", dense ? "unary_f32_dense" : "unary_strided", n);
 }
 
-bool integer_op(rt::UnaryOp op) {
-  return op == rt::UnaryOp::Neg || op == rt::UnaryOp::Abs || op == rt::UnaryOp::Relu;
-}
+bool integer_op(rt::UnaryOp op) { return op == rt::UnaryOp::Neg || op == rt::UnaryOp::Abs || op == rt::UnaryOp::Relu; }
 
 bool unary_fits(const rt::DeviceImpl& d, const rt::UnaryArgs& a) {
   return (!is_integral(a.out.dtype) || integer_op(a.op)) && fits(d, {&a.x, &a.out});

@@ -115,7 +115,11 @@ class WebGpuUserKernel final : public rt::UserKernelImpl {
  public:
   WebGpuUserKernel(WebGpuDevice& dev, std::string name, std::vector<KernelParam> params, const WgslEntry& entry,
                    WGPUComputePipeline pipeline, WGPUBindGroupLayout group)
-      : dev_(dev), name_(std::move(name)), params_(std::move(params)), entry_(entry), pipeline_(pipeline),
+      : dev_(dev),
+        name_(std::move(name)),
+        params_(std::move(params)),
+        entry_(entry),
+        pipeline_(pipeline),
         group_(group) {}
   ~WebGpuUserKernel() override {
     wgpuBindGroupLayoutRelease(group_);
@@ -155,8 +159,9 @@ void WebGpuUserKernel::check_geometry(const Dim3& grid, const Dim3& block) const
               ", or change @workgroup_size (a define can set it)"});
   }
   if (block.volume() > lim.maxComputeInvocationsPerWorkgroup)
-    refuse("block " + block.to_string() + " has " + std::to_string(block.volume()) + " invocations; the device allows " +
-               std::to_string(lim.maxComputeInvocationsPerWorkgroup) + " (maxComputeInvocationsPerWorkgroup)",
+    refuse("block " + block.to_string() + " has " + std::to_string(block.volume()) +
+               " invocations; the device allows " + std::to_string(lim.maxComputeInvocationsPerWorkgroup) +
+               " (maxComputeInvocationsPerWorkgroup)",
            {"Use a smaller @workgroup_size and more work-groups"});
   const std::uint32_t per_dim[3] = {lim.maxComputeWorkgroupSizeX, lim.maxComputeWorkgroupSizeY,
                                     lim.maxComputeWorkgroupSizeZ};
@@ -167,10 +172,12 @@ void WebGpuUserKernel::check_geometry(const Dim3& grid, const Dim3& block) const
                  std::to_string(per_dim[d]) + " (maxComputeWorkgroupSize" + char(axis - 32) + ")",
              {"Spread the work-group over another dimension"});
     if (g[d] > lim.maxComputeWorkgroupsPerDimension)
-      refuse("grid " + grid.to_string() + ": " + axis + " = " + std::to_string(g[d]) + " work-groups, over the device's " +
-                 std::to_string(lim.maxComputeWorkgroupsPerDimension) + " per dimension (maxComputeWorkgroupsPerDimension)",
-             {"Spread the work-groups over y and z (e.g. grid (" + std::to_string(lim.maxComputeWorkgroupsPerDimension) +
-              ", " + std::to_string((g[d] + lim.maxComputeWorkgroupsPerDimension - 1) / lim.maxComputeWorkgroupsPerDimension) +
+      refuse("grid " + grid.to_string() + ": " + axis + " = " + std::to_string(g[d]) +
+                 " work-groups, over the device's " + std::to_string(lim.maxComputeWorkgroupsPerDimension) +
+                 " per dimension (maxComputeWorkgroupsPerDimension)",
+             {"Spread the work-groups over y and z (e.g. grid (" +
+              std::to_string(lim.maxComputeWorkgroupsPerDimension) + ", " +
+              std::to_string((g[d] + lim.maxComputeWorkgroupsPerDimension - 1) / lim.maxComputeWorkgroupsPerDimension) +
               ")) and rebuild the index from workgroup_id, or give each invocation more items"});
     // global_invocation_id is a vec3<u32>.
     if (std::uint64_t(g[d]) * b[d] > 0xffffffffull)
@@ -196,7 +203,8 @@ void WebGpuUserKernel::launch(rt::StreamImpl&, const Dim3& grid, const Dim3& blo
   for (std::size_t i = 0; i < args.size(); ++i) {
     const rt::LaunchArg& a = args[i];
     if (params_[i].kind == KernelParam::Kind::Value) {
-      if (a.tensor || !a.data) refuse("argument " + std::to_string(i) + " ('" + params_[i].name + "') is a uniform value; a tensor was given");
+      if (a.tensor || !a.data)
+        refuse("argument " + std::to_string(i) + " ('" + params_[i].name + "') is a uniform value; a tensor was given");
       if (params_[i].size && a.size != params_[i].size)
         refuse("argument " + std::to_string(i) + " ('" + params_[i].name + "') is " + std::to_string(a.size) +
                    " bytes; the module's " + params_[i].spelling + " is " + std::to_string(params_[i].size) +
@@ -233,7 +241,8 @@ void WebGpuUserKernel::launch(rt::StreamImpl&, const Dim3& grid, const Dim3& blo
     auto* p = static_cast<unsigned char*>(wgpuBufferGetMappedRange(uniforms, 0, d.size));
     std::memset(p, 0, d.size);
     for (std::size_t i = 0; i < args.size(); ++i)
-      if (params_[i].kind == KernelParam::Kind::Value && args[i].size) std::memcpy(p + value_at[i], args[i].data, args[i].size);
+      if (params_[i].kind == KernelParam::Kind::Value && args[i].size)
+        std::memcpy(p + value_at[i], args[i].data, args[i].size);
     wgpuBufferUnmap(uniforms);
   }
 
@@ -266,7 +275,9 @@ void WebGpuUserKernel::launch(rt::StreamImpl&, const Dim3& grid, const Dim3& blo
       continue;
     }
     for (std::size_t d = 0; d < t.shape.ndim(); ++d)
-      if (t.strides[d] < 0) refuse("argument " + std::to_string(i) + " ('" + params_[i].name + "') has a negative stride; bind a contiguous copy");
+      if (t.strides[d] < 0)
+        refuse("argument " + std::to_string(i) + " ('" + params_[i].name +
+               "') has a negative stride; bind a contiguous copy");
     const auto [first, end] = span_bytes(t);
     const std::uint64_t size = round_up(end, 4) - first;
     if (size > lim.maxStorageBufferBindingSize)
@@ -301,8 +312,9 @@ void WebGpuUserKernel::launch(rt::StreamImpl&, const Dim3& grid, const Dim3& blo
     auto same = std::find_if(staged.begin(), staged.end(),
                              [&](const Staged& st) { return st.buffer == buf && st.first == first && st.end == end; });
     if (same == staged.end()) {
-      WGPUBuffer tmp = dev_.make_buffer(staged_size, WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst,
-                                        "staged tensor argument");
+      WGPUBuffer tmp =
+          dev_.make_buffer(staged_size, WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst,
+                           "staged tensor argument");
       owned.v.push_back(tmp);
       before.push_back({buf, first, tmp, 0, end - first});
       same = staged.insert(staged.end(), {buf, first, end, tmp, false});
@@ -385,8 +397,8 @@ std::string WebGpuDevice::make_compiler_id() const {
                                                                    : "other";
   // "wgpu-native 29.0.1.1 / WGSL / llvmpipe (LLVM 15.0.6, 256 bits) / Vulkan / Mesa 22.3.6 (LLVM 15.0.6) / ..."
   std::string id = "wgpu-native " + std::to_string(v >> 24) + "." + std::to_string((v >> 16) & 255) + "." +
-                   std::to_string((v >> 8) & 255) + "." + std::to_string(v & 255) + " / WGSL / " + to_string(ai.device) +
-                   " / " + backend;
+                   std::to_string((v >> 8) & 255) + "." + std::to_string(v & 255) + " / WGSL / " +
+                   to_string(ai.device) + " / " + backend;
   for (const WGPUStringView part : {ai.description, ai.vendor, ai.architecture})
     if (const std::string p = to_string(part); !p.empty()) id += " / " + p;
   id += " / " + std::to_string(ai.vendorID) + ":" + std::to_string(ai.deviceID);
@@ -404,11 +416,11 @@ WebGpuDevice::BuiltKernel WebGpuDevice::build_user(const rt::UserKernelSpec& spe
                     " dialect; the WebGPU backend builds WGSL only",
                 ctx, {"Write the kernel in WGSL (KernelDialect::Wgsl)"});
   if (!spec.src.options.empty())
-    throw Error(ErrorCode::InvalidArgument,
-                what + ": WGSL kernels take no compiler options (given: '" + spec.src.options.front() + "'" +
-                    (spec.src.options.size() > 1 ? " and " + std::to_string(spec.src.options.size() - 1) + " more" : "") +
-                    ")",
-                ctx, {"Drop the options; use defines for constants"});
+    throw Error(
+        ErrorCode::InvalidArgument,
+        what + ": WGSL kernels take no compiler options (given: '" + spec.src.options.front() + "'" +
+            (spec.src.options.size() > 1 ? " and " + std::to_string(spec.src.options.size() - 1) + " more" : "") + ")",
+        ctx, {"Drop the options; use defines for constants"});
   static const std::regex identifier(R"([A-Za-z_][A-Za-z0-9_]*)");
   for (const auto& [dname, value] : spec.src.defines)
     if (!std::regex_match(dname, identifier) || value.find_first_of("\r\n;") != std::string::npos)
@@ -455,8 +467,8 @@ WebGpuDevice::BuiltKernel WebGpuDevice::build_user(const rt::UserKernelSpec& spe
     le[i] = WGPU_BIND_GROUP_LAYOUT_ENTRY_INIT;
     le[i].binding = static_cast<std::uint32_t>(i);
     le[i].visibility = WGPUShaderStage_Compute;
-    le[i].buffer.type = params[i].kind == KernelParam::Kind::Buffer ? WGPUBufferBindingType_Storage
-                                                                    : WGPUBufferBindingType_Uniform;
+    le[i].buffer.type =
+        params[i].kind == KernelParam::Kind::Buffer ? WGPUBufferBindingType_Storage : WGPUBufferBindingType_Uniform;
   }
   BuiltKernel k;
   k.text = text;
@@ -506,7 +518,7 @@ rt::KernelBinary WebGpuDevice::build_kernel(const rt::UserKernelSpec& spec) {
 }
 
 std::unique_ptr<rt::UserKernelImpl> WebGpuDevice::load_kernel(const rt::UserKernelSpec& spec,
-                                                               std::span<const std::uint8_t> binary) {
+                                                              std::span<const std::uint8_t> binary) {
   if (!valid_utf8_text(binary))
     throw Error(ErrorCode::KernelCompile,
                 "the bytes given for kernel '" + kernel_name(spec) + "' are not WGSL text (not UTF-8, or holding NUL)",

@@ -1,7 +1,7 @@
 #include "wgsl_reflect.hpp"
 
-#include <cctype>
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -292,7 +292,7 @@ TypeRef split_type(const Tokens& t) {
 }
 
 struct Layout {
-  std::size_t align = 0, size = 0;  // 0: unknown
+  std::size_t align = 0, size = 0;        // 0: unknown
   ParamType scalar = ParamType::Unknown;  // the scalar the type is made of (Unknown for structs)
   bool is_scalar = false;
   bool is_array = false;  // array<...>: scalar is its elements'
@@ -346,8 +346,10 @@ class Layouts {
     std::string suffix;
     if (vector_shape(r.name, cols, rows, suffix)) {
       ParamType s = ParamType::Unknown;
-      if (!suffix.empty() && r.args.empty()) s = scalar_of(suffix);
-      else if (suffix.empty() && r.args.size() == 1) s = of(r.args[0], depth + 1).scalar;
+      if (!suffix.empty() && r.args.empty())
+        s = scalar_of(suffix);
+      else if (suffix.empty() && r.args.size() == 1)
+        s = of(r.args[0], depth + 1).scalar;
       if (s == ParamType::Unknown) return {};
       const std::size_t e = param_type_size(s);
       const std::size_t va = (rows == 3 ? 4 : rows) * e, vs = rows * e;
@@ -410,8 +412,10 @@ WgslModuleInfo Parser::run() {
     if (p_ >= t_.size()) break;
     const Token& k = t_[p_];
     if (k.kind != Token::Ident) {
-      if (at_punct('{')) skip_balanced('{', '}');
-      else ++p_;
+      if (at_punct('{'))
+        skip_balanced('{', '}');
+      else
+        ++p_;
       continue;
     }
     const std::string kw = k.text;
@@ -446,7 +450,7 @@ WgslModuleInfo Parser::run() {
       if (!group && !binding) continue;  // private / workgroup variables
       rb.b.group = group && *group >= 0 ? static_cast<std::uint32_t>(*group) : ~0u;
       rb.b.binding = binding && *binding >= 0 ? static_cast<std::uint32_t>(*binding) : ~0u;
-      rb.b.space = space == "storage" ? WgslBinding::Space::Storage
+      rb.b.space = space == "storage"   ? WgslBinding::Space::Storage
                    : space == "uniform" ? WgslBinding::Space::Uniform
                                         : WgslBinding::Space::Other;
       rb.b.writable = rb.b.space == WgslBinding::Space::Storage && access == "read_write";
@@ -515,8 +519,10 @@ WgslModuleInfo Parser::run() {
     } else {
       // enable / requires / diagnostic / const_assert and anything unknown: to the end of the statement.
       until(";{", true);
-      if (at_punct('{')) skip_balanced('{', '}');
-      else if (at_punct(';')) ++p_;
+      if (at_punct('{'))
+        skip_balanced('{', '}');
+      else if (at_punct(';'))
+        ++p_;
     }
   }
   // Types last: structs and constants may be declared after the bindings that use them.
@@ -578,8 +584,8 @@ std::vector<KernelParam> wgsl_params(const WgslModuleInfo& m, const std::string&
     if (!slot[i]) {
       std::size_t j = i + 1;
       while (!slot[j]) ++j;  // the last slot is always declared
-      return refuse(*slot[j], "binding " + std::to_string(i) +
-                                  " is missing; arguments are bindings 0, 1, 2, ... without gaps");
+      return refuse(*slot[j],
+                    "binding " + std::to_string(i) + " is missing; arguments are bindings 0, 1, 2, ... without gaps");
     }
     const WgslBinding& b = *slot[i];
     KernelParam p;

@@ -20,10 +20,10 @@ struct WgslBinding {
   enum class Space : std::uint8_t { Storage, Uniform, Other } space = Space::Other;
   bool writable = false;  // var<storage, read_write>
   std::string name;
-  std::string type;       // as written, e.g. "array<f32>"
-  ParamType elem = ParamType::Unknown;  // storage: the scalar type of the elements; uniform: the value's type
-  std::size_t size = 0;   // uniform: SizeOf(type) under WGSL's layout rules (0: not computed)
-  std::uint32_t line = 0; // of the declaration in the text parsed (1-based)
+  std::string type;                            // as written, e.g. "array<f32>"
+  ParamType elem = ParamType::Unknown;         // storage: the scalar type of the elements; uniform: the value's type
+  std::size_t size = 0;                        // uniform: SizeOf(type) under WGSL's layout rules (0: not computed)
+  std::uint32_t line = 0;                      // of the declaration in the text parsed (1-based)
   std::size_t space_begin = 0, space_end = 0;  // where `<storage, read>` is in the text (both 0: not written)
 };
 

@@ -18,8 +18,8 @@ thread_local Scratch t_offsets, t_block;
 // One panel, gathered as raw elements of E bytes (no conversion is needed to
 // copy them, and an all-zero pattern is 0 in every float dtype).
 template <class E>
-void gather_block(const E* x, const ConvGeometry& g, const std::int32_t* off, std::int64_t k0, std::int64_t kc,
-                  int nr, E* block) {
+void gather_block(const E* x, const ConvGeometry& g, const std::int32_t* off, std::int64_t k0, std::int64_t kc, int nr,
+                  E* block) {
   const std::int64_t RS = g.R * g.S, HW = g.H * g.W;
   std::int64_t c = k0 / RS, rs = k0 % RS;
   for (std::int64_t k = 0; k < kc; ++k) {

@@ -9,8 +9,8 @@
 
 #include <algorithm>
 
-#include "conv_columns.hpp"
 #include "../platform/scratch.hpp"
+#include "conv_columns.hpp"
 
 #define TORSH_CONV_TARGET __attribute__((target("avx2,fma")))
 
@@ -44,7 +44,8 @@ TORSH_CONV_TARGET void classify_panel(const ConvGeometry& g, std::int64_t j0, st
     if (++q == g.Q) q = 0, ++p;
   }
   const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), minus1 = _mm256_set1_epi32(-1);
-  const __m256i H = _mm256_set1_epi32(static_cast<std::int32_t>(g.H)), W = _mm256_set1_epi32(static_cast<std::int32_t>(g.W));
+  const __m256i H = _mm256_set1_epi32(static_cast<std::int32_t>(g.H)),
+                W = _mm256_set1_epi32(static_cast<std::int32_t>(g.W));
   for (int grp = 0; grp < groups; ++grp) {
     const __m256i vh0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(h0 + 8 * grp));
     const __m256i vw0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(w0 + 8 * grp));
@@ -55,8 +56,8 @@ TORSH_CONV_TARGET void classify_panel(const ConvGeometry& g, std::int64_t j0, st
       const __m256i row = _mm256_mullo_epi32(h, W);
       for (std::int64_t s = 0; s < g.S; ++s) {
         const __m256i w = _mm256_add_epi32(vw0, _mm256_set1_epi32(static_cast<std::int32_t>(s * g.dil_w)));
-        const __m256i valid = _mm256_and_si256(_mm256_and_si256(vlive, h_in),
-                                               _mm256_and_si256(_mm256_cmpgt_epi32(w, minus1), _mm256_cmpgt_epi32(W, w)));
+        const __m256i valid = _mm256_and_si256(
+            _mm256_and_si256(vlive, h_in), _mm256_and_si256(_mm256_cmpgt_epi32(w, minus1), _mm256_cmpgt_epi32(W, w)));
         const __m256i off = _mm256_add_epi32(row, w);
         Lanes& e = lanes[(r * g.S + s) * groups + grp];
         _mm256_store_si256(reinterpret_cast<__m256i*>(e.mask), valid);
@@ -123,7 +124,8 @@ TORSH_CONV_TARGET void copy_panel(const float* x, std::int64_t HW, std::int64_t 
           case Kind::Gather: {
             const __m256i idx = _mm256_load_si256(reinterpret_cast<const __m256i*>(e.idx));
             for (std::int64_t i = 0; i < n; ++i, dd += row_step, src += HW)
-              _mm256_storeu_ps(dd, _mm256_mask_i32gather_ps(_mm256_setzero_ps(), src, idx, _mm256_castsi256_ps(mask), 4));
+              _mm256_storeu_ps(dd,
+                               _mm256_mask_i32gather_ps(_mm256_setzero_ps(), src, idx, _mm256_castsi256_ps(mask), 4));
             break;
           }
         }

@@ -3,14 +3,14 @@
 #include <algorithm>
 #include <cstring>
 
-#include "conv_winograd_rows.hpp"
 #include "../device.hpp"
-#include "../simd/simd_avx2.hpp"
 #include "../gemm/gemm.hpp"
 #include "../platform/scratch.hpp"
-#include "../simd/simd.hpp"
 #include "../platform/thread_pool.hpp"
+#include "../simd/simd.hpp"
+#include "../simd/simd_avx2.hpp"
 #include "../types.hpp"
+#include "conv_winograd_rows.hpp"
 
 namespace torsh::cpu {
 namespace {
@@ -30,8 +30,19 @@ struct Geometry {
   std::int64_t N, C, H, W, K, P, Q, G, Cg, Kg, pad_h, pad_w;
   std::int64_t TP, TQ;  // tiles down and across one image
   explicit Geometry(const rt::Conv2dArgs& a)
-      : N(a.x.shape[0]), C(a.x.shape[1]), H(a.x.shape[2]), W(a.x.shape[3]), K(a.w.shape[0]), P(a.out.shape[2]),
-        Q(a.out.shape[3]), G(a.groups), Cg(C / G), Kg(K / G), pad_h(a.pad_h), pad_w(a.pad_w), TP(ceil_div(P, 2)),
+      : N(a.x.shape[0]),
+        C(a.x.shape[1]),
+        H(a.x.shape[2]),
+        W(a.x.shape[3]),
+        K(a.w.shape[0]),
+        P(a.out.shape[2]),
+        Q(a.out.shape[3]),
+        G(a.groups),
+        Cg(C / G),
+        Kg(K / G),
+        pad_h(a.pad_h),
+        pad_w(a.pad_w),
+        TP(ceil_div(P, 2)),
         TQ(ceil_div(Q, 2)) {}
   std::int64_t row_bytes() const { return kPoints * (Cg + Kg) * TQ * static_cast<std::int64_t>(sizeof(float)); }
 };
@@ -173,7 +184,8 @@ void conv2d_winograd(const rt::Conv2dArgs& a) {
       const std::int64_t Tc = (r1 - r0) * g.TQ;
       auto* v = static_cast<float*>(t_v.get(static_cast<std::size_t>(kPoints * g.Cg * Tc) * sizeof(float)));
       auto* m = static_cast<float*>(t_m.get(static_cast<std::size_t>(kPoints * g.Kg * Tc) * sizeof(float)));
-      auto* rows = static_cast<float*>(t_rows.get(static_cast<std::size_t>(4 * row_len + 2 * (2 * g.TQ + 16)) * sizeof(float)));
+      auto* rows =
+          static_cast<float*>(t_rows.get(static_cast<std::size_t>(4 * row_len + 2 * (2 * g.TQ + 16)) * sizeof(float)));
       float* y0 = rows + 4 * row_len;
       float* y1 = y0 + 2 * g.TQ + 16;
       for (std::int64_t gi = 0; gi < g.G; ++gi) {
@@ -188,7 +200,9 @@ void conv2d_winograd(const rt::Conv2dArgs& a) {
               if (h < 0 || h >= g.H) continue;
               const std::int64_t lo = std::max<std::int64_t>(0, -g.pad_w);
               const std::int64_t hi = std::min<std::int64_t>(g.W, row_len - g.pad_w);
-              if (hi > lo) std::memcpy(dst + lo + g.pad_w, plane + h * g.W + lo, static_cast<std::size_t>(hi - lo) * sizeof(float));
+              if (hi > lo)
+                std::memcpy(dst + lo + g.pad_w, plane + h * g.W + lo,
+                            static_cast<std::size_t>(hi - lo) * sizeof(float));
             }
             float* vr = v + c * Tc + (r - r0) * g.TQ;
             const std::int64_t done = avx2 ? winograd::input_row_avx2(rows, row_len, g.TQ, vr, g.Cg * Tc) : 0;
@@ -215,7 +229,8 @@ void conv2d_winograd(const rt::Conv2dArgs& a) {
             transform_output_row(mr, g.Kg * Tc, done, g.TQ, y0, y1);
             float* plane = out + ((n * g.K) + gi * g.Kg + k) * g.P * g.Q;
             std::memcpy(plane + 2 * ty * g.Q, y0, static_cast<std::size_t>(g.Q) * sizeof(float));
-            if (2 * ty + 1 < g.P) std::memcpy(plane + (2 * ty + 1) * g.Q, y1, static_cast<std::size_t>(g.Q) * sizeof(float));
+            if (2 * ty + 1 < g.P)
+              std::memcpy(plane + (2 * ty + 1) * g.Q, y1, static_cast<std::size_t>(g.Q) * sizeof(float));
           }
         }
       }

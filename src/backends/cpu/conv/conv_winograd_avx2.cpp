@@ -27,8 +27,10 @@ TORSH_WINO_INLINE __m256i lanes(std::int64_t n) {
 
 // A store of the first n (1..8) lanes.
 TORSH_WINO_INLINE void store(float* p, __m256 v, std::int64_t n, __m256i mask) {
-  if (n == 8) _mm256_storeu_ps(p, v);
-  else _mm256_maskstore_ps(p, mask, v);
+  if (n == 8)
+    _mm256_storeu_ps(p, v);
+  else
+    _mm256_maskstore_ps(p, mask, v);
 }
 
 }  // namespace
@@ -115,7 +117,8 @@ TORSH_WINO_TARGET std::int64_t filters_avx2(const float* w, std::int64_t Cg, std
       float* ui = u + (i * 4) * xi_stride + c;
       _mm256_storeu_ps(ui, h[i][0]);
       _mm256_storeu_ps(ui + xi_stride, _mm256_mul_ps(half, _mm256_add_ps(_mm256_add_ps(h[i][0], h[i][1]), h[i][2])));
-      _mm256_storeu_ps(ui + 2 * xi_stride, _mm256_mul_ps(half, _mm256_add_ps(_mm256_sub_ps(h[i][0], h[i][1]), h[i][2])));
+      _mm256_storeu_ps(ui + 2 * xi_stride,
+                       _mm256_mul_ps(half, _mm256_add_ps(_mm256_sub_ps(h[i][0], h[i][1]), h[i][2])));
       _mm256_storeu_ps(ui + 3 * xi_stride, h[i][2]);
     }
   }

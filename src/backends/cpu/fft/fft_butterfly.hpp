@@ -20,8 +20,10 @@ namespace {
 // The element type of T: T itself for a scalar, the lane type of a GCC vector.
 template <class T>
 auto lane_of() {
-  if constexpr (std::is_arithmetic_v<T>) return T{};
-  else return std::remove_cvref_t<decltype(std::declval<T>()[0])>{};
+  if constexpr (std::is_arithmetic_v<T>)
+    return T{};
+  else
+    return std::remove_cvref_t<decltype(std::declval<T>()[0])>{};
 }
 template <class T>
 using Lane = decltype(lane_of<T>());
@@ -83,7 +85,7 @@ TORSH_INLINE void butterfly(T* ar, T* ai, int r, const Lane<T>* rc, const Lane<T
     rotate(br[1][2], bi[1][2], h, -h);    // w16^2
     rotate(br[1][3], bi[1][3], s1, -c1);  // w16^3
     rotate(br[2][1], bi[2][1], h, -h);    // w16^2
-    {  // w16^4 = -i
+    {                                     // w16^4 = -i
       const T t = br[2][2];
       br[2][2] = bi[2][2], bi[2][2] = -t;
     }
@@ -126,7 +128,6 @@ TORSH_INLINE void butterfly(T* ar, T* ai, int r, const Lane<T>* rc, const Lane<T
     ar[0] = y0r, ai[0] = y0i;
   }
 }
-
 
 }  // namespace
 }  // namespace torsh::cpu::fft

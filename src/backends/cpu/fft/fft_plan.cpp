@@ -25,11 +25,16 @@ bool factor(std::int64_t n, std::vector<int>& radices, bool sixteens = false) {
   int e = 0;
   while (n % 2 == 0) n /= 2, ++e;
   std::vector<int> twos;
-  if (sixteens && e % 3 == 1 && e >= 4) radices.push_back(16), e -= 4;
-  else if (sixteens && e % 3 == 2 && e >= 8) radices.insert(radices.end(), {16, 16}), e -= 8;
-  else if (e % 3 == 1 && e >= 4) twos = {4, 4}, e -= 4;
-  else if (e % 3 == 1) twos = {2}, e -= 1;
-  else if (e % 3 == 2) twos = {4}, e -= 2;
+  if (sixteens && e % 3 == 1 && e >= 4)
+    radices.push_back(16), e -= 4;
+  else if (sixteens && e % 3 == 2 && e >= 8)
+    radices.insert(radices.end(), {16, 16}), e -= 8;
+  else if (e % 3 == 1 && e >= 4)
+    twos = {4, 4}, e -= 4;
+  else if (e % 3 == 1)
+    twos = {2}, e -= 1;
+  else if (e % 3 == 2)
+    twos = {4}, e -= 2;
   for (; e > 0; e -= 3) radices.push_back(8);
   radices.insert(radices.end(), twos.begin(), twos.end());
   for (std::int64_t p = 3; n > 1; p += 2) {

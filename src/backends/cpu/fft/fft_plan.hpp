@@ -43,7 +43,7 @@ inline constexpr std::int64_t kFourStepMin = std::int64_t{1} << 17;
 // no shuffle. 512 bits loads in order.
 constexpr int pair_lane_order(int lanes, int value_bytes, int l) {
   if (lanes == 8 && value_bytes == 4) return (l / 4) * 2 + (l % 4 / 2) * 4 + l % 2;  // 0 1 4 5 2 3 6 7
-  if (lanes == 4 && value_bytes == 8) return (l % 2) * 2 + l / 2;                   // 0 2 1 3
+  if (lanes == 4 && value_bytes == 8) return (l % 2) * 2 + l / 2;                    // 0 2 1 3
   return l;
 }
 constexpr bool pair_lanes_in_order(int lanes, int value_bytes) {

@@ -49,8 +49,8 @@ TORSH_INLINE void c2r_body(const T* __restrict x, std::int64_t xs_rt, const T* _
 }
 
 template <int Os, class T>
-TORSH_INLINE void interleave_body(const T* __restrict re, const T* __restrict im, T* __restrict out,
-                                  std::int64_t os_rt, std::int64_t t0, std::int64_t t1, T s) {
+TORSH_INLINE void interleave_body(const T* __restrict re, const T* __restrict im, T* __restrict out, std::int64_t os_rt,
+                                  std::int64_t t0, std::int64_t t1, T s) {
   const std::int64_t os = Os ? Os : os_rt;
   for (std::int64_t t = t0; t < t1; ++t) out[2 * t * os] = re[t] * s, out[(2 * t + 1) * os] = im[t] * s;
 }
@@ -59,40 +59,40 @@ TORSH_INLINE void interleave_body(const T* __restrict re, const T* __restrict im
 // cannot be templates), and one overload each that picks the constant-step
 // form when the step is the contiguous one.
 #define TORSH_FFT_REAL_PASSES(T)                                                                                      \
-  TORSH_SIMD_CLONES void r2c_pairs_##T(const T* re, const T* im, const T* hr, const T* hi, T* out, std::int64_t h,   \
-                                       std::int64_t k0, std::int64_t k1, T half) {                                   \
+  TORSH_SIMD_CLONES void r2c_pairs_##T(const T* re, const T* im, const T* hr, const T* hi, T* out, std::int64_t h,    \
+                                       std::int64_t k0, std::int64_t k1, T half) {                                    \
     r2c_body<2>(re, im, hr, hi, out, 2, h, k0, k1, half);                                                             \
   }                                                                                                                   \
   TORSH_SIMD_CLONES void r2c_strided_##T(const T* re, const T* im, const T* hr, const T* hi, T* out, std::int64_t os, \
-                                         std::int64_t h, std::int64_t k0, std::int64_t k1, T half) {                 \
+                                         std::int64_t h, std::int64_t k0, std::int64_t k1, T half) {                  \
     r2c_body<0>(re, im, hr, hi, out, os, h, k0, k1, half);                                                            \
   }                                                                                                                   \
   TORSH_SIMD_CLONES void c2r_pairs_##T(const T* x, const T* hr, const T* hi, T* re, T* im, std::int64_t h,            \
-                                       std::int64_t k0, std::int64_t k1) {                                           \
+                                       std::int64_t k0, std::int64_t k1) {                                            \
     c2r_body<2>(x, 2, hr, hi, re, im, h, k0, k1);                                                                     \
   }                                                                                                                   \
   TORSH_SIMD_CLONES void c2r_strided_##T(const T* x, std::int64_t xs, const T* hr, const T* hi, T* re, T* im,         \
-                                         std::int64_t h, std::int64_t k0, std::int64_t k1) {                         \
+                                         std::int64_t h, std::int64_t k0, std::int64_t k1) {                          \
     c2r_body<0>(x, xs, hr, hi, re, im, h, k0, k1);                                                                    \
   }                                                                                                                   \
-  TORSH_SIMD_CLONES void interleave_unit_##T(const T* re, const T* im, T* out, std::int64_t t0, std::int64_t t1,     \
+  TORSH_SIMD_CLONES void interleave_unit_##T(const T* re, const T* im, T* out, std::int64_t t0, std::int64_t t1,      \
                                              T s) {                                                                   \
     interleave_body<1>(re, im, out, 1, t0, t1, s);                                                                    \
   }                                                                                                                   \
-  TORSH_SIMD_CLONES void interleave_strided_##T(const T* re, const T* im, T* out, std::int64_t os, std::int64_t t0,  \
+  TORSH_SIMD_CLONES void interleave_strided_##T(const T* re, const T* im, T* out, std::int64_t os, std::int64_t t0,   \
                                                 std::int64_t t1, T s) {                                               \
     interleave_body<0>(re, im, out, os, t0, t1, s);                                                                   \
   }                                                                                                                   \
-  void r2c(const T* re, const T* im, const T* hr, const T* hi, T* out, std::int64_t os, std::int64_t h,              \
-           std::int64_t k0, std::int64_t k1, T half) {                                                               \
+  void r2c(const T* re, const T* im, const T* hr, const T* hi, T* out, std::int64_t os, std::int64_t h,               \
+           std::int64_t k0, std::int64_t k1, T half) {                                                                \
     os == 2 ? r2c_pairs_##T(re, im, hr, hi, out, h, k0, k1, half)                                                     \
             : r2c_strided_##T(re, im, hr, hi, out, os, h, k0, k1, half);                                              \
   }                                                                                                                   \
   void c2r(const T* x, std::int64_t xs, const T* hr, const T* hi, T* re, T* im, std::int64_t h, std::int64_t k0,      \
            std::int64_t k1) {                                                                                         \
-    xs == 2 ? c2r_pairs_##T(x, hr, hi, re, im, h, k0, k1) : c2r_strided_##T(x, xs, hr, hi, re, im, h, k0, k1);       \
+    xs == 2 ? c2r_pairs_##T(x, hr, hi, re, im, h, k0, k1) : c2r_strided_##T(x, xs, hr, hi, re, im, h, k0, k1);        \
   }                                                                                                                   \
-  void interleave(const T* re, const T* im, T* out, std::int64_t os, std::int64_t t0, std::int64_t t1, T s) {        \
+  void interleave(const T* re, const T* im, T* out, std::int64_t os, std::int64_t t0, std::int64_t t1, T s) {         \
     os == 1 ? interleave_unit_##T(re, im, out, t0, t1, s) : interleave_strided_##T(re, im, out, os, t0, t1, s);       \
   }
 TORSH_FFT_REAL_PASSES(float)
@@ -124,8 +124,8 @@ void with_twiddles(const Plan<T>& plan, std::int64_t k0, std::int64_t k1, F&& fn
   alignas(64) T wr[kFine], wi[kFine];
   for (std::int64_t kb = k0; kb < k1;) {
     const std::int64_t block = kb / kFine, j0 = kb - block * kFine, ke = std::min(k1, (block + 1) * kFine);
-    twiddle_block(hw.fine_re.data() + j0, hw.fine_im.data() + j0, hw.coarse_re[block], hw.coarse_im[block], ke - kb,
-                  wr, wi);
+    twiddle_block(hw.fine_re.data() + j0, hw.fine_im.data() + j0, hw.coarse_re[block], hw.coarse_im[block], ke - kb, wr,
+                  wi);
     fn(kb, ke, wr, wi);
     kb = ke;
   }
@@ -151,10 +151,9 @@ void interleave_scaled(const T* re, const T* im, T* out, std::int64_t os, std::i
   interleave(re, im, out, os, t0, t1, scale);
 }
 
-#define TORSH_FFT_REAL_INSTANTIATE(T)                                                                           \
-  template void untangle_r2c<T>(const Plan<T>&, const T*, const T*, T*, std::int64_t, std::int64_t, std::int64_t, \
-                                T);                                                                              \
-  template void untangle_c2r<T>(const Plan<T>&, const T*, std::int64_t, T*, T*, std::int64_t, std::int64_t);     \
+#define TORSH_FFT_REAL_INSTANTIATE(T)                                                                                 \
+  template void untangle_r2c<T>(const Plan<T>&, const T*, const T*, T*, std::int64_t, std::int64_t, std::int64_t, T); \
+  template void untangle_c2r<T>(const Plan<T>&, const T*, std::int64_t, T*, T*, std::int64_t, std::int64_t);          \
   template void interleave_scaled<T>(const T*, const T*, T*, std::int64_t, std::int64_t, std::int64_t, T);
 TORSH_FFT_REAL_INSTANTIATE(float)
 TORSH_FFT_REAL_INSTANTIATE(double)

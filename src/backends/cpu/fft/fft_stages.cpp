@@ -18,7 +18,6 @@
 #include "fft_plan.hpp"
 #include "fft_vector.hpp"
 
-
 namespace torsh::cpu::fft {
 namespace {
 
@@ -95,18 +94,19 @@ TORSH_INLINE void stage_body(const Stage<T>& st, std::int64_t s, const T* xr, co
       store<Out>(yrp, yip, q, scale, conj_scale, ar[0], ai[0]);
 #pragma GCC unroll 16
       for (int k = 1; k < r; ++k)
-        store<Out>(yrp, yip, q + k * s, scale, conj_scale, ar[k] * wr[k] - ai[k] * wi[k], ar[k] * wi[k] + ai[k] * wr[k]);
+        store<Out>(yrp, yip, q + k * s, scale, conj_scale, ar[k] * wr[k] - ai[k] * wi[k],
+                   ar[k] * wi[k] + ai[k] * wr[k]);
     }
   }
 }
 
-#define TORSH_FFT_STAGE_IO(R, T, In, Out)                                                                         \
-  TORSH_SIMD_CLONES void stage_##R##_##T##_##In##Out(const Stage<T>& st, std::int64_t s, const T* xr,          \
-                                                    const T* xi, T* yr, T* yi, std::int64_t p0, std::int64_t p1, \
-                                                    std::int64_t q0, std::int64_t q1, bool swap, T scale) {     \
-    stage_body<R, In, Out, T>(st, s, xr, xi, yr, yi, p0, p1, q0, q1, swap, scale);                              \
+#define TORSH_FFT_STAGE_IO(R, T, In, Out)                                                                             \
+  TORSH_SIMD_CLONES void stage_##R##_##T##_##In##Out(const Stage<T>& st, std::int64_t s, const T* xr, const T* xi,    \
+                                                     T* yr, T* yi, std::int64_t p0, std::int64_t p1, std::int64_t q0, \
+                                                     std::int64_t q1, bool swap, T scale) {                           \
+    stage_body<R, In, Out, T>(st, s, xr, xi, yr, yi, p0, p1, q0, q1, swap, scale);                                    \
   }
-#define TORSH_FFT_STAGE(R, T)           \
+#define TORSH_FFT_STAGE(R, T)            \
   TORSH_FFT_STAGE_IO(R, T, false, false) \
   TORSH_FFT_STAGE_IO(R, T, true, false)  \
   TORSH_FFT_STAGE_IO(R, T, false, true)  \
@@ -123,29 +123,29 @@ TORSH_INLINE void stage_body(const Stage<T>& st, std::int64_t s, const T* xr, co
 TORSH_FFT_STAGES(float)
 TORSH_FFT_STAGES(double)
 
-#define TORSH_FFT_CASE(R, T)                                                                           \
-  case R:                                                                                              \
+#define TORSH_FFT_CASE(R, T)                                                                                  \
+  case R:                                                                                                     \
     if (!in && !out) return stage_##R##_##T##_falsefalse(st, s, xr, xi, yr, yi, p0, p1, q0, q1, swap, scale); \
-    if (in && !out) return stage_##R##_##T##_truefalse(st, s, xr, xi, yr, yi, p0, p1, q0, q1, swap, scale);  \
-    if (!in) return stage_##R##_##T##_falsetrue(st, s, xr, xi, yr, yi, p0, p1, q0, q1, swap, scale);         \
+    if (in && !out) return stage_##R##_##T##_truefalse(st, s, xr, xi, yr, yi, p0, p1, q0, q1, swap, scale);   \
+    if (!in) return stage_##R##_##T##_falsetrue(st, s, xr, xi, yr, yi, p0, p1, q0, q1, swap, scale);          \
     return stage_##R##_##T##_truetrue(st, s, xr, xi, yr, yi, p0, p1, q0, q1, swap, scale);
-#define TORSH_FFT_SWITCH(T)   \
-  switch (st.radix) {         \
-    TORSH_FFT_CASE(2, T)      \
-    TORSH_FFT_CASE(3, T)      \
-    TORSH_FFT_CASE(4, T)      \
-    TORSH_FFT_CASE(5, T)      \
-    TORSH_FFT_CASE(7, T)      \
-    TORSH_FFT_CASE(8, T)      \
-    TORSH_FFT_CASE(16, T)     \
-    default: {                \
-      constexpr int R0 = 0;   \
-      (void)R0;               \
+#define TORSH_FFT_SWITCH(T)                                                                                 \
+  switch (st.radix) {                                                                                       \
+    TORSH_FFT_CASE(2, T)                                                                                    \
+    TORSH_FFT_CASE(3, T)                                                                                    \
+    TORSH_FFT_CASE(4, T)                                                                                    \
+    TORSH_FFT_CASE(5, T)                                                                                    \
+    TORSH_FFT_CASE(7, T)                                                                                    \
+    TORSH_FFT_CASE(8, T)                                                                                    \
+    TORSH_FFT_CASE(16, T)                                                                                   \
+    default: {                                                                                              \
+      constexpr int R0 = 0;                                                                                 \
+      (void)R0;                                                                                             \
       if (!in && !out) return stage_0_##T##_falsefalse(st, s, xr, xi, yr, yi, p0, p1, q0, q1, swap, scale); \
-      if (in && !out) return stage_0_##T##_truefalse(st, s, xr, xi, yr, yi, p0, p1, q0, q1, swap, scale);  \
-      if (!in) return stage_0_##T##_falsetrue(st, s, xr, xi, yr, yi, p0, p1, q0, q1, swap, scale);         \
-      return stage_0_##T##_truetrue(st, s, xr, xi, yr, yi, p0, p1, q0, q1, swap, scale);                   \
-    }                         \
+      if (in && !out) return stage_0_##T##_truefalse(st, s, xr, xi, yr, yi, p0, p1, q0, q1, swap, scale);   \
+      if (!in) return stage_0_##T##_falsetrue(st, s, xr, xi, yr, yi, p0, p1, q0, q1, swap, scale);          \
+      return stage_0_##T##_truetrue(st, s, xr, xi, yr, yi, p0, p1, q0, q1, swap, scale);                    \
+    }                                                                                                       \
   }
 
 // in / out: pairs instead of split arrays; swap: conjugate the pairs (see load / store).
@@ -220,13 +220,17 @@ TORSH_INLINE void gather_columns(const Ends<T>& e, std::int64_t n1, std::int64_t
     // Rows are n2 apart, too far for the hardware prefetcher: ask a few rows ahead for the next block.
     if (t + 4 < n1 && c0 + bw < n2) {
       const std::int64_t ahead = i + 4 * n2 + bw;
-      if constexpr (Pairs) __builtin_prefetch(e.xr + 2 * ahead), __builtin_prefetch(e.xr + 2 * ahead + 16);
-      else __builtin_prefetch(e.xr + ahead), __builtin_prefetch(e.xi + ahead);
+      if constexpr (Pairs)
+        __builtin_prefetch(e.xr + 2 * ahead), __builtin_prefetch(e.xr + 2 * ahead + 16);
+      else
+        __builtin_prefetch(e.xr + ahead), __builtin_prefetch(e.xi + ahead);
     }
 #pragma GCC ivdep
     for (std::int64_t q = 0; q < bw; ++q) {
-      if constexpr (Pairs) br[t * bw + q] = e.xr[2 * (i + q)], bi[t * bw + q] = e.xr[2 * (i + q) + 1] * e.conj;
-      else br[t * bw + q] = e.xr[i + q], bi[t * bw + q] = e.xi[i + q];
+      if constexpr (Pairs)
+        br[t * bw + q] = e.xr[2 * (i + q)], bi[t * bw + q] = e.xr[2 * (i + q) + 1] * e.conj;
+      else
+        br[t * bw + q] = e.xr[i + q], bi[t * bw + q] = e.xi[i + q];
     }
   }
 }
@@ -261,8 +265,10 @@ TORSH_INLINE void store_rows(const Ends<T>& e, std::int64_t n1, std::int64_t n2,
     const std::int64_t o = k * n1 + r0;
 #pragma GCC ivdep
     for (std::int64_t q = 0; q < bw; ++q) {
-      if constexpr (Pairs) e.yr[2 * (o + q)] = wr[q * n2 + k] * e.scale, e.yr[2 * (o + q) + 1] = wi[q * n2 + k] * cs;
-      else e.yr[o + q] = wr[q * n2 + k], e.yi[o + q] = wi[q * n2 + k];
+      if constexpr (Pairs)
+        e.yr[2 * (o + q)] = wr[q * n2 + k] * e.scale, e.yr[2 * (o + q) + 1] = wi[q * n2 + k] * cs;
+      else
+        e.yr[o + q] = wr[q * n2 + k], e.yi[o + q] = wi[q * n2 + k];
     }
   }
 }
@@ -279,39 +285,39 @@ TORSH_INLINE void scatter_columns(const Ends<T>& e, std::int64_t n1, std::int64_
   }
 }
 
-#define TORSH_FFT_COPIES(T)                                                                                          \
-  TORSH_SIMD_CLONES void gather_columns_##T(const Ends<T>& e, std::int64_t n1, std::int64_t n2, std::int64_t c0,   \
-                                            std::int64_t bw, T* br, T* bi) {                                        \
-    e.in_pairs ? gather_columns<true>(e, n1, n2, c0, bw, br, bi) : gather_columns<false>(e, n1, n2, c0, bw, br, bi); \
-  }                                                                                                                  \
+#define TORSH_FFT_COPIES(T)                                                                                           \
+  TORSH_SIMD_CLONES void gather_columns_##T(const Ends<T>& e, std::int64_t n1, std::int64_t n2, std::int64_t c0,      \
+                                            std::int64_t bw, T* br, T* bi) {                                          \
+    e.in_pairs ? gather_columns<true>(e, n1, n2, c0, bw, br, bi) : gather_columns<false>(e, n1, n2, c0, bw, br, bi);  \
+  }                                                                                                                   \
   TORSH_SIMD_CLONES void twiddle_columns_##T(const Plan<T>& plan, std::int64_t blk, std::int64_t n1, std::int64_t n2, \
-                                             std::int64_t c0, std::int64_t bw, const T* br, const T* bi, T* wr,      \
-                                             T* wi) {                                                                \
-    twiddle_columns(plan, blk, n1, n2, c0, bw, br, bi, wr, wi);                                                      \
-  }                                                                                                                  \
-  TORSH_SIMD_CLONES void store_rows_##T(const Ends<T>& e, std::int64_t n1, std::int64_t n2, std::int64_t r0,        \
-                                        std::int64_t bw, const T* wr, const T* wi) {                                 \
-    e.out_pairs ? store_rows<true>(e, n1, n2, r0, bw, wr, wi) : store_rows<false>(e, n1, n2, r0, bw, wr, wi);           \
-  }                                                                                                                  \
-  void gather_columns_of(const Ends<T>& e, std::int64_t n1, std::int64_t n2, std::int64_t c0, std::int64_t bw,     \
-                         T* br, T* bi) {                                                                             \
-    gather_columns_##T(e, n1, n2, c0, bw, br, bi);                                                                   \
-  }                                                                                                                  \
-  void twiddle_columns_of(const Plan<T>& plan, std::int64_t blk, std::int64_t n1, std::int64_t n2, std::int64_t c0, \
-                          std::int64_t bw, const T* br, const T* bi, T* wr, T* wi) {                                 \
-    twiddle_columns_##T(plan, blk, n1, n2, c0, bw, br, bi, wr, wi);                                                  \
-  }                                                                                                                  \
-  void store_rows_of(const Ends<T>& e, std::int64_t n1, std::int64_t n2, std::int64_t r0, std::int64_t bw,          \
-                     const T* wr, const T* wi) {                                                                     \
-    store_rows_##T(e, n1, n2, r0, bw, wr, wi);                                                                       \
-  }                                                                                                                  \
-  TORSH_SIMD_CLONES void scatter_columns_##T(const Ends<T>& e, std::int64_t n1, std::int64_t n2, std::int64_t c0,  \
-                                             std::int64_t bw, const T* br, const T* bi) {                            \
-    scatter_columns(e, n1, n2, c0, bw, br, bi);                                                                      \
-  }                                                                                                                  \
-  void scatter_columns_of(const Ends<T>& e, std::int64_t n1, std::int64_t n2, std::int64_t c0, std::int64_t bw,    \
-                          const T* br, const T* bi) {                                                                \
-    scatter_columns_##T(e, n1, n2, c0, bw, br, bi);                                                                  \
+                                             std::int64_t c0, std::int64_t bw, const T* br, const T* bi, T* wr,       \
+                                             T* wi) {                                                                 \
+    twiddle_columns(plan, blk, n1, n2, c0, bw, br, bi, wr, wi);                                                       \
+  }                                                                                                                   \
+  TORSH_SIMD_CLONES void store_rows_##T(const Ends<T>& e, std::int64_t n1, std::int64_t n2, std::int64_t r0,          \
+                                        std::int64_t bw, const T* wr, const T* wi) {                                  \
+    e.out_pairs ? store_rows<true>(e, n1, n2, r0, bw, wr, wi) : store_rows<false>(e, n1, n2, r0, bw, wr, wi);         \
+  }                                                                                                                   \
+  void gather_columns_of(const Ends<T>& e, std::int64_t n1, std::int64_t n2, std::int64_t c0, std::int64_t bw, T* br, \
+                         T* bi) {                                                                                     \
+    gather_columns_##T(e, n1, n2, c0, bw, br, bi);                                                                    \
+  }                                                                                                                   \
+  void twiddle_columns_of(const Plan<T>& plan, std::int64_t blk, std::int64_t n1, std::int64_t n2, std::int64_t c0,   \
+                          std::int64_t bw, const T* br, const T* bi, T* wr, T* wi) {                                  \
+    twiddle_columns_##T(plan, blk, n1, n2, c0, bw, br, bi, wr, wi);                                                   \
+  }                                                                                                                   \
+  void store_rows_of(const Ends<T>& e, std::int64_t n1, std::int64_t n2, std::int64_t r0, std::int64_t bw,            \
+                     const T* wr, const T* wi) {                                                                      \
+    store_rows_##T(e, n1, n2, r0, bw, wr, wi);                                                                        \
+  }                                                                                                                   \
+  TORSH_SIMD_CLONES void scatter_columns_##T(const Ends<T>& e, std::int64_t n1, std::int64_t n2, std::int64_t c0,     \
+                                             std::int64_t bw, const T* br, const T* bi) {                             \
+    scatter_columns(e, n1, n2, c0, bw, br, bi);                                                                       \
+  }                                                                                                                   \
+  void scatter_columns_of(const Ends<T>& e, std::int64_t n1, std::int64_t n2, std::int64_t c0, std::int64_t bw,       \
+                          const T* br, const T* bi) {                                                                 \
+    scatter_columns_##T(e, n1, n2, c0, bw, br, bi);                                                                   \
   }
 TORSH_FFT_COPIES(float)
 TORSH_FFT_COPIES(double)
@@ -404,8 +410,10 @@ void flat_from_pairs(const Plan<T>& plan, const T* x, T* yr, T* yi, bool out_pai
   const std::int64_t n = plan.n;
   const std::size_t count = plan.stages.size();
   if (count == 0) {  // n == 1
-    if (out_pairs) yr[0] = x[0] * scale, yr[1] = x[1] * scale;
-    else yr[0] = x[0], yi[0] = x[1];
+    if (out_pairs)
+      yr[0] = x[0] * scale, yr[1] = x[1] * scale;
+    else
+      yr[0] = x[0], yi[0] = x[1];
     return;
   }
   T* const sets[2][2] = {{a + kPad, a + n + 3 * kPad}, {out_pairs ? b + kPad : yr, out_pairs ? b + n + 3 * kPad : yi}};
@@ -430,8 +438,7 @@ template <class T>
 void forward_pairs(const Plan<T>& plan, const T* x, T* y, bool inverse, T scale, T* work, int threads) {
   if (!plan.cols && plan.lanes)
     return vector_transform<T>(plan, x, nullptr, y, nullptr, true, true, inverse, scale, work, work + plan.work_size());
-  if (!plan.cols)
-    return flat_from_pairs<T>(plan, x, y, nullptr, true, inverse, scale, work, work + plan.work_size());
+  if (!plan.cols) return flat_from_pairs<T>(plan, x, y, nullptr, true, inverse, scale, work, work + plan.work_size());
   // The inverse as the conjugate of the forward transform of the conjugate.
   four_step(plan, Ends<T>{true, true, x, nullptr, y, nullptr, inverse ? T(-1) : T(1), scale}, work, threads);
 }

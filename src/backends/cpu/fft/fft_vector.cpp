@@ -2,9 +2,9 @@
 // vector), else AVX2 with FMA (8 / 4), else none, under TORSH_CPU_ISA's cap.
 #include "fft_vector.hpp"
 
+#include "../platform/cpu_info.hpp"
 #include "../simd/simd_avx2.hpp"
 #include "../simd/simd_avx512.hpp"
-#include "../platform/cpu_info.hpp"
 #include "fft_vector_isa.hpp"
 
 namespace torsh::cpu::fft {
@@ -45,7 +45,8 @@ template <class T>
 void vector_transform(const Plan<T>& plan, const T* xr, const T* xi, T* yr, T* yi, bool in_pairs, bool out_pairs,
                       bool conj, T scale, T* a, T* b) {
   // A plan's lanes came from vector_lanes(), so the level is the one it was factored for.
-  if (level() == Level::Avx512) return avx512::run_transform(plan, xr, xi, yr, yi, in_pairs, out_pairs, conj, scale, a, b);
+  if (level() == Level::Avx512)
+    return avx512::run_transform(plan, xr, xi, yr, yi, in_pairs, out_pairs, conj, scale, a, b);
   avx2::run_transform(plan, xr, xi, yr, yi, in_pairs, out_pairs, conj, scale, a, b);
 }
 

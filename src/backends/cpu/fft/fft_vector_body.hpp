@@ -198,18 +198,19 @@ TORSH_INLINE void transpose(V* a) {
   constexpr int W = kLanes<V>, E = 16 / static_cast<int>(sizeof(LaneT<V>)), blocks = W / E;
   static_assert(blocks == 2 || blocks == 4, "the transpose is written for 256- and 512-bit vectors");
   // unpack lo / hi: [x_e, y_e] for the first / second half of each block.
-  pair_rows<1>(a, [](int l) { return (l % 2) * W + (l / E) * E + (l % E) / 2; },
-               [](int l) { return (l % 2) * W + (l / E) * E + E / 2 + (l % E) / 2; });
+  pair_rows<1>(
+      a, [](int l) { return (l % 2) * W + (l / E) * E + (l % E) / 2; },
+      [](int l) { return (l % 2) * W + (l / E) * E + E / 2 + (l % E) / 2; });
   if constexpr (E == 4) {  // shufps: [x0 x1 y0 y1] and [x2 x3 y2 y3] per block
-    pair_rows<2>(a, [](int l) { return (l % 4 < 2 ? 0 : W - 2) + l; },
-                 [](int l) { return (l % 4 < 2 ? 2 : W) + l; });
+    pair_rows<2>(
+        a, [](int l) { return (l % 4 < 2 ? 0 : W - 2) + l; }, [](int l) { return (l % 4 < 2 ? 2 : W) + l; });
     // Rows 4g + 1 and 4g + 2 now hold each other's columns (a renaming, no code).
 #pragma GCC unroll 4
     for (int g = 0; g < W; g += 4) std::swap(a[g + 1], a[g + 2]);
   }
   if constexpr (blocks == 2) {  // vperm2f128: blocks (0 | 0) and (1 | 1) of x | y
-    pair_rows<E>(a, [](int l) { return (l / E == 0 ? 0 : W) + l % E; },
-                 [](int l) { return (l / E == 0 ? 0 : W) + E + l % E; });
+    pair_rows<E>(
+        a, [](int l) { return (l / E == 0 ? 0 : W) + l % E; }, [](int l) { return (l / E == 0 ? 0 : W) + E + l % E; });
   } else {  // vshuff32x4 / vshuff64x2: blocks (0, 2 | 0, 2) and (1, 3 | 1, 3) of x | y, twice
     constexpr auto even = [](int l) { return (l / E < 2 ? 0 : W) + 2 * E * ((l / E) % 2) + l % E; };
     constexpr auto odd = [](int l) { return (l / E < 2 ? 0 : W) + 2 * E * ((l / E) % 2) + E + l % E; };
@@ -237,8 +238,11 @@ struct FirstStage {
   std::int64_t m;
   Stride in;
   FirstStage(const typename Plan<L>::Stage& st, const L* xr_, const L* xi_)
-      : xr(xr_), xi(xi_), twr(permuted ? st.pair_tw_re.data() : st.tw_re.data()),
-        twi(permuted ? st.pair_tw_im.data() : st.tw_im.data()), m(st.len / W),
+      : xr(xr_),
+        xi(xi_),
+        twr(permuted ? st.pair_tw_re.data() : st.tw_re.data()),
+        twi(permuted ? st.pair_tw_im.data() : st.tw_im.data()),
+        m(st.len / W),
         in(Stride::of<L>(InPairs ? 2 * m : m)) {}
   // The group of W p from p0: output row p0 + order(l) at y + W order(l).
   TORSH_INLINE void group(std::int64_t p0, L* __restrict yr, L* __restrict yi) const {
@@ -323,8 +327,7 @@ TORSH_INLINE void store_out(V* ar, V* ai, LaneT<V>* yr, LaneT<V>* yi, Stride out
 // transform's arithmetic.
 template <int R, bool OutPairs, bool Twiddled, bool Swap, bool Scaled, class V>
 TORSH_INLINE void vertical_stage(const typename Plan<LaneT<V>>::Stage& st, std::int64_t s, const LaneT<V>* xr,
-                                 const LaneT<V>* xi, LaneT<V>* __restrict yr, LaneT<V>* __restrict yi,
-                                 LaneT<V> scale) {
+                                 const LaneT<V>* xi, LaneT<V>* __restrict yr, LaneT<V>* __restrict yi, LaneT<V> scale) {
   using L = LaneT<V>;
   constexpr int W = kLanes<V>;
   const std::int64_t m = st.len / R;
@@ -354,8 +357,10 @@ TORSH_INLINE void vertical_stage(const typename Plan<LaneT<V>>::Stage& st, std::
         asm("" : "+r"(t));  // read here, not hoisted
         twiddle<R, V>(ar, ai, t);
       }
-      if constexpr (OutPairs) store_out<R, true, Swap, Scaled, V>(ar, ai, yr + 2 * (yo + q), nullptr, out, scale);
-      else store_out<R, false, false, false, V>(ar, ai, yr + yo + q, yi + yo + q, out, scale);
+      if constexpr (OutPairs)
+        store_out<R, true, Swap, Scaled, V>(ar, ai, yr + 2 * (yo + q), nullptr, out, scale);
+      else
+        store_out<R, false, false, false, V>(ar, ai, yr + yo + q, yi + yo + q, out, scale);
     }
   }
 }
@@ -403,8 +408,10 @@ TORSH_INLINE void fused_stages(const typename Plan<LaneT<V>>::Stage& st1, const 
           twiddle<R2, V>(ar, ai, t);
         }
         const std::int64_t yo = q1 + s * k1 + s2 * R2 * p2;
-        if constexpr (OutPairs) store_out<R2, true, Swap, Scaled, V>(ar, ai, yr + 2 * yo, nullptr, out, scale);
-        else store_out<R2, false, false, false, V>(ar, ai, yr + yo, yi + yo, out, scale);
+        if constexpr (OutPairs)
+          store_out<R2, true, Swap, Scaled, V>(ar, ai, yr + 2 * yo, nullptr, out, scale);
+        else
+          store_out<R2, false, false, false, V>(ar, ai, yr + yo, yi + yo, out, scale);
       }
     }
   }
@@ -429,8 +436,8 @@ void vertical(const typename Plan<LaneT<V>>::Stage& st, std::int64_t s, const La
 }
 // A plan's last stage (length = radix, so untwiddled) to pairs y.
 template <class V>
-void vertical_to_pairs(const typename Plan<LaneT<V>>::Stage& st, std::int64_t s, const LaneT<V>* xr,
-                       const LaneT<V>* xi, LaneT<V>* y, bool swap, LaneT<V> scale) {
+void vertical_to_pairs(const typename Plan<LaneT<V>>::Stage& st, std::int64_t s, const LaneT<V>* xr, const LaneT<V>* xi,
+                       LaneT<V>* y, bool swap, LaneT<V> scale) {
   if (swap) {
     if (scale != 1) return vertical_radix<true, false, true, true, V>(st, s, xr, xi, y, nullptr, scale);
     return vertical_radix<true, false, true, false, V>(st, s, xr, xi, y, nullptr, scale);
@@ -445,8 +452,8 @@ void vertical_to_pairs(const typename Plan<LaneT<V>>::Stage& st, std::int64_t s,
 // stage 1's group at p1b + r reads them (m1 a multiple of W).
 template <int R, bool Swap, bool InPairs, bool PermuteK, class V>
 TORSH_INLINE void first_fused_stages(const typename Plan<LaneT<V>>::Stage& st0,
-                                     const typename Plan<LaneT<V>>::Stage& st1, const LaneT<V>* xr,
-                                     const LaneT<V>* xi, LaneT<V>* __restrict yr, LaneT<V>* __restrict yi) {
+                                     const typename Plan<LaneT<V>>::Stage& st1, const LaneT<V>* xr, const LaneT<V>* xi,
+                                     LaneT<V>* __restrict yr, LaneT<V>* __restrict yi) {
   using L = LaneT<V>;
   constexpr int W = kLanes<V>;
   const FirstStage<Swap, InPairs, PermuteK, V> first(st0, xr, xi);
@@ -550,11 +557,16 @@ void transform(const Plan<LaneT<V>>& plan, const LaneT<V>* xr, const LaneT<V>* x
   // them (store_pairs); split out: in order.
   const bool permute_k = out_pairs && stages > 1;
   const bool f0 = passes[0].fused;
-  if (!in_pairs && permute_k) first_pass<false, false, true, V>(f0, plan, xr, xi, fr, fi);
-  else if (!in_pairs) first_pass<false, false, false, V>(f0, plan, xr, xi, fr, fi);
-  else if (!permute_k) first_pass<false, true, false, V>(f0, plan, xr, xi, fr, fi);
-  else if (conj) first_pass<true, true, true, V>(f0, plan, xr, xi, fr, fi);
-  else first_pass<false, true, true, V>(f0, plan, xr, xi, fr, fi);
+  if (!in_pairs && permute_k)
+    first_pass<false, false, true, V>(f0, plan, xr, xi, fr, fi);
+  else if (!in_pairs)
+    first_pass<false, false, false, V>(f0, plan, xr, xi, fr, fi);
+  else if (!permute_k)
+    first_pass<false, true, false, V>(f0, plan, xr, xi, fr, fi);
+  else if (conj)
+    first_pass<true, true, true, V>(f0, plan, xr, xi, fr, fi);
+  else
+    first_pass<false, true, true, V>(f0, plan, xr, xi, fr, fi);
   const L* sr = fr;
   const L* si = fi;
   for (std::size_t i = 1; i < count; ++i) {
@@ -566,8 +578,10 @@ void transform(const Plan<LaneT<V>>& plan, const LaneT<V>* xr, const LaneT<V>* x
     }
     L* dr = to_a(i) ? ar : cr;
     L* di = to_a(i) ? ai : ci;
-    if (passes[i].fused) fused<V>(st, next, st.stride, sr, si, dr, di);
-    else vertical<V>(st, st.stride, sr, si, dr, di);
+    if (passes[i].fused)
+      fused<V>(st, next, st.stride, sr, si, dr, di);
+    else
+      vertical<V>(st, st.stride, sr, si, dr, di);
     sr = dr, si = di;
   }
   if (copy_back) {
@@ -598,25 +612,24 @@ void batched(const Plan<LaneT<V>>& plan, LaneT<V>* re, LaneT<V>* im, LaneT<V>* w
 // One level's entry points (fft_vector_isa.hpp) on vectors of `bytes`: what
 // fft_vector_avx512.cpp and fft_vector_avx2.cpp define under their target
 // pragmas.
-#define TORSH_FFT_VECTOR_LEVEL(isa, bytes)                                                                          \
-  namespace torsh::cpu::fft {                                                                                       \
-  namespace isa {                                                                                                   \
-  namespace {                                                                                                       \
-  using FloatV = float __attribute__((vector_size(bytes)));                                                         \
-  using DoubleV = double __attribute__((vector_size(bytes)));                                                       \
-  template <class T>                                                                                                \
-  using Vec = std::conditional_t<std::is_same_v<T, float>, FloatV, DoubleV>;                                        \
-  }                                                                                                                 \
-  template <class T>                                                                                                \
-  void run_transform(const Plan<T>& plan, const T* xr, const T* xi, T* yr, T* yi, bool in_pairs, bool out_pairs,   \
-                     bool conj, T scale, T* a, T* b) {                                                              \
-    transform<Vec<T>>(plan, xr, xi, yr, yi, in_pairs, out_pairs, conj, scale, a, b);                               \
-  }                                                                                                                 \
-  template <class T>                                                                                                \
-  void run_batched(const Plan<T>& plan, T* re, T* im, T* work, std::int64_t batch) {                               \
-    batched<Vec<T>>(plan, re, im, work, batch);                                                                     \
-  }                                                                                                                 \
-  }                                                                                                                 \
-  TORSH_FFT_VECTOR_INSTANTIATE(isa)                                                                                 \
+#define TORSH_FFT_VECTOR_LEVEL(isa, bytes)                                                                       \
+  namespace torsh::cpu::fft {                                                                                    \
+  namespace isa {                                                                                                \
+  namespace {                                                                                                    \
+  using FloatV = float __attribute__((vector_size(bytes)));                                                      \
+  using DoubleV = double __attribute__((vector_size(bytes)));                                                    \
+  template <class T>                                                                                             \
+  using Vec = std::conditional_t<std::is_same_v<T, float>, FloatV, DoubleV>;                                     \
+  }                                                                                                              \
+  template <class T>                                                                                             \
+  void run_transform(const Plan<T>& plan, const T* xr, const T* xi, T* yr, T* yi, bool in_pairs, bool out_pairs, \
+                     bool conj, T scale, T* a, T* b) {                                                           \
+    transform<Vec<T>>(plan, xr, xi, yr, yi, in_pairs, out_pairs, conj, scale, a, b);                             \
+  }                                                                                                              \
+  template <class T>                                                                                             \
+  void run_batched(const Plan<T>& plan, T* re, T* im, T* work, std::int64_t batch) {                             \
+    batched<Vec<T>>(plan, re, im, work, batch);                                                                  \
+  }                                                                                                              \
+  }                                                                                                              \
+  TORSH_FFT_VECTOR_INSTANTIATE(isa)                                                                              \
   }
-

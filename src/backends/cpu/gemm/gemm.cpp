@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "../simd/simd_avx2.hpp"
-#include "../simd/simd_avx512.hpp"
 #include "../platform/cpu_info.hpp"
 #include "../platform/thread_pool.hpp"
 #include "../platform/tuning.hpp"
-#include "torsh/runtime/autotune.hpp"
+#include "../simd/simd_avx2.hpp"
+#include "../simd/simd_avx512.hpp"
 #include "../types.hpp"
+#include "torsh/runtime/autotune.hpp"
 
 namespace torsh::cpu::gemm {
 namespace {
@@ -166,9 +166,10 @@ class Blocking {
     p.m = p.n = p.k = n;
     const int threads = pool().size();
     std::vector<autotune::Candidate> candidates;
-    for (const Kernel* k : {&shallow_, &deep_}) candidates.push_back({k->name, [&p, k, threads] { run_blocked(*k, p, threads); }});
-    const std::string pick = autotune::choose(
-        {tuning_device_key(threads), "gemm_k_blocking", "n=1024", in_}, candidates, 5);
+    for (const Kernel* k : {&shallow_, &deep_})
+      candidates.push_back({k->name, [&p, k, threads] { run_blocked(*k, p, threads); }});
+    const std::string pick =
+        autotune::choose({tuning_device_key(threads), "gemm_k_blocking", "n=1024", in_}, candidates, 5);
     return pick == deep_.name ? deep_ : shallow_;
   }
 
@@ -217,8 +218,10 @@ void run(const Batch& bt) {
     return;
   }
   for (std::int64_t b = 0; b < bt.count; ++b) {
-    if (plan.kind == Plan::Blocked) run_blocked(*plan.kern, item(bt, b), threads);
-    else run_split(plan, item(bt, b));
+    if (plan.kind == Plan::Blocked)
+      run_blocked(*plan.kern, item(bt, b), threads);
+    else
+      run_split(plan, item(bt, b));
   }
 }
 

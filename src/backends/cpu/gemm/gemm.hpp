@@ -30,7 +30,8 @@ struct Mat {
 
   // The same matrix starting at element (i, j).
   Mat at(std::int64_t i, std::int64_t j) const {
-    return {static_cast<const char*>(p) + (i * rs + j * cs) * static_cast<std::int64_t>(dtype_size(dtype)), dtype, rs, cs};
+    return {static_cast<const char*>(p) + (i * rs + j * cs) * static_cast<std::int64_t>(dtype_size(dtype)), dtype, rs,
+            cs};
   }
 };
 

@@ -11,9 +11,9 @@
 #include <atomic>
 #include <cstdint>
 
-#include "gemm.hpp"
 #include "../platform/scratch.hpp"
 #include "../platform/thread_pool.hpp"
+#include "gemm.hpp"
 
 namespace torsh::cpu::gemm {
 namespace {
@@ -102,8 +102,10 @@ struct Out {
 // Packs k [pc, pc + kc) x columns [j0, j0 + cols) of B into panels at dst.
 void pack_b(const Kernel& kern, const Problem& p, std::int64_t pc, std::int64_t kc, std::int64_t j0, std::int64_t cols,
             void* dst) {
-  if (p.b_source) p.b_source->pack(kern, pc, kc, j0, cols, dst);
-  else kern.pack_b(kern, p.b.at(pc, j0), kc, cols, dst);
+  if (p.b_source)
+    p.b_source->pack(kern, pc, kc, j0, cols, dst);
+  else
+    kern.pack_b(kern, p.b.at(pc, j0), kc, cols, dst);
 }
 
 // C in chunks of columns, OpenBLAS's split of the work between threads: A is
@@ -127,7 +129,8 @@ void run_column_chunks(const Kernel& kern, const Problem& p, int threads, std::i
   // one slowed thread leaves its share to the others, in a number that the
   // threads divide evenly and with sizes that differ by one panel at most:
   // 13 chunks on 2 threads leave one thread idle for a thirteenth of the time.
-  const std::int64_t chunk_max = std::max<std::int64_t>(1, static_cast<std::int64_t>(chunk_bytes / b_panel_bytes(kern, kc_blk)));
+  const std::int64_t chunk_max =
+      std::max<std::int64_t>(1, static_cast<std::int64_t>(chunk_bytes / b_panel_bytes(kern, kc_blk)));
   std::int64_t items = std::max(ceil_div(panels, chunk_max), std::min<std::int64_t>(4 * threads, panels));
   if (items > threads && round_up(items, threads) <= panels) items = round_up(items, threads);
   const std::int64_t chunk = ceil_div(panels, items);  // the widest chunk
@@ -186,8 +189,10 @@ void run_column_chunks(const Kernel& kern, const Problem& p, int threads, std::i
       auto tile = [&](std::int64_t ir, std::int64_t jr) {
         const int mr = static_cast<int>(std::min(MR, m - ir)), nr = static_cast<int>(std::min(NR, j1 - jr));
         if (reads_c) {
-          if (jr + NR < j1) out.prefetch_c(ir, jr + NR, mr, std::min(NR, j1 - jr - NR));
-          else if (ir + MR < m) out.prefetch_c(ir + MR, j0, static_cast<int>(std::min(MR, m - ir - MR)), std::min(NR, j1 - j0));
+          if (jr + NR < j1)
+            out.prefetch_c(ir, jr + NR, mr, std::min(NR, j1 - jr - NR));
+          else if (ir + MR < m)
+            out.prefetch_c(ir + MR, j0, static_cast<int>(std::min(MR, m - ir - MR)), std::min(NR, j1 - j0));
         }
         out.tile(kern, ablk + ir / MR * a_panel, bbuf + (jr - j0) / NR * b_panel, mr, nr, kc, ir, jr, pc == 0,
                  pc + kc >= k);
@@ -208,7 +213,8 @@ void run_column_chunks(const Kernel& kern, const Problem& p, int threads, std::i
 // speed of 256 KB ones. A kernel that keeps its B panel in L1 (BLIS order)
 // takes 256 KB, measured on a 512 KB L2.
 std::size_t column_chunk_bytes(const Kernel& kern) {
-  if (kern.resident == Resident::APanel) return static_cast<std::size_t>(kern.nc / kern.nr) * b_panel_bytes(kern, kern.kc);
+  if (kern.resident == Resident::APanel)
+    return static_cast<std::size_t>(kern.nc / kern.nr) * b_panel_bytes(kern, kern.kc);
   return std::size_t(256) << 10;
 }
 
@@ -284,10 +290,11 @@ void run_blocked(const Kernel& kern, const Problem& p, int threads, const Limits
   // dynamically as the items.
   const std::int64_t groups = ceil_div(k_blocks, k_group);
   const bool pipelined = threads > 1 && groups > 1;
-  const std::size_t b_half = static_cast<std::size_t>(k_group) * b_stride, a_half = static_cast<std::size_t>(k_group) * a_stride;
-  float* wbuf = accumulate ? static_cast<float*>(
-                                 t_acc.get(static_cast<std::size_t>(std::min(band, m) * ldw) * sizeof(float)))
-                           : nullptr;
+  const std::size_t b_half = static_cast<std::size_t>(k_group) * b_stride,
+                    a_half = static_cast<std::size_t>(k_group) * a_stride;
+  float* wbuf = accumulate
+                    ? static_cast<float*>(t_acc.get(static_cast<std::size_t>(std::min(band, m) * ldw) * sizeof(float)))
+                    : nullptr;
   const Out out{p, direct, multi_k, wbuf, ldw, 0};
   // One row block: chunks of 128 KB of B, A of every k block packed at once.
   if (m <= mc_blk) return run_column_chunks(kern, p, threads, kc_blk, mc_blk, std::size_t(128) << 10, SIZE_MAX, out);
@@ -344,7 +351,8 @@ void run_blocked(const Kernel& kern, const Problem& p, int threads, const Limits
           if (p.a_packed) {
             ablk = static_cast<const char*>(p.a_packed) + g * a_stride_all + ic / MR * a_panel;
           } else if (!shared_a) {
-            auto* own = static_cast<char*>(t_item_a.get(static_cast<std::size_t>(ceil_div(mc_blk, MR)) * a_panel_max + 64));
+            auto* own =
+                static_cast<char*>(t_item_a.get(static_cast<std::size_t>(ceil_div(mc_blk, MR)) * a_panel_max + 64));
             kern.pack_a(kern, p.a.at(ic, pc), mc, kc, own);
             ablk = own;
           }
@@ -371,8 +379,10 @@ void run_blocked(const Kernel& kern, const Problem& p, int threads, const Limits
         const std::int64_t next_packs = gi + 1 < groups ? packers : 0;
         // The pool hands out tasks in order: the packing of the next group first.
         fork(threads, next_packs + items, [&](std::int64_t task) {
-          if (task < next_packs) pack(gi + 1, 1 - h, task);
-          else compute(gi, h, task - next_packs);
+          if (task < next_packs)
+            pack(gi + 1, 1 - h, task);
+          else
+            compute(gi, h, task - next_packs);
         });
       }
     }

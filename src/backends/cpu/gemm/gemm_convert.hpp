@@ -51,9 +51,12 @@ inline float to_f32(bf16_t v) { return std::bit_cast<float>(static_cast<std::uin
 
 template <class T>
 inline T from_f32(float v) {
-  if constexpr (std::is_same_v<T, f16_t>) return f16_t{float_to_half(v)};
-  else if constexpr (std::is_same_v<T, bf16_t>) return bf16_t{float_to_bf16(v)};
-  else return static_cast<T>(v);
+  if constexpr (std::is_same_v<T, f16_t>)
+    return f16_t{float_to_half(v)};
+  else if constexpr (std::is_same_v<T, bf16_t>)
+    return bf16_t{float_to_bf16(v)};
+  else
+    return static_cast<T>(v);
 }
 
 }  // namespace torsh::cpu::gemm

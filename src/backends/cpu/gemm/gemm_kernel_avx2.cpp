@@ -90,8 +90,8 @@ const Kernel& kernel_avx2_f32() {
   // kc x nc B block in L3. kc = 384 (OpenBLAS's choice for this kernel shape)
   // rather than BLIS's 256: a third fewer passes over C, which matters once
   // C outgrows the last-level cache, and fewer tile prologues and epilogues.
-  static const Kernel k{"avx2-f32-6x16", Panel::F32, Resident::BPanel, kMR, kNR, 384, 4080, 120,
-                        &tile, &pack_a_avx2, &pack_b_avx2};
+  static const Kernel k{"avx2-f32-6x16", Panel::F32,   Resident::BPanel, kMR, kNR, 384, 4080, 120,
+                        &tile,           &pack_a_avx2, &pack_b_avx2};
   return k;
 }
 
@@ -102,8 +102,8 @@ const Kernel& kernel_avx2_f32_deep_k() {
   // held to AVX2, so it is the built-in choice (gemm.cpp); its B block (1.5 MB)
   // outgrows a Zen 3's 512 KB L2, yet k blocks of 512 or 768 with B blocks
   // that fit measured slower.
-  static const Kernel k{"avx2-f32-6x16-kc1024", Panel::F32, Resident::APanel, kMR, kNR, 1024, 384, 1008,
-                        &tile, &pack_a_avx2, &pack_b_avx2};
+  static const Kernel k{"avx2-f32-6x16-kc1024", Panel::F32,  Resident::APanel, kMR, kNR, 1024, 384, 1008, &tile,
+                        &pack_a_avx2,           &pack_b_avx2};
   return k;
 }
 

@@ -75,7 +75,8 @@ void tile(int mr, int nr, std::int64_t kc, const void* a, const void* b, float* 
 const Kernel& kernel_avx512_f32() {
   // kc: a 14 x kc A panel (21 KB) stays in L1 across a row of tiles; kc x nc of
   // B (768 KB) in the 1 MB L2; mc x kc of A (1.5 MB) in L3.
-  static const Kernel k{"avx512-f32-14x32", Panel::F32, Resident::APanel, kMR, kNR, 384, 512, 1008, &tile, &pack_a_avx512, &pack_b_avx512};
+  static const Kernel k{"avx512-f32-14x32", Panel::F32,    Resident::APanel, kMR, kNR, 384, 512, 1008, &tile,
+                        &pack_a_avx512,     &pack_b_avx512};
   return k;
 }
 
@@ -83,7 +84,17 @@ const Kernel& kernel_avx512_f32_deep_k() {
   // k blocks of 1024: the A panel (57 KB) streams from L2 and C goes to
   // memory and back 2.7x less often. Zen 4, 2 threads: 1.02-1.07x at
   // n = 1024-4096 (gemm.cpp chooses).
-  static const Kernel k{"avx512-f32-14x32-kc1024", Panel::F32, Resident::APanel, kMR, kNR, 1024, 384, 1008, &tile, &pack_a_avx512, &pack_b_avx512};
+  static const Kernel k{"avx512-f32-14x32-kc1024",
+                        Panel::F32,
+                        Resident::APanel,
+                        kMR,
+                        kNR,
+                        1024,
+                        384,
+                        1008,
+                        &tile,
+                        &pack_a_avx512,
+                        &pack_b_avx512};
   return k;
 }
 

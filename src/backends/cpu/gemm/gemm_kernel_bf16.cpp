@@ -33,8 +33,8 @@ TORSH_BF16_INLINE void step(__m512 (&acc)[M][NV], const std::int32_t* a, const s
 struct Avx512Bf16 {
   template <int M, int NV>
   __attribute__((target("avx512f,avx512bw,avx512bf16"))) static void run(std::int64_t kc, const void* pa,
-                                                                          const void* pb, float* c, std::int64_t ldc,
-                                                                          float alpha, float beta, int nr) {
+                                                                         const void* pb, float* c, std::int64_t ldc,
+                                                                         float alpha, float beta, int nr) {
     const auto* a = static_cast<const std::int32_t*>(pa);
     const auto* b = static_cast<const std::int32_t*>(pb);
     __m512 acc[M][NV];
@@ -75,7 +75,8 @@ void tile(int mr, int nr, std::int64_t kc, const void* a, const void* b, float* 
 
 const Kernel& kernel_avx512_bf16() {
   // Same footprints as the f32 kernel with half the bytes per k: kc doubles.
-  static const Kernel k{"avx512bf16-14x32", Panel::Bf16Pairs, Resident::APanel, kMR, kNR, 768, 512, 1008, &tile, &pack_a_avx512, &pack_b_avx512};
+  static const Kernel k{"avx512bf16-14x32", Panel::Bf16Pairs, Resident::APanel, kMR, kNR, 768, 512, 1008, &tile,
+                        &pack_a_avx512,     &pack_b_avx512};
   return k;
 }
 
@@ -85,7 +86,17 @@ const Kernel& kernel_avx512_bf16_deep_k() {
   // Zen 4 (512-bit ops on 256-bit units) the tile alone holds 99% of the
   // vdpbf16ps peak either way, and a 2048^3 product on 2 threads went from
   // 411 to 430 GFLOP/s (best of 18, in one process; gemm.cpp chooses).
-  static const Kernel k{"avx512bf16-14x32-kc2048", Panel::Bf16Pairs, Resident::APanel, kMR, kNR, 2048, 384, 1008, &tile, &pack_a_avx512, &pack_b_avx512};
+  static const Kernel k{"avx512bf16-14x32-kc2048",
+                        Panel::Bf16Pairs,
+                        Resident::APanel,
+                        kMR,
+                        kNR,
+                        2048,
+                        384,
+                        1008,
+                        &tile,
+                        &pack_a_avx512,
+                        &pack_b_avx512};
   return k;
 }
 

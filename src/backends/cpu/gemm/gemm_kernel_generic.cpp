@@ -41,7 +41,8 @@ void tile(int mr, int nr, std::int64_t kc, const void* a, const void* b, float* 
 }  // namespace
 
 const Kernel& kernel_generic_f32() {
-  static const Kernel k{"generic-f32-4x16", Panel::F32, Resident::APanel, kMR, kNR, 256, 256, 256, &tile, &pack_a_generic, &pack_b_generic};
+  static const Kernel k{"generic-f32-4x16", Panel::F32,     Resident::APanel, kMR, kNR, 256, 256, 256, &tile,
+                        &pack_a_generic,    &pack_b_generic};
   return k;
 }
 

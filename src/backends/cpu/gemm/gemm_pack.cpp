@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <cstring>
 
-#include "gemm.hpp"
-#include "gemm_convert.hpp"
 #include "../simd/simd.hpp"
 #include "../types.hpp"
+#include "gemm.hpp"
+#include "gemm_convert.hpp"
 
 namespace torsh::cpu::gemm {
 namespace {
@@ -56,34 +56,34 @@ template <class T>
 }
 
 TORSH_SIMD_CLONES void pack_a_f32_from_f32(const float* a, std::int64_t rs, std::int64_t cs, std::int64_t rows,
-                                          std::int64_t kc, int mr, float* dst) {
-  pack_a_f32(a, rs, cs, rows, kc, mr, dst);
-}
-TORSH_SIMD_CLONES void pack_a_f32_from_f16(const f16_t* a, std::int64_t rs, std::int64_t cs, std::int64_t rows,
-                                          std::int64_t kc, int mr, float* dst) {
-  pack_a_f32(a, rs, cs, rows, kc, mr, dst);
-}
-TORSH_SIMD_CLONES void pack_a_f32_from_bf16(const bf16_t* a, std::int64_t rs, std::int64_t cs, std::int64_t rows,
                                            std::int64_t kc, int mr, float* dst) {
   pack_a_f32(a, rs, cs, rows, kc, mr, dst);
 }
+TORSH_SIMD_CLONES void pack_a_f32_from_f16(const f16_t* a, std::int64_t rs, std::int64_t cs, std::int64_t rows,
+                                           std::int64_t kc, int mr, float* dst) {
+  pack_a_f32(a, rs, cs, rows, kc, mr, dst);
+}
+TORSH_SIMD_CLONES void pack_a_f32_from_bf16(const bf16_t* a, std::int64_t rs, std::int64_t cs, std::int64_t rows,
+                                            std::int64_t kc, int mr, float* dst) {
+  pack_a_f32(a, rs, cs, rows, kc, mr, dst);
+}
 TORSH_SIMD_CLONES void pack_b_f32_from_f32(const float* b, std::int64_t rs, std::int64_t cs, std::int64_t kc,
-                                          std::int64_t cols, int nr, float* dst) {
+                                           std::int64_t cols, int nr, float* dst) {
   pack_b_f32(b, rs, cs, kc, cols, nr, dst);
 }
 TORSH_SIMD_CLONES void pack_b_f32_from_f16(const f16_t* b, std::int64_t rs, std::int64_t cs, std::int64_t kc,
-                                          std::int64_t cols, int nr, float* dst) {
+                                           std::int64_t cols, int nr, float* dst) {
   pack_b_f32(b, rs, cs, kc, cols, nr, dst);
 }
 TORSH_SIMD_CLONES void pack_b_f32_from_bf16(const bf16_t* b, std::int64_t rs, std::int64_t cs, std::int64_t kc,
-                                           std::int64_t cols, int nr, float* dst) {
+                                            std::int64_t cols, int nr, float* dst) {
   pack_b_f32(b, rs, cs, kc, cols, nr, dst);
 }
 
 // A panel of pairs: dst[(q * MR + i) * 2 + t] = a[i, 2q + t], zero past kc.
 // With k contiguous a pair is one aligned-or-not 32-bit word of the source row.
 TORSH_SIMD_CLONES void pack_a_pairs(const std::uint16_t* a, std::int64_t rs, std::int64_t cs, std::int64_t rows,
-                                   std::int64_t kc, int mr, std::uint16_t* __restrict dst) {
+                                    std::int64_t kc, int mr, std::uint16_t* __restrict dst) {
   const std::int64_t full = kc / 2;
   if (cs == 1) {
     auto* d32 = reinterpret_cast<std::uint32_t*>(dst);
@@ -111,7 +111,7 @@ TORSH_SIMD_CLONES void pack_a_pairs(const std::uint16_t* a, std::int64_t rs, std
 
 // B panel of pairs: dst[(q * NR + j) * 2 + t] = b[2q + t, j], zero past kc and cols.
 TORSH_SIMD_CLONES void pack_b_pairs(const std::uint16_t* b, std::int64_t rs, std::int64_t cs, std::int64_t kc,
-                                   std::int64_t cols, int nr, std::uint16_t* __restrict dst) {
+                                    std::int64_t cols, int nr, std::uint16_t* __restrict dst) {
   const std::int64_t pairs = (kc + 1) / 2;
   for (std::int64_t q = 0; q < pairs; ++q) {
     const std::uint16_t* r0 = b + 2 * q * rs;

@@ -20,7 +20,8 @@ struct LoadF32 {
   using T = float;
   static TORSH_PACK_INLINE __m256 row(const T* p, std::int64_t n) {
     if (n >= 8) return _mm256_loadu_ps(p);
-    const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    const __m256i m =
+        _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     return _mm256_maskload_ps(p, m);
   }
 };
@@ -134,7 +135,8 @@ void pack_a_avx2(const Kernel& kern, const Mat& a, std::int64_t rows, std::int64
   const auto stride = static_cast<std::int64_t>(a_panel_bytes(kern, kc) / 4);
   const auto* s16 = static_cast<const std::uint16_t*>(a.p);
   switch (a.dtype) {
-    case DType::F32: return transpose_panels<LoadF32>(static_cast<const float*>(a.p), a.rs, rows, kc, kern.mr, d, stride);
+    case DType::F32:
+      return transpose_panels<LoadF32>(static_cast<const float*>(a.p), a.rs, rows, kc, kern.mr, d, stride);
     case DType::F16: return transpose_panels<LoadF16>(s16, a.rs, rows, kc, kern.mr, d, stride);
     case DType::BF16: return transpose_panels<LoadBf16>(s16, a.rs, rows, kc, kern.mr, d, stride);
     default: return pack_a_generic(kern, a, rows, kc, dst);

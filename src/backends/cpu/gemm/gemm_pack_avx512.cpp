@@ -73,7 +73,8 @@ TORSH_PACK_INLINE void transpose16(__m512 (&r)[16]) {
 #pragma GCC unroll 4
   for (int j = 0; j < 4; ++j) {
     const __m512 c0 = _mm512_shuffle_f32x4(b[j], b[4 + j], 0x44), c1 = _mm512_shuffle_f32x4(b[j], b[4 + j], 0xee);
-    const __m512 c2 = _mm512_shuffle_f32x4(b[8 + j], b[12 + j], 0x44), c3 = _mm512_shuffle_f32x4(b[8 + j], b[12 + j], 0xee);
+    const __m512 c2 = _mm512_shuffle_f32x4(b[8 + j], b[12 + j], 0x44),
+                 c3 = _mm512_shuffle_f32x4(b[8 + j], b[12 + j], 0xee);
     r[j] = _mm512_shuffle_f32x4(c0, c2, 0x88);
     r[4 + j] = _mm512_shuffle_f32x4(c0, c2, 0xdd);
     r[8 + j] = _mm512_shuffle_f32x4(c1, c3, 0x88);
@@ -95,8 +96,10 @@ TORSH_PACK_INLINE void transpose_rows(const typename L::T* src, std::int64_t rs,
 #pragma GCC unroll 16
     for (int i = 0; i < 16; ++i) {
       if (i < rows) {
-        if (q0 + kAhead < cols) _mm_prefetch(reinterpret_cast<const char*>(src + i * rs + (q0 + kAhead) * L::kStep), _MM_HINT_T0);
-        else if (i < next_rows) _mm_prefetch(reinterpret_cast<const char*>(next + i * rs + (q0 + kAhead - cols) * L::kStep), _MM_HINT_T0);
+        if (q0 + kAhead < cols)
+          _mm_prefetch(reinterpret_cast<const char*>(src + i * rs + (q0 + kAhead) * L::kStep), _MM_HINT_T0);
+        else if (i < next_rows)
+          _mm_prefetch(reinterpret_cast<const char*>(next + i * rs + (q0 + kAhead - cols) * L::kStep), _MM_HINT_T0);
       }
       r[i] = i < rows ? L::row(src + i * rs + q0 * L::kStep, in_mask) : _mm512_setzero_ps();
     }
@@ -179,7 +182,8 @@ void pack_a_avx512(const Kernel& kern, const Mat& a, std::int64_t rows, std::int
     return;
   }
   switch (a.dtype) {
-    case DType::F32: return transpose_panels<LoadF32>(static_cast<const float*>(a.p), a.rs, rows, kc, kern.mr, d, stride);
+    case DType::F32:
+      return transpose_panels<LoadF32>(static_cast<const float*>(a.p), a.rs, rows, kc, kern.mr, d, stride);
     case DType::F16: return transpose_panels<LoadF16>(s16, a.rs, rows, kc, kern.mr, d, stride);
     case DType::BF16: return transpose_panels<LoadBf16>(s16, a.rs, rows, kc, kern.mr, d, stride);
     default: return pack_a_generic(kern, a, rows, kc, dst);

@@ -1,9 +1,9 @@
 // Write-back of f32 tiles into a C the kernels cannot store to directly
 // (f16 or bf16, or a non-unit column stride), with alpha and beta; the
 // conversions are inline so a row of a contiguous tile vectorises.
+#include "../simd/simd.hpp"
 #include "gemm.hpp"
 #include "gemm_convert.hpp"
-#include "../simd/simd.hpp"
 
 namespace torsh::cpu::gemm {
 namespace {
@@ -43,7 +43,8 @@ TORSH_SIMD_CLONES void store_bf16(const float* acc, std::int64_t lda, bf16_t* c,
 
 }  // namespace
 
-void store_tile(const float* acc, std::int64_t lda, const Problem& p, std::int64_t i0, std::int64_t j0, int mr, int nr) {
+void store_tile(const float* acc, std::int64_t lda, const Problem& p, std::int64_t i0, std::int64_t j0, int mr,
+                int nr) {
   const std::int64_t off = i0 * p.c_rs + j0 * p.c_cs;
   switch (p.c_dtype) {
     case DType::F16:

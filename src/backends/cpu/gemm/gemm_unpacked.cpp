@@ -7,10 +7,10 @@
 #include <algorithm>
 #include <type_traits>
 
-#include "gemm.hpp"
-#include "gemm_convert.hpp"
 #include "../simd/simd.hpp"
 #include "../types.hpp"
+#include "gemm.hpp"
+#include "gemm_convert.hpp"
 
 namespace torsh::cpu::gemm {
 namespace {
@@ -79,8 +79,10 @@ void run_direct(const Problem& p) {
     using T = typename decltype(tag)::type;
     using A = typename Acc<T>::type;  // f64 stays f64, the rest accumulate in f32
     auto widen = [](T v) -> A {
-      if constexpr (std::is_same_v<T, double>) return v;
-      else return to_f32(v);
+      if constexpr (std::is_same_v<T, double>)
+        return v;
+      else
+        return to_f32(v);
     };
     const T* a = static_cast<const T*>(p.a.p);
     const T* b = static_cast<const T*>(p.b.p);
@@ -99,8 +101,10 @@ void run_direct(const Problem& p) {
         for (std::int64_t j = 0; j < nj; ++j) {
           A v = static_cast<A>(p.alpha) * row[j];
           if (p.beta != 0.0f) v += static_cast<A>(p.beta) * widen(cr[j * p.c_cs]);
-          if constexpr (std::is_same_v<T, double>) cr[j * p.c_cs] = v;
-          else cr[j * p.c_cs] = from_f32<T>(v);
+          if constexpr (std::is_same_v<T, double>)
+            cr[j * p.c_cs] = v;
+          else
+            cr[j * p.c_cs] = from_f32<T>(v);
         }
       }
     }

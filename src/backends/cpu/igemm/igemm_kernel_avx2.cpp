@@ -41,40 +41,60 @@ namespace {
 // the multiply rate. Here ymm0-11 hold the accumulators (row r in 2r and
 // 2r + 1), ymm12-13 b's two vectors (or ones), ymm14 the row's word, ymm15
 // a product; the sums leave through memory once per tile.
-#define TORSH_MADD_ROW(r, c0, c1)                        \
-  "vpbroadcastd " #r "*4(%[a]), %%ymm14\n\t"            \
-  "vpmaddwd %%ymm12, %%ymm14, %%ymm15\n\t"              \
-  "vpaddd %%ymm15, %%ymm" #c0 ", %%ymm" #c0 "\n\t"      \
-  "vpmaddwd %%ymm13, %%ymm14, %%ymm15\n\t"              \
+#define TORSH_MADD_ROW(r, c0, c1)           \
+  "vpbroadcastd " #r                        \
+  "*4(%[a]), %%ymm14\n\t"                   \
+  "vpmaddwd %%ymm12, %%ymm14, %%ymm15\n\t"  \
+  "vpaddd %%ymm15, %%ymm" #c0 ", %%ymm" #c0 \
+  "\n\t"                                    \
+  "vpmaddwd %%ymm13, %%ymm14, %%ymm15\n\t"  \
   "vpaddd %%ymm15, %%ymm" #c1 ", %%ymm" #c1 "\n\t"
 
 // Row r of the vpmaddubsw tile: b's two vectors read from the panel,
 // products summed in pairs to int16, then pairs of those to int32 by
 // vpmaddwd with ones (ymm12).
-#define TORSH_MADDUBS_ROW(r, c0, c1)                     \
-  "vpbroadcastd " #r "*4(%[a]), %%ymm14\n\t"            \
-  "vpmaddubsw (%[b]), %%ymm14, %%ymm15\n\t"             \
-  "vpmaddwd %%ymm12, %%ymm15, %%ymm15\n\t"              \
-  "vpaddd %%ymm15, %%ymm" #c0 ", %%ymm" #c0 "\n\t"      \
-  "vpmaddubsw 32(%[b]), %%ymm14, %%ymm15\n\t"           \
-  "vpmaddwd %%ymm12, %%ymm15, %%ymm15\n\t"              \
+#define TORSH_MADDUBS_ROW(r, c0, c1)          \
+  "vpbroadcastd " #r                          \
+  "*4(%[a]), %%ymm14\n\t"                     \
+  "vpmaddubsw (%[b]), %%ymm14, %%ymm15\n\t"   \
+  "vpmaddwd %%ymm12, %%ymm15, %%ymm15\n\t"    \
+  "vpaddd %%ymm15, %%ymm" #c0 ", %%ymm" #c0   \
+  "\n\t"                                      \
+  "vpmaddubsw 32(%[b]), %%ymm14, %%ymm15\n\t" \
+  "vpmaddwd %%ymm12, %%ymm15, %%ymm15\n\t"    \
   "vpaddd %%ymm15, %%ymm" #c1 ", %%ymm" #c1 "\n\t"
 
-#define TORSH_ZERO_ACC                                                                                     \
-  "vpxor %%xmm0, %%xmm0, %%xmm0\n\t" "vpxor %%xmm1, %%xmm1, %%xmm1\n\t" "vpxor %%xmm2, %%xmm2, %%xmm2\n\t"   \
-  "vpxor %%xmm3, %%xmm3, %%xmm3\n\t" "vpxor %%xmm4, %%xmm4, %%xmm4\n\t" "vpxor %%xmm5, %%xmm5, %%xmm5\n\t"   \
-  "vpxor %%xmm6, %%xmm6, %%xmm6\n\t" "vpxor %%xmm7, %%xmm7, %%xmm7\n\t" "vpxor %%xmm8, %%xmm8, %%xmm8\n\t"   \
-  "vpxor %%xmm9, %%xmm9, %%xmm9\n\t" "vpxor %%xmm10, %%xmm10, %%xmm10\n\t" "vpxor %%xmm11, %%xmm11, %%xmm11\n\t"
+#define TORSH_ZERO_ACC                  \
+  "vpxor %%xmm0, %%xmm0, %%xmm0\n\t"    \
+  "vpxor %%xmm1, %%xmm1, %%xmm1\n\t"    \
+  "vpxor %%xmm2, %%xmm2, %%xmm2\n\t"    \
+  "vpxor %%xmm3, %%xmm3, %%xmm3\n\t"    \
+  "vpxor %%xmm4, %%xmm4, %%xmm4\n\t"    \
+  "vpxor %%xmm5, %%xmm5, %%xmm5\n\t"    \
+  "vpxor %%xmm6, %%xmm6, %%xmm6\n\t"    \
+  "vpxor %%xmm7, %%xmm7, %%xmm7\n\t"    \
+  "vpxor %%xmm8, %%xmm8, %%xmm8\n\t"    \
+  "vpxor %%xmm9, %%xmm9, %%xmm9\n\t"    \
+  "vpxor %%xmm10, %%xmm10, %%xmm10\n\t" \
+  "vpxor %%xmm11, %%xmm11, %%xmm11\n\t"
 
-#define TORSH_SAVE_ACC                                                                                      \
-  "vmovdqa %%ymm0, (%[acc])\n\t" "vmovdqa %%ymm1, 32(%[acc])\n\t" "vmovdqa %%ymm2, 64(%[acc])\n\t"           \
-  "vmovdqa %%ymm3, 96(%[acc])\n\t" "vmovdqa %%ymm4, 128(%[acc])\n\t" "vmovdqa %%ymm5, 160(%[acc])\n\t"      \
-  "vmovdqa %%ymm6, 192(%[acc])\n\t" "vmovdqa %%ymm7, 224(%[acc])\n\t" "vmovdqa %%ymm8, 256(%[acc])\n\t"     \
-  "vmovdqa %%ymm9, 288(%[acc])\n\t" "vmovdqa %%ymm10, 320(%[acc])\n\t" "vmovdqa %%ymm11, 352(%[acc])\n\t"
+#define TORSH_SAVE_ACC               \
+  "vmovdqa %%ymm0, (%[acc])\n\t"     \
+  "vmovdqa %%ymm1, 32(%[acc])\n\t"   \
+  "vmovdqa %%ymm2, 64(%[acc])\n\t"   \
+  "vmovdqa %%ymm3, 96(%[acc])\n\t"   \
+  "vmovdqa %%ymm4, 128(%[acc])\n\t"  \
+  "vmovdqa %%ymm5, 160(%[acc])\n\t"  \
+  "vmovdqa %%ymm6, 192(%[acc])\n\t"  \
+  "vmovdqa %%ymm7, 224(%[acc])\n\t"  \
+  "vmovdqa %%ymm8, 256(%[acc])\n\t"  \
+  "vmovdqa %%ymm9, 288(%[acc])\n\t"  \
+  "vmovdqa %%ymm10, 320(%[acc])\n\t" \
+  "vmovdqa %%ymm11, 352(%[acc])\n\t"
 
-#define TORSH_YMM_CLOBBERS                                                                                  \
-  "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", \
-      "xmm13", "xmm14", "xmm15"
+#define TORSH_YMM_CLOBBERS                                                                                            \
+  "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", \
+      "xmm14", "xmm15"
 
 // The stores of tile_body's end from the 6 x 16 sums: plus earlier blocks'
 // sums and the column and row terms, when given.
@@ -97,22 +117,21 @@ TORSH_INLINE void store_tile(const std::int32_t* acc, const TileOut& out) {
 
 // A 6 x 16 tile: the accumulators zeroed, `setup` once, `group` per group
 // of k (a and b then step to the next group), the sums out through acc.
-#define TORSH_AVX2_TILE(name, setup, group)                                                          \
+#define TORSH_AVX2_TILE(name, setup, group)                                                            \
   void name(const unsigned char* a, const unsigned char* b, std::int64_t groups, const TileOut& out) { \
-    alignas(32) std::int32_t acc[6 * 16];                                                            \
-    asm volatile(TORSH_ZERO_ACC                                                                      \
-                 "test %[g], %[g]\n\t"                                                               \
-                 "jle 2f\n\t" setup                                                                  \
-                 "1:\n\t" group                                                                      \
-                 "add $24, %[a]\n\t"                                                                 \
-                 "add $64, %[b]\n\t"                                                                 \
-                 "dec %[g]\n\t"                                                                      \
-                 "jnz 1b\n\t"                                                                        \
-                 "2:\n\t" TORSH_SAVE_ACC                                                             \
-                 : [a] "+r"(a), [b] "+r"(b), [g] "+r"(groups)                                        \
-                 : [acc] "r"(acc)                                                                    \
-                 : "cc", "memory", TORSH_YMM_CLOBBERS);                                              \
-    store_tile(acc, out);                                                                            \
+    alignas(32) std::int32_t acc[6 * 16];                                                              \
+    asm volatile(TORSH_ZERO_ACC                                                                        \
+                 "test %[g], %[g]\n\t"                                                                 \
+                 "jle 2f\n\t" setup "1:\n\t" group                                                     \
+                 "add $24, %[a]\n\t"                                                                   \
+                 "add $64, %[b]\n\t"                                                                   \
+                 "dec %[g]\n\t"                                                                        \
+                 "jnz 1b\n\t"                                                                          \
+                 "2:\n\t" TORSH_SAVE_ACC                                                               \
+                 : [a] "+r"(a), [b] "+r"(b), [g] "+r"(groups)                                          \
+                 : [acc] "r"(acc)                                                                      \
+                 : "cc", "memory", TORSH_YMM_CLOBBERS);                                                \
+    store_tile(acc, out);                                                                              \
   }
 
 TORSH_AVX2_TILE(tile_avx2, "",
@@ -124,8 +143,8 @@ TORSH_AVX2_TILE(tile_avx2, "",
 TORSH_AVX2_TILE(tile_avx2_maddubs,
                 "vpcmpeqw %%ymm12, %%ymm12, %%ymm12\n\t"
                 "vpsrlw $15, %%ymm12, %%ymm12\n\t",
-                TORSH_MADDUBS_ROW(0, 0, 1) TORSH_MADDUBS_ROW(1, 2, 3) TORSH_MADDUBS_ROW(2, 4, 5) TORSH_MADDUBS_ROW(3, 6, 7)
-                    TORSH_MADDUBS_ROW(4, 8, 9) TORSH_MADDUBS_ROW(5, 10, 11))
+                TORSH_MADDUBS_ROW(0, 0, 1) TORSH_MADDUBS_ROW(1, 2, 3) TORSH_MADDUBS_ROW(2, 4, 5)
+                    TORSH_MADDUBS_ROW(3, 6, 7) TORSH_MADDUBS_ROW(4, 8, 9) TORSH_MADDUBS_ROW(5, 10, 11))
 #undef TORSH_AVX2_TILE
 
 // QLinearMatMul's requantization of a finished tile (igemm.hpp's Kernel::
@@ -160,7 +179,8 @@ void requantize(const std::int32_t* c, int ldc, int rows, int cols, const float*
       // int32 -> int16 -> bytes (within each 128-bit half), then the two
       // halves' four bytes side by side.
       const __m256i h = _mm256_packs_epi32(q, q);
-      const __m256i b = _mm256_permutevar8x32_epi32(to_u8 ? _mm256_packus_epi16(h, h) : _mm256_packs_epi16(h, h), gather);
+      const __m256i b =
+          _mm256_permutevar8x32_epi32(to_u8 ? _mm256_packus_epi16(h, h) : _mm256_packs_epi16(h, h), gather);
       unsigned char* const dst = out + r * ldo + j;
       if (w == 8) {
         _mm_storel_epi64(reinterpret_cast<__m128i*>(dst), _mm256_castsi256_si128(b));

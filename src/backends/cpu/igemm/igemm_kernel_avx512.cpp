@@ -63,8 +63,10 @@ void requantize_as(const std::int32_t* c, int ldc, int rows, int cols, const flo
         x = _mm512_min_ps(_mm512_max_ps(x, fmin), fmax);
       }
       const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(x), zv);
-      if constexpr (Unsigned) _mm512_mask_cvtusepi32_storeu_epi8(out + r * ldo + j, m, _mm512_max_epi32(q, zero));
-      else _mm512_mask_cvtsepi32_storeu_epi8(out + r * ldo + j, m, q);
+      if constexpr (Unsigned)
+        _mm512_mask_cvtusepi32_storeu_epi8(out + r * ldo + j, m, _mm512_max_epi32(q, zero));
+      else
+        _mm512_mask_cvtsepi32_storeu_epi8(out + r * ldo + j, m, q);
     }
   }
 }

@@ -16,7 +16,8 @@ void tile(const unsigned char* a, const unsigned char* b, std::int64_t groups, c
       for (int j = 0; j < kNr; ++j) {
         std::int32_t s = 0;
         for (int t = 0; t < 4; ++t)
-          s += static_cast<std::int32_t>(a[4 * r + t]) * static_cast<std::int32_t>(static_cast<std::int8_t>(b[4 * j + t]));
+          s += static_cast<std::int32_t>(a[4 * r + t]) *
+               static_cast<std::int32_t>(static_cast<std::int8_t>(b[4 * j + t]));
         acc[r][j] += static_cast<std::uint32_t>(s);  // wraps, as the vector tiles' int32 lanes
       }
     a += 4 * kMr;

@@ -37,8 +37,9 @@ std::int32_t sum_unsigned(const unsigned char* p, std::int64_t k, unsigned char 
 // vector and the 4 x 4 block of words transposed, so each group's words go
 // out in one store. Writing a row's words one at a time, mr words apart,
 // was a twelfth of a 1024^3 product on two threads.
-__attribute__((always_inline)) inline void pack_a_words(const unsigned char* a, std::int64_t k, std::int64_t row, int rows, std::int64_t full,
-                  std::uint32_t flip4, int mr, std::uint32_t* d) {
+__attribute__((always_inline)) inline void pack_a_words(const unsigned char* a, std::int64_t k, std::int64_t row,
+                                                        int rows, std::int64_t full, std::uint32_t flip4, int mr,
+                                                        std::uint32_t* d) {
   const __m128i f = _mm_set1_epi32(static_cast<int>(flip4));
   const unsigned char* s0 = a + row * k;
   const unsigned char* s1 = s0 + k;
@@ -56,8 +57,10 @@ __attribute__((always_inline)) inline void pack_a_words(const unsigned char* a, 
                           _mm_unpackhi_epi64(t2, t3)};
     for (int j = 0; j < 4; ++j) {
       auto* o = reinterpret_cast<__m128i*>(d + (g + j) * mr);
-      if (rows == 4) _mm_storeu_si128(o, y[j]);
-      else _mm_storel_epi64(o, y[j]);
+      if (rows == 4)
+        _mm_storeu_si128(o, y[j]);
+      else
+        _mm_storel_epi64(o, y[j]);
     }
   }
   for (; g < full; ++g)
@@ -74,8 +77,11 @@ __attribute__((always_inline)) inline void pack_a_words(const unsigned char* a, 
 // had a pass of their own. The even bytes of a word reach int16 by a shift
 // up and an arithmetic shift down, the odd ones by the latter alone;
 // pmaddwd then adds each word's two pairs.
-__attribute__((always_inline)) inline void pack_b_words(const unsigned char* const rows[4], int j, __m128i f, std::uint32_t* d, __m128i* sums) {
-  const auto row = [&](int t) { return _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[t] + j)), f); };
+__attribute__((always_inline)) inline void pack_b_words(const unsigned char* const rows[4], int j, __m128i f,
+                                                        std::uint32_t* d, __m128i* sums) {
+  const auto row = [&](int t) {
+    return _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[t] + j)), f);
+  };
   const __m128i r0 = row(0), r1 = row(1), r2 = row(2), r3 = row(3);
   const __m128i l01 = _mm_unpacklo_epi8(r0, r1), h01 = _mm_unpackhi_epi8(r0, r1);
   const __m128i l23 = _mm_unpacklo_epi8(r2, r3), h23 = _mm_unpackhi_epi8(r2, r3);
@@ -92,8 +98,8 @@ __attribute__((always_inline)) inline void pack_b_words(const unsigned char* con
 
 }  // namespace
 
-TORSH_SIMD_CLONES void pack_a(const Kernel& kn, const unsigned char* a, std::int64_t m, std::int64_t k, bool a_signed, std::int64_t r0,
-            unsigned char* dst, std::int32_t* sums) {
+TORSH_SIMD_CLONES void pack_a(const Kernel& kn, const unsigned char* a, std::int64_t m, std::int64_t k, bool a_signed,
+                              std::int64_t r0, unsigned char* dst, std::int32_t* sums) {
   const int kpl = k_per_lane(kn.lane), mr = kn.mr;
   const std::int64_t groups = (k + kpl - 1) / kpl, full = k / kpl;
   const unsigned char flip = a_signed ? 0x80 : 0;  // i8 + 128 == the byte XOR 0x80, as u8
@@ -135,14 +141,15 @@ TORSH_SIMD_CLONES void pack_a(const Kernel& kn, const unsigned char* a, std::int
       }
     } else {  // two int16 per word, low half first
       for (std::int64_t g = 0; g < full; ++g)
-        d[g * mr] = static_cast<std::uint32_t>(src[2 * g] ^ flip) | static_cast<std::uint32_t>(src[2 * g + 1] ^ flip) << 16;
+        d[g * mr] = static_cast<std::uint32_t>(src[2 * g] ^ flip) | static_cast<std::uint32_t>(src[2 * g + 1] ^ flip)
+                                                                        << 16;
       if (full < groups) d[full * mr] = static_cast<std::uint32_t>(src[2 * full] ^ flip);
     }
   }
 }
 
-TORSH_SIMD_CLONES void pack_b(const Kernel& kn, const unsigned char* b, std::int64_t k, std::int64_t n, bool b_unsigned, std::int64_t c0,
-            unsigned char* dst, std::int32_t* sums) {
+TORSH_SIMD_CLONES void pack_b(const Kernel& kn, const unsigned char* b, std::int64_t k, std::int64_t n, bool b_unsigned,
+                              std::int64_t c0, unsigned char* dst, std::int32_t* sums) {
   const int kpl = k_per_lane(kn.lane), nr = kn.nr;
   const std::int64_t groups = (k + kpl - 1) / kpl;
   const int cols = static_cast<int>(std::min<std::int64_t>(nr, n - c0));
@@ -197,8 +204,8 @@ TORSH_SIMD_CLONES void pack_b(const Kernel& kn, const unsigned char* b, std::int
     } else {  // int16 pairs, sign-extended (never packed above)
       for (int j = j0; j < cols; ++j)
         d[j] = static_cast<std::uint16_t>(static_cast<std::int16_t>(static_cast<std::int8_t>(rows[0][j] ^ f0))) |
-               static_cast<std::uint32_t>(static_cast<std::uint16_t>(
-                   static_cast<std::int16_t>(static_cast<std::int8_t>(rows[1][j] ^ f1))))
+               static_cast<std::uint32_t>(
+                   static_cast<std::uint16_t>(static_cast<std::int16_t>(static_cast<std::int8_t>(rows[1][j] ^ f1))))
                    << 16;
     }
     for (int j = cols; j < nr; ++j) d[j] = 0;

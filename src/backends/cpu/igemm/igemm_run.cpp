@@ -13,12 +13,12 @@
 #include <new>
 #include <vector>
 
+#include "../device.hpp"
 #include "../platform/scratch.hpp"
 #include "../platform/thread_pool.hpp"
+#include "../quant/qmatmul_kernels.hpp"
 #include "../simd/simd.hpp"
 #include "../simd/stream_store.hpp"
-#include "../quant/qmatmul_kernels.hpp"
-#include "../device.hpp"
 #include "../types.hpp"
 #include "igemm.hpp"
 #include "torsh/runtime/prepared_operand.hpp"
@@ -164,13 +164,17 @@ const Kernel& kernel_for(const rt::IntegerMatmulArgs& x) {
   const std::int64_t b_count = x.b_batched ? x.batch : 1;
   const auto scan_b = [&] {
     int v = 0;
-    for (std::int64_t i = 0; i < b_count; ++i) v = std::max(v, max_pair_magnitude(b + i * x.k * x.n, x.k, x.n, b_unsigned));
+    for (std::int64_t i = 0; i < b_count; ++i)
+      v = std::max(v, max_pair_magnitude(b + i * x.k * x.n, x.k, x.n, b_unsigned));
     return v;
   };
   static const char prepared_key = 0;
-  const int pair = x.b_prepared && !x.b_batched
-                       ? x.b_prepared->form<PairBound>(&prepared_key, [&] { return std::make_shared<PairBound>(PairBound{scan_b()}); })->value
-                       : scan_b();
+  const int pair =
+      x.b_prepared && !x.b_batched
+          ? x.b_prepared
+                ->form<PairBound>(&prepared_key, [&] { return std::make_shared<PairBound>(PairBound{scan_b()}); })
+                ->value
+          : scan_b();
   constexpr int kInt16Max = 32767;
   if (255 * pair <= kInt16Max) return kernel_avx2_maddubs();
   const int a_max = max_unsigned(data_of<unsigned char>(x.a), x.batch * x.m * x.k, x.a.dtype == DType::I8);
@@ -189,7 +193,8 @@ void pack_all_b(const Kernel& kn, const unsigned char* b, std::int64_t k, std::i
   const std::int64_t n_panels = (n + kn.nr - 1) / kn.nr;
   const std::size_t pb = panel_bytes(kn, kn.nr, k);
   pool().parallel_for(n_panels, 1, [&](std::int64_t p0, std::int64_t p1) {
-    for (std::int64_t p = p0; p < p1; ++p) pack_b(kn, b, k, n, b_unsigned, p * kn.nr, panels + p * pb, sums + p * kn.nr);
+    for (std::int64_t p = p0; p < p1; ++p)
+      pack_b(kn, b, k, n, b_unsigned, p * kn.nr, panels + p * pb, sums + p * kn.nr);
   });
 }
 
@@ -265,15 +270,14 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
   const unsigned char* const bpack = prepared ? prepared->data : b_call;
   const std::int32_t* const cb = prepared ? prepared->sums.data() : cb_call.data();
   // Padded to whole panels: a tile reads nr column terms and mr row terms.
-  std::vector<std::uint32_t> colterm(static_cast<std::size_t>(n_panels * nr)), rowterm(static_cast<std::size_t>(m_panels * mr));
+  std::vector<std::uint32_t> colterm(static_cast<std::size_t>(n_panels * nr)),
+      rowterm(static_cast<std::size_t>(m_panels * mr));
 
   // Zero points of a' and b' (see igemm.hpp), one per row / column.
-  const std::vector<std::int32_t> za = expand<std::int32_t>(x.a_zero_point, m, 0, [&](std::int64_t i) {
-    return zero_point_at(x.a_zero_point, i);
-  });
-  const std::vector<std::int32_t> zb = expand<std::int32_t>(x.b_zero_point, n, 0, [&](std::int64_t i) {
-    return zero_point_at(x.b_zero_point, i);
-  });
+  const std::vector<std::int32_t> za =
+      expand<std::int32_t>(x.a_zero_point, m, 0, [&](std::int64_t i) { return zero_point_at(x.a_zero_point, i); });
+  const std::vector<std::int32_t> zb =
+      expand<std::int32_t>(x.b_zero_point, n, 0, [&](std::int64_t i) { return zero_point_at(x.b_zero_point, i); });
   std::vector<std::uint32_t> za2(za.size()), zb2(zb.size());
   for (std::size_t i = 0; i < za.size(); ++i) za2[i] = static_cast<std::uint32_t>(za[i] + (a_signed ? 128 : 0));
   for (std::size_t i = 0; i < zb.size(); ++i) zb2[i] = static_cast<std::uint32_t>(zb[i] - (b_unsigned ? 128 : 0));
@@ -338,24 +342,25 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
       pack_a(kn, a, m, k, a_signed, p * mr, apack + p * pa, ra.data() + p * mr);
       if (fused)
         for (std::int64_t r = p * mr; r < (p + 1) * mr; ++r)
-          rowterm[static_cast<std::size_t>(r)] = 0u - static_cast<std::uint32_t>(ra[static_cast<std::size_t>(r)]) * zb2[0];
+          rowterm[static_cast<std::size_t>(r)] =
+              0u - static_cast<std::uint32_t>(ra[static_cast<std::size_t>(r)]) * zb2[0];
     }
   };
 
   for (std::int64_t bi = 0; bi < x.batch; ++bi) {
     const unsigned char* a = a_all + bi * m * k;
-    if (!row_ranges)
-      pool().parallel_for(m_panels, 1, [&](std::int64_t p0, std::int64_t p1) { pack_rows(a, p0, p1); });
+    if (!row_ranges) pool().parallel_for(m_panels, 1, [&](std::int64_t p0, std::int64_t p1) { pack_rows(a, p0, p1); });
     if (bi == 0 || x.b_batched) {
-      if (!prepared)
-        pack_all_b(kn, b_all + (x.b_batched ? bi * k * n : 0), k, n, b_unsigned, b_call, cb_call.data());
+      if (!prepared) pack_all_b(kn, b_all + (x.b_batched ? bi * k * n : 0), k, n, b_unsigned, b_call, cb_call.data());
       for (std::int64_t j = 0; j < n; ++j)
-        colterm[static_cast<std::size_t>(j)] = kk * zb2[static_cast<std::size_t>(j)] - static_cast<std::uint32_t>(cb[j]);
+        colterm[static_cast<std::size_t>(j)] =
+            kk * zb2[static_cast<std::size_t>(j)] - static_cast<std::uint32_t>(cb[j]);
       // a's zero point per tensor (the usual case): its term is one vector,
       // which takes the bias too.
       if (!a_zp_per_row)
         for (std::int64_t j = 0; j < n; ++j)
-          colterm[static_cast<std::size_t>(j)] = colterm[static_cast<std::size_t>(j)] * za2[0] + bias[static_cast<std::size_t>(j)];
+          colterm[static_cast<std::size_t>(j)] =
+              colterm[static_cast<std::size_t>(j)] * za2[0] + bias[static_cast<std::size_t>(j)];
     }
     const std::int64_t out0 = bi * m * n;
     const auto* const col_terms = reinterpret_cast<const std::int32_t*>(colterm.data());
@@ -399,8 +404,9 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
         alignas(64) float mul_row[64];
         const float* mul = col_mul.data() + c0;
         if (a_per_row) {
-          for (int j = 0; j < cols; ++j) mul_row[j] = quantized ? (sa[row] * sb[static_cast<std::size_t>(c0 + j)]) / sy
-                                                                : sa[row] * sb[static_cast<std::size_t>(c0 + j)];
+          for (int j = 0; j < cols; ++j)
+            mul_row[j] = quantized ? (sa[row] * sb[static_cast<std::size_t>(c0 + j)]) / sy
+                                   : sa[row] * sb[static_cast<std::size_t>(c0 + j)];
           mul = mul_row;
         }
         store_scaled(sum, cols, 1, cols, mul, row_dst);
@@ -426,15 +432,20 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
             c_scratch.get(static_cast<std::size_t>(blocks.row_panels * mr * ldc) * sizeof(std::int32_t)));
         for (std::int64_t item = i0; item < i1; ++item) {
           const std::int64_t mp0 = (item / col_items) * blocks.row_panels, np0 = (item % col_items) * blocks.col_panels;
-          const std::int64_t mp1 = std::min(m_panels, mp0 + blocks.row_panels), np1 = std::min(n_panels, np0 + blocks.col_panels);
+          const std::int64_t mp1 = std::min(m_panels, mp0 + blocks.row_panels),
+                             np1 = std::min(n_panels, np0 + blocks.col_panels);
           for (std::int64_t g0 = 0; g0 < groups; g0 += blocks.k_groups) {
             const std::int64_t gn = std::min(blocks.k_groups, groups - g0);
             const bool last = g0 + gn == groups;
             for (std::int64_t np = np0; np < np1; ++np)
               for (std::int64_t mp = mp0; mp < mp1; ++mp) {
                 std::int32_t* const c = cbuf + (mp - mp0) * mr * ldc + (np - np0) * nr;
-                TileOut to{c, ldc, fused && last ? col_terms + np * nr : nullptr,
-                           fused && last ? row_terms + mp * mr : nullptr, g0 > 0 ? c : nullptr, ldc};
+                TileOut to{c,
+                           ldc,
+                           fused && last ? col_terms + np * nr : nullptr,
+                           fused && last ? row_terms + mp * mr : nullptr,
+                           g0 > 0 ? c : nullptr,
+                           ldc};
                 // A whole int32 tile with fused terms is finished straight into out.
                 if (last && direct(mp, np)) to.c = out_i32 + (mp * mr) * n + np * nr, to.ldc = n;
                 kn.tile(apack + mp * pa + g0 * 4 * mr, bpack + np * pb + g0 * 4 * nr, gn, to);
@@ -493,7 +504,8 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
         const std::int64_t mp0 = first_panel(t), mp1 = first_panel(t + 1);
         const std::int64_t units = (mp1 - mp0 + part_panels - 1) / part_panels * n_panels;
         for (std::int64_t u; (u = ranges[t].next.fetch_add(1, std::memory_order_relaxed)) < units;) {
-          const std::int64_t p0 = mp0 + u / n_panels * part_panels, p1 = std::min(mp1, p0 + part_panels), np = u % n_panels;
+          const std::int64_t p0 = mp0 + u / n_panels * part_panels, p1 = std::min(mp1, p0 + part_panels),
+                             np = u % n_panels;
           for (std::int64_t mp = p0; mp < p1; ++mp) run_tile(mp, np, c);
         }
       };

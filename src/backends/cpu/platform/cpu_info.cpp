@@ -37,7 +37,11 @@ std::uint64_t cgroup_limit() {
   std::ifstream f("/sys/fs/cgroup/memory.max");
   std::string s;
   if (!(f >> s) || s == "max") return 0;
-  try { return std::stoull(s); } catch (...) { return 0; }
+  try {
+    return std::stoull(s);
+  } catch (...) {
+    return 0;
+  }
 }
 
 std::uint64_t cgroup_usage() {
@@ -63,15 +67,24 @@ struct Arch {
 
 // Server and desktop parts this library is measured on or likely to meet.
 constexpr Arch kArchs[] = {
-    {"AuthenticAMD", 0x17, 0x00, 0x2f, "Zen/Zen+"},       {"AuthenticAMD", 0x17, 0x30, 0xff, "Zen 2"},
-    {"AuthenticAMD", 0x19, 0x00, 0x0f, "Zen 3"},          {"AuthenticAMD", 0x19, 0x20, 0x5f, "Zen 3"},
-    {"AuthenticAMD", 0x19, 0x10, 0x1f, "Zen 4", true},    {"AuthenticAMD", 0x19, 0x60, 0x7f, "Zen 4", true},
-    {"AuthenticAMD", 0x19, 0xa0, 0xaf, "Zen 4c", true},   {"AuthenticAMD", 0x1a, 0x00, 0xff, "Zen 5"},
-    {"GenuineIntel", 6, 0x3f, 0x3f, "Haswell"},           {"GenuineIntel", 6, 0x4f, 0x4f, "Broadwell"},
-    {"GenuineIntel", 6, 0x55, 0x55, "Skylake/Cascade Lake"}, {"GenuineIntel", 6, 0x6a, 0x6c, "Ice Lake"},
-    {"GenuineIntel", 6, 0x8f, 0x8f, "Sapphire Rapids"},   {"GenuineIntel", 6, 0xcf, 0xcf, "Emerald Rapids"},
-    {"GenuineIntel", 6, 0xad, 0xae, "Granite Rapids"},    {"GenuineIntel", 6, 0x97, 0x9a, "Alder Lake"},
-    {"GenuineIntel", 6, 0xb7, 0xb7, "Raptor Lake"},       {"GenuineIntel", 6, 0xba, 0xbf, "Raptor Lake"},
+    {"AuthenticAMD", 0x17, 0x00, 0x2f, "Zen/Zen+"},
+    {"AuthenticAMD", 0x17, 0x30, 0xff, "Zen 2"},
+    {"AuthenticAMD", 0x19, 0x00, 0x0f, "Zen 3"},
+    {"AuthenticAMD", 0x19, 0x20, 0x5f, "Zen 3"},
+    {"AuthenticAMD", 0x19, 0x10, 0x1f, "Zen 4", true},
+    {"AuthenticAMD", 0x19, 0x60, 0x7f, "Zen 4", true},
+    {"AuthenticAMD", 0x19, 0xa0, 0xaf, "Zen 4c", true},
+    {"AuthenticAMD", 0x1a, 0x00, 0xff, "Zen 5"},
+    {"GenuineIntel", 6, 0x3f, 0x3f, "Haswell"},
+    {"GenuineIntel", 6, 0x4f, 0x4f, "Broadwell"},
+    {"GenuineIntel", 6, 0x55, 0x55, "Skylake/Cascade Lake"},
+    {"GenuineIntel", 6, 0x6a, 0x6c, "Ice Lake"},
+    {"GenuineIntel", 6, 0x8f, 0x8f, "Sapphire Rapids"},
+    {"GenuineIntel", 6, 0xcf, 0xcf, "Emerald Rapids"},
+    {"GenuineIntel", 6, 0xad, 0xae, "Granite Rapids"},
+    {"GenuineIntel", 6, 0x97, 0x9a, "Alder Lake"},
+    {"GenuineIntel", 6, 0xb7, 0xb7, "Raptor Lake"},
+    {"GenuineIntel", 6, 0xba, 0xbf, "Raptor Lake"},
 };
 
 const Arch* find_arch(const std::string& vendor, int family, int model) {
@@ -99,8 +112,8 @@ Identity cpuid_identity() {
   if (!__get_cpuid(1, &a, &b, &c, &d)) return id;
   const int base_family = static_cast<int>((a >> 8) & 0xf), base_model = static_cast<int>((a >> 4) & 0xf);
   id.family = base_family == 0xf ? base_family + static_cast<int>((a >> 20) & 0xff) : base_family;
-  id.model = base_family == 0x6 || base_family == 0xf ? (static_cast<int>((a >> 16) & 0xf) << 4) + base_model
-                                                       : base_model;
+  id.model =
+      base_family == 0x6 || base_family == 0xf ? (static_cast<int>((a >> 16) & 0xf) << 4) + base_model : base_model;
 #endif
   return id;
 }
@@ -181,16 +194,23 @@ DeviceInfo query_host_cpu() {
     if (colon == std::string::npos) continue;
     std::string key = line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1);
     std::string val = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
-    if (key == "model name" && d.name.empty()) d.name = val;
-    else if (key == "vendor_id" && d.vendor.empty()) d.vendor = val;
-    else if (key == "flags" && flags.empty()) flags = val;
-    else if (key == "cpu MHz" && mhz == 0) mhz = std::atof(val.c_str());
-    else if (key == "cpu family" && family < 0) family = std::atoi(val.c_str());
-    else if (key == "model" && model < 0) model = std::atoi(val.c_str());
+    if (key == "model name" && d.name.empty())
+      d.name = val;
+    else if (key == "vendor_id" && d.vendor.empty())
+      d.vendor = val;
+    else if (key == "flags" && flags.empty())
+      flags = val;
+    else if (key == "cpu MHz" && mhz == 0)
+      mhz = std::atof(val.c_str());
+    else if (key == "cpu family" && family < 0)
+      family = std::atoi(val.c_str());
+    else if (key == "model" && model < 0)
+      model = std::atoi(val.c_str());
   }
   if (d.name.empty()) d.name = "host CPU";
-  static const char* kInteresting[] = {"sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl",
-                                       "avx512_bf16", "avx512_vnni", "avx512_fp16", "amx_bf16", "amx_tile"};
+  static const char* kInteresting[] = {"sse4_2",      "avx",      "avx2",     "fma",         "f16c",
+                                       "avx512f",     "avx512bw", "avx512vl", "avx512_bf16", "avx512_vnni",
+                                       "avx512_fp16", "amx_bf16", "amx_tile"};
   std::istringstream fs(flags);
   std::vector<std::string> all;
   for (std::string w; fs >> w;) all.push_back(w);
@@ -200,7 +220,8 @@ DeviceInfo query_host_cpu() {
   d.compute_units = default_threads();
   const bool avx512 = has_feature(d, "avx512f"), avx2 = has_feature(d, "avx2") && has_feature(d, "fma");
   d.compute_capability = avx512 ? (has_feature(d, "avx512_bf16") ? "AVX-512 (BF16)" : "AVX-512")
-                                : avx2 ? "AVX2+FMA" : "SSE";
+                         : avx2 ? "AVX2+FMA"
+                                : "SSE";
   // Two FMA pipes per core, each lane doing a multiply and an add. Zen 4
   // runs a 512-bit FMA as two halves on 256-bit pipes: AVX2's peak.
   const Arch* arch = find_arch(d.vendor, family, model);

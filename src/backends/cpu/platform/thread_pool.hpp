@@ -34,7 +34,8 @@ class ThreadPool {
   }
 
  private:
-  void parallel_for_split(std::int64_t n, std::int64_t grain, const std::function<void(std::int64_t, std::int64_t)>& fn);
+  void parallel_for_split(std::int64_t n, std::int64_t grain,
+                          const std::function<void(std::int64_t, std::int64_t)>& fn);
   void worker_loop();
   void drain();
 

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "cpu_info.hpp"
 #include "../simd/simd.hpp"
 #include "../simd/stream_store.hpp"
+#include "cpu_info.hpp"
 #include "thread_pool.hpp"
 #include "torsh/runtime/autotune.hpp"
 

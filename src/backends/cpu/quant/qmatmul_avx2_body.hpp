@@ -35,8 +35,8 @@ TORSH_INLINE __m256i block_dot(const unsigned char* blk, const std::int8_t* q, c
     constexpr int off = F == QuantFormat::Q4_1 ? 4 : 2;
     const __m128i y = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + off));
     const __m256i u = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(y, 4), y), _mm256_set1_epi8(0x0F));
-    const __m256i c = F == QuantFormat::Q4_1 ? _mm256_setzero_si256()
-                                             : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(corr));
+    const __m256i c =
+        F == QuantFormat::Q4_1 ? _mm256_setzero_si256() : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(corr));
     return Dot::dot(c, u, x);
   }
 }
@@ -89,8 +89,9 @@ TORSH_INLINE void step(const Tile& t, std::int64_t b, __m256 (&acc)[R][C]) {
       __m256i dot;
       if constexpr (Wide) {
         const std::int16_t* q = act16_block(a, t.a0 + j, b);
-        dot = Dot::dot16(Dot::dot16(_mm256_setzero_si256(), lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q))),
-                         hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32)));
+        dot =
+            Dot::dot16(Dot::dot16(_mm256_setzero_si256(), lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q))),
+                       hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32)));
       } else {
         dot = block_dot<Dot, F>(blk, a.q + ab * kBlock, a.corr + ab * 8);
       }

@@ -123,7 +123,8 @@ TORSH_INLINE void weight_pair16(const unsigned char* b0, __m512i& lo, __m512i& h
     // high nibble element e + 16, so the word's low and high nibbles are lo and hi.
     constexpr int off = F == QuantFormat::Q4_1 ? 4 : 2;
     auto at = [](const unsigned char* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); };
-    const __m512i w = _mm512_cvtepu8_epi16(_mm256_set_m128i(Pair ? at(b0 + bb + off) : _mm_setzero_si128(), at(b0 + off)));
+    const __m512i w =
+        _mm512_cvtepu8_epi16(_mm256_set_m128i(Pair ? at(b0 + bb + off) : _mm_setzero_si128(), at(b0 + off)));
     lo = _mm512_and_si512(w, _mm512_set1_epi16(0x0F));
     hi = _mm512_srli_epi16(w, 4);
     if constexpr (F == QuantFormat::Q4_0) {  // a missing block's -8s meet zero activations

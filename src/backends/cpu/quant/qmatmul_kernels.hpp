@@ -45,13 +45,13 @@ namespace torsh::cpu::quant {
 // Activation rows quantized per block; nb = k / 32 blocks per row.
 struct ActRows {
   QuantActivations width = QuantActivations::Int16;
-  std::int16_t* q16 = nullptr;    // Int16: [m, k]
-  std::int8_t* q = nullptr;       // Int8: [m, k]
-  float* d = nullptr;             // [m, nb]
-  float* s = nullptr;             // [m, nb]: Int16: sum(x); Int8: d * sum(q)
-  std::int32_t* corr = nullptr;   // Int8: [m, nb, 8]: -offset(format) * sums of 4 consecutive q
+  std::int16_t* q16 = nullptr;   // Int16: [m, k]
+  std::int8_t* q = nullptr;      // Int8: [m, k]
+  float* d = nullptr;            // [m, nb]
+  float* s = nullptr;            // [m, nb]: Int16: sum(x); Int8: d * sum(q)
+  std::int32_t* corr = nullptr;  // Int8: [m, nb, 8]: -offset(format) * sums of 4 consecutive q
   std::int64_t m = 0, k = 0, nb = 0;
-  std::int64_t row16 = 0;         // Int16: elements from one row's levels to the next: 64 per block pair
+  std::int64_t row16 = 0;  // Int16: elements from one row's levels to the next: 64 per block pair
 };
 
 // Int16: block b of activation row r, elements 0-15 at [0, 16) and 16-31 at [32, 48).
@@ -60,9 +60,7 @@ inline std::int16_t* act16_block(const ActRows& a, std::int64_t r, std::int64_t 
 }
 
 // The offset subtracted from a format's unsigned weight level: 8, 0, 128.
-constexpr int weight_offset(QuantFormat f) {
-  return f == QuantFormat::Q4_0 ? 8 : f == QuantFormat::Q8_0 ? 128 : 0;
-}
+constexpr int weight_offset(QuantFormat f) { return f == QuantFormat::Q4_0 ? 8 : f == QuantFormat::Q8_0 ? 128 : 0; }
 
 // Bytes of scratch that quantized activations of m rows of k need.
 std::size_t act_scratch_bytes(QuantActivations width, std::int64_t m, std::int64_t k);
@@ -103,7 +101,7 @@ struct PackedKernels {
 
 struct Kernels {
   Isa isa;
-  int max_rows, max_cols;  // largest tile
+  int max_rows, max_cols;         // largest tile
   void (*tile)(const Tile& t);    // Int8 activations
   void (*tile16)(const Tile& t);  // Int16 activations
   PackedKernels packed = {};      // Int8 activations

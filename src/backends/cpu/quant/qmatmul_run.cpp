@@ -57,9 +57,7 @@ bool isa_usable(Isa isa) {
     case Isa::Avx2: return simd::avx2_fma_usable() && __builtin_cpu_supports("f16c");
     // AVX-VNNI (VEX vpdpbusd) is newer than AVX2: the avx2 cap leaves it
     // out, so TORSH_CPU_ISA=avx2 runs what AVX2 CPUs without it run.
-    case Isa::AvxVnni:
-      return isa_cap() >= IsaCap::Avx512 && isa_usable(Isa::Avx2) &&
-             __builtin_cpu_supports("avxvnni");
+    case Isa::AvxVnni: return isa_cap() >= IsaCap::Avx512 && isa_usable(Isa::Avx2) && __builtin_cpu_supports("avxvnni");
     case Isa::Avx512Vnni: return simd::avx512_usable() && __builtin_cpu_supports("avx512vnni");
   }
   return false;
@@ -132,8 +130,15 @@ void qmatmul(const rt::QMatmulArgs& g) {
     }
     for (std::int64_t j = 0; j < m; j += C)
       for (std::int64_t i = i0; i < i1; i += R) {
-        const Tile t{g.format, rows + (i - i0) * stride, stride, static_cast<int>(std::min<std::int64_t>(R, i1 - i)),
-                     &act, j, static_cast<int>(std::min<std::int64_t>(C, m - j)), out + i, n};
+        const Tile t{g.format,
+                     rows + (i - i0) * stride,
+                     stride,
+                     static_cast<int>(std::min<std::int64_t>(R, i1 - i)),
+                     &act,
+                     j,
+                     static_cast<int>(std::min<std::int64_t>(C, m - j)),
+                     out + i,
+                     n};
         tile(t);
       }
   };

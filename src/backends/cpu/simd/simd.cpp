@@ -42,7 +42,8 @@ inline float exp_f32(float x) {
 inline float erf_f32(float x) {
   const float ax = std::fabs(x);
   const float t = 1.0f / (1.0f + 0.3275911f * ax);
-  const float poly = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
+  const float poly =
+      t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
   const float y = 1.0f - poly * exp_f32(-ax * ax);
   return std::copysign(y, x);
 }
@@ -54,7 +55,8 @@ inline float tanh_f32(float x) {
   const float e = exp_f32(2.0f * (ax < 20.0f ? ax : 20.0f));
   const float big = 1.0f - 2.0f / (e + 1.0f);
   const float x2 = x * x;
-  const float small = ax * (1.0f + x2 * (-0.333333333f + x2 * (0.133333333f + x2 * (-0.053968254f + x2 * 0.021869488f))));
+  const float small =
+      ax * (1.0f + x2 * (-0.333333333f + x2 * (0.133333333f + x2 * (-0.053968254f + x2 * 0.021869488f))));
   const float y = ax < 0.125f ? small : big;
   return x != x ? x : std::copysign(y, x);
 }
@@ -201,9 +203,8 @@ void unary_f32(rt::UnaryOp op, const float* x, float* y, std::int64_t n, bool st
   if (avx2_fma_usable() && unary_f32_avx2(op, x, y, n, stream)) return;
   if (!stream) return unary_f32_portable(op, x, y, n);
   // The portable loops write an L1 block that is then streamed out.
-  write_streaming(y, n, [&](float* stage, std::int64_t i, std::int64_t len) {
-    unary_f32_portable(op, x + i, stage, len);
-  });
+  write_streaming(y, n,
+                  [&](float* stage, std::int64_t i, std::int64_t len) { unary_f32_portable(op, x + i, stage, len); });
 }
 
 void softmax_row_f32(const float* x, float* y, std::int64_t n, bool log, const float* next) {
@@ -218,7 +219,8 @@ void norm_row_f32(const float* x, float* y, const float* w, const float* b, std:
 }
 
 TORSH_SIMD_CLONES
-void norm_row_f32_portable(const float* x, float* y, const float* w, const float* b, std::int64_t n, float eps, bool rms) {
+void norm_row_f32_portable(const float* x, float* y, const float* w, const float* b, std::int64_t n, float eps,
+                           bool rms) {
   const float mean = rms ? 0.0f : lane_sum(n, [&](std::int64_t i) { return x[i]; }) / static_cast<float>(n);
   const float ss = lane_sum(n, [&](std::int64_t i) {
     const float d = x[i] - mean;

@@ -25,7 +25,8 @@ void unary_f32(rt::UnaryOp op, const float* x, float* y, std::int64_t n, bool st
 // what CPUs without AVX2 run, callable anywhere so tests check both.
 void unary_f32_portable(rt::UnaryOp op, const float* x, float* y, std::int64_t n);
 void softmax_row_f32_portable(const float* x, float* y, std::int64_t n, bool log);
-void norm_row_f32_portable(const float* x, float* y, const float* w, const float* b, std::int64_t n, float eps, bool rms);
+void norm_row_f32_portable(const float* x, float* y, const float* w, const float* b, std::int64_t n, float eps,
+                           bool rms);
 // b_stride is 1 (elementwise) or 0 (b is one scalar broadcast along the run).
 // stream: as in unary_f32.
 void binary_f32(rt::BinaryOp op, const float* a, const float* b, std::int64_t b_stride, float* out, std::int64_t n,

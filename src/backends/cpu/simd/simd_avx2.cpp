@@ -124,15 +124,19 @@ struct V256 {
   static TORSH_AVX2_INLINE reg fmadd(reg a, reg b, reg c) { return _mm256_fmadd_ps(a, b, c); }
   static TORSH_AVX2_INLINE reg trunc(reg a) { return _mm256_round_ps(a, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC); }
   static TORSH_AVX2_INLINE ireg to_int(reg a) { return _mm256_cvttps_epi32(a); }
-  static TORSH_AVX2_INLINE reg row(const float (&r)[4]) { return _mm256_broadcast_ps(reinterpret_cast<const __m128*>(r)); }
+  static TORSH_AVX2_INLINE reg row(const float (&r)[4]) {
+    return _mm256_broadcast_ps(reinterpret_cast<const __m128*>(r));
+  }
   static TORSH_AVX2_INLINE reg permute(reg table, ireg idx) { return _mm256_permutevar_ps(table, idx); }
 };
 
 // kStream: y is 32-byte aligned and written around the cache (simd.hpp).
 template <bool kStream>
 TORSH_AVX2_INLINE void store(float* p, __m256 v) {
-  if constexpr (kStream) _mm256_stream_ps(p, v);
-  else _mm256_storeu_ps(p, v);
+  if constexpr (kStream)
+    _mm256_stream_ps(p, v);
+  else
+    _mm256_storeu_ps(p, v);
 }
 
 template <bool kStream>
@@ -212,14 +216,12 @@ bool unary_body(rt::UnaryOp op, const float* x, float* y, std::int64_t n) {
     case U::Tanh: map<kStream>(x, y, n, [](__m256 v) { return tanh_ps(v); }); return true;
     case U::Sigmoid: map<kStream>(x, y, n, [](__m256 v) { return sigmoid_ps(v); }); return true;
     case U::Silu: map<kStream>(x, y, n, [](__m256 v) { return _mm256_mul_ps(v, sigmoid_ps(v)); }); return true;
-    case U::Gelu:
-      gelu_erf_loop<kStream>(x, y, n);
-      return true;
+    case U::Gelu: gelu_erf_loop<kStream>(x, y, n); return true;
     case U::GeluTanh:
       map<kStream>(x, y, n, [&](__m256 v) {
         const __m256 v3 = _mm256_mul_ps(_mm256_mul_ps(v, v), v);
-        const __m256 in = _mm256_mul_ps(_mm256_set1_ps(0.79788456080286535588f),
-                                        _mm256_fmadd_ps(_mm256_set1_ps(0.044715f), v3, v));
+        const __m256 in =
+            _mm256_mul_ps(_mm256_set1_ps(0.79788456080286535588f), _mm256_fmadd_ps(_mm256_set1_ps(0.044715f), v3, v));
         return _mm256_mul_ps(_mm256_mul_ps(half, v), _mm256_add_ps(one, tanh_ps(in)));
       });
       return true;
@@ -316,7 +318,8 @@ void softmax_row_f32_avx2(const float* x, float* y, std::int64_t n, bool log, co
   }
   for (; i < n; i += 8) {
     const __m256i m = tail_mask(n - i);
-    const __m256 a = _mm256_and_ps(exp_nonpos(_mm256_sub_ps(_mm256_maskload_ps(x + i, m), vmx)), _mm256_castsi256_ps(m));
+    const __m256 a =
+        _mm256_and_ps(exp_nonpos(_mm256_sub_ps(_mm256_maskload_ps(x + i, m), vmx)), _mm256_castsi256_ps(m));
     if (!log) _mm256_maskstore_ps(y + i, m, a);
     s0 = _mm256_add_ps(s0, a);
   }
@@ -366,18 +369,22 @@ void norm_row_f32_avx2(const float* x, float* y, const float* w, const float* b,
       rms ? nullptr : next);
   const __m256 inv = _mm256_set1_ps(1.0f / std::sqrt(ss / static_cast<float>(n) + eps));
   std::int64_t i = 0;
-  auto out = [&](__m256 v, __m256 wv, __m256 bv) { return _mm256_fmadd_ps(_mm256_mul_ps(_mm256_sub_ps(v, vm), inv), wv, bv); };
+  auto out = [&](__m256 v, __m256 wv, __m256 bv) {
+    return _mm256_fmadd_ps(_mm256_mul_ps(_mm256_sub_ps(v, vm), inv), wv, bv);
+  };
   const __m256 one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
   // rms_norm has no second pass from L1: its output pass prefetches instead.
   const float* pf = rms ? next : nullptr;
   for (; i + 8 <= n; i += 8) {
     if (pf && (i & 15) == 0) _mm_prefetch(reinterpret_cast<const char*>(pf + i), _MM_HINT_T1);
-    _mm256_storeu_ps(y + i, out(_mm256_loadu_ps(x + i), w ? _mm256_loadu_ps(w + i) : one, b ? _mm256_loadu_ps(b + i) : zero));
+    _mm256_storeu_ps(y + i,
+                     out(_mm256_loadu_ps(x + i), w ? _mm256_loadu_ps(w + i) : one, b ? _mm256_loadu_ps(b + i) : zero));
   }
   if (i < n) {
     const __m256i m = tail_mask(n - i);
-    _mm256_maskstore_ps(y + i, m, out(_mm256_maskload_ps(x + i, m), w ? _mm256_maskload_ps(w + i, m) : one,
-                                      b ? _mm256_maskload_ps(b + i, m) : zero));
+    _mm256_maskstore_ps(y + i, m,
+                        out(_mm256_maskload_ps(x + i, m), w ? _mm256_maskload_ps(w + i, m) : one,
+                            b ? _mm256_maskload_ps(b + i, m) : zero));
   }
 }
 
@@ -388,7 +395,9 @@ void norm_row_f32_avx2(const float* x, float* y, const float* w, const float* b,
 #else  // no x86: avx2_fma_usable() is false and these are never called.
 namespace torsh::cpu::simd {
 bool unary_f32_avx2(rt::UnaryOp, const float*, float*, std::int64_t, bool) { return false; }
-bool binary_f32_avx2(rt::BinaryOp, const float*, const float*, std::int64_t, float*, std::int64_t, bool) { return false; }
+bool binary_f32_avx2(rt::BinaryOp, const float*, const float*, std::int64_t, float*, std::int64_t, bool) {
+  return false;
+}
 void softmax_row_f32_avx2(const float*, float*, std::int64_t, bool, const float*) {}
 void norm_row_f32_avx2(const float*, float*, const float*, const float*, std::int64_t, float, bool, const float*) {}
 }  // namespace torsh::cpu::simd

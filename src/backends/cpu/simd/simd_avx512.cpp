@@ -59,7 +59,9 @@ struct V512 {
   static TORSH_AVX512_INLINE reg sub(reg a, reg b) { return _mm512_sub_ps(a, b); }
   static TORSH_AVX512_INLINE reg min(reg a, reg b) { return _mm512_min_ps(a, b); }
   static TORSH_AVX512_INLINE reg fmadd(reg a, reg b, reg c) { return _mm512_fmadd_ps(a, b, c); }
-  static TORSH_AVX512_INLINE reg trunc(reg a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC); }
+  static TORSH_AVX512_INLINE reg trunc(reg a) {
+    return _mm512_roundscale_ps(a, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  }
   static TORSH_AVX512_INLINE ireg to_int(reg a) { return _mm512_cvttps_epi32(a); }
   static TORSH_AVX512_INLINE reg row(const float (&r)[4]) { return _mm512_broadcast_f32x4(_mm_load_ps(r)); }
   static TORSH_AVX512_INLINE reg permute(reg table, ireg idx) { return _mm512_permutevar_ps(table, idx); }
@@ -76,8 +78,10 @@ TORSH_AVX512_INLINE void gelu_erf_loop(const float* x, float* y, std::int64_t n)
     gelu_erf_n<V512, 4>(v, r);
 #pragma GCC unroll 4
     for (int k = 0; k < 4; ++k) {
-      if constexpr (kStream) _mm512_stream_ps(y + i + 16 * k, r[k]);
-      else _mm512_storeu_ps(y + i + 16 * k, r[k]);
+      if constexpr (kStream)
+        _mm512_stream_ps(y + i + 16 * k, r[k]);
+      else
+        _mm512_storeu_ps(y + i + 16 * k, r[k]);
     }
   }
   for (; i < n; i += 16) {
@@ -106,9 +110,11 @@ struct Z512 {
     return _mm512_mask_add_ps(r, _mm512_cmp_ps_mask(x, y, _CMP_UNORD_Q), x, y);
   }
   template <class F>
-  static TORSH_AVX512_INLINE void tail(const float* a, const float* b, std::int64_t bs, float* out, std::int64_t n, F f) {
+  static TORSH_AVX512_INLINE void tail(const float* a, const float* b, std::int64_t bs, float* out, std::int64_t n,
+                                       F f) {
     const auto m = static_cast<__mmask16>((1u << n) - 1u);
-    _mm512_mask_storeu_ps(out, m, f(_mm512_maskz_loadu_ps(m, a), bs ? _mm512_maskz_loadu_ps(m, b) : _mm512_set1_ps(*b)));
+    _mm512_mask_storeu_ps(out, m,
+                          f(_mm512_maskz_loadu_ps(m, a), bs ? _mm512_maskz_loadu_ps(m, b) : _mm512_set1_ps(*b)));
   }
 };
 

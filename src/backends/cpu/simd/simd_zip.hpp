@@ -24,10 +24,18 @@ namespace zip {
 template <class V>
 struct Ops {
   using reg = typename V::reg;
-  struct Add { __attribute__((always_inline)) reg operator()(reg x, reg y) const { return V::add(x, y); } };
-  struct Sub { __attribute__((always_inline)) reg operator()(reg x, reg y) const { return V::sub(x, y); } };
-  struct Mul { __attribute__((always_inline)) reg operator()(reg x, reg y) const { return V::mul(x, y); } };
-  struct Div { __attribute__((always_inline)) reg operator()(reg x, reg y) const { return V::div(x, y); } };
+  struct Add {
+    __attribute__((always_inline)) reg operator()(reg x, reg y) const { return V::add(x, y); }
+  };
+  struct Sub {
+    __attribute__((always_inline)) reg operator()(reg x, reg y) const { return V::sub(x, y); }
+  };
+  struct Mul {
+    __attribute__((always_inline)) reg operator()(reg x, reg y) const { return V::mul(x, y); }
+  };
+  struct Div {
+    __attribute__((always_inline)) reg operator()(reg x, reg y) const { return V::div(x, y); }
+  };
   struct Max {
     __attribute__((always_inline)) reg operator()(reg x, reg y) const { return V::nan_or(x, y, V::max(x, y)); }
   };
@@ -51,8 +59,10 @@ __attribute__((always_inline)) inline void loop(const float* a, const float* b, 
 #pragma GCC unroll 4
     for (int k = 0; k < 4; ++k) {
       const typename V::reg r = f(V::loadu(a + i + L * k), load_b<V>(b, bs, i + L * k));
-      if constexpr (kStream) V::stream(out + i + L * k, r);
-      else V::storeu(out + i + L * k, r);
+      if constexpr (kStream)
+        V::stream(out + i + L * k, r);
+      else
+        V::storeu(out + i + L * k, r);
     }
   }
   for (; i + L <= n; i += L) V::storeu(out + i, f(V::loadu(a + i), load_b<V>(b, bs, i)));
@@ -73,8 +83,7 @@ __attribute__((always_inline)) inline void run(const float* a, const float* b, s
 
 // False for pow, which has no vector body.
 template <class V>
-bool binary(rt::BinaryOp op, const float* a, const float* b, std::int64_t bs, float* out, std::int64_t n,
-            bool stream) {
+bool binary(rt::BinaryOp op, const float* a, const float* b, std::int64_t bs, float* out, std::int64_t n, bool stream) {
   using B = rt::BinaryOp;
   using O = Ops<V>;
   switch (op) {

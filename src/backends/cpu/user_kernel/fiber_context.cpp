@@ -63,12 +63,12 @@ void fiber_init(FiberContext& c, char* stack_lo, std::size_t size, void (*entry)
   auto top = (reinterpret_cast<std::uintptr_t>(stack_lo) + size) & ~std::uintptr_t{15};
   auto* slot = reinterpret_cast<std::uint64_t*>(top);
   slot[-1] = reinterpret_cast<std::uint64_t>(&torsh_cpu_fiber_start);
-  slot[-2] = 0;                                        // rbp
-  slot[-3] = 0;                                        // rbx
+  slot[-2] = 0;                                       // rbp
+  slot[-3] = 0;                                       // rbx
   slot[-4] = reinterpret_cast<std::uint64_t>(arg);    // r12
   slot[-5] = reinterpret_cast<std::uint64_t>(entry);  // r13
-  slot[-6] = 0;                                        // r14
-  slot[-7] = 0;                                        // r15
+  slot[-6] = 0;                                       // r14
+  slot[-7] = 0;                                       // r15
   std::uint32_t mxcsr;
   std::uint16_t fpucw;
   asm volatile("stmxcsr %0" : "=m"(mxcsr));

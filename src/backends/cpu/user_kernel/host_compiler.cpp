@@ -46,14 +46,17 @@ std::vector<std::string> split_words(const std::string& s) {
 
 std::optional<HostCompiler> find_host_compiler(std::string* why) {
   std::string requested = "c++", source = "PATH";
-  if (const char* v = std::getenv("TORSH_CXX"); v && *v) requested = v, source = "$TORSH_CXX";
-  else if (const char* c = std::getenv("CXX"); c && *c) requested = c, source = "$CXX";
+  if (const char* v = std::getenv("TORSH_CXX"); v && *v)
+    requested = v, source = "$TORSH_CXX";
+  else if (const char* c = std::getenv("CXX"); c && *c)
+    requested = c, source = "$CXX";
   auto words = split_words(requested);
   if (words.empty()) words.push_back("c++");
   auto resolved = resolve(words[0]);
   if (!resolved) {
-    if (why) *why = "no C++ compiler: '" + words[0] + "' (from " + source + ") is not an executable" +
-                    (words[0].find('/') == std::string::npos ? " on PATH" : "");
+    if (why)
+      *why = "no C++ compiler: '" + words[0] + "' (from " + source + ") is not an executable" +
+             (words[0].find('/') == std::string::npos ? " on PATH" : "");
     return std::nullopt;
   }
   HostCompiler c;
@@ -91,16 +94,20 @@ ProcessResult run_process(const std::vector<std::string>& argv) {
   char buf[8192];
   for (;;) {
     const ssize_t n = read(fds[0], buf, sizeof buf);
-    if (n > 0) r.output.append(buf, static_cast<std::size_t>(n));
-    else if (n == 0 || errno != EINTR) break;
+    if (n > 0)
+      r.output.append(buf, static_cast<std::size_t>(n));
+    else if (n == 0 || errno != EINTR)
+      break;
   }
   close(fds[0]);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) return r;  // SIGCHLD ignored by the application: status unknown
   }
-  if (WIFEXITED(status)) r.exit_status = WEXITSTATUS(status);
-  else if (WIFSIGNALED(status)) r.exit_status = 128 + WTERMSIG(status);
+  if (WIFEXITED(status))
+    r.exit_status = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status))
+    r.exit_status = 128 + WTERMSIG(status);
   return r;
 }
 

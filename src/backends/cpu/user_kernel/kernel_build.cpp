@@ -25,8 +25,8 @@ const char* const kDevice = "cpu:0";
 // other backends; hidden visibility lets the compiler inline the entry into
 // the trampoline's loop (and exports only the trampoline).
 std::vector<std::string> fixed_flags(const HostCompiler& c) {
-  std::vector<std::string> f{"-std=c++17", "-O2", "-march=native", "-ffp-contract=off", "-fPIC", "-shared",
-                             "-fvisibility=hidden", "-pipe"};
+  std::vector<std::string> f{"-std=c++17", "-O2",     "-march=native",       "-ffp-contract=off",
+                             "-fPIC",      "-shared", "-fvisibility=hidden", "-pipe"};
   // GNU unique symbols would keep a shared object loaded after dlclose. The
   // loop over a group's items needs a runtime alias check to vectorize, which
   // GCC's -O2 cost model never makes.
@@ -159,12 +159,12 @@ rt::KernelBinary build_kernel(const rt::UserKernelSpec& spec) {
                     std::string(kernel_dialect_name(spec.src.dialect)),
                 ctx, {"Write the kernel in the Torsh dialect (include/torsh/kernel_dialect.h) to run it on the CPU"});
   if (!identifier(spec.src.entry))
-    throw Error(ErrorCode::InvalidArgument, "the entry '" + spec.src.entry + "' of " + label_of(spec) +
-                                                " is not a C identifier", ctx);
+    throw Error(ErrorCode::InvalidArgument,
+                "the entry '" + spec.src.entry + "' of " + label_of(spec) + " is not a C identifier", ctx);
   for (const auto& [def, value] : spec.src.defines)
     if (!identifier(def))
-      throw Error(ErrorCode::InvalidArgument,
-                  "define '" + def + "' of " + label_of(spec) + " is not a C identifier", ctx);
+      throw Error(ErrorCode::InvalidArgument, "define '" + def + "' of " + label_of(spec) + " is not a C identifier",
+                  ctx);
   std::string why;
   const auto cxx = find_host_compiler(&why);
   if (!cxx)

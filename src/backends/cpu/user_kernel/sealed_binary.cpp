@@ -31,7 +31,8 @@ constexpr int kMachine = -1;  // not checked
 #endif
 
 [[noreturn]] void bad(const std::string& kernel, const std::string& why) {
-  throw Error(ErrorCode::InvalidArgument, "the binary of kernel '" + kernel + "' is not a CPU kernel of this build: " + why,
+  throw Error(ErrorCode::InvalidArgument,
+              "the binary of kernel '" + kernel + "' is not a CPU kernel of this build: " + why,
               {.op = kernel, .device = "cpu:0"}, {"Rebuild the kernel from its source"});
 }
 
@@ -46,8 +47,8 @@ void check_elf(std::span<const std::uint8_t> so, const std::string& kernel) {
   if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phoff > so.size() ||
       eh.e_phnum > (so.size() - eh.e_phoff) / sizeof(Elf64_Phdr))
     bad(kernel, "program headers outside the file");
-  if (eh.e_shoff > so.size() || (eh.e_shnum && eh.e_shentsize &&
-                                 eh.e_shnum > (so.size() - eh.e_shoff) / eh.e_shentsize))
+  if (eh.e_shoff > so.size() ||
+      (eh.e_shnum && eh.e_shentsize && eh.e_shnum > (so.size() - eh.e_shoff) / eh.e_shentsize))
     bad(kernel, "section headers outside the file");
   for (unsigned i = 0; i < eh.e_phnum; ++i) {
     Elf64_Phdr ph;

@@ -172,9 +172,9 @@ class CpuUserKernel final : public rt::UserKernelImpl {
       // Groups are claimed one at a time (they may differ in cost) by at most
       // as many tasks as the stack budget has room for.
       std::atomic<long> next{0};
-      const auto tasks = std::min<std::size_t>({static_cast<std::size_t>(pool().size()),
-                                                static_cast<std::size_t>(groups),
-                                                max_concurrent_groups(static_cast<std::size_t>(volume))});
+      const auto tasks =
+          std::min<std::size_t>({static_cast<std::size_t>(pool().size()), static_cast<std::size_t>(groups),
+                                 max_concurrent_groups(static_cast<std::size_t>(volume))});
       pool().run(static_cast<int>(tasks), [&](int) { guarded([&] { run_groups_with_barriers(l, next, groups); }); });
     }
     if (first_error) rethrow_as_error(first_error);
@@ -232,13 +232,11 @@ class CpuUserKernel final : public rt::UserKernelImpl {
     // Messages are formatted only when a check fails.
     const auto given = [&] { return " (grid " + dims(grid) + ", block " + dims(block) + ")"; };
     if (grid.volume() == 0 || block.volume() == 0) refuse("a launch dimension is zero" + given(), {});
-    if (block.x > kMaxWorkGroup || block.y > kMaxWorkGroup || block.z > kMaxWorkGroup ||
-        block.volume() > kMaxWorkGroup)
+    if (block.x > kMaxWorkGroup || block.y > kMaxWorkGroup || block.z > kMaxWorkGroup || block.volume() > kMaxWorkGroup)
       refuse("a work-group of " + std::to_string(block.volume()) + " items" + given() +
                  " is over the CPU backend's limit of " + std::to_string(kMaxWorkGroup) + " items on " + kDevice,
              {"Use a block of at most " + std::to_string(kMaxWorkGroup) + " items and more work-groups (grid)"});
-    const unsigned __int128 items =
-        static_cast<unsigned __int128>(grid.x) * grid.y * grid.z * block.volume();
+    const unsigned __int128 items = static_cast<unsigned __int128>(grid.x) * grid.y * grid.z * block.volume();
     if (items > static_cast<unsigned __int128>(INT64_MAX))
       refuse("the launch" + given() + " has more work-items than GLOBAL_ID can number (2^63 - 1) on " +
                  std::string(kDevice),

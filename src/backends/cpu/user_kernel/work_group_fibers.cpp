@@ -51,8 +51,8 @@ class StackArena {
     page_ = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
     stride_ = kFiberStackBytes + page_;
     bytes_ = stride_ * count;
-    void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
-                   -1, 0);
+    void* p =
+        mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
     if (p == MAP_FAILED)
       throw Error(ErrorCode::OutOfMemory,
                   "no address space for " + std::to_string(count) + " work-item stacks of " +
@@ -173,7 +173,7 @@ void to_scheduler(Fiber& f, bool final) {
 #if defined(TORSH_FIBER_ASAN)
   __sanitizer_finish_switch_fiber(fake, &g.scheduler_stack, &g.scheduler_stack_size);
 #endif
-  (void)final;
+  (void) final;
 }
 
 void fiber_main(void* p) {
@@ -241,9 +241,9 @@ void run_group(Group& g, std::vector<Fiber>& fibers) {
       const BarrierLaunch& l = *g.launch;
       throw Error(ErrorCode::InvalidArgument,
                   "kernel '" + l.kernel + "': in work-group " + group_name(fibers.front().item) + ", " +
-                      std::to_string(done) + " of " + std::to_string(fibers.size()) +
-                      " work-items returned while " + std::to_string(waiting) + " wait at BARRIER() (barrier " +
-                      std::to_string(round + 1) + " of the group); on a GPU this hangs or corrupts work-group memory",
+                      std::to_string(done) + " of " + std::to_string(fibers.size()) + " work-items returned while " +
+                      std::to_string(waiting) + " wait at BARRIER() (barrier " + std::to_string(round + 1) +
+                      " of the group); on a GPU this hangs or corrupts work-group memory",
                   {.op = l.kernel, .device = l.device},
                   {"Every work-item of a work-group must reach the same BARRIER() calls: move the barrier out of "
                    "conditions that differ between items, and return only after the last barrier"});
