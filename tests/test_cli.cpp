@@ -173,11 +173,14 @@ TEST(Cli, RunChecksItsOptions) {
   for (const char* opt : {"--prompt", "--chat", "--backend", "--max-tokens", "--temp", "--top-k", "--top-p", "--seed",
                           "--ctx", "--threads", "--activations"})
     EXPECT_NE(help.out.find(opt), std::string::npos) << opt;
+  EXPECT_NE(help.out.find("TEMPERATURE>=0"), std::string::npos) << help.out;
+  EXPECT_EQ(help.out.find("SECONDS"), std::string::npos) << help.out;
   for (const std::string& args : std::vector<std::string>{
            "run", "run --prompt hi --temp -1", "run --prompt hi --temp nan", "run --prompt hi --top-p 0",
            "run --prompt hi --top-p 1.5", "run --prompt hi --top-k -1", "run --prompt hi --max-tokens -3",
            "run --prompt hi --backend nosuch", "run --prompt hi --ctx -1", "run --prompt hi --bogus",
-           "run --prompt hi --activations int4"}) {
+           "run --prompt hi --activations int4", "run --prompt hi --seed -1",
+           "run --prompt hi --seed 18446744073709551616", "run --prompt hi --seed 12x"}) {
     const auto r = torsh_cmd(args);
     EXPECT_EQ(r.status, 2) << args << ": " << r.out;
   }
@@ -210,4 +213,31 @@ TEST(Cli, InfoPrintsNoErrorLinesWithoutARuntimeFolder) {
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_EQ(r.out.find("error:"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("XDG_RUNTIME_DIR"), std::string::npos) << r.out;
+}
+
+// More CPU threads than cores: a note says so, and the oversubscribed pool
+// sleeps instead of spinning, so a short run stays short (it took minutes
+// when 256 spinning threads shared 2 cores). The largest seed is accepted.
+TEST(Cli, OversubscribedThreadsAreNotedAndStayUsable) {
+  REQUIRE_CLI();
+  if (!torsh::model::find_model(torsh::model::kSmolLM2FileName))
+    GTEST_SKIP() << "the model is not cached (scripts/fetch-model.sh)";
+  const auto r = run("timeout 120 " + quote(torsh::test::torsh_cli()) +
+                     " run --backend cpu --threads 256 --max-tokens 4 --ctx 64 --seed 18446744073709551615 "
+                     "--prompt 'The capital of France is'");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("note: --threads 256"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("generation: 4 tokens"), std::string::npos) << r.out;
+}
+
+// A FIFO at the model path is refused at once (open() used to wait for a writer forever).
+TEST(Cli, RunRefusesAFifoWithoutBlocking) {
+  REQUIRE_CLI();
+  const std::string fifo = ::testing::TempDir() + "torsh_cli_fifo.gguf";
+  std::filesystem::remove(fifo);
+  ASSERT_EQ(run("mkfifo " + quote(fifo)).status, 0);
+  const auto r = run("timeout 60 " + quote(torsh::test::torsh_cli()) + " run " + quote(fifo) + " --prompt hi");
+  std::filesystem::remove(fifo);
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("not a regular file"), std::string::npos) << r.out;
 }

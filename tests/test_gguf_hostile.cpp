@@ -3,10 +3,17 @@
 // any byte is refused; and random mutations of valid files (a seeded fuzzer,
 // TORSH_GGUF_FUZZ_ITERS / TORSH_GGUF_FUZZ_SEED, scripts/fuzz-gguf.sh for long
 // runs under the sanitizers) raise nothing but torsh::Error.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <future>
 #include <random>
 
 #include "gguf_samples.hpp"
@@ -384,3 +391,32 @@ TEST(GgufFuzz, MutatedFilesRaiseOnlyTorshErrors) {
 }
 
 }  // namespace
+
+// A FIFO at the model path: refused as "not a regular file" at once, instead
+// of an open() that waits for a writer forever. Should the open block, the
+// test opens the FIFO's other end itself so the test process still ends.
+TEST(GgufHostile, AFifoIsRefusedWithoutBlocking) {
+  const std::string dir = ::testing::TempDir() + "torsh_fifo_" + std::to_string(::getpid());
+  ASSERT_EQ(::mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST, true);
+  const std::string fifo = dir + "/model.gguf";
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  auto opened = std::async(std::launch::async, [&] { GgufFile::open(fifo); });
+  if (opened.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
+    const int unblock = ::open(fifo.c_str(), O_RDWR);
+    ADD_FAILURE() << "opening a FIFO as a model blocked";
+    opened.wait();
+    ::close(unblock);
+  }
+  try {
+    opened.get();
+    ADD_FAILURE() << "a FIFO was accepted as a model file";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(e.message().find("not a regular file"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find(fifo), std::string::npos) << e.message();
+    EXPECT_EQ(std::string(e.what()).find("ops.hpp"), std::string::npos) << e.what();
+  }
+  ::unlink(fifo.c_str());
+  ::rmdir(dir.c_str());
+}

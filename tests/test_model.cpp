@@ -8,8 +8,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <functional>
 #include <limits>
+#include <thread>
 
+#include "gguf_writer.hpp"
 #include "torsh/model/generation.hpp"
 #include "torsh/model/model_cache.hpp"
 #include "torsh/torsh.hpp"
@@ -222,4 +226,126 @@ TEST(LlamaModel, OpenClGivesTheCpuGreedyTokens) {
 TEST(LlamaModel, WebGpuGivesTheCpuGreedyTokens) {
   NEED_MODEL();
   expect_cpu_greedy_tokens(*path, BackendType::WebGpu, 4);
+}
+
+// Two generations on one model, interleaved step by step or run from two
+// threads, each give exactly the tokens they give alone: each owns its
+// sequence, and the model's one cache is refilled when the other used it.
+TEST(Generation, InterleavedAndConcurrentGenerationsDoNotMix) {
+  NEED_MODEL();
+  LoadOptions o;
+  o.ctx = 64;
+  LlamaModel m = LlamaModel::load(*path, Backend::create(BackendType::Cpu), o);
+  const auto a_ids = m.tokenizer().encode("The capital of France is");
+  const auto b_ids = m.tokenizer().encode("1, 2, 3, 4,");
+  const GenerationOptions go{.max_tokens = 10, .stop_at_eos = false};
+  Generation a_alone(m, a_ids, go), b_alone(m, b_ids, go);
+  a_alone.run_to_end();
+  b_alone.run_to_end();
+  ASSERT_NE(a_alone.tokens(), b_alone.tokens());
+
+  Generation a(m, a_ids, go), b(m, b_ids, go);
+  ASSERT_TRUE(a.next());
+  b.run_to_end();  // b fills the cache with its own sequence between a's steps
+  a.run_to_end();
+  EXPECT_EQ(a.tokens(), a_alone.tokens());
+  EXPECT_EQ(b.tokens(), b_alone.tokens());
+
+  // A direct forward between steps is one more user of the cache.
+  Generation c(m, a_ids, go);
+  c.next();
+  m.reset();
+  m.forward(b_ids);
+  c.run_to_end();
+  EXPECT_EQ(c.tokens(), a_alone.tokens());
+
+  Generation t1(m, a_ids, go), t2(m, b_ids, go);
+  std::thread th([&] { t2.run_to_end(); });
+  t1.run_to_end();
+  th.join();
+  EXPECT_EQ(t1.tokens(), a_alone.tokens());
+  EXPECT_EQ(t2.tokens(), b_alone.tokens());
+}
+
+namespace {
+
+using Metadata = std::vector<std::pair<std::string, GgufValue>>;
+
+// The model file rewritten by the test writer after `edit`, at a temporary path.
+std::string rewritten(const std::string& path, const std::string& name,
+                      const std::function<void(Metadata&, std::vector<test::TensorSpec>&)>& edit) {
+  const GgufFile f = GgufFile::open(path);
+  Metadata kv = f.metadata();
+  std::vector<test::TensorSpec> tensors;
+  for (const auto& t : f.tensors()) {
+    const auto d = f.tensor_data(t);
+    tensors.push_back({t.name, t.dims, static_cast<std::uint32_t>(t.type), test::Bytes(d.begin(), d.end())});
+  }
+  edit(kv, tensors);
+  test::GgufWriter w(3, 32);
+  for (auto& [k, v] : kv)
+    if (k != "general.alignment") w.kv(k, v);
+  for (auto& t : tensors) w.tensor(std::move(t));
+  const test::Bytes bytes = w.build();
+  const std::string out = ::testing::TempDir() + name;
+  std::ofstream(out, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  return out;
+}
+
+void set_key(Metadata& kv, const std::string& key, GgufValue v) {
+  for (auto& [k, old] : kv)
+    if (k == key) {
+      old = std::move(v);
+      return;
+    }
+  kv.emplace_back(key, std::move(v));
+}
+
+// Loading `file` fails with `code`, naming `needle`, without the op-documentation advice.
+void expect_load_refused(const std::string& file, ErrorCode code, const std::string& needle) {
+  try {
+    LlamaModel::load(file, Backend::create(BackendType::Cpu), {.ctx = 32});
+    ADD_FAILURE() << file << " loaded; expected a refusal naming " << needle;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), code) << e.what();
+    EXPECT_NE(e.message().find(needle), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("ops.hpp"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+
+// What the llama forward would run wrong is refused by name: a tensor it does
+// not read (rope_freqs.weight of Llama 3.1/3.2 files, a bias), a metadata key
+// it does not understand, mixture-of-experts counts, a zero trained context.
+TEST(LlamaModel, RefusesFilesItWouldRunWrong) {
+  NEED_MODEL();
+  const auto same = rewritten(*path, "same.gguf", [](Metadata&, std::vector<test::TensorSpec>&) {});
+  EXPECT_NO_THROW(LlamaModel::load(same, Backend::create(BackendType::Cpu), {.ctx = 32}));
+
+  const auto freqs = rewritten(*path, "rope_freqs.gguf", [](Metadata&, std::vector<test::TensorSpec>& t) {
+    t.push_back({"rope_freqs.weight", {32}, 0, test::Bytes(32 * 4, std::byte{0})});
+  });
+  expect_load_refused(freqs, ErrorCode::Unsupported, "rope_freqs.weight");
+
+  const auto bias = rewritten(*path, "bias.gguf", [](Metadata&, std::vector<test::TensorSpec>& t) {
+    t.push_back({"blk.0.attn_q.bias", {576}, 0, test::Bytes(576 * 4, std::byte{0})});
+  });
+  expect_load_refused(bias, ErrorCode::Unsupported, "blk.0.attn_q.bias");
+
+  const auto key = rewritten(*path, "key.gguf", [](Metadata& kv, std::vector<test::TensorSpec>&) {
+    set_key(kv, "llama.attention.sliding_window", test::gv::u32(4096));
+  });
+  expect_load_refused(key, ErrorCode::Unsupported, "llama.attention.sliding_window");
+
+  const auto moe = rewritten(*path, "moe.gguf", [](Metadata& kv, std::vector<test::TensorSpec>&) {
+    set_key(kv, "llama.expert_count", test::gv::u32(8));
+  });
+  expect_load_refused(moe, ErrorCode::Unsupported, "llama.expert_count");
+
+  const auto ctx0 = rewritten(*path, "ctx0.gguf", [](Metadata& kv, std::vector<test::TensorSpec>&) {
+    set_key(kv, "llama.context_length", test::gv::u32(0));
+  });
+  expect_load_refused(ctx0, ErrorCode::InvalidArgument, "llama.context_length");
 }

@@ -447,6 +447,26 @@ TEST_F(UserKernelOpenCl, UnusableDiskEntryIsRebuilt) {
   EXPECT_EQ(y.to_host<float>()[10], 20.0f);
 }
 
+// A local array larger than the device's local memory is refused when the
+// kernel is made, naming both sizes (PoCL aborted the process when such a
+// group started).
+TEST_F(UserKernelOpenCl, LocalMemoryBeyondTheDeviceIsRefusedWithTheLimit) {
+  const char* big = R"(
+KERNEL void big(GLOBAL float* y) {
+  LOCAL_ARRAY(float, buf, 1048576);
+  long i = LOCAL_ID(0);
+  buf[i] = 1;
+  BARRIER();
+  y[i] = buf[i];
+})";
+  const Error e = error_of([&] { dev.compile_kernel(source(big, "big")); });
+  EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+  EXPECT_NE(e.message().find("CL_DEVICE_LOCAL_MEM_SIZE"), std::string::npos) << e.message();
+  EXPECT_NE(e.message().find("4194304"), std::string::npos) << e.message();
+  EXPECT_EQ(e.context().op, "big");
+  ASSERT_FALSE(e.suggestions().empty());
+}
+
 TEST_F(UserKernelOpenCl, GeometryBeyondTheDeviceIsRefusedWithTheLimit) {
   const Kernel k = dev.compile_kernel(source(kScale, "scale"));
   Tensor x = floats(iota_vec(64)), y = dev.zeros(Shape{64}, DType::F32);

@@ -42,11 +42,14 @@ KernelArg to_arg(nb::handle h, std::vector<Tensor>& keep, std::size_t i) {
   if (nb::isinstance<Tensor>(h)) return KernelArg(nb::cast<const Tensor&>(h));
   if (nb::isinstance<nb::bool_>(h)) return KernelArg(static_cast<std::int32_t>(nb::cast<bool>(h)));
   if (nb::isinstance<nb::int_>(h)) {
-    try {
-      return KernelArg(nb::cast<std::int64_t>(h));
-    } catch (const nb::cast_error&) {
-      return KernelArg(nb::cast<std::uint64_t>(h));
-    }
+    std::int64_t s = 0;
+    if (nb::try_cast(h, s)) return KernelArg(s);
+    std::uint64_t u = 0;
+    if (nb::try_cast(h, u)) return KernelArg(u);
+    raise_error(ErrorCode::InvalidArgument,
+                "argument " + std::to_string(i) + " = " + nb::cast<std::string>(nb::str(h)) +
+                    " does not fit a 64-bit kernel integer (-2**63 .. 2**64 - 1)",
+                "launch", {"Pass a value in range, or split it over several arguments"});
   }
   if (nb::isinstance<nb::float_>(h)) return KernelArg(nb::cast<double>(h));
   if (nb::isinstance<nb::bytes>(h)) {

@@ -74,7 +74,10 @@ Error::Error(ErrorCode code, std::string message, ErrorContext ctx, std::vector<
       message_(std::move(message)),
       ctx_(std::move(ctx)),
       suggestions_(std::move(suggestions)) {
-  for (auto& s : default_suggestions(code_)) suggestions_.push_back(std::move(s));
+  // The generic InvalidArgument advice points at the op documentation; a
+  // caller's own advice (a model file, a CLI value, a kernel argument) replaces it.
+  if (code_ != ErrorCode::InvalidArgument || suggestions_.empty())
+    for (auto& s : default_suggestions(code_)) suggestions_.push_back(std::move(s));
   static_cast<std::runtime_error&>(*this) = std::runtime_error(format(code_, message_, ctx_, suggestions_));
 }
 

@@ -33,7 +33,9 @@ struct FdCloser {
 }  // namespace
 
 FileBytes map_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer,
+  // forever; it changes nothing for the regular file that fstat then insists on.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) os_fail(path, "cannot open", errno);
   const FdCloser closer{fd};
   struct stat st {};

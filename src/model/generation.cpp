@@ -65,13 +65,23 @@ Generation::Generation(LlamaModel& model, std::vector<std::int32_t> prompt, Gene
 }
 
 std::optional<std::string> Generation::next() {
+  if (busy_->exchange(true))
+    throw Error(ErrorCode::InvalidState, "this generation is already being advanced by another thread",
+                {.op = "generate"}, {"Advance each generation from one thread, or start one generation per thread"});
+  struct Release {
+    std::atomic<bool>& busy;
+    ~Release() { busy = false; }
+  } release{*busy_};
+  return step();
+}
+
+std::optional<std::string> Generation::step() {
   if (finish_ != FinishReason::None) return std::nullopt;
   if (!started_) {
     started_ = true;
-    model_.reset();
     stats_.prompt_tokens = static_cast<std::int64_t>(prompt_.size());
     const auto t0 = Clock::now();
-    logits_ = model_.forward(prompt_);
+    logits_ = model_.extend(seq_, prompt_);
     model_.backend().synchronize();
     stats_.prompt_seconds = seconds_since(t0);
   }
@@ -80,11 +90,11 @@ std::optional<std::string> Generation::next() {
   } else {
     const auto t0 = Clock::now();
     if (!generated_.empty()) {
-      if (model_.position() >= model_.context()) {
+      if (static_cast<std::int64_t>(seq_.tokens.size()) >= model_.context()) {
         finish_ = FinishReason::Context;
       } else {
         const std::int32_t last = generated_.back();
-        logits_ = model_.forward(std::span<const std::int32_t>(&last, 1));
+        logits_ = model_.extend(seq_, std::span<const std::int32_t>(&last, 1));
       }
     }
     if (finish_ == FinishReason::None) {

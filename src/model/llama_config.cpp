@@ -1,5 +1,8 @@
 // The hyper-parameters of a llama-architecture GGUF file.
+#include <algorithm>
+#include <iterator>
 #include <string>
+#include <string_view>
 
 #include "torsh/core/error.hpp"
 #include "torsh/model/llama.hpp"
@@ -10,6 +13,47 @@ namespace {
 Error bad(const GgufFile& f, const std::string& what) {
   return Error(ErrorCode::InvalidArgument, f.path() + ": " + what, {.op = "load_model"},
                {"Check that the file is a complete llama-architecture GGUF model"});
+}
+
+// The `llama.*` keys this forward reads, or checks and may leave at their
+// meaning (a key outside the list may change the math, so the file is refused).
+constexpr std::string_view kKnownKeys[] = {"block_count",
+                                           "embedding_length",
+                                           "feed_forward_length",
+                                           "attention.head_count",
+                                           "attention.head_count_kv",
+                                           "context_length",
+                                           "rope.freq_base",
+                                           "attention.layer_norm_rms_epsilon",
+                                           "attention.key_length",
+                                           "attention.value_length",
+                                           "rope.dimension_count",
+                                           "rope.scaling.type",
+                                           "rope.scaling.factor",
+                                           "rope.scaling.original_context_length",
+                                           "rope.scaling.finetuned",
+                                           "vocab_size",
+                                           "expert_count",
+                                           "expert_used_count"};
+
+// Keys that change the math unless they hold their neutral value.
+void refuse_unknown_keys(const GgufFile& f, const std::string& prefix) {
+  for (const auto& [key, value] : f.metadata()) {
+    if (key.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string_view rest = std::string_view(key).substr(prefix.size());
+    if (std::find(std::begin(kKnownKeys), std::end(kKnownKeys), rest) == std::end(kKnownKeys))
+      throw Error(ErrorCode::Unsupported,
+                  f.path() + ": metadata key '" + key + "' is not understood by the llama forward, and it may " +
+                      "change the math; refusing rather than running the model without it",
+                  {.op = "load_model"},
+                  {"Use a plain llama-architecture GGUF file; report the key if the model should load"});
+  }
+  for (const char* moe : {"expert_count", "expert_used_count"})
+    if (f.get_int(prefix + moe, 0) != 0)
+      throw Error(ErrorCode::Unsupported,
+                  f.path() + ": " + prefix + moe + " = " + std::to_string(f.get_int(prefix + moe)) +
+                      ": mixture-of-experts layers are not implemented",
+                  {.op = "load_model"}, {"Use a dense (non-MoE) llama-architecture GGUF file"});
 }
 
 }  // namespace
@@ -28,7 +72,10 @@ LlamaConfig LlamaConfig::from_gguf(const GgufFile& f) {
   c.n_ff = f.get_int(a + "feed_forward_length");
   c.n_head = f.get_int(a + "attention.head_count");
   c.n_head_kv = f.get_int(a + "attention.head_count_kv", c.n_head);
+  refuse_unknown_keys(f, a);
   c.n_ctx_train = f.get_int(a + "context_length", 2048);
+  if (c.n_ctx_train <= 0)
+    throw bad(f, a + "context_length is " + std::to_string(c.n_ctx_train) + "; the trained context must be positive");
   c.rope_base = static_cast<float>(f.get_float(a + "rope.freq_base", 10000.0));
   c.rms_eps = static_cast<float>(f.get_float(a + "attention.layer_norm_rms_epsilon", 1e-5));
   if (c.n_layers <= 0 || c.n_embd <= 0 || c.n_ff <= 0 || c.n_head <= 0 || c.n_head_kv <= 0)

@@ -3,6 +3,8 @@
 // the CPU, counted), so the same code is the model on every device.
 #include <algorithm>
 #include <cmath>
+#include <mutex>
+#include <set>
 #include <string>
 #include <variant>
 
@@ -57,6 +59,24 @@ Error unsupported_type(const GgufFile& f, const GgufTensorInfo& t) {
                {"Use a GGUF file quantized to Q4_0, Q4_1 or Q8_0 (or an F16/F32 one)"});
 }
 
+// Every tensor in the file must be one the forward uses: an unread one
+// carries math the model would silently run without.
+void refuse_unread_tensors(const GgufFile& f, const std::set<std::string>& read) {
+  for (const auto& t : f.tensors()) {
+    if (read.count(t.name)) continue;
+    if (t.name == "rope_freqs.weight")
+      throw Error(ErrorCode::Unsupported,
+                  f.path() + ": rope_freqs.weight (the RoPE frequency factors of Llama 3.1 / 3.2 files) is not " +
+                      "applied by this forward; running without it would give wrong tokens",
+                  {.op = "load_model"}, {"Use a llama-architecture GGUF file without rope_freqs.weight"});
+    throw Error(ErrorCode::Unsupported,
+                f.path() + ": tensor " + t.name + " is not used by the llama forward; running without it " +
+                    "would give wrong results",
+                {.op = "load_model"},
+                {"Use a plain llama-architecture GGUF file (attention, SwiGLU feed-forward, RMS norms)"});
+  }
+}
+
 }  // namespace
 
 struct LlamaModel::State {
@@ -70,8 +90,14 @@ struct LlamaModel::State {
   Tensor out_norm;
   Linear output;
   std::vector<Layer> layers;
+  std::set<std::string> read;  // the tensors the forward uses (load time only)
   Tensor rope_cos, rope_sin;
-  std::int64_t ctx = 0, pos = 0;
+  std::int64_t ctx = 0;
+  // The KV cache's fill and epoch (moved on by every use; see Sequence), and
+  // the lock that serializes every use of the cache.
+  std::int64_t pos = 0;
+  std::uint64_t epoch = 0;
+  std::mutex mu;
 
   State(GgufFile f, LlamaConfig c, Tokenizer t, Backend b)
       : file(std::move(f)), cfg(std::move(c)), tokenizer(std::move(t)), backend(std::move(b)) {}
@@ -88,6 +114,7 @@ struct LlamaModel::State {
 
   std::variant<QTensor, Tensor> matrix(const std::string& name, std::int64_t rows, std::int64_t cols) {
     const GgufTensorInfo& t = file.tensor(name);
+    read.insert(name);
     if (t.dims.size() != 2 || t.dims[0] != cols || t.dims[1] != rows)
       throw Error(ErrorCode::InvalidArgument,
                   file.path() + ": tensor " + name + " should be [" + std::to_string(rows) + ", " +
@@ -114,6 +141,7 @@ struct LlamaModel::State {
 
   Tensor vector(const std::string& name, std::int64_t n) {
     const GgufTensorInfo& t = file.tensor(name);
+    read.insert(name);
     if (t.dims.size() != 1 || t.dims[0] != n)
       throw Error(ErrorCode::InvalidArgument,
                   file.path() + ": tensor " + name + " should be a vector of " + std::to_string(n),
@@ -125,6 +153,7 @@ struct LlamaModel::State {
     return *d == DType::F32 ? typed : typed.cast(DType::F32);
   }
 
+  Tensor forward(std::span<const std::int32_t> tokens, bool all_logits);
   Tensor step(std::span<const std::int32_t> tokens, bool all_logits);
 };
 
@@ -185,6 +214,7 @@ LlamaModel LlamaModel::load(GgufFile file, Backend backend, const LoadOptions& o
     l.k_cache = s.backend.empty(Shape{1, c.n_head_kv, ctx, c.head_dim}, DType::F32);
     l.v_cache = s.backend.empty(Shape{1, c.n_head_kv, ctx, c.head_dim}, DType::F32);
   }
+  refuse_unread_tensors(s.file, s.read);
   std::tie(s.rope_cos, s.rope_sin) = ops::rope_cache(s.backend, ctx, c.rope_dim, c.rope_base);
   return m;
 }
@@ -195,10 +225,20 @@ const GgufFile& LlamaModel::file() const { return s_->file; }
 Backend LlamaModel::backend() const { return s_->backend; }
 const MemoryEstimate& LlamaModel::memory_estimate() const { return s_->estimate; }
 std::int64_t LlamaModel::context() const { return s_->ctx; }
-std::int64_t LlamaModel::position() const { return s_->pos; }
-void LlamaModel::reset() { s_->pos = 0; }
+std::int64_t LlamaModel::position() const {
+  std::lock_guard lock(s_->mu);
+  return s_->pos;
+}
+
+void LlamaModel::reset() {
+  std::lock_guard lock(s_->mu);
+  s_->pos = 0;
+  ++s_->epoch;
+}
 
 void LlamaModel::truncate(std::int64_t position) {
+  std::lock_guard lock(s_->mu);
+  ++s_->epoch;
   if (position < 0 || position > s_->pos)
     throw Error(
         ErrorCode::OutOfRange,
@@ -208,7 +248,30 @@ void LlamaModel::truncate(std::int64_t position) {
 }
 
 Tensor LlamaModel::forward(std::span<const std::int32_t> tokens, bool all_logits) {
+  std::lock_guard lock(s_->mu);
+  ++s_->epoch;
+  return s_->forward(tokens, all_logits);
+}
+
+Tensor LlamaModel::extend(Sequence& seq, std::span<const std::int32_t> tokens) {
   State& s = *s_;
+  std::lock_guard lock(s.mu);
+  if (seq.epoch != s.epoch) {
+    // Another sequence or a direct forward/reset/truncate used the cache since:
+    // put this sequence's tokens back first.
+    ++s.epoch;
+    s.pos = 0;
+    if (!seq.tokens.empty()) s.forward(seq.tokens, false);
+  }
+  ++s.epoch;
+  Tensor logits = s.forward(tokens, false);
+  seq.tokens.insert(seq.tokens.end(), tokens.begin(), tokens.end());
+  seq.epoch = s.epoch;
+  return logits;
+}
+
+Tensor LlamaModel::State::forward(std::span<const std::int32_t> tokens, bool all_logits) {
+  State& s = *this;
   const auto n = static_cast<std::int64_t>(tokens.size());
   if (n == 0) throw Error(ErrorCode::InvalidArgument, "forward needs at least one token", {.op = "forward"});
   if (n > s.ctx - s.pos)

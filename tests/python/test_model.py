@@ -136,6 +136,32 @@ def test_sampling_is_reproducible_with_a_seed(model):
 
 
 @needs_model
+def test_interleaved_and_threaded_generations_do_not_mix(model):
+    """Each generation owns its sequence: interleaving two iterators, or running
+    two from threads, gives each the text it gives alone (it used to print
+    ' Paris, 9, 10, 11')."""
+    import threading
+    alone_a = "".join(model.generate("The capital of France is", max_tokens=12))
+    alone_b = "".join(model.generate("1, 2, 3, 4,", max_tokens=12))
+    g1 = model.generate("The capital of France is", max_tokens=12)
+    s = next(g1)
+    assert "".join(model.generate("1, 2, 3, 4,", max_tokens=12)) == alone_b
+    assert s + "".join(g1) == alone_a
+    out = {}
+
+    def run(key, prompt):
+        out[key] = "".join(model.generate(prompt, max_tokens=12))
+
+    threads = [threading.Thread(target=run, args=(k, p)) for k, p in
+               (("a", "The capital of France is"), ("b", "1, 2, 3, 4,"))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert out == {"a": alone_a, "b": alone_b}
+
+
+@needs_model
 def test_bad_arguments_raise(model):
     with pytest.raises(tb.TorshError):
         model.logits([49152])

@@ -81,7 +81,54 @@ def test_bad_launches_raise_before_the_driver(device):
         k((1, 2, 3, 4), 64, (y, x, 2.0, 8))
     with pytest.raises(tb.TorshError):
         k(1, 64, (y, x, "two", 8))
+    # An int past 64 bits names the argument (it was a bare std::bad_cast).
+    with pytest.raises(tb.TorshError, match="argument 3") as e:
+        k(1, 64, (y, x, 2.0, 2**70))
+    assert e.value.code == "InvalidArgument"
+    # A grid whose work-item count wraps 64 bits says so (it was "must be at least 1").
+    with pytest.raises(tb.TorshError, match="overflows") as e:
+        k((2**31,) * 3, 64, (y, x, 2.0, 8))
+    assert "at least 1" not in str(e.value)
     assert not y.numpy().any()
+
+
+LOCAL_HOG = """
+KERNEL void big(GLOBAL float* y) {
+  LOCAL_ARRAY(float, buf, 1048576);
+  long i = LOCAL_ID(0);
+  buf[i] = 1;
+  BARRIER();
+  y[i] = buf[i];
+}
+"""
+
+
+def torsh_kernel_devices():
+    """The usable devices that build the torsh dialect; one visible skip when none does."""
+    params = [pytest.param(name, id=name) for name in (tb.create(b).device for b in tb.available())
+              if "torsh" in tb.kernel_dialects(name)]
+    return params or [pytest.param(None, marks=pytest.mark.skip(reason="no backend builds torsh kernels here"))]
+
+
+@pytest.mark.parametrize("device", torsh_kernel_devices())
+def test_local_arrays_beyond_the_device_raise_instead_of_aborting(device):
+    """In a child process: before the check, PoCL aborted the interpreter."""
+    code = (
+        "import torsh_backend as tb\n"
+        f"k = tb.RawKernel({LOCAL_HOG!r}, 'big')\n"
+        f"y = tb.zeros((64,), device={device!r})\n"
+        "try:\n"
+        "    k(1, 64, (y,))\n"
+        "    print('ran', float(y.numpy()[0]))\n"
+        "except tb.TorshError as e:\n"
+        "    print('refused:', e.code, e)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    # Devices with less local memory than the array refuse it; the CPU's work-group locals are host memory.
+    assert r.stdout.startswith("refused: InvalidArgument") or r.stdout.startswith("ran 1.0"), r.stdout + r.stderr
+    if device.startswith("opencl"):
+        assert "local memory" in r.stdout, r.stdout
 
 
 @pytest.mark.parametrize("device", kernel_devices())

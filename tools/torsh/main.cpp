@@ -3,10 +3,13 @@
 // a bad value is an error with exit status 2.
 #include <CLI/CLI.hpp>
 
+#include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <system_error>
 
 #include "commands.hpp"
 #include "torsh/torsh.hpp"
@@ -23,15 +26,31 @@ const CLI::Validator kBackendName(
     },
     "BACKEND", "backend name");
 
-// A finite number >= 0 (CLI11's NonNegativeNumber lets NaN through).
-const CLI::Validator kFiniteNonNegative(
+// A finite number >= 0 (CLI11's NonNegativeNumber lets NaN through); `name`
+// is what --help shows for the value.
+CLI::Validator finite_non_negative(const std::string& name) {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        double d = 0;
+        if (!CLI::detail::lexical_cast(v, d)) return "'" + v + "' is not a number";
+        if (!std::isfinite(d) || d < 0) return "must be a finite number >= 0, got " + v;
+        return {};
+      },
+      name + ">=0", "finite non-negative number");
+}
+
+// A whole number in 0 .. 2^64 - 1, written in decimal: CLI11's own unsigned
+// parse wraps "-1" to 2^64 - 1 and saturates past the top.
+const CLI::Validator kUnsigned64(
     [](std::string& v) -> std::string {
-      double d = 0;
-      if (!CLI::detail::lexical_cast(v, d)) return "'" + v + "' is not a number";
-      if (!std::isfinite(d) || d < 0) return "must be a finite number >= 0, got " + v;
+      std::uint64_t n = 0;
+      const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+      if (v.empty() || ec == std::errc::invalid_argument || end != v.data() + v.size())
+        return "must be a whole number 0 .. 18446744073709551615, got '" + v + "'";
+      if (ec == std::errc::result_out_of_range) return "must be at most 18446744073709551615, got " + v;
       return {};
     },
-    "SECONDS>=0", "finite non-negative number");
+    "0..2^64-1", "unsigned 64-bit integer");
 
 // A probability in (0, 1] (top-p: 0 would keep no token).
 const CLI::Validator kProbability(
@@ -76,7 +95,7 @@ int run(int argc, char** argv) {
       ->check(CLI::Range(1, 4096));
   bench_cmd->add_option("--min-seconds", bench.min_seconds, "Time each case for at least this long (after 3 runs)")
       ->capture_default_str()
-      ->check(kFiniteNonNegative);
+      ->check(finite_non_negative("SECONDS"));
   auto* profile = bench_cmd
                       ->add_option("--profile", bench.profile,
                                    "Profile the run: write a Chrome trace (https://ui.perfetto.dev) and print "
@@ -109,14 +128,14 @@ int run(int argc, char** argv) {
       ->check(CLI::Range(0LL, 1LL << 30));
   run_cmd->add_option("--temp", runo.temperature, "Sampling temperature; 0: greedy")
       ->capture_default_str()
-      ->check(kFiniteNonNegative);
+      ->check(finite_non_negative("TEMPERATURE"));
   run_cmd->add_option("--top-k", runo.top_k, "Sample from the K most likely tokens; 0: all")
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 30));
   run_cmd->add_option("--top-p", runo.top_p, "Sample from the smallest set of tokens with probability P; 1: all")
       ->capture_default_str()
       ->check(kProbability);
-  run_cmd->add_option("--seed", runo.seed, "Sampling seed")->capture_default_str();
+  run_cmd->add_option("--seed", runo.seed, "Sampling seed")->capture_default_str()->check(kUnsigned64);
   run_cmd->add_option("--ctx", runo.ctx, "Context length (0: the model's, at most 4096)")
       ->capture_default_str()
       ->check(CLI::Range(0LL, 1LL << 24));

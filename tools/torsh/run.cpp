@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <thread>
 
 #include "commands.hpp"
 #include "torsh/model/generation.hpp"
@@ -30,6 +31,13 @@ int run(const RunOptions& opt) {
     std::fprintf(stderr, "torsh run: unknown backend '%s'\n", opt.backend.c_str());
     return 2;
   }
+  // More threads than hardware threads: allowed (the pool sleeps rather than
+  // spins when oversubscribed), but slower than one per core, so say so.
+  if (const unsigned hw = std::thread::hardware_concurrency(); hw && opt.threads > static_cast<int>(hw))
+    std::fprintf(stderr,
+                 "torsh run: note: --threads %d is more than the %u hardware threads here; the extra threads share "
+                 "cores and make each op slower (0 picks one per core)\n",
+                 opt.threads, hw);
   Backend dev = *type == BackendType::Cpu && opt.threads > 0
                     ? Backend::builder().backend_type(BackendType::Cpu).num_threads(opt.threads).build()
                     : Backend::create(*type);

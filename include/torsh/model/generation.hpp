@@ -1,8 +1,10 @@
 #pragma once
 // Streaming text generation: prefill the prompt, then decode one token at a
 // time, handing back text pieces that are whole UTF-8 sequences.
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,7 +39,11 @@ struct GenerationStats {
 
 class Generation {
  public:
-  // Resets the model's cache and runs nothing yet; the prompt is prefilled by the first next().
+  // Runs nothing yet; the prompt is prefilled by the first next(). The
+  // generation owns its sequence (LlamaModel::Sequence): other generations or
+  // forward() calls on the same model between its steps cost a recompute of
+  // its tokens, never a mixed cache. One Generation is advanced by one thread
+  // at a time: a next() that overlaps another on the same object is refused.
   Generation(LlamaModel& model, std::vector<std::int32_t> prompt, GenerationOptions opts = {});
 
   // The next piece of text (possibly empty while a UTF-8 sequence is incomplete
@@ -50,7 +56,11 @@ class Generation {
   const GenerationStats& stats() const { return stats_; }
 
  private:
+  std::optional<std::string> step();
+
   LlamaModel model_;  // a handle: shares the model with the caller
+  LlamaModel::Sequence seq_;
+  std::unique_ptr<std::atomic<bool>> busy_ = std::make_unique<std::atomic<bool>>(false);  // in next()
   std::vector<std::int32_t> prompt_, generated_;
   GenerationOptions opts_;
   Sampler sampler_;

@@ -81,6 +81,19 @@ class LlamaModel {
   void reset();                          // empties the KV cache (position 0)
   void truncate(std::int64_t position);  // forgets the tokens from `position` on
 
+  // One sequence's tokens in the model's single KV cache. Every use of the
+  // cache (forward, reset, truncate, another sequence's extend) moves its
+  // epoch on; extend() finds the cache moved since this sequence last used it
+  // and first recomputes the sequence's own tokens into it. Interleaved or
+  // concurrent generations on one model (calls are serialized) therefore each
+  // get exactly what they would have alone.
+  struct Sequence {
+    std::vector<std::int32_t> tokens;  // what this sequence has put in the cache
+    std::uint64_t epoch = 0;           // the cache's epoch right after this sequence's last extend
+  };
+  // Appends `tokens` to `seq` and returns the logits of the last one (f32 [vocab]).
+  Tensor extend(Sequence& seq, std::span<const std::int32_t> tokens);
+
  private:
   struct State;
   std::shared_ptr<State> s_;

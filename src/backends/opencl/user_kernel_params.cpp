@@ -119,6 +119,21 @@ UserKernel::UserKernel(OpenClDevice& dev, const rt::UserKernelSpec& spec, cl_pro
   check_cl(clGetKernelWorkGroupInfo(kernel, id, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof limits_.required,
                                     limits_.required, nullptr),
            "clGetKernelWorkGroupInfo(CL_KERNEL_COMPILE_WORK_GROUP_SIZE)", label);
+  // Local memory past the device's is refused here: some implementations
+  // (PoCL) abort the process when such a group starts instead of failing the launch.
+  cl_ulong device_local = 0, kernel_local = 0;
+  check_cl(clGetDeviceInfo(id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof device_local, &device_local, nullptr),
+           "clGetDeviceInfo(CL_DEVICE_LOCAL_MEM_SIZE)", label);
+  check_cl(clGetKernelWorkGroupInfo(kernel, id, CL_KERNEL_LOCAL_MEM_SIZE, sizeof kernel_local, &kernel_local, nullptr),
+           "clGetKernelWorkGroupInfo(CL_KERNEL_LOCAL_MEM_SIZE)", label);
+  if (kernel_local > device_local)
+    throw Error(ErrorCode::InvalidArgument,
+                what() + ": its local arrays take " + std::to_string(kernel_local) +
+                    " bytes of local memory, more than " + std::to_string(device_local) +
+                    ", the device's CL_DEVICE_LOCAL_MEM_SIZE",
+                {.op = entry_, .device = label},
+                {"Use smaller LOCAL_ARRAYs: tile the work so one group needs at most " + std::to_string(device_local) +
+                 " bytes"});
   cl_uint bits = 64;
   check_cl(clGetDeviceInfo(id, CL_DEVICE_ADDRESS_BITS, sizeof bits, &bits, nullptr),
            "clGetDeviceInfo(CL_DEVICE_ADDRESS_BITS)", label);

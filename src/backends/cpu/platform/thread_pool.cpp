@@ -11,7 +11,7 @@ thread_local bool t_in_pool = false;
 constexpr int kSpinIterations = 20000;  // ~tens of microseconds before sleeping
 }  // namespace
 
-ThreadPool::ThreadPool(int threads) {
+ThreadPool::ThreadPool(int threads) : oversubscribed_(threads > default_threads()) {
   for (int i = 1; i < std::max(1, threads); ++i) workers_.emplace_back([this] { worker_loop(); });
 }
 
@@ -31,11 +31,12 @@ void ThreadPool::worker_loop() {
   // Generation 0 is the pool's birth: a job posted before this thread first
   // runs must still be seen as new.
   std::uint64_t seen = 0;
+  const int spin_limit = oversubscribed_ ? 0 : kSpinIterations;
   while (true) {
     int spins = 0;
     std::uint64_t g;
     while ((g = generation_.load(std::memory_order_acquire)) == seen) {
-      if (++spins < kSpinIterations) {
+      if (++spins < spin_limit) {
 #if defined(__x86_64__)
         __builtin_ia32_pause();
 #endif
@@ -67,9 +68,13 @@ void ThreadPool::run(int tasks, const std::function<void(int)>& fn) {
   drain();
   t_in_pool = false;
   while (pending_workers_.load(std::memory_order_acquire) != 0) {
+    if (oversubscribed_) {
+      std::this_thread::yield();
+    } else {
 #if defined(__x86_64__)
-    __builtin_ia32_pause();
+      __builtin_ia32_pause();
 #endif
+    }
   }
 }
 

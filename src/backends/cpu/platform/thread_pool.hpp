@@ -1,6 +1,9 @@
 #pragma once
 // A persistent pool for the CPU kernels. The calling thread works too; idle
 // workers spin briefly before sleeping, so back-to-back ops do not pay a wake-up.
+// A pool larger than the cores this process may run on does not spin at all:
+// spinning threads would take the cores from the ones with work, and an op
+// would wait for hundreds of time slices instead of a few microseconds.
 // Nested or concurrent calls run serially on the caller instead of deadlocking.
 #include <atomic>
 #include <cstdint>
@@ -45,6 +48,7 @@ class ThreadPool {
   std::atomic<int> pending_workers_{0};
   std::atomic<int> next_task_{0};
   std::atomic<bool> stop_{false};
+  bool oversubscribed_ = false;  // more threads than cores: sleep and yield, never spin
   int tasks_ = 0;
   const std::function<void(int)>* fn_ = nullptr;
 };
