@@ -238,7 +238,7 @@ TEST(Generation, InterleavedAndConcurrentGenerationsDoNotMix) {
   LlamaModel m = LlamaModel::load(*path, Backend::create(BackendType::Cpu), o);
   const auto a_ids = m.tokenizer().encode("The capital of France is");
   const auto b_ids = m.tokenizer().encode("1, 2, 3, 4,");
-  const GenerationOptions go{.max_tokens = 10, .stop_at_eos = false};
+  const GenerationOptions go{.max_tokens = 6, .stop_at_eos = false};
   Generation a_alone(m, a_ids, go), b_alone(m, b_ids, go);
   a_alone.run_to_end();
   b_alone.run_to_end();
