@@ -180,8 +180,9 @@ void bind_model(nb::module_& m) {
             Tensor l;
             {
               nb::gil_scoped_release unlocked;
-              self.reset();
-              l = self.forward(ids, true);
+              // A sequence of its own: from position 0, whatever else uses the model meanwhile.
+              LlamaModel::Sequence fresh;
+              l = self.extend(fresh, ids, true);
             }
             if (l.device().type != BackendType::Cpu) {
               Backend cpu = cpu_backend();

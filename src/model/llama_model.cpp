@@ -90,7 +90,7 @@ struct LlamaModel::State {
   Tensor out_norm;
   Linear output;
   std::vector<Layer> layers;
-  std::set<std::string> read;  // the tensors the forward uses (load time only)
+  std::set<std::string> read;  // the tensors the forward uses (while loading)
   Tensor rope_cos, rope_sin;
   std::int64_t ctx = 0;
   // The KV cache's fill and epoch (moved on by every use; see Sequence), and
@@ -215,6 +215,7 @@ LlamaModel LlamaModel::load(GgufFile file, Backend backend, const LoadOptions& o
     l.v_cache = s.backend.empty(Shape{1, c.n_head_kv, ctx, c.head_dim}, DType::F32);
   }
   refuse_unread_tensors(s.file, s.read);
+  s.read.clear();
   std::tie(s.rope_cos, s.rope_sin) = ops::rope_cache(s.backend, ctx, c.rope_dim, c.rope_base);
   return m;
 }
@@ -253,7 +254,7 @@ Tensor LlamaModel::forward(std::span<const std::int32_t> tokens, bool all_logits
   return s_->forward(tokens, all_logits);
 }
 
-Tensor LlamaModel::extend(Sequence& seq, std::span<const std::int32_t> tokens) {
+Tensor LlamaModel::extend(Sequence& seq, std::span<const std::int32_t> tokens, bool all_logits) {
   State& s = *s_;
   std::lock_guard lock(s.mu);
   if (seq.epoch != s.epoch) {
@@ -264,7 +265,7 @@ Tensor LlamaModel::extend(Sequence& seq, std::span<const std::int32_t> tokens) {
     if (!seq.tokens.empty()) s.forward(seq.tokens, false);
   }
   ++s.epoch;
-  Tensor logits = s.forward(tokens, false);
+  Tensor logits = s.forward(tokens, all_logits);
   seq.tokens.insert(seq.tokens.end(), tokens.begin(), tokens.end());
   seq.epoch = s.epoch;
   return logits;

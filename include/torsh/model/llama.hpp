@@ -91,8 +91,9 @@ class LlamaModel {
     std::vector<std::int32_t> tokens;  // what this sequence has put in the cache
     std::uint64_t epoch = 0;           // the cache's epoch right after this sequence's last extend
   };
-  // Appends `tokens` to `seq` and returns the logits of the last one (f32 [vocab]).
-  Tensor extend(Sequence& seq, std::span<const std::int32_t> tokens);
+  // Appends `tokens` to `seq` and returns the logits of the last one (f32 [vocab]),
+  // or of every one ([tokens.size(), vocab]) with all_logits.
+  Tensor extend(Sequence& seq, std::span<const std::int32_t> tokens, bool all_logits = false);
 
  private:
   struct State;
