@@ -262,16 +262,10 @@ void Stream::launch(const Kernel& k, Dim3 grid, Dim3 block, std::span<const Kern
            "compiled for " + ks.device.to_string() + ", launched on a stream of " + s_->device.to_string(),
            {"Compile the kernel on the stream's backend"});
   // Per dimension: the product of three 32-bit sizes can wrap to 0 in 64 bits.
+  // How many work-items a launch may have in all is each backend's own limit.
   if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z)
     c.fail(ErrorCode::InvalidArgument,
            "grid " + grid.to_string() + " and block " + block.to_string() + " must be at least 1 in every dimension");
-  std::uint64_t items = 1;
-  for (const std::uint32_t n : {grid.x, grid.y, grid.z, block.x, block.y, block.z})
-    if (__builtin_mul_overflow(items, std::uint64_t{n}, &items))
-      c.fail(ErrorCode::InvalidArgument,
-             "grid " + grid.to_string() + " x block " + block.to_string() +
-                 " overflows the 64-bit count of work-items one launch can have (at most 2^64 - 1)",
-             {"Launch fewer groups and let each work-item handle several elements"});
   rt::DeviceImpl& dev = *s_->dev;
   rt::StreamImpl& stream = *s_->impl;
 

@@ -231,7 +231,9 @@ class CpuUserKernel final : public rt::UserKernelImpl {
   void check_geometry(const Dim3& grid, const Dim3& block) const {
     // Messages are formatted only when a check fails.
     const auto given = [&] { return " (grid " + dims(grid) + ", block " + dims(block) + ")"; };
-    if (grid.volume() == 0 || block.volume() == 0) refuse("a launch dimension is zero" + given(), {});
+    // Per dimension: three 32-bit sizes can multiply to 0 in 64 bits.
+    if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z)
+      refuse("a launch dimension is zero" + given(), {});
     if (block.x > kMaxWorkGroup || block.y > kMaxWorkGroup || block.z > kMaxWorkGroup || block.volume() > kMaxWorkGroup)
       refuse("a work-group of " + std::to_string(block.volume()) + " items" + given() +
                  " is over the CPU backend's limit of " + std::to_string(kMaxWorkGroup) + " items on " + kDevice,
