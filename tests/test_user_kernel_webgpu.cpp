@@ -138,6 +138,30 @@ fn block_sum(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) g:
   EXPECT_TRUE(has(e.what(), "(64, 1, 1)") && has(e.what(), "(128, 1, 1)")) << e.what();
 }
 
+// Workgroup arrays past the device's maxComputeWorkgroupStorageSize are
+// refused when the kernel is made, naming both sizes (wgpu-native let such a
+// module through and lavapipe ran it); the WG-sized array above fits.
+TEST_F(UserKernelWebGpu, WorkgroupMemoryBeyondTheDeviceIsRefusedWithTheLimit) {
+  const char* src = R"(
+@group(0) @binding(0) var<storage, read_write> y: array<f32>;
+var<workgroup> buf: array<vec4<f32>, 65536>;
+var<workgroup> flag: u32;
+
+@compute @workgroup_size(64)
+fn big(@builtin(local_invocation_index) li: u32) {
+  buf[li] = vec4<f32>(1.0);
+  flag = 1u;
+  workgroupBarrier();
+  y[li] = buf[li].x;
+}
+)";
+  const Error e = error_of([&] { build(wgsl(src, "big", {})); });
+  EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+  // 65536 vec4<f32> and one u32 rounded up to 16 bytes.
+  EXPECT_TRUE(has(e.what(), "1048592 bytes") && has(e.what(), "maxComputeWorkgroupStorageSize")) << e.what();
+  EXPECT_TRUE(has(e.what(), "more than ")) << e.what();
+}
+
 TEST_F(UserKernelWebGpu, StructUniform) {
   // WGSL's uniform layout: v (a vec3) is aligned to 16, so n lands at 28 and the struct is 32 bytes.
   const char* src = R"(

@@ -143,6 +143,22 @@ def test_compile_errors_carry_the_log(device):
     assert "nope" in str(e.value)
 
 
+def test_workgroup_arrays_beyond_webgpu_limits_raise():
+    if "webgpu" not in tb.available():
+        pytest.skip("no WebGPU device here")
+    src = """
+@group(0) @binding(0) var<storage, read_write> y : array<f32>;
+var<workgroup> buf : array<f32, 1048576>;
+@compute @workgroup_size(64)
+fn big(@builtin(local_invocation_id) l : vec3<u32>) { buf[l.x] = 1.0; workgroupBarrier(); y[l.x] = buf[l.x]; }
+"""
+    k = tb.RawKernel(src, "big", dialect="wgsl")
+    y = tb.zeros((64,), device="webgpu")
+    with pytest.raises(tb.TorshError, match="maxComputeWorkgroupStorageSize") as e:
+        k(1, 64, (y,))
+    assert e.value.code == "InvalidArgument" and "4194304 bytes" in str(e.value)
+
+
 def test_unsupported_dialect_names_what_the_device_takes():
     cpu = tb.create("cpu")
     with pytest.raises(tb.TorshError) as e:

@@ -436,6 +436,18 @@ WebGpuDevice::BuiltKernel WebGpuDevice::build_user(const rt::UserKernelSpec& spe
                 what + ": no @compute entry point named '" + spec.src.entry + "' on " + label_ +
                     "; the module's @compute entry points: " + entry_list(info),
                 ctx, {"Name one of the module's @compute functions as the entry"});
+  // wgpu-native does not hold a module to maxComputeWorkgroupStorageSize
+  // (lavapipe then runs it anyway; a GPU driver may fail the pipeline or
+  // worse), so the declared workgroup memory is checked here.
+  const std::size_t wg_limit = limits_.maxComputeWorkgroupStorageSize;
+  if (info.workgroup_bytes && *info.workgroup_bytes > wg_limit)
+    throw Error(ErrorCode::InvalidArgument,
+                what + ": its var<workgroup> declarations take " + std::to_string(*info.workgroup_bytes) +
+                    " bytes, more than " + std::to_string(wg_limit) + ", the maxComputeWorkgroupStorageSize of " +
+                    label_,
+                ctx,
+                {"Use smaller workgroup arrays: tile the work so one workgroup needs at most " +
+                 std::to_string(wg_limit) + " bytes"});
 
   const auto compile = [&](const std::string& code) {
     WGPUShaderSourceWGSL wgsl = WGPU_SHADER_SOURCE_WGSL_INIT;

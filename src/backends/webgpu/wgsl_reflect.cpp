@@ -407,6 +407,7 @@ WgslModuleInfo Parser::run() {
     Tokens type;
   };
   std::vector<RawBinding> raw;
+  std::vector<Tokens> workgroup_types;
   while (p_ < t_.size()) {
     std::vector<Attribute> attrs = attributes();
     if (p_ >= t_.size()) break;
@@ -447,7 +448,10 @@ WgslModuleInfo Parser::run() {
         std::set<std::string> busy;
         (a.name == "group" ? group : binding) = Eval(a.args[0], consts, busy).run();
       }
-      if (!group && !binding) continue;  // private / workgroup variables
+      if (!group && !binding) {  // private / workgroup variables
+        if (space == "workgroup") workgroup_types.push_back(std::move(rb.type));
+        continue;
+      }
       rb.b.group = group && *group >= 0 ? static_cast<std::uint32_t>(*group) : ~0u;
       rb.b.binding = binding && *binding >= 0 ? static_cast<std::uint32_t>(*binding) : ~0u;
       rb.b.space = space == "storage"   ? WgslBinding::Space::Storage
@@ -536,6 +540,15 @@ WgslModuleInfo Parser::run() {
       rb.b.size = l.size;
     }
     info.bindings.push_back(std::move(rb.b));
+  }
+  // WebGPU counts each workgroup variable as its size rounded up to 16 bytes.
+  for (const Tokens& t : workgroup_types) {
+    const Layout l = layouts.of(t);
+    if (!l.size) {
+      info.workgroup_bytes.reset();
+      break;
+    }
+    *info.workgroup_bytes += round_up(l.size, 16);
   }
   return info;
 }

@@ -38,6 +38,10 @@ struct WgslEntry {
 struct WgslModuleInfo {
   std::vector<WgslBinding> bindings;  // in declaration order
   std::vector<WgslEntry> entries;     // @compute functions
+  // Bytes of the module's var<workgroup> declarations, each rounded up to 16
+  // as WebGPU counts them; unset where a size is not a constant this parser
+  // evaluates. Every declaration counts, used by the entry or not.
+  std::optional<std::size_t> workgroup_bytes = 0;
   const WgslEntry* entry(const std::string& name) const;
 };
 
