@@ -19,7 +19,7 @@ if [ ! -e /dev/nvidiactl ] && ! command -v nvidia-smi >/dev/null; then
   echo "run.sh: no NVIDIA GPU here (no /dev/nvidiactl): the CUDA plugin is left out of this build"
 fi
 if [ ! -e /dev/kfd ]; then
-  gpu_options+=(-DTORSH_HIP=OFF)
+  gpu_options+=(-DTORSH_ROCM=OFF)
   echo "run.sh: no AMD GPU here (no /dev/kfd): the ROCm plugin is left out of this build"
 fi
 cmake --preset release "${gpu_options[@]}" >/dev/null

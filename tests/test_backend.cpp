@@ -118,16 +118,6 @@ TEST(Registry, MemoryAwareSelection) {
   EXPECT_NE(std::string(e.what()).find("bytes free"), std::string::npos);
 }
 
-TEST(Registry, InferenceMemoryEstimateMatchesHandCount) {
-  // Mistral-7B-like shape as in the seed: 7.24e9 parameters at 4 bytes.
-  auto e = estimate_inference_memory(4096, 14336, 32, 32000, 32, 8, 4096, 4);
-  const double params = e.weights_bytes / 4.0;
-  EXPECT_NEAR(params / 1e9, 7.24, 0.01);
-  EXPECT_EQ(e.kv_cache_bytes, 2ull * 32 * 4096 * 1024 * 4);
-  EXPECT_EQ(e.total_bytes, e.weights_bytes + e.kv_cache_bytes + e.activation_bytes);
-  expect_error(ErrorCode::InvalidArgument, [] { estimate_inference_memory(4096, 1, 1, 1, 3, 1, 1, 4); });
-}
-
 TEST(Backend, UnknownAndOutOfRange) {
   auto e = expect_error(ErrorCode::OutOfRange, [] { Backend::create(BackendType::Cpu, 3); });
   EXPECT_NE(std::string(e.what()).find("has 1 device"), std::string::npos);

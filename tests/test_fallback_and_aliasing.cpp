@@ -7,6 +7,7 @@
 #include <numeric>
 #include <vector>
 
+#include "torsh/backend/backend_impl.hpp"
 #include "torsh/torsh.hpp"
 
 using namespace torsh;

@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "backends/cpu/gemm/gemm.hpp"
-#include "torsh/runtime/backend_impl.hpp"
+#include "torsh/backend/backend_impl.hpp"
 #include "torsh/torsh.hpp"
 
 using namespace torsh;

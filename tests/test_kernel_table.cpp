@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "torsh/backend/backend_impl.hpp"
 #include "torsh/torsh.hpp"
 
 using namespace torsh;

@@ -82,6 +82,16 @@ TEST(Sampler, BadParametersAreRefused) {
   EXPECT_THROW(Sampler({.top_p = 1.5f}), Error);
 }
 
+TEST(MemoryEstimate, ShapeGivenAsNumbersMatchesHandCount) {
+  // Mistral-7B-like shape: 7.24e9 parameters at 4 bytes.
+  const MemoryEstimate e = estimate_inference_memory(4096, 14336, 32, 32000, 32, 8, 4096, 4);
+  EXPECT_NEAR(static_cast<double>(e.weights) / 4.0 / 1e9, 7.24, 0.01);
+  EXPECT_EQ(e.kv_cache, 2ull * 32 * 4096 * 1024 * 4);
+  EXPECT_GT(e.activations, 0u);
+  EXPECT_EQ(e.total(), e.weights + e.kv_cache + e.activations);
+  EXPECT_THROW(estimate_inference_memory(4096, 1, 1, 1, 3, 1, 1, 4), Error);
+}
+
 TEST(MemoryEstimate, CountsTheKvCacheExactly) {
   LlamaConfig c;
   c.n_layers = 30, c.n_embd = 576, c.n_ff = 1536, c.n_head = 9, c.n_head_kv = 3, c.head_dim = 64, c.vocab = 49152;

@@ -13,6 +13,7 @@
 
 #include "backends/opencl/compile_api.h"
 #include "device_test_util.hpp"
+#include "torsh/backend/backend_impl.hpp"
 #include "torsh/torsh.hpp"
 
 using namespace torsh;

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "model/pretokenize.hpp"
+#include "model/tokenizer/pretokenize.hpp"
 #include "torsh/core/error.hpp"
 #include "torsh/model/gguf.hpp"
 #include "torsh/model/model_cache.hpp"

@@ -17,7 +17,7 @@
 
 #include "device_test_util.hpp"
 #include "runtime/kernel_disk_cache.hpp"
-#include "torsh/runtime/backend_impl.hpp"
+#include "torsh/backend/backend_impl.hpp"
 #include "torsh/torsh.hpp"
 
 using namespace torsh;

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "device_test_util.hpp"
+#include "torsh/backend/backend_impl.hpp"
 #include "torsh/torsh.hpp"
 
 using namespace torsh;

@@ -56,3 +56,28 @@ Tensor cast(const Tensor& x, DType dtype) {
 Tensor contiguous(const Tensor& x) { return cast(x, x.dtype()); }
 
 }  // namespace torsh::ops
+
+namespace torsh {
+
+// The Tensor methods that run an op live with the op (the runtime layer below
+// does not call up into ops).
+Tensor Tensor::contiguous() const { return is_contiguous() ? *this : ops::contiguous(*this); }
+Tensor Tensor::cast(DType dtype) const { return ops::cast(*this, dtype); }
+
+void Tensor::copy_(const Tensor& src) {
+  if (src.dtype() != dtype_)
+    throw Error(ErrorCode::DTypeMismatch, "copy from " + src.describe() + " into " + describe(),
+                ops::detail::context("copy_", {*this}), {"Use cast() to convert dtypes"});
+  if (src.shape() != shape_)
+    throw Error(ErrorCode::ShapeMismatch, "copy from " + src.describe() + " into " + describe(),
+                ops::detail::context("copy_", {*this}));
+  if (src.device() == device()) {
+    ops::copy_into(src, *this);
+    return;
+  }
+  Backend here = backend();
+  Tensor staged = src.to(here);
+  ops::copy_into(staged, *this);
+}
+
+}  // namespace torsh

@@ -235,5 +235,25 @@ void launch_impl(const char* name, rt::OpKind kind, const TensorRefs& inputs, co
       [&] { return std::tuple(std::string(name), outputs[0].device().to_string(), shapes_of(inputs, outputs)); });
 }
 
+void check_vector(const char* name, const char* what, const std::optional<Tensor>& t, const Tensor& x, std::int64_t n) {
+  if (!t) return;
+  if (t->ndim() != 1 || t->shape()[0] != n)
+    throw Error(ErrorCode::ShapeMismatch,
+                std::string(what) + " must have shape [" + std::to_string(n) + "], got " + t->shape().to_string(),
+                detail::context(name, {x, *t}));
+  if (t->dtype() != x.dtype())
+    throw Error(ErrorCode::DTypeMismatch, std::string(what) + " dtype differs from the input's",
+                detail::context(name, {x, *t}));
+  if (t->device() != x.device())
+    throw Error(ErrorCode::DeviceMismatch, std::string(what) + " is on another device", detail::context(name, {x, *t}));
+}
+
+std::vector<Tensor> present(std::initializer_list<const std::optional<Tensor>*> ts) {
+  std::vector<Tensor> out;
+  for (auto* t : ts)
+    if (*t) out.push_back(t->value().contiguous());
+  return out;
+}
+
 }  // namespace detail
 }  // namespace torsh::ops

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "torsh/backend/backend_impl.hpp"
 #include "torsh/ops/ops.hpp"
 
 namespace torsh::ops::detail {
@@ -164,5 +165,20 @@ Tensor empty_like(const Tensor& like, const Shape& shape, DType dtype);
 void check_same_device(const char* op, const TensorRefs& ts);
 void check_same_dtype(const char* op, const TensorRefs& ts);
 ErrorContext context(const char* op, const TensorRefs& ts);
+
+// Output length of a sliding window (convolution, pooling), or 0 when the
+// dilated window does not fit the padded input (C++ division truncates toward
+// zero, so the sign is checked first).
+inline std::int64_t window_out_size(std::int64_t in, std::int64_t k, std::int64_t stride, std::int64_t pad,
+                                    std::int64_t dil) {
+  const std::int64_t span = in + 2 * pad - dil * (k - 1) - 1;
+  return span < 0 ? 0 : span / stride + 1;
+}
+
+// An optional per-feature tensor (weight, bias, running statistics): absent,
+// or of shape [n] with x's dtype and device; the error names `what`.
+void check_vector(const char* name, const char* what, const std::optional<Tensor>& t, const Tensor& x, std::int64_t n);
+// The tensors of `ts` that are present, each contiguous.
+std::vector<Tensor> present(std::initializer_list<const std::optional<Tensor>*> ts);
 
 }  // namespace torsh::ops::detail

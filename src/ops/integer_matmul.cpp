@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "integer_matmul.hpp"
-#include "torsh/runtime/prepared_operand.hpp"
+#include "torsh/backend/prepared_operand.hpp"
 
 namespace torsh::ops {
 namespace {

@@ -133,4 +133,27 @@ Tensor gemm(const Tensor& a_in, const Tensor& b_in, float alpha, float beta, con
   return out;
 }
 
+// Matrix-vector helpers for decode loops: named shape checks, then matmul.
+Tensor matmul_vec(const Tensor& w, const Tensor& x) {
+  if (w.ndim() != 2 || x.ndim() != 1)
+    throw Error(ErrorCode::ShapeMismatch, "matmul_vec takes w [n, k] and x [k]", detail::context("matmul_vec", {w, x}));
+  if (w.shape()[1] != x.shape()[0])
+    throw Error(
+        ErrorCode::ShapeMismatch,
+        "w has " + std::to_string(w.shape()[1]) + " columns but x has " + std::to_string(x.shape()[0]) + " elements",
+        detail::context("matmul_vec", {w, x}), {"x must have one element per column of w"});
+  return matmul(w, x);
+}
+
+Tensor weighted_sum_rows(const Tensor& weights, const Tensor& matrix) {
+  if (weights.ndim() != 1 || matrix.ndim() != 2)
+    throw Error(ErrorCode::ShapeMismatch, "weighted_sum_rows takes weights [m] and matrix [m, n]",
+                detail::context("weighted_sum_rows", {weights, matrix}));
+  if (weights.shape()[0] != matrix.shape()[0])
+    throw Error(ErrorCode::ShapeMismatch,
+                std::to_string(weights.shape()[0]) + " weights for " + std::to_string(matrix.shape()[0]) + " rows",
+                detail::context("weighted_sum_rows", {weights, matrix}), {"Give one weight per matrix row"});
+  return matmul(weights, matrix);
+}
+
 }  // namespace torsh::ops

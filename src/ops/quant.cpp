@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "dispatch.hpp"
-#include "torsh/runtime/backend_impl.hpp"
+#include "torsh/backend/backend_impl.hpp"
 
 namespace torsh::ops {
 namespace {

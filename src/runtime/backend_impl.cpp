@@ -1,4 +1,4 @@
-#include "torsh/runtime/backend_impl.hpp"
+#include "torsh/backend/backend_impl.hpp"
 
 #include <cctype>
 #include <string>
@@ -7,8 +7,18 @@ namespace torsh::rt {
 
 const char* op_kind_name(OpKind k) {
   switch (k) {
-#define TORSH_X(e, name, args, key) \
+#define TORSH_X(e, name, family, args, key) \
   case OpKind::e: return name;
+    TORSH_OP_KINDS(TORSH_X)
+#undef TORSH_X
+  }
+  return "?";
+}
+
+const char* op_kind_family(OpKind k) {
+  switch (k) {
+#define TORSH_X(e, name, family, args, key) \
+  case OpKind::e: return family;
     TORSH_OP_KINDS(TORSH_X)
 #undef TORSH_X
   }

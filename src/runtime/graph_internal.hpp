@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "torsh/backend/backend_impl.hpp"
 #include "torsh/runtime/graph.hpp"
 
 namespace torsh::detail {

@@ -83,7 +83,7 @@ std::string KernelParam::to_string() const {
 
 }  // namespace torsh
 
-#include "torsh/runtime/backend_impl.hpp"
+#include "torsh/backend/backend_impl.hpp"
 
 extern const char* const torsh_kernel_dialect_header;
 

@@ -49,9 +49,9 @@
 #include <vector>
 
 #include "pool_lock.hpp"
+#include "torsh/backend/backend_impl.hpp"
 #include "torsh/core/device.hpp"
 #include "torsh/runtime/backend.hpp"
-#include "torsh/runtime/backend_impl.hpp"
 #include "torsh/runtime/memory_pool.hpp"
 
 namespace torsh::detail {

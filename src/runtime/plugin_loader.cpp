@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "registry_internal.hpp"
-#include "torsh/runtime/plugin.h"
+#include "torsh/backend/plugin.h"
 #include "torsh/version.hpp"
 
 namespace torsh::rt {

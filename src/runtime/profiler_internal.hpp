@@ -5,7 +5,7 @@
 #include <string>
 #include <tuple>
 
-#include "torsh/runtime/backend_impl.hpp"
+#include "torsh/backend/backend_impl.hpp"
 #include "torsh/runtime/profiler.hpp"
 
 namespace torsh::profiler::detail {

@@ -13,8 +13,8 @@
 
 #include "registry_internal.hpp"
 #include "torsh/cuda_plugin_config.h"
-#include "torsh/hip_plugin_config.h"
 #include "torsh/opencl_plugin_config.h"
+#include "torsh/rocm_plugin_config.h"
 #include "torsh/webgpu_plugin_config.h"
 
 namespace torsh {
@@ -113,7 +113,7 @@ std::optional<PluginBuild> plugin_build(BackendType t) {
     case BackendType::OpenCl:
       return PluginBuild{TORSH_OPENCL_PLUGIN_BUILT != 0, TORSH_OPENCL_PLUGIN_NOTE, "TORSH_OPENCL"};
     case BackendType::Cuda: return PluginBuild{TORSH_CUDA_PLUGIN_BUILT != 0, TORSH_CUDA_PLUGIN_NOTE, "TORSH_CUDA"};
-    case BackendType::Rocm: return PluginBuild{TORSH_HIP_PLUGIN_BUILT != 0, TORSH_HIP_PLUGIN_NOTE, "TORSH_HIP"};
+    case BackendType::Rocm: return PluginBuild{TORSH_ROCM_PLUGIN_BUILT != 0, TORSH_ROCM_PLUGIN_NOTE, "TORSH_ROCM"};
     case BackendType::WebGpu:
       return PluginBuild{TORSH_WEBGPU_PLUGIN_BUILT != 0, TORSH_WEBGPU_PLUGIN_NOTE, "TORSH_WEBGPU"};
     default: return std::nullopt;
@@ -340,29 +340,6 @@ std::string backend_summary() {
   for (const auto& r : rep.reasons) os << "  - " << r << "\n";
   os << "\nRecommended backend: " << backend_name(rep.chosen.type) << " (" << rep.chosen.to_string() << ")\n";
   return os.str();
-}
-
-InferenceMemoryEstimate estimate_inference_memory(std::uint64_t hidden, std::uint64_t intermediate,
-                                                  std::uint64_t layers, std::uint64_t vocab, std::uint64_t heads,
-                                                  std::uint64_t kv_heads, std::uint64_t max_seq,
-                                                  std::uint64_t bytes_per_param) {
-  if (!hidden || !heads || !kv_heads || hidden % heads || heads % kv_heads || !bytes_per_param)
-    throw Error(ErrorCode::InvalidArgument,
-                "hidden must be a multiple of heads, heads a multiple of kv_heads, all non-zero",
-                {.op = "estimate_inference_memory"});
-  const std::uint64_t head_dim = hidden / heads;
-  const std::uint64_t kv_dim = head_dim * kv_heads;
-  // Per layer: q and o projections (hidden^2 each), k and v (hidden * kv_dim each),
-  // gate/up/down MLP (3 * hidden * intermediate), two norm vectors.
-  const std::uint64_t per_layer = 2 * hidden * hidden + 2 * hidden * kv_dim + 3 * hidden * intermediate + 2 * hidden;
-  const std::uint64_t params = layers * per_layer + 2 * vocab * hidden + hidden;  // + embeddings, lm head, final norm
-  InferenceMemoryEstimate e;
-  e.weights_bytes = params * bytes_per_param;
-  e.kv_cache_bytes = 2 * layers * max_seq * kv_dim * bytes_per_param;
-  // One token's working set in f32: residual, q/k/v, attention scores over the context, MLP, logits.
-  e.activation_bytes = 4 * (4 * hidden + 2 * kv_dim + heads * max_seq + 2 * intermediate + vocab);
-  e.total_bytes = e.weights_bytes + e.kv_cache_bytes + e.activation_bytes;
-  return e;
 }
 
 }  // namespace torsh

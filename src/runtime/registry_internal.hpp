@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "torsh/backend/backend_impl.hpp"
 #include "torsh/runtime/backend.hpp"
 #include "torsh/runtime/registry.hpp"
 

@@ -6,7 +6,6 @@
 #include <numeric>
 
 #include "registry_internal.hpp"
-#include "torsh/ops/ops.hpp"
 
 namespace torsh {
 
@@ -227,9 +226,6 @@ Tensor Tensor::unsqueeze(std::int64_t axis) const {
   return Tensor(buffer_, dtype_, Shape(dims), st, offset_);
 }
 
-Tensor Tensor::contiguous() const { return is_contiguous() ? *this : ops::contiguous(*this); }
-Tensor Tensor::cast(DType dtype) const { return ops::cast(*this, dtype); }
-
 Tensor Tensor::to(Backend& target) const {
   const Tensor src = contiguous();
   Tensor out = target.empty(shape_, dtype_);
@@ -237,22 +233,6 @@ Tensor Tensor::to(Backend& target) const {
     const_cast<Buffer&>(out.buffer())
         .copy_from(src.buffer(), nbytes(), static_cast<std::size_t>(src.offset()) * dtype_size(dtype_), 0);
   return out;
-}
-
-void Tensor::copy_(const Tensor& src) {
-  if (src.dtype() != dtype_)
-    throw Error(ErrorCode::DTypeMismatch, "copy from " + src.describe() + " into " + describe(), ctx_of("copy_", *this),
-                {"Use cast() to convert dtypes"});
-  if (src.shape() != shape_)
-    throw Error(ErrorCode::ShapeMismatch, "copy from " + src.describe() + " into " + describe(),
-                ctx_of("copy_", *this));
-  if (src.device() == device()) {
-    ops::copy_into(src, *this);
-    return;
-  }
-  Backend here = backend();
-  Tensor staged = src.to(here);
-  ops::copy_into(staged, *this);
 }
 
 void Tensor::copy_from_host(const void* data, std::size_t bytes) {

@@ -74,30 +74,27 @@ void copy_cases(CaseList& L) {
   const Run contig = call1([](const Tensor& x) { return ops::contiguous(x); });
   for (DType t : kAllDTypes) {
     const double lim = t == U8 ? 255 : t == I8 ? 127 : 1e6;  // integers: whole numbers over their range
-    L.add("copy", "contiguous", K::Copy, t, {in({6, 10, 3}, t).range(-lim, lim).permute({2, 0, 1})}, contig,
+    L.add("contiguous", K::Copy, t, {in({6, 10, 3}, t).range(-lim, lim).permute({2, 0, 1})}, contig, Tol::bitwise());
+    L.add("contiguous", K::Copy, t, {in({5, 8}, t).range(-lim, lim).t()}, contig, Tol::bitwise());
+    L.add("contiguous", K::Copy, t, {in({7, 9}, t).range(-lim, lim).slice(0, 1, 6).slice(1, 2, 9, 3)}, contig,
           Tol::bitwise());
-    L.add("copy", "contiguous", K::Copy, t, {in({5, 8}, t).range(-lim, lim).t()}, contig, Tol::bitwise());
-    L.add("copy", "contiguous", K::Copy, t, {in({7, 9}, t).range(-lim, lim).slice(0, 1, 6).slice(1, 2, 9, 3)}, contig,
-          Tol::bitwise());
-    L.add("copy", "contiguous", K::Copy, t, {in({1, 5}, t).range(-lim, lim).expand({4, 5})}, contig, Tol::bitwise());
+    L.add("contiguous", K::Copy, t, {in({1, 5}, t).range(-lim, lim).expand({4, 5})}, contig, Tol::bitwise());
   }
   for (DType t : {F32, I32, F16}) {
-    L.add("copy", "contiguous", K::Copy, t, {in({3, 1, 4}, t).range(-9, 9).expand({3, 6, 4})}, contig, Tol::bitwise());
-    L.add("copy", "contiguous", K::Copy, t, {in({5}, t).range(-9, 9).unsqueeze(0).expand({3, 5})}, contig,
-          Tol::bitwise());
-    L.add("copy", "contiguous", K::Copy, t, {in({0, 3}, t).t()}, contig, Tol::bitwise());
-    L.add("copy", "contiguous", K::Copy, t, {in({1}, t)}, contig, Tol::bitwise());
-    L.add("copy", "contiguous", K::Copy, t, {in({2, 3, 4, 5}, t).range(-9, 9).permute({3, 1, 0, 2})}, contig,
-          Tol::bitwise());
+    L.add("contiguous", K::Copy, t, {in({3, 1, 4}, t).range(-9, 9).expand({3, 6, 4})}, contig, Tol::bitwise());
+    L.add("contiguous", K::Copy, t, {in({5}, t).range(-9, 9).unsqueeze(0).expand({3, 5})}, contig, Tol::bitwise());
+    L.add("contiguous", K::Copy, t, {in({0, 3}, t).t()}, contig, Tol::bitwise());
+    L.add("contiguous", K::Copy, t, {in({1}, t)}, contig, Tol::bitwise());
+    L.add("contiguous", K::Copy, t, {in({2, 3, 4, 5}, t).range(-9, 9).permute({3, 1, 0, 2})}, contig, Tol::bitwise());
   }
   // NaN, infinities and the extremes are moved as bits.
-  L.add("copy", "contiguous", K::Copy, F32,
-        {in({8, 8}).range(-3.4e38, 3.4e38).specials().set(4, 1e-45).set(5, -0.0).t()}, contig, Tol::bitwise());
-  L.add("copy", "contiguous", K::Copy, F32, {in({256, 300}).range(-1e3, 1e3).t()}, contig, Tol::bitwise());
+  L.add("contiguous", K::Copy, F32, {in({8, 8}).range(-3.4e38, 3.4e38).specials().set(4, 1e-45).set(5, -0.0).t()},
+        contig, Tol::bitwise());
+  L.add("contiguous", K::Copy, F32, {in({256, 300}).range(-1e3, 1e3).t()}, contig, Tol::bitwise());
   // A dense copy into an offset row of a zeroed matrix.
   for (DType t : {F32, I32, F64}) {
     L.add(
-        "copy", "copy_into row 2", K::Copy, t, {in({1, 8}, t).vals({1, 2, 3, 4, 5, 6, 7, 8}), in({4, 8}, t).vals({0})},
+        "copy_into row 2", K::Copy, t, {in({1, 8}, t).vals({1, 2, 3, 4, 5, 6, 7, 8}), in({4, 8}, t).vals({0})},
         [](Backend&, std::vector<Tensor>& x) -> Outputs {
           Tensor row = x[1].slice(0, 2, 3);
           ops::copy_into(x[0], row);
@@ -107,7 +104,7 @@ void copy_cases(CaseList& L) {
   }
   // Into a transposed destination, and strided into strided.
   L.add(
-      "copy", "copy_into transposed", K::Copy, F32, {in({6, 4}), in({4, 6}).vals({0})},
+      "copy_into transposed", K::Copy, F32, {in({6, 4}), in({4, 6}).vals({0})},
       [](Backend&, std::vector<Tensor>& x) -> Outputs {
         Tensor dst = x[1].transpose(0, 1);
         ops::copy_into(x[0], dst);
@@ -115,7 +112,7 @@ void copy_cases(CaseList& L) {
       },
       Tol::bitwise());
   L.add(
-      "copy", "copy_into strided", K::Copy, I32,
+      "copy_into strided", K::Copy, I32,
       {in({10, 10}, I32).range(-99, 99).slice(1, 0, 10, 2), in({5, 10}, I32).vals({7})},
       [](Backend&, std::vector<Tensor>& x) -> Outputs {
         Tensor dst = x[1].transpose(0, 1);
@@ -136,33 +133,33 @@ void cast_cases(CaseList& L) {
       // Out-of-range values saturate, NaN becomes 0 in integers, halves overflow to inf.
       if (is_floating(from)) x.specials().set(4, 0.5).set(5, -0.5).set(6, 1e10).set(7, -1e10).set(8, 70000).set(9, 2.5);
       if (n++ % 2) x.t();
-      L.add("cast", "cast to " + dt(to), K::Cast, to, {x}, call1([to](const Tensor& v) { return ops::cast(v, to); }),
+      L.add("cast to " + dt(to), K::Cast, to, {x}, call1([to](const Tensor& v) { return ops::cast(v, to); }),
             Tol::bitwise())
           .needs = {{K::Cast, from}};  // a cast kernel must read `from` too
     }
-  L.add("cast", "cast to f16", K::Cast, F16, {in({1, 13}).range(-1e5, 1e5).expand({7, 13})},
+  L.add("cast to f16", K::Cast, F16, {in({1, 13}).range(-1e5, 1e5).expand({7, 13})},
         call1([](const Tensor& v) { return ops::cast(v, DType::F16); }), Tol::bitwise());
-  L.add("cast", "cast to f64", K::Cast, F64, {in({1000}).range(-1e30, 1e30)},
+  L.add("cast to f64", K::Cast, F64, {in({1000}).range(-1e30, 1e30)},
         call1([](const Tensor& v) { return ops::cast(v, DType::F64); }), Tol::bitwise());
-  L.add("cast", "cast to f64", K::Cast, F64, {in({2}).vals({1.5, -2})},
+  L.add("cast to f64", K::Cast, F64, {in({2}).vals({1.5, -2})},
         call1([](const Tensor& v) { return ops::cast(v, DType::F64); }), Tol::bitwise())
       .reference = [](const Values&) {
     return std::vector<double>{1.5, -2.0};
   };
-  L.add("cast", "cast to bf16", K::Cast, BF16, {in({0, 4})},
-        call1([](const Tensor& v) { return ops::cast(v, DType::BF16); }), Tol::bitwise());
+  L.add("cast to bf16", K::Cast, BF16, {in({0, 4})}, call1([](const Tensor& v) { return ops::cast(v, DType::BF16); }),
+        Tol::bitwise());
   // i64 past what f32 holds (ties to even, 2^40 + 1 rounds away) and past i32 (saturation).
   const std::vector<double> big = {
       16777217.0,   16777219.0,    -16777217.0,           1099511627777.0,        -1099511627777.0,
       2147483648.0, -2147483649.0, 4611686018427387904.0, -9223372036854775808.0, 9007199254740993.0 - 1,
       255.0,        -129.0};
   for (DType to : {F32, F16, BF16, I32, I8, U8, DType::Bool})
-    L.add("cast", "cast large i64 to " + dt(to), K::Cast, to, {in({12}, I64).vals(big)},
+    L.add("cast large i64 to " + dt(to), K::Cast, to, {in({12}, I64).vals(big)},
           call1([to](const Tensor& v) { return ops::cast(v, to); }), Tol::bitwise())
         .needs = {{K::Cast, I64}};
   // Floats past i64's range saturate; in range they truncate.
   for (DType from : {F32, F16, BF16})
-    L.add("cast", "cast large " + dt(from) + " to i64", K::Cast, I64,
+    L.add("cast large " + dt(from) + " to i64", K::Cast, I64,
           {in({8}, from).vals({1e10, -1e10, 1e19, -1e19, 65504, -3.75, 9.2e18, 0.99})},
           call1([](const Tensor& v) { return ops::cast(v, DType::I64); }), Tol::bitwise())
         .needs = {{K::Cast, from}};
@@ -187,7 +184,7 @@ Run binary_call(rt::BinaryOp op) {
 void binary_cases(CaseList& L) {
   using rt::BinaryOp;
   for (int n : {1, 7, 33, 1023, 70001, 1 << 22})
-    L.add("binary", "add", K::Binary, F32, {in({n}), in({n})}, binary_call(BinaryOp::Add), Tol::rounded());
+    L.add("add", K::Binary, F32, {in({n}), in({n})}, binary_call(BinaryOp::Add), Tol::rounded());
   // Every op in every dtype; floats with NaN, inf and a zero divisor.
   for (DType t : {F32, F64, F16, BF16, I32, I64, I8, U8})
     for (BinaryOp op : kBinaryOps) {
@@ -204,71 +201,71 @@ void binary_cases(CaseList& L) {
         a.range(t == U8 ? 0 : -lim, lim);
         b.range(1, t == U8 || t == I8 ? 10 : 20);
       }
-      Case& c = L.add("binary", rt::binary_op_name(op), K::Binary, t, {a, b}, binary_call(op), binary_tol(op));
+      Case& c = L.add(rt::binary_op_name(op), K::Binary, t, {a, b}, binary_call(op), binary_tol(op));
       // Integers divide into f64 (true division): casts to f64 and an f64 division.
       if (op == BinaryOp::Div && !is_floating(t)) c.needs = {{K::Cast, F64}, {K::Binary, F64}};
     }
   // i64 past 32 bits: carries between words, products that wrap, signed order across words.
   for (BinaryOp op : {BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Maximum, BinaryOp::Minimum})
-    L.add("binary", std::string(rt::binary_op_name(op)) + " large", K::Binary, I64,
+    L.add(std::string(rt::binary_op_name(op)) + " large", K::Binary, I64,
           {in({8}, I64).vals({4294967295.0, -4294967296.0, 3e9, -3e9, 1e12, -7.0, 9e18, -1.0}),
            in({8}, I64).vals({1.0, -1.0, 5e9, 3e9, 1e9, 4294967296.0, 2.0, 4294967297.0})},
           binary_call(op), Tol::bitwise());
   // Real powers of negative numbers are NaN on both sides.
-  L.add("binary", "pow", K::Binary, F32, {in({9, 7}).range(-3, 3), in({9, 7}).range(-2.5, 2.5)},
-        binary_call(BinaryOp::Pow), binary_tol(BinaryOp::Pow));
+  L.add("pow", K::Binary, F32, {in({9, 7}).range(-3, 3), in({9, 7}).range(-2.5, 2.5)}, binary_call(BinaryOp::Pow),
+        binary_tol(BinaryOp::Pow));
   // Broadcasting, views, offsets and in-place outputs.
-  L.add("binary", "add", K::Binary, F32, {in({3, 1}).vals({1, 2, 3}), in({1, 4}).vals({10, 20, 30, 40})},
+  L.add("add", K::Binary, F32, {in({3, 1}).vals({1, 2, 3}), in({1, 4}).vals({10, 20, 30, 40})},
         binary_call(BinaryOp::Add), Tol::rounded())
       .reference = [](const Values&) { return std::vector<double>{11, 21, 31, 41, 12, 22, 32, 42, 13, 23, 33, 43}; };
   for (DType t : {F32, F64, F16, I32}) {
-    L.add("binary", "mul", K::Binary, t, {in({5, 9}, t).range(-9, 9), in({9}, t).range(-9, 9)},
-          binary_call(BinaryOp::Mul), Tol::rounded());
-    L.add("binary", "sub", K::Binary, t, {in({5, 9}, t).range(-9, 9).t(), in({9, 5}, t).range(-9, 9)},
-          binary_call(BinaryOp::Sub), Tol::rounded());
-    L.add("binary", "add self", K::Binary, t, {in({5, 9}, t).range(-9, 9).slice(0, 2, 5).slice(1, 1, 8, 2)},
+    L.add("mul", K::Binary, t, {in({5, 9}, t).range(-9, 9), in({9}, t).range(-9, 9)}, binary_call(BinaryOp::Mul),
+          Tol::rounded());
+    L.add("sub", K::Binary, t, {in({5, 9}, t).range(-9, 9).t(), in({9, 5}, t).range(-9, 9)}, binary_call(BinaryOp::Sub),
+          Tol::rounded());
+    L.add("add self", K::Binary, t, {in({5, 9}, t).range(-9, 9).slice(0, 2, 5).slice(1, 1, 8, 2)},
           call1([](const Tensor& a) { return ops::add(a, a); }), Tol::rounded());
-    L.add("binary", "mul self", K::Binary, t, {in({5, 9}, t).range(-9, 9).slice(0, 2, 5)},
+    L.add("mul self", K::Binary, t, {in({5, 9}, t).range(-9, 9).slice(0, 2, 5)},
           call1([](const Tensor& a) { return ops::mul(a, a); }), Tol::rounded());
     L.add(
-        "binary", "add in place", K::Binary, t, {in({5, 9}, t).range(-9, 9)},
+        "add in place", K::Binary, t, {in({5, 9}, t).range(-9, 9)},
         [](Backend&, std::vector<Tensor>& x) -> Outputs {
           ops::binary_out(rt::BinaryOp::Add, x[0], x[0], x[0]);
           return {x[0]};
         },
         Tol::rounded());
     L.add(
-        "binary", "sub_ broadcast", K::Binary, t, {in({4, 6}, t).range(-9, 9), in({6}, t).range(-9, 9)},
+        "sub_ broadcast", K::Binary, t, {in({4, 6}, t).range(-9, 9), in({6}, t).range(-9, 9)},
         [](Backend&, std::vector<Tensor>& x) -> Outputs {
           ops::binary_(rt::BinaryOp::Sub, x[0], x[1]);
           return {x[0]};
         },
         Tol::rounded());
-    L.add("binary", "add", K::Binary, t, {in({2, 1, 5}, t).range(-9, 9), in({3, 1}, t).range(-9, 9)},
+    L.add("add", K::Binary, t, {in({2, 1, 5}, t).range(-9, 9), in({3, 1}, t).range(-9, 9)}, binary_call(BinaryOp::Add),
+          Tol::rounded());
+    L.add("mul", K::Binary, t, {in({1}, t).range(-9, 9), in({4, 4}, t).range(-9, 9)}, binary_call(BinaryOp::Mul),
+          Tol::rounded());
+    L.add("add", K::Binary, t, {in({1, 3}, t).range(-9, 9).expand({4, 3}), in({4, 3}, t).range(-9, 9)},
           binary_call(BinaryOp::Add), Tol::rounded());
-    L.add("binary", "mul", K::Binary, t, {in({1}, t).range(-9, 9), in({4, 4}, t).range(-9, 9)},
-          binary_call(BinaryOp::Mul), Tol::rounded());
-    L.add("binary", "add", K::Binary, t, {in({1, 3}, t).range(-9, 9).expand({4, 3}), in({4, 3}, t).range(-9, 9)},
-          binary_call(BinaryOp::Add), Tol::rounded());
-    L.add("binary", "maximum", K::Binary, t,
+    L.add("maximum", K::Binary, t,
           {in({2, 3, 4}, t).range(-9, 9).permute({2, 0, 1}), in({4, 3, 2}, t).range(-9, 9).permute({0, 2, 1})},
           binary_call(BinaryOp::Maximum), Tol::rounded());
-    L.add("binary", "add", K::Binary, t, {in({0, 3}, t), in({0, 3}, t)}, binary_call(BinaryOp::Add), Tol::rounded());
-    L.add("binary", "add", K::Binary, t, {in({0, 1}, t), in({1, 5}, t)}, binary_call(BinaryOp::Add), Tol::rounded());
-    L.add("binary", "mul", K::Binary, t, {in({2, 0}, t), in({0}, t)}, binary_call(BinaryOp::Mul), Tol::rounded());
+    L.add("add", K::Binary, t, {in({0, 3}, t), in({0, 3}, t)}, binary_call(BinaryOp::Add), Tol::rounded());
+    L.add("add", K::Binary, t, {in({0, 1}, t), in({1, 5}, t)}, binary_call(BinaryOp::Add), Tol::rounded());
+    L.add("mul", K::Binary, t, {in({2, 0}, t), in({0}, t)}, binary_call(BinaryOp::Mul), Tol::rounded());
   }
   // Large values: overflow to infinity the same way.
-  L.add("binary", "mul", K::Binary, F32, {in({64}).range(1e37, 3.4e38), in({64}).range(-10, 10)},
-        binary_call(BinaryOp::Mul), Tol::rounded());
-  L.add("binary", "sub", K::Binary, F32, {in({64}).range(-3.4e38, 3.4e38), in({64}).range(-3.4e38, 3.4e38)},
+  L.add("mul", K::Binary, F32, {in({64}).range(1e37, 3.4e38), in({64}).range(-10, 10)}, binary_call(BinaryOp::Mul),
+        Tol::rounded());
+  L.add("sub", K::Binary, F32, {in({64}).range(-3.4e38, 3.4e38), in({64}).range(-3.4e38, 3.4e38)},
         binary_call(BinaryOp::Sub), Tol::rounded());
-  L.add("binary", "div", K::Binary, F32, {in({64}).range(-3e38, 3e38), in({64}).range(1e-30, 1e-20)},
-        binary_call(BinaryOp::Div), binary_tol(BinaryOp::Div));
-  L.add("binary", "add", K::Binary, F16, {in({64}, F16).range(3e4, 6.5e4), in({64}, F16).range(3e4, 6.5e4)},
+  L.add("div", K::Binary, F32, {in({64}).range(-3e38, 3e38), in({64}).range(1e-30, 1e-20)}, binary_call(BinaryOp::Div),
+        binary_tol(BinaryOp::Div));
+  L.add("add", K::Binary, F16, {in({64}, F16).range(3e4, 6.5e4), in({64}, F16).range(3e4, 6.5e4)},
         binary_call(BinaryOp::Add), Tol::rounded());
-  L.add("binary", "mul", K::Binary, BF16, {in({64}, BF16).range(1e30, 3e38), in({64}, BF16).range(-10, 10)},
+  L.add("mul", K::Binary, BF16, {in({64}, BF16).range(1e30, 3e38), in({64}, BF16).range(-10, 10)},
         binary_call(BinaryOp::Mul), Tol::rounded());
-  L.add("binary", "add", K::Binary, F64, {in({64}, F64).range(-1e308, 1e308), in({64}, F64).range(-1e308, 1e308)},
+  L.add("add", K::Binary, F64, {in({64}, F64).range(-1e308, 1e308), in({64}, F64).range(-1e308, 1e308)},
         binary_call(BinaryOp::Add), Tol::rounded());
 }
 
@@ -294,62 +291,58 @@ void unary_cases(CaseList& L) {
   using rt::UnaryOp;
   for (DType t : kFloats)
     for (const auto& u : kUnary)
-      L.add("unary", rt::unary_op_name(u.op), K::Unary, t, {in({17, 33}, t).range(u.lo, u.hi)}, unary_call(u.op),
+      L.add(rt::unary_op_name(u.op), K::Unary, t, {in({17, 33}, t).range(u.lo, u.hi)}, unary_call(u.op),
             unary_tol(u.op));
   for (const auto& u : kUnary) {
     // NaN, +-inf and zero; transposed inputs; a long vector.
-    L.add("unary", rt::unary_op_name(u.op), K::Unary, F32, {in({8, 8}).range(u.lo, u.hi).specials()}, unary_call(u.op),
+    L.add(rt::unary_op_name(u.op), K::Unary, F32, {in({8, 8}).range(u.lo, u.hi).specials()}, unary_call(u.op),
           unary_tol(u.op));
-    L.add("unary", rt::unary_op_name(u.op), K::Unary, F32, {in({33, 17}).range(u.lo, u.hi).t()}, unary_call(u.op),
+    L.add(rt::unary_op_name(u.op), K::Unary, F32, {in({33, 17}).range(u.lo, u.hi).t()}, unary_call(u.op),
           unary_tol(u.op));
-    L.add("unary", rt::unary_op_name(u.op), K::Unary, F32, {in({70001}).range(u.lo, u.hi)}, unary_call(u.op),
-          unary_tol(u.op));
+    L.add(rt::unary_op_name(u.op), K::Unary, F32, {in({70001}).range(u.lo, u.hi)}, unary_call(u.op), unary_tol(u.op));
   }
   for (DType t : {I32, I64, I8})
     for (UnaryOp op : {UnaryOp::Neg, UnaryOp::Abs, UnaryOp::Relu})
-      L.add("unary", rt::unary_op_name(op), K::Unary, t, {in({17, 33}, t).range(-100, 100)}, unary_call(op),
-            Tol::bitwise());
+      L.add(rt::unary_op_name(op), K::Unary, t, {in({17, 33}, t).range(-100, 100)}, unary_call(op), Tol::bitwise());
   L.add(
-      "unary", "tanh in place", K::Unary, F32, {in({9, 10}).range(-4, 4)},
+      "tanh in place", K::Unary, F32, {in({9, 10}).range(-4, 4)},
       [](Backend&, std::vector<Tensor>& x) -> Outputs {
         ops::unary_out(rt::UnaryOp::Tanh, x[0], x[0]);
         return {x[0]};
       },
       unary_tol(UnaryOp::Tanh));
   L.add(
-      "unary", "neg in place", K::Unary, I32, {in({9, 10}, I32).range(-1000, 1000)},
+      "neg in place", K::Unary, I32, {in({9, 10}, I32).range(-1000, 1000)},
       [](Backend&, std::vector<Tensor>& x) -> Outputs {
         ops::unary_out(rt::UnaryOp::Neg, x[0], x[0]);
         return {x[0]};
       },
       Tol::bitwise());
-  L.add("unary", "exp", K::Unary, F32, {in({0, 4})}, unary_call(UnaryOp::Exp), unary_tol(UnaryOp::Exp));
+  L.add("exp", K::Unary, F32, {in({0, 4})}, unary_call(UnaryOp::Exp), unary_tol(UnaryOp::Exp));
   // Large values: exp overflows to inf, the saturating functions saturate.
-  L.add("unary", "exp", K::Unary, F32, {in({64}).range(80, 100)}, unary_call(UnaryOp::Exp), unary_tol(UnaryOp::Exp));
-  L.add("unary", "exp", K::Unary, F16, {in({64}, F16).range(9, 12)}, unary_call(UnaryOp::Exp), unary_tol(UnaryOp::Exp));
-  L.add("unary", "log", K::Unary, F32, {in({64}).range(1e30, 3e38)}, unary_call(UnaryOp::Log), unary_tol(UnaryOp::Log));
+  L.add("exp", K::Unary, F32, {in({64}).range(80, 100)}, unary_call(UnaryOp::Exp), unary_tol(UnaryOp::Exp));
+  L.add("exp", K::Unary, F16, {in({64}, F16).range(9, 12)}, unary_call(UnaryOp::Exp), unary_tol(UnaryOp::Exp));
+  L.add("log", K::Unary, F32, {in({64}).range(1e30, 3e38)}, unary_call(UnaryOp::Log), unary_tol(UnaryOp::Log));
   for (UnaryOp op : {UnaryOp::Tanh, UnaryOp::Sigmoid, UnaryOp::Gelu, UnaryOp::GeluTanh, UnaryOp::Silu})
-    L.add("unary", rt::unary_op_name(op), K::Unary, F32, {in({256}).range(-1e4, 1e4)}, unary_call(op), unary_tol(op));
+    L.add(rt::unary_op_name(op), K::Unary, F32, {in({256}).range(-1e4, 1e4)}, unary_call(op), unary_tol(op));
   // f64: NaN, infinities and zero, transposed, and saturating ranges.
   for (const auto& u : kUnary) {
-    L.add("unary", rt::unary_op_name(u.op), K::Unary, F64, {in({8, 8}, F64).range(u.lo, u.hi).specials()},
-          unary_call(u.op), unary_tol(u.op));
-    L.add("unary", rt::unary_op_name(u.op), K::Unary, F64, {in({33, 17}, F64).range(u.lo, u.hi).t()}, unary_call(u.op),
+    L.add(rt::unary_op_name(u.op), K::Unary, F64, {in({8, 8}, F64).range(u.lo, u.hi).specials()}, unary_call(u.op),
+          unary_tol(u.op));
+    L.add(rt::unary_op_name(u.op), K::Unary, F64, {in({33, 17}, F64).range(u.lo, u.hi).t()}, unary_call(u.op),
           unary_tol(u.op));
   }
   for (UnaryOp op : {UnaryOp::Tanh, UnaryOp::Sigmoid, UnaryOp::Gelu, UnaryOp::GeluTanh, UnaryOp::Silu})
-    L.add("unary", rt::unary_op_name(op), K::Unary, F64, {in({256}, F64).range(-1e4, 1e4)}, unary_call(op),
-          unary_tol(op));
+    L.add(rt::unary_op_name(op), K::Unary, F64, {in({256}, F64).range(-1e4, 1e4)}, unary_call(op), unary_tol(op));
   // Integers: u8 (never negative), and the most negative value, whose negation wraps to itself.
   for (UnaryOp op : {UnaryOp::Neg, UnaryOp::Abs, UnaryOp::Relu}) {
-    L.add("unary", rt::unary_op_name(op), K::Unary, U8, {in({17, 33}, U8).range(0, 255)}, unary_call(op),
+    L.add(rt::unary_op_name(op), K::Unary, U8, {in({17, 33}, U8).range(0, 255)}, unary_call(op), Tol::bitwise());
+    L.add(rt::unary_op_name(op), K::Unary, I8, {in({64}, I8).range(-100, 100).set(0, -128).set(1, 127)}, unary_call(op),
           Tol::bitwise());
-    L.add("unary", rt::unary_op_name(op), K::Unary, I8, {in({64}, I8).range(-100, 100).set(0, -128).set(1, 127)},
-          unary_call(op), Tol::bitwise());
-    L.add("unary", rt::unary_op_name(op), K::Unary, I32,
+    L.add(rt::unary_op_name(op), K::Unary, I32,
           {in({64}, I32).range(-100, 100).set(0, -2147483648.0).set(1, 2147483647.0)}, unary_call(op), Tol::bitwise());
-    L.add("unary", rt::unary_op_name(op), K::Unary, I64,
-          {in({8, 8}, I64).range(-100, 100).set(0, -9223372036854775808.0).t()}, unary_call(op), Tol::bitwise());
+    L.add(rt::unary_op_name(op), K::Unary, I64, {in({8, 8}, I64).range(-100, 100).set(0, -9223372036854775808.0).t()},
+          unary_call(op), Tol::bitwise());
   }
 }
 
@@ -402,7 +395,7 @@ void add_reduce(CaseList& L, Red r, const Input& x, const Shape& shape, std::vec
   }
   const bool block = axes.empty() || last - first + 1 == static_cast<std::int64_t>(axes.size());
   std::string name = std::string(red_name(r)) + " axes {" + list(axes) + "}" + (keepdim ? " keepdim" : "");
-  L.add("reduce", name, K::Reduce, x.dtype, {x}, reduce_call(r, std::move(axes), keepdim), tol).copies = !block;
+  L.add(name, K::Reduce, x.dtype, {x}, reduce_call(r, std::move(axes), keepdim), tol).copies = !block;
 }
 
 void reduce_cases(CaseList& L) {
@@ -478,52 +471,49 @@ void matmul_cases(CaseList& L) {
   const std::vector<std::array<std::int64_t, 3>> sizes = {{1, 1, 1},    {7, 13, 5},  {64, 64, 64}, {33, 17, 65},
                                                           {17, 33, 65}, {1, 300, 1}, {17, 1, 40},  {257, 129, 131}};
   for (DType t : kFloats) {
-    for (auto [m, k, n] : sizes)
-      L.add("matmul", "matmul", K::Matmul, t, {in({m, k}, t), in({k, n}, t)}, mm, Tol::reduction(k));
+    for (auto [m, k, n] : sizes) L.add("matmul", K::Matmul, t, {in({m, k}, t), in({k, n}, t)}, mm, Tol::reduction(k));
     // Batched, a broadcast batch operand, and 4-d batches broadcast both ways.
-    L.add("matmul", "matmul", K::Matmul, t, {in({3, 19, 21}, t), in({3, 21, 23}, t)}, mm, Tol::reduction(21));
-    L.add("matmul", "matmul", K::Matmul, t, {in({3, 19, 21}, t), in({21, 23}, t)}, mm, Tol::reduction(21));
-    L.add("matmul", "matmul", K::Matmul, t, {in({3, 1, 19, 21}, t), in({3, 21, 23}, t).unsqueeze(0)}, mm,
-          Tol::reduction(21));
+    L.add("matmul", K::Matmul, t, {in({3, 19, 21}, t), in({3, 21, 23}, t)}, mm, Tol::reduction(21));
+    L.add("matmul", K::Matmul, t, {in({3, 19, 21}, t), in({21, 23}, t)}, mm, Tol::reduction(21));
+    L.add("matmul", K::Matmul, t, {in({3, 1, 19, 21}, t), in({3, 21, 23}, t).unsqueeze(0)}, mm, Tol::reduction(21));
     // 1-d operands (NumPy rules).
-    L.add("matmul", "matmul", K::Matmul, t, {in({21}, t), in({21, 23}, t)}, mm, Tol::reduction(21));
-    L.add("matmul", "matmul", K::Matmul, t, {in({19, 21}, t), in({21}, t)}, mm, Tol::reduction(21));
-    L.add("matmul", "matmul", K::Matmul, t, {in({300}, t), in({300}, t)}, mm, Tol::reduction(300));
+    L.add("matmul", K::Matmul, t, {in({21}, t), in({21, 23}, t)}, mm, Tol::reduction(21));
+    L.add("matmul", K::Matmul, t, {in({19, 21}, t), in({21}, t)}, mm, Tol::reduction(21));
+    L.add("matmul", K::Matmul, t, {in({300}, t), in({300}, t)}, mm, Tol::reduction(300));
     // gemm: transposes, alpha and beta with c.
     for (bool ta : {false, true})
       for (bool tb : {false, true}) {
         const Shape sa = ta ? Shape{21, 19} : Shape{19, 21}, sb = tb ? Shape{23, 21} : Shape{21, 23};
-        L.add("matmul", gemm_name(1.5f, 0.25f, ta, tb), K::Matmul, t, {in(sa, t), in(sb, t), in({19, 23}, t)},
+        L.add(gemm_name(1.5f, 0.25f, ta, tb), K::Matmul, t, {in(sa, t), in(sb, t), in({19, 23}, t)},
               gemm_call(1.5f, 0.25f, true, ta, tb), Tol::reduction(22))
             .copies = true;
       }
     // Batched transposed gemm; transposes as strides in matmul; an offset view.
-    L.add("matmul", gemm_name(1, 0, true, false), K::Matmul, t, {in({3, 21, 19}, t), in({3, 21, 23}, t)},
+    L.add(gemm_name(1, 0, true, false), K::Matmul, t, {in({3, 21, 19}, t), in({3, 21, 23}, t)},
           gemm_call(1, 0, false, true, false), Tol::reduction(21));
-    L.add("matmul", "matmul", K::Matmul, t, {in({21, 19}, t).t(), in({23, 21}, t).t()}, mm, Tol::reduction(21));
-    L.add("matmul", "matmul", K::Matmul, t, {in({3, 19, 21}, t).slice(0, 1, 3).slice(1, 2, 12), in({21, 23}, t)}, mm,
+    L.add("matmul", K::Matmul, t, {in({21, 19}, t).t(), in({23, 21}, t).t()}, mm, Tol::reduction(21));
+    L.add("matmul", K::Matmul, t, {in({3, 19, 21}, t).slice(0, 1, 3).slice(1, 2, 12), in({21, 23}, t)}, mm,
           Tol::reduction(21));
     // k == 0 gives zeros; m == 0 an empty result.
-    L.add("matmul", "matmul", K::Matmul, t, {in({2, 0}, t), in({0, 3}, t)}, mm, Tol::reduction(0));
-    L.add("matmul", "matmul", K::Matmul, t, {in({0, 5}, t), in({5, 3}, t)}, mm, Tol::reduction(5));
+    L.add("matmul", K::Matmul, t, {in({2, 0}, t), in({0, 3}, t)}, mm, Tol::reduction(0));
+    L.add("matmul", K::Matmul, t, {in({0, 5}, t), in({5, 3}, t)}, mm, Tol::reduction(5));
     // k == 0 with beta: beta * c exactly.
-    L.add("matmul", gemm_name(1.5f, 0.5f, false, false) + " k=0", K::Matmul, t,
-          {in({19, 0}, t), in({0, 23}, t), in({19, 23}, t)}, gemm_call(1.5f, 0.5f, true, false, false),
-          Tol::reduction(1))
+    L.add(gemm_name(1.5f, 0.5f, false, false) + " k=0", K::Matmul, t, {in({19, 0}, t), in({0, 23}, t), in({19, 23}, t)},
+          gemm_call(1.5f, 0.5f, true, false, false), Tol::reduction(1))
         .copies = true;
     // Non-unit column strides in both operands (the kernels' general loads), and
     // outputs past the edges of the 64 x 64 and 128 x 64 tiles.
-    L.add("matmul", "matmul", K::Matmul, t, {in({19, 42}, t).slice(1, 0, 42, 2), in({21, 46}, t).slice(1, 0, 46, 2)},
-          mm, Tol::reduction(21));
-    L.add("matmul", "matmul", K::Matmul, t, {in({130, 70}, t), in({70, 200}, t)}, mm, Tol::reduction(70));
-    L.add("matmul", "matmul", K::Matmul, t, {in({520, 24}, t), in({24, 530}, t)}, mm, Tol::reduction(24));
+    L.add("matmul", K::Matmul, t, {in({19, 42}, t).slice(1, 0, 42, 2), in({21, 46}, t).slice(1, 0, 46, 2)}, mm,
+          Tol::reduction(21));
+    L.add("matmul", K::Matmul, t, {in({130, 70}, t), in({70, 200}, t)}, mm, Tol::reduction(70));
+    L.add("matmul", K::Matmul, t, {in({520, 24}, t), in({24, 530}, t)}, mm, Tol::reduction(24));
     // A few rows or columns (the 8 x 128 and 128 x 8 tiles), past their edges.
-    L.add("matmul", "matmul", K::Matmul, t, {in({3, 200}, t), in({200, 300}, t)}, mm, Tol::reduction(200));
-    L.add("matmul", "matmul", K::Matmul, t, {in({300, 200}, t), in({200, 5}, t)}, mm, Tol::reduction(200));
+    L.add("matmul", K::Matmul, t, {in({3, 200}, t), in({200, 300}, t)}, mm, Tol::reduction(200));
+    L.add("matmul", K::Matmul, t, {in({300, 200}, t), in({200, 5}, t)}, mm, Tol::reduction(200));
   }
   // Large enough for the vendor GEMMs (CLBlast, cuBLAS): beta == 0 must not read a NaN c
   // there either; a transposed batch.
-  L.add("matmul", gemm_name(1, 0, false, false) + " c=NaN", K::Matmul, F32,
+  L.add(gemm_name(1, 0, false, false) + " c=NaN", K::Matmul, F32,
         {in({70, 80}), in({80, 90}), in({70, 90}).vals({kNaN})}, gemm_call(1, 0, true, false, false),
         Tol::reduction(80))
       .check = [](const Values& out) -> std::string {
@@ -531,19 +521,19 @@ void matmul_cases(CaseList& L) {
       if (std::isnan(v)) return "NaN in the result: c was read although beta == 0";
     return "";
   };
-  L.add("matmul", gemm_name(1, 0, true, true), K::Matmul, F32, {in({2, 80, 70}), in({2, 90, 80})},
+  L.add(gemm_name(1, 0, true, true), K::Matmul, F32, {in({2, 80, 70}), in({2, 90, 80})},
         gemm_call(1, 0, false, true, true), Tol::reduction(80));
   // c broadcast over rows; alpha alone; batched gemm with a 3-d c.
-  L.add("matmul", gemm_name(1, 1, false, false), K::Matmul, F32, {in({19, 21}), in({21, 23}), in({23})},
+  L.add(gemm_name(1, 1, false, false), K::Matmul, F32, {in({19, 21}), in({21, 23}), in({23})},
         gemm_call(1, 1, true, false, false), Tol::reduction(22))
       .copies = true;
-  L.add("matmul", gemm_name(-2, 0, false, true), K::Matmul, F32, {in({19, 21}), in({23, 21})},
+  L.add(gemm_name(-2, 0, false, true), K::Matmul, F32, {in({19, 21}), in({23, 21})},
         gemm_call(-2, 0, false, false, true), Tol::reduction(21));
-  L.add("matmul", gemm_name(0.5f, -1, false, false), K::Matmul, F32, {in({2, 9, 11}), in({2, 11, 5}), in({2, 9, 5})},
+  L.add(gemm_name(0.5f, -1, false, false), K::Matmul, F32, {in({2, 9, 11}), in({2, 11, 5}), in({2, 9, 5})},
         gemm_call(0.5f, -1, true, false, false), Tol::reduction(12))
       .copies = true;
   // beta == 0 never reads c: NaN there must not leak through.
-  L.add("matmul", gemm_name(1, 0, false, false) + " c=NaN", K::Matmul, F32,
+  L.add(gemm_name(1, 0, false, false) + " c=NaN", K::Matmul, F32,
         {in({19, 21}), in({21, 23}), in({19, 23}).vals({kNaN})}, gemm_call(1, 0, true, false, false),
         Tol::reduction(21))
       .check = [](const Values& out) -> std::string {
@@ -552,19 +542,18 @@ void matmul_cases(CaseList& L) {
     return "";
   };
   // The LLM helpers: w [n, k] @ x [k], and weights [m] . matrix [m, n].
-  L.add("matmul", "matmul_vec", K::Matmul, F32, {in({129, 65}), in({65})},
+  L.add("matmul_vec", K::Matmul, F32, {in({129, 65}), in({65})},
         call2([](const Tensor& w, const Tensor& x) { return ops::matmul_vec(w, x); }), Tol::reduction(65));
-  L.add("matmul", "weighted_sum_rows", K::Matmul, F32, {in({65}), in({65, 129})},
+  L.add("weighted_sum_rows", K::Matmul, F32, {in({65}), in({65, 129})},
         call2([](const Tensor& w, const Tensor& m) { return ops::weighted_sum_rows(w, m); }), Tol::reduction(65));
   // More batches than a CUDA grid's z dimension (65535).
-  L.add("matmul", "matmul", K::Matmul, F32, {in({70000, 2, 3}), in({70000, 3, 2})}, mm, Tol::reduction(3));
+  L.add("matmul", K::Matmul, F32, {in({70000, 2, 3}), in({70000, 3, 2})}, mm, Tol::reduction(3));
   // Large values, all positive: a rounding bound relative to the result holds
   // for any summation order only without cancellation (kernels may block k
   // differently from the CPU, or fuse multiply-adds).
-  L.add("matmul", "matmul", K::Matmul, F32, {in({16, 32}).range(1e2, 1e3), in({32, 24}).range(1e2, 1e3)}, mm,
+  L.add("matmul", K::Matmul, F32, {in({16, 32}).range(1e2, 1e3), in({32, 24}).range(1e2, 1e3)}, mm, Tol::reduction(32));
+  L.add("matmul", K::Matmul, F64, {in({16, 32}, F64).range(-1e100, 1e100), in({32, 24}, F64).range(-1e100, 1e100)}, mm,
         Tol::reduction(32));
-  L.add("matmul", "matmul", K::Matmul, F64,
-        {in({16, 32}, F64).range(-1e100, 1e100), in({32, 24}, F64).range(-1e100, 1e100)}, mm, Tol::reduction(32));
 }
 
 // ---------------------------------------------------------------- softmax
@@ -579,8 +568,8 @@ std::string softmax_name(std::int64_t axis, bool log) {
 
 void add_softmax(CaseList& L, const Input& x, const Shape& shape, std::int64_t axis, bool log,
                  const std::string& note = "") {
-  L.add("softmax", softmax_name(axis, log) + note, K::Softmax, x.dtype, {x}, softmax_call(axis, log), Tol::ulp(64))
-      .reference = [shape, axis, log](const Values& v) { return ref_softmax(v[0], shape, axis, log); };
+  L.add(softmax_name(axis, log) + note, K::Softmax, x.dtype, {x}, softmax_call(axis, log), Tol::ulp(64)).reference =
+      [shape, axis, log](const Values& v) { return ref_softmax(v[0], shape, axis, log); };
 }
 
 void softmax_cases(CaseList& L) {
@@ -591,7 +580,7 @@ void softmax_cases(CaseList& L) {
   for (std::int64_t axis : {0, 1, -1})
     for (bool log : {false, true}) add_softmax(L, x, Shape{r, c}, axis, log);
   // Rows sum to one.
-  L.add("softmax", "softmax axis -1 rows sum to 1", K::Softmax, F32, {x}, softmax_call(-1, false), Tol::ulp(64)).check =
+  L.add("softmax axis -1 rows sum to 1", K::Softmax, F32, {x}, softmax_call(-1, false), Tol::ulp(64)).check =
       [r, c](const Values& out) -> std::string {
     for (std::int64_t i = 0; i < r; ++i) {
       double sum = 0;
@@ -606,8 +595,7 @@ void softmax_cases(CaseList& L) {
   for (bool log : {false, true}) {
     add_softmax(L, masked, Shape{r, c}, 0, log, " masked");
     add_softmax(L, masked, Shape{r, c}, -1, log, " masked");
-    L.add("softmax", softmax_name(-1, log) + " masked entry", K::Softmax, F32, {masked}, softmax_call(-1, log),
-          Tol::ulp(64))
+    L.add(softmax_name(-1, log) + " masked entry", K::Softmax, F32, {masked}, softmax_call(-1, log), Tol::ulp(64))
         .check = [log, at = 9 * c + 1](const Values& out) -> std::string {
       const double want = log ? -kInf : 0.0;
       if (out[0][at] == want) return "";
@@ -625,7 +613,7 @@ void softmax_cases(CaseList& L) {
   add_softmax(L, in({c, r}).range(-5, 5).t(), Shape{r, c}, -1, false);
   add_softmax(L, in({4, 5000}).range(-30, 30), Shape{4, 5000}, -1, false);
   add_softmax(L, in({4, 5000}).range(-30, 30), Shape{4, 5000}, -1, true);
-  L.add("softmax", "softmax axis -1", K::Softmax, F32, {in({0, 5})}, softmax_call(-1, false), Tol::ulp(64));
+  L.add("softmax axis -1", K::Softmax, F32, {in({0, 5})}, softmax_call(-1, false), Tol::ulp(64));
   for (DType t : {F64, F16, BF16})
     for (std::int64_t axis : {0, -1})
       for (bool log : {false, true}) {
@@ -659,43 +647,42 @@ void norm_cases(CaseList& L) {
   for (DType t : kFloats)
     for (const Shape& s : {Shape{4, 7, 33}, Shape{1, 1}, Shape{3, 1000}, Shape{2, 4096}}) {
       const std::int64_t n = s[s.ndim() - 1];
-      L.add("norm", "layer_norm", K::Norm, t, {in(s, t).range(-3, 3)}, ln(false, 1e-5f), tol(n));
-      L.add("norm", "layer_norm weight bias", K::Norm, t,
+      L.add("layer_norm", K::Norm, t, {in(s, t).range(-3, 3)}, ln(false, 1e-5f), tol(n));
+      L.add("layer_norm weight bias", K::Norm, t,
             {in(s, t).range(-3, 3), in({n}, t).range(0.5, 1.5), in({n}, t).range(-1, 1)}, ln(true, 1e-5f), tol(n));
-      L.add("norm", "rms_norm", K::Norm, t, {in(s, t).range(-3, 3)}, rms(false, 1e-6f), tol(n));
-      L.add("norm", "rms_norm weight", K::Norm, t, {in(s, t).range(-3, 3), in({n}, t).range(0.5, 1.5)},
-            rms(true, 1e-6f), tol(n));
+      L.add("rms_norm", K::Norm, t, {in(s, t).range(-3, 3)}, rms(false, 1e-6f), tol(n));
+      L.add("rms_norm weight", K::Norm, t, {in(s, t).range(-3, 3), in({n}, t).range(0.5, 1.5)}, rms(true, 1e-6f),
+            tol(n));
     }
-  L.add("norm", "layer_norm weight bias", K::Norm, F32, {in({33, 12}).t(), in({33}), in({33})}, ln(true, 1e-5f),
-        tol(33));
-  L.add("norm", "rms_norm weight", K::Norm, F32, {in({33, 12}).t(), in({33})}, rms(true, 1e-6f), tol(33));
-  L.add("norm", "layer_norm eps=0.1", K::Norm, F32, {in({5, 64}).range(-0.1, 0.1)}, ln(false, 0.1f), tol(64));
+  L.add("layer_norm weight bias", K::Norm, F32, {in({33, 12}).t(), in({33}), in({33})}, ln(true, 1e-5f), tol(33));
+  L.add("rms_norm weight", K::Norm, F32, {in({33, 12}).t(), in({33})}, rms(true, 1e-6f), tol(33));
+  L.add("layer_norm eps=0.1", K::Norm, F32, {in({5, 64}).range(-0.1, 0.1)}, ln(false, 0.1f), tol(64));
   // Far from zero: the mean must not swamp the variance. x - mean itself rounds
   // at |x| (about 2^-14 here) while the row's deviation is about 0.29, so two
   // correct f32 two-pass kernels differ by up to ~2^-14 / 0.29 relative (a few
   // thousand ulps) wherever their means round to neighbouring floats; both are
   // held to that against each other and to an f64 reference (a one-pass
   // E[x^2] - E[x]^2 would be off by far more).
-  L.add("norm", "layer_norm", K::Norm, F32, {in({8, 256}).range(1e3, 1e3 + 1)}, ln(false, 1e-5f), Tol::ulp(4096))
-      .reference = [](const Values& v) {
-    std::vector<double> out(v[0].size());
-    for (std::size_t r = 0; r < 8; ++r) {
-      double mean = 0, var = 0;
-      for (std::size_t i = 0; i < 256; ++i) mean += v[0][r * 256 + i];
-      mean /= 256;
-      for (std::size_t i = 0; i < 256; ++i) var += (v[0][r * 256 + i] - mean) * (v[0][r * 256 + i] - mean);
-      const double inv = 1.0 / std::sqrt(var / 256 + 1e-5);
-      for (std::size_t i = 0; i < 256; ++i) out[r * 256 + i] = (v[0][r * 256 + i] - mean) * inv;
-    }
-    return out;
-  };
+  L.add("layer_norm", K::Norm, F32, {in({8, 256}).range(1e3, 1e3 + 1)}, ln(false, 1e-5f), Tol::ulp(4096)).reference =
+      [](const Values& v) {
+        std::vector<double> out(v[0].size());
+        for (std::size_t r = 0; r < 8; ++r) {
+          double mean = 0, var = 0;
+          for (std::size_t i = 0; i < 256; ++i) mean += v[0][r * 256 + i];
+          mean /= 256;
+          for (std::size_t i = 0; i < 256; ++i) var += (v[0][r * 256 + i] - mean) * (v[0][r * 256 + i] - mean);
+          const double inv = 1.0 / std::sqrt(var / 256 + 1e-5);
+          for (std::size_t i = 0; i < 256; ++i) out[r * 256 + i] = (v[0][r * 256 + i] - mean) * inv;
+        }
+        return out;
+      };
   // The same in f64 at 1e8: x - mean rounds at 2^-26 / 0.29 relative (about
   // 2^28 units of 2^-52), what a device's kernel is held to against an exact
   // reference (deviations from the row's first element, exact in f64). The
   // CPU's f64 path sums the row's raw values, whose rounding at 2.56e10 moves
   // its mean by about 2^-22 relative in the output here (3e-7 seen): the CPU
   // and a device are held to 2^-21 against each other.
-  Case& far64 = L.add("norm", "layer_norm", K::Norm, F64, {in({8, 256}, F64).range(1e8, 1e8 + 1)}, ln(false, 1e-5f),
+  Case& far64 = L.add("layer_norm", K::Norm, F64, {in({8, 256}, F64).range(1e8, 1e8 + 1)}, ln(false, 1e-5f),
                       Tol::ulp(std::ldexp(1.0, 31)));
   far64.reference_tol = Tol::ulp(std::ldexp(1.0, 29));
   far64.reference = [](const Values& v) {
@@ -711,11 +698,11 @@ void norm_cases(CaseList& L) {
     }
     return out;
   };
-  L.add("norm", "rms_norm", K::Norm, F32, {in({8, 256}).range(-1e18, 1e18)}, rms(false, 1e-6f), tol(256));
-  L.add("norm", "layer_norm", K::Norm, F32, {in({0, 8})}, ln(false, 1e-5f), tol(8));
-  L.add("norm", "rms_norm weight", K::Norm, F32, {in({5, 129}).range(-3, 3), in({129}).range(0.5, 1.5)},
-        rms(true, 1e-5f), tol(129));
-  L.add("norm", "layer_norm weight bias", K::Norm, F32,
+  L.add("rms_norm", K::Norm, F32, {in({8, 256}).range(-1e18, 1e18)}, rms(false, 1e-6f), tol(256));
+  L.add("layer_norm", K::Norm, F32, {in({0, 8})}, ln(false, 1e-5f), tol(8));
+  L.add("rms_norm weight", K::Norm, F32, {in({5, 129}).range(-3, 3), in({129}).range(0.5, 1.5)}, rms(true, 1e-5f),
+        tol(129));
+  L.add("layer_norm weight bias", K::Norm, F32,
         {in({3, 127}).range(-3, 3), in({127}).range(0.5, 1.5), in({127}).range(-1, 1)}, ln(true, 1e-5f), tol(127));
 }
 
@@ -740,24 +727,24 @@ void batch_norm_cases(CaseList& L) {
       const std::vector<Input> ins = {in(s, t).range(-2, 3), in({c}, t).range(-0.5, 0.5), in({c}, t).range(0.5, 2),
                                       in({c}, t).range(0.5, 1.5), in({c}, t).range(-1, 1)};
       const Tol tol = Tol::reduction(n, 16, 2);
-      L.add("batch_norm", "batch_norm inference", K::BatchNorm, t, ins, bn(false, true, true), tol);
-      L.add("batch_norm", "batch_norm inference no affine", K::BatchNorm, t, ins, bn(false, true, false), tol);
-      L.add("batch_norm", "batch_norm training", K::BatchNorm, t, ins, bn(true, true, true), tol);
-      L.add("batch_norm", "batch_norm training no running stats", K::BatchNorm, t, ins, bn(true, false, true), tol);
+      L.add("batch_norm inference", K::BatchNorm, t, ins, bn(false, true, true), tol);
+      L.add("batch_norm inference no affine", K::BatchNorm, t, ins, bn(false, true, false), tol);
+      L.add("batch_norm training", K::BatchNorm, t, ins, bn(true, true, true), tol);
+      L.add("batch_norm training no running stats", K::BatchNorm, t, ins, bn(true, false, true), tol);
     }
-  L.add("batch_norm", "batch_norm training", K::BatchNorm, F32,
+  L.add("batch_norm training", K::BatchNorm, F32,
         {in({4, 5, 3, 3}).permute({0, 3, 1, 2}), in({3}), in({3}).range(0.5, 2), in({3}), in({3})},
         bn(true, true, true), Tol::reduction(60, 16, 2));
-  L.add("batch_norm", "batch_norm training", K::BatchNorm, F32,
+  L.add("batch_norm training", K::BatchNorm, F32,
         {in({8, 4, 16}).range(1e3, 1e3 + 1), in({4}), in({4}).range(0.5, 2), in({4}), in({4})}, bn(true, true, true),
         Tol::reduction(128, 16, 2));
   // More elements per channel than a GPU work-group has items, and the fewest
   // the op takes (two: the unbiased variance divides by one).
   for (DType t : kFloats) {
-    L.add("batch_norm", "batch_norm training long channels", K::BatchNorm, t,
+    L.add("batch_norm training long channels", K::BatchNorm, t,
           {in({3, 2, 21, 23}, t).range(-2, 3), in({2}, t), in({2}, t).range(0.5, 2), in({2}, t), in({2}, t)},
           bn(true, true, true), Tol::reduction(3 * 21 * 23, 16, 2));
-    L.add("batch_norm", "batch_norm training two elements per channel", K::BatchNorm, t,
+    L.add("batch_norm training two elements per channel", K::BatchNorm, t,
           {in({2, 5}, t), in({5}, t), in({5}, t).range(0.5, 2), in({5}, t), in({5}, t)}, bn(true, true, true),
           Tol::reduction(2, 16, 2));
   }
@@ -776,15 +763,15 @@ void rope_cases(CaseList& L) {
   for (DType t : kFloats)
     for (auto style : {ops::RopeStyle::NeoX, ops::RopeStyle::GptJ}) {
       const std::string name = style == ops::RopeStyle::NeoX ? "rope neox" : "rope gptj";
-      L.add("rope", name + " rot=6 pos0=3", K::Rope, t, {in({2, 5, 3, 8}, t)}, rope(style, 16, 3, 6), Tol::ulp(8));
-      L.add("rope", name, K::Rope, t, {in({1, 7, 2, 16}, t)}, rope(style, 7, 0, 0), Tol::ulp(8));
-      L.add("rope", name + " pos0=4000", K::Rope, t, {in({1, 9, 3, 32}, t)}, rope(style, 4096, 4000, 0), Tol::ulp(8));
+      L.add(name + " rot=6 pos0=3", K::Rope, t, {in({2, 5, 3, 8}, t)}, rope(style, 16, 3, 6), Tol::ulp(8));
+      L.add(name, K::Rope, t, {in({1, 7, 2, 16}, t)}, rope(style, 7, 0, 0), Tol::ulp(8));
+      L.add(name + " pos0=4000", K::Rope, t, {in({1, 9, 3, 32}, t)}, rope(style, 4096, 4000, 0), Tol::ulp(8));
     }
-  L.add("rope", "rope neox", K::Rope, F32, {in({2, 3, 5, 8}).permute({0, 2, 1, 3})},
-        rope(ops::RopeStyle::NeoX, 5, 0, 0), Tol::ulp(8));
-  L.add("rope", "rope neox rot=64", K::Rope, F32, {in({1, 300, 1, 128}).range(-1e3, 1e3)},
+  L.add("rope neox", K::Rope, F32, {in({2, 3, 5, 8}).permute({0, 2, 1, 3})}, rope(ops::RopeStyle::NeoX, 5, 0, 0),
+        Tol::ulp(8));
+  L.add("rope neox rot=64", K::Rope, F32, {in({1, 300, 1, 128}).range(-1e3, 1e3)},
         rope(ops::RopeStyle::NeoX, 300, 0, 64), Tol::ulp(8));
-  L.add("rope", "rope gptj", K::Rope, F32, {in({0, 3, 2, 8})}, rope(ops::RopeStyle::GptJ, 4, 0, 0), Tol::ulp(8));
+  L.add("rope gptj", K::Rope, F32, {in({0, 3, 2, 8})}, rope(ops::RopeStyle::GptJ, 4, 0, 0), Tol::ulp(8));
 }
 
 // ---------------------------------------------------------------- attention
@@ -811,20 +798,20 @@ void attention_cases(CaseList& L) {
       for (bool causal : {false, true}) {
         std::ostringstream name;
         name << "attention Hq=" << s.hq << " Hkv=" << s.hkv << (causal ? " causal" : "");
-        L.add("attention", name.str(), K::Attention, t,
+        L.add(name.str(), K::Attention, t,
               {in({s.b, s.hq, s.sq, s.d}, t), in({s.b, s.hkv, s.skv, s.d}, t), in({s.b, s.hkv, s.skv, s.dv}, t)},
               attn(causal, std::nullopt), Tol::reduction(s.skv + s.d, 64, 2));
       }
-  L.add("attention", "attention scale=0.3 causal", K::Attention, F32,
-        {in({1, 2, 6, 8}), in({1, 2, 6, 8}), in({1, 2, 6, 8})}, attn(true, 0.3f), Tol::reduction(14, 64, 2));
+  L.add("attention scale=0.3 causal", K::Attention, F32, {in({1, 2, 6, 8}), in({1, 2, 6, 8}), in({1, 2, 6, 8})},
+        attn(true, 0.3f), Tol::reduction(14, 64, 2));
   // q as a view of [B, S, H, D]; large scores that saturate the softmax.
-  L.add("attention", "attention Hq=4 Hkv=2 causal", K::Attention, F32,
+  L.add("attention Hq=4 Hkv=2 causal", K::Attention, F32,
         {in({2, 7, 4, 16}).permute({0, 2, 1, 3}), in({2, 2, 7, 16}), in({2, 2, 7, 16})}, attn(true, std::nullopt),
         Tol::reduction(23, 64, 2));
-  L.add("attention", "attention Hq=2 Hkv=1", K::Attention, F32,
+  L.add("attention Hq=2 Hkv=1", K::Attention, F32,
         {in({1, 2, 5, 32}).range(-10, 10), in({1, 1, 40, 32}).range(-10, 10), in({1, 1, 40, 32})},
         attn(false, std::nullopt), Tol::reduction(72, 64, 2));
-  L.add("attention", "attention Hq=2 Hkv=2", K::Attention, F32, {in({1, 2, 0, 8}), in({1, 2, 4, 8}), in({1, 2, 4, 8})},
+  L.add("attention Hq=2 Hkv=2", K::Attention, F32, {in({1, 2, 0, 8}), in({1, 2, 4, 8}), in({1, 2, 4, 8})},
         attn(false, std::nullopt), Tol::reduction(12, 64, 2));
   // A KV cache's prefix: k and v are slices of a longer cache (batch and head
   // strides of the whole cache, packed rows), queries bottom-right aligned.
@@ -834,25 +821,24 @@ void attention_cases(CaseList& L) {
     };
   };
   for (DType t : {F32, F16, BF16}) {
-    L.add("attention", "attention kv-cache prefix Hq=4 Hkv=2 causal bottom-right", K::Attention, t,
+    L.add("attention kv-cache prefix Hq=4 Hkv=2 causal bottom-right", K::Attention, t,
           {in({2, 4, 3, 24}, t), in({2, 2, 16, 24}, t).slice(2, 0, 11), in({2, 2, 16, 24}, t).slice(2, 0, 11)},
           attn_br(true), Tol::reduction(35, 64, 2));
-    L.add("attention", "attention decode kv-cache prefix Hq=8 Hkv=2 causal bottom-right", K::Attention, t,
+    L.add("attention decode kv-cache prefix Hq=8 Hkv=2 causal bottom-right", K::Attention, t,
           {in({1, 8, 1, 64}, t), in({1, 2, 40, 64}, t).slice(2, 0, 17), in({1, 2, 40, 64}, t).slice(2, 0, 17)},
           attn_br(true), Tol::reduction(81, 64, 2));
   }
   // Sq > Skv bottom-right: the first Sq - Skv queries see no key (zeros).
-  L.add("attention", "attention Sq>Skv causal bottom-right", K::Attention, F32,
+  L.add("attention Sq>Skv causal bottom-right", K::Attention, F32,
         {in({1, 2, 9, 8}), in({1, 2, 5, 8}), in({1, 2, 5, 8})}, attn_br(true), Tol::reduction(13, 64, 2));
-  L.add("attention", "attention Hq=6 Hkv=3 Sq>Skv causal bottom-right", K::Attention, F32,
+  L.add("attention Hq=6 Hkv=3 Sq>Skv causal bottom-right", K::Attention, F32,
         {in({2, 6, 7, 5}), in({2, 3, 4, 5}), in({2, 3, 4, 3})}, attn_br(true), Tol::reduction(9, 64, 2));
   // Odd head sizes, several key tiles, both alignments; a non-causal prefix view.
-  L.add("attention", "attention odd sizes causal", K::Attention, F32,
-        {in({1, 3, 70, 33}), in({1, 3, 130, 33}), in({1, 3, 130, 7})}, attn(true, std::nullopt),
-        Tol::reduction(163, 64, 2));
-  L.add("attention", "attention odd sizes causal bottom-right", K::Attention, F32,
+  L.add("attention odd sizes causal", K::Attention, F32, {in({1, 3, 70, 33}), in({1, 3, 130, 33}), in({1, 3, 130, 7})},
+        attn(true, std::nullopt), Tol::reduction(163, 64, 2));
+  L.add("attention odd sizes causal bottom-right", K::Attention, F32,
         {in({1, 3, 70, 33}), in({1, 3, 130, 33}), in({1, 3, 130, 7})}, attn_br(true), Tol::reduction(163, 64, 2));
-  L.add("attention", "attention kv-cache prefix Hq=3 Hkv=1", K::Attention, F32,
+  L.add("attention kv-cache prefix Hq=3 Hkv=1", K::Attention, F32,
         {in({1, 3, 5, 40}), in({1, 1, 90, 40}).slice(2, 0, 67), in({1, 1, 90, 40}).slice(2, 0, 67)}, attn_br(false),
         Tol::reduction(107, 64, 2));
 }
@@ -894,7 +880,7 @@ void add_conv(CaseList& L, DType t, const ConvShape& s, Input x) {
   if (s.bias) ins.push_back(in({s.k}, t));
   const std::int64_t n = s.c / s.p.groups * s.r * s.s;
   const Tol tol = s.p.algo == ops::ConvAlgo::Winograd ? Tol::reduction(n, 64, 8) : Tol::reduction(n, 8, 1);
-  L.add("conv2d", conv_name(s), K::Conv2d, t, std::move(ins), conv_call(s.p, s.bias), tol);
+  L.add(conv_name(s), K::Conv2d, t, std::move(ins), conv_call(s.p, s.bias), tol);
 }
 
 void conv_cases(CaseList& L) {
@@ -927,7 +913,7 @@ void conv_cases(CaseList& L) {
   // Large values, inputs and weights positive: a rounding bound relative to the
   // result holds for any summation order only without cancellation.
   ConvShape big{1, 4, 8, 8, 4, 3, 3, conv_params(1, 1, 1, 1, 1, 1), false};
-  L.add("conv2d", conv_name(big), K::Conv2d, F32, {in({1, 4, 8, 8}).range(1e2, 1e3), in({4, 4, 3, 3}).range(0.1, 1)},
+  L.add(conv_name(big), K::Conv2d, F32, {in({1, 4, 8, 8}).range(1e2, 1e3), in({4, 4, 3, 3}).range(0.1, 1)},
         conv_call(big.p, false), Tol::reduction(36, 8, 1));
 
   const auto pool = [](bool max, ops::Pool2dParams p) -> Run {
@@ -951,15 +937,13 @@ void conv_cases(CaseList& L) {
         name << (max ? "max_pool2d " : "avg_pool2d ") << p.kernel_h << "x" << p.kernel_w << " stride "
              << p.stride_h.value_or(p.kernel_h) << "x" << p.stride_w.value_or(p.kernel_w) << " pad " << p.pad_h << "x"
              << p.pad_w << (p.count_include_pad ? "" : " exclude pad");
-        L.add("pool2d", name.str(), K::Pool2d, t, {in({2, 3, 9, 9}, t).range(-3, 3)}, pool(max, p),
+        L.add(name.str(), K::Pool2d, t, {in({2, 3, 9, 9}, t).range(-3, 3)}, pool(max, p),
               max ? Tol::bitwise() : Tol::reduction(p.kernel_h * p.kernel_w));
       }
-  L.add("pool2d", "max_pool2d 2x2", K::Pool2d, F32, {in({1, 2, 6, 6}).specials()}, pool(true, pools[0]),
-        Tol::bitwise());
-  L.add("pool2d", "avg_pool2d 3x3 stride 2x2 pad 1x1", K::Pool2d, F32, {in({2, 9, 9, 3}).permute({0, 3, 1, 2})},
+  L.add("max_pool2d 2x2", K::Pool2d, F32, {in({1, 2, 6, 6}).specials()}, pool(true, pools[0]), Tol::bitwise());
+  L.add("avg_pool2d 3x3 stride 2x2 pad 1x1", K::Pool2d, F32, {in({2, 9, 9, 3}).permute({0, 3, 1, 2})},
         pool(false, pools[1]), Tol::reduction(9));
-  L.add("pool2d", "max_pool2d 3x3 stride 2x2 pad 1x1", K::Pool2d, F32, {in({1, 1, 1, 1})}, pool(true, pools[1]),
-        Tol::bitwise());
+  L.add("max_pool2d 3x3 stride 2x2 pad 1x1", K::Pool2d, F32, {in({1, 1, 1, 1})}, pool(true, pools[1]), Tol::bitwise());
 }
 
 // ---------------------------------------------------------------- adam
@@ -968,20 +952,20 @@ void conv_cases(CaseList& L) {
 void non_finite_cases(CaseList& L) {
   const Run any = [](Backend&, std::vector<Tensor>& x) -> Outputs { return {ops::any_non_finite(x)}; };
   for (DType t : kFloats) {
-    L.add("non_finite", "finite", K::NonFinite, t, {in({37, 5}, t).range(-1e4, 1e4)}, any, Tol::bitwise());
-    L.add("non_finite", "NaN, inf, -inf", K::NonFinite, t, {in({4, 4}, t).specials()}, any, Tol::bitwise());
-    L.add("non_finite", "one NaN", K::NonFinite, t, {in({3, 7}, t).set(11, kNaN)}, any, Tol::bitwise());
+    L.add("finite", K::NonFinite, t, {in({37, 5}, t).range(-1e4, 1e4)}, any, Tol::bitwise());
+    L.add("NaN, inf, -inf", K::NonFinite, t, {in({4, 4}, t).specials()}, any, Tol::bitwise());
+    L.add("one NaN", K::NonFinite, t, {in({3, 7}, t).set(11, kNaN)}, any, Tol::bitwise());
     // The last element of a long tensor: the grid-stride loop's tail.
-    L.add("non_finite", "inf last", K::NonFinite, t, {in({70001}, t).set(70000, -kInf)}, any, Tol::bitwise());
+    L.add("inf last", K::NonFinite, t, {in({70001}, t).set(70000, -kInf)}, any, Tol::bitwise());
   }
   // The largest finite values and subnormals are finite.
-  L.add("non_finite", "extremes", K::NonFinite, F32,
-        {in({4}).vals({3.4028234663852886e38, -3.4028234663852886e38, 1e-45, -0.0})}, any, Tol::bitwise());
-  L.add("non_finite", "extremes", K::NonFinite, F16, {in({3}, F16).vals({65504, -65504, 6e-8})}, any, Tol::bitwise());
+  L.add("extremes", K::NonFinite, F32, {in({4}).vals({3.4028234663852886e38, -3.4028234663852886e38, 1e-45, -0.0})},
+        any, Tol::bitwise());
+  L.add("extremes", K::NonFinite, F16, {in({3}, F16).vals({65504, -65504, 6e-8})}, any, Tol::bitwise());
   // Several tensors into one flag: only the third overflows; a strided one is made contiguous first.
-  L.add("non_finite", "three tensors", K::NonFinite, F16,
-        {in({5, 3}, F16), in({4, 6}, F16).t(), in({2, 9}, F16).set(17, kInf)}, any, Tol::bitwise());
-  L.add("non_finite", "three finite tensors", K::NonFinite, BF16,
+  L.add("three tensors", K::NonFinite, F16, {in({5, 3}, F16), in({4, 6}, F16).t(), in({2, 9}, F16).set(17, kInf)}, any,
+        Tol::bitwise());
+  L.add("three finite tensors", K::NonFinite, BF16,
         {in({5, 3}, BF16), in({0, 6}, BF16), in({8, 2}, BF16).slice(0, 1, 7)}, any, Tol::bitwise());
 }
 
@@ -1011,28 +995,26 @@ void adam_cases(CaseList& L) {
   ops::AdamConfig decay;
   decay.weight_decay = 0.1f, decay.beta1 = 0.8f, decay.beta2 = 0.99f, decay.eps = 1e-6f;
   for (DType t : {F32, F16, BF16}) {
-    L.add("adam", "adam step 1", K::Adam, t, group({37, 5}, t, 0.1), adam(plain, 1, 1.0f, 1), Tol::ulp(16));
-    L.add("adam", "adamw step 10", K::Adam, t, group({37, 5}, t, 0.1), adam(adamw, 10, 1.0f, 1), Tol::ulp(16));
-    L.add("adam", "adam weight_decay step 3", K::Adam, t, group({70001}, t, 0.1), adam(decay, 3, 1.0f, 1),
-          Tol::ulp(16));
-    L.add("adam", "adam grad_scale=1/1024", K::Adam, t, group({1}, t, 100), adam(plain, 2, 1.0f / 1024, 1),
-          Tol::ulp(16));
+    L.add("adam step 1", K::Adam, t, group({37, 5}, t, 0.1), adam(plain, 1, 1.0f, 1), Tol::ulp(16));
+    L.add("adamw step 10", K::Adam, t, group({37, 5}, t, 0.1), adam(adamw, 10, 1.0f, 1), Tol::ulp(16));
+    L.add("adam weight_decay step 3", K::Adam, t, group({70001}, t, 0.1), adam(decay, 3, 1.0f, 1), Tol::ulp(16));
+    L.add("adam grad_scale=1/1024", K::Adam, t, group({1}, t, 100), adam(plain, 2, 1.0f / 1024, 1), Tol::ulp(16));
   }
   std::vector<Input> two = group({7}, F32, 0.1);
   for (auto& i : group({3, 4}, F32, 0.1)) two.push_back(i);
-  L.add("adam", "adam two parameters", K::Adam, F32, two, adam(plain, 1, 1.0f, 2), Tol::ulp(16));
-  L.add("adam", "adam empty", K::Adam, F32, group({0, 3}, F32, 0.1), adam(plain, 1, 1.0f, 1), Tol::ulp(16));
+  L.add("adam two parameters", K::Adam, F32, two, adam(plain, 1, 1.0f, 2), Tol::ulp(16));
+  L.add("adam empty", K::Adam, F32, group({0, 3}, F32, 0.1), adam(plain, 1, 1.0f, 1), Tol::ulp(16));
   // Contiguous row ranges of larger tensors: each operand starts at its own element offset.
   for (DType t : {F32, BF16}) {
     const std::vector<Input> rows{in({6, 9}, t).slice(0, 1, 4), in({5, 9}, t).range(-0.1, 0.1).slice(0, 2, 5),
                                   in({4, 9}).range(-0.01, 0.01).slice(0, 0, 3),
                                   in({7, 9}).range(0, 1e-4).slice(0, 4, 7)};
-    L.add("adam", "adamw at element offsets", K::Adam, t, rows, adam(adamw, 4, 1.0f, 1), Tol::ulp(16));
+    L.add("adamw at element offsets", K::Adam, t, rows, adam(adamw, 4, 1.0f, 1), Tol::ulp(16));
   }
   // An overflowed gradient (NaN, +-inf) spreads NaN and inf as on the CPU.
   std::vector<Input> overflow = group({4, 4}, F16, 0.1);
   overflow[1].specials();
-  L.add("adam", "adam non-finite grad", K::Adam, F16, overflow, adam(plain, 1, 1.0f / 65536, 1), Tol::ulp(16));
+  L.add("adam non-finite grad", K::Adam, F16, overflow, adam(plain, 1, 1.0f / 65536, 1), Tol::ulp(16));
   non_finite_cases(L);
 }
 
@@ -1078,7 +1060,7 @@ void quant_cases(CaseList& L) {
     const auto qmm = [&L, f, fmt](Input x, Input w, double scale = 1.0) {
       const std::int64_t k = w.shape[1];
       Case& c = L.add(
-          "quant", "qmatmul " + fmt, K::QMatmul, F32, {std::move(x), std::move(w)},
+          "qmatmul " + fmt, K::QMatmul, F32, {std::move(x), std::move(w)},
           [f](Backend&, std::vector<Tensor>& t) -> Outputs { return {ops::qmatmul(t[0], QTensor::quantize(t[1], f))}; },
           qmatmul_tol(k, scale));
       c.reference = [f, k](const Values& v) { return qmatmul_reference(f, k, v); };
@@ -1095,24 +1077,24 @@ void quant_cases(CaseList& L) {
     for (DType t : {F32, F16, BF16}) {
       for (const Shape& s : {Shape{9, 64}, Shape{1, 32}, Shape{5, 96}})
         L.add(
-            "quant", "dequantize " + fmt + " to " + dt(t), K::Dequantize, t, {in(s)},
+            "dequantize " + fmt + " to " + dt(t), K::Dequantize, t, {in(s)},
             [f, t](Backend&, std::vector<Tensor>& x) -> Outputs {
               return {ops::dequantize(QTensor::quantize(x[0], f), t)};
             },
             Tol::bitwise());
       L.add(
-          "quant", "embedding " + fmt + " to " + dt(t), K::Dequantize, t, {in({11, 32}), in({2, 3}, I64).range(0, 10)},
+          "embedding " + fmt + " to " + dt(t), K::Dequantize, t, {in({11, 32}), in({2, 3}, I64).range(0, 10)},
           [f, t](Backend&, std::vector<Tensor>& x) -> Outputs {
             return {ops::embedding(QTensor::quantize(x[0], f), x[1], t)};
           },
           Tol::bitwise());
     }
     L.add(
-        "quant", "embedding " + fmt, K::Dequantize, F32, {in({11, 32}), in({2, 3}, I32).range(0, 10)},
+        "embedding " + fmt, K::Dequantize, F32, {in({11, 32}), in({2, 3}, I32).range(0, 10)},
         [f](Backend&, std::vector<Tensor>& x) -> Outputs { return {ops::embedding(QTensor::quantize(x[0], f), x[1])}; },
         Tol::bitwise());
     L.add(
-        "quant", "embedding " + fmt + " large values", K::Dequantize, F32,
+        "embedding " + fmt + " large values", K::Dequantize, F32,
         {in({7, 96}).range(-6e4, 6e4), in({4}, I32).range(0, 6)},
         [f](Backend&, std::vector<Tensor>& x) -> Outputs { return {ops::embedding(QTensor::quantize(x[0], f), x[1])}; },
         Tol::bitwise());
@@ -1133,34 +1115,34 @@ void linear_quant_cases(CaseList& L) {
     };
   };
   for (DType t : {F32, F16, BF16, F64}) {
-    L.add("linear_quant", "quantize per tensor u8", K::QuantizeLinear, t,
+    L.add("quantize per tensor u8", K::QuantizeLinear, t,
           {in({37, 5}, t).range(-10, 10), in({1}).vals({0.07}), in({1}, U8).vals({128})}, quant(1, true),
           Tol::bitwise());
-    L.add("linear_quant", "quantize per channel i8 axis 1", K::QuantizeLinear, t,
+    L.add("quantize per channel i8 axis 1", K::QuantizeLinear, t,
           {in({4, 6, 5}, t).range(-3, 3), in({6}).range(0.005, 0.05), in({6}, I8).range(-20, 20)}, quant(1, true),
           Tol::bitwise());
   }
   // Halves round to even, +-inf saturate and NaN gives the zero point.
-  L.add("linear_quant", "quantize halves and specials", K::QuantizeLinear, F32,
+  L.add("quantize halves and specials", K::QuantizeLinear, F32,
         {in({12})
              .vals({0.25, 0.75, 1.25, -0.25, -0.75, -1.25, 1e30, -1e30, 63.75, -64.25, 0, 0})
              .set(10, kNaN)
              .set(11, kInf),
          in({1}).vals({0.5}), in({1}, I8).vals({0})},
         quant(1, true), Tol::bitwise());
-  L.add("linear_quant", "quantize per tensor, no zero point, strided x", K::QuantizeLinear, F32,
+  L.add("quantize per tensor, no zero point, strided x", K::QuantizeLinear, F32,
         {in({9, 7}).range(0, 30).t(), in({1}).vals({0.125})}, quant(1, false), Tol::bitwise());
-  L.add("linear_quant", "quantize per channel axis -1", K::QuantizeLinear, F32,
+  L.add("quantize per channel axis -1", K::QuantizeLinear, F32,
         {in({3, 2, 7}).range(-1, 1), in({7}).range(0.002, 0.01), in({7}, U8).range(100, 150)}, quant(-1, true),
         Tol::bitwise());
-  L.add("linear_quant", "quantize per channel axis 0, many elements", K::QuantizeLinear, F32,
+  L.add("quantize per channel axis 0, many elements", K::QuantizeLinear, F32,
         {in({3, 70001}).range(-5, 5), in({3}).range(0.01, 0.05), in({3}, U8).range(0, 255)}, quant(0, true),
         Tol::bitwise());
   for (DType t : {F32, F16, BF16}) {
-    L.add("linear_quant", "dequantize u8 per channel axis 0 to " + dt(t), K::DequantizeLinear, t,
+    L.add("dequantize u8 per channel axis 0 to " + dt(t), K::DequantizeLinear, t,
           {in({5, 9}, U8).range(0, 255), in({5}).range(0.01, 2), in({5}, U8).range(0, 255)}, dequant(0, t),
           Tol::bitwise());
-    L.add("linear_quant", "dequantize i8 per tensor to " + dt(t), K::DequantizeLinear, t,
+    L.add("dequantize i8 per tensor to " + dt(t), K::DequantizeLinear, t,
           {in({33, 3}, I8).range(-128, 127).t(), in({1}).vals({0.031}), in({1}, I8).vals({-7})}, dequant(1, t),
           Tol::bitwise());
   }
@@ -1188,43 +1170,43 @@ void integer_matmul_cases(CaseList& L) {
     const auto [alo, ahi] = full(at);
     const auto [blo, bhi] = full(bt);
     const std::string pair = dt(at) + " x " + dt(bt);
-    L.add("integer_matmul", "matmul_integer " + pair + ", zero points per tensor", K::IntegerMatmul, I32,
+    L.add("matmul_integer " + pair + ", zero points per tensor", K::IntegerMatmul, I32,
           {in({13, 37}, at).range(alo, ahi), in({37, 21}, bt).range(blo, bhi), in({1}, at).range(alo, ahi),
            in({1}, bt).range(blo, bhi)},
           mmi(true), Tol::bitwise());
-    L.add("integer_matmul", "matmul_integer " + pair + ", zero points per row / column", K::IntegerMatmul, I32,
+    L.add("matmul_integer " + pair + ", zero points per row / column", K::IntegerMatmul, I32,
           {in({6, 70}, at).range(alo, ahi), in({70, 33}, bt).range(blo, bhi), in({6}, at).range(alo, ahi),
            in({33}, bt).range(blo, bhi)},
           mmi(true), Tol::bitwise());
   }
-  L.add("integer_matmul", "matmul_integer, no zero points, batched b", K::IntegerMatmul, I32,
+  L.add("matmul_integer, no zero points, batched b", K::IntegerMatmul, I32,
         {in({3, 5, 9}, U8).range(0, 255), in({3, 9, 7}, I8).range(-128, 127)}, mmi(false), Tol::bitwise());
-  L.add("integer_matmul", "matmul_integer, batched a, shared transposed b", K::IntegerMatmul, I32,
+  L.add("matmul_integer, batched a, shared transposed b", K::IntegerMatmul, I32,
         {in({2, 4, 11}, U8).range(0, 255), in({6, 11}, I8).range(-128, 127).t(), in({1}, U8).vals({128}),
          in({1}, I8).vals({3})},
         mmi(true), Tol::bitwise());
-  L.add("integer_matmul", "matmul_integer, k = 1", K::IntegerMatmul, I32,
-        {in({5, 1}, U8).range(0, 255), in({1, 3}, I8).range(-128, 127)}, mmi(false), Tol::bitwise());
-  L.add("integer_matmul", "matmul_integer, larger", K::IntegerMatmul, I32,
+  L.add("matmul_integer, k = 1", K::IntegerMatmul, I32, {in({5, 1}, U8).range(0, 255), in({1, 3}, I8).range(-128, 127)},
+        mmi(false), Tol::bitwise());
+  L.add("matmul_integer, larger", K::IntegerMatmul, I32,
         {in({67, 301}, U8).range(0, 255), in({301, 45}, I8).range(-128, 127), in({1}, U8).vals({120}),
          in({1}, I8).vals({-2})},
         mmi(true), Tol::bitwise());
   // Shapes for each of the CUDA plugin's tensor-core routes (integer_matmul.cu):
   // s8 x s8 as stored, s8 rows used in place (k a multiple of 16), copies of
   // odd sizes, per-batch b with zero points, and several tiles.
-  L.add("integer_matmul", "matmul_integer i8 x i8, no zero points", K::IntegerMatmul, I32,
+  L.add("matmul_integer i8 x i8, no zero points", K::IntegerMatmul, I32,
         {in({64, 48}, I8).range(-128, 127), in({48, 80}, I8).range(-128, 127)}, mmi(false), Tol::bitwise());
-  L.add("integer_matmul", "matmul_integer i8 x i8, no zero points, odd sizes", K::IntegerMatmul, I32,
+  L.add("matmul_integer i8 x i8, no zero points, odd sizes", K::IntegerMatmul, I32,
         {in({33, 29}, I8).range(-128, 127), in({29, 37}, I8).range(-128, 127)}, mmi(false), Tol::bitwise());
-  L.add("integer_matmul", "matmul_integer i8 x i8, k = 64, zero point per column", K::IntegerMatmul, I32,
+  L.add("matmul_integer i8 x i8, k = 64, zero point per column", K::IntegerMatmul, I32,
         {in({24, 64}, I8).range(-128, 127), in({64, 40}, I8).range(-128, 127), in({1}, I8).vals({0}),
          in({40}, I8).range(-128, 127)},
         mmi(true), Tol::bitwise());
-  L.add("integer_matmul", "matmul_integer u8 x i8, batched b, zero points per row / column", K::IntegerMatmul, I32,
+  L.add("matmul_integer u8 x i8, batched b, zero points per row / column", K::IntegerMatmul, I32,
         {in({3, 20, 32}, U8).range(0, 255), in({3, 32, 24}, I8).range(-128, 127), in({20}, U8).range(0, 255),
          in({24}, I8).range(-128, 127)},
         mmi(true), Tol::bitwise());
-  L.add("integer_matmul", "matmul_integer u8 x i8, zero points 128 and 0 (nothing to correct)", K::IntegerMatmul, I32,
+  L.add("matmul_integer u8 x i8, zero points 128 and 0 (nothing to correct)", K::IntegerMatmul, I32,
         {in({40, 64}, U8).range(0, 255), in({64, 36}, I8).range(-128, 127), in({1}, U8).vals({128}),
          in({1}, I8).vals({0})},
         mmi(true), Tol::bitwise());
@@ -1233,27 +1215,26 @@ void integer_matmul_cases(CaseList& L) {
     const ops::IntegerWeight w(x[1]);
     return {ops::matmul_integer(x[0], w, x[2], x[3]), ops::matmul_integer(x[0], w, x[2], x[3])};
   };
-  L.add("integer_matmul", "matmul_integer u8 x i8, prepared weight, zero points per row / column", K::IntegerMatmul,
-        I32,
+  L.add("matmul_integer u8 x i8, prepared weight, zero points per row / column", K::IntegerMatmul, I32,
         {in({2, 19, 48}, U8).range(0, 255), in({48, 28}, I8).range(-128, 127), in({19}, U8).range(0, 255),
          in({28}, I8).range(-128, 127)},
         prepared, Tol::bitwise());
-  L.add("integer_matmul", "matmul_integer i8 x u8, prepared weight, odd sizes", K::IntegerMatmul, I32,
+  L.add("matmul_integer i8 x u8, prepared weight, odd sizes", K::IntegerMatmul, I32,
         {in({23, 37}, I8).range(-128, 127), in({37, 45}, U8).range(0, 255), in({1}, I8).vals({-7}),
          in({1}, U8).vals({128})},
         prepared, Tol::bitwise());
-  L.add("integer_matmul", "matmul_integer u8 x u8, several tiles", K::IntegerMatmul, I32,
+  L.add("matmul_integer u8 x u8, several tiles", K::IntegerMatmul, I32,
         {in({200, 320}, U8).range(0, 255), in({320, 136}, U8).range(0, 255), in({200}, U8).range(0, 255),
          in({136}, U8).range(0, 255)},
         mmi(true), Tol::bitwise());
   for (DType yt : {U8, I8}) {
     const auto [ylo, yhi] = full(yt);
-    L.add("integer_matmul", "qlinear_matmul u8 x i8 to " + dt(yt), K::IntegerMatmul, yt,
+    L.add("qlinear_matmul u8 x i8 to " + dt(yt), K::IntegerMatmul, yt,
           {in({9, 40}, U8).range(0, 255), in({1}).vals({0.02}), in({1}, U8).vals({128}),
            in({40, 17}, I8).range(-128, 127), in({1}).vals({0.01}), in({1}, I8).vals({0}), in({1}).vals({0.03}),
            in({1}, yt).range(ylo, yhi)},
           qlin(true), Tol::bitwise());
-    L.add("integer_matmul", "qlinear_matmul i8 x u8 per row / column to " + dt(yt), K::IntegerMatmul, yt,
+    L.add("qlinear_matmul i8 x u8 per row / column to " + dt(yt), K::IntegerMatmul, yt,
           {in({7, 29}, I8).range(-128, 127), in({7}).range(0.005, 0.05), in({7}, I8).range(-10, 10),
            in({29, 12}, U8).range(0, 255), in({12}).range(0.005, 0.05), in({12}, U8).range(100, 150),
            in({1}).vals({0.7}), in({1}, yt).range(ylo, yhi)},
@@ -1268,7 +1249,7 @@ void integer_matmul_cases(CaseList& L) {
   };
   ops::Conv2dParams p1;
   p1.pad_h = p1.pad_w = 1;
-  L.add("integer_matmul", "conv_integer 3x3 pad 1", K::IntegerMatmul, I32,
+  L.add("conv_integer 3x3 pad 1", K::IntegerMatmul, I32,
         {in({2, 3, 7, 6}, U8).range(0, 255), in({4, 3, 3, 3}, I8).range(-128, 127), in({1}, U8).vals({128}),
          in({4}, I8).range(-5, 5)},
         conv(p1, false), Tol::bitwise());
@@ -1276,16 +1257,16 @@ void integer_matmul_cases(CaseList& L) {
   p2.stride_h = p2.stride_w = 2;
   p2.groups = 2;
   p2.dil_h = 2;
-  L.add("integer_matmul", "conv_integer groups 2 stride 2 dilation 2x1", K::IntegerMatmul, I32,
+  L.add("conv_integer groups 2 stride 2 dilation 2x1", K::IntegerMatmul, I32,
         {in({1, 4, 9, 8}, I8).range(-128, 127), in({6, 2, 3, 2}, U8).range(0, 255), in({1}, I8).vals({-3}),
          in({1}, U8).vals({120})},
         conv(p2, false), Tol::bitwise());
-  L.add("integer_matmul", "qlinear_conv with bias", K::IntegerMatmul, U8,
+  L.add("qlinear_conv with bias", K::IntegerMatmul, U8,
         {in({1, 4, 6, 6}, U8).range(0, 255), in({1}).vals({0.05}), in({1}, U8).vals({100}),
          in({5, 4, 3, 3}, I8).range(-128, 127), in({5}).range(0.005, 0.02), in({5}, I8).vals({0, 0, 0, 0, 0}),
          in({1}).vals({0.8}), in({1}, U8).vals({7}), in({5}, I32).range(-2000, 2000)},
         conv(p1, true), Tol::bitwise());
-  L.add("integer_matmul", "qlinear_matmul to f32", K::IntegerMatmul, F32,
+  L.add("qlinear_matmul to f32", K::IntegerMatmul, F32,
         {in({8, 50}, U8).range(0, 255), in({8}).range(0.01, 0.1), in({1}, U8).vals({128}),
          in({50, 10}, I8).range(-128, 127), in({10}).range(0.01, 0.1), in({1}, I8).vals({0})},
         qlin(false), Tol::bitwise());
@@ -1312,17 +1293,17 @@ void sparse_cases(CaseList& L) {
     for (DType t : {F32, F64})
       for (std::int64_t n : {1, 5}) {
         const Shape xs = n == 1 ? Shape{cols} : Shape{cols, n};
-        L.add("sparse", "spmm power-law rows " + dt(it) + " indices n=" + std::to_string(n), K::SparseMatmul, t,
+        L.add("spmm power-law rows " + dt(it) + " indices n=" + std::to_string(n), K::SparseMatmul, t,
               {in({rows + 1}, it).vals(indptr), in({nnz}, it).vals(indices), in({nnz}, t).range(-2, 2),
                in(xs, t).range(-1, 1)},
               product(rows, cols), Tol::reduction(40));
       }
   // Empty rows, an empty matrix row range, and a strided x.
   L.add(
-      "sparse", "spmm empty rows", K::SparseMatmul, F32,
+      "spmm empty rows", K::SparseMatmul, F32,
       {in({5}, I32).vals({0, 0, 2, 2, 3}), in({3}, I32).vals({1, 4, 0}), in({3}).range(-2, 2), in({5, 3}).range(-1, 1)},
       product(4, 5), Tol::reduction(2));
-  L.add("sparse", "spmm strided x", K::SparseMatmul, F32,
+  L.add("spmm strided x", K::SparseMatmul, F32,
         {in({4}, I32).vals({0, 2, 3, 5}), in({5}, I32).vals({0, 3, 2, 1, 3}), in({5}).range(-2, 2),
          in({6, 4}).range(-1, 1).t()},
         product(3, 4), Tol::reduction(2));
@@ -1338,28 +1319,28 @@ void fft_cases(CaseList& L) {
   for (DType t : {F32, F64}) {
     for (std::int64_t n : {1, 8, 12, 17, 64, 105, 1031}) {
       L.add(
-          "fft", "fft c2c n=" + std::to_string(n), K::Fft, t, {in({3, n, 2}, t).range(-1, 1)},
+          "fft c2c n=" + std::to_string(n), K::Fft, t, {in({3, n, 2}, t).range(-1, 1)},
           [](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::fft(x[0])}; }, Tol::reduction(n));
       L.add(
-          "fft", "ifft ortho n=" + std::to_string(n), K::Fft, t, {in({2, n, 2}, t).range(-1, 1)},
+          "ifft ortho n=" + std::to_string(n), K::Fft, t, {in({2, n, 2}, t).range(-1, 1)},
           [](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::ifft(x[0], {}, -1, tf::Norm::Ortho)}; },
           Tol::reduction(n));
     }
     for (std::int64_t n : {15, 16, 37, 100}) {
       L.add(
-          "fft", "rfft n=" + std::to_string(n), K::Fft, t, {in({3, n}, t).range(-1, 1)},
+          "rfft n=" + std::to_string(n), K::Fft, t, {in({3, n}, t).range(-1, 1)},
           [](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::rfft(x[0])}; }, Tol::reduction(n));
       L.add(
-          "fft", "irfft n=" + std::to_string(n), K::Fft, t, {in({2, n / 2 + 1, 2}, t).range(-1, 1)},
+          "irfft n=" + std::to_string(n), K::Fft, t, {in({2, n / 2 + 1, 2}, t).range(-1, 1)},
           [n](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::irfft(x[0], n)}; }, Tol::reduction(n));
     }
     L.add(
-        "fft", "fft axis 0, padded", K::Fft, t, {in({6, 5, 2}, t).range(-1, 1)},
+        "fft axis 0, padded", K::Fft, t, {in({6, 5, 2}, t).range(-1, 1)},
         [](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::fft(x[0], 9, 0, tf::Norm::Forward)}; },
         Tol::reduction(9));
     // out=: straight into a contiguous out, and through a temporary into every other row of a larger one.
     L.add(
-        "fft", "fft_out, contiguous and strided", K::Fft, t, {in({3, 12, 2}, t).range(-1, 1)},
+        "fft_out, contiguous and strided", K::Fft, t, {in({3, 12, 2}, t).range(-1, 1)},
         [t](Backend& b, std::vector<Tensor>& x) -> Outputs {
           Tensor o = b.empty(Shape{3, 12, 2}, t), wide = b.zeros(Shape{6, 12, 2}, t);
           Tensor rows = wide.slice(0, 0, 6, 2);
@@ -1370,11 +1351,11 @@ void fft_cases(CaseList& L) {
         Tol::reduction(12));
     // hfft / ihfft: a real pass and the conjugating multiply, ihfft's into a strided out.
     L.add(
-        "fft", "hfft n=15 ortho", K::Fft, t, {in({2, 8, 2}, t).range(-1, 1)},
+        "hfft n=15 ortho", K::Fft, t, {in({2, 8, 2}, t).range(-1, 1)},
         [](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::hfft(x[0], 15, -1, tf::Norm::Ortho)}; },
         Tol::reduction(15));
     L.add(
-        "fft", "ihfft_out n=16, strided", K::Fft, t, {in({3, 16}, t).range(-1, 1)},
+        "ihfft_out n=16, strided", K::Fft, t, {in({3, 16}, t).range(-1, 1)},
         [t](Backend& b, std::vector<Tensor>& x) -> Outputs {
           Tensor wide = b.zeros(Shape{6, 9, 2}, t);
           Tensor rows = wide.slice(0, 0, 6, 2);
@@ -1383,10 +1364,10 @@ void fft_cases(CaseList& L) {
         },
         Tol::reduction(16));
     L.add(
-        "fft", "fft2 8x12", K::Fft, t, {in({8, 12, 2}, t).range(-1, 1)},
+        "fft2 8x12", K::Fft, t, {in({8, 12, 2}, t).range(-1, 1)},
         [](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::fft2(x[0])}; }, Tol::reduction(96));
     L.add(
-        "fft", "irfft2 of rfft2 6x10", K::Fft, t, {in({6, 10}, t).range(-1, 1)},
+        "irfft2 of rfft2 6x10", K::Fft, t, {in({6, 10}, t).range(-1, 1)},
         [](Backend&, std::vector<Tensor>& x) -> Outputs { return {tf::irfft2(tf::rfft2(x[0]))}; }, Tol::reduction(60));
   }
 }
@@ -1416,12 +1397,12 @@ void rnn_cases(CaseList& L) {
         ins.push_back(in({g * h}).range(-0.5, 0.5));
         ins.push_back(in({g * h}).range(-0.5, 0.5));
       }
-    L.add("rnn", std::string(lstm ? "lstm" : "gru") + " 2 layers bidirectional", K::Matmul, F32, ins,
-          layer(lstm, 2, true), Tol::reduction(64));
+    L.add(std::string(lstm ? "lstm" : "gru") + " 2 layers bidirectional", K::Matmul, F32, ins, layer(lstm, 2, true),
+          Tol::reduction(64));
     // One sequence: the matrix-vector route.
     std::vector<Input> one{in({7, 1, 4}).range(-1, 1), in({g * h, 4}).range(-0.5, 0.5),
                            in({g * h, h}).range(-0.5, 0.5)};
-    L.add("rnn", std::string(lstm ? "lstm" : "gru") + " batch 1, no biases", K::Matmul, F32, one, layer(lstm, 1, false),
+    L.add(std::string(lstm ? "lstm" : "gru") + " batch 1, no biases", K::Matmul, F32, one, layer(lstm, 1, false),
           Tol::reduction(64));
     // Backpropagation through time over the 2-layer bidirectional forward, with
     // an output gradient as the last input: the input's, h0's and every weight's gradients.
@@ -1438,7 +1419,7 @@ void rnn_cases(CaseList& L) {
       out.insert(out.end(), g.weights.begin(), g.weights.end());
       return out;
     };
-    L.add("rnn", std::string(lstm ? "lstm" : "gru") + " backward, 2 layers bidirectional", K::Matmul, F32, bw, backward,
+    L.add(std::string(lstm ? "lstm" : "gru") + " backward, 2 layers bidirectional", K::Matmul, F32, bw, backward,
           Tol::reduction(256));
   }
 }
@@ -1450,40 +1431,40 @@ void random_cases(CaseList& L) {
   for (DType t : kFloats)
     for (const Shape& s : {Shape{1}, Shape{5}, Shape{1027}, Shape{33, 17}}) {
       L.add(
-          "random", "rand seed=42", K::Random, t, {},
+          "rand seed=42", K::Random, t, {},
           [s, t](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::rand(b, s, 42, t)}; }, Tol::bitwise());
       L.add(
-          "random", "rand seed=7 [-5, 3) offset=3", K::Random, t, {},
+          "rand seed=7 [-5, 3) offset=3", K::Random, t, {},
           [s, t](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::rand(b, s, 7, t, -5.0f, 3.0f, 3)}; },
           Tol::bitwise());
       // Box-Muller through philox.kern.h's own log, sqrt, sin and cos: the same bits too.
       L.add(
-          "random", "randn seed=9 mean=1 std=2 offset=1000", K::Random, t, {},
+          "randn seed=9 mean=1 std=2 offset=1000", K::Random, t, {},
           [s, t](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::randn(b, s, 9, t, 1.0f, 2.0f, 1000)}; },
           Tol::bitwise());
       L.add(
-          "random", "bernoulli p=0.3 seed=5", K::Random, t, {},
+          "bernoulli p=0.3 seed=5", K::Random, t, {},
           [s, t](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::bernoulli(b, s, 0.3f, 5, t)}; },
           Tol::bitwise());
     }
   L.add(
-      "random", "rand seed=1", K::Random, F32, {},
+      "rand seed=1", K::Random, F32, {},
       [](Backend& b, std::vector<Tensor>&) -> Outputs {
         return {ops::rand(b, Shape{3, 0}, 1)};
       },
       Tol::bitwise());
   L.add(
-      "random", "randn seed=1", K::Random, F32, {},
+      "randn seed=1", K::Random, F32, {},
       [](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::randn(b, Shape{1 << 16}, 1)}; }, Tol::bitwise());
   // A counter past 2^32 (the block's high word) and a seed using all 64 bits.
   L.add(
-      "random", "randn seed=2^63+5 offset=2^32-3", K::Random, F32, {},
+      "randn seed=2^63+5 offset=2^32-3", K::Random, F32, {},
       [](Backend& b, std::vector<Tensor>&) -> Outputs {
         return {ops::randn(b, Shape{4099}, (1ull << 63) + 5, F32, -2.0f, 0.5f, (1ull << 32) - 3)};
       },
       Tol::bitwise());
   L.add(
-      "random", "rand seed=2^63+5 offset=2^32-3", K::Random, BF16, {},
+      "rand seed=2^63+5 offset=2^32-3", K::Random, BF16, {},
       [](Backend& b, std::vector<Tensor>&) -> Outputs {
         return {ops::rand(b, Shape{4099}, (1ull << 63) + 5, BF16, -1.0f, 1.0f, (1ull << 32) - 3)};
       },
@@ -1491,7 +1472,7 @@ void random_cases(CaseList& L) {
   // Odd lengths end inside a Philox block; the last work-item writes fewer than four.
   for (std::int64_t n : {2, 3, 6, 7})
     L.add(
-        "random", "randn seed=3 n=" + std::to_string(n), K::Random, F16, {},
+        "randn seed=3 n=" + std::to_string(n), K::Random, F16, {},
         [n](Backend& b, std::vector<Tensor>&) -> Outputs { return {ops::randn(b, Shape{n}, 3, F16)}; }, Tol::bitwise());
 }
 

@@ -119,7 +119,7 @@ using Reference = std::function<std::vector<double>(const Values& inputs)>;
 using Check = std::function<std::string(const Values& outputs)>;
 
 struct Case {
-  std::string family;  // one row of the per-device summary
+  std::string family;  // the kind's family (op_kinds.hpp): one row of the per-device summary
   std::string name;    // the op and its parameters
   torsh::rt::OpKind kind = torsh::rt::OpKind::Copy;
   DType dtype = DType::F32;  // the dtype supports() is asked with
@@ -144,10 +144,9 @@ struct Case {
 
 class CaseList {
  public:
-  Case& add(std::string family, std::string name, torsh::rt::OpKind kind, DType dtype, std::vector<Input> inputs,
-            Run run, Tol tol) {
+  Case& add(std::string name, torsh::rt::OpKind kind, DType dtype, std::vector<Input> inputs, Run run, Tol tol) {
     Case c;
-    c.family = std::move(family);
+    c.family = torsh::rt::op_kind_family(kind);
     c.name = std::move(name);
     c.kind = kind;
     c.dtype = dtype;

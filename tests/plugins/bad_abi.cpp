@@ -1,5 +1,5 @@
 // Test fixture: a plugin built for a future ABI version.
-#include "torsh/runtime/plugin.h"
+#include "torsh/backend/plugin.h"
 #include "torsh/version.hpp"
 
 static void* create(char*, size_t) { return nullptr; }

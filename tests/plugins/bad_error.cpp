@@ -2,7 +2,7 @@
 // terminator, invalid UTF-8 and a terminal escape sequence.
 #include <cstddef>
 
-#include "torsh/runtime/plugin.h"
+#include "torsh/backend/plugin.h"
 #include "torsh/version.hpp"
 
 static void* create(char* err, size_t len) {

@@ -1,7 +1,7 @@
 // Test fixture: a plugin whose driver finds no device and says why.
 #include <cstdio>
 
-#include "torsh/runtime/plugin.h"
+#include "torsh/backend/plugin.h"
 #include "torsh/version.hpp"
 
 static void* create(char* err, size_t len) {

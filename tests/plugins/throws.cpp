@@ -1,7 +1,7 @@
 // Test fixture: a plugin whose driver creation throws.
 #include <stdexcept>
 
-#include "torsh/runtime/plugin.h"
+#include "torsh/backend/plugin.h"
 #include "torsh/version.hpp"
 
 static void* create(char*, size_t) { throw std::runtime_error("fixture driver exploded"); }

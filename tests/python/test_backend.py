@@ -55,7 +55,7 @@ def test_statuses_explain_unavailable_backends():
 def test_missing_plugins_say_not_built_or_not_shipped():
     # The wheel ships every plugin its build made; one it left out says so and
     # names the option that builds it, never a bare "plugin not built".
-    options = {"opencl": "TORSH_OPENCL", "cuda": "TORSH_CUDA", "rocm": "TORSH_HIP"}
+    options = {"opencl": "TORSH_OPENCL", "cuda": "TORSH_CUDA", "rocm": "TORSH_ROCM"}
     for s in tb.statuses():
         if s.available or s.type not in options or "not found in" not in s.reason:
             continue

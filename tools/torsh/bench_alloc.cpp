@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bench_common.hpp"
+#include "torsh/backend/backend_impl.hpp"
 
 namespace torsh::cli {
 namespace {

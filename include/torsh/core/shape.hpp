@@ -9,6 +9,9 @@
 
 namespace torsh {
 
+// Tensors have at most this many dimensions (what kernels index).
+inline constexpr std::size_t kMaxDims = 8;
+
 using Strides = DimVec;
 
 class Shape {

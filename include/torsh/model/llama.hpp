@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "torsh/core/quant.hpp"
 #include "torsh/model/gguf.hpp"
 #include "torsh/model/tokenizer.hpp"
 #include "torsh/runtime/backend.hpp"
@@ -43,6 +44,14 @@ struct MemoryEstimate {
 // ctx: context length; batch: the most tokens one forward step takes (prefill chunk).
 MemoryEstimate estimate_inference_memory(const LlamaConfig& cfg, std::uint64_t weight_bytes, std::int64_t ctx,
                                          std::int64_t batch, bool all_logits = false);
+// The same for a shape given as numbers, before any file exists: the weights
+// of a llama-style decoder (q/o hidden x hidden, k/v hidden x kv width, a
+// gated MLP, two norms per layer, embeddings, output and final norm) at
+// bytes_per_param each, one token per step. InvalidArgument unless hidden is a
+// multiple of heads and heads of kv_heads, all non-zero.
+MemoryEstimate estimate_inference_memory(std::uint64_t hidden, std::uint64_t intermediate, std::uint64_t layers,
+                                         std::uint64_t vocab, std::uint64_t heads, std::uint64_t kv_heads,
+                                         std::uint64_t max_seq, std::uint64_t bytes_per_param);
 
 struct LoadOptions {
   std::int64_t ctx = 0;          // context length; 0: min(n_ctx_train, 4096)

@@ -11,6 +11,10 @@
 #include "torsh/runtime/qtensor.hpp"
 #include "torsh/runtime/tensor.hpp"
 
+namespace torsh::rt {
+class PreparedOperand;  // torsh/backend/prepared_operand.hpp
+}  // namespace torsh::rt
+
 namespace torsh::ops {
 
 // Elementwise binary ops with NumPy broadcasting; both inputs share a dtype.

@@ -11,13 +11,23 @@
 
 #include "torsh/core/device.hpp"
 #include "torsh/core/dtype.hpp"
+#include "torsh/core/error.hpp"
 #include "torsh/core/shape.hpp"
-#include "torsh/runtime/backend_impl.hpp"
 #include "torsh/runtime/device_info.hpp"
 #include "torsh/runtime/kernel_source.hpp"
 #include "torsh/runtime/memory_pool.hpp"
+#include "torsh/runtime/op_kinds.hpp"
 
 namespace torsh {
+
+// What a backend implements (torsh/backend/backend_impl.hpp); the handles
+// below expose them for code that talks to a device directly.
+namespace rt {
+class BufferImpl;
+class EventImpl;
+class StreamImpl;
+class DeviceImpl;
+}  // namespace rt
 
 class Tensor;
 class BackendBuilder;

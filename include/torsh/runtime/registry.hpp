@@ -35,17 +35,4 @@ std::string backend_summary();
 // Directories searched for plugins: TORSH_BACKEND_PATH entries, then the directory of libtorsh.
 std::vector<std::string> plugin_search_path();
 
-// Memory needed to run a decoder-only transformer for inference (seed 002).
-struct InferenceMemoryEstimate {
-  std::uint64_t weights_bytes = 0;
-  std::uint64_t kv_cache_bytes = 0;
-  std::uint64_t activation_bytes = 0;
-  std::uint64_t total_bytes = 0;
-  double total_gb() const { return static_cast<double>(total_bytes) / 1e9; }
-};
-InferenceMemoryEstimate estimate_inference_memory(std::uint64_t hidden, std::uint64_t intermediate,
-                                                  std::uint64_t layers, std::uint64_t vocab, std::uint64_t heads,
-                                                  std::uint64_t kv_heads, std::uint64_t max_seq,
-                                                  std::uint64_t bytes_per_param);
-
 }  // namespace torsh

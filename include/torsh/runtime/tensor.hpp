@@ -9,6 +9,9 @@
 #include "torsh/runtime/backend.hpp"
 
 namespace torsh {
+namespace rt {
+struct TensorArg;  // torsh/backend/op_args.hpp
+}  // namespace rt
 
 class Tensor {
  public:

@@ -2,7 +2,7 @@
 // The built-in CPU backend: host memory, synchronous streams, host-clock events.
 #include <chrono>
 
-#include "torsh/runtime/backend_impl.hpp"
+#include "torsh/backend/backend_impl.hpp"
 
 namespace torsh::cpu {
 
@@ -77,7 +77,7 @@ void entry(rt::DeviceImpl&, rt::StreamImpl&, const rt::ArgsOf<K>& a) {
   Fn(a);
 }
 
-// The matmul kernel (matmul.cpp), which conv.cpp runs as well.
+// The matmul kernel (matmul.cpp), which conv2d.cpp runs as well.
 void matmul(const rt::MatmulArgs& a);
 // Every dtype arithmetic takes.
 inline constexpr rt::DTypes kNumeric = rt::DTypes::all().without({DType::Bool});

@@ -1,7 +1,7 @@
 #pragma once
 // The shared Philox kernel body compiled as host C++ (tests check it against
 // the Random123 known-answer vectors), with its sampling functions, so the CPU
-// draws the same bits as the GPU kernels (src/kernels/random.kern.h).
+// draws the same bits as the GPU kernels (src/backends/gpu/kernels/random.kern.h).
 #include <bit>
 #include <cstdint>
 
@@ -44,7 +44,7 @@ inline float dot2_unfused(float a, float b, float c, float d) {
 #define DEVICE_FN static inline
 #define AS_FLOAT(u) std::bit_cast<float>(static_cast<std::uint32_t>(u))
 #define AS_UINT(f) std::bit_cast<std::uint32_t>(static_cast<float>(f))
-#include "../../kernels/philox.kern.h"
+#include "../gpu/kernels/philox.kern.h"
 #undef AS_UINT
 #undef AS_FLOAT
 #undef DEVICE_FN

@@ -6,7 +6,7 @@
 #include <array>
 #include <cstdint>
 
-#include "torsh/runtime/backend_impl.hpp"
+#include "torsh/backend/backend_impl.hpp"
 
 namespace torsh::cpu {
 

@@ -3,7 +3,7 @@
 #include "launch.hpp"
 
 #include "backends/gpu/adam_step.hpp"
-#include "kernels/adam.kern.h"
+#include "backends/gpu/kernels/adam.kern.h"
 
 namespace torsh::cuda {
 namespace {

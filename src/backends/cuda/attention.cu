@@ -7,7 +7,7 @@
 
 #include <climits>
 
-#include "kernels/attention.kern.h"
+#include "backends/gpu/kernels/attention.kern.h"
 
 namespace torsh::cuda {
 namespace {

@@ -7,7 +7,7 @@
 #include <climits>
 
 #include "backends/gpu/conv_meta.hpp"
-#include "kernels/batch_norm.kern.h"
+#include "backends/gpu/kernels/batch_norm.kern.h"
 
 namespace torsh::cuda {
 namespace {

@@ -4,7 +4,7 @@
 // transposes). f16, bf16 and the integers: binary_strided; f64: binary_f64_strided.
 #include "launch.hpp"
 
-#include "kernels/binary.kern.h"
+#include "backends/gpu/kernels/binary.kern.h"
 
 namespace torsh::cuda {
 

@@ -3,7 +3,7 @@
 // cast_strided, or cast_f64_strided when either side is f64.
 #include "launch.hpp"
 
-#include "kernels/copy.kern.h"
+#include "backends/gpu/kernels/copy.kern.h"
 
 namespace torsh::cuda {
 namespace {

@@ -5,7 +5,7 @@
 // build (the same sources through hipcc) has no cuBLAS: this file is not
 // compiled there and matmul.cu keeps to the shared kernels.
 #include "device.hpp"
-#include "torsh/runtime/op_args.hpp"
+#include "torsh/backend/op_args.hpp"
 
 namespace torsh::cuda {
 

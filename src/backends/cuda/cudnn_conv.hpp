@@ -1,9 +1,9 @@
 #pragma once
 // conv2d through cuDNN, for the CUDA plugin built where CMake found cuDNN
 // (TORSH_CUDNN; never for HIP). cuDNN is opened at run time, so the plugin
-// still loads on machines without it and conv.cu runs the shared kernel there.
+// still loads on machines without it and conv2d.cu runs the shared kernel there.
 #include "device.hpp"
-#include "torsh/runtime/op_args.hpp"
+#include "torsh/backend/op_args.hpp"
 
 namespace torsh::cuda {
 

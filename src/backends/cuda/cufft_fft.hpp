@@ -3,7 +3,7 @@
 // run time, so the plugin still loads on machines without it and fft.cu
 // runs the shared passes there.
 #include "device.hpp"
-#include "torsh/runtime/op_args.hpp"
+#include "torsh/backend/op_args.hpp"
 
 namespace torsh::cuda {
 

@@ -1,7 +1,7 @@
 #pragma once
 // The CUDA backend: buffers are cudaMalloc allocations, streams non-blocking
 // cudaStream_t, events timing cudaEvent_t, and the ops run the shared kernels
-// of src/kernels compiled by nvcc (the .cu files) and launched one way
+// of src/backends/gpu/kernels compiled by nvcc (the .cu files) and launched one way
 // (launch.hpp). Every public entry point selects its device first (DeviceGuard).
 #include <cstdint>
 #include <memory>
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "cuda_error.hpp"
-#include "torsh/runtime/backend_impl.hpp"
+#include "torsh/backend/backend_impl.hpp"
 
 namespace torsh::cuda {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "device.hpp"
-#include "torsh/runtime/plugin.h"
+#include "torsh/backend/plugin.h"
 #include "torsh/version.hpp"
 
 namespace torsh::cuda {

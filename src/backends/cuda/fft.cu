@@ -8,7 +8,7 @@
 #include "cufft_fft.hpp"
 #include "launch.hpp"
 
-#include "kernels/fft.kern.h"
+#include "backends/gpu/kernels/fft.kern.h"
 
 namespace torsh::cuda {
 namespace {

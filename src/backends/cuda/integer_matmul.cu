@@ -16,10 +16,10 @@
 
 #if !defined(TORSH_HIP)
 #include "cublas_int8.hpp"
-#include "torsh/runtime/prepared_operand.hpp"
+#include "torsh/backend/prepared_operand.hpp"
 #endif
 
-#include "kernels/integer_matmul.kern.h"
+#include "backends/gpu/kernels/integer_matmul.kern.h"
 
 namespace torsh::cuda {
 namespace {

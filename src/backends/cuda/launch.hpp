@@ -16,7 +16,7 @@
 #include "backends/gpu/kernel_set.hpp"
 #include "device.hpp"
 // After the torsh headers: the dialect's macros (KERNEL, GLOBAL, ...) must not reach them.
-#include "kernels/dialect.h"
+#include "backends/gpu/kernels/dialect.h"
 
 namespace torsh::cuda {
 

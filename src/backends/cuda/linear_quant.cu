@@ -3,7 +3,7 @@
 // from no buffer (has_zp = 0); the scale's buffer stands in for it.
 #include "launch.hpp"
 
-#include "kernels/linear_quant.kern.h"
+#include "backends/gpu/kernels/linear_quant.kern.h"
 
 namespace torsh::cuda {
 namespace {

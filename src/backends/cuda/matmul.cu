@@ -8,8 +8,8 @@
 
 #include <algorithm>
 
+#include "backends/gpu/kernels/matmul.kern.h"
 #include "backends/gpu/matmul_variants.hpp"
-#include "kernels/matmul.kern.h"
 #if !defined(TORSH_HIP)
 #include "cublas_gemm.hpp"
 #endif

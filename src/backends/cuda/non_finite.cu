@@ -2,7 +2,7 @@
 // a Bool flag when an f32, f64, f16 or bf16 tensor holds a NaN or an infinity.
 #include "launch.hpp"
 
-#include "kernels/non_finite.kern.h"
+#include "backends/gpu/kernels/non_finite.kern.h"
 
 namespace torsh::cuda {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <climits>
 
-#include "kernels/norm.kern.h"
+#include "backends/gpu/kernels/norm.kern.h"
 
 namespace torsh::cuda {
 namespace {

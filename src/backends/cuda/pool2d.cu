@@ -3,7 +3,7 @@
 #include "launch.hpp"
 
 #include "backends/gpu/conv_meta.hpp"
-#include "kernels/pool2d.kern.h"
+#include "backends/gpu/kernels/pool2d.kern.h"
 
 namespace torsh::cuda {
 namespace {

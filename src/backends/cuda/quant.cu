@@ -5,7 +5,7 @@
 
 #include <climits>
 
-#include "kernels/quant.kern.h"
+#include "backends/gpu/kernels/quant.kern.h"
 
 namespace torsh::cuda {
 namespace {

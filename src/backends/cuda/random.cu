@@ -2,8 +2,8 @@
 // random_f64, the CPU's Philox bits.
 #include "launch.hpp"
 
-#include "kernels/philox.kern.h"
-#include "kernels/random.kern.h"
+#include "backends/gpu/kernels/philox.kern.h"
+#include "backends/gpu/kernels/random.kern.h"
 
 namespace torsh::cuda {
 namespace {

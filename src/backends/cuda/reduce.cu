@@ -7,7 +7,7 @@
 
 #include <climits>
 
-#include "kernels/reduce.kern.h"
+#include "backends/gpu/kernels/reduce.kern.h"
 
 namespace torsh::cuda {
 namespace {

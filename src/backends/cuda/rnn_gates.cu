@@ -3,7 +3,7 @@
 // as ops).
 #include "launch.hpp"
 
-#include "kernels/rnn_gates.kern.h"
+#include "backends/gpu/kernels/rnn_gates.kern.h"
 
 namespace torsh::cuda {
 namespace {

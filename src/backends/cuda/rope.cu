@@ -4,7 +4,7 @@
 // tables are f32.
 #include "launch.hpp"
 
-#include "kernels/rope.kern.h"
+#include "backends/gpu/kernels/rope.kern.h"
 
 namespace torsh::cuda {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <climits>
 
-#include "kernels/softmax.kern.h"
+#include "backends/gpu/kernels/softmax.kern.h"
 
 namespace torsh::cuda {
 namespace {

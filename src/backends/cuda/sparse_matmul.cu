@@ -1,7 +1,7 @@
 // CSR @ dense: sparse_matmul.kern.h, one thread per output element.
 #include "launch.hpp"
 
-#include "kernels/sparse_matmul.kern.h"
+#include "backends/gpu/kernels/sparse_matmul.kern.h"
 
 namespace torsh::cuda {
 namespace {

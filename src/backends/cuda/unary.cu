@@ -6,7 +6,7 @@
 
 #include "launch.hpp"
 
-#include "kernels/unary.kern.h"
+#include "backends/gpu/kernels/unary.kern.h"
 
 namespace torsh::cuda {
 namespace {

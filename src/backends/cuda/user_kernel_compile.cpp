@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "dl_symbol.hpp"
-#include "torsh/runtime/plugin.h"
+#include "torsh/backend/plugin.h"
 #include "vendor.hpp"
 
 #if defined(TORSH_HIP)

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "compile_api.h"
-#include "torsh/runtime/backend_impl.hpp"
+#include "torsh/backend/backend_impl.hpp"
 
 namespace torsh::cuda {
 

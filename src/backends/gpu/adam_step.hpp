@@ -4,8 +4,8 @@
 // rounded), so device and CPU update with the same constants.
 #include <cmath>
 
-#include "torsh/runtime/kernel_table.hpp"
-#include "torsh/runtime/op_args.hpp"
+#include "torsh/backend/kernel_table.hpp"
+#include "torsh/backend/op_args.hpp"
 
 namespace torsh::gpu {
 

@@ -1,6 +1,6 @@
 #pragma once
 // The metadata of the shared batch_norm, pool2d and conv2d kernels
-// (kernels/batch_norm.kern.h, pool2d.kern.h, conv.kern.h), filled from the op
+// (kernels/batch_norm.kern.h, pool2d.kern.h, conv2d.kern.h), filled from the op
 // arguments once for every C-family backend, and what those kernels take.
 #include "kernel_set.hpp"
 

@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "torsh/runtime/op_args.hpp"
+#include "torsh/backend/op_args.hpp"
 
 namespace torsh::gpu {
 

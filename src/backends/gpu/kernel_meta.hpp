@@ -1,12 +1,12 @@
 #pragma once
 // Host code shared by the C-family GPU backends (OpenCL, CUDA, HIP): the
-// metadata the shared kernels (src/kernels) take, filled once here from the
+// metadata the shared kernels (src/backends/gpu/kernels) take, filled once here from the
 // op arguments. The structs are the kernels' own (kernels/meta.h), not mirrors.
 #include <cstdint>
 #include <initializer_list>
 
-#include "kernels/meta.h"
-#include "torsh/runtime/backend_impl.hpp"
+#include "backends/gpu/kernels/meta.h"
+#include "torsh/backend/backend_impl.hpp"
 
 static_assert(sizeof(long) == 8, "kernels/meta.h takes `long` to be 64-bit, as in OpenCL C");
 // Tensors have at most rt::kMaxDims dimensions, so every view fits StridedMeta.

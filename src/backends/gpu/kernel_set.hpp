@@ -1,11 +1,11 @@
 #pragma once
-// What the shared kernels of src/kernels take, so every C-family backend
+// What the shared kernels of src/backends/gpu/kernels take, so every C-family backend
 // registers them with the same dtypes and limits (and a new backend cannot
 // claim more than the kernel body does). A backend adds its own limits (grid
 // sizes, say) in its op file.
 #include "kernel_meta.hpp"
+#include "torsh/backend/kernel_table.hpp"
 #include "torsh/core/quant.hpp"
-#include "torsh/runtime/kernel_table.hpp"
 
 namespace torsh::gpu {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <span>
 
-#include "torsh/runtime/backend_impl.hpp"
+#include "torsh/backend/backend_impl.hpp"
 
 namespace torsh::gpu {
 

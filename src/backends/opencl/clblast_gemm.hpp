@@ -7,7 +7,7 @@
 // in the environment leaves CLBlast out as if it were not built in (the
 // benchmark scripts/opencl_gemm_clblast.cpp compares the two that way).
 #include "device.hpp"
-#include "torsh/runtime/op_args.hpp"
+#include "torsh/backend/op_args.hpp"
 
 namespace torsh::opencl {
 

@@ -1,7 +1,7 @@
 #pragma once
 // The OpenCL backend: buffers are cl_mem, streams in-order command queues with
 // profiling, events cl_event markers, and the ops run the shared kernels of
-// src/kernels compiled at run time (program.cpp) and launched one way (launch.hpp).
+// src/backends/gpu/kernels compiled at run time (program.cpp) and launched one way (launch.hpp).
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "cl_error.hpp"
-#include "torsh/runtime/backend_impl.hpp"
+#include "torsh/backend/backend_impl.hpp"
 #include "tuning.hpp"
 
 namespace torsh::opencl {
@@ -150,7 +150,7 @@ class OpenClDevice final : public rt::DeviceImpl {
   cl_device_id id() const { return dev_; }
   cl_platform_id platform() const { return platform_; }
   std::size_t base_align() const { return base_align_; }  // sub-buffer origin alignment, bytes
-  // A kernel of the embedded program (src/kernels), built for this device on first use.
+  // A kernel of the embedded program (src/backends/gpu/kernels), built for this device on first use.
   Kernel kernel(const char* name);
   // Builds arbitrary OpenCL C for this device (run-time kernels); KernelCompile with the build log on failure.
   std::unique_ptr<Program> build(const char* source, const char* options);

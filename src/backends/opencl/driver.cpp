@@ -15,7 +15,7 @@
 #include "compile_api.h"
 #include "device.hpp"
 #include "program.hpp"
-#include "torsh/runtime/plugin.h"
+#include "torsh/backend/plugin.h"
 #include "torsh/version.hpp"
 
 namespace torsh::opencl {

@@ -1,6 +1,6 @@
 #pragma once
 // Run-time compilation: one cl_program per source and device, its kernels
-// created on first use and kept. The embedded kernels (src/kernels, through
+// created on first use and kept. The embedded kernels (src/backends/gpu/kernels, through
 // cmake/EmbedKernels.cmake) are built once per device by OpenClDevice::kernel().
 #include <map>
 #include <mutex>

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "launch.hpp"
+#include "torsh/backend/op_args.hpp"
 #include "torsh/runtime/autotune.hpp"
-#include "torsh/runtime/op_args.hpp"
 
 namespace torsh::opencl {
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "torsh/runtime/backend_impl.hpp"
+#include "torsh/backend/backend_impl.hpp"
 #include "wgpu_error.hpp"
 
 namespace torsh::webgpu {

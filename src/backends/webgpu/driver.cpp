@@ -7,7 +7,7 @@
 
 #include "compile_api.h"
 #include "device.hpp"
-#include "torsh/runtime/plugin.h"
+#include "torsh/backend/plugin.h"
 #include "torsh/version.hpp"
 
 namespace torsh::webgpu {

@@ -7,7 +7,7 @@
 // the blocked GEMM; the transforms are adds. 2.25x fewer multiply-adds than
 // the direct (GEMM) form, at a rounding error a few times larger (the
 // transforms add up to 9 terms before the product).
-#include "torsh/runtime/op_args.hpp"
+#include "torsh/backend/op_args.hpp"
 
 namespace torsh::cpu {
 

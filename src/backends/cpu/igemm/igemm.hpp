@@ -28,7 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "torsh/runtime/op_args.hpp"
+#include "torsh/backend/op_args.hpp"
 
 namespace torsh::cpu::igemm {
 

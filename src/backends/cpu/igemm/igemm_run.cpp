@@ -21,7 +21,7 @@
 #include "../simd/stream_store.hpp"
 #include "../types.hpp"
 #include "igemm.hpp"
-#include "torsh/runtime/prepared_operand.hpp"
+#include "torsh/backend/prepared_operand.hpp"
 
 namespace torsh::cpu::igemm {
 

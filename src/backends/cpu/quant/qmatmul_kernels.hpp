@@ -31,14 +31,14 @@
 // saturate at u = 255, so its Q8_0 uses |w| and sign(q, w) instead and skips corr.)
 //
 // Kernels compute tiles of up to max_rows weight rows x max_cols activation
-// rows (qmatmul.cpp cuts the work); every instruction set has one, chosen
+// rows (qmatmul_run.cpp cuts the work); every instruction set has one, chosen
 // from cpuid once, or forced for tests and benchmarks.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 
+#include "torsh/backend/op_args.hpp"
 #include "torsh/core/quant.hpp"
-#include "torsh/runtime/op_args.hpp"
 
 namespace torsh::cpu::quant {
 

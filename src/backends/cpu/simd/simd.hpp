@@ -5,7 +5,7 @@
 // vectorises; their accuracy is stated next to each.
 #include <cstdint>
 
-#include "torsh/runtime/op_args.hpp"
+#include "torsh/backend/op_args.hpp"
 
 // target_clones dispatches through IFUNC resolvers, which the dynamic loader
 // runs before ThreadSanitizer's runtime is up: under TSan the loops are built

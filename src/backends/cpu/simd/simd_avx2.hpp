@@ -3,7 +3,7 @@
 // (simd_avx2.cpp); simd.cpp calls them when avx2_fma_usable().
 #include <cstdint>
 
-#include "torsh/runtime/op_args.hpp"
+#include "torsh/backend/op_args.hpp"
 
 namespace torsh::cpu::simd {
 

@@ -5,7 +5,7 @@
 // avx512_usable().
 #include <cstdint>
 
-#include "torsh/runtime/op_args.hpp"
+#include "torsh/backend/op_args.hpp"
 
 namespace torsh::cpu::simd {
 

@@ -13,7 +13,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "torsh/runtime/op_args.hpp"
+#include "torsh/backend/op_args.hpp"
 
 namespace torsh::cpu::simd {
 

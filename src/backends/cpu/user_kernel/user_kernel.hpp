@@ -7,7 +7,7 @@
 #include <span>
 #include <string>
 
-#include "torsh/runtime/backend_impl.hpp"
+#include "torsh/backend/backend_impl.hpp"
 
 namespace torsh::cpu::uk {
 

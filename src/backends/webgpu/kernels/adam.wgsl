@@ -1,6 +1,6 @@
 //! bind param:out grad:in m:out v:out
 // One fused Adam / AdamW step on one parameter tensor, in place, as
-// src/kernels/adam.kern.h and the CPU backend's adam.cpp: param and grad in
+// src/backends/gpu/kernels/adam.kern.h and the CPU backend's adam.cpp: param and grad in
 // f32, f16 or bf16, the moments in f32, each tensor contiguous from its
 // element offset; the step's scalars come from the host (gpu/adam_step.hpp).
 // The CPU's arithmetic in its order, each product rounded on its own.

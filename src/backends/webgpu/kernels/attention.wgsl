@@ -1,5 +1,5 @@
 //! bind q:in k:in v:in out:out
-// Scaled dot-product attention, flash-style, as src/kernels/attention.kern.h:
+// Scaled dot-product attention, flash-style, as src/backends/gpu/kernels/attention.kern.h:
 // one work-group of 64 per query row walks the keys it sees in tiles of 64
 // with an online softmax (running max and sum), so no score matrix is stored.
 // Each invocation scores one key of the tile, then owns output dimensions

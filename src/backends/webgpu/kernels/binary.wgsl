@@ -2,7 +2,7 @@
 // Elementwise binary ops over broadcast, strided operands (P: strided layout,
 // a, b, out = tensors 0, 1, 2), as the CPU backend's binary.cpp computes
 // them. f32, f16 and bf16 compute in f32 and round once; i8, u8, i32 and i64
-// (word pairs) wrap (two's complement). Op codes: src/kernels/meta.h's BINARY_*.
+// (word pairs) wrap (two's complement). Op codes: src/backends/gpu/kernels/meta.h's BINARY_*.
 
 // x ** y for every sign of x, as C's powf: WGSL's pow is only defined for x > 0.
 fn pow_f(x: f32, y: f32) -> f32 {

@@ -1,5 +1,5 @@
 //! bind src:in dst:out
-// FFT passes for rt::FftArgs, as src/kernels/fft.kern.h (f32: WGSL has no
+// FFT passes for rt::FftArgs, as src/backends/gpu/kernels/fft.kern.h (f32: WGSL has no
 // f64), driven by src/backends/gpu/fft_passes.hpp through fft.cpp. Complex
 // values are (re, im) pairs of f32 words; row buffers hold `lines` rows of
 // n (or Bluestein's m) pairs. sign: 0 forward (exp(-i...)), 1 inverse.

@@ -1,6 +1,6 @@
 //! bind a:in b:in za:in zb:in sa:in sb:in sy:in zy:in bias:in out:out
 // int8 matrix products with ONNX's MatMulInteger / QLinearMatMul semantics,
-// as the CPU backend's igemm and src/kernels/integer_matmul.kern.h
+// as the CPU backend's igemm and src/backends/gpu/kernels/integer_matmul.kern.h
 // (rt::IntegerMatmulArgs): a [batch, m, k] and b ([batch or 1], k, n), U8 or
 // I8, contiguous from their element offsets.
 //

@@ -1,6 +1,6 @@
 //! bind x:in scale:in zp:in out:out
 // int8 quantization with ONNX's QuantizeLinear / DequantizeLinear semantics,
-// as src/kernels/linear_quant.kern.h: element i of contiguous x belongs to
+// as src/backends/gpu/kernels/linear_quant.kern.h: element i of contiguous x belongs to
 // channel (i / inner) % channels, with its f32 scale and (when has_zp) its U8 or
 // I8 zero point. round() rounds half to even. Math in f32.
 // P: [0] x offset [1] fdt/qdt of x [2] scale offset [3] zp offset [4] has_zp

@@ -1,5 +1,5 @@
 //! bind x:in flag:out
-// The loss scaler's overflow check, as src/kernels/non_finite.kern.h: sets the
+// The loss scaler's overflow check, as src/backends/gpu/kernels/non_finite.kern.h: sets the
 // Bool flag when contiguous x holds a NaN or an infinity (all exponent bits
 // set), tested on the bits, so f64 needs no doubles. Every invocation that
 // finds one stores the same byte.

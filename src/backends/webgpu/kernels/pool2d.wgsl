@@ -1,6 +1,6 @@
 //! bind x:in out:out
 // Max / average pooling of contiguous x [N, C, H, W] into out [N, C, P, Q], as
-// the CPU backend's conv.cpp: padding counts as -inf for max (NaN wins);
+// the CPU backend's pool2d.cpp: padding counts as -inf for max (NaN wins);
 // average divides by the whole window with count_include_pad, else by its
 // in-bounds part. One invocation per output element; f32, f16 or bf16.
 // P: [0] total [1] H [2] W [3] P [4] Q [5] kernel h [6] kernel w [7] stride h

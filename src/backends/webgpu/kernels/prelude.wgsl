@@ -1,5 +1,5 @@
 // Shared by every WebGPU kernel (program.cpp puts it after the bindings).
-// Storage dtype codes, as src/kernels/meta.h's ELEM_*.
+// Storage dtype codes, as src/backends/gpu/kernels/meta.h's ELEM_*.
 const ELEM_F32: u32 = 0u;
 const ELEM_F16: u32 = 1u;
 const ELEM_BF16: u32 = 2u;

@@ -1,6 +1,6 @@
 //! bind x:in w:in ids:in out:out
 // Block-quantized weights (torsh/core/quant.hpp: ggml's Q4_0, Q4_1, Q8_0), as
-// src/kernels/quant.kern.h: rows dequantized (and embedding lookups), and
+// src/backends/gpu/kernels/quant.kern.h: rows dequantized (and embedding lookups), and
 // qmatmul out[m, n] = x[m, k] @ dequantize(w)^T with f32 activations. Blocks
 // are 18, 20 or 34 bytes, so levels are read as bytes and the f16 scales
 // assembled from two. An absent ids (or x) is bound to w and never read.

@@ -1,9 +1,9 @@
 //! bind out:out
-// rand / randn / bernoulli into contiguous out, as src/kernels/random.kern.h
+// rand / randn / bernoulli into contiguous out, as src/backends/gpu/kernels/random.kern.h
 // and the CPU backend: element i is lane i % 4 of Philox4x32-10 block
 // (offset + i / 4) keyed by the 64-bit seed, through the same Box-Muller
 // (log, sqrt, sin and cos from f32 +, -, * and bit operations only, each
-// product rounded on its own, ported from src/kernels/philox.kern.h), so the
+// product rounded on its own, ported from src/backends/gpu/kernels/philox.kern.h), so the
 // bits equal the CPU's where the driver keeps WGSL's operations as written
 // (lavapipe; NVIDIA's Vulkan moves the last bit of a few randn values). WGSL has no 64-bit integers: the 32 x 32 -> 64
 // products are prelude.wgsl's mul64. One invocation per block of four.

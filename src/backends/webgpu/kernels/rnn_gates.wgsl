@@ -1,6 +1,6 @@
 //! bind g:in q:in st:in h:out c:out acts:out
 // One LSTM or GRU step's gates, fused (rt::RnnGatesArgs), as the CPU
-// backend's rnn_gates.cpp and src/kernels/rnn_gates.kern.h compute them, f32:
+// backend's rnn_gates.cpp and src/backends/gpu/kernels/rnn_gates.kern.h compute them, f32:
 // one invocation per element (b, j) of h_out [B, H]. Every operand is given
 // by an element offset and a row stride. gru: 0 for an LSTM (g = gates
 // [B, 4H], st = c, c written), 1 for a GRU (g = gi and q = gh [B, 3H], st =

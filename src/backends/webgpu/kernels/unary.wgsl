@@ -2,7 +2,7 @@
 // Elementwise unary ops over a strided x and out (P: strided layout, tensors
 // 0 and 1), f32, f16 or bf16 storage with f32 math, as the CPU backend's
 // unary.cpp computes them; neg, abs and relu also on i8, u8 and i32. Op codes:
-// src/kernels/meta.h's UNARY_*. In place, x and out are the same tensor.
+// src/backends/gpu/kernels/meta.h's UNARY_*. In place, x and out are the same tensor.
 
 // erfc(z) with a relative error near 1e-7 for every z (Numerical Recipes'
 // Chebyshev fit), so 1 + erf(x) = erfc(-x) keeps its accuracy where erf is near -1.

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "torsh/runtime/op_kinds.hpp"
+#include "torsh/backend/op_args.hpp"
 
 namespace torsh::rt {
 

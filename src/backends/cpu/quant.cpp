@@ -1,11 +1,18 @@
-// Rows of block-quantized weights to f32, f16 or bf16: a whole matrix, or the
-// rows an embedding lookup picks (ids range-checked by the op layer).
+// Block-quantized weights (GGUF formats): linear layers as integer dot
+// products against activations quantized per block on the fly
+// (quant/qmatmul_kernels.hpp), and rows dequantized to f32, f16 or bf16 (a
+// whole matrix, or the rows an embedding lookup picks; ids range-checked by
+// the op layer).
 #include <vector>
 
 #include "device.hpp"
 #include "platform/thread_pool.hpp"
+#include "quant/qmatmul_kernels.hpp"
 
 namespace torsh::cpu {
+
+void qmatmul(const rt::QMatmulArgs& a) { quant::qmatmul(a); }
+
 namespace {
 
 std::int64_t row_id(const rt::TensorArg& ids, std::int64_t r) {
@@ -40,6 +47,7 @@ void dequantize(const rt::DequantizeArgs& a) {
 
 namespace {
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
+  t.add<rt::OpKind::QMatmul, entry<rt::OpKind::QMatmul, qmatmul>>(rt::DTypes{DType::F32});
   t.add<rt::OpKind::Dequantize, entry<rt::OpKind::Dequantize, dequantize>>(
       rt::DTypes{DType::F32, DType::F16, DType::BF16});
 });

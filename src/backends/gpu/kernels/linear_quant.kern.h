@@ -1,5 +1,5 @@
 /* int8 quantization with ONNX's QuantizeLinear / DequantizeLinear semantics,
- * as the CPU backend's quantize_linear.cpp (rt::LinearQuantArgs): x and out
+ * as the CPU backend's linear_quant.cpp (rt::LinearQuantArgs): x and out
  * contiguous from their element offsets, n elements; element i belongs to
  * channel (i / inner) % channels, whose f32 scale and (when has_zp) zero point
  * (U8 or I8, qdt) it uses. The floating side (fdt) is f32, f16 or bf16, with

@@ -19,8 +19,7 @@
 
 namespace torsh::rt {
 
-// Kernels index tensors of at most this many dimensions.
-inline constexpr std::size_t kMaxDims = 8;
+using torsh::kMaxDims;  // core/shape.hpp: kernels index at most this many dimensions
 
 class BufferImpl {
  public:
@@ -49,8 +48,8 @@ class StreamImpl {
 
 }  // namespace torsh::rt
 
-#include "torsh/runtime/kernel_table.hpp"
-#include "torsh/runtime/op_args.hpp"
+#include "torsh/backend/kernel_table.hpp"
+#include "torsh/backend/op_args.hpp"
 
 namespace torsh::rt {
 

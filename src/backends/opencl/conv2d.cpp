@@ -1,4 +1,4 @@
-// conv2d: conv.kern.h's implicit GEMM, conv2d_elems (f32, f16, bf16 storage
+// conv2d: conv2d.kern.h's implicit GEMM, conv2d_elems (f32, f16, bf16 storage
 // with f32 accumulation) or conv2d_f64 (devices with cl_khr_fp64). Work-groups
 // of CV_WG x CV_WG over (output-pixel tiles, output-channel tiles, groups); the
 // im2col matrix is gathered tile by tile into local memory, never stored.

@@ -1,7 +1,7 @@
 // conv2d. With cuDNN (CUDA builds where CMake found it, and loadable at run
 // time: cudnn_conv.cpp) cuDNN runs it with a direct-sum or Winograd
 // algorithm (direct only when ConvAlgo::Gemm is asked for). Otherwise, and for whatever cuDNN declines, HIP
-// included: conv.kern.h's implicit GEMM, conv2d_elems (f32, f16, bf16 storage
+// included: conv2d.kern.h's implicit GEMM, conv2d_elems (f32, f16, bf16 storage
 // with f32 accumulation) or conv2d_f64. Blocks of CV_WG x CV_WG over
 // (output-pixel tiles, output-channel tiles, groups); the im2col matrix is
 // gathered tile by tile into shared memory, never stored. Groups of few
@@ -13,8 +13,8 @@
 #include <climits>
 
 #include "backends/gpu/conv_meta.hpp"
+#include "backends/gpu/kernels/conv2d.kern.h"
 #include "cudnn_conv.hpp"
-#include "kernels/conv.kern.h"
 
 namespace torsh::cuda {
 namespace {

@@ -1,13 +1,15 @@
 #pragma once
 // What each op family hands a backend. The op layer (src/ops) has validated
 // every field; layouts stated as "contiguous" are guaranteed contiguous. The
-// families themselves are listed once, in op_kinds.hpp.
+// kinds themselves are listed once, in torsh/runtime/op_kinds.hpp.
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 
 #include "torsh/core/dtype.hpp"
 #include "torsh/core/quant.hpp"
 #include "torsh/core/shape.hpp"
+#include "torsh/runtime/op_kinds.hpp"
 
 namespace torsh::rt {
 
@@ -26,18 +28,12 @@ struct TensorArg {
   bool present() const { return buffer != nullptr; }
 };
 
-enum class BinaryOp { Add, Sub, Mul, Div, Maximum, Minimum, Pow };
-const char* binary_op_name(BinaryOp op);
-
 // out[i] = a[i] (op) b[i]; a and b are already broadcast to out.shape
 // (stride 0 on broadcast dims); all three share one dtype.
 struct BinaryArgs {
   BinaryOp op;
   TensorArg a, b, out;
 };
-
-enum class UnaryOp { Neg, Abs, Exp, Log, Sqrt, Rsqrt, Tanh, Sigmoid, Relu, Gelu, GeluTanh, Silu };
-const char* unary_op_name(UnaryOp op);
 
 // out[i] = op(x[i]); same shape and dtype, strides arbitrary (out may be x: in place).
 struct UnaryArgs {
@@ -49,9 +45,6 @@ struct UnaryArgs {
 struct CopyArgs {
   TensorArg src, out;
 };
-
-enum class ReduceOp { Sum, Mean, Max, Min, Argmax, Var };
-const char* reduce_op_name(ReduceOp op);
 
 // Reduces the middle axis of contiguous x viewed as [outer, n, inner] into
 // contiguous out [outer, inner] (i64 for Argmax, x's dtype otherwise).
@@ -108,13 +101,6 @@ struct RopeArgs {
   std::int64_t pos0 = 0;
   bool neox = true;
 };
-
-// Where a causal mask's diagonal starts when Sq != Skv. TopLeft: query i sees
-// keys j <= i (PyTorch's scaled_dot_product_attention(is_causal=True)).
-// BottomRight: the queries are the last Sq positions of the keys, so query i
-// sees keys j <= i + Skv - Sq (a KV cache: decoding one token sees every key;
-// FlashAttention's convention). The two agree when Sq == Skv.
-enum class CausalAlign { TopLeft, BottomRight };
 
 // Scaled dot-product attention on q [B, Hq, Sq, D], k [B, Hkv, Skv, D],
 // v [B, Hkv, Skv, Dv] into out [B, Hq, Sq, Dv]; Hq is a multiple of Hkv (grouped-query).
@@ -235,12 +221,6 @@ struct RnnGatesArgs {
 
 // NCHW convolution: x [N, C, H, W], w [K, C / groups, R, S], bias [K] (optional),
 // out [N, K, P, Q]; all contiguous.
-// How conv2d computes: Auto lets the backend choose; Gemm is the direct sum
-// (as a GEMM over unfolded input); Winograd is F(2x2, 3x3), for f32 3x3
-// filters at stride 1 and dilation 1 only: 2.25x fewer multiply-adds, a few
-// times the rounding error of the direct sum.
-enum class ConvAlgo { Auto, Gemm, Winograd };
-
 struct Conv2dArgs {
   TensorArg x, w, bias, out;
   std::int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1, groups = 1;
@@ -285,5 +265,55 @@ struct RandomArgs {
   std::uint64_t seed = 0, offset = 0;
   float a = 0.0f, b = 1.0f;
 };
+
+// The argument struct of each kind: ArgsOf<OpKind::Binary> is BinaryArgs.
+template <OpKind K>
+struct ArgsOfT;
+#define TORSH_X(e, name, family, args, key) \
+  template <>                               \
+  struct ArgsOfT<OpKind::e> {               \
+    using type = args;                      \
+  };
+TORSH_OP_KINDS(TORSH_X)
+#undef TORSH_X
+template <OpKind K>
+using ArgsOf = typename ArgsOfT<K>::type;
+
+// Whether op kind k takes arguments of type A (Copy and Cast share CopyArgs).
+template <class A>
+constexpr bool takes(OpKind k) {
+  switch (k) {
+#define TORSH_X(e, name, family, args, key) \
+  case OpKind::e: return std::is_same_v<A, args>;
+    TORSH_OP_KINDS(TORSH_X)
+#undef TORSH_X
+  }
+  return false;
+}
+
+// The key dtype of an argument set of kind k.
+template <OpKind K>
+DType key_dtype(const ArgsOf<K>& a);
+#define TORSH_X(e, n, family, args, key)             \
+  template <>                                        \
+  inline DType key_dtype<OpKind::e>(const args& a) { \
+    return key;                                      \
+  }
+TORSH_OP_KINDS(TORSH_X)
+#undef TORSH_X
+
+// The same, with the kind known only at run time (a must be of k's type).
+template <class A>
+DType key_dtype(OpKind k, const A& a) {
+  switch (k) {
+#define TORSH_X(e, n, family, args, key)                                   \
+  case OpKind::e:                                                          \
+    if constexpr (std::is_same_v<A, args>) return key_dtype<OpKind::e>(a); \
+    break;
+    TORSH_OP_KINDS(TORSH_X)
+#undef TORSH_X
+  }
+  return DType::F32;
+}
 
 }  // namespace torsh::rt

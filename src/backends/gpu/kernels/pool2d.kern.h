@@ -1,5 +1,5 @@
 /* Max and average pooling of contiguous x [planes, h, w] into out [planes, p,
- * q], as the CPU backend's conv.cpp pools: one work-item per output element
+ * q], as the CPU backend's pool2d.cpp pools: one work-item per output element
  * (grid-stride), the window walked row by row. Max starts at -inf (padding
  * never wins; an all-padding window gives -inf) and keeps the first NaN it
  * meets; average sums in the window's order and divides by the full window

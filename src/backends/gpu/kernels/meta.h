@@ -70,7 +70,7 @@
 /* batch_norm.kern.h: work-items per channel while training (the statistics) */
 #define BN_GROUP 256
 
-/* pool2d.kern.h and conv.kern.h. conv2d is an implicit GEMM: a CV_WG x CV_WG
+/* pool2d.kern.h and conv2d.kern.h. conv2d is an implicit GEMM: a CV_WG x CV_WG
  * work-group computes CV_TM output pixels (GEMM rows) x CV_TN output channels
  * (GEMM columns), CV_RM x CV_RN per work-item, stepping CV_TK reduction
  * indices (input channel, filter tap) at a time through local memory. */

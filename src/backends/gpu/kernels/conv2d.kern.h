@@ -1,5 +1,5 @@
 /* conv2d (NCHW) as an implicit GEMM, the direct sum of the CPU backend's
- * conv.cpp: for each group g, out[pixel, channel] = sum over reduction index
+ * conv2d.cpp: for each group g, out[pixel, channel] = sum over reduction index
  * (input channel c of the group, tap r, s) of columns[pixel, (c, r, s)] *
  * w[g * K/g + channel, (c, r, s)], where pixel runs over every image's output
  * pixels (n, p, q) and columns is the im2col matrix of x. That matrix is never

@@ -1,4 +1,4 @@
-// RoPE, scaled-dot-product attention and the seed-002 LLM helpers.
+// Rotary position embeddings: the cos/sin tables and their application.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -89,67 +89,6 @@ Tensor rope(const Tensor& x_in, const Tensor& cos, const Tensor& sin, RopeStyle 
     return rt::RopeArgs{in[0], in[1], in[2], o[0], rot_dim, pos0, style == RopeStyle::NeoX};
   });
   return out;
-}
-
-Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, bool causal, std::optional<float> scale,
-                 CausalAlign align) {
-  const char* name = "attention";
-  detail::check_same_device(name, {q_in, k_in, v_in});
-  detail::check_same_dtype(name, {q_in, k_in, v_in});
-  if (!is_floating(q_in.dtype()))
-    throw Error(ErrorCode::DTypeMismatch, "attention needs floating inputs", detail::context(name, {q_in, k_in, v_in}));
-  if (q_in.ndim() != 4 || k_in.ndim() != 4 || v_in.ndim() != 4)
-    throw Error(ErrorCode::ShapeMismatch, "attention takes q [B, Hq, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv]",
-                detail::context(name, {q_in, k_in, v_in}));
-  const auto& qs = q_in.shape();
-  const auto& ks = k_in.shape();
-  const auto& vs = v_in.shape();
-  if (ks[0] != qs[0] || vs[0] != qs[0] || ks[1] != vs[1] || ks[2] != vs[2] || ks[3] != qs[3] || ks[1] == 0 ||
-      qs[1] % ks[1] != 0)
-    throw Error(ErrorCode::ShapeMismatch,
-                "incompatible attention shapes (batch must match, k/v must share heads and length, D must match, "
-                "Hq must be a multiple of Hkv)",
-                detail::context(name, {q_in, k_in, v_in}));
-  // k and v keep their batch and head strides when each head's [S, D] rows are
-  // packed: a KV cache's prefix is such a view, and copying it every decoded
-  // token would cost more than the attention itself.
-  const auto rows_packed = [](const Tensor& t) {
-    const auto& sh = t.shape();
-    const auto& st = t.strides();
-    return (sh[3] <= 1 || st[3] == 1) && (sh[2] <= 1 || st[2] == sh[3]);
-  };
-  const Tensor q = q_in.contiguous();
-  const Tensor k = rows_packed(k_in) ? k_in : k_in.contiguous();
-  const Tensor v = rows_packed(v_in) ? v_in : v_in.contiguous();
-  Tensor out = detail::empty_like(q, Shape{qs[0], qs[1], qs[2], vs[3]}, q.dtype());
-  if (out.numel() == 0) return out;
-  const float sc = scale.value_or(1.0f / std::sqrt(static_cast<float>(qs[3] > 0 ? qs[3] : 1)));
-  detail::launch<rt::OpKind::Attention>(name, {q, k, v}, {out}, [=](auto& in, auto& o) {
-    return rt::AttentionArgs{in[0], in[1], in[2], o[0], sc, causal, align};
-  });
-  return out;
-}
-
-Tensor matmul_vec(const Tensor& w, const Tensor& x) {
-  if (w.ndim() != 2 || x.ndim() != 1)
-    throw Error(ErrorCode::ShapeMismatch, "matmul_vec takes w [n, k] and x [k]", detail::context("matmul_vec", {w, x}));
-  if (w.shape()[1] != x.shape()[0])
-    throw Error(
-        ErrorCode::ShapeMismatch,
-        "w has " + std::to_string(w.shape()[1]) + " columns but x has " + std::to_string(x.shape()[0]) + " elements",
-        detail::context("matmul_vec", {w, x}), {"x must have one element per column of w"});
-  return matmul(w, x);
-}
-
-Tensor weighted_sum_rows(const Tensor& weights, const Tensor& matrix) {
-  if (weights.ndim() != 1 || matrix.ndim() != 2)
-    throw Error(ErrorCode::ShapeMismatch, "weighted_sum_rows takes weights [m] and matrix [m, n]",
-                detail::context("weighted_sum_rows", {weights, matrix}));
-  if (weights.shape()[0] != matrix.shape()[0])
-    throw Error(ErrorCode::ShapeMismatch,
-                std::to_string(weights.shape()[0]) + " weights for " + std::to_string(matrix.shape()[0]) + " rows",
-                detail::context("weighted_sum_rows", {weights, matrix}), {"Give one weight per matrix row"});
-  return matmul(weights, matrix);
 }
 
 }  // namespace torsh::ops

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "torsh/core/error.hpp"
 #include "torsh/model/llama.hpp"
 
 namespace torsh::model {
@@ -42,6 +43,29 @@ MemoryEstimate estimate_inference_memory(const LlamaConfig& c, std::uint64_t wei
   const std::uint64_t attention = 2 * 4 * (64 * u(c.head_dim) * 2 + 256 * u(c.head_dim) * 2 + 64 * 256);
   e.activations = s * per_token + logits + rope + attention;
   return e;
+}
+
+MemoryEstimate estimate_inference_memory(std::uint64_t hidden, std::uint64_t intermediate, std::uint64_t layers,
+                                         std::uint64_t vocab, std::uint64_t heads, std::uint64_t kv_heads,
+                                         std::uint64_t max_seq, std::uint64_t bytes_per_param) {
+  if (!hidden || !heads || !kv_heads || hidden % heads || heads % kv_heads || !bytes_per_param)
+    throw Error(ErrorCode::InvalidArgument,
+                "hidden must be a multiple of heads, heads a multiple of kv_heads, all non-zero",
+                {.op = "estimate_inference_memory"});
+  const auto i = [](std::uint64_t v) { return static_cast<std::int64_t>(v); };
+  LlamaConfig c;
+  c.n_embd = i(hidden);
+  c.n_ff = i(intermediate);
+  c.n_layers = i(layers);
+  c.vocab = i(vocab);
+  c.n_head = i(heads);
+  c.n_head_kv = i(kv_heads);
+  c.head_dim = i(hidden / heads);
+  c.rope_dim = c.head_dim;
+  const std::uint64_t kv_dim = hidden / heads * kv_heads;
+  const std::uint64_t per_layer = 2 * hidden * hidden + 2 * hidden * kv_dim + 3 * hidden * intermediate + 2 * hidden;
+  const std::uint64_t params = layers * per_layer + 2 * vocab * hidden + hidden;
+  return estimate_inference_memory(c, params * bytes_per_param, i(max_seq), 1);
 }
 
 }  // namespace torsh::model

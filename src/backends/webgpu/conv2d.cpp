@@ -1,4 +1,4 @@
-// NCHW convolution: conv.wgsl's conv2d_tiled, an implicit GEMM (output
+// NCHW convolution: conv2d.wgsl's conv2d_tiled, an implicit GEMM (output
 // pixels x the group's output channels, reduced over input channels and
 // taps) with input patches gathered into workgroup memory; stride, padding,
 // dilation and groups (depthwise included); f32, f16 and bf16.
@@ -19,7 +19,7 @@ void conv2d(WebGpuDevice& dev, const rt::Conv2dArgs& a) {
   l.param(a.dil_h).param(a.dil_w).param(a.groups).param(a.bias.present() ? 1 : 0).param(gpu::elem_code(a.x.dtype));
   for (std::size_t i = 0; i < 4; ++i) l.param(l.offset(i));
   const auto tiles = [](std::int64_t v) { return static_cast<std::uint32_t>((v + kTile - 1) / kTile); };
-  l.run_groups("conv", "conv2d_tiled", tiles(k / a.groups), tiles(n * p * q), static_cast<std::uint32_t>(a.groups));
+  l.run_groups("conv2d", "conv2d_tiled", tiles(k / a.groups), tiles(n * p * q), static_cast<std::uint32_t>(a.groups));
 }
 
 bool conv2d_fits(const rt::DeviceImpl& d, const rt::Conv2dArgs& a) {
