@@ -2,7 +2,7 @@
 # On a machine with an NVIDIA GPU and an existing build: the GPU tests (the
 # CUDA plugin's own, the cross-backend harness on every GPU backend found,
 # the model blocks, user kernels), then the benchmark suite on CUDA against
-# PyTorch on the same GPU in interleaved rounds (scripts/torch_cuda_peer.py).
+# PyTorch on the same GPU in interleaved rounds (scripts/peers/torch-cuda.py).
 #   bash scripts/cuda-check.sh OUTDIR [rounds]
 # Writes OUTDIR/info.txt, tests.log, bench.jsonl and bench.md.
 set -uo pipefail
@@ -48,7 +48,7 @@ for ((r = 1; r <= rounds; r++)); do
     timeout 60 "$bin/torsh" bench --backend cuda --filter "$c" --min-seconds 0.2 --json 2>>"$out/tests.log" |
       grep '^{' | grep "\"name\":\"$c\"" >>"$out/bench.jsonl"
   done
-  timeout 120 python3 scripts/torch_cuda_peer.py --min-seconds 0.2 >>"$out/bench.jsonl" 2>>"$out/tests.log"
+  timeout 120 python3 scripts/peers/torch-cuda.py --min-seconds 0.2 >>"$out/bench.jsonl" 2>>"$out/tests.log"
 done
 python3 - "$out/bench.jsonl" >"$out/bench.md" <<'PY'
 import json, sys

@@ -70,7 +70,7 @@ installed_package() {
 
 # A few thousand cases per backend; the seed changes daily (and is printed), so
 # runs cover new cases while any failure replays from its seed.
-# scripts/fuzz.sh runs many more.
+# scripts/fuzz/ops.sh runs many more.
 op_fuzzer() {
   build/pyenv/bin/python tests/fuzz/op_fuzz.py --cases "${TORSH_FUZZ_CASES:-3000}" \
     --seed "${TORSH_FUZZ_SEED:-$(date +%Y%j)}"

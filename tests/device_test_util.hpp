@@ -1,9 +1,11 @@
 #pragma once
-// What the device tests share: why a backend is unavailable (the skip
-// reason), seeded random data, and the error code a call throws.
+// What the device tests share: the devices a parameterised test runs on, why
+// a backend is unavailable (the skip reason), seeded random data, and the
+// error code a call throws.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -24,12 +26,48 @@ inline bool backend_available(BackendType t) {
   return std::find(av.begin(), av.end(), t) != av.end();
 }
 
+// One device of one backend for a parameterised test, or a backend without a
+// usable device (index -1), whose cases skip with the reason.
+struct Target {
+  BackendType type = BackendType::Cpu;
+  int index = -1;      // -1: the backend has no usable device
+  std::string reason;  // why, when index < 0
+};
+
+// Every device of every known backend (the CPU's too when with_cpu), and one
+// entry per backend that has none, so a run names what it could not test.
+inline std::vector<Target> device_targets(bool with_cpu) {
+  std::vector<Target> out;
+  for (const auto& st : backend_statuses()) {
+    if (st.type == BackendType::Cpu && !with_cpu) continue;
+    if (!st.available || st.devices.empty()) {
+      out.push_back({st.type, -1, st.reason.empty() ? "no device" : st.reason});
+      continue;
+    }
+    for (std::size_t i = 0; i < st.devices.size(); ++i) out.push_back({st.type, static_cast<int>(i), ""});
+  }
+  return out;
+}
+
+// "opencl_0", "cuda_unavailable": the test-name suffix of a target.
+inline std::string target_label(const Target& t) {
+  std::string s(backend_key(t.type));
+  return t.index < 0 ? s + "_unavailable" : s + "_" + std::to_string(t.index);
+}
+
+inline void PrintTo(const Target& t, std::ostream* os) { *os << target_label(t); }
+
 inline std::vector<float> rand_vec(std::size_t n, unsigned seed, float lo = -1, float hi = 1) {
   std::mt19937 g(seed);
   std::uniform_real_distribution<float> u(lo, hi);
   std::vector<float> v(n);
   for (auto& x : v) x = u(g);
   return v;
+}
+
+// A contiguous f32 tensor on the CPU backend.
+inline Tensor make(const std::vector<float>& v, const Shape& s) {
+  return Backend::create(BackendType::Cpu).from_host(v.data(), s, DType::F32);
 }
 
 // The code of the torsh::Error `f` throws (its message into `message`), or Internal when it throws none.

@@ -1,5 +1,5 @@
 #pragma once
-// Reads the golden files written by scripts/make_golden.py (format described there).
+// Reads the golden files written by scripts/golden/make-golden.py (format described there).
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -32,7 +32,7 @@ struct Array {
 inline std::map<std::string, Array> load(const std::string& name) {
   const std::string path = std::string(TORSH_GOLDEN_DIR) + "/" + name + ".bin";
   std::ifstream f(path, std::ios::binary);
-  if (!f) throw std::runtime_error("missing golden file " + path + " (run scripts/make_golden.py)");
+  if (!f) throw std::runtime_error("missing golden file " + path + " (run scripts/golden/make-golden.py)");
   auto rd = [&](void* p, std::size_t n) {
     f.read(static_cast<char*>(p), static_cast<std::streamsize>(n));
     if (!f) throw std::runtime_error("truncated golden file " + path);

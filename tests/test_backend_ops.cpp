@@ -21,6 +21,7 @@
 #include <sstream>
 
 #include "backend_ops/cases.hpp"
+#include "device_test_util.hpp"
 #include "torsh/torsh.hpp"
 
 using namespace torsh;
@@ -29,36 +30,13 @@ using backend_ops::Input;
 using backend_ops::Outputs;
 using backend_ops::Tol;
 using backend_ops::Values;
+using torsh::test::device_targets;
+using torsh::test::Target;
+using torsh::test::target_label;
 
 namespace {
 
 // ---------------------------------------------------------------- devices
-
-struct Target {
-  BackendType type = BackendType::Cpu;
-  int index = -1;      // -1: the backend has no usable device
-  std::string reason;  // why, when index < 0
-};
-
-std::vector<Target> targets() {
-  std::vector<Target> out;
-  for (const auto& st : backend_statuses()) {
-    if (st.type == BackendType::Cpu) continue;
-    if (!st.available || st.devices.empty()) {
-      out.push_back({st.type, -1, st.reason.empty() ? "no device" : st.reason});
-      continue;
-    }
-    for (std::size_t i = 0; i < st.devices.size(); ++i) out.push_back({st.type, static_cast<int>(i), ""});
-  }
-  return out;
-}
-
-std::string target_label(const Target& t) {
-  std::string s(backend_key(t.type));
-  return t.index < 0 ? s + "_unavailable" : s + "_" + std::to_string(t.index);
-}
-
-void PrintTo(const Target& t, std::ostream* os) { *os << target_label(t); }
 
 const std::vector<Case>& cases() {
   static const std::vector<Case> all = backend_ops::all_cases();
@@ -349,7 +327,7 @@ TEST_P(BackendOps, MatchTheCpuBackend) {
             << " failed" << std::endl;
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, BackendOps, ::testing::ValuesIn(targets()),
+INSTANTIATE_TEST_SUITE_P(Devices, BackendOps, ::testing::ValuesIn(device_targets(false)),
                          [](const ::testing::TestParamInfo<Target>& info) { return target_label(info.param); });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(BackendOps);
 

@@ -313,7 +313,7 @@ TEST(Gguf, OpenRefusesWhatIsNotAReadableFile) {
 
 // tests/golden/gguf_py.gguf, written by gguf.GGUFWriter, against
 // tests/golden/gguf_py.expected: what gguf.GGUFReader saw in it (the format is
-// described in scripts/make_gguf_golden.py, which makes both).
+// described in scripts/golden/make-gguf-golden.py, which makes both).
 namespace golden {
 
 std::uint64_t fnv1a(std::span<const std::byte> bytes) {

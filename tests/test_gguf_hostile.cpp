@@ -1,7 +1,7 @@
 // The GGUF reader on hostile files: each structural fault is refused with an
 // InvalidArgument naming the file, the byte and the fault; a valid file cut at
 // any byte is refused; and random mutations of valid files (a seeded fuzzer,
-// TORSH_GGUF_FUZZ_ITERS / TORSH_GGUF_FUZZ_SEED, scripts/fuzz-gguf.sh for long
+// TORSH_GGUF_FUZZ_ITERS / TORSH_GGUF_FUZZ_SEED, scripts/fuzz/gguf.sh for long
 // runs under the sanitizers) raise nothing but torsh::Error.
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -360,7 +360,7 @@ void exercise(const GgufFile& f) {
 }
 
 // Iterations and seed from TORSH_GGUF_FUZZ_ITERS and TORSH_GGUF_FUZZ_SEED
-// (scripts/fuzz-gguf.sh runs it at length under the sanitizers).
+// (scripts/fuzz/gguf.sh runs it at length under the sanitizers).
 TEST(GgufFuzz, MutatedFilesRaiseOnlyTorshErrors) {
   const std::uint64_t iterations = env_or("TORSH_GGUF_FUZZ_ITERS", 20000);
   const std::uint64_t seed = env_or("TORSH_GGUF_FUZZ_SEED", 20240917);

@@ -1,4 +1,4 @@
-// Conformance: every op against PyTorch golden data (scripts/make_golden.py),
+// Conformance: every op against PyTorch golden data (scripts/golden/make-golden.py),
 // on every available backend. Ops a device lacks run through the CPU fallback,
 // so each backend must still produce PyTorch's answer.
 #include <gtest/gtest.h>

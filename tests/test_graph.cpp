@@ -6,18 +6,13 @@
 #include <cmath>
 #include <random>
 
+#include "device_test_util.hpp"
 #include "torsh/torsh.hpp"
 
 using namespace torsh;
+using torsh::test::rand_vec;
 
 namespace {
-std::vector<float> rand_vec(std::size_t n, unsigned seed) {
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<float> u(-1, 1);
-  std::vector<float> v(n);
-  for (auto& x : v) x = u(g);
-  return v;
-}
 
 std::vector<Backend> backends() {
   std::vector<Backend> out;

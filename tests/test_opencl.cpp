@@ -144,147 +144,6 @@ TEST_F(OpenCl, IntegerReductionsMatchTheCpuKernel) {
 
 // ---------------------------------------------------------------- memory
 
-TEST_F(OpenCl, BufferRoundTrip) {
-  std::vector<unsigned char> src(1000);
-  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 7 + 3);
-  Buffer b = dev.allocate(src.size());
-  EXPECT_EQ(b.size(), src.size());
-  EXPECT_EQ(b.device(), dev.device());
-  b.copy_from_host(src.data(), src.size());
-  std::vector<unsigned char> back(src.size());
-  b.copy_to_host(back.data(), back.size());
-  EXPECT_EQ(back, src);
-  // Partial writes and reads at odd offsets.
-  const unsigned char patch[5] = {1, 2, 3, 4, 5};
-  b.copy_from_host(patch, 5, 333);
-  unsigned char got[7] = {};
-  b.copy_to_host(got, 7, 332);
-  EXPECT_EQ(got[0], src[332]);
-  EXPECT_EQ(std::memcmp(got + 1, patch, 5), 0);
-  EXPECT_EQ(got[6], src[338]);
-  EXPECT_EQ(error_code_of([&] { b.copy_to_host(got, 7, 999); }), ErrorCode::OutOfRange);
-}
-
-TEST_F(OpenCl, AsyncCopiesOnACreatedStream) {
-  const std::size_t n = 1 << 18;
-  std::vector<float> src(n), back(n, -1.f);
-  for (std::size_t i = 0; i < n; ++i) src[i] = static_cast<float>(i) * 0.5f;
-  Buffer b = dev.allocate(n * sizeof(float));
-  Stream s = dev.create_stream();
-  Event written = dev.create_event(), done = dev.create_event();
-  b.copy_from_host_async(src.data(), n * sizeof(float), s);
-  s.record(written);
-  b.copy_to_host_async(back.data(), n * sizeof(float), s);
-  s.record(done);
-  done.synchronize();
-  EXPECT_TRUE(done.query());
-  EXPECT_TRUE(written.query());
-  EXPECT_EQ(back, src);
-  // A second stream ordered after the first through an event.
-  Stream s2 = dev.create_stream();
-  std::vector<float> ones(n, 1.f), back2(n);
-  b.copy_from_host_async(ones.data(), n * sizeof(float), s);
-  Event e = dev.create_event();
-  s.record(e);
-  s2.wait(e);
-  b.copy_to_host_async(back2.data(), n * sizeof(float), s2);
-  s2.synchronize();
-  EXPECT_EQ(back2, ones);
-  dev.synchronize();
-  // A stream of another device is refused.
-  Stream cs = cpu.create_stream();
-  EXPECT_EQ(error_code_of([&] { b.copy_from_host_async(src.data(), 4, cs); }), ErrorCode::DeviceMismatch);
-}
-
-TEST_F(OpenCl, DeviceToDeviceCopy) {
-  const std::size_t n = 4096;
-  std::vector<unsigned char> src(n);
-  for (std::size_t i = 0; i < n; ++i) src[i] = static_cast<unsigned char>(i ^ (i >> 8));
-  Buffer a = dev.allocate(n), b = dev.allocate(n);
-  a.copy_from_host(src.data(), n);
-  b.fill_bytes(0);
-  b.copy_from(a, 1000, 17, 5);
-  std::vector<unsigned char> got(n);
-  b.copy_to_host(got.data(), n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const unsigned char want = (i >= 5 && i < 1005) ? src[i - 5 + 17] : 0;
-    ASSERT_EQ(got[i], want) << i;
-  }
-  // Overlapping ranges in one buffer behave like memmove.
-  std::vector<unsigned char> ref = src;
-  std::memmove(ref.data() + 10, ref.data(), 2000);
-  a.copy_from(a, 2000, 0, 10);
-  a.copy_to_host(got.data(), n);
-  EXPECT_EQ(got, ref);
-}
-
-TEST_F(OpenCl, FillPatterns) {
-  const std::size_t n = 256;
-  Buffer b = dev.allocate(n);
-  b.fill_bytes(0xAB);
-  std::vector<unsigned char> got(n);
-  b.copy_to_host(got.data(), n);
-  EXPECT_EQ(got, std::vector<unsigned char>(n, 0xAB));
-
-  const std::uint16_t p16 = 0x1234;
-  b.fill_pattern(&p16, 2, 8, 64);
-  const std::uint32_t p32 = 0xDEADBEEF;
-  b.fill_pattern(&p32, 4, 128, 64);
-  const std::uint64_t p64 = 0x0102030405060708ull;
-  b.fill_pattern(&p64, 8, 192, 64);
-  b.copy_to_host(got.data(), n);
-  for (std::size_t i = 0; i < n; ++i) {
-    unsigned char want = 0xAB;
-    if (i >= 8 && i < 72) want = reinterpret_cast<const unsigned char*>(&p16)[(i - 8) % 2];
-    if (i >= 128 && i < 192) want = reinterpret_cast<const unsigned char*>(&p32)[(i - 128) % 4];
-    if (i >= 192) want = reinterpret_cast<const unsigned char*>(&p64)[(i - 192) % 8];
-    ASSERT_EQ(got[i], want) << i;
-  }
-  // An offset that is not a multiple of the pattern (clEnqueueFillBuffer refuses it) still works.
-  b.fill_pattern(&p32, 4, 3, 8);
-  b.copy_to_host(got.data(), 16);
-  for (std::size_t i = 3; i < 11; ++i) EXPECT_EQ(got[i], reinterpret_cast<const unsigned char*>(&p32)[(i - 3) % 4]);
-  EXPECT_EQ(got[11], reinterpret_cast<const unsigned char*>(&p16)[1]);  // untouched: still the 2-byte fill
-  // zeros() goes through fill.
-  EXPECT_EQ(dev.zeros(Shape{5}, DType::F32).to_vector(), std::vector<float>(5, 0.f));
-}
-
-TEST_F(OpenCl, CopiesToAndFromTheCpuBackend) {
-  const auto v = rand_vec(777, 5);
-  Buffer hb = cpu.allocate(v.size() * 4), db = dev.allocate(v.size() * 4), hb2 = cpu.allocate(v.size() * 4);
-  hb.copy_from_host(v.data(), v.size() * 4);
-  db.copy_from(hb, v.size() * 4);
-  hb2.copy_from(db, v.size() * 4);
-  std::vector<float> back(v.size());
-  hb2.copy_to_host(back.data(), back.size() * 4);
-  EXPECT_EQ(back, v);
-  // Tensors: CPU -> OpenCL -> CPU, including a non-contiguous source on the device.
-  Tensor t = on_cpu(v, {7, 111});
-  Tensor d = t.to(dev);
-  EXPECT_EQ(d.device(), dev.device());
-  EXPECT_EQ(d.to(cpu).to_vector(), v);
-  Tensor dt = d.transpose(0, 1);
-  EXPECT_EQ(dt.to(cpu).to_vector(), t.transpose(0, 1).contiguous().to_vector());
-}
-
-TEST_F(OpenCl, EventsMeasureDeviceTime) {
-  Tensor a = on_cl(rand_vec(128 * 128, 1), {128, 128});
-  Stream s = dev.default_stream();
-  Event start = dev.create_event(), stop = dev.create_event();
-  s.record(start);
-  Tensor c = ops::matmul(a, a);
-  s.record(stop);
-  stop.synchronize();
-  const double ms = start.elapsed_ms(stop);
-  EXPECT_GE(ms, 0.0);
-  EXPECT_LT(ms, 60'000.0);
-  EXPECT_GE(start.elapsed_ms(start), 0.0);
-  Event never = dev.create_event();
-  EXPECT_EQ(error_code_of([&] { start.elapsed_ms(never); }), ErrorCode::InvalidState);
-  EXPECT_TRUE(never.query());  // an unrecorded event has nothing pending
-  never.synchronize();
-}
-
 // ---------------------------------------------------------------- fallback and errors
 
 TEST_F(OpenCl, UnsupportedOpsFallBackToTheCpuWithCountedCopies) {
@@ -351,15 +210,8 @@ TEST_F(OpenCl, KernelCompileFailureCarriesTheBuildLog) {
   dlclose(h);  // drops only the reference taken above
 }
 
-TEST_F(OpenCl, AbsurdAllocationsFailClearly) {
+TEST_F(OpenCl, AllocationsPastTheDeviceLimitNameIt) {
   const std::size_t live_before = dev.memory_stats().live_bytes;
-  try {
-    dev.allocate(std::size_t(1) << 50);
-    ADD_FAILURE() << "allocated a petabyte";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::OutOfMemory);
-    EXPECT_NE(std::string(e.what()).find(std::to_string(std::size_t(1) << 50)), std::string::npos) << e.what();
-  }
   // Larger than one allocation may be, though the device has that much: the per-allocation limit is named.
   const std::uint64_t max_alloc = dev.capabilities().max_allocation;
   if (max_alloc < dev.info().total_memory) {
@@ -374,20 +226,4 @@ TEST_F(OpenCl, AbsurdAllocationsFailClearly) {
   EXPECT_EQ(dev.memory_stats().live_bytes, live_before) << "failed allocations must not be counted";
   // The device still works afterwards.
   EXPECT_EQ(ops::add(on_cl({1}, {1}), on_cl({2}, {1})).to_vector(), std::vector<float>{3});
-}
-
-TEST_F(OpenCl, UseAfterFreeIsInvalidState) {
-  Buffer b = dev.allocate(64);
-  b.fill_bytes(1);
-  b.free();
-  EXPECT_FALSE(b.valid());
-  unsigned char tmp[4];
-  EXPECT_EQ(error_code_of([&] { b.copy_to_host(tmp, 4); }), ErrorCode::InvalidState);
-  EXPECT_EQ(error_code_of([&] { b.copy_from_host(tmp, 4); }), ErrorCode::InvalidState);
-  EXPECT_EQ(error_code_of([&] { b.free(); }), ErrorCode::InvalidState);
-  Tensor t = on_cl({1, 2, 3}, {3});
-  Tensor u = t;
-  const_cast<Buffer&>(t.buffer()).free();
-  EXPECT_EQ(error_code_of([&] { ops::add(u, u); }), ErrorCode::InvalidState);
-  EXPECT_EQ(error_code_of([&] { u.to_vector(); }), ErrorCode::InvalidState);
 }

@@ -5,23 +5,17 @@
 #include <limits>
 #include <random>
 
+#include "device_test_util.hpp"
 #include "ops/widened_reduction.hpp"
 #include "torsh/torsh.hpp"
 
 using namespace torsh;
+using torsh::test::error_code_of;
+using torsh::test::make;
+using torsh::test::rand_vec;
 
 namespace {
 Backend cpu() { return Backend::create(BackendType::Cpu); }
-
-std::vector<float> rand_vec(std::size_t n, unsigned seed, float lo = -1, float hi = 1) {
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<float> u(lo, hi);
-  std::vector<float> v(n);
-  for (auto& x : v) x = u(g);
-  return v;
-}
-
-Tensor make(const std::vector<float>& v, const Shape& s) { return cpu().from_host(v.data(), s, DType::F32); }
 
 // out = a @ b for row-major [m,k] x [k,n], accumulated in double.
 std::vector<double> ref_mm(const std::vector<float>& a, const std::vector<float>& b, int m, int k, int n) {
@@ -35,15 +29,6 @@ std::vector<double> ref_mm(const std::vector<float>& a, const std::vector<float>
   return c;
 }
 
-template <class F>
-ErrorCode error_code_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  return ErrorCode::Internal;
-}
 }  // namespace
 
 TEST(OpsBinary, BroadcastAndStrided) {

@@ -4,29 +4,16 @@
 #include <cmath>
 #include <random>
 
+#include "device_test_util.hpp"
 #include "torsh/torsh.hpp"
 
 using namespace torsh;
+using torsh::test::error_code_of;
+using torsh::test::make;
+using torsh::test::rand_vec;
 
 namespace {
 Backend cpu() { return Backend::create(BackendType::Cpu); }
-std::vector<float> rand_vec(std::size_t n, unsigned seed, float lo = -3, float hi = 3) {
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<float> u(lo, hi);
-  std::vector<float> v(n);
-  for (auto& x : v) x = u(g);
-  return v;
-}
-Tensor make(const std::vector<float>& v, const Shape& s) { return cpu().from_host(v.data(), s, DType::F32); }
-template <class F>
-ErrorCode code_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  return ErrorCode::Internal;
-}
 double ref_unary(rt::UnaryOp op, double x) {
   switch (op) {
     case rt::UnaryOp::Neg: return -x;
@@ -91,7 +78,7 @@ TEST(OpsUnary, OutputsLargerThanTheCacheAreWrittenIntact) {
 }
 
 TEST(OpsUnary, StridedInPlaceHalfAndSpecialValues) {
-  auto v = rand_vec(12, 5);
+  auto v = rand_vec(12, 5, -3, 3);
   Tensor t = make(v, {3, 4});
   Tensor tt = t.transpose(0, 1);
   auto g = ops::exp(tt).to_vector();
@@ -109,9 +96,10 @@ TEST(OpsUnary, StridedInPlaceHalfAndSpecialValues) {
   std::vector<std::int32_t> iv = {-3, 4};
   EXPECT_EQ(ops::abs(cpu().from_host(iv.data(), Shape{2}, DType::I32)).to_host<std::int32_t>(),
             (std::vector<std::int32_t>{3, 4}));
-  EXPECT_EQ(code_of([&] { ops::exp(cpu().from_host(iv.data(), Shape{2}, DType::I32)); }), ErrorCode::DTypeMismatch);
+  EXPECT_EQ(error_code_of([&] { ops::exp(cpu().from_host(iv.data(), Shape{2}, DType::I32)); }),
+            ErrorCode::DTypeMismatch);
   Tensor out = make({0, 0}, {2});
-  EXPECT_EQ(code_of([&] { ops::unary_out(rt::UnaryOp::Exp, t, out); }), ErrorCode::ShapeMismatch);
+  EXPECT_EQ(error_code_of([&] { ops::unary_out(rt::UnaryOp::Exp, t, out); }), ErrorCode::ShapeMismatch);
   auto p = ops::pow(make({2, 9, 4}, {3}), make({3, 0.5f, -1}, {3})).to_vector();
   EXPECT_FLOAT_EQ(p[0], 8.f);
   EXPECT_FLOAT_EQ(p[1], 3.f);
@@ -120,7 +108,7 @@ TEST(OpsUnary, StridedInPlaceHalfAndSpecialValues) {
 
 TEST(OpsReduce, AnyAxesKeepdimAndDtypes) {
   const int A = 3, B = 5, C = 7;
-  auto v = rand_vec(A * B * C, 9);
+  auto v = rand_vec(A * B * C, 9, -3, 3);
   Tensor x = make(v, {A, B, C});
   auto at = [&](int a, int b, int c) { return double(v[(a * B + b) * C + c]); };
   // sum over {0, 2} (not a block) and mean over {1}
@@ -167,9 +155,9 @@ TEST(OpsReduce, AnyAxesKeepdimAndDtypes) {
   EXPECT_TRUE(std::isnan(ops::max(make({1, NAN, 5}, {3})).to_vector()[0]));
   EXPECT_EQ(ops::sum(cpu().empty(Shape{0, 3}, DType::F32), {0}).to_vector(), std::vector<float>(3, 0.f));
   EXPECT_TRUE(std::isnan(ops::mean(cpu().empty(Shape{0}, DType::F32)).to_vector()[0]));
-  EXPECT_EQ(code_of([&] { ops::max(cpu().empty(Shape{0}, DType::F32)); }), ErrorCode::InvalidArgument);
-  EXPECT_EQ(code_of([&] { ops::sum(x, {3}); }), ErrorCode::OutOfRange);
-  EXPECT_EQ(code_of([&] { ops::sum(x, {1, -2}); }), ErrorCode::InvalidArgument);
+  EXPECT_EQ(error_code_of([&] { ops::max(cpu().empty(Shape{0}, DType::F32)); }), ErrorCode::InvalidArgument);
+  EXPECT_EQ(error_code_of([&] { ops::sum(x, {3}); }), ErrorCode::OutOfRange);
+  EXPECT_EQ(error_code_of([&] { ops::sum(x, {1, -2}); }), ErrorCode::InvalidArgument);
   // Large-magnitude sums keep precision (lane accumulation).
   std::vector<float> ones(1 << 20, 1.0f);
   EXPECT_EQ(ops::sum(make(ones, {1 << 20})).to_vector()[0], float(1 << 20));
@@ -177,7 +165,7 @@ TEST(OpsReduce, AnyAxesKeepdimAndDtypes) {
 
 TEST(OpsNorm, LayerNormRmsNormBatchNorm) {
   const int R = 6, N = 33;
-  auto v = rand_vec(R * N, 3, -4, 4), w = rand_vec(N, 4), b = rand_vec(N, 5);
+  auto v = rand_vec(R * N, 3, -4, 4), w = rand_vec(N, 4, -3, 3), b = rand_vec(N, 5, -3, 3);
   auto ln = ops::layer_norm(make(v, {2, 3, N}), make(w, {N}), make(b, {N}), 1e-5f).to_vector();
   auto rn = ops::rms_norm(make(v, {R, N}), make(w, {N}), 1e-6f).to_vector();
   for (int r = 0; r < R; ++r) {
@@ -191,12 +179,15 @@ TEST(OpsNorm, LayerNormRmsNormBatchNorm) {
       EXPECT_NEAR(rn[r * N + i], v[r * N + i] * rinv * w[i], 1e-5);
     }
   }
-  EXPECT_EQ(code_of([&] { ops::layer_norm(make(v, {R, N}), make(w, {N - 1})); }), ErrorCode::ShapeMismatch);
-  EXPECT_EQ(code_of([&] { ops::rms_norm(make(v, {R, N}), make(w, {N}).cast(DType::F16)); }), ErrorCode::DTypeMismatch);
+  EXPECT_EQ(error_code_of([&] { ops::layer_norm(make(v, {R, N}), make(w, {N - 1})); }), ErrorCode::ShapeMismatch);
+  EXPECT_EQ(error_code_of([&] {
+              ops::rms_norm(make(v, {R, N}), make(w, {N}).cast(DType::F16));
+            }),
+            ErrorCode::DTypeMismatch);
 
   // batch_norm: x [2, 3, 4]
   const int Nb = 2, C = 3, S = 4;
-  auto xb = rand_vec(Nb * C * S, 7);
+  auto xb = rand_vec(Nb * C * S, 7, -3, 3);
   Tensor rm = make({0, 0, 0}, {C}), rv = make({1, 1, 1}, {C});
   auto y = ops::batch_norm(make(xb, {Nb, C, S}), rm, rv, std::nullopt, std::nullopt, true, 0.1f, 1e-5f).to_vector();
   auto rmv = rm.to_vector(), rvv = rv.to_vector();
@@ -215,7 +206,7 @@ TEST(OpsNorm, LayerNormRmsNormBatchNorm) {
   }
   auto yi = ops::batch_norm(make(xb, {Nb, C, S}), rm, rv).to_vector();
   EXPECT_NEAR(yi[0], (xb[0] - rmv[0]) / std::sqrt(rvv[0] + 1e-5), 1e-5);
-  EXPECT_EQ(code_of([&] {
+  EXPECT_EQ(error_code_of([&] {
               ops::batch_norm(make(xb, {Nb, C, S}), std::nullopt, std::nullopt);
             }),
             ErrorCode::InvalidArgument);

@@ -7,29 +7,16 @@
 #include <random>
 
 #include "backends/cpu/philox.hpp"
+#include "device_test_util.hpp"
 #include "torsh/torsh.hpp"
 
 using namespace torsh;
+using torsh::test::error_code_of;
+using torsh::test::make;
+using torsh::test::rand_vec;
 
 namespace {
 Backend host() { return Backend::create(BackendType::Cpu); }
-std::vector<float> rand_vec(std::size_t n, unsigned seed, float lo = -1, float hi = 1) {
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<float> u(lo, hi);
-  std::vector<float> v(n);
-  for (auto& x : v) x = u(g);
-  return v;
-}
-Tensor make(const std::vector<float>& v, const Shape& s) { return host().from_host(v.data(), s, DType::F32); }
-template <class F>
-ErrorCode code_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  return ErrorCode::Internal;
-}
 }  // namespace
 
 TEST(OpsRope, NeoXAndGptJLayouts) {
@@ -54,15 +41,15 @@ TEST(OpsRope, NeoXAndGptJLayouts) {
         for (int i = rot; i < D; ++i) EXPECT_EQ(y[i], x[i]);
       }
   }
-  EXPECT_EQ(code_of([&] {
+  EXPECT_EQ(error_code_of([&] {
               ops::rope(make(v, {B, S, H, D}), cs, sn, ops::RopeStyle::NeoX, 12, rot);
             }),
             ErrorCode::OutOfRange);
-  EXPECT_EQ(code_of([&] {
+  EXPECT_EQ(error_code_of([&] {
               ops::rope(make(v, {B, S, H, D}), cs, sn, ops::RopeStyle::NeoX, 0, 4);
             }),
             ErrorCode::ShapeMismatch);
-  EXPECT_EQ(code_of([&] { ops::rope(make(v, {B * S, H, D}), cs, sn); }), ErrorCode::ShapeMismatch);
+  EXPECT_EQ(error_code_of([&] { ops::rope(make(v, {B * S, H, D}), cs, sn); }), ErrorCode::ShapeMismatch);
 }
 
 namespace {
@@ -126,11 +113,11 @@ TEST(OpsAttention, MatchesReferenceCausalAndGrouped) {
   std::vector<float> q(8, 100.f), k = rand_vec(4 * 8, 5), v = rand_vec(4 * 8, 6);
   auto big = ops::attention(make(q, {1, 1, 1, 8}), make(k, {1, 1, 4, 8}), make(v, {1, 1, 4, 8})).to_vector();
   for (float x : big) EXPECT_TRUE(std::isfinite(x));
-  EXPECT_EQ(code_of([&] {
+  EXPECT_EQ(error_code_of([&] {
               ops::attention(make(q, {1, 1, 1, 8}), make(k, {1, 1, 4, 8}), make(v, {1, 1, 8, 4}));
             }),
             ErrorCode::ShapeMismatch);
-  EXPECT_EQ(code_of([&] {
+  EXPECT_EQ(error_code_of([&] {
               ops::attention(make(rand_vec(24, 1), {1, 3, 1, 8}), make(k, {1, 2, 2, 8}), make(v, {1, 2, 2, 8}));
             }),
             ErrorCode::ShapeMismatch);
@@ -207,17 +194,17 @@ TEST(OpsConv, MatchesReferenceWithStrideDilationGroupsBias) {
           }
   }
   auto x = rand_vec(2 * 3 * 4 * 4, 1);
-  EXPECT_EQ(code_of([&] {
+  EXPECT_EQ(error_code_of([&] {
               ops::conv2d(make(x, {2, 3, 4, 4}), make(rand_vec(2 * 2 * 9, 1), {2, 2, 3, 3}));
             }),
             ErrorCode::ShapeMismatch);
-  EXPECT_EQ(code_of([&] {
+  EXPECT_EQ(error_code_of([&] {
               ops::conv2d(make(x, {2, 3, 4, 4}), make(rand_vec(3 * 3 * 25, 1), {3, 3, 5, 5}));
             }),
             ErrorCode::ShapeMismatch);
   ops::Conv2dParams bad;
   bad.stride_h = 0;
-  EXPECT_EQ(code_of([&] {
+  EXPECT_EQ(error_code_of([&] {
               ops::conv2d(make(x, {2, 3, 4, 4}), make(rand_vec(27, 1), {1, 3, 3, 3}), std::nullopt, bad);
             }),
             ErrorCode::InvalidArgument);
@@ -260,19 +247,19 @@ TEST(OpsConv, WinogradMatchesReference) {
   ops::Conv2dParams strided;
   strided.stride_h = strided.stride_w = 2;
   strided.algo = ops::ConvAlgo::Winograd;
-  EXPECT_EQ(code_of([&] {
+  EXPECT_EQ(error_code_of([&] {
               ops::conv2d(make(x, {2, 4, 6, 6}), make(rand_vec(4 * 4 * 9, 2), {4, 4, 3, 3}), std::nullopt, strided);
             }),
             ErrorCode::InvalidArgument);
   ops::Conv2dParams wino;
   wino.algo = ops::ConvAlgo::Winograd;
-  EXPECT_EQ(code_of([&] {
+  EXPECT_EQ(error_code_of([&] {
               ops::conv2d(make(x, {2, 4, 6, 6}), make(rand_vec(4 * 4 * 25, 2), {4, 4, 5, 5}), std::nullopt, wino);
             }),
             ErrorCode::InvalidArgument);
   const Tensor x64 = host().from_host(std::vector<double>(2 * 4 * 6 * 6, 1.0).data(), {2, 4, 6, 6}, DType::F64);
   const Tensor w64 = host().from_host(std::vector<double>(4 * 4 * 9, 1.0).data(), {4, 4, 3, 3}, DType::F64);
-  EXPECT_EQ(code_of([&] { ops::conv2d(x64, w64, std::nullopt, wino); }), ErrorCode::InvalidArgument);
+  EXPECT_EQ(error_code_of([&] { ops::conv2d(x64, w64, std::nullopt, wino); }), ErrorCode::InvalidArgument);
 }
 
 TEST(OpsPool, MaxAndAvgWithPadding) {
@@ -304,7 +291,7 @@ TEST(OpsPool, MaxAndAvgWithPadding) {
       }
   ops::Pool2dParams big;
   big.kernel_h = big.kernel_w = 7;
-  EXPECT_EQ(code_of([&] { ops::max_pool2d(make(v, {1, 2, 5, 5}), big); }), ErrorCode::ShapeMismatch);
+  EXPECT_EQ(error_code_of([&] { ops::max_pool2d(make(v, {1, 2, 5, 5}), big); }), ErrorCode::ShapeMismatch);
 }
 
 TEST(OpsAdam, AdamAndAdamWMatchReferenceOverSteps) {
@@ -338,8 +325,8 @@ TEST(OpsAdam, AdamAndAdamWMatchReferenceOverSteps) {
   }
   // Bad input changes nothing.
   std::vector<Tensor> p{make({1, 2}, {2})}, m{make({0, 0}, {2})}, v{make({0, 0}, {2})};
-  EXPECT_EQ(code_of([&] { ops::adam_step(p, {make({1, 2, 3}, {3})}, m, v, {}, 1); }), ErrorCode::ShapeMismatch);
-  EXPECT_EQ(code_of([&] { ops::adam_step(p, {}, m, v, {}, 1); }), ErrorCode::InvalidArgument);
+  EXPECT_EQ(error_code_of([&] { ops::adam_step(p, {make({1, 2, 3}, {3})}, m, v, {}, 1); }), ErrorCode::ShapeMismatch);
+  EXPECT_EQ(error_code_of([&] { ops::adam_step(p, {}, m, v, {}, 1); }), ErrorCode::InvalidArgument);
   EXPECT_EQ(p[0].to_vector(), (std::vector<float>{1, 2}));
 }
 
@@ -436,7 +423,7 @@ TEST(OpsRandom, PhiloxKnownAnswersAndReproducibility) {
   }
   EXPECT_NEAR(ones / n, 0.25, 0.005);
   EXPECT_EQ(ops::rand(b, Shape{8}, 1, DType::BF16).dtype(), DType::BF16);
-  EXPECT_EQ(code_of([&] { ops::rand(b, Shape{4}, 1, DType::F32, 1.f, 1.f); }), ErrorCode::InvalidArgument);
-  EXPECT_EQ(code_of([&] { ops::bernoulli(b, Shape{4}, 1.5f, 1); }), ErrorCode::InvalidArgument);
-  EXPECT_EQ(code_of([&] { ops::randn(b, Shape{4}, 1, DType::I32); }), ErrorCode::DTypeMismatch);
+  EXPECT_EQ(error_code_of([&] { ops::rand(b, Shape{4}, 1, DType::F32, 1.f, 1.f); }), ErrorCode::InvalidArgument);
+  EXPECT_EQ(error_code_of([&] { ops::bernoulli(b, Shape{4}, 1.5f, 1); }), ErrorCode::InvalidArgument);
+  EXPECT_EQ(error_code_of([&] { ops::randn(b, Shape{4}, 1, DType::I32); }), ErrorCode::DTypeMismatch);
 }

@@ -7,31 +7,19 @@
 #include <cstring>
 #include <numeric>
 
+#include "device_test_util.hpp"
 #include "torsh/torsh.hpp"
 
 using namespace torsh;
+using torsh::test::backend_available;
+using torsh::test::error_code_of;
 
 namespace {
-
-bool opencl_available() {
-  const auto av = Backend::available();
-  return std::find(av.begin(), av.end(), BackendType::OpenCl) != av.end();
-}
-
-template <class F>
-ErrorCode error_code_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  return ErrorCode::Internal;
-}
 
 class PinnedOpenCl : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!opencl_available()) GTEST_SKIP() << "OpenCL backend unavailable";
+    if (!backend_available(BackendType::OpenCl)) GTEST_SKIP() << "OpenCL backend unavailable";
     dev = Backend::builder().backend_type(BackendType::OpenCl).build();
   }
   Backend dev;

@@ -8,8 +8,8 @@
 
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <map>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -75,8 +75,8 @@ TEST(OpFamilies, EveryFamilyHasItsFileInEveryLayer) {
       }
       EXPECT_FALSE(fs::exists(own)) << own << " exists now: drop the kElsewhere entry for '" << family << "'";
       EXPECT_TRUE(fs::is_regular_file(dir / it->second.file))
-          << "kElsewhere says '" << family << "' lives in " << layer.folder << "/" << it->second.file
-          << " (" << it->second.why << "), which does not exist";
+          << "kElsewhere says '" << family << "' lives in " << layer.folder << "/" << it->second.file << " ("
+          << it->second.why << "), which does not exist";
     }
 }
 
@@ -105,7 +105,8 @@ TEST(OpFamilies, FamilyNamesAreFileNames) {
 namespace {
 
 // Every #include "..." line of the files under `dir` with one of `exts`, as (file, included path).
-std::vector<std::pair<fs::path, std::string>> includes_under(const fs::path& dir, std::initializer_list<const char*> exts) {
+std::vector<std::pair<fs::path, std::string>> includes_under(const fs::path& dir,
+                                                             std::initializer_list<const char*> exts) {
   std::vector<std::pair<fs::path, std::string>> out;
   const std::regex inc(R"re(^\s*#\s*include\s*"([^"]+)")re");
   for (const auto& e : fs::recursive_directory_iterator(dir)) {

@@ -1,12 +1,12 @@
 #pragma once
 // The memory pool's lock. Its hot critical sections (a bin pop or push and
 // the statistics) are a few dozen instructions, where std::mutex's lock and
-// unlock cost two locked instructions and two calls: with many threads alive
-// that was 12 ns a pair, an allocate-and-free paying it twice. Here taking
-// the lock is one exchange and releasing it a plain release store (5 ns a
-// pair). Waiters spin briefly, then yield, then sleep, so a holder that grows
-// the pool (a device allocation, which can take milliseconds) does not have
-// them burn a core.
+// unlock cost two locked instructions and two calls, and an allocate-and-free
+// pays them twice. Here taking the lock is one exchange and releasing it a
+// plain release store, under half the cost (src/backends/cpu/README.md,
+// src/runtime/pool_lock.hpp). Waiters spin briefly, then yield, then sleep,
+// so a holder that grows the pool (a device allocation, which can take
+// milliseconds) does not have them burn a core.
 #include <atomic>
 #include <chrono>
 #include <thread>

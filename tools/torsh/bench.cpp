@@ -1,5 +1,5 @@
 // `torsh bench`: the fixed benchmark suite. One JSON object per line with the
-// case names of ../shared/peers so results join by name; byte and flop counts
+// case names of scripts/peers so results join by name; byte and flop counts
 // use the same formulas as the peers' script so ratios compare like with like.
 #include <algorithm>
 #include <chrono>

@@ -25,7 +25,7 @@ std::string size_name(std::size_t n) {
 }
 
 // emit() plus named figures after the main one; the main unit stays one that
-// scripts/bench_table.py reads.
+// scripts/bench/suite-table.py reads.
 void emit_with(const Ctx& c, const std::string& name, double ms, const char* unit, double value,
                const std::vector<std::pair<const char*, double>>& extra) {
   const std::string backend(backend_key(c.dev.type()));

@@ -1,4 +1,4 @@
-// FFT cases, named as scripts/fftw_peer.cpp and scripts/numpy_fft_peer.py
+// FFT cases, named as scripts/peers/fftw-fft.cpp and scripts/peers/numpy-fft.py
 // name them: one out-of-place transform per call. GFLOP/s by FFTW's
 // convention: 5 n log2 n for a complex transform, 2.5 n log2 n for a real one.
 // Each 1-D case also runs into an output allocated once ("..._out", the

@@ -49,7 +49,7 @@ class Error : public std::runtime_error {
   std::vector<std::string> suggestions_;
 };
 
-// Default recovery advice per error code (the seed's DefaultBackendErrorHandler).
+// Default recovery advice per error code.
 std::vector<std::string> default_suggestions(ErrorCode c);
 
 }  // namespace torsh

@@ -1,7 +1,7 @@
 #pragma once
 // Mixed precision: f16/bf16 storage with f32 accumulation (matmul and conv2d
 // accumulate in f32 for f16/bf16 operands on every backend), and a dynamic
-// loss scaler as in the seed's MixedPrecisionConfig and PyTorch's GradScaler.
+// loss scaler as in PyTorch's GradScaler.
 #include <cstdint>
 #include <vector>
 

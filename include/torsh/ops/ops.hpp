@@ -94,7 +94,7 @@ Tensor rope(const Tensor& x, const Tensor& cos, const Tensor& sin, RopeStyle sty
 using rt::CausalAlign;
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal = false,
                  std::optional<float> scale = std::nullopt, CausalAlign align = CausalAlign::TopLeft);
-// Seed-002 LLM helpers: w [n, k] @ x [k] -> [n]; weights [m] . matrix [m, n] -> [n].
+// LLM helpers: w [n, k] @ x [k] -> [n]; weights [m] . matrix [m, n] -> [n].
 Tensor matmul_vec(const Tensor& w, const Tensor& x);
 Tensor weighted_sum_rows(const Tensor& weights, const Tensor& matrix);
 

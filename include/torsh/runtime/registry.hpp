@@ -29,7 +29,7 @@ struct SelectionReport {
 // Explains auto-selection; with min_free_bytes > 0 only devices with that much free memory qualify.
 SelectionReport explain_selection(std::uint64_t min_free_bytes = 0);
 
-// The seed-002 style summary used by `torsh info`.
+// The summary `torsh info` prints.
 std::string backend_summary();
 
 // Directories searched for plugins: TORSH_BACKEND_PATH entries, then the directory of libtorsh.

@@ -80,7 +80,7 @@ struct Line {
         // both ends (vectorised: the reversed reads are permutes).
         // The loop starts at k = 0 (which reads Z_h, the pad after re and im,
         // and is then overwritten) so that its vectors fall on cache lines:
-        // from k = 1 every store was split across two, 1.5x the pass's time.
+        // from k = 1 every store would be split across two, 1.5x the pass's time.
         const T half = T(0.5) * scale, z0r = re[0], z0i = im[0];
         over(threads, 0, h,
              [&](std::int64_t k0, std::int64_t k1) { fft::untangle_r2c(plan, re, im, ol, os, k0, k1, half); });

@@ -3,15 +3,13 @@
 // leave one thread with the long ones. SpMV (n = 1) on Intel's cores reads x
 // by vector gathers (spmv_gather.hpp) where the matrix is within a quarter of
 // the last-level cache; elsewhere it is a scalar loop with
-// four partial sums per row: with one, each nonzero waited for the previous
-// add. What limits it is the matrix's streams, not x: with x confined to an
-// 8 KB window the loop ran at 16.0 GB/s against 15.5 with x at random over
-// 400 KB. So the values and indices are prefetched ahead (kStreamAhead), and
-// x is not: its prefetch (64 nonzeros ahead, which had helped before the
-// streams were prefetched) measured the same or slower once they were.
-// Measured slower or the same on Zen 4: non-temporal prefetches, the AVX-512
-// gathers of vector clones, hand-written AVX2 and AVX-512 gathers with
-// masked row tails, an FMA clone of this loop. SpMM (spmm_rows) is
+// four partial sums per row: with one, each nonzero waits for the previous
+// add. What limits it is the matrix's streams, not x (x confined to a few KB
+// runs hardly faster than x at random). So the values and indices are
+// prefetched ahead (kStreamAhead), and x is not: with the streams prefetched,
+// prefetching x gains nothing. Non-temporal prefetches, gathers on AMD's
+// cores and an FMA clone of this loop are no faster either
+// (src/backends/cpu/README.md, sparse_matmul). SpMM (spmm_rows) is
 // vectorised over n in the target_clones loops.
 #include <algorithm>
 #include <atomic>
@@ -31,10 +29,10 @@ namespace torsh::cpu {
 namespace {
 
 // How far ahead (nonzeros) the values and indices are prefetched: with the
-// hardware's stream prefetch alone one Zen 4 core read them at 8-9 GB/s.
-// Built in: 1.5 KB of f32 values ahead, which measured best of 0.5-3 KB on
-// Zen 4. With auto-tuning on, the distance is measured once per machine and
-// thread count instead (stream_ahead()).
+// hardware's stream prefetch alone one core reads them too slowly.
+// Built in: 1.5 KB of f32 values ahead, the best of 0.5-3 KB
+// (src/backends/cpu/README.md, sparse_matmul). With auto-tuning on, the
+// distance is measured once per machine and thread count instead (stream_ahead()).
 inline constexpr std::int64_t kStreamAhead = 384;
 // The built-in distance first: a disabled tuner takes the first candidate.
 inline constexpr std::int64_t kAheadCandidates[] = {kStreamAhead, 0, 128, 256, 768, 1536};
@@ -104,10 +102,9 @@ inline void spmm_block(const I* indices, const T* values, std::int64_t j0, std::
 
 // SpMM. Narrow x (rows of at most 128 bytes: n <= 32 f32): each output row
 // in blocks of 32, 16 and 8 columns whose sums stay in registers over the
-// row's nonzeros, and the last few columns added row by row as below
-// (n = 16 on the matrices of BENCHMARKS.md: 1.26-1.72x the row-by-row
-// loop; at n = 64 and 256 the blocks re-read the row once per block and
-// lost). Wider x: o += value * x's row, one nonzero at a time.
+// row's nonzeros, and the last few columns added row by row as below. Wider
+// x: o += value * x's row, one nonzero at a time, as blocks would re-read the
+// row once per block and lose (src/backends/cpu/README.md, sparse_matmul).
 template <class I, class T>
 inline void spmm_rows(const I* indptr, const I* indices, const T* values, const T* x, T* out, std::int64_t n,
                       std::int64_t r0, std::int64_t r1) {

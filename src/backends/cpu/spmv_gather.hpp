@@ -1,15 +1,10 @@
 #pragma once
 // SpMV rows with x read by vector gathers (spmv_gather.cpp): on Intel's
 // cores a gather of 16 (or 8) x values issues fewer load operations than as
-// many scalar loads, and the loop stops being bound by them. Measured on an
-// Emerald Rapids against the scalar loop of sparse_matmul.cpp, 2 threads,
-// f32 values and i32 indices: a 5 MB matrix (in cache) 1.68x at 512 bits and
-// 1.32x at 256; rows of power-law length, 1% of 20000^2, 1.44x / 1.50x;
-// 0.1% of 100000^2 1.12x / 1.24x (all of these held in its 260 MB L3).
-// From memory they lose: matrices of 160 and 320 MB ran 0.84-0.99x, so
-// sparse_matmul.cpp sends only matrices within a quarter of the last-level
-// cache here. On Zen 4 gathers measured the same or slower than the scalar
-// loop, so AMD's cores keep it.
+// many scalar loads, and the loop stops being bound by them. From memory
+// gathers lose, so sparse_matmul.cpp sends only matrices within a quarter of
+// the last-level cache here; on AMD's cores gathers are no faster than the
+// scalar loop, so they keep it (src/backends/cpu/README.md, sparse_matmul).
 #include <cstdint>
 
 namespace torsh::cpu {

@@ -123,10 +123,10 @@ CudaDevice::CudaDevice(int index, int ordinal) : rt::DeviceImpl(kernel_table()),
   memory_pools_ = vendor::memory_pools(p, ordinal);
   // Ops take short-lived scratch from the stream-ordered pool (fft rows,
   // int8 copies, memmove). By default the pool hands its memory back to the
-  // driver at every synchronisation, so the next op maps it afresh: 0.1 ms
-  // per call on an H100, which doubled a 1024^3 int8 product. Keeping a
-  // bounded amount between uses removes that. Best effort: without it ops
-  // are only slower.
+  // driver at every synchronisation, so the next op maps it afresh, which
+  // can cost as much as a mid-sized op itself (src/backends/gpu/README.md,
+  // cuda/device.cpp). Keeping a bounded amount between uses removes that.
+  // Best effort: without it ops are only slower.
   if (memory_pools_) (void)vendor::keep_pool_memory(ordinal, kPoolKeepBytes);
   limits_.threads_per_block = p.maxThreadsPerBlock;
   for (int d = 0; d < 3; ++d) {

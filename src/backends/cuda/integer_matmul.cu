@@ -71,8 +71,9 @@ bool capturing(const CudaStream& s) {
 //
 // The tensor cores take the "TN" layout only at full speed: both operands
 // with k contiguous. a's rows already are (used in place when s8, k a
-// multiple of 16 and aligned); b is copied transposed. On an H100 this
-// beat cuBLASLt's own kernel for row-major b ("NN") 2x at n = 4096.
+// multiple of 16 and aligned); b is copied transposed, which beats
+// cuBLASLt's own kernel for row-major b ("NN") (src/backends/gpu/README.md,
+// cuda/integer_matmul.cu).
 bool tensor_core_route(CudaStream& s, const rt::IntegerMatmulArgs& a) {
   if (a.m == 0 || a.n == 0 || a.k == 0 || a.batch == 0) return false;
   const std::int64_t m = a.m, n = a.n, k = a.k, ldk = (k + 15) / 16 * 16;

@@ -13,7 +13,7 @@ namespace {
 
 // unary_f32_items_<op>: one thread per element with the op folded in; the
 // strided kernel's 64-bit index division per element costs more than the
-// op on a GPU (gelu over 16M floats: 0.40x PyTorch strided).
+// op on a GPU (src/backends/gpu/README.md, cuda/unary.cu).
 using ItemsKernel = KernelRef<const float*, float*, long, long, long>;
 ItemsKernel items_kernel(rt::UnaryOp op) {
   switch (gpu::unary_code(op)) {

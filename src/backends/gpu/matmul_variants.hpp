@@ -38,8 +38,8 @@ inline constexpr MatmulVariant kMatmulF64{
 // The variant used without measurements: small tiles while a bigger one would
 // leave most of the device idle or most of its tile empty, larger ones as the
 // output grows. Outputs of at most 8 rows (or columns) take the 8 x 128 (128 x
-// 8) tiles: on PoCL 1.6-1.8x faster than t32x32_r4x4 at m = 1 and m = 8, n =
-// 2048, k = 576, which in turn beat one output per work-item (t16x16_r1x1).
+// 8) tiles, which beat t32x32_r4x4 there, which in turn beats one output per
+// work-item, t16x16_r1x1 (src/backends/gpu/README.md, matmul_variants.hpp).
 inline const MatmulVariant& default_matmul_variant(std::int64_t batch, std::int64_t m, std::int64_t n) {
   const std::int64_t outputs = batch * m * n;
   if (m <= 8 && n > 8) return kMatmulVariants[6];

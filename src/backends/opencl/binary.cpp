@@ -40,7 +40,7 @@ void binary(OpenClStream& s, const rt::BinaryArgs& a) {
   }
   const char* items = items_kernel(a.op);
   if (gpu::dense(m, 3) && items && dev.info().kind == DeviceKind::Cpu) {
-    // One item per element: what a CPU device vectorizes (1M adds 3x faster on PoCL than the loop).
+    // One item per element: what a CPU device vectorizes (src/backends/gpu/README.md, opencl items kernels).
     const Kernel k = dev.kernel(items);
     const std::int64_t local = 256;
     launch(s, k, range(static_cast<std::size_t>(gpu::round_up(n, local))), range(static_cast<std::size_t>(local)), x, y,

@@ -75,11 +75,9 @@ bool clblast_fits(OpenClStream& s, const rt::MatmulArgs& a) {
 }
 
 bool clblast_preferred(const rt::MatmulArgs& a) {
-  // Measured on PoCL (BENCHMARKS.md, "OpenCL GEMM vs CLBlast"): SGEMM is 1.3x
-  // to 3.7x faster from 64^3 multiply-adds up (squares 64-1024, 128x2048x576,
-  // 16x2048x576, 1x2048x576); at 32^3 the two are within noise of each other
-  // (CLBlast's fixed cost per call dominates), so the plugin's kernel keeps
-  // the small ones.
+  // CLBlast's SGEMM is the faster from 64^3 multiply-adds up; below, its
+  // fixed cost per call dominates, so the plugin's kernel keeps the small ones
+  // (src/backends/gpu/README.md, opencl/clblast_gemm.cpp).
   const std::int64_t macs = a.out.shape[0] * a.out.shape[1] * a.out.shape[2] * a.a.shape[2];
   return a.out.dtype == DType::F32 && macs >= (std::int64_t{1} << 18);
 }

@@ -5,7 +5,7 @@
 // (BENCHMARKS.md). Built only when CMake found CLBlast (TORSH_HAVE_CLBLAST);
 // otherwise nothing fits and matmul.kern.h runs everything. TORSH_OPENCL_CLBLAST=0
 // in the environment leaves CLBlast out as if it were not built in (the
-// benchmark scripts/opencl_gemm_clblast.cpp compares the two that way).
+// benchmark scripts/bench/opencl-gemm-clblast.cpp compares the two that way).
 #include "device.hpp"
 #include "torsh/backend/op_args.hpp"
 

@@ -25,7 +25,7 @@ void unary(OpenClStream& s, const rt::UnaryArgs& a) {
   const cl_mem x = mem_of(*a.x.buffer), out = mem_of(*a.out.buffer);
   const cl_int op{gpu::unary_code(a.op)};
   if (a.out.dtype == DType::F32 && gpu::dense(m, 2) && dev.info().kind == DeviceKind::Cpu) {
-    // One item per element: what a CPU device vectorizes (gelu over 16M f32 ~20x faster on PoCL).
+    // One item per element: what a CPU device vectorizes (src/backends/gpu/README.md, opencl items kernels).
     const Kernel k = dev.kernel(items_kernel(a.op));
     const std::int64_t local = 256;
     launch(s, k, range(static_cast<std::size_t>(gpu::round_up(n, local))), range(static_cast<std::size_t>(local)), x,

@@ -24,10 +24,8 @@ template <class T>
 inline constexpr std::int64_t kBlock = 64 / sizeof(T);
 // The vector stages run lengths up to this many bytes of values (by vector
 // width): their first stage reads `lanes` streams n / lanes apart, and past
-// that size they and their twiddles conflict in the L1 cache. Measured on a
-// Zen 4, kernel alone, against the scalar stages: at 512 bits 8192 floats
-// took 8.5 us (scalar 11.9), 16384 24.2 (22.6); at 256 bits 4096 floats
-// 4.7 us (6.2), 8192 12.2 (11.0).
+// that size they and their twiddles conflict in the L1 cache and run slower
+// than the scalar stages (src/backends/cpu/README.md, fft_plan).
 inline constexpr std::int64_t vector_max_bytes(int vector_bytes) {
   return vector_bytes >= 64 ? std::int64_t{64} << 10 : std::int64_t{32} << 10;
 }
@@ -130,7 +128,7 @@ struct Plan {
   // Bluestein's inner plans) never hold them. Up to kHalfTable values they
   // are one table (re, im); longer plans keep w^j for j < kHalfFine (fine)
   // and w^(kHalfFine i) (coarse) and multiply the two per block: the full
-  // table of a 2^20-point rfft was 4 MB read by a pass that moves 12 MB.
+  // table of a 2^20-point rfft would be 4 MB read by a pass that moves 12 MB.
   static constexpr std::int64_t kHalfTable = std::int64_t{1} << 16, kHalfFine = 1024;
   struct Half {
     std::vector<T> re, im;

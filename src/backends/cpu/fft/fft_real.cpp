@@ -2,7 +2,7 @@
 // one of length h (fft.cpp's R2C and C2R lines). Compiled per x86 level
 // with restrict-qualified pointers and the pair step known at compile time,
 // so each is one vector loop whose reversed reads are permutes: in the
-// baseline build the R2C pass was a third of a 1024-point rfft, more than
+// baseline build the R2C pass takes a third of a 1024-point rfft, more than
 // the complex transform before it.
 #include <algorithm>
 #include <cstdint>

@@ -23,29 +23,19 @@ int vector_lanes();
 //    second intermediate (Plan::y_scratch);
 //  - fuse_min_bytes, fuse_max_bytes: lengths in between (in bytes of
 //    complex values) run stages two to a pass (Plan::passes). At 256 bits
-//    from the shortest: measured on an Emerald Rapids at 256 bits, 512
-//    points ran 12% faster fused, 4096 13-15%, 8192 15-20% and 16384 15%,
-//    1024 and 2048 within noise. At 512 bits from where the transform's
-//    three arrays outgrow the L1 (a third of it): 8192 points 10-20% faster,
-//    1024 points (in L1) 4% slower. Up to 128 KiB (16384 floats) on both:
-//    past it a fused pair's R1 R2 streams (against a stage's 2 R) outrun the
-//    L1's ways and the prefetchers, and 65536 points ran up to 20% slower
-//    at 256 bits.
+//    from the shortest; at 512 bits from where the transform's three arrays
+//    outgrow the L1 (a third of it), as in L1 the fused pass costs more than
+//    it saves. Up to 128 KiB (16384 floats) on both: past it a fused pair's
+//    R1 R2 streams (against a stage's 2 R) outrun the L1's ways and the
+//    prefetchers.
 // Elsewhere (AMD's cores, 256 bits, doubles): none of the first three,
-// max_bytes from vector_max_bytes. On Intel's at 512 bits (floats): all three, max_bytes
-// taking every power of two below the four-step, as measured on an Emerald Rapids
-// with 64-byte aligned buffers against FFTW, transform alone: 2048 points
-// as 16 16 8 took 1.44 us against 1.69 as 16 8 4 4, 4096 as 16 16 16
-// 3.7-3.9 against 4.35 as 16 8 8 4 (the 32 registers hold a radix-16
-// butterfly's data, and a stage fewer is a pass fewer over arrays that
-// outgrow the L1), and the vector stages ran 16384-65536 points at
-// 1.37-1.82x FFTW where the scalar ones ran 0.84-1.18x. y as scratch took
-// 2048-8192 points 3-15% faster there, and 3% slower at 256 bits.
-// At 256 bits (floats) with an L1 of 12 ways or more (Emerald Rapids' 48 KB,
-// where it was measured): max_bytes taking every power of two below the
-// four-step too, 8192-65536 points at 1.00-1.03x FFTW against 0.85-0.99x on
-// the scalar stages; with Zen 4's 8 ways 8192 points had run slower on the
-// vector stages (fft_plan.hpp, vector_max_bytes).
+// max_bytes from vector_max_bytes. On Intel's at 512 bits (floats): all three,
+// max_bytes taking every power of two below the four-step: the 32 registers
+// hold a radix-16 butterfly's data, and a stage fewer is a pass fewer over
+// arrays that outgrow the L1. At 256 bits (floats) with an L1 of 12 ways or
+// more, max_bytes likewise; with fewer ways the first stage's streams
+// conflict in the L1 (fft_plan.hpp, vector_max_bytes).
+// The measurements behind each choice: src/backends/cpu/README.md, fft_vector.
 struct VectorPlanShape {
   bool radix16 = false;
   std::int64_t max_bytes = 0;

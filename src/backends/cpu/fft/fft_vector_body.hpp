@@ -323,7 +323,7 @@ TORSH_INLINE void store_out(V* ar, V* ai, LaneT<V>* yr, LaneT<V>* yi, Stride out
 // A vertical stage (s a multiple of W): split x to split y, or to pairs y
 // (OutPairs; re and im swapped back with Swap, times scale when Scaled).
 // Twiddled is false for a stage of length R (every plan's last): its
-// twiddles are all 1, and multiplying by them was a tenth of a 1024-point
+// twiddles are all 1, and multiplying by them would be a tenth of a 1024-point
 // transform's arithmetic.
 template <int R, bool OutPairs, bool Twiddled, bool Swap, bool Scaled, class V>
 TORSH_INLINE void vertical_stage(const typename Plan<LaneT<V>>::Stage& st, std::int64_t s, const LaneT<V>* xr,
@@ -371,7 +371,7 @@ TORSH_INLINE void vertical_stage(const typename Plan<LaneT<V>>::Stage& st, std::
 // buffers. For each p2 of stage 2 and W lanes q1 of stage 1, stage 1 runs
 // for p1 = p2 + j m2 (j < R2), the inputs of stage 2's groups q = q1 + k1 s
 // (k1 < R1) at p2. Where the arrays outgrow L1 (4096 points and up at 256
-// bits) each stage was a trip through L2; the loads and stores stay, to and
+// bits) each stage would be a trip through L2; the loads and stores stay, to and
 // from the block.
 template <int R1, int R2, bool OutPairs, bool Twiddled2, bool Swap, bool Scaled, class V>
 TORSH_INLINE void fused_stages(const typename Plan<LaneT<V>>::Stage& st1, const typename Plan<LaneT<V>>::Stage& st2,

@@ -124,11 +124,10 @@ void scale_c(const Batch& bt) {
 }
 
 // The k blocking of the AVX-512 and AVX2 kernels. Deep k blocks cut C's memory
-// traffic but stream the A panel from L2. Built in: deep wherever it measured
-// faster, which is Zen 4 (512-bit ops on 256-bit units, so the tile needs half
-// the load bandwidth per cycle of Zen 5's) and every AVX2 machine measured (a
-// Zen 3 at 1.04-1.09x over the shallow blocking at n = 1024-4096 on 2
-// threads, and Zen 4 held to AVX2); shallow on Zen 5's full-width AVX-512.
+// traffic but stream the A panel from L2. Built in: deep where 512-bit ops
+// run on 256-bit units (the tile then needs half the load bandwidth per
+// cycle) and with AVX2; shallow on full-width AVX-512, whose tile needs
+// twice that bandwidth and so its A panel in L1 (src/backends/cpu/README.md, gemm).
 // With auto-tuning on, a 1024^3 product on all threads is timed both ways
 // once per machine and input dtype.
 class Blocking {

@@ -94,8 +94,8 @@ std::size_t b_panel_bytes(const Kernel& kern, std::int64_t kc);
 
 // Starts fetching `bytes` from p into the cache. Packing B reads k rows of a
 // few hundred bytes each, every one on a new page, which the hardware
-// prefetcher follows too late: fetched 8 rows ahead, an AVX-512 B pack went
-// from 0.50 to 0.15 ns per element.
+// prefetcher follows too late, so packing fetches rows ahead itself
+// (src/backends/cpu/README.md, gemm).
 inline void prefetch_bytes(const void* p, std::int64_t bytes) {
   for (std::int64_t o = 0; o < bytes; o += 64) __builtin_prefetch(static_cast<const char*>(p) + o);
 }
@@ -150,8 +150,8 @@ struct Limits {
   std::size_t whole_k_bytes = std::size_t(8) << 20;
   // On several threads, A is packed and shared this many bytes of k blocks
   // at a time when threads split C by columns. Small enough that the packed
-  // block is still in L3 when the column chunks read it (n = 2048 on 2
-  // threads: 1.035x the speed of 32 MB, which packed all of A first).
+  // block is still in L3 when the column chunks read it, which beats packing
+  // all of A first (src/backends/cpu/README.md, gemm).
   std::size_t shared_a_bytes = std::size_t(4) << 20;
 };
 

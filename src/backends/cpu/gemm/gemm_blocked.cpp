@@ -29,7 +29,8 @@ std::atomic<std::uint64_t> g_calls{0};
 // Rows of A packed per k block when items share them (4096 x 256 f32: 4 MB).
 constexpr std::int64_t kBandRows = 4096;
 // The largest packed A that each of two threads packs for itself when they
-// split C by columns (run_column_chunks); 1.01-1.6x at n = 128-768 on Zen 4.
+// split C by columns (run_column_chunks): up to it the copies beat one
+// shared A, above it they lose (src/backends/cpu/README.md, gemm).
 constexpr std::size_t kLocalABytes = std::size_t(4) << 20;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
@@ -123,8 +124,8 @@ void run_column_chunks(const Kernel& kern, const Problem& p, int threads, std::i
   const std::size_t a_stride = static_cast<std::size_t>(a_panels) * a_panel_bytes(kern, kc_blk);
   const std::int64_t group =
       p.a_packed ? k_blocks : std::clamp<std::int64_t>(static_cast<std::int64_t>(a_budget / a_stride), 1, k_blocks);
-  // A packed for group g + 1 by the first tasks of group g's fork (double
-  // buffered) measured 0.98x of packing it in a fork of its own.
+  // A is packed in a fork of its own: packing group g + 1's A in the first
+  // tasks of group g's fork (double buffered) is no faster.
   // Chunks of up to chunk_bytes of packed B, at least 4 per thread so that
   // one slowed thread leaves its share to the others, in a number that the
   // threads divide evenly and with sizes that differ by one panel at most:
@@ -135,14 +136,13 @@ void run_column_chunks(const Kernel& kern, const Problem& p, int threads, std::i
   if (items > threads && round_up(items, threads) <= panels) items = round_up(items, threads);
   const std::int64_t chunk = ceil_div(panels, items);  // the widest chunk
   // On two threads each thread packs all of A for itself instead of half of
-  // it into shared memory. Packing the shared half cost 3.4x the same copy on
-  // one thread (its lines, read by both cores in the previous call, are
-  // taken back from the other core's cache line by line), and half of the
-  // tiles then read A from the other core: 2 threads, 6x16 AVX2 kernel,
-  // n = 256: 176 -> 196 GFLOP/s; 14x32 AVX-512: 194 -> 209. Each thread's
-  // copy grows with the thread count while the shared one shrinks, so more
-  // threads (not measured here) keep the shared A, and so does an A of more
-  // than kLocalABytes: at n = 1024 (4.2 MB) the copies measured 0.96-0.99x.
+  // it into shared memory. Packing the shared half costs several times the
+  // same copy on one thread (its lines, read by both cores in the previous
+  // call, are taken back from the other core's cache line by line), and half
+  // of the tiles then read A from the other core. Each thread's copy grows
+  // with the thread count while the shared one shrinks, so more threads keep
+  // the shared A, and so does an A of more than kLocalABytes
+  // (src/backends/cpu/README.md, gemm).
   const bool local_a =
       !p.a_packed && threads == 2 && items > 1 && static_cast<std::size_t>(group) * a_stride <= kLocalABytes;
   const std::int64_t packers = p.a_packed || local_a ? 0 : std::min<std::int64_t>(threads, a_panels);
@@ -184,7 +184,7 @@ void run_column_chunks(const Kernel& kern, const Problem& p, int threads, std::i
       // In the GotoBLAS order a tile that reads C starts fetching the next
       // tile's C (along the row) into L2: when C is larger than the last-level
       // cache, the kernel's own fetch a few dozen k steps before the end comes
-      // too late (AVX-512, 2 threads: 1.02-1.04x at n = 1024-4096).
+      // too late (src/backends/cpu/README.md, gemm).
       const bool reads_c = kern.resident == Resident::APanel && out.direct && (pc > 0 || p.beta != 0.0f);
       auto tile = [&](std::int64_t ir, std::int64_t jr) {
         const int mr = static_cast<int>(std::min(MR, m - ir)), nr = static_cast<int>(std::min(NR, j1 - jr));
@@ -208,10 +208,10 @@ void run_column_chunks(const Kernel& kern, const Problem& p, int threads, std::i
 }
 
 // Packed B a column chunk keeps in its thread's L2. A kernel that streams B
-// panels from L2 (GotoBLAS order) names that block itself, kc x nc: on a
-// 1 MB L2, 768 KB chunks ran n = 2048-4096 on 2 threads at 1.07-1.1x the
-// speed of 256 KB ones. A kernel that keeps its B panel in L1 (BLIS order)
-// takes 256 KB, measured on a 512 KB L2.
+// panels from L2 (GotoBLAS order) names that block itself, kc x nc, sized
+// to its L2 (768 KB of a 1 MB L2 beats 256 KB). A kernel that keeps its B
+// panel in L1 (BLIS order) takes 256 KB, half of a 512 KB L2
+// (src/backends/cpu/README.md, gemm).
 std::size_t column_chunk_bytes(const Kernel& kern) {
   if (kern.resident == Resident::APanel)
     return static_cast<std::size_t>(kern.nc / kern.nr) * b_panel_bytes(kern, kern.kc);
@@ -299,11 +299,9 @@ void run_blocked(const Kernel& kern, const Problem& p, int threads, const Limits
   // One row block: chunks of 128 KB of B, A of every k block packed at once.
   if (m <= mc_blk) return run_column_chunks(kern, p, threads, kc_blk, mc_blk, std::size_t(128) << 10, SIZE_MAX, out);
   // C written in place, several threads or a GotoBLAS-order kernel: chunks
-  // of column_chunk_bytes. On 2 threads with the AVX2 kernel, 1.3x the
-  // blocks of rows below at n = 256 and equal within noise at 1024-4096 (and
-  // no better on one thread); on one thread with the AVX-512 kernel, 1.01x
-  // at n = 1024 and 1.036x at 2048. An accumulated copy of C would need all
-  // m rows at once.
+  // of column_chunk_bytes, as fast as the blocks of rows below or faster
+  // (src/backends/cpu/README.md, gemm). An accumulated copy of C would need
+  // all m rows at once.
   if ((threads > 1 || kern.resident == Resident::APanel) && !accumulate)
     return run_column_chunks(kern, p, threads, kc_blk, mc_blk, column_chunk_bytes(kern), lim.shared_a_bytes, out);
   auto* bbuf = static_cast<char*>(t_pack_b.get((pipelined ? 2 : 1) * b_half + 64));

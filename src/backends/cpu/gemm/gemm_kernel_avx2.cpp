@@ -97,11 +97,10 @@ const Kernel& kernel_avx2_f32() {
 
 const Kernel& kernel_avx2_f32_deep_k() {
   // GotoBLAS order over k blocks of 1024: the 6 x kc A panel (24 KB) stays in
-  // L1 and C goes to memory and back 2.7x less often. It beat the BLIS
-  // blocking on a Zen 3 (1.04-1.09x at n = 1024-4096, 2 threads) and on Zen 4
-  // held to AVX2, so it is the built-in choice (gemm.cpp); its B block (1.5 MB)
-  // outgrows a Zen 3's 512 KB L2, yet k blocks of 512 or 768 with B blocks
-  // that fit measured slower.
+  // L1 and C goes to memory and back 2.7x less often, which beats the BLIS
+  // blocking, so it is the built-in choice (gemm.cpp). Its B block (1.5 MB)
+  // outgrows a 512 KB L2, yet k blocks of 512 or 768 with B blocks that fit
+  // are slower (src/backends/cpu/README.md, gemm).
   static const Kernel k{"avx2-f32-6x16-kc1024", Panel::F32,  Resident::APanel, kMR, kNR, 1024, 384, 1008, &tile,
                         &pack_a_avx2,           &pack_b_avx2};
   return k;

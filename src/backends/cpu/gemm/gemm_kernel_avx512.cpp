@@ -82,8 +82,7 @@ const Kernel& kernel_avx512_f32() {
 
 const Kernel& kernel_avx512_f32_deep_k() {
   // k blocks of 1024: the A panel (57 KB) streams from L2 and C goes to
-  // memory and back 2.7x less often. Zen 4, 2 threads: 1.02-1.07x at
-  // n = 1024-4096 (gemm.cpp chooses).
+  // memory and back 2.7x less often (gemm.cpp chooses; src/backends/cpu/README.md, gemm).
   static const Kernel k{"avx512-f32-14x32-kc1024",
                         Panel::F32,
                         Resident::APanel,

@@ -82,10 +82,9 @@ const Kernel& kernel_avx512_bf16() {
 
 const Kernel& kernel_avx512_bf16_deep_k() {
   // The same tile over k blocks of 2048: C goes to memory and back once per
-  // 2048 k instead of per 768, and the A panel (57 KB) streams from L2. On
-  // Zen 4 (512-bit ops on 256-bit units) the tile alone holds 99% of the
-  // vdpbf16ps peak either way, and a 2048^3 product on 2 threads went from
-  // 411 to 430 GFLOP/s (best of 18, in one process; gemm.cpp chooses).
+  // 2048 k instead of per 768, and the A panel (57 KB) streams from L2. Where
+  // 512-bit ops run on 256-bit units the tile holds the vdpbf16ps peak either
+  // way, so the fewer trips of C win (gemm.cpp chooses; src/backends/cpu/README.md, gemm).
   static const Kernel k{"avx512bf16-14x32-kc2048",
                         Panel::Bf16Pairs,
                         Resident::APanel,

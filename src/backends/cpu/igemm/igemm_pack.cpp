@@ -36,7 +36,7 @@ std::int32_t sum_unsigned(const unsigned char* p, std::int64_t k, unsigned char 
 // words of the groups [0, full): 4 groups of each row are loaded as one
 // vector and the 4 x 4 block of words transposed, so each group's words go
 // out in one store. Writing a row's words one at a time, mr words apart,
-// was a twelfth of a 1024^3 product on two threads.
+// would take a twelfth of a 1024^3 product on two threads.
 __attribute__((always_inline)) inline void pack_a_words(const unsigned char* a, std::int64_t k, std::int64_t row,
                                                         int rows, std::int64_t full, std::uint32_t flip4, int mr,
                                                         std::uint32_t* d) {
@@ -73,8 +73,8 @@ __attribute__((always_inline)) inline void pack_a_words(const unsigned char* a, 
 
 // Columns [j, j + 16) of one group's four rows of b (bytes XOR f) as their
 // 16 lane words at d + j, and the words' four signed bytes summed into
-// sums[0..4) (four columns each): one pass over b for both, where the sums
-// had a pass of their own. The even bytes of a word reach int16 by a shift
+// sums[0..4) (four columns each): one pass over b for both, rather than a
+// pass of its own for the sums. The even bytes of a word reach int16 by a shift
 // up and an arithmetic shift down, the odd ones by the latter alone;
 // pmaddwd then adds each word's two pairs.
 __attribute__((always_inline)) inline void pack_b_words(const unsigned char* const rows[4], int j, __m128i f,

@@ -70,7 +70,7 @@ inline void requantize_row(const std::int32_t* v, const float* s, int count, std
 // A finished tile's rows, all with the same column multipliers (a's scale
 // per tensor): one call a tile, not one a row (a single row when a's scale is
 // per row). Compiled per x86 level (simd.hpp's clones): with the baseline's
-// 16-byte vectors, requantizing was a sixth of a 1024^3 QLinearMatMul.
+// 16-byte vectors, requantizing takes a sixth of a 1024^3 QLinearMatMul.
 TORSH_SIMD_CLONES void requantize_tile_u8(const std::int32_t* c, int ldc, int rows, int cols, const float* s,
                                           std::int32_t z, std::uint8_t* out, std::int64_t ldo) {
   for (int r = 0; r < rows; ++r) requantize_row(c + r * ldc, s, cols, z, 0, 255, out + r * ldo);
@@ -88,7 +88,7 @@ TORSH_SIMD_CLONES void scale_tile_f32(const std::int32_t* c, int ldc, int rows, 
 // One tile row's sums with the zero-point terms (igemm.hpp), into out or a
 // row buffer: restrict-qualified and compiled per x86 level, so it is one
 // vector pass (writing into out through unqualified pointers, the compiler
-// had to assume out might overlap the terms).
+// must assume out might overlap the terms).
 TORSH_SIMD_CLONES void finish_row(const std::int32_t* __restrict cr, const std::uint32_t* __restrict ct,
                                   const std::uint32_t* __restrict zbc, const std::uint32_t* __restrict bc,
                                   std::uint32_t zar, std::uint32_t rar, std::uint32_t zb0, bool a_per_row,
@@ -216,9 +216,7 @@ Blocks blocks_for(const Kernel& kn) {
 // Whether a product whose packed panels take `packed` bytes runs long k in
 // blocks: only once the panels outgrow most of the last-level cache. Below
 // that, whole-k tiles read a from the cache and write int32 tiles straight
-// out, and measured faster (2048^3: 40 against 42-48 ms at 256 bits, 9
-// against 11 ms with VNNI); above it blocks won (4096^3 at 256 bits: 359
-// against 551 ms).
+// out, and are the faster; above it blocks win (src/backends/cpu/README.md, igemm).
 std::atomic<int> g_force_long_k_blocks{-1};
 bool long_k_blocked(std::size_t packed) {
   const int forced = g_force_long_k_blocks.load(std::memory_order_relaxed);
@@ -321,16 +319,16 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
   const auto* a_all = data_of<unsigned char>(x.a);
   const auto* b_all = data_of<unsigned char>(x.b);
   const std::uint32_t kk = static_cast<std::uint32_t>(k);
-  // The output's address, looked up once: per row it was a virtual call.
+  // The output's address, looked up once: per row it would be a virtual call.
   const std::size_t out_size = dtype_size(od);
   unsigned char* const out_bytes =
       static_cast<unsigned char*>(x.out.buffer->host_ptr()) + static_cast<std::size_t>(x.out.offset) * out_size;
 
   // Whole-k tiles over more row panels than threads split the rows: each
   // thread packs its own range of a panels and runs its tiles from them, with
-  // no barrier between and no panel crossing to another core's cache (the
-  // single split by columns had every thread read the a panels all threads
-  // packed). Narrow products split by columns as before.
+  // no barrier between and no panel crossing to another core's cache (a
+  // single split by columns has every thread read the a panels all threads
+  // packed). Narrow products split by columns.
   const bool long_k = blocks.k_groups < groups && long_k_blocked(m_panels * pa + n_panels * pb);
   const int threads = pool().size();
   const bool row_ranges = !long_k && threads > 1 && m_panels >= 4 * threads;
@@ -469,7 +467,7 @@ void integer_matmul(const rt::IntegerMatmulArgs& x) {
       const TileOut terms{c, nr, fused ? col_terms + c0 : nullptr, fused ? row_terms + r0 : nullptr};
       unsigned char* const dst = out_bytes + static_cast<std::size_t>(out0 + r0 * n + c0) * out_size;
       // This tile's output lines are fetched while its sums run: stored
-      // cold, they were read in at the end with the thread waiting (a
+      // cold, they would be read in at the end with the thread waiting (a
       // tenth of a 1024^3 product).
       for (int r = 0; r < rows; ++r)
         for (int l = 0; l < cols * static_cast<int>(out_size); l += 64)

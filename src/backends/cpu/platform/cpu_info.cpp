@@ -65,7 +65,7 @@ struct Arch {
   bool splits_512bit = false;  // 512-bit ops run as two halves on 256-bit units (half the AVX-512 FMA peak)
 };
 
-// Server and desktop parts this library is measured on or likely to meet.
+// Server and desktop parts this library is likely to meet.
 constexpr Arch kArchs[] = {
     {"AuthenticAMD", 0x17, 0x00, 0x2f, "Zen/Zen+"},
     {"AuthenticAMD", 0x17, 0x30, 0xff, "Zen 2"},

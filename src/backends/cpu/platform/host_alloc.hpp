@@ -3,12 +3,10 @@
 // from kHugeFrom on, 2 MiB aligned with transparent huge pages asked for
 // over its whole 2 MiB pages (Linux's default THP mode, "madvise", gives
 // them only to ranges that ask). A stream then walks pages the hardware
-// prefetchers need not retrain at every 4 KiB: on Zen 4, add of two 64 MiB
-// f32 tensors ran 1.13-1.17x faster (alternating with the 4 KiB build).
-// kHugeFrom is 16 MiB, not less: from 4 MiB the profiled `torsh bench`
-// suite peaked at 880-940 MiB resident against 768-775 without huge pages
-// (the 4-16 MiB buffers' partly used 2 MiB pages); from 16 MiB, 767. Where
-// THP is off the advice is ignored. Free with std::free.
+// prefetchers need not retrain at every 4 KiB, and runs faster. kHugeFrom is
+// 16 MiB, not less: smaller buffers' partly used 2 MiB pages add resident
+// memory (src/backends/cpu/README.md, platform). Where THP is off the advice
+// is ignored. Free with std::free.
 #include <sys/mman.h>
 
 #include <cstddef>

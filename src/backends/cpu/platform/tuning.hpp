@@ -18,9 +18,10 @@ std::string tuning_device_key(int threads);
 std::int64_t elementwise_grain(std::int64_t n, std::int64_t default_grain);
 
 // Whether an output larger than the last-level cache (llc_bytes) is written
-// with streaming (non-temporal) stores. Built in: yes, which measured faster
-// on Zen 4, Zen 5 and Emerald Rapids; with auto-tuning on, an add of twice
-// the cache's size is timed both ways once per machine and thread count.
+// with streaming (non-temporal) stores. Built in: yes, the faster on the AMD
+// and Intel cores measured (src/backends/cpu/README.md, platform); with
+// auto-tuning on, an add of twice the cache's size is timed both ways once
+// per machine and thread count.
 bool streaming_stores_win(std::int64_t llc_bytes);
 // What streaming_stores_win has decided, for reports, without measuring:
 // "streaming", "plain", or "streaming (built-in)" before a measurement.

@@ -255,8 +255,8 @@ TORSH_INLINE void step(const Tile& t, std::int64_t b, __m512 (&acc)[R][C]) {
       const unsigned char* blocks = t.w + i * t.w_stride + b * L::bb;
       // Later tiles' rows continue this tile's (rows are contiguous): fetch the
       // same place two tiles on, so DRAM is read ahead of the hardware
-      // prefetcher, which follows R interleaved streams too late (one thread
-      // streamed Q4 weights at 6 GB/s without this, 10 with it).
+      // prefetcher, which follows R interleaved streams too late
+      // (src/backends/cpu/README.md, quant).
       _mm_prefetch(reinterpret_cast<const char*>(blocks + 2 * R * t.w_stride), _MM_HINT_T0);
       weight_pair<F, Pair>(blocks, u, f);
       dw = spread_lanes(f, 0, L::d1);

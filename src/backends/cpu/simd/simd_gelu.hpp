@@ -6,7 +6,7 @@
 // agree bit for bit.
 //
 // erf on [0, 4) is 4 pieces of width 1, each a degree-8 polynomial in the
-// offset from the piece's middle (least squares, scripts/fit_erf.py; max
+// offset from the piece's middle (least squares, scripts/golden/fit-erf.py; max
 // error 9.91e-08): row j of kErfPieces holds coefficient j of every piece.
 // V::row broadcasts a row to each 128-bit lane, so an in-lane permute
 // (vpermilps: a cheap instruction, where a lane-crossing permute costs

@@ -7,9 +7,8 @@
 // propagates it, else r) and tail(a, b, bs, out, n, f) for n < kLanes.
 //
 // Streamed outputs are stored straight from the registers: staging a block
-// in L1 and streaming it from there doubles the stores, and on Zen 4 (one
-// 256-bit store a cycle) an add of 16M floats then ran at 0.7x (29 against
-// 41 GB/s, in one process).
+// in L1 and streaming it from there doubles the stores, which slows a core
+// that stores one 256-bit vector a cycle (src/backends/cpu/README.md, simd).
 #include <algorithm>
 #include <cstdint>
 

@@ -51,10 +51,8 @@ bool stream_worthwhile(std::int64_t bytes) {
 #if defined(__x86_64__)
 namespace {
 
-// Wide stores: on Zen 4 an add of 16M floats staged in L1 and streamed out
-// ran at 29 GB/s with 16-byte streaming stores and 37 GB/s with 32- or
-// 64-byte ones (41 GB/s streamed straight from registers); on Zen 5 the
-// 16-byte ones had been as fast.
+// Wide stores: on some cores 16-byte streaming stores stream out markedly
+// slower than 32- or 64-byte ones (src/backends/cpu/README.md, simd).
 __attribute__((target("avx512f"))) void copy_streaming_avx512(const float* src, float* dst, std::int64_t n) {
   std::int64_t i = 0;
   for (; i < n && (reinterpret_cast<std::uintptr_t>(dst + i) & 63) != 0; ++i) dst[i] = src[i];

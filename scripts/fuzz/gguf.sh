@@ -3,10 +3,10 @@
 # UndefinedBehaviorSanitizer: random edits of valid GGUF files must parse or be
 # refused with a torsh::Error, never crash or read out of bounds. The suite
 # runs the same test for 20000 mutations; this runs as many as asked.
-# Usage: bash scripts/fuzz-gguf.sh [mutations] [seed]
+# Usage: bash scripts/fuzz/gguf.sh [mutations] [seed]
 # A failure prints its iteration and seed; the same seed repeats the run.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 iterations="${1:-2000000}"
 seed="${2:-$RANDOM}"
 [ -f build/asan/CMakeCache.txt ] || cmake --preset asan >/dev/null

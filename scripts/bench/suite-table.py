@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Joins peer and torsh benchmark JSON lines by case name into a markdown table of ratios.
 
-Both files may hold several rounds of the same cases (scripts/bench.sh
+Both files may hold several rounds of the same cases (scripts/bench/suite.sh
 interleaves them); each side keeps its best figure per case, so a burst of
 load from a neighbour on a shared machine does not decide a ratio.
 """

@@ -2,17 +2,22 @@
 """LSTM / GRU forward of torsh's CPU backend against PyTorch's nn.LSTM / nn.GRU (CPU) with the same
 weights, seq 128, batch 1 and 32, hidden 256 and 1024 (input size = hidden), in interleaved rounds;
 the best median of each. Both on --threads threads. Needs python3 with torch (Debian's python3-torch):
-    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE PYTHONPATH=build/release/python /usr/bin/python3 scripts/bench_rnn.py
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE PYTHONPATH=build/release/python /usr/bin/python3 scripts/bench/rnn-torch.py
 """
 import argparse
 import json
+import os
+import sys
 import time
 
 import numpy as np
 import torch
 
 import torsh_backend as tb
-from timing import median_ms
+
+# The peers' timing rule (scripts/peers/timing.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "peers"))
+from timing import median_ms  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--rounds", type=int, default=3)

@@ -3,9 +3,9 @@
 # initializers) with the weights as plain tensors and prepared once
 # (ops::IntegerWeight), and against the project's own f32 GEMM, in interleaved rounds;
 # the best median of each. Needs: a release build, python3 with onnxruntime and onnx.
-#   bash scripts/bench_int8.sh [rounds] [sizes]
+#   bash scripts/bench/int8.sh [rounds] [sizes]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 rounds=${1:-3}
 sizes=${2:-1024,2048,4096}
 torsh=${TORSH:-build/release/bin/torsh}
@@ -21,7 +21,7 @@ for ((r = 1; r <= rounds; r++)); do
       "$torsh" bench --filter "$c" --min-seconds 0.3 --json 2>/dev/null | grep "\"name\":\"$c\"" >>"$out" || true
     done
   done
-  env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python3 scripts/ort_int8_peer.py --sizes "$sizes" >>"$out"
+  env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python3 scripts/peers/ort-int8.py --sizes "$sizes" >>"$out"
 done
 python3 - "$out" "$sizes" <<'PY'
 import json, sys

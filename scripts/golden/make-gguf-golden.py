@@ -14,7 +14,7 @@ tensors of F32, F16, Q8_0, Q4_0 and Q4_1 (quantised by gguf.quants).
   kv KEY 9 9 LEAVES            nested arrays: only how many scalars they hold in all
                                (the package's reader flattens nested arrays)
   tensor NAME TYPE D0,D1.. ABSOLUTE_OFFSET NBYTES FNV1A64_HEX
-Run: build/pyenv/bin/python scripts/make_gguf_golden.py (gguf 0.19.0).
+Run: build/pyenv/bin/python scripts/golden/make-gguf-golden.py (gguf 0.19.0).
 """
 import os
 
@@ -23,7 +23,7 @@ from gguf import GGMLQuantizationType as Q
 from gguf import GGUFReader, GGUFValueType as V, GGUFWriter
 from gguf.quants import quantize
 
-OUT = os.path.join(os.path.dirname(__file__), "..", "tests", "golden")
+OUT = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "golden")
 PATH = os.path.join(OUT, "gguf_py.gguf")
 
 

@@ -3,7 +3,7 @@
 
 Each case is one file: b"TGLD", u32 array count, then per array: u32 name length,
 name (utf-8), u8 dtype code (0 f32, 1 i64), u32 ndim, i64 dims, raw little-endian
-data. The C++ reader is tests/golden.hpp. Run: /usr/bin/python3 scripts/make_golden.py
+data. The C++ reader is tests/golden.hpp. Run: /usr/bin/python3 scripts/golden/make-golden.py
 """
 import math
 import os
@@ -12,7 +12,7 @@ import struct
 import torch
 import torch.nn.functional as F
 
-OUT = os.path.join(os.path.dirname(__file__), "..", "tests", "golden")
+OUT = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "golden")
 torch.manual_seed(1234)
 
 

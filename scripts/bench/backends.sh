@@ -5,9 +5,9 @@
 # BENCHMARKS.md's "WebGPU (lavapipe) against PoCL and the CPU backend": both
 # GPU paths run on the host CPU here, so the ratios are the cost of the path,
 # not a GPU speed.
-#   bash scripts/bench-backends.sh [rounds] [backends] [cases...]
+#   bash scripts/bench/backends.sh [rounds] [backends] [cases...]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 rounds=${1:-3}
 backends=${2:-cpu,opencl,webgpu}
 shift 2 2>/dev/null || shift $#

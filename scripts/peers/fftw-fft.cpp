@@ -16,10 +16,10 @@
 // median.
 //
 // FFTW is GPL: this file is a benchmark peer only, compiled by
-// scripts/bench_fft.sh into a temporary binary, never linked into the library.
+// scripts/bench/fft.sh into a temporary binary, never linked into the library.
 //
-//   g++ -O2 -march=native scripts/fftw_peer.cpp -o fftw_peer -lfftw3f_threads -lfftw3f -lpthread -lm
-//   ./fftw_peer [--min-seconds S] [--filter SUBSTR] [--threads T] [--no-single]
+//   g++ -O2 -march=native scripts/peers/fftw-fft.cpp -o fftw-fft -lfftw3f_threads -lfftw3f -lpthread -lm
+//   ./fftw-fft [--min-seconds S] [--filter SUBSTR] [--threads T] [--no-single]
 #include <fftw3.h>
 
 #include <algorithm>

@@ -5,23 +5,28 @@ Matrices: square, density 1% and 0.1%, rows of power-law length (row r holds a s
 proportional to 1 / (r + 1)^0.8 of the nonzeros, shuffled), f32 values, i32 indices.
 SpMV is also given as GB/s of the bytes it must move at least (values and indices once,
 indptr, x and y once) and as a fraction of the machine's STREAM triad: with --stream,
-../shared/peers/stream_bw.cpp is built and run once per round (all cores) and the best
+scripts/peers/stream-bw.cpp is built and run once per round (all cores) and the best
 triad of the run is the bound; or a figure given as --stream-gbps. The "cached" matrix
 (5 MB, in the last-level cache) measures what the cores can issue; the others are also
 given as a fraction of its GB/s. Times are the best of --rounds medians.
-    PYTHONPATH=build/release/python python3 scripts/bench_sparse.py [--rounds 5] [--stream | --stream-gbps G]
+    PYTHONPATH=build/release/python python3 scripts/bench/sparse-scipy.py [--rounds 5] [--stream | --stream-gbps G]
 """
 import argparse
 import json
 import os
 import subprocess
+import sys
 import tempfile
 
 import numpy as np
 import scipy.sparse as sp
 
 import torsh_backend as tb
-from timing import median_ms
+
+PEERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "peers")
+# The peers' timing rule (scripts/peers/timing.py).
+sys.path.insert(0, PEERS)
+from timing import median_ms  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--rounds", type=int, default=5)
@@ -32,13 +37,13 @@ args = ap.parse_args()
 
 stream_bin = None
 if args.stream:
-    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "peers", "stream_bw.cpp")
-    stream_bin = os.path.join(tempfile.mkdtemp(), "stream_bw")
+    src = os.path.join(PEERS, "stream-bw.cpp")
+    stream_bin = os.path.join(tempfile.mkdtemp(), "stream-bw")
     subprocess.run(["g++", "-O3", "-march=native", "-fopenmp", src, "-o", stream_bin], check=True)
 
 
 def stream_triad():
-    """The STREAM triad GB/s at the largest thread count stream_bw runs."""
+    """The STREAM triad GB/s at the largest thread count stream-bw runs."""
     out = subprocess.run([stream_bin], check=True, capture_output=True, text=True).stdout
     rows = [json.loads(line) for line in out.splitlines() if line.strip()]
     triads = [r for r in rows if r["name"] == "stream_triad"]

@@ -6,7 +6,7 @@
 // figure is the median over rounds of the per-round ratio (CLBlast time /
 // torsh time: above 1, torsh is faster), with quartiles, and each side's best.
 //
-//   opencl_gemm_clblast ROUNDS DTYPE MxNxK [MxNxK ...]     (DTYPE: f32 or f16)
+//   opencl-gemm-clblast ROUNDS DTYPE MxNxK [MxNxK ...]     (DTYPE: f32 or f16)
 #include <clblast.h>
 
 #include <algorithm>

@@ -10,10 +10,10 @@
 // separate runs on a shared machine; under TORSH_CPU_ISA=avx2 it measures the
 // 256-bit stages.
 //
-//   fft_interleaved ROUNDS N [N ...]
+//   fft-interleaved ROUNDS N [N ...]
 //
 // FFTW is GPL: this file is a benchmark peer only, compiled by
-// scripts/fft_interleaved.sh into a temporary binary, never linked into the library.
+// scripts/bench/fft-interleaved.sh into a temporary binary, never linked into the library.
 #include <fftw3.h>
 
 #include <algorithm>

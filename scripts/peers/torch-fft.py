@@ -3,7 +3,7 @@
 one JSON object per line, same case names and GFLOP/s convention as tools/torsh/bench_fft.cpp.
 Timed as torsh bench times a case: a warm-up, then each call on its own followed by a
 synchronize, for at least --min-seconds and at least 3 calls; the median.
-    python3 scripts/torch_fft_peer.py [--device cuda] [--min-seconds 0.2]
+    python3 scripts/peers/torch-fft.py [--device cuda] [--min-seconds 0.2]
 """
 import argparse
 import json

@@ -6,7 +6,7 @@
 // rounds of the per-round ratio (OpenBLAS time / torsh time), with the
 // quartiles, and each side's best block.
 //
-//   gemm_interleaved THREADS ROUNDS N [N ...]
+//   gemm-interleaved THREADS ROUNDS N [N ...]
 //
 // OpenBLAS's worker threads spin for a while after a call (2^28 cycles by
 // default) and would take a core from the torsh block that follows, so a

@@ -5,7 +5,7 @@
 # (build it from `pip download --no-deps --no-binary :all: llama-cpp-python`,
 # vendor/llama.cpp, target llama-bench); without it only torsh runs.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
 rounds=${1:-3}
 model=$(bash scripts/fetch-model.sh | tail -n1)

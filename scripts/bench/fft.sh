@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # FFT (c2c, rfft, 2-D c2c; f32) against FFTW (fftw3f, threaded, FFTW_MEASURE;
-# scripts/fftw_peer.cpp) and numpy.fft (scripts/numpy_fft_peer.py), in
+# scripts/peers/fftw-fft.cpp) and numpy.fft (scripts/peers/numpy-fft.py), in
 # interleaved rounds; the best median of each. Needs: a release build,
 # libfftw3-dev, python3 with numpy >= 2.
-#   bash scripts/bench_fft.sh [rounds]
+#   bash scripts/bench/fft.sh [rounds]
 # FFTW is GPL: it is a benchmark peer only, compiled here into a temporary
 # binary, never linked into the library.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 rounds=${1:-3}
 torsh=${TORSH:-build/release/bin/torsh}
 [ -n "${XDG_RUNTIME_DIR:-}" ] || export XDG_RUNTIME_DIR="${TMPDIR:-/tmp}/torsh-xdg-$(id -u)" && mkdir -p -m 700 "$XDG_RUNTIME_DIR"
@@ -17,20 +17,20 @@ out=$tmp/results.jsonl
 : >"$out"
 
 if ! echo '#include <fftw3.h>' | g++ -E -x c++ - >/dev/null 2>&1; then
-  echo "bench_fft.sh: fftw3.h not found; install FFTW: apt-get install libfftw3-dev" >&2
+  echo "bench/fft.sh: fftw3.h not found; install FFTW: apt-get install libfftw3-dev" >&2
   exit 1
 fi
-g++ -O2 -march=native -std=c++20 scripts/fftw_peer.cpp -o "$tmp/fftw_peer" \
+g++ -O2 -march=native -std=c++20 scripts/peers/fftw-fft.cpp -o "$tmp/fftw-fft" \
   -lfftw3f_threads -lfftw3f -lpthread -lm
-[ -x "$torsh" ] || echo "bench_fft.sh: $torsh not found; the torsh column will be empty" >&2
+[ -x "$torsh" ] || echo "bench/fft.sh: $torsh not found; the torsh column will be empty" >&2
 
 peer_env=(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE)
 for ((r = 1; r <= rounds; r++)); do
   echo "round $r/$rounds" >&2
   "${peer_env[@]}" "$torsh" bench --filter fft --min-seconds 0.3 --json 2>/dev/null |
     grep '"name":"r\?fft' >>"$out" || true
-  "${peer_env[@]}" "$tmp/fftw_peer" --min-seconds 0.3 >>"$out"
-  "${peer_env[@]}" python3 scripts/numpy_fft_peer.py --min-seconds 0.3 >>"$out"
+  "${peer_env[@]}" "$tmp/fftw-fft" --min-seconds 0.3 >>"$out"
+  "${peer_env[@]}" python3 scripts/peers/numpy-fft.py --min-seconds 0.3 >>"$out"
 done
 
 echo "CPU: $(grep -m1 '^model name' /proc/cpuinfo | sed 's/^model name[[:space:]]*:[[:space:]]*//') ($(nproc) cores)"

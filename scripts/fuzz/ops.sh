@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The op fuzzer at length (nightly-style): many cases from a random seed on
 # every backend present, against NumPy. Needs the Python package built by
-# scripts/test-python.sh (build/pyenv). Usage: bash scripts/fuzz.sh [cases] [seed]
+# scripts/test-python.sh (build/pyenv). Usage: bash scripts/fuzz/ops.sh [cases] [seed]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 py=build/pyenv/bin/python
 [ -x "$py" ] || { echo "build the Python package first: bash scripts/test-python.sh" >&2; exit 2; }
 cases="${1:-100000}"
