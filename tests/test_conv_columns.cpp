@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backends/cpu/conv/conv_columns.hpp"
+#include "backends/cpu/platform/isa.hpp"
 #include "backends/cpu/simd/simd_avx2.hpp"
 
 namespace {
@@ -87,7 +88,7 @@ struct Panels {
 std::vector<const g::Kernel*> kernels_here() {
   std::vector<const g::Kernel*> ks = {&g::kernel_generic_f32()};
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (torsh::cpu::simd::avx2_fma_usable()) ks.push_back(&g::kernel_avx2_f32());
+  if (torsh::cpu::isa_usable(torsh::cpu::Isa::Avx2)) ks.push_back(&g::kernel_avx2_f32());
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
     ks.push_back(&g::kernel_avx512_f32());
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
@@ -140,7 +141,7 @@ TEST(ConvColumns, PackLikeTheUnfoldedMatrix) {
           ASSERT_TRUE(got == want) << "ConvColumns::pack, " << where;
           ASSERT_TRUE(any == want) << "conv_pack_any, " << where;
           if (dt == DType::F32 && kern->panel == g::Panel::F32 && kern->nr % 8 == 0 &&
-              torsh::cpu::simd::avx2_fma_usable()) {
+              torsh::cpu::isa_usable(torsh::cpu::Isa::Avx2)) {
             Panels avx2(bytes);
             torsh::cpu::conv_pack_f32_avx2(reinterpret_cast<const float*>(x.data()), geo, k0, kc, j0, cols, kern->nr,
                                            reinterpret_cast<float*>(avx2.p));

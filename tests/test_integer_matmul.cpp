@@ -181,15 +181,14 @@ TEST(MatmulInteger, SumsWrapAsInt32) {
 
 TEST(MatmulInteger, EachInstructionSetsTileMatchesTheDefinition) {
   using namespace torsh::cpu::igemm;
-  namespace quant = torsh::cpu::quant;
   using IKernel = torsh::cpu::igemm::Kernel;
-  const std::pair<const IKernel*, quant::Isa> kernels[] = {{&kernel_generic(), quant::Isa::Generic},
-                                                           {&kernel_avx2(), quant::Isa::Avx2},
-                                                           {&kernel_avx_vnni(), quant::Isa::AvxVnni},
-                                                           {&kernel_avx512_vnni(), quant::Isa::Avx512Vnni}};
+  const std::pair<const IKernel*, torsh::cpu::Isa> kernels[] = {{&kernel_generic(), torsh::cpu::Isa::Generic},
+                                                                {&kernel_avx2(), torsh::cpu::Isa::Avx2},
+                                                                {&kernel_avx_vnni(), torsh::cpu::Isa::AvxVnni},
+                                                                {&kernel_avx512_vnni(), torsh::cpu::Isa::Avx512Vnni}};
   int ran = 0;
   for (auto [kn, isa] : kernels) {
-    if (!quant::isa_usable(isa)) continue;
+    if (!torsh::cpu::isa_usable(isa)) continue;
     ++ran;
     for (std::int64_t k : {1, 2, 3, 4, 5, 9, 64, 131}) {
       const Problem p =
@@ -216,8 +215,7 @@ TEST(MatmulInteger, EachInstructionSetsTileMatchesTheDefinition) {
 // taken past it.
 TEST(MatmulInteger, Avx2MaddubsTileIsExactWithinItsBound) {
   using namespace torsh::cpu::igemm;
-  namespace quant = torsh::cpu::quant;
-  if (!quant::isa_usable(quant::Isa::Avx2)) GTEST_SKIP() << "no AVX2";
+  if (!torsh::cpu::isa_usable(torsh::cpu::Isa::Avx2)) GTEST_SKIP() << "no AVX2";
   const auto& kn = kernel_avx2_maddubs();
   for (std::int64_t k : {1, 2, 3, 4, 7, 64, 131}) {
     Problem p =

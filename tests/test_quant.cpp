@@ -160,22 +160,22 @@ std::vector<unsigned char> quantize_host(QuantFormat f, const std::vector<float>
   return b;
 }
 
-std::vector<q::Isa> usable_isas() {
-  std::vector<q::Isa> v;
-  for (q::Isa isa : q::kAllIsas)
-    if (q::isa_usable(isa)) v.push_back(isa);
+std::vector<cpu::Isa> usable_isas() {
+  std::vector<cpu::Isa> v;
+  for (cpu::Isa isa : q::kKernelIsas)
+    if (cpu::isa_usable(isa)) v.push_back(isa);
   return v;
 }
 
 // Restores cpuid's choice when a test ends, passed or not.
 struct ForcedIsa {
-  explicit ForcedIsa(q::Isa isa) { q::force_isa(isa); }
+  explicit ForcedIsa(cpu::Isa isa) { q::force_isa(isa); }
   ~ForcedIsa() { q::force_isa(std::nullopt); }
 };
 
-std::string what(QuantFormat f, std::int64_t m, std::int64_t n, std::int64_t k, q::Isa isa, QuantActivations width) {
+std::string what(QuantFormat f, std::int64_t m, std::int64_t n, std::int64_t k, cpu::Isa isa, QuantActivations width) {
   return std::string(quant_format_name(f)) + " m=" + std::to_string(m) + " n=" + std::to_string(n) +
-         " k=" + std::to_string(k) + " " + q::isa_name(isa) + " " + std::string(quant_activations_name(width));
+         " k=" + std::to_string(k) + " " + cpu::isa_name(isa) + " " + std::string(quant_activations_name(width));
 }
 
 constexpr QuantActivations kWidths[] = {QuantActivations::Int16, QuantActivations::Int8};
@@ -292,7 +292,7 @@ TEST(Quant, QTensorChecksItsBlocks) {
 // ---- qmatmul
 
 TEST(Quant, QMatmulOnEveryInstructionSetMatchesTheReference) {
-  const std::vector<q::Isa> isas = usable_isas();
+  const std::vector<cpu::Isa> isas = usable_isas();
   Backend b = cpu_backend();
   unsigned seed = 100;
   for (QuantFormat f : kAllQuantFormats)
@@ -308,7 +308,7 @@ TEST(Quant, QMatmulOnEveryInstructionSetMatchesTheReference) {
           for (QuantActivations width : kWidths) {
             const Reference ref = reference(f, wq, x, m, n, k, width);
             std::vector<float> generic;
-            for (q::Isa isa : isas) {
+            for (cpu::Isa isa : isas) {
               const ForcedIsa forced(isa);
               const std::vector<float> got = ops::qmatmul(xt, w, width).to_vector();
               ASSERT_EQ(got.size(), ref.out.size());
@@ -317,7 +317,7 @@ TEST(Quant, QMatmulOnEveryInstructionSetMatchesTheReference) {
                     << what(f, m, n, k, isa, width) << " element " << i << ": " << got[i] << " vs " << ref.out[i];
               // The integer sums are exact everywhere: instruction sets differ
               // only in the order they add scaled block sums.
-              if (isa == q::Isa::Generic) {
+              if (isa == cpu::Isa::Generic) {
                 generic = got;
               } else {
                 for (std::size_t i = 0; i < got.size(); ++i)
@@ -394,7 +394,7 @@ TEST(Quant, LeadingDimsMatmulVecAndOtherActivationDTypes) {
 TEST(Quant, ZeroBlocksExtremeValuesAndNaN) {
   Backend b = cpu_backend();
   const std::int64_t m = 3, n = 9, k = 128;
-  for (q::Isa isa : usable_isas())
+  for (cpu::Isa isa : usable_isas())
     for (QuantActivations width : kWidths) {
       const ForcedIsa forced(isa);
       for (QuantFormat f : kAllQuantFormats) {
@@ -402,7 +402,8 @@ TEST(Quant, ZeroBlocksExtremeValuesAndNaN) {
         const QTensor wz = QTensor::quantize(b.zeros(Shape{n, k}, DType::F32), f);
         const Tensor xz = b.zeros(Shape{m, k}, DType::F32);
         for (float y : ops::qmatmul(xz, wz, width).to_vector())
-          ASSERT_EQ(y, 0.0f) << quant_format_name(f) << " " << q::isa_name(isa) << " " << quant_activations_name(width);
+          ASSERT_EQ(y, 0.0f) << quant_format_name(f) << " " << cpu::isa_name(isa) << " "
+                             << quant_activations_name(width);
         // Weights near f16's limits, activations up to 1e30 and down to 1e-30
         // (per block: each block has its own scale), zero blocks in between.
         std::vector<float> wv = normal(n * k, 11, 1000.0f), xv = normal(m * k, 12);
@@ -416,14 +417,14 @@ TEST(Quant, ZeroBlocksExtremeValuesAndNaN) {
         const Reference ref = reference(f, w.blocks().to_host<unsigned char>(), xv, m, n, k, width);
         for (std::size_t i = 0; i < got.size(); ++i)
           ASSERT_LE(std::fabs(got[i] - ref.out[i]), ref.bound[i])
-              << quant_format_name(f) << " " << q::isa_name(isa) << " " << quant_activations_name(width) << " " << i;
+              << quant_format_name(f) << " " << cpu::isa_name(isa) << " " << quant_activations_name(width) << " " << i;
         // A NaN activation makes its row NaN (and only its row).
         xv[1 * k + 70] = std::numeric_limits<float>::quiet_NaN();
         const std::vector<float> nan_row = ops::qmatmul(host_tensor(xv, Shape{m, k}), w, width).to_vector();
         for (std::int64_t i = 0; i < m; ++i)
           for (std::int64_t j = 0; j < n; ++j)
             EXPECT_EQ(std::isnan(nan_row[i * n + j]), i == 1)
-                << quant_format_name(f) << " " << q::isa_name(isa) << " " << quant_activations_name(width);
+                << quant_format_name(f) << " " << cpu::isa_name(isa) << " " << quant_activations_name(width);
       }
     }
 }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/platform/isa.hpp"
 #include "backends/cpu/simd/simd.hpp"
 #include "backends/cpu/simd/simd_avx2.hpp"
 #include "backends/cpu/simd/simd_avx512.hpp"
@@ -148,16 +149,17 @@ TEST(Simd, UnaryActivationsMatchDouble) {
     check_unary(op, name, Level::Dispatched);
     check_unary(op, name, Level::Portable);
     check_unary(op, name, Level::Dispatched, true);
-    if (simd::avx2_fma_usable()) {
+    if (torsh::cpu::isa_usable(torsh::cpu::Isa::Avx2)) {
       check_unary(op, name, Level::Avx2);
       check_unary(op, name, Level::Avx2, true);
     }
   }
-  if (!simd::avx2_fma_usable()) GTEST_SKIP() << "no AVX2+FMA on this CPU: only the portable loops were checked";
+  if (!torsh::cpu::isa_usable(torsh::cpu::Isa::Avx2))
+    GTEST_SKIP() << "no AVX2+FMA on this CPU: only the portable loops were checked";
 }
 
 TEST(Simd, Avx512ActivationsMatchDouble) {
-  if (!simd::avx512_usable()) GTEST_SKIP() << "no AVX-512 on this CPU";
+  if (!torsh::cpu::isa_usable(torsh::cpu::Isa::Avx512)) GTEST_SKIP() << "no AVX-512 on this CPU";
   check_unary(UnaryOp::Gelu, "gelu", Level::Avx512);
   check_unary(UnaryOp::Gelu, "gelu", Level::Avx512, true);
 }
@@ -165,7 +167,8 @@ TEST(Simd, Avx512ActivationsMatchDouble) {
 // The AVX-512 gelu evaluates the AVX2 one's operations lane for lane on the
 // same coefficients: equal bit for bit (NaN for NaN), streamed or not.
 TEST(Simd, Avx512GeluEqualsAvx2BitForBit) {
-  if (!simd::avx2_fma_usable() || !simd::avx512_usable()) GTEST_SKIP() << "needs AVX2+FMA and AVX-512";
+  if (!torsh::cpu::isa_usable(torsh::cpu::Isa::Avx2) || !torsh::cpu::isa_usable(torsh::cpu::Isa::Avx512))
+    GTEST_SKIP() << "needs AVX2+FMA and AVX-512";
   for (std::size_t n : {1, 15, 16, 17, 63, 64, 65, 1000}) {
     auto x = inputs(n, 7u + static_cast<unsigned>(n));
     for (std::size_t i = 0; i < n; i += 5) x[i] = static_cast<float>(i) * 0.37f - 30.0f;  // across every erf piece
@@ -324,9 +327,9 @@ TEST(Simd, BinaryBodiesAreExactPlainAndStreamed) {
         return true;
       },
       "dispatch");
-  if (simd::avx2_fma_usable()) check_binary(simd::binary_f32_avx2, "avx2");
+  if (torsh::cpu::isa_usable(torsh::cpu::Isa::Avx2)) check_binary(simd::binary_f32_avx2, "avx2");
   // Passes on what it checked; the log says which bodies this CPU could run.
-  if (simd::avx512_usable())
+  if (torsh::cpu::isa_usable(torsh::cpu::Isa::Avx512))
     check_binary(simd::binary_f32_avx512, "avx512");
   else
     std::cout << "[ simd ] no AVX-512 here (or capped): the AVX-512 body was not checked\n";

@@ -7,6 +7,7 @@
 #include "gemm/gemm.hpp"
 #include "igemm/igemm.hpp"
 #include "platform/cpu_info.hpp"
+#include "platform/isa.hpp"
 #include "platform/tuning.hpp"
 #include "quant/qmatmul_kernels.hpp"
 #include "simd/simd_avx2.hpp"
@@ -41,17 +42,17 @@ std::string fft_levels() {
 }
 
 std::string level(bool avx512_body) {
-  if (avx512_body && simd::avx512_usable()) return "avx512";
-  if (simd::avx2_fma_usable()) return "avx2";
+  if (avx512_body && isa_usable(Isa::Avx512)) return "avx512";
+  if (isa_usable(Isa::Avx2)) return "avx2";
   return clone_level();
 }
 
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> kernel_variants() {
-  const std::string cap = isa_cap() == IsaCap::Avx512 ? ""
-                          : isa_cap() == IsaCap::Avx2 ? " (TORSH_CPU_ISA=avx2)"
-                                                      : " (TORSH_CPU_ISA=generic)";
+  const std::string cap = isa_cap() == Isa::Avx512 ? ""
+                          : isa_cap() == Isa::Avx2 ? " (TORSH_CPU_ISA=avx2)"
+                                                   : " (TORSH_CPU_ISA=generic)";
   const gemm::Kernel& f32 = gemm::kernel_for(DType::F32);
   const gemm::Kernel& bf16 = gemm::kernel_for(DType::BF16);
   const std::string llc = std::to_string(stream_threshold_bytes() >> 20) + " MiB";
@@ -63,8 +64,8 @@ std::vector<std::pair<std::string, std::string>> kernel_variants() {
       {"gelu f32", level(true) + cap},
       {"other unary f32", level(false) + cap},
       {"softmax, norms", level(false) + cap},
-      {"conv2d winograd", (simd::avx2_fma_usable() ? "avx2" : "portable") + cap},
-      {"quantized dot", quant::isa_name(quant::active_isa()) + cap},
+      {"conv2d winograd", (isa_usable(Isa::Avx2) ? "avx2" : "portable") + cap},
+      {"quantized dot", isa_name(quant::active_isa()) + cap},
       {"int8 gemm", igemm::active_kernel().name +
                         std::string(igemm::active_kernel().lane == igemm::Lane::S16x2
                                         ? " (avx2-maddubs-6x16 where the operands cannot saturate it)"

@@ -2,6 +2,7 @@
 // row's nonzeros (spmv_gather_rows.hpp, compiled in each level's region)
 // over a per-level, per-type "lanes" policy.
 #include "spmv_gather.hpp"
+#include "platform/isa.hpp"
 
 #include <immintrin.h>
 
@@ -175,16 +176,13 @@ struct Lanes<std::int64_t, double> : ScalarTail {
 #endif
 
 namespace {
-enum class Level { None, Avx2, Avx512 };
-Level level() {
+// The gathers pay off on Intel's cores only (src/backends/cpu/README.md, sparse_matmul).
+Isa level() {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-  static const Level l = !intel_cpu()              ? Level::None
-                         : simd::avx512_usable()   ? Level::Avx512
-                         : simd::avx2_fma_usable() ? Level::Avx2
-                                                   : Level::None;
+  static const Isa l = intel_cpu() ? vector_isa() : Isa::Generic;
   return l;
 #else
-  return Level::None;
+  return Isa::Generic;
 #endif
 }
 
@@ -192,7 +190,7 @@ template <class I, class T>
 void dispatch(const I* p, const I* c, const T* v, const T* x, T* y, std::int64_t r0, std::int64_t r1,
               std::int64_t ahead) {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-  if (level() == Level::Avx512) return avx512::rows(p, c, v, x, y, r0, r1, ahead);
+  if (level() == Isa::Avx512) return avx512::rows(p, c, v, x, y, r0, r1, ahead);
   avx2::rows(p, c, v, x, y, r0, r1, ahead);
 #else
   (void)p, (void)c, (void)v, (void)x, (void)y, (void)r0, (void)r1, (void)ahead;
@@ -201,7 +199,7 @@ void dispatch(const I* p, const I* c, const T* v, const T* x, T* y, std::int64_t
 }  // namespace
 
 const char* spmv_gather_level() {
-  return level() == Level::Avx512 ? "avx512 gather" : level() == Level::Avx2 ? "avx2 gather" : nullptr;
+  return level() == Isa::Avx512 ? "avx512 gather" : level() == Isa::Avx2 ? "avx2 gather" : nullptr;
 }
 
 void spmv_gather(const std::int32_t* p, const std::int32_t* c, const float* v, const float* x, float* y,

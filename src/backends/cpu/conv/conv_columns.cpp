@@ -3,6 +3,7 @@
 // gather one panel's rows into a small row-major block and hand it to the
 // kernel's own packer, which widens and pairs as it does for any B.
 #include "conv_columns.hpp"
+#include "../platform/isa.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -75,7 +76,7 @@ void conv_pack_any(const void* x, DType dtype, const ConvGeometry& g, const gemm
 void ConvColumns::pack(const gemm::Kernel& kern, std::int64_t k0, std::int64_t kc, std::int64_t j0, std::int64_t cols,
                        void* dst) const {
   if (dtype_ == DType::F32 && kern.panel == gemm::Panel::F32 && kern.nr % 8 == 0 && kern.nr <= 64 && fits_int32_ &&
-      simd::avx2_fma_usable())
+      isa_usable(Isa::Avx2))
     return conv_pack_f32_avx2(static_cast<const float*>(x_), g_, k0, kc, j0, cols, kern.nr, static_cast<float*>(dst));
   conv_pack_any(x_, dtype_, g_, kern, k0, kc, j0, cols, dst);
 }

@@ -5,6 +5,7 @@
 
 #include "../device.hpp"
 #include "../gemm/gemm.hpp"
+#include "../platform/isa.hpp"
 #include "../platform/scratch.hpp"
 #include "../platform/thread_pool.hpp"
 #include "../simd/simd.hpp"
@@ -150,7 +151,7 @@ void conv2d_winograd(const rt::Conv2dArgs& a) {
   const float* w = data_of<float>(a.w);
   float* out = data_of<float>(a.out);
   const int threads = pool().size();
-  const bool avx2 = simd::avx2_fma_usable();
+  const bool avx2 = isa_usable(Isa::Avx2);
   const gemm::Kernel& kern = gemm::kernel_for(DType::F32);
 
   // Filters: transformed, then packed for the GEMM once per call (16 per group).

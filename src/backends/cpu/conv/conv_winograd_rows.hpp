@@ -2,7 +2,7 @@
 // The Winograd transforms of conv_winograd.cpp, AVX2 bodies
 // (conv_winograd_avx2.cpp), eight tiles or filters at a time. Each returns
 // how many it did from the start; the caller's portable loop runs the rest.
-// Callers check simd::avx2_fma_usable() first.
+// Callers check isa_usable(Isa::Avx2) first.
 #include <cstdint>
 
 namespace torsh::cpu::winograd {

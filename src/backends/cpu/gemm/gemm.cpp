@@ -1,6 +1,7 @@
 // Kernel choice (once, from cpuid) and the split of a batch of GEMMs over the
 // thread pool.
 #include "gemm.hpp"
+#include "../platform/isa.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -25,31 +26,10 @@ constexpr std::int64_t kDirectMaxMacs = 8 * 8 * 8;
 // saves less than handing it the work can cost.
 constexpr std::int64_t kParallelMinMacs = 96 * 96 * 96;
 
-// The AVX-512 kernels and packers use F, BW and VL (simd::avx512_usable);
-// the bf16 kernel adds AVX512_BF16.
-bool has_avx512() { return simd::avx512_usable(); }
-
-bool has_avx512_bf16() {
-#if defined(__x86_64__) && defined(__GNUC__)
-  return has_avx512() && __builtin_cpu_supports("avx512bf16");
-#else
-  return false;
-#endif
-}
-
-// The AVX2 packers also widen f16 with F16C.
-bool has_avx2_fma() {
-#if defined(__x86_64__) && defined(__GNUC__)
-  return simd::avx2_fma_usable() && __builtin_cpu_supports("f16c");
-#else
-  return false;
-#endif
-}
-
 const Kernel& best_f32() {
-  static const Kernel& k = has_avx512()     ? kernel_avx512_f32()
-                           : has_avx2_fma() ? kernel_avx2_f32()
-                                            : kernel_generic_f32();
+  static const Kernel& k = isa_usable(Isa::Avx512) ? kernel_avx512_f32()
+                           : isa_usable(Isa::Avx2) ? kernel_avx2_f32()
+                                                   : kernel_generic_f32();
   return k;
 }
 
@@ -182,15 +162,15 @@ class Blocking {
 }  // namespace
 
 const Kernel& kernel_for(DType in) {
-  if (in == DType::BF16 && has_avx512_bf16()) {
+  if (in == DType::BF16 && isa_usable(Isa::Avx512Bf16)) {
     static Blocking bf16(kernel_avx512_bf16(), kernel_avx512_bf16_deep_k(), DType::BF16, splits_512bit_ops());
     return bf16.get();
   }
-  if (has_avx512()) {
+  if (isa_usable(Isa::Avx512)) {
     static Blocking f32(kernel_avx512_f32(), kernel_avx512_f32_deep_k(), DType::F32, splits_512bit_ops());
     return f32.get();
   }
-  if (has_avx2_fma()) {
+  if (isa_usable(Isa::Avx2)) {
     static Blocking f32(kernel_avx2_f32(), kernel_avx2_f32_deep_k(), DType::F32, true);
     return f32.get();
   }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../device.hpp"
+#include "../platform/isa.hpp"
 #include "../platform/scratch.hpp"
 #include "../platform/thread_pool.hpp"
 #include "../quant/qmatmul_kernels.hpp"
@@ -27,9 +28,9 @@ namespace torsh::cpu::igemm {
 
 const Kernel& active_kernel() {
   static const Kernel& k = []() -> const Kernel& {
-    if (quant::isa_usable(quant::Isa::Avx512Vnni)) return kernel_avx512_vnni();
-    if (quant::isa_usable(quant::Isa::AvxVnni)) return kernel_avx_vnni();
-    if (quant::isa_usable(quant::Isa::Avx2)) return kernel_avx2();
+    if (isa_usable(Isa::Avx512Vnni)) return kernel_avx512_vnni();
+    if (isa_usable(Isa::AvxVnni)) return kernel_avx_vnni();
+    if (isa_usable(Isa::Avx2)) return kernel_avx2();
     return kernel_generic();
   }();
   return k;

@@ -118,21 +118,7 @@ Identity cpuid_identity() {
   return id;
 }
 
-IsaCap read_isa_cap() {
-  const char* v = std::getenv("TORSH_CPU_ISA");
-  if (!v || !*v || std::strcmp(v, "avx512") == 0) return IsaCap::Avx512;
-  if (std::strcmp(v, "avx2") == 0) return IsaCap::Avx2;
-  if (std::strcmp(v, "generic") == 0) return IsaCap::Generic;
-  std::fprintf(stderr, "torsh: TORSH_CPU_ISA=%s is not one of generic, avx2, avx512; ignored\n", v);
-  return IsaCap::Avx512;
-}
-
 }  // namespace
-
-IsaCap isa_cap() {
-  static const IsaCap cap = read_isa_cap();
-  return cap;
-}
 
 bool splits_512bit_ops() {
   static const bool split = [] {

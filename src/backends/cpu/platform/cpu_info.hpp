@@ -19,15 +19,6 @@ struct HostMemory {
 };
 HostMemory host_memory();
 
-// The highest x86 level the hand-written kernels may use: what the CPU has,
-// capped by TORSH_CPU_ISA (generic, avx2 or avx512; read once; avx2 is AVX2
-// with FMA and F16C, without AVX-VNNI, as Haswell to Zen 3). The cap lets
-// one machine measure the kernels an older CPU would run, as oneDNN's
-// ONEDNN_MAX_CPU_ISA does. A value it does not know is reported once on
-// stderr and ignored.
-enum class IsaCap { Generic, Avx2, Avx512 };
-IsaCap isa_cap();
-
 // "family 25 model 17 (Zen 4)": the cpuid family and model, with the
 // microarchitecture where this table knows it.
 std::string cpu_architecture(const std::string& vendor, int family, int model);

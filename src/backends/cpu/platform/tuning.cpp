@@ -9,6 +9,7 @@
 #include "../simd/simd.hpp"
 #include "../simd/stream_store.hpp"
 #include "cpu_info.hpp"
+#include "isa.hpp"
 #include "thread_pool.hpp"
 #include "torsh/runtime/autotune.hpp"
 
@@ -72,8 +73,7 @@ bool measure_streaming_wins(std::int64_t llc_bytes, int threads) {
 std::string tuning_device_key(int threads) {
   static const std::string cpu = [] {
     const DeviceInfo info = query_host_cpu();
-    const IsaCap cap = isa_cap();
-    const char* isa = cap == IsaCap::Avx512 ? "avx512" : cap == IsaCap::Avx2 ? "avx2" : "generic";
+    const char* isa = isa_name(isa_cap());
     return "cpu:" + info.name + (info.architecture.empty() ? "" : " " + info.architecture) + " " + isa;
   }();
   return cpu + " x" + std::to_string(threads);

@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "../platform/isa.hpp"
 #include "torsh/backend/op_args.hpp"
 #include "torsh/core/quant.hpp"
 
@@ -83,10 +84,8 @@ struct Tile {
   std::int64_t ldo;
 };
 
-enum class Isa { Generic, Avx2, AvxVnni, Avx512Vnni };
-inline constexpr Isa kAllIsas[] = {Isa::Generic, Isa::Avx2, Isa::AvxVnni, Isa::Avx512Vnni};
-const char* isa_name(Isa isa);  // "generic", "avx2", "avx_vnni", "avx512_vnni"
-bool isa_usable(Isa isa);       // this CPU has the instructions
+// The levels with qmatmul kernels (platform/isa.hpp), lowest first.
+inline constexpr Isa kKernelIsas[] = {Isa::Generic, Isa::Avx2, Isa::AvxVnni, Isa::Avx512Vnni};
 
 // Optional: weight rows repacked once per chunk into the kernels' own layout
 // (unpacked levels, f32 scales), for calls with many activation rows; the

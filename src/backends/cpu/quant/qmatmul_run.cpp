@@ -7,6 +7,7 @@
 
 #include "../device.hpp"
 #include "../platform/cpu_info.hpp"
+#include "../platform/isa.hpp"
 #include "../platform/scratch.hpp"
 #include "../platform/thread_pool.hpp"
 #include "../simd/simd_avx2.hpp"
@@ -39,32 +40,6 @@ constexpr std::int64_t kPackMinRows = 8;
 constexpr std::int64_t kParallelMinWork = 96 * 1024;
 
 }  // namespace
-
-const char* isa_name(Isa isa) {
-  switch (isa) {
-    case Isa::Generic: return "generic";
-    case Isa::Avx2: return "avx2";
-    case Isa::AvxVnni: return "avx_vnni";
-    case Isa::Avx512Vnni: return "avx512_vnni";
-  }
-  return "?";
-}
-
-bool isa_usable(Isa isa) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  switch (isa) {
-    case Isa::Generic: return true;
-    case Isa::Avx2: return simd::avx2_fma_usable() && __builtin_cpu_supports("f16c");
-    // AVX-VNNI (VEX vpdpbusd) is newer than AVX2: the avx2 cap leaves it
-    // out, so TORSH_CPU_ISA=avx2 runs what AVX2 CPUs without it run.
-    case Isa::AvxVnni: return isa_cap() >= IsaCap::Avx512 && isa_usable(Isa::Avx2) && __builtin_cpu_supports("avxvnni");
-    case Isa::Avx512Vnni: return simd::avx512_usable() && __builtin_cpu_supports("avx512vnni");
-  }
-  return false;
-#else
-  return isa == Isa::Generic;
-#endif
-}
 
 const Kernels& kernels_for(Isa isa) {
   switch (isa) {

@@ -1,5 +1,6 @@
 #include "simd.hpp"
 
+#include "../platform/isa.hpp"
 #include "simd_avx2.hpp"
 #include "simd_avx512.hpp"
 #include "stream_store.hpp"
@@ -190,8 +191,8 @@ void softmax_row_f32_portable(const float* x, float* y, std::int64_t n, bool log
 
 void binary_f32(rt::BinaryOp op, const float* a, const float* b, std::int64_t bs, float* out, std::int64_t n,
                 bool stream) {
-  if (avx512_usable() && binary_f32_avx512(op, a, b, bs, out, n, stream)) return;
-  if (avx2_fma_usable() && binary_f32_avx2(op, a, b, bs, out, n, stream)) return;
+  if (isa_usable(Isa::Avx512) && binary_f32_avx512(op, a, b, bs, out, n, stream)) return;
+  if (isa_usable(Isa::Avx2) && binary_f32_avx2(op, a, b, bs, out, n, stream)) return;
   if (!stream) return binary_f32_portable(op, a, b, bs, out, n);
   write_streaming(out, n, [&](float* stage, std::int64_t i, std::int64_t len) {
     binary_f32_portable(op, a + i, b + i * bs, bs, stage, len);
@@ -199,8 +200,8 @@ void binary_f32(rt::BinaryOp op, const float* a, const float* b, std::int64_t bs
 }
 
 void unary_f32(rt::UnaryOp op, const float* x, float* y, std::int64_t n, bool stream) {
-  if (avx512_usable() && unary_f32_avx512(op, x, y, n, stream)) return;
-  if (avx2_fma_usable() && unary_f32_avx2(op, x, y, n, stream)) return;
+  if (isa_usable(Isa::Avx512) && unary_f32_avx512(op, x, y, n, stream)) return;
+  if (isa_usable(Isa::Avx2) && unary_f32_avx2(op, x, y, n, stream)) return;
   if (!stream) return unary_f32_portable(op, x, y, n);
   // The portable loops write an L1 block that is then streamed out.
   write_streaming(y, n,
@@ -208,13 +209,13 @@ void unary_f32(rt::UnaryOp op, const float* x, float* y, std::int64_t n, bool st
 }
 
 void softmax_row_f32(const float* x, float* y, std::int64_t n, bool log, const float* next) {
-  if (avx2_fma_usable()) return softmax_row_f32_avx2(x, y, n, log, next);
+  if (isa_usable(Isa::Avx2)) return softmax_row_f32_avx2(x, y, n, log, next);
   softmax_row_f32_portable(x, y, n, log);
 }
 
 void norm_row_f32(const float* x, float* y, const float* w, const float* b, std::int64_t n, float eps, bool rms,
                   const float* next) {
-  if (avx2_fma_usable()) return norm_row_f32_avx2(x, y, w, b, n, eps, rms, next);
+  if (isa_usable(Isa::Avx2)) return norm_row_f32_avx2(x, y, w, b, n, eps, rms, next);
   norm_row_f32_portable(x, y, w, b, n, eps, rms);
 }
 

@@ -7,6 +7,7 @@
 // never past n.
 #include "simd_avx2.hpp"
 #include "../platform/cpu_info.hpp"
+#include "../platform/isa.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -17,26 +18,12 @@
 #include <immintrin.h>
 #endif
 
-namespace torsh::cpu::simd {
-
-bool avx2_fma_usable() {
-#if defined(__x86_64__) && defined(__GNUC__)
-  static const bool ok = [] {
-    __builtin_cpu_init();
-    return isa_cap() >= IsaCap::Avx2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  }();
-  return ok;
-#else
-  return false;
-#endif
-}
-
-}  // namespace torsh::cpu::simd
+namespace torsh::cpu::simd {}  // namespace torsh::cpu::simd
 
 #if defined(__x86_64__) && defined(__GNUC__)
 
 // Everything below, lambdas included, is AVX2 code: callers check
-// avx2_fma_usable() first.
+// isa_usable(Isa::Avx2) first.
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
 // GCC 12 warns that lambdas taking __m256 change the ABI, although the
@@ -392,7 +379,7 @@ void norm_row_f32_avx2(const float* x, float* y, const float* w, const float* b,
 
 #pragma GCC pop_options
 
-#else  // no x86: avx2_fma_usable() is false and these are never called.
+#else  // no x86: isa_usable(Isa::Avx2) is false and these are never called.
 namespace torsh::cpu::simd {
 bool unary_f32_avx2(rt::UnaryOp, const float*, float*, std::int64_t, bool) { return false; }
 bool binary_f32_avx2(rt::BinaryOp, const float*, const float*, std::int64_t, float*, std::int64_t, bool) {

@@ -1,13 +1,12 @@
 #pragma once
 // AVX2 + FMA versions of the simd.hpp loops that are bound by vector math
-// (simd_avx2.cpp); simd.cpp calls them when avx2_fma_usable().
+// (simd_avx2.cpp); simd.cpp calls them when isa_usable(Isa::Avx2).
 #include <cstdint>
 
 #include "torsh/backend/op_args.hpp"
 
 namespace torsh::cpu::simd {
 
-bool avx2_fma_usable();
 // False when `op` has no AVX2 body here (the caller runs the portable loop).
 // stream: as in simd::unary_f32.
 bool unary_f32_avx2(rt::UnaryOp op, const float* x, float* y, std::int64_t n, bool stream = false);

@@ -4,6 +4,7 @@
 // one's (simd_gelu.hpp) on 16 lanes, so the results are equal bit for bit.
 #include "simd_avx512.hpp"
 #include "../platform/cpu_info.hpp"
+#include "../platform/isa.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -16,24 +17,11 @@ namespace torsh::cpu::simd {
 
 // F, BW and VL: every AVX-512 x86 core since Skylake-X has all three, and
 // the GEMM's packers use BW and VL.
-bool avx512_usable() {
-#if defined(__x86_64__) && defined(__GNUC__)
-  static const bool ok = [] {
-    __builtin_cpu_init();
-    return isa_cap() >= IsaCap::Avx512 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl");
-  }();
-  return ok;
-#else
-  return false;
-#endif
-}
-
 }  // namespace torsh::cpu::simd
 
 #if defined(__x86_64__) && defined(__GNUC__)
 
-// Everything below is AVX-512 code: callers check avx512_usable() first.
+// Everything below is AVX-512 code: callers check isa_usable(Isa::Avx512) first.
 #pragma GCC push_options
 #pragma GCC target("avx512f")
 // GCC 12's AVX-512 intrinsics pass an _mm512_undefined_* operand that its own
@@ -143,7 +131,7 @@ bool unary_f32_avx512(rt::UnaryOp op, const float* x, float* y, std::int64_t n, 
 
 #pragma GCC pop_options
 
-#else  // no x86: avx512_usable() is false and this is never called.
+#else  // no x86: isa_usable(Isa::Avx512) is false and this is never called.
 namespace torsh::cpu::simd {
 bool unary_f32_avx512(rt::UnaryOp, const float*, float*, std::int64_t, bool) { return false; }
 bool binary_f32_avx512(rt::BinaryOp, const float*, const float*, std::int64_t, float*, std::int64_t, bool) {

@@ -2,15 +2,13 @@
 // AVX-512 versions of the simd.hpp loops whose vector math, not memory,
 // limits them at 256 bits on CPUs with two 512-bit FMA pipes
 // (simd_avx512.cpp); simd.cpp calls them before the AVX2 ones when
-// avx512_usable().
+// isa_usable(Isa::Avx512).
 #include <cstdint>
 
 #include "torsh/backend/op_args.hpp"
 
 namespace torsh::cpu::simd {
 
-// AVX-512 F, BW and VL.
-bool avx512_usable();
 // False when `op` has no AVX-512 body here (the caller tries the next level).
 // stream: as in simd::unary_f32.
 bool unary_f32_avx512(rt::UnaryOp op, const float* x, float* y, std::int64_t n, bool stream = false);

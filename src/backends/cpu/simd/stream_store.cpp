@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "../platform/isa.hpp"
 #include "../platform/scratch.hpp"
 #include "../platform/tuning.hpp"
 #include "simd_avx2.hpp"
@@ -75,8 +76,8 @@ __attribute__((target("avx"))) void copy_streaming_avx(const float* src, float* 
 
 void copy_streaming(const float* src, float* dst, std::int64_t n) {
 #if defined(__x86_64__)
-  if (simd::avx512_usable()) return copy_streaming_avx512(src, dst, n);
-  if (simd::avx2_fma_usable()) return copy_streaming_avx(src, dst, n);
+  if (isa_usable(Isa::Avx512)) return copy_streaming_avx512(src, dst, n);
+  if (isa_usable(Isa::Avx2)) return copy_streaming_avx(src, dst, n);
   std::int64_t i = 0;
   for (; i < n && (reinterpret_cast<std::uintptr_t>(dst + i) & 15) != 0; ++i) dst[i] = src[i];
   for (; i + 16 <= n; i += 16) {
