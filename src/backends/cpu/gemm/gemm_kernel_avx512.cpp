@@ -9,68 +9,46 @@
 #include "gemm_avx512.hpp"
 #include "gemm_tile.hpp"
 
+#pragma GCC push_options
+#pragma GCC target("avx512f,fma")
+
 namespace torsh::cpu::gemm {
 namespace {
 
 constexpr int kMR = 14, kNR = 32;
 constexpr int kPrefetch = 12;  // k steps ahead: about 2 KB of B panel, enough to hide an L2 hit
 
-// One k step: acc[i][v] += a[i] * b[16v .. 16v + 15].
-template <int M, int NV>
-TORSH_AVX512_INLINE void step(__m512 (&acc)[M][NV], const float* a, const float* b) {
-  __m512 bv[NV];
-#pragma GCC unroll 2
-  for (int v = 0; v < NV; ++v) bv[v] = _mm512_load_ps(b + 16 * v);
-#pragma GCC unroll 16
-  for (int i = 0; i < M; ++i) {
-    const __m512 av = _mm512_set1_ps(a[i]);
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(av, bv[v], acc[i][v]);
-  }
-}
-
-struct Avx512F32 {
+struct F32Steps {
+  using elem = float;
+  static constexpr std::int64_t kTail = 24;
+  static std::int64_t steps(std::int64_t kc) { return kc; }
+  // acc[i][v] += a[i] * b[16v .. 16v + 15].
   template <int M, int NV>
-  __attribute__((target("avx512f,fma"))) static void run(std::int64_t kc, const void* pa, const void* pb, float* c,
-                                                         std::int64_t ldc, float alpha, float beta, int nr) {
-    const float* a = static_cast<const float*>(pa);
-    const float* b = static_cast<const float*>(pb);
-    __m512 acc[M][NV];
-#pragma GCC unroll 16
-    for (int i = 0; i < M; ++i)
+  __attribute__((always_inline)) static inline void step(__m512 (&acc)[M][NV], const float* a, const float* b) {
+    __m512 bv[NV];
 #pragma GCC unroll 2
-      for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_setzero_ps();
-
-    const std::int64_t k_main = kc > 24 ? kc - 24 : 0;
-    std::int64_t p = 0;
-#pragma GCC unroll 4
-    for (; p < k_main; ++p) {
-      _mm_prefetch(reinterpret_cast<const char*>(b + kPrefetch * kNR), _MM_HINT_T0);
-      if constexpr (NV == 2) _mm_prefetch(reinterpret_cast<const char*>(b + kPrefetch * kNR + 16), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(a + kPrefetch * kMR), _MM_HINT_T0);
-      step<M, NV>(acc, a, b);
-      a += kMR;
-      b += kNR;
+    for (int v = 0; v < NV; ++v) bv[v] = _mm512_load_ps(b + 16 * v);
+#pragma GCC unroll 16
+    for (int i = 0; i < M; ++i) {
+      const __m512 av = _mm512_set1_ps(a[i]);
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(av, bv[v], acc[i][v]);
     }
-    prefetch_c<M, NV>(c, ldc);
-#pragma GCC unroll 4
-    for (; p < kc; ++p) {
-      step<M, NV>(acc, a, b);
-      a += kMR;
-      b += kNR;
-    }
-
-    store_tile<M, NV>(acc, c, ldc, alpha, beta, nr);
   }
 };
 
+#include "gemm_avx512_body.hpp"
+
 void tile(int mr, int nr, std::int64_t kc, const void* a, const void* b, float* c, std::int64_t ldc, float alpha,
           float beta) {
-  static constexpr TileTable<Avx512F32, kMR, 2> table;
+  static constexpr TileTable<Avx512Tile<F32Steps, kMR, kNR, kPrefetch>, kMR, 2> table;
   table.call(mr, nr, 16, kc, a, b, c, ldc, alpha, beta);
 }
 
 }  // namespace
+
+// The kernels' descriptions are plain code (callers may read them on any CPU).
+#pragma GCC pop_options
 
 const Kernel& kernel_avx512_f32() {
   // kc: a 14 x kc A panel (21 KB) stays in L1 across a row of tiles; kc x nc of

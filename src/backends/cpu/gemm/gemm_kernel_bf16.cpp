@@ -8,70 +8,49 @@
 #include "gemm_avx512.hpp"
 #include "gemm_tile.hpp"
 
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512bf16")
+
 namespace torsh::cpu::gemm {
 namespace {
 
 constexpr int kMR = 14, kNR = 32;
 constexpr int kPrefetch = 12;  // pair steps ahead
 
-#define TORSH_BF16_INLINE __attribute__((target("avx512f,avx512bw,avx512bf16"), always_inline)) inline
-
-// One pair step: acc[i][v] += a[i].lo * b[v].lo + a[i].hi * b[v].hi per lane.
-template <int M, int NV>
-TORSH_BF16_INLINE void step(__m512 (&acc)[M][NV], const std::int32_t* a, const std::int32_t* b) {
-  __m512bh bv[NV];
-#pragma GCC unroll 2
-  for (int v = 0; v < NV; ++v) bv[v] = (__m512bh)_mm512_load_si512(b + 16 * v);
-#pragma GCC unroll 16
-  for (int i = 0; i < M; ++i) {
-    const __m512bh av = (__m512bh)_mm512_set1_epi32(a[i]);
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_dpbf16_ps(acc[i][v], av, bv[v]);
-  }
-}
-
-struct Avx512Bf16 {
+// One step is a pair of k (panels hold k in pairs): vdpbf16ps adds both
+// products of 16 bf16 pairs to 16 f32 lanes.
+struct Bf16PairSteps {
+  using elem = std::int32_t;
+  static constexpr std::int64_t kTail = 16;
+  static std::int64_t steps(std::int64_t kc) { return (kc + 1) / 2; }
+  // acc[i][v] += a[i].lo * b[v].lo + a[i].hi * b[v].hi per lane.
   template <int M, int NV>
-  __attribute__((target("avx512f,avx512bw,avx512bf16"))) static void run(std::int64_t kc, const void* pa,
-                                                                         const void* pb, float* c, std::int64_t ldc,
-                                                                         float alpha, float beta, int nr) {
-    const auto* a = static_cast<const std::int32_t*>(pa);
-    const auto* b = static_cast<const std::int32_t*>(pb);
-    __m512 acc[M][NV];
-#pragma GCC unroll 16
-    for (int i = 0; i < M; ++i)
+  __attribute__((always_inline)) static inline void step(__m512 (&acc)[M][NV], const std::int32_t* a,
+                                                         const std::int32_t* b) {
+    __m512bh bv[NV];
 #pragma GCC unroll 2
-      for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_setzero_ps();
-    const std::int64_t steps = (kc + 1) / 2;
-    const std::int64_t main_steps = steps > 16 ? steps - 16 : 0;
-    std::int64_t q = 0;
-#pragma GCC unroll 4
-    for (; q < main_steps; ++q) {
-      _mm_prefetch(reinterpret_cast<const char*>(b + kPrefetch * kNR), _MM_HINT_T0);
-      if constexpr (NV == 2) _mm_prefetch(reinterpret_cast<const char*>(b + kPrefetch * kNR + 16), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(a + kPrefetch * kMR), _MM_HINT_T0);
-      step<M, NV>(acc, a, b);
-      a += kMR;
-      b += kNR;
+    for (int v = 0; v < NV; ++v) bv[v] = (__m512bh)_mm512_load_si512(b + 16 * v);
+#pragma GCC unroll 16
+    for (int i = 0; i < M; ++i) {
+      const __m512bh av = (__m512bh)_mm512_set1_epi32(a[i]);
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_dpbf16_ps(acc[i][v], av, bv[v]);
     }
-    prefetch_c<M, NV>(c, ldc);
-#pragma GCC unroll 4
-    for (; q < steps; ++q) {
-      step<M, NV>(acc, a, b);
-      a += kMR;
-      b += kNR;
-    }
-    store_tile<M, NV>(acc, c, ldc, alpha, beta, nr);
   }
 };
 
+#include "gemm_avx512_body.hpp"
+
 void tile(int mr, int nr, std::int64_t kc, const void* a, const void* b, float* c, std::int64_t ldc, float alpha,
           float beta) {
-  static constexpr TileTable<Avx512Bf16, kMR, 2> table;
+  static constexpr TileTable<Avx512Tile<Bf16PairSteps, kMR, kNR, kPrefetch>, kMR, 2> table;
   table.call(mr, nr, 16, kc, a, b, c, ldc, alpha, beta);
 }
 
 }  // namespace
+
+// The kernels' descriptions are plain code (callers may read them on any CPU).
+#pragma GCC pop_options
 
 const Kernel& kernel_avx512_bf16() {
   // Same footprints as the f32 kernel with half the bytes per k: kc doubles.
