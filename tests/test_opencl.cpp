@@ -91,39 +91,7 @@ TEST_F(OpenCl, DeviceFacts) {
   EXPECT_EQ(error_code_of([] { Backend::create(BackendType::OpenCl, 1000); }), ErrorCode::OutOfRange);
 }
 
-TEST_F(OpenCl, CapabilityQueryIsHonest) {
-  // Copies, casts and binary ops take every dtype the CPU does (f64 on devices
-  // with cl_khr_fp64; elsewhere those calls fall back), binary never bool.
-  for (DType t : kAllDTypes) {
-    EXPECT_TRUE(dev.supports(rt::OpKind::Copy, t)) << dtype_name(t);
-    EXPECT_TRUE(dev.supports(rt::OpKind::Cast, t)) << dtype_name(t);
-    EXPECT_EQ(dev.supports(rt::OpKind::Binary, t), t != DType::Bool) << dtype_name(t);
-  }
-  for (DType t : {DType::F32, DType::F16, DType::BF16})
-    EXPECT_TRUE(dev.supports(rt::OpKind::Matmul, t)) << dtype_name(t);
-  EXPECT_EQ(dev.supports(rt::OpKind::Matmul, DType::F64), dev.capabilities().f64);
-  EXPECT_FALSE(dev.supports(rt::OpKind::Matmul, DType::I32));
-  // Softmax, norm and rope take every floating dtype, attention f32, f16 and
-  // bf16; unary and reductions every dtype but bool (integer unary: neg, abs
-  // and relu; f64 again where the device has doubles).
-  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::F64})
-    for (rt::OpKind k : {rt::OpKind::Softmax, rt::OpKind::Norm, rt::OpKind::Rope})
-      EXPECT_TRUE(dev.supports(k, t)) << rt::op_kind_name(k) << " " << dtype_name(t);
-  for (DType t : {DType::F32, DType::F16, DType::BF16}) EXPECT_TRUE(dev.supports(rt::OpKind::Attention, t));
-  EXPECT_FALSE(dev.supports(rt::OpKind::Attention, DType::F64));
-  for (DType t : kAllDTypes) {
-    EXPECT_EQ(dev.supports(rt::OpKind::Unary, t), t != DType::Bool) << dtype_name(t);
-    EXPECT_EQ(dev.supports(rt::OpKind::Reduce, t), t != DType::Bool) << dtype_name(t);
-  }
-  // Asked directly anyway, an unsupported op says so instead of computing garbage.
-  Tensor x = dev.zeros(Shape{4}, DType::Bool);
-  Tensor y = dev.empty(Shape{4}, DType::Bool);
-  EXPECT_EQ(error_code_of([&] {
-              dev.impl().run(rt::OpKind::Binary, rt::BinaryArgs{rt::BinaryOp::Add, x.arg(), x.arg(), y.arg()},
-                             dev.impl().default_stream());
-            }),
-            ErrorCode::Unsupported);
-}
+TEST_F(OpenCl, CapabilityQueryIsHonest) { torsh::test::expect_honest_gpu_capabilities(dev); }
 
 // Integer means and variances, and sums that wrap in the input dtype: the op
 // layer never asks for them (it widens integers first), but the CPU's kernel
