@@ -136,6 +136,10 @@ TEST(Layers, TheUserApiIncludesNoPluginAuthorHeader) {
           << ": the user API forward-declares what it names from torsh/backend/";
     }
   EXPECT_GT(seen, 20u);
+  std::ifstream umbrella(include / "torsh.hpp");
+  std::string line;
+  while (std::getline(umbrella, line))
+    EXPECT_EQ(line.find("torsh/backend/"), std::string::npos) << "torsh.hpp: " << line;
 }
 
 TEST(Layers, TheRuntimeCallsNothingInTheOpLayer) {

@@ -161,7 +161,7 @@ struct LinearQuantArgs {
 // b_batched: b holds `batch` matrices, else one shared by every batch.
 // b_prepared (optional, never with b_batched): b is a prepared weight
 // (ops::IntegerWeight) whose values never change; a kernel may keep a form
-// of it there (runtime/prepared_operand.hpp) and reuse it on later calls.
+// of it there (torsh/backend/prepared_operand.hpp) and reuse it on later calls.
 struct IntegerMatmulArgs {
   TensorArg a, b, a_zero_point, b_zero_point, a_scale, b_scale, y_scale, y_zero_point, bias, out;
   std::int64_t batch = 1, m = 0, n = 0, k = 0;

@@ -1,7 +1,7 @@
 #pragma once
 // The GPU runtime these sources are built against. nvcc builds them as the
 // CUDA plugin; hipcc builds the very same files as the ROCm plugin
-// (src/backends/hip, TORSH_HIP defined). HIP's runtime API mirrors CUDA's
+// (src/backends/rocm, TORSH_HIP defined). HIP's runtime API mirrors CUDA's
 // call for call, so the sources use CUDA's names and, for HIP, this header
 // maps them onto HIP's. What differs beyond names (the backend's identity,
 // device facts) is in torsh::cuda::vendor.

@@ -42,7 +42,7 @@ bool integer_matmul_fits(const rt::DeviceImpl& d, const rt::IntegerMatmulArgs& a
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
   t.add<rt::OpKind::IntegerMatmul, entry<rt::OpKind::IntegerMatmul, integer_matmul>>(
       rt::DTypes{DType::I32, DType::U8, DType::I8, DType::F32}, integer_matmul_fits,
-      "10 storage bindings per stage, blocks within the dispatch limits, elements within one binding, k within the "
+      "11 storage bindings per stage, blocks within the dispatch limits, elements within one binding, k within the "
       "device's loop limit");
 });
 

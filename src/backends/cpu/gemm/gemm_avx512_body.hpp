@@ -12,8 +12,8 @@
 template <class S, int MR, int NR, int Prefetch>
 struct Avx512Tile {
   template <int M, int NV>
-  static void run(std::int64_t kc, const void* pa, const void* pb, float* c, std::int64_t ldc, float alpha,
-                  float beta, int nr) {
+  static void run(std::int64_t kc, const void* pa, const void* pb, float* c, std::int64_t ldc, float alpha, float beta,
+                  int nr) {
     const auto* a = static_cast<const typename S::elem*>(pa);
     const auto* b = static_cast<const typename S::elem*>(pb);
     __m512 acc[M][NV];
