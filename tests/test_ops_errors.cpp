@@ -119,6 +119,34 @@ TEST(OpErrors, RopeAndAttention) {
   expect_error(ErrorCode::ShapeMismatch, "matmul_vec", [&] { ops::matmul_vec(full({3, 4}, 1), full({5}, 1)); });
 }
 
+TEST(OpErrors, IndexSelectAndEmbedding) {
+  Backend b = cpu();
+  Tensor x = full({3, 5}, 1);
+  const std::int64_t good[] = {0, 4, 2}, bad[] = {0, 5, 1};
+  Tensor ids = b.from_host(good, {3}, DType::I64), bad_ids = b.from_host(bad, {3}, DType::I64);
+  try {
+    ops::index_select(x, 1, bad_ids);
+    ADD_FAILURE() << "an id past the axis was taken";
+  } catch (const Error& e) {
+    // The id, its position and the bound.
+    EXPECT_EQ(e.code(), ErrorCode::OutOfRange);
+    const std::string m = e.what();
+    EXPECT_NE(m.find("id 5 at position 1"), std::string::npos) << m;
+    EXPECT_NE(m.find("[0, 5)"), std::string::npos) << m;
+  }
+  const std::int32_t negative[] = {-1};
+  expect_error(ErrorCode::OutOfRange, "index_select",
+               [&] { ops::index_select(x, 0, b.from_host(negative, {1}, DType::I32)); });
+  expect_error(ErrorCode::OutOfRange, "index_select", [&] { ops::index_select(x, 2, ids); });
+  expect_error(ErrorCode::OutOfRange, "index_select", [&] { ops::index_select(x, -3, ids); });
+  expect_error(ErrorCode::OutOfRange, "index_select", [&] { ops::index_select(full({}, 1), 0, ids); });
+  expect_error(ErrorCode::DTypeMismatch, "index_select", [&] { ops::index_select(x, 1, full({3}, 1)); });
+  expect_error(ErrorCode::ShapeMismatch, "embedding", [&] { ops::embedding(full({2, 3, 4}, 1), ids); });
+  expect_error(ErrorCode::OutOfRange, "embedding", [&] { ops::embedding(x, ids); });
+  if (auto other = other_device())
+    expect_error(ErrorCode::DeviceMismatch, "index_select", [&] { ops::index_select(x, 1, ids.to(*other)); });
+}
+
 TEST(OpErrors, ConvAndPool) {
   Tensor x = full({1, 4, 5, 5}, 1);
   expect_error(ErrorCode::ShapeMismatch, "conv2d", [&] { ops::conv2d(x, full({2, 3, 3, 3}, 1)); });

@@ -95,11 +95,11 @@ Tensor import_ndarray(const nb::ndarray<nb::ro>& arr) {
                     " bits) has no torsh equivalent",
                 op, {"Convert it to one of float32/64/16, bfloat16, int8/32/64, uint8, bool first"});
   const std::size_t nd = arr.ndim();
-  if (nd > rt::kMaxDims)
+  if (nd > torsh::kMaxDims)
     raise_error(
         ErrorCode::InvalidArgument,
-        "the array has " + std::to_string(nd) + " dimensions; tensors have at most " + std::to_string(rt::kMaxDims), op,
-        {"Reshape it to fewer dimensions first"});
+        "the array has " + std::to_string(nd) + " dimensions; tensors have at most " + std::to_string(torsh::kMaxDims),
+        op, {"Reshape it to fewer dimensions first"});
   const auto item = static_cast<std::int64_t>(dtype_size(*dt));
   std::vector<std::int64_t> dims(nd);
   Strides strides(nd);
@@ -187,7 +187,7 @@ Tensor from_dlpack(nb::handle obj, std::optional<Backend> device, std::optional<
 namespace {
 
 nb::ndarray<nb::array_api> host_array(const Tensor& t) {
-  void* p = t.device().type == BackendType::Cpu ? t.buffer().impl().host_ptr() : nullptr;
+  void* p = t.device().type == BackendType::Cpu ? t.buffer().host_ptr() : nullptr;
   if (!p)
     raise_error(ErrorCode::Unsupported,
                 "DLPack export of a tensor on " + t.device().to_string() + ": only host (CPU) memory is shared",

@@ -12,6 +12,15 @@
 namespace torsh::py {
 namespace {
 
+// Ids keep their own integer dtype (a list becomes int64, not x's dtype, as
+// as_tensor's `like` would make it) and are moved to x's device.
+Tensor ids_on(const Tensor& x, const TensorLike& ids) {
+  Tensor i = as_tensor(ids);
+  if (i.device() == x.device()) return i;
+  Backend b = x.backend();
+  return i.to(b);
+}
+
 using nb::arg;
 
 std::optional<Tensor> optional_tensor(const std::optional<TensorLike>& x, const Tensor& like) {
@@ -114,6 +123,27 @@ void bind_transformer(nb::module_& m) {
       arg("x"), arg("cos"), arg("sin"), arg("style") = "neox", arg("pos0") = 0, arg("rot_dim") = 0,
       "Rotary position embedding of x [batch, seq, heads, head_dim] at positions pos0...; rot_dim=0 rotates the "
       "whole head.");
+  m.def(
+      "index_select",
+      [](const TensorLike& x, std::int64_t axis, const TensorLike& ids) {
+        Tensor t = as_tensor(x);
+        Tensor i = ids_on(t, ids);
+        nb::gil_scoped_release r;
+        return ops::index_select(t, axis, i);
+      },
+      arg("x"), arg("axis"), arg("ids"),
+      "x's entries at ids (int32 or int64, any shape, flattened) along axis: numpy.take(x, ids.ravel(), axis) "
+      "and torch.index_select. An id outside [0, x.shape[axis]) raises TorshError.");
+  m.def(
+      "embedding",
+      [](const TensorLike& table, const TensorLike& ids) {
+        Tensor t = as_tensor(table);
+        Tensor i = ids_on(t, ids);
+        nb::gil_scoped_release r;
+        return ops::embedding(t, i);
+      },
+      arg("table"), arg("ids"),
+      "Rows of table [V, D] (any dtype) at ids (int32 or int64, any shape): ids.shape + [D].");
   m.def(
       "attention",
       [](const TensorLike& q, const TensorLike& k, const TensorLike& v, bool causal, std::optional<double> scale,

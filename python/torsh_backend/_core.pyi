@@ -614,6 +614,14 @@ def rope(x: Tensor | numpy.typing.ArrayLike, cos: Tensor | numpy.typing.ArrayLik
     Rotary position embedding of x [batch, seq, heads, head_dim] at positions pos0...; rot_dim=0 rotates the whole head.
     """
 
+def index_select(x: Tensor | numpy.typing.ArrayLike, axis: int, ids: Tensor | numpy.typing.ArrayLike) -> Tensor:
+    """
+    x's entries at ids (int32 or int64, any shape, flattened) along axis: numpy.take(x, ids.ravel(), axis) and torch.index_select. An id outside [0, x.shape[axis]) raises TorshError.
+    """
+
+def embedding(table: Tensor | numpy.typing.ArrayLike, ids: Tensor | numpy.typing.ArrayLike) -> Tensor:
+    """Rows of table [V, D] (any dtype) at ids (int32 or int64, any shape): ids.shape + [D]."""
+
 def attention(q: Tensor | numpy.typing.ArrayLike, k: Tensor | numpy.typing.ArrayLike, v: Tensor | numpy.typing.ArrayLike, causal: bool = False, scale: float | None = None, align: str = 'top_left') -> Tensor:
     """
     Scaled dot-product attention: q [B, Hq, Sq, D], k/v [B, Hkv, Skv, D] (grouped heads when Hkv divides Hq); scale defaults to 1/sqrt(D). With causal=True and Sq != Skv, align='top_left' (the default, PyTorch's is_causal) lets query i see keys j <= i; align='bottom_right' puts the queries at the end of the keys (j <= i + Skv - Sq, a KV cache); a query that sees no key gets zeros.

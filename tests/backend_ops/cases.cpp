@@ -122,6 +122,60 @@ void copy_cases(CaseList& L) {
       Tol::bitwise());
 }
 
+// ---------------------------------------------------------------- index_select
+
+// x's row-major values of `shape` taken at ids along `axis`, written out element by element.
+std::vector<double> ref_index_select(const std::vector<double>& x, const Shape& shape, std::int64_t axis,
+                                     const std::vector<double>& ids) {
+  const std::size_t ax = normalize_axis(axis, shape.ndim(), "ref_index_select");
+  std::vector<std::int64_t> out_dims = shape.dims();
+  out_dims[ax] = static_cast<std::int64_t>(ids.size());
+  const Shape out_shape(out_dims);
+  const Strides xs = contiguous_strides(shape);
+  std::vector<double> out(static_cast<std::size_t>(out_shape.numel()));
+  std::vector<std::int64_t> idx(out_dims.size(), 0);
+  for (std::size_t e = 0; e < out.size(); ++e) {
+    std::int64_t rem = static_cast<std::int64_t>(e), src = 0;
+    for (std::size_t d = out_dims.size(); d-- > 0;) {
+      idx[d] = rem % out_dims[d];
+      rem /= out_dims[d];
+    }
+    for (std::size_t d = 0; d < idx.size(); ++d)
+      src += (d == ax ? static_cast<std::int64_t>(ids[static_cast<std::size_t>(idx[d])]) : idx[d]) * xs[d];
+    out[e] = x[static_cast<std::size_t>(src)];
+  }
+  return out;
+}
+
+void index_select_cases(CaseList& L) {
+  const auto add = [&L](const std::string& name, DType t, Input x, Input ids, std::int64_t axis) {
+    const Shape shape = x.views.empty() ? x.shape : Shape{};
+    Case& c = L.add(
+        name + " axis " + std::to_string(axis), K::IndexSelect, t, {std::move(x), std::move(ids)},
+        [axis](Backend&, std::vector<Tensor>& v) -> Outputs { return {ops::index_select(v[0], axis, v[1])}; },
+        Tol::bitwise());
+    if (shape.ndim() > 0)
+      c.reference = [shape, axis](const Values& v) { return ref_index_select(v[0], shape, axis, v[1]); };
+  };
+  for (DType t : kAllDTypes) {
+    const double lim = t == U8 ? 255 : t == I8 ? 127 : 1e6;
+    add("index_select", t, in({7, 5}, t).range(-lim, lim), in({4}, I64).vals({3, 0, 6, 3}), 0);
+    add("index_select", t, in({3, 6, 5}, t).range(-lim, lim), in({5}, I32).vals({5, 1, 1, 0, 4}), 1);
+    add("index_select", t, in({4, 3, 9}, t).range(-lim, lim), in({2, 3}, I64).range(0, 8), -1);
+    add("index_select empty ids", t, in({5, 3}, t).range(-lim, lim), in({0}, I32), 1);
+    L.add(
+         "embedding", K::IndexSelect, t, {in({11, 7}, t).range(-lim, lim), in({2, 3}, I32).range(0, 10)},
+         [](Backend&, std::vector<Tensor>& v) -> Outputs { return {ops::embedding(v[0], v[1])}; }, Tol::bitwise())
+        .reference = [](const Values& v) {
+      return ref_index_select(v[0], Shape{11, 7}, 0, v[1]);
+    };
+  }
+  // Enough rows for the CPU's thread pool; a transposed x (made contiguous first).
+  add("index_select", F32, in({300, 257}).range(-1e3, 1e3), in({513}, I32).range(0, 299), 0);
+  add("index_select", F64, in({301, 33}, F64).range(-1e3, 1e3), in({700}, I64).range(0, 32), 1);
+  add("index_select transposed", F16, in({6, 5}, F16).t(), in({3}, I32).vals({4, 0, 2}), 0);
+}
+
 // ---------------------------------------------------------------- cast
 
 void cast_cases(CaseList& L) {
@@ -1566,6 +1620,7 @@ std::vector<Case> all_cases() {
   sparse_cases(L);
   fft_cases(L);
   rnn_cases(L);
+  index_select_cases(L);
   return L.take();
 }
 

@@ -91,7 +91,7 @@ def test_supports_and_capabilities():
         b.supports("no_such_op")
     # The error lists every op family by its registered name, and each of them parses.
     names = [n.strip() for n in e.value.suggestions[0].split("Use one of ")[1].split(",")]
-    assert "batch_norm" in names and "rnn_gates" in names and len(names) == 24
+    assert "batch_norm" in names and "index_select" in names and len(names) == 25
     for n in names:
         assert b.supports(n, "f32")
     assert b.supports("BatchNorm") and b.supports("batchnorm")

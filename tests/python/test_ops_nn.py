@@ -225,3 +225,27 @@ def test_matmul_vec_and_weighted_sum_rows(rng):
     close(tb.matmul_vec(w, x), w @ x)
     weights, mat = f32(rng, 6), f32(rng, 6, 4)
     close(tb.weighted_sum_rows(weights, mat), weights @ mat)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int8, np.uint8, np.int32, np.int64, np.bool_])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_index_select_matches_numpy_take(rng, dtype, axis):
+    x = (rng.standard_normal((4, 6, 5)) * 50).astype(dtype)
+    ids = rng.integers(0, x.shape[axis], size=7).astype(np.int32)
+    ids[2] = ids[0]  # a repeated id
+    got = tb.index_select(x, axis, ids).numpy()
+    assert got.dtype == x.dtype
+    np.testing.assert_array_equal(got, np.take(x, ids, axis=axis))
+    ids64 = rng.integers(0, x.shape[axis], size=(2, 3))
+    np.testing.assert_array_equal(tb.index_select(x, axis, ids64).numpy(), np.take(x, ids64.ravel(), axis=axis))
+    assert tb.index_select(x, axis, np.zeros(0, np.int64)).numpy().shape == np.take(x, np.zeros(0, np.int64), axis=axis).shape
+
+
+def test_embedding_dense_table(rng):
+    table = f32(rng, 11, 8)
+    ids = np.array([[3, 0, 10], [3, 3, 1]], dtype=np.int64)
+    np.testing.assert_array_equal(tb.embedding(table, ids).numpy(), table[ids])
+    with pytest.raises(tb.TorshError, match="id 11 at position 1"):
+        tb.embedding(table, np.array([0, 11], dtype=np.int32))
+    with pytest.raises(tb.TorshError, match="i32 or i64"):
+        tb.index_select(table, 0, np.array([0.0], dtype=np.float32))

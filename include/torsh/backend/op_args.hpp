@@ -134,6 +134,15 @@ struct DequantizeArgs {
   std::int64_t rows = 0, cols = 32, m = 0;
 };
 
+// out [outer, m, inner] = x [outer, n, inner] at [o, ids[j], i]: index_select
+// along one axis (x and out contiguous, one dtype: the key; elements are moved
+// as bytes). ids is contiguous i32 or i64 [m], every id in [0, n) (checked by
+// the op layer on the host).
+struct IndexSelectArgs {
+  TensorArg x, ids, out;
+  std::int64_t outer = 1, n = 0, inner = 1, m = 0;
+};
+
 // ONNX QuantizeLinear (OpKind::QuantizeLinear: floating x -> U8/I8 out,
 // saturate(round_half_even(x / scale[c]) + zero_point[c]), NaN -> zero_point[c])
 // and DequantizeLinear (OpKind::DequantizeLinear: U8/I8 x -> floating out,

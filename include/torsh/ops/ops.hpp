@@ -170,6 +170,14 @@ Tensor dequantize(const QTensor& w, DType dtype = DType::F32);
 Tensor qmatmul(const Tensor& x, const QTensor& w, QuantActivations activations = QuantActivations::Int16);
 // w [n, k] @ x [k] -> [n]
 Tensor matmul_vec(const QTensor& w, const Tensor& x, QuantActivations activations = QuantActivations::Int16);
+// torch.index_select / numpy.take along `axis` (negative counts from the end): x's shape
+// with dimension axis replaced by ids.numel(), out[..., j, ...] = x[..., ids[j], ...].
+// ids: i32 or i64 of any shape (flattened) on x's device; any dtype of x. An id
+// outside [0, x.shape[axis]) is an OutOfRange error naming it.
+Tensor index_select(const Tensor& x, std::int64_t axis, const Tensor& ids);
+// Rows of a dense table [V, D] (any dtype) picked by ids (i32 or i64, any shape)
+// -> ids.shape + [D]: index_select along axis 0.
+Tensor embedding(const Tensor& table, const Tensor& ids);
 // Rows of w picked by integer ids (i32 or i64, any shape) -> ids.shape + [cols] of `dtype`;
 // an id outside [0, rows) is an OutOfRange error naming it.
 Tensor embedding(const QTensor& w, const Tensor& ids, DType dtype = DType::F32);

@@ -44,7 +44,8 @@
   X(IntegerMatmul, "integer_matmul", "integer_matmul", IntegerMatmulArgs, a.out.dtype)   \
   X(SparseMatmul, "sparse_matmul", "sparse_matmul", SparseMatmulArgs, a.out.dtype)       \
   X(Fft, "fft", "fft", FftArgs, a.out.dtype)                                             \
-  X(RnnGates, "rnn_gates", "rnn_gates", RnnGatesArgs, a.h_out.dtype)
+  X(RnnGates, "rnn_gates", "rnn_gates", RnnGatesArgs, a.h_out.dtype)                     \
+  X(IndexSelect, "index_select", "index_select", IndexSelectArgs, a.out.dtype)
 
 namespace torsh::rt {
 

@@ -16,6 +16,8 @@ inline constexpr rt::DTypes kCopyDTypes = rt::DTypes::all();
 // binary_f32_*, binary_strided and binary_f64_strided: every dtype but bool
 // (which the CPU refuses too), f64 only on devices with doubles.
 inline constexpr rt::DTypes kBinaryDTypes = rt::DTypes::all().without({DType::Bool});
+// index_select_elems moves elements of 1, 2, 4 or 8 bytes unchanged: any dtype.
+inline constexpr rt::DTypes kIndexSelectDTypes = rt::DTypes::all();
 // qmatmul_f32 (f32 activations).
 inline constexpr rt::DTypes kF32{DType::F32};
 // matmul.kern.h's matmul_*_f32 / _h16 (f32 accumulation) and, on devices with
