@@ -12,10 +12,9 @@ void index_select(OpenClStream& s, const rt::IndexSelectArgs& a) {
   OpenClDevice& dev = s.device();
   const Kernel k = dev.kernel("index_select_elems");
   const auto [global, local] = grid_1d(dev, k, total);
-  launch(s, k, global, local, mem_of(*a.x.buffer), mem_of(*a.ids.buffer), mem_of(*a.out.buffer),
-         cl_long{a.x.offset}, cl_long{a.ids.offset}, cl_long{a.out.offset}, cl_long{total}, cl_long{a.n},
-         cl_long{a.inner}, cl_long{a.m}, cl_int{static_cast<int>(dtype_size(a.x.dtype))},
-         cl_int{a.ids.dtype == DType::I64 ? 1 : 0});
+  launch(s, k, global, local, mem_of(*a.x.buffer), mem_of(*a.ids.buffer), mem_of(*a.out.buffer), cl_long{a.x.offset},
+         cl_long{a.ids.offset}, cl_long{a.out.offset}, cl_long{total}, cl_long{a.n}, cl_long{a.inner}, cl_long{a.m},
+         cl_int{static_cast<int>(dtype_size(a.x.dtype))}, cl_int{a.ids.dtype == DType::I64 ? 1 : 0});
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {
