@@ -255,5 +255,15 @@ std::vector<Tensor> present(std::initializer_list<const std::optional<Tensor>*> 
   return out;
 }
 
+std::optional<std::pair<std::int64_t, std::int64_t>> first_id_outside(const Tensor& ids, std::int64_t bound) {
+  const std::vector<unsigned char> bytes = ids.to_host_bytes();
+  const std::size_t size = dtype_size(ids.dtype());
+  for (std::int64_t i = 0; i < ids.numel(); ++i) {
+    const std::int64_t id = load_as_int64(bytes.data() + static_cast<std::size_t>(i) * size, ids.dtype());
+    if (id < 0 || id >= bound) return std::pair{i, id};
+  }
+  return std::nullopt;
+}
+
 }  // namespace detail
 }  // namespace torsh::ops

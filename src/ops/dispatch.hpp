@@ -14,6 +14,7 @@
 #include <functional>
 #include <initializer_list>
 #include <new>
+#include <optional>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -174,6 +175,11 @@ inline std::int64_t window_out_size(std::int64_t in, std::int64_t k, std::int64_
   const std::int64_t span = in + 2 * pad - dil * (k - 1) - 1;
   return span < 0 ? 0 : span / stride + 1;
 }
+
+// The first id of `ids` (i32 or i64, any shape) outside [0, bound), as
+// (position, id), read on the host: ids are a handful of indices, and a
+// kernel could only report a bad one after reading out of bounds.
+std::optional<std::pair<std::int64_t, std::int64_t>> first_id_outside(const Tensor& ids, std::int64_t bound);
 
 // An optional per-feature tensor (weight, bias, running statistics): absent,
 // or of shape [n] with x's dtype and device; the error names `what`.

@@ -9,20 +9,14 @@
 namespace torsh::ops {
 namespace {
 
-// Every id in [0, bound), read on the host as quant.cpp's check_ids does: a
-// kernel could only report a bad id after reading out of bounds.
 void check_ids(const char* op, const Tensor& x, const Tensor& ids, std::int64_t axis, std::int64_t bound) {
-  const std::vector<unsigned char> bytes = ids.to_host_bytes();
-  const std::size_t n = static_cast<std::size_t>(ids.numel());
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::int64_t id = load_as_int64(bytes.data() + i * dtype_size(ids.dtype()), ids.dtype());
-    if (id < 0 || id >= bound)
-      throw Error(ErrorCode::OutOfRange,
-                  "id " + std::to_string(id) + " at position " + std::to_string(i) + " is outside [0, " +
-                      std::to_string(bound) + ") for axis " + std::to_string(axis) + " of x " + x.describe(),
-                  detail::context(op, {x, ids}),
-                  {"Ids index dimension " + std::to_string(axis) + " of x; negative ids are not wrapped"});
-  }
+  if (const auto bad = detail::first_id_outside(ids, bound))
+    throw Error(ErrorCode::OutOfRange,
+                "id " + std::to_string(bad->second) + " at position " + std::to_string(bad->first) +
+                    " is outside [0, " + std::to_string(bound) + ") for axis " + std::to_string(axis) + " of x " +
+                    x.describe(),
+                detail::context(op, {x, ids}),
+                {"Ids index dimension " + std::to_string(axis) + " of x; negative ids are not wrapped"});
 }
 
 Tensor select(const char* op, const Tensor& x_in, std::int64_t axis_in, const Tensor& ids_in) {

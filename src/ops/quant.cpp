@@ -62,19 +62,12 @@ void launch_dequantize(const char* op, const QTensor& w, const Tensor* ids, Tens
   }
 }
 
-// Every id in [0, rows), read on the host: ids are a handful of token
-// numbers, and a kernel could only report a bad one after writing garbage.
 void check_ids(const char* op, const QTensor& w, const Tensor& ids) {
-  const std::vector<unsigned char> bytes = ids.to_host_bytes();
-  const std::size_t n = static_cast<std::size_t>(ids.numel());
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::int64_t id = load_as_int64(bytes.data() + i * dtype_size(ids.dtype()), ids.dtype());
-    if (id < 0 || id >= w.rows())
-      throw Error(ErrorCode::OutOfRange,
-                  "id " + std::to_string(id) + " at position " + std::to_string(i) + " is outside [0, " +
-                      std::to_string(w.rows()) + ") for " + w.describe(),
-                  qcontext(op, w, {ids}), {"Ids index the weight's rows (the vocabulary); check the tokenizer"});
-  }
+  if (const auto bad = detail::first_id_outside(ids, w.rows()))
+    throw Error(ErrorCode::OutOfRange,
+                "id " + std::to_string(bad->second) + " at position " + std::to_string(bad->first) +
+                    " is outside [0, " + std::to_string(w.rows()) + ") for " + w.describe(),
+                qcontext(op, w, {ids}), {"Ids index the weight's rows (the vocabulary); check the tokenizer"});
 }
 
 }  // namespace
