@@ -93,7 +93,10 @@ TEST(OpsAttention, MatchesReferenceCausalAndGrouped) {
   };
   for (auto c : {Case{1, 1, 1, 1, 1, 4, false}, Case{2, 4, 2, 33, 33, 16, true}, Case{1, 2, 1, 7, 200, 8, false},
                  Case{1, 8, 8, 130, 130, 64, true}, Case{1, 2, 2, 3, 150, 8, true}, Case{1, 2, 1, 70, 9, 8, true},
-                 Case{1, 1, 1, 1, 40, 8, true}})
+                 Case{1, 1, 1, 1, 40, 8, true},
+                 // Decoding (the split-K path): deep caches, a few rows per head group, odd head sizes.
+                 Case{1, 9, 3, 1, 4096, 64, true}, Case{2, 8, 2, 3, 1000, 64, true}, Case{1, 4, 4, 1, 777, 40, true},
+                 Case{1, 6, 1, 2, 1500, 96, false}})
     for (bool bottom_right : {false, true}) {
       auto q = rand_vec(c.B * c.Hq * c.Sq * c.D, 1), k = rand_vec(c.B * c.Hkv * c.Skv * c.D, 2),
            v = rand_vec(c.B * c.Hkv * c.Skv * c.D, 3);

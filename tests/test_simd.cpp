@@ -334,3 +334,75 @@ TEST(Simd, BinaryBodiesAreExactPlainAndStreamed) {
   else
     std::cout << "[ simd ] no AVX-512 here (or capped): the AVX-512 body was not checked\n";
 }
+
+// One split of the decode attention: the AVX-512 bodies (reading f32, f16
+// and bf16 keys and values as stored) and the portable loops (on widened
+// rows) against a double reference, over key counts with 16-key blocks and
+// tails, rows that see fewer keys than the chunk (causal), head sizes with and
+// without a 64-wide block, and a second call that continues the online softmax.
+TEST(Simd, AttentionRowsMatchDoubleInEveryKvDtype) {
+  using torsh::DType;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  struct Shape {
+    std::int64_t nq, nk, D, Dv;
+  };
+  for (const Shape sh : {Shape{3, 256, 64, 64}, Shape{1, 37, 16, 48}, Shape{5, 100, 128, 128}, Shape{2, 16, 32, 16},
+                         Shape{4, 300, 64, 80}})
+    for (DType kv : {DType::F32, DType::F16, DType::BF16})
+      for (bool portable : {false, true}) {
+        const std::int64_t n = 2 * sh.nk;  // two calls of nk keys each
+        std::vector<float> q(static_cast<std::size_t>(sh.nq * sh.D)), k(static_cast<std::size_t>(n * sh.D)),
+            v(static_cast<std::size_t>(n * sh.Dv));
+        for (auto* x : {&q, &k, &v})
+          for (float& e : *x) e = u(rng);
+        // The stored keys and values, and their exact f32 values for the reference.
+        std::vector<std::uint16_t> k16(k.size()), v16(v.size());
+        auto round = [&](std::vector<float>& x, std::vector<std::uint16_t>& bits) {
+          for (std::size_t i = 0; i < x.size(); ++i) {
+            if (kv == DType::F16) {
+              bits[i] = torsh::f32_to_f16(x[i]);
+              x[i] = torsh::f16_to_f32(bits[i]);
+            } else if (kv == DType::BF16) {
+              bits[i] = torsh::f32_to_bf16(x[i]);
+              x[i] = torsh::bf16_to_f32(bits[i]);
+            }
+          }
+        };
+        round(k, k16), round(v, v16);
+        const void* kp = kv == DType::F32 ? static_cast<const void*>(k.data()) : k16.data();
+        const void* vp = kv == DType::F32 ? static_cast<const void*>(v.data()) : v16.data();
+        const std::size_t es = kv == DType::F32 ? 4 : 2;
+        std::vector<std::int64_t> jmax(static_cast<std::size_t>(sh.nq));
+        for (std::int64_t i = 0; i < sh.nq; ++i) jmax[static_cast<std::size_t>(i)] = n - 3 * i;  // causal-like
+        std::vector<float> s(static_cast<std::size_t>(sh.nq * sh.nk)), m(static_cast<std::size_t>(sh.nq), -kInf),
+            l(static_cast<std::size_t>(sh.nq)), acc(static_cast<std::size_t>(sh.nq * sh.Dv));
+        for (std::int64_t c = 0; c < 2; ++c) {
+          std::vector<std::int64_t> jm(jmax);
+          for (auto& j : jm) j -= c * sh.nk;
+          simd::attention_rows(q.data(), sh.nq, static_cast<const char*>(kp) + c * sh.nk * sh.D * es,
+                               static_cast<const char*>(vp) + c * sh.nk * sh.Dv * es, kv, sh.nk, sh.D, sh.Dv, jm.data(),
+                               s.data(), m.data(), l.data(), acc.data(), portable);
+        }
+        for (std::int64_t i = 0; i < sh.nq; ++i) {
+          const std::int64_t nj = jmax[static_cast<std::size_t>(i)];
+          std::vector<double> sc(static_cast<std::size_t>(nj));
+          double mx = -1e300, sum = 0;
+          for (std::int64_t j = 0; j < nj; ++j) {
+            double d = 0;
+            for (std::int64_t e = 0; e < sh.D; ++e) d += double(q[i * sh.D + e]) * k[j * sh.D + e];
+            sc[static_cast<std::size_t>(j)] = d;
+            mx = std::max(mx, d);
+          }
+          for (auto& e : sc) sum += (e = std::exp(e - mx));
+          for (std::int64_t e = 0; e < sh.Dv; ++e) {
+            double o = 0;
+            for (std::int64_t j = 0; j < nj; ++j) o += sc[static_cast<std::size_t>(j)] * v[j * sh.Dv + e];
+            const double got = acc[i * sh.Dv + e] / l[static_cast<std::size_t>(i)];
+            ASSERT_NEAR(got, o / sum, 2e-5 * std::sqrt(double(sh.D)))
+                << "nq=" << sh.nq << " nk=" << sh.nk << " D=" << sh.D << " Dv=" << sh.Dv
+                << " kv=" << torsh::dtype_name(kv) << " portable=" << portable << " row " << i << " col " << e;
+          }
+        }
+      }
+}

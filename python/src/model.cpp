@@ -137,7 +137,7 @@ void bind_model(nb::module_& m) {
       .def_static(
           "load",
           [](std::optional<std::string> path, const DeviceArg& backend, std::int64_t ctx, std::int64_t max_batch,
-             bool f32_weights, const std::string& activations) {
+             bool f32_weights, const std::string& activations, const std::string& kv_type) {
             const std::string p = model_path(path);
             Backend b = to_backend(backend);
             LoadOptions o;
@@ -150,15 +150,26 @@ void bind_model(nb::module_& m) {
                           "Model.load: activations must be 'int16' or 'int8', got '" + activations + "'",
                           {.op = "Model.load"}, {"int16 (the default) is accurate; int8 is llama.cpp's numerics"});
             o.activations = *width;
+            if (kv_type == "f16")
+              o.kv_type = DType::F16;
+            else if (kv_type == "bf16")
+              o.kv_type = DType::BF16;
+            else if (kv_type == "f32")
+              o.kv_type = DType::F32;
+            else
+              throw Error(ErrorCode::InvalidArgument,
+                          "Model.load: kv_type must be 'f16', 'bf16' or 'f32', got '" + kv_type + "'",
+                          {.op = "Model.load"}, {"f16 (the default) is llama.cpp's; f32 doubles the cache"});
             nb::gil_scoped_release unlocked;
             return LlamaModel::load(p, b, o);
           },
           nb::arg("path") = nb::none(), nb::arg("backend") = nb::none(), nb::arg("ctx") = 0, nb::arg("max_batch") = 256,
-          nb::arg("f32_weights") = false, nb::arg("activations") = "int16",
+          nb::arg("f32_weights") = false, nb::arg("activations") = "int16", nb::arg("kv_type") = "f16",
           "Loads a GGUF model (default: the cached SmolLM2-135M-Instruct) onto a backend (default: the CPU). "
           "The integer kernels quantize activations per 32-block to `activations` levels: 'int16' (logits "
           "within 1e-3 of an f32 forward) or 'int8' (llama.cpp's numerics: faster prompts, logits off by a "
           "few percent). f32_weights dequantizes Q4/Q8 weights once and computes in f32 (5-7x the memory). "
+          "kv_type is the KV cache's dtype: 'f16' (the default, llama.cpp's), 'bf16' or 'f32'. "
           "Refuses with OutOfMemory, with the numbers, when it would not fit.")
       .def(
           "generate",

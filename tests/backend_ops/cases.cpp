@@ -882,6 +882,27 @@ void attention_cases(CaseList& L) {
           {in({1, 8, 1, 64}, t), in({1, 2, 40, 64}, t).slice(2, 0, 17), in({1, 2, 40, 64}, t).slice(2, 0, 17)},
           attn_br(true), Tol::reduction(81, 64, 2));
   }
+  // Decoding against deep caches (the CPU's split-K path: the keys of each
+  // key/value head split across threads, partial softmaxes combined), up to
+  // 4096 keys; a few query rows per head group; head sizes that are not a
+  // multiple of 16 take the portable loops; one non-causal.
+  const std::vector<AttnShape> decode = {
+      {1, 9, 3, 1, 512, 64, 64},    {1, 9, 3, 1, 2048, 64, 64}, {1, 8, 2, 1, 4096, 64, 64},
+      {2, 8, 2, 3, 1000, 128, 128}, {1, 4, 4, 1, 777, 40, 24},  {1, 6, 1, 2, 1500, 96, 80},
+  };
+  for (DType t : {F32, F16, BF16})
+    for (const auto& s : decode) {
+      std::ostringstream name;
+      name << "attention decode depth=" << s.skv << " Hq=" << s.hq << " Hkv=" << s.hkv << " Sq=" << s.sq << " D=" << s.d
+           << " causal bottom-right";
+      L.add(name.str(), K::Attention, t,
+            {in({s.b, s.hq, s.sq, s.d}, t), in({s.b, s.hkv, s.skv + 5, s.d}, t).slice(2, 0, s.skv),
+             in({s.b, s.hkv, s.skv + 5, s.dv}, t).slice(2, 0, s.skv)},
+            attn_br(true), Tol::reduction(s.skv + s.d, 64, 2));
+    }
+  L.add("attention decode depth=3000 Hq=9 Hkv=3", K::Attention, F32,
+        {in({1, 9, 1, 64}), in({1, 3, 3000, 64}), in({1, 3, 3000, 64})}, attn(false, std::nullopt),
+        Tol::reduction(3064, 64, 2));
   // Sq > Skv bottom-right: the first Sq - Skv queries see no key (zeros).
   L.add("attention Sq>Skv causal bottom-right", K::Attention, F32,
         {in({1, 2, 9, 8}), in({1, 2, 5, 8}), in({1, 2, 5, 8})}, attn_br(true), Tol::reduction(13, 64, 2));

@@ -55,7 +55,10 @@ def test_config_and_memory_estimate(model):
     c = model.config
     assert (c["n_layers"], c["n_embd"], c["n_head"], c["n_head_kv"], c["vocab"]) == (30, 576, 9, 3, 49152)
     est = model.memory_estimate
-    assert est["kv_cache"] == 2 * 30 * 3 * 64 * 512 * 4
+    assert est["kv_cache"] == 2 * 30 * 3 * 64 * 512 * 2  # f16, the default
+    assert tb.Model.load(str(MODEL), ctx=512, kv_type="f32").memory_estimate["kv_cache"] == 2 * est["kv_cache"]
+    with pytest.raises(tb.TorshError, match="kv_type"):
+        tb.Model.load(str(MODEL), ctx=512, kv_type="q4")
     assert 90e6 < est["weights"] < 100e6 and est["total"] == est["weights"] + est["kv_cache"] + est["activations"]
 
 

@@ -40,6 +40,7 @@ struct RunOptions {
   unsigned long long seed = 0;
   long long ctx = 0;                  // 0: min(trained context, 4096)
   std::string activations = "int16";  // the integer kernels' activation levels: int16 or int8
+  std::string kv_type = "f16";        // the KV cache's dtype: f16, bf16 or f32
 };
 
 int info(const InfoOptions& opt);

@@ -115,7 +115,7 @@ int run(int argc, char** argv) {
   torsh::cli::RunOptions runo;
   auto* run_cmd = app.add_subcommand(
       "run", "Generate text from a GGUF language model (default: the cached SmolLM2-135M-Instruct), with tokens/s");
-  run_cmd->add_option("model", runo.model, "GGUF file (llama architecture; Q4_0, Q4_1, Q8_0, F16 or F32 weights)")
+  run_cmd->add_option("model", runo.model, "GGUF file (llama architecture; Q4_0, Q4_1, Q8_0, F16, BF16 or F32 weights)")
       ->type_name("MODEL.gguf");
   run_cmd->add_option("-p,--prompt", runo.prompt, "The prompt")->required();
   run_cmd->add_flag("--chat", runo.chat, "Wrap the prompt in the model's chat template (a user message)");
@@ -145,6 +145,9 @@ int run(int argc, char** argv) {
                    "faster prompts)")
       ->capture_default_str()
       ->check(CLI::IsMember({"int16", "int8"}));
+  run_cmd->add_option("--kv-type", runo.kv_type, "The KV cache's dtype: f16 (llama.cpp's default), bf16 or f32")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"f16", "bf16", "f32"}));
 
   // `torsh help [command]`, as before CLI11.
   std::string help_topic;

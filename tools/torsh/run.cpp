@@ -47,15 +47,16 @@ int run(const RunOptions& opt) {
   LoadOptions lo;
   lo.ctx = opt.ctx;
   lo.activations = quant_activations_from_name(opt.activations).value_or(QuantActivations::Int16);
+  lo.kv_type = opt.kv_type == "f32" ? DType::F32 : opt.kv_type == "bf16" ? DType::BF16 : DType::F16;
   std::uint64_t weight_bytes = 0;
   for (const auto& t : file.tensors()) weight_bytes += t.nbytes;
   const std::int64_t ctx = opt.ctx > 0 ? opt.ctx : std::min<std::int64_t>(cfg.n_ctx_train, 4096);
   std::fprintf(stderr, "model: %s (%s, %lld layers, %lld-dim, vocab %lld)\n", path.c_str(), cfg.name.c_str(),
                static_cast<long long>(cfg.n_layers), static_cast<long long>(cfg.n_embd),
                static_cast<long long>(cfg.vocab));
-  std::fprintf(stderr, "memory: %s (ctx %lld)\n",
-               estimate_inference_memory(cfg, weight_bytes, ctx, lo.max_batch).to_string().c_str(),
-               static_cast<long long>(ctx));
+  std::fprintf(stderr, "memory: %s (ctx %lld, %s KV cache)\n",
+               estimate_inference_memory(cfg, weight_bytes, ctx, lo.max_batch, false, lo.kv_type).to_string().c_str(),
+               static_cast<long long>(ctx), opt.kv_type.c_str());
   std::fprintf(stderr, "device: %s%s\n", dev.name().c_str(), *type == BackendType::Auto ? " [auto-selected]" : "");
   LlamaModel m = LlamaModel::load(std::move(file), dev, lo);
 

@@ -2,9 +2,11 @@
 // Llama-architecture language models from GGUF files, run through the op
 // layer (so on any backend): RMSNorm, RoPE on adjacent pairs (the pairing GGUF
 // llama files expect: the converter permutes the Q and K rows), grouped-query
-// attention over a KV cache allocated from the backend's pool, SwiGLU, tied or
-// separate output embeddings. Weights in Q4_0, Q4_1 and Q8_0 stay quantized;
-// F32, F16 and BF16 weights compute in f32.
+// attention over a KV cache allocated from the backend's pool (f16 by
+// default, as llama.cpp's), SwiGLU, tied or separate output embeddings.
+// Weights in Q4_0, Q4_1 and Q8_0 stay quantized; F16 and BF16 weights stay in
+// their type (the activations are rounded to it for those products, as
+// llama.cpp does), F32 weights compute in f32.
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -36,19 +38,20 @@ struct LlamaConfig {
 // What running a model needs, in bytes, before anything is allocated.
 struct MemoryEstimate {
   std::uint64_t weights = 0;      // as stored on the device (mapped in place on the CPU)
-  std::uint64_t kv_cache = 0;     // keys and values for the whole context
+  std::uint64_t kv_cache = 0;     // keys and values for the whole context, in the cache's dtype
   std::uint64_t activations = 0;  // the largest step (a prefill batch), scratch and logits included
   std::uint64_t total() const { return weights + kv_cache + activations; }
   std::string to_string() const;  // "weights 92.1 MiB + KV cache 45.0 MiB (ctx 2048) + ... = ..."
 };
-// ctx: context length; batch: the most tokens one forward step takes (prefill chunk).
+// ctx: context length; batch: the most tokens one forward step takes (prefill
+// chunk); kv_type: the KV cache's dtype (LoadOptions::kv_type).
 MemoryEstimate estimate_inference_memory(const LlamaConfig& cfg, std::uint64_t weight_bytes, std::int64_t ctx,
-                                         std::int64_t batch, bool all_logits = false);
+                                         std::int64_t batch, bool all_logits = false, DType kv_type = DType::F16);
 // The same for a shape given as numbers, before any file exists: the weights
 // of a llama-style decoder (q/o hidden x hidden, k/v hidden x kv width, a
 // gated MLP, two norms per layer, embeddings, output and final norm) at
-// bytes_per_param each, one token per step. InvalidArgument unless hidden is a
-// multiple of heads and heads of kv_heads, all non-zero.
+// bytes_per_param each, one token per step, an f16 KV cache. InvalidArgument
+// unless hidden is a multiple of heads and heads of kv_heads, all non-zero.
 MemoryEstimate estimate_inference_memory(std::uint64_t hidden, std::uint64_t intermediate, std::uint64_t layers,
                                          std::uint64_t vocab, std::uint64_t heads, std::uint64_t kv_heads,
                                          std::uint64_t max_seq, std::uint64_t bytes_per_param);
@@ -66,6 +69,10 @@ struct LoadOptions {
   // Dequantize Q4_0/Q4_1/Q8_0 weights to f32 once at load and compute in f32
   // (gemm): f32 numerics throughout, at 5-7x the weight memory.
   bool f32_weights = false;
+  // The KV cache's dtype: F16 (the default, llama.cpp's), BF16 or F32.
+  // Attention reads the cache in this dtype (queries rounded to it, f32
+  // accumulation); f32 costs twice the memory and cache bandwidth.
+  DType kv_type = DType::F16;
 };
 
 class LlamaModel {

@@ -2,6 +2,15 @@
 // head), walks the keys in blocks with an online softmax (running max and
 // sum), and never stores the Sq x Skv score matrix. Extra memory per thread is
 // O(block^2 + block * D). The tile math is in simd.cpp.
+//
+// Decoding (a few query rows per key/value head against a long cache) takes
+// the split-K path instead: the query blocks would be one row each, a task
+// per query head would read its group's keys once per head, and a handful of
+// heads cannot keep the threads busy. There each task owns a range of keys of
+// one (batch, key/value head) and every query row of that head group, reads
+// each key and value row once (widened in L1-sized chunks from the cache's
+// own dtype), and leaves a partial softmax (max, sum, unnormalised output);
+// the partials of a head's ranges are then combined.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -16,6 +25,122 @@ namespace torsh::cpu {
 namespace {
 
 constexpr std::int64_t kBq = 64, kBk = 256;
+// Split-K: at most this many query rows per key/value head (a head group's
+// rows of a few tokens), keys widened this many at a time, and each split at
+// least this many keys.
+constexpr std::int64_t kSplitKMaxRows = 32, kChunk = 256, kMinSplitKeys = 128;
+
+template <class T>
+const float* widen_rows(const T* src, std::int64_t n, std::vector<float>& buf) {
+  if constexpr (std::is_same_v<T, float>) {
+    return src;
+  } else {
+    if (static_cast<std::int64_t>(buf.size()) < n) buf.resize(static_cast<std::size_t>(n));
+    if constexpr (std::is_same_v<T, f16_t>)
+      simd::widen_f16(reinterpret_cast<const std::uint16_t*>(src), buf.data(), n);
+    else
+      simd::widen_bf16(reinterpret_cast<const std::uint16_t*>(src), buf.data(), n);
+    return buf.data();
+  }
+}
+
+template <class T>
+void run_split_k(const rt::AttentionArgs& a) {
+  const std::int64_t B = a.q.shape[0], Hq = a.q.shape[1], Sq = a.q.shape[2], D = a.q.shape[3];
+  const std::int64_t Hkv = a.k.shape[1], Skv = a.k.shape[2], Dv = a.v.shape[3];
+  const std::int64_t group = Hq / Hkv, rows = group * Sq;
+  const std::int64_t shift = a.align == rt::CausalAlign::BottomRight ? Skv - Sq : 0;
+  // The keys any row sees; row (g, i) sees keys j < limit(i).
+  const std::int64_t kend = a.causal ? std::clamp<std::int64_t>(Sq + shift, 0, Skv) : Skv;
+  auto limit = [&](std::int64_t i) { return a.causal ? std::min(Skv, i + shift + 1) : Skv; };
+  const std::int64_t heads = B * Hkv;
+  const std::int64_t threads = pool().size();
+  // The fewest splits that give every thread the same number of equal tasks
+  // (at least one), none shorter than kMinSplitKeys; failing that, about
+  // four tasks per thread.
+  const std::int64_t most = std::max<std::int64_t>(1, kend / kMinSplitKeys);
+  std::int64_t splits = std::min(most, std::max<std::int64_t>(1, (4 * threads + heads - 1) / heads));
+  for (std::int64_t sp = 1; sp <= most; ++sp)
+    if (heads * sp >= threads && heads * sp % threads == 0) {
+      splits = sp;
+      break;
+    }
+  const std::int64_t per = ((std::max<std::int64_t>(kend, 1) + splits - 1) / splits + 15) / 16 * 16;
+  splits = std::max<std::int64_t>(1, (kend + per - 1) / per);
+  // Per (head, split): rows x (max, sum, Dv outputs).
+  const std::int64_t slot = rows * (Dv + 2);
+  std::vector<float> part(static_cast<std::size_t>(heads * splits * slot));
+  const T* Q = data_of<T>(a.q);
+  const T* K = data_of<T>(a.k);
+  const T* V = data_of<T>(a.v);
+  T* O = data_of<T>(a.out);
+  const std::int64_t krs = a.k.strides[2], vrs = a.v.strides[2];
+  pool().parallel_for(heads * splits, 1, [&](std::int64_t t0, std::int64_t t1) {
+    thread_local std::vector<float> q, s;
+    thread_local std::vector<std::int64_t> jmax;
+    auto at_least = [](auto& v, std::int64_t n) {
+      if (static_cast<std::int64_t>(v.size()) < n) v.resize(static_cast<std::size_t>(n));
+    };
+    at_least(q, rows * D), at_least(s, rows * kChunk), at_least(jmax, rows);
+    for (std::int64_t t = t0; t < t1; ++t) {
+      const std::int64_t split = t % splits, bh = t / splits, kvh = bh % Hkv, b = bh / Hkv;
+      const std::int64_t j0 = split * per, j1 = std::min(kend, j0 + per);
+      for (std::int64_t g = 0; g < group; ++g)
+        for (std::int64_t i = 0; i < Sq; ++i) {
+          const T* qp = Q + ((b * Hq + kvh * group + g) * Sq + i) * D;
+          float* qr = q.data() + (g * Sq + i) * D;
+          for (std::int64_t d = 0; d < D; ++d) qr[d] = static_cast<float>(to_acc(qp[d])) * a.scale;
+        }
+      float* m = part.data() + t * slot;
+      float* l = m + rows;
+      float* acc = l + rows;
+      std::fill(m, m + rows, -std::numeric_limits<float>::infinity());
+      std::fill(l, l + rows + rows * Dv, 0.0f);
+      const T* kh = K + b * a.k.strides[0] + kvh * a.k.strides[1];
+      const T* vh = V + b * a.v.strides[0] + kvh * a.v.strides[1];
+      for (std::int64_t c0 = j0; c0 < j1; c0 += kChunk) {
+        const std::int64_t nk = std::min(kChunk, j1 - c0);
+        std::int64_t seen = 0;
+        for (std::int64_t r = 0; r < rows; ++r) {
+          jmax[r] = std::clamp<std::int64_t>(limit(r % Sq) - c0, 0, nk);
+          seen = std::max(seen, jmax[r]);
+        }
+        if (seen == 0) break;  // causal: no row sees this chunk or any later one
+        // Packed rows (the op layer's condition): a chunk is nk * D contiguous values.
+        simd::attention_rows(q.data(), rows, kh + c0 * krs, vh + c0 * vrs, a.k.dtype, nk, D, Dv, jmax.data(), s.data(),
+                             m, l, acc);
+      }
+    }
+  });
+  // Combine each row's splits: rescale to the largest max, sum, normalise.
+  pool().parallel_for(heads * rows, 8, [&](std::int64_t r0, std::int64_t r1) {
+    for (std::int64_t hr = r0; hr < r1; ++hr) {
+      const std::int64_t r = hr % rows, bh = hr / rows, kvh = bh % Hkv, b = bh / Hkv;
+      const std::int64_t g = r / Sq, i = r % Sq;
+      const float* base = part.data() + bh * splits * slot;
+      float mx = -std::numeric_limits<float>::infinity();
+      for (std::int64_t sp = 0; sp < splits; ++sp)
+        if (base[sp * slot + rows + r] > 0.0f) mx = std::max(mx, base[sp * slot + r]);
+      T* op = O + ((b * Hq + kvh * group + g) * Sq + i) * Dv;
+      float sum = 0.0f;
+      thread_local std::vector<float> out;
+      if (static_cast<std::int64_t>(out.size()) < Dv) out.resize(static_cast<std::size_t>(Dv));
+      std::fill(out.begin(), out.begin() + Dv, 0.0f);
+      for (std::int64_t sp = 0; sp < splits; ++sp) {
+        const float* pm = base + sp * slot;
+        const float ls = pm[rows + r];
+        if (!(ls > 0.0f)) continue;  // this split held no key the row sees
+        const float w = std::exp(pm[r] - mx);
+        sum += ls * w;
+        const float* pa = pm + 2 * rows + r * Dv;
+        for (std::int64_t d = 0; d < Dv; ++d) out[static_cast<std::size_t>(d)] += w * pa[d];
+      }
+      // A query that sees no key (BottomRight with Sq > Skv) attends to nothing: zeros.
+      const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+      for (std::int64_t d = 0; d < Dv; ++d) op[d] = from_acc<T>(out[static_cast<std::size_t>(d)] * inv);
+    }
+  });
+}
 
 template <class T>
 void run(const rt::AttentionArgs& a) {
@@ -34,7 +159,7 @@ void run(const rt::AttentionArgs& a) {
     // Per thread and kept: a decode step calls this once per layer with one
     // query row, where allocating and zeroing ~200 KB each time cost as much
     // as the attention itself.
-    thread_local std::vector<float> q, kt, vb, s, acc, m, l;
+    thread_local std::vector<float> q, kt, kw, vb, s, acc, m, l;
     thread_local std::vector<std::int64_t> jmax;
     auto at_least = [](auto& v, std::int64_t n) {
       if (static_cast<std::int64_t>(v.size()) < n) v.resize(static_cast<std::size_t>(n));
@@ -55,12 +180,13 @@ void run(const rt::AttentionArgs& a) {
         const std::int64_t nk = std::min(kBk, kend - j0);
         const T* kp = K + b * a.k.strides[0] + kvh * a.k.strides[1] + j0 * D;
         const T* vp = V + b * a.v.strides[0] + kvh * a.v.strides[1] + j0 * Dv;
+        const float* kf = widen_rows(kp, nk * D, kw);
         for (std::int64_t j = 0; j < nk; ++j)
-          for (std::int64_t d = 0; d < D; ++d) kt[d * nk + j] = static_cast<float>(to_acc(kp[j * D + d]));
-        for (std::int64_t i = 0; i < nk * Dv; ++i) vb[i] = static_cast<float>(to_acc(vp[i]));
+          for (std::int64_t d = 0; d < D; ++d) kt[d * nk + j] = kf[j * D + d];
+        const float* vf = widen_rows(vp, nk * Dv, vb);
         for (std::int64_t i = 0; i < nq; ++i) jmax[i] = a.causal ? i0 + i + shift + 1 - j0 : nk;
-        simd::attention_tile_f32(q.data(), nq, kt.data(), nk, vb.data(), D, Dv, jmax.data(), s.data(), m.data(),
-                                 l.data(), acc.data());
+        simd::attention_tile_f32(q.data(), nq, kt.data(), nk, vf, D, Dv, jmax.data(), s.data(), m.data(), l.data(),
+                                 acc.data());
       }
       T* op = O + ((b * Hq + h) * Sq + i0) * Dv;
       for (std::int64_t i = 0; i < nq; ++i) {
@@ -80,7 +206,11 @@ void attention(const rt::AttentionArgs& a) {
     if constexpr (std::is_same_v<T, double>) {
       throw Error(ErrorCode::Unsupported, "f64 attention", {.op = "attention"});
     } else {
-      run<T>(a);
+      const std::int64_t group = a.q.shape[1] / a.k.shape[1];
+      if (group * a.q.shape[2] <= kSplitKMaxRows)
+        run_split_k<T>(a);
+      else
+        run<T>(a);
     }
   });
 }

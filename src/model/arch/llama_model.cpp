@@ -16,21 +16,25 @@
 namespace torsh::model {
 namespace {
 
-// A weight matrix [n, k] applied as a linear layer: quantized formats stay
-// quantized; float formats compute in f32.
+// A weight matrix [n, k] applied as a linear layer to f32 activations:
+// quantized formats stay quantized; f16 and bf16 weights are read as stored,
+// the activations rounded to their type (llama.cpp's numerics for such
+// files) and the product widened back to f32.
 struct Linear {
   std::variant<QTensor, Tensor> w;
   QuantActivations activations = QuantActivations::Int16;
   Tensor operator()(const Tensor& x) const {
     if (const auto* q = std::get_if<QTensor>(&w)) return ops::qmatmul(x, *q, activations);
-    return ops::gemm(x, std::get<Tensor>(w), 1.0f, 0.0f, std::nullopt, false, true);
+    const Tensor& d = std::get<Tensor>(w);
+    if (d.dtype() == DType::F32) return ops::gemm(x, d, 1.0f, 0.0f, std::nullopt, false, true);
+    return ops::gemm(x.cast(d.dtype()), d, 1.0f, 0.0f, std::nullopt, false, true).cast(DType::F32);
   }
 };
 
 struct Layer {
   Tensor attn_norm, ffn_norm;
   Linear wq, wk, wv, wo, gate, up, down;
-  Tensor k_cache, v_cache;  // [1, n_head_kv, ctx, head_dim] f32
+  Tensor k_cache, v_cache;  // [1, n_head_kv, ctx, head_dim] in LoadOptions::kv_type
 };
 
 std::optional<QuantFormat> quant_of(GgmlType t) {
@@ -129,8 +133,7 @@ struct LlamaModel::State {
     }
     if (auto d = float_of(t.type)) {
       Tensor raw = bytes_of(t, rows, cols * static_cast<std::int64_t>(dtype_size(*d)));
-      Tensor typed(raw.buffer(), *d, Shape{rows, cols}, contiguous_strides(Shape{rows, cols}));
-      return *d == DType::F32 ? typed : typed.cast(DType::F32);
+      return Tensor(raw.buffer(), *d, Shape{rows, cols}, contiguous_strides(Shape{rows, cols}));
     }
     throw unsupported_type(file, t);
   }
@@ -172,6 +175,11 @@ LlamaModel LlamaModel::load(GgufFile file, Backend backend, const LoadOptions& o
   if (opts.ctx < 0 || opts.max_batch <= 0)
     throw Error(ErrorCode::InvalidArgument, "ctx must be >= 0 (0: the default) and max_batch > 0",
                 {.op = "load_model"});
+  if (opts.kv_type != DType::F16 && opts.kv_type != DType::BF16 && opts.kv_type != DType::F32)
+    throw Error(ErrorCode::InvalidArgument,
+                "a KV cache of " + std::string(dtype_name(opts.kv_type)) + " is not supported",
+                {.op = "load_model", .dtypes = {std::string(dtype_name(opts.kv_type))}},
+                {"Use kv_type f16 (the default), bf16 or f32"});
   const std::int64_t ctx = opts.ctx > 0 ? opts.ctx : std::min<std::int64_t>(cfg.n_ctx_train, 4096);
   std::uint64_t weight_bytes = 0;
   for (const auto& t : file.tensors())
@@ -182,7 +190,7 @@ LlamaModel LlamaModel::load(GgufFile file, Backend backend, const LoadOptions& o
   State& s = *m.s_;
   s.opts = opts;
   s.ctx = ctx;
-  s.estimate = estimate_inference_memory(s.cfg, weight_bytes, ctx, opts.max_batch);
+  s.estimate = estimate_inference_memory(s.cfg, weight_bytes, ctx, opts.max_batch, false, opts.kv_type);
   const DeviceInfo& info = s.backend.info();
   const std::uint64_t free = info.free_memory.value_or(info.total_memory);
   if (opts.check_memory && free > 0 && s.estimate.total() > free)
@@ -211,8 +219,8 @@ LlamaModel LlamaModel::load(GgufFile file, Backend backend, const LoadOptions& o
     l.gate = s.linear(p + "ffn_gate.weight", c.n_ff, c.n_embd);
     l.up = s.linear(p + "ffn_up.weight", c.n_ff, c.n_embd);
     l.down = s.linear(p + "ffn_down.weight", c.n_embd, c.n_ff);
-    l.k_cache = s.backend.empty(Shape{1, c.n_head_kv, ctx, c.head_dim}, DType::F32);
-    l.v_cache = s.backend.empty(Shape{1, c.n_head_kv, ctx, c.head_dim}, DType::F32);
+    l.k_cache = s.backend.empty(Shape{1, c.n_head_kv, ctx, c.head_dim}, opts.kv_type);
+    l.v_cache = s.backend.empty(Shape{1, c.n_head_kv, ctx, c.head_dim}, opts.kv_type);
   }
   refuse_unread_tensors(s.file, s.read);
   s.read.clear();
@@ -312,18 +320,13 @@ Tensor LlamaModel::State::step(std::span<const std::int32_t> tokens, bool all_lo
   const LlamaConfig& c = cfg;
   const auto S = static_cast<std::int64_t>(tokens.size());
   const std::int64_t p = pos;
+  const Tensor ids = backend.from_host(tokens.data(), Shape{S}, DType::I32);
   Tensor x;
   if (const auto* q = std::get_if<QTensor>(&embedding)) {
-    x = ops::embedding(*q, backend.from_host(tokens.data(), Shape{S}, DType::I32));
+    x = ops::embedding(*q, ids);
   } else {
-    // Dense embeddings: one row copy per token (a prompt chunk is a few hundred at most).
-    const Tensor& e = std::get<Tensor>(embedding);
-    x = backend.empty(Shape{S, c.n_embd}, DType::F32);
-    for (std::int64_t i = 0; i < S; ++i) {
-      const std::int64_t t = tokens[static_cast<std::size_t>(i)];
-      Tensor dst = x.slice(0, i, i + 1);
-      ops::copy_into(e.slice(0, t, t + 1), dst);
-    }
+    x = ops::embedding(std::get<Tensor>(embedding), ids);
+    if (x.dtype() != DType::F32) x = x.cast(DType::F32);
   }
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   for (Layer& l : layers) {
@@ -336,9 +339,14 @@ Tensor LlamaModel::State::step(std::span<const std::int32_t> tokens, bool all_lo
     Tensor kdst = l.k_cache.slice(2, p, p + S), vdst = l.v_cache.slice(2, p, p + S);
     ops::copy_into(k.permute({0, 2, 1, 3}), kdst);
     ops::copy_into(v.permute({0, 2, 1, 3}), vdst);
-    Tensor o = ops::attention(q.permute({0, 2, 1, 3}), l.k_cache.slice(2, 0, p + S), l.v_cache.slice(2, 0, p + S), true,
-                              scale, ops::CausalAlign::BottomRight);
-    Tensor attn = ops::contiguous(o.permute({0, 2, 1, 3})).reshape({S, c.n_embd});
+    // The queries in the cache's dtype: the attention reads K and V as stored.
+    Tensor qh = q.permute({0, 2, 1, 3});
+    if (qh.dtype() != l.k_cache.dtype()) qh = qh.cast(l.k_cache.dtype());
+    Tensor o = ops::attention(qh, l.k_cache.slice(2, 0, p + S), l.v_cache.slice(2, 0, p + S), true, scale,
+                              ops::CausalAlign::BottomRight);
+    Tensor attn = backend.empty(Shape{1, S, c.n_head, c.head_dim}, DType::F32);
+    ops::copy_into(o.permute({0, 2, 1, 3}), attn);
+    attn = attn.reshape({S, c.n_embd});
     ops::binary_(rt::BinaryOp::Add, x, l.wo(attn));
     h = ops::rms_norm(x, l.ffn_norm, c.rms_eps);
     Tensor g = l.gate(h);

@@ -24,12 +24,12 @@ std::string MemoryEstimate::to_string() const {
 }
 
 MemoryEstimate estimate_inference_memory(const LlamaConfig& c, std::uint64_t weight_bytes, std::int64_t ctx,
-                                         std::int64_t batch, bool all_logits) {
+                                         std::int64_t batch, bool all_logits, DType kv_type) {
   MemoryEstimate e;
   e.weights = weight_bytes;
   const auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(std::max<std::int64_t>(v, 0)); };
-  // f32 keys and values for every layer and position.
-  e.kv_cache = 2 * u(c.n_layers) * u(c.n_head_kv) * u(c.head_dim) * u(ctx) * 4;
+  // Keys and values for every layer and position.
+  e.kv_cache = 2 * u(c.n_layers) * u(c.n_head_kv) * u(c.head_dim) * u(ctx) * dtype_size(kv_type);
   const std::uint64_t s = u(std::min(batch, ctx));
   // Live f32 tensors of one layer at its widest point: the residual stream,
   // the normalised input, q/k/v, the attention output (and its transposed
@@ -39,8 +39,10 @@ MemoryEstimate estimate_inference_memory(const LlamaConfig& c, std::uint64_t wei
       4 * (4 * u(c.n_embd) + 2 * u(c.n_head_kv) * u(c.head_dim) + 3 * u(c.n_ff)) + 2 * u(std::max(c.n_embd, c.n_ff));
   const std::uint64_t logits = 4 * u(c.vocab) * (all_logits ? s : 1);
   const std::uint64_t rope = 2 * u(ctx) * u(c.rope_dim / 2) * 4;
-  // The CPU attention's per-task tiles: queries, keys, values and scores of a 64 x 256 block.
-  const std::uint64_t attention = 2 * 4 * (64 * u(c.head_dim) * 2 + 256 * u(c.head_dim) * 2 + 64 * 256);
+  // The CPU attention's per-task tiles: queries, keys, values and scores of a
+  // 64 x 256 block; the queries and output rounded to the cache's dtype.
+  const std::uint64_t attention = 2 * 4 * (64 * u(c.head_dim) * 2 + 256 * u(c.head_dim) * 2 + 64 * 256) +
+                                  2 * s * u(c.n_head) * u(c.head_dim) * dtype_size(kv_type);
   e.activations = s * per_token + logits + rope + attention;
   return e;
 }

@@ -112,6 +112,19 @@ void run_direct(const Problem& p) {
 }
 
 void run_gemv(const Problem& p) {
+  // One row times a B whose columns are contiguous (x @ W^T with W [n, k] row
+  // major, a linear layer's weight): the row form would walk W across its
+  // rows, so compute the transpose C^T = W x^T as dot products along them.
+  if (p.m == 1 && p.n > 1 && p.b.rs == 1 && p.b.cs != 1) {
+    Problem t = p;
+    t.a = {p.b.p, p.b.dtype, p.b.cs, p.b.rs};
+    t.b = {p.a.p, p.a.dtype, p.a.cs, p.a.rs};
+    t.m = p.n;
+    t.n = 1;
+    t.c_rs = p.c_cs;
+    t.c_cs = p.c_rs;
+    return run_gemv(t);
+  }
   const bool col = p.n == 1;
   switch (p.a.dtype) {
     case DType::F16: return col ? column_f16(p) : row_f16(p);

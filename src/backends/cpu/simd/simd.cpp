@@ -1,5 +1,6 @@
 #include "simd.hpp"
 
+#include "../gemm/gemm_convert.hpp"
 #include "../platform/isa.hpp"
 #include "simd_avx2.hpp"
 #include "simd_avx512.hpp"
@@ -268,6 +269,108 @@ void attention_tile_f32(const float* q, std::int64_t nq, const float* kt, std::i
       for (std::int64_t d = 0; d < Dv; ++d) ai[d] += p * vj[d];
     }
   }
+}
+
+namespace {
+
+TORSH_SIMD_CLONES
+void attention_scores_portable(const float* q, std::int64_t nq, const float* k, std::int64_t nk, std::int64_t D,
+                               const std::int64_t* jmax, float* s) {
+  constexpr int kLanes = 16;  // independent partial sums: the dot vectorises without reassociation
+  for (std::int64_t i = 0; i < nq; ++i) {
+    const std::int64_t nj = jmax[i] < nk ? jmax[i] : nk;
+    const float* qi = q + i * D;
+    for (std::int64_t j = 0; j < nj; ++j) {
+      const float* kj = k + j * D;
+      float part[kLanes] = {};
+      std::int64_t d = 0;
+      for (; d + kLanes <= D; d += kLanes)
+        for (int t = 0; t < kLanes; ++t) part[t] += qi[d + t] * kj[d + t];
+      float tail = 0.0f;
+      for (; d < D; ++d) tail += qi[d] * kj[d];
+      for (int w = kLanes / 2; w > 0; w /= 2)
+        for (int t = 0; t < w; ++t) part[t] += part[t + w];
+      s[i * nk + j] = part[0] + tail;
+    }
+  }
+}
+
+// Scores to unnormalised probabilities, with the running max and sum moved on
+// and the output so far rescaled.
+TORSH_SIMD_CLONES
+void attention_online_softmax(std::int64_t nq, std::int64_t nk, std::int64_t Dv, const std::int64_t* jmax, float* s,
+                              float* m, float* l, float* acc) {
+  for (std::int64_t i = 0; i < nq; ++i) {
+    const std::int64_t nj = jmax[i] < nk ? jmax[i] : nk;
+    if (nj <= 0) continue;
+    float* srow = s + i * nk;
+    float rowmax = m[i];
+    for (std::int64_t j = 0; j < nj; ++j) rowmax = srow[j] > rowmax ? srow[j] : rowmax;
+    const float corr = exp_f32(m[i] - rowmax);
+    for (std::int64_t j = 0; j < nj; ++j) srow[j] = exp_f32(srow[j] - rowmax);
+    l[i] = l[i] * corr + lane_sum(nj, [&](std::int64_t j) { return srow[j]; });
+    m[i] = rowmax;
+    float* ai = acc + i * Dv;
+    for (std::int64_t d = 0; d < Dv; ++d) ai[d] *= corr;
+  }
+}
+
+TORSH_SIMD_CLONES
+void attention_values_portable(const float* s, std::int64_t nq, std::int64_t nk, const float* v, std::int64_t Dv,
+                               const std::int64_t* jmax, float* acc) {
+  for (std::int64_t i = 0; i < nq; ++i) {
+    const std::int64_t nj = jmax[i] < nk ? jmax[i] : nk;
+    float* ai = acc + i * Dv;
+    for (std::int64_t j = 0; j < nj; ++j) {
+      const float p = s[i * nk + j];
+      const float* vj = v + j * Dv;
+      for (std::int64_t d = 0; d < Dv; ++d) ai[d] += p * vj[d];
+    }
+  }
+}
+
+// The portable loops read f32: f16 and bf16 rows are widened first.
+const float* widen(const void* x, DType t, std::int64_t n, std::vector<float>& buf) {
+  if (t == DType::F32) return static_cast<const float*>(x);
+  if (static_cast<std::int64_t>(buf.size()) < n) buf.resize(static_cast<std::size_t>(n));
+  if (t == DType::F16)
+    widen_f16(static_cast<const std::uint16_t*>(x), buf.data(), n);
+  else
+    widen_bf16(static_cast<const std::uint16_t*>(x), buf.data(), n);
+  return buf.data();
+}
+
+}  // namespace
+
+void attention_rows(const float* q, std::int64_t nq, const void* k, const void* v, DType kv, std::int64_t nk,
+                    std::int64_t D, std::int64_t Dv, const std::int64_t* jmax, float* s, float* m, float* l, float* acc,
+                    bool portable) {
+  const bool wide = !portable && isa_usable(Isa::Avx512);
+  std::int64_t seen = 0;
+  for (std::int64_t i = 0; i < nq; ++i) seen = std::max(seen, std::min(jmax[i], nk));
+  thread_local std::vector<float> kb, vb;
+  if (!(wide && attention_scores_avx512(q, nq, k, kv, nk, D, jmax, s)))
+    attention_scores_portable(q, nq, widen(k, kv, seen * D, kb), nk, D, jmax, s);
+  if (!(wide && attention_softmax_avx512(nq, nk, Dv, jmax, s, m, l, acc)))
+    attention_online_softmax(nq, nk, Dv, jmax, s, m, l, acc);
+  if (!(wide && attention_values_avx512(s, nq, nk, v, kv, Dv, jmax, acc)))
+    attention_values_portable(s, nq, nk, widen(v, kv, seen * Dv, vb), Dv, jmax, acc);
+}
+
+TORSH_SIMD_CLONES
+void widen_f16_portable(const std::uint16_t* x, float* y, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) y[i] = gemm::half_to_float(x[i]);
+}
+
+void widen_f16(const std::uint16_t* x, float* y, std::int64_t n) {
+  if (isa_usable(Isa::Avx512)) return widen_f16_avx512(x, y, n);
+  if (isa_usable(Isa::Avx2)) return widen_f16_avx2(x, y, n);
+  widen_f16_portable(x, y, n);
+}
+
+TORSH_SIMD_CLONES
+void widen_bf16(const std::uint16_t* x, float* y, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) y[i] = std::bit_cast<float>(static_cast<std::uint32_t>(x[i]) << 16);
 }
 
 TORSH_SIMD_CLONES

@@ -45,6 +45,21 @@ void norm_row_f32(const float* x, float* y, const float* w, const float* b, std:
 void attention_tile_f32(const float* q, std::int64_t nq, const float* kt, std::int64_t nk, const float* v,
                         std::int64_t D, std::int64_t Dv, const std::int64_t* jmax, float* s, float* m, float* l,
                         float* acc);
+// Queries q [nq, D] (pre-scaled) against keys k [nk, D] and values v
+// [nk, Dv] of dtype kv (F32, F16 or BF16), both one row per key as a KV cache
+// stores them: each score is a dot product along D, so the keys need no
+// transpose and one pass over them serves every query row of a head group.
+// Query i sees keys j < jmax[i]; m, l, acc and the scratch s as in
+// attention_tile_f32. portable: the target_clones loops (on rows widened to
+// f32) instead of the AVX-512 bodies that read the cache's dtype directly.
+void attention_rows(const float* q, std::int64_t nq, const void* k, const void* v, DType kv, std::int64_t nk,
+                    std::int64_t D, std::int64_t Dv, const std::int64_t* jmax, float* s, float* m, float* l, float* acc,
+                    bool portable = false);
+// n contiguous f16 / bf16 values (their bits) widened to f32; the portable
+// loop is what CPUs without F16C run, callable anywhere so tests check it.
+void widen_f16(const std::uint16_t* x, float* y, std::int64_t n);
+void widen_f16_portable(const std::uint16_t* x, float* y, std::int64_t n);
+void widen_bf16(const std::uint16_t* x, float* y, std::int64_t n);
 void adam_f32(float* p, const float* g, float* m, float* v, std::int64_t n, float b1, float b2, float step_size,
               float inv_sqrt_bc2, float eps, float decay, float l2, float grad_scale);
 

@@ -375,6 +375,14 @@ void norm_row_f32_avx2(const float* x, float* y, const float* w, const float* b,
   }
 }
 
+// F16C's vcvtph2ps: the exact conversion in one instruction per 8 values.
+__attribute__((target("f16c"))) void widen_f16_avx2(const std::uint16_t* x, float* y, std::int64_t n) {
+  std::int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i))));
+  for (; i < n; ++i) y[i] = _cvtsh_ss(x[i]);
+}
+
 }  // namespace torsh::cpu::simd
 
 #pragma GCC pop_options
@@ -387,5 +395,6 @@ bool binary_f32_avx2(rt::BinaryOp, const float*, const float*, std::int64_t, flo
 }
 void softmax_row_f32_avx2(const float*, float*, std::int64_t, bool, const float*) {}
 void norm_row_f32_avx2(const float*, float*, const float*, const float*, std::int64_t, float, bool, const float*) {}
+void widen_f16_avx2(const std::uint16_t*, float*, std::int64_t) {}
 }  // namespace torsh::cpu::simd
 #endif

@@ -16,6 +16,8 @@ bool binary_f32_avx2(rt::BinaryOp op, const float* a, const float* b, std::int64
 // next: the row the caller reads after this one (or null), prefetched during
 // the passes that run from L1 so its DRAM read overlaps this row's math.
 void softmax_row_f32_avx2(const float* x, float* y, std::int64_t n, bool log, const float* next = nullptr);
+// f16 bits -> f32 with F16C (part of the Avx2 level).
+void widen_f16_avx2(const std::uint16_t* x, float* y, std::int64_t n);
 void norm_row_f32_avx2(const float* x, float* y, const float* w, const float* b, std::int64_t n, float eps, bool rms,
                        const float* next = nullptr);
 
