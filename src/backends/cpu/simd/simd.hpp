@@ -60,6 +60,11 @@ void attention_rows(const float* q, std::int64_t nq, const void* k, const void* 
 void widen_f16(const std::uint16_t* x, float* y, std::int64_t n);
 void widen_f16_portable(const std::uint16_t* x, float* y, std::int64_t n);
 void widen_bf16(const std::uint16_t* x, float* y, std::int64_t n);
+// n f32 values rounded to f16 / bf16 bits. The portable forms of both
+// directions equal the library's scalar conversions bit for bit (NaN
+// payloads included), so casts use them.
+void narrow_f16(const float* x, std::uint16_t* y, std::int64_t n);
+void narrow_bf16(const float* x, std::uint16_t* y, std::int64_t n);
 void adam_f32(float* p, const float* g, float* m, float* v, std::int64_t n, float b1, float b2, float step_size,
               float inv_sqrt_bc2, float eps, float decay, float l2, float grad_scale);
 
