@@ -286,10 +286,14 @@ TEST(LlamaModel, WebGpuGivesTheCpuGreedyTokens) {
 // Two generations on one model, interleaved step by step or run from two
 // threads, each give exactly the tokens they give alone: each owns its
 // sequence, and the model's one cache is refilled when the other used it.
-TEST(Generation, InterleavedAndConcurrentGenerationsDoNotMix) {
+// With two sequence slots each keeps its own slot; with one they take turns.
+class GenerationSlots : public ::testing::TestWithParam<int> {};
+
+TEST_P(GenerationSlots, InterleavedAndConcurrentGenerationsDoNotMix) {
   NEED_MODEL();
   LoadOptions o;
   o.ctx = 64;
+  o.sequences = GetParam();
   LlamaModel m = LlamaModel::load(*path, Backend::create(BackendType::Cpu), o);
   const auto a_ids = m.tokenizer().encode("The capital of France is");
   const auto b_ids = m.tokenizer().encode("1, 2, 3, 4,");
@@ -320,6 +324,103 @@ TEST(Generation, InterleavedAndConcurrentGenerationsDoNotMix) {
   th.join();
   EXPECT_EQ(t1.tokens(), a_alone.tokens());
   EXPECT_EQ(t2.tokens(), b_alone.tokens());
+}
+
+INSTANTIATE_TEST_SUITE_P(Slots, GenerationSlots, ::testing::Values(1, 2));
+
+// Several sequences decoded in one forward pass: each gets the tokens it
+// gets alone (greedy), and logits within the rounding of the wider products
+// (the integer kernels quantize each row by itself; only summation orders
+// differ: 1e-3 of the largest logit, the bound of the chunked prefill).
+TEST(LlamaModel, BatchedDecodeGivesEachSequenceWhatItGetsAlone) {
+  NEED_MODEL();
+  LoadOptions o;
+  o.ctx = 64;
+  o.sequences = 3;
+  LlamaModel m = LlamaModel::load(*path, Backend::create(BackendType::Cpu), o);
+  const std::vector<std::string> prompts = {"The capital of France is", "1, 2, 3, 4,",
+                                            "def fibonacci(n):\n    \"\"\"Return the"};
+  constexpr int kSteps = 10;
+  const std::size_t vocab = 49152;
+  std::vector<std::vector<std::int32_t>> ids, alone_tokens(3);
+  std::vector<std::vector<std::vector<float>>> alone_logits(3);
+  for (const auto& p : prompts) ids.push_back(m.tokenizer().encode(p));
+  auto argmax = [](const std::vector<float>& l, std::size_t off, std::size_t n) {
+    return static_cast<std::int32_t>(std::max_element(l.begin() + static_cast<std::ptrdiff_t>(off),
+                                                      l.begin() + static_cast<std::ptrdiff_t>(off + n)) -
+                                     l.begin() - static_cast<std::ptrdiff_t>(off));
+  };
+  for (std::size_t i = 0; i < 3; ++i) {
+    LlamaModel::Sequence seq;
+    std::vector<float> l = m.extend(seq, ids[i]).to_vector();
+    for (int s = 0; s < kSteps; ++s) {
+      const std::int32_t t = argmax(l, 0, vocab);
+      alone_tokens[i].push_back(t);
+      l = m.extend(seq, std::span<const std::int32_t>(&t, 1)).to_vector();
+      alone_logits[i].push_back(l);
+    }
+  }
+  std::vector<LlamaModel::Sequence> seqs(3);
+  std::vector<LlamaModel::Sequence*> live = {&seqs[0], &seqs[1], &seqs[2]};
+  std::vector<std::int32_t> next(3);
+  for (std::size_t i = 0; i < 3; ++i) next[i] = argmax(m.extend(seqs[i], ids[i]).to_vector(), 0, vocab);
+  for (int s = 0; s < kSteps; ++s) {
+    for (std::size_t i = 0; i < 3; ++i)
+      ASSERT_EQ(next[i], alone_tokens[i][static_cast<std::size_t>(s)]) << i << " " << s;
+    const Tensor out = m.decode(live, next);
+    ASSERT_EQ(out.shape(), Shape({3, 49152}));
+    const std::vector<float> l = out.to_vector();
+    for (std::size_t i = 0; i < 3; ++i) {
+      const std::vector<float> row(l.begin() + static_cast<std::ptrdiff_t>(i * vocab),
+                                   l.begin() + static_cast<std::ptrdiff_t>((i + 1) * vocab));
+      const auto& want = alone_logits[i][static_cast<std::size_t>(s)];
+      EXPECT_LE(max_abs_diff(row, want), 1e-3f * max_abs(want)) << "sequence " << i << " step " << s;
+      next[i] = argmax(l, i * vocab, vocab);
+    }
+  }
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(seqs[i].tokens.size(), ids[i].size() + kSteps);
+
+  // Cut back and decoded again: the same logits as the first time.
+  for (auto& q : seqs) m.truncate(q, static_cast<std::int64_t>(q.tokens.size()) - 1);
+  std::vector<std::int32_t> last = {alone_tokens[0].back(), alone_tokens[1].back(), alone_tokens[2].back()};
+  const std::vector<float> again = m.decode(live, last).to_vector();
+  for (std::size_t i = 0; i < 3; ++i) {
+    const std::vector<float> row(again.begin() + static_cast<std::ptrdiff_t>(i * vocab),
+                                 again.begin() + static_cast<std::ptrdiff_t>((i + 1) * vocab));
+    EXPECT_LE(max_abs_diff(row, alone_logits[i].back()), 1e-3f * max_abs(alone_logits[i].back())) << i;
+  }
+
+  // Refused: more sequences than slots, one twice, a token per sequence missing.
+  LlamaModel::Sequence extra;
+  std::vector<LlamaModel::Sequence*> four = {&seqs[0], &seqs[1], &seqs[2], &extra};
+  const std::vector<std::int32_t> t4 = {1, 2, 3, 4};
+  EXPECT_THROW(m.decode(four, t4), Error);
+  std::vector<LlamaModel::Sequence*> twice = {&seqs[0], &seqs[0]};
+  EXPECT_THROW(m.decode(twice, std::vector<std::int32_t>{1, 2}), Error);
+  EXPECT_THROW(m.decode(live, std::vector<std::int32_t>{1, 2}), Error);
+  EXPECT_THROW(m.truncate(seqs[0], 1000), Error);
+}
+
+// generate_parallel: N continuations of one prompt at temperature 0 are all
+// the single greedy continuation; the aggregate rate is reported.
+TEST(Generation, ParallelContinuationsMatchTheSingleGreedyOne) {
+  NEED_MODEL();
+  LoadOptions o;
+  o.ctx = 64;
+  o.sequences = 4;
+  LlamaModel m = LlamaModel::load(*path, Backend::create(BackendType::Cpu), o);
+  const auto ids = m.tokenizer().encode("The capital of France is");
+  const GenerationOptions go{.max_tokens = 8, .stop_at_eos = false};
+  Generation alone(m, ids, go);
+  alone.run_to_end();
+  const ParallelResult r = generate_parallel(m, {ids, ids, ids, ids}, go);
+  ASSERT_EQ(r.tokens.size(), 4u);
+  for (const auto& t : r.tokens) EXPECT_EQ(t, alone.tokens());
+  EXPECT_EQ(r.generated_tokens, 32);
+  EXPECT_EQ(r.decode_tokens, 28);
+  EXPECT_GT(r.decode_tokens_per_s(), 0.0);
+  EXPECT_EQ(r.finish[0], FinishReason::Length);
+  EXPECT_THROW(generate_parallel(m, {ids, ids, ids, ids, ids}, go), Error);
 }
 
 namespace {

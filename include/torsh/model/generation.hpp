@@ -37,6 +37,27 @@ struct GenerationStats {
   double generation_tokens_per_s() const;
 };
 
+// Continuations of several prompts decoded together: the prompts are
+// prefilled one by one, then every step decodes one token of each unfinished
+// sequence in one forward pass (LlamaModel::decode). Sequence i samples with
+// seed opts.sampling.seed + i, so N copies of one prompt give N different
+// continuations at a temperature above 0. The model needs prompts.size()
+// sequence slots (LoadOptions::sequences).
+struct ParallelResult {
+  std::vector<std::vector<std::int32_t>> tokens;  // generated ids, per prompt
+  std::vector<std::string> texts;                 // their text (stop tokens left out)
+  std::vector<FinishReason> finish;
+  std::int64_t prompt_tokens = 0, generated_tokens = 0;
+  double prompt_seconds = 0;
+  // The batched steps alone (each sequence's first token comes from its
+  // prefill), and their tokens over that time: the aggregate decode rate.
+  double decode_seconds = 0;
+  std::int64_t decode_tokens = 0;
+  double decode_tokens_per_s() const { return decode_seconds > 0 ? decode_tokens / decode_seconds : 0; }
+};
+ParallelResult generate_parallel(LlamaModel& model, const std::vector<std::vector<std::int32_t>>& prompts,
+                                 const GenerationOptions& opts = {});
+
 class Generation {
  public:
   // Runs nothing yet; the prompt is prefilled by the first next(). The

@@ -44,9 +44,11 @@ struct MemoryEstimate {
   std::string to_string() const;  // "weights 92.1 MiB + KV cache 45.0 MiB (ctx 2048) + ... = ..."
 };
 // ctx: context length; batch: the most tokens one forward step takes (prefill
-// chunk); kv_type: the KV cache's dtype (LoadOptions::kv_type).
+// chunk); kv_type: the KV cache's dtype (LoadOptions::kv_type); sequences:
+// the cache's slots of ctx tokens each (LoadOptions::sequences).
 MemoryEstimate estimate_inference_memory(const LlamaConfig& cfg, std::uint64_t weight_bytes, std::int64_t ctx,
-                                         std::int64_t batch, bool all_logits = false, DType kv_type = DType::F16);
+                                         std::int64_t batch, bool all_logits = false, DType kv_type = DType::F16,
+                                         std::int64_t sequences = 1);
 // The same for a shape given as numbers, before any file exists: the weights
 // of a llama-style decoder (q/o hidden x hidden, k/v hidden x kv width, a
 // gated MLP, two norms per layer, embeddings, output and final norm) at
@@ -73,6 +75,10 @@ struct LoadOptions {
   // Attention reads the cache in this dtype (queries rounded to it, f32
   // accumulation); f32 costs twice the memory and cache bandwidth.
   DType kv_type = DType::F16;
+  // Sequences the KV cache holds at once, ctx tokens each: that many
+  // generations keep their tokens in the cache side by side, and decode()
+  // advances them together in one forward pass.
+  std::int64_t sequences = 1;
 };
 
 class LlamaModel {
@@ -87,29 +93,42 @@ class LlamaModel {
   const GgufFile& file() const;
   Backend backend() const;
   const MemoryEstimate& memory_estimate() const;
-  std::int64_t context() const;   // KV cache length
-  std::int64_t position() const;  // tokens already in the KV cache
+  std::int64_t context() const;    // tokens per sequence slot of the KV cache
+  std::int64_t sequences() const;  // slots (LoadOptions::sequences)
+  std::int64_t position() const;   // tokens already in slot 0 (forward's)
 
-  // Appends `tokens` at position() (in chunks of max_batch) and returns the
-  // logits: f32 [vocab] of the last token, or [tokens.size(), vocab] with all_logits.
-  // OutOfRange when the context would overflow; InvalidArgument for ids outside the vocabulary.
+  // Appends `tokens` at position() in slot 0 (in chunks of max_batch) and
+  // returns the logits: f32 [vocab] of the last token, or [tokens.size(),
+  // vocab] with all_logits. OutOfRange when the context would overflow;
+  // InvalidArgument for ids outside the vocabulary.
   Tensor forward(std::span<const std::int32_t> tokens, bool all_logits = false);
-  void reset();                          // empties the KV cache (position 0)
-  void truncate(std::int64_t position);  // forgets the tokens from `position` on
+  void reset();                          // empties slot 0 (position 0)
+  void truncate(std::int64_t position);  // forgets slot 0's tokens from `position` on
 
-  // One sequence's tokens in the model's single KV cache. Every use of the
-  // cache (forward, reset, truncate, another sequence's extend) moves its
-  // epoch on; extend() finds the cache moved since this sequence last used it
-  // and first recomputes the sequence's own tokens into it. Interleaved or
-  // concurrent generations on one model (calls are serialized) therefore each
-  // get exactly what they would have alone.
+  // One sequence's tokens in a slot of the KV cache. Every use of a slot
+  // (forward, reset, truncate on slot 0; another sequence taking it) moves the
+  // slot's epoch on; extend() and decode() find a sequence's slot moved since
+  // it last used it and first recompute its tokens into a slot (the least
+  // recently used one). With no more live sequences than slots each keeps its
+  // own; with more, interleaved or concurrent generations (calls are
+  // serialized) still each get exactly what they would have alone.
   struct Sequence {
     std::vector<std::int32_t> tokens;  // what this sequence has put in the cache
-    std::uint64_t epoch = 0;           // the cache's epoch right after this sequence's last extend
+    std::int64_t slot = -1;            // where they are (-1: nowhere yet)
+    std::uint64_t epoch = 0;           // the slot's epoch right after this sequence's last use
   };
   // Appends `tokens` to `seq` and returns the logits of the last one (f32 [vocab]),
   // or of every one ([tokens.size(), vocab]) with all_logits.
   Tensor extend(Sequence& seq, std::span<const std::int32_t> tokens, bool all_logits = false);
+  // Appends tokens[i] to *seqs[i] for every i in one forward pass (one
+  // matrix product of seqs.size() rows per weight, each sequence attending to
+  // its own slot) and returns f32 [seqs.size(), vocab], row i the logits of
+  // sequence i. The sequences must be distinct and no more than sequences();
+  // each gets what extend() would give it alone, up to the rounding of the
+  // wider products.
+  Tensor decode(std::span<Sequence* const> seqs, std::span<const std::int32_t> tokens);
+  // Forgets seq's tokens from `position` on (OutOfRange past its length).
+  void truncate(Sequence& seq, std::int64_t position);
 
  private:
   struct State;

@@ -34,7 +34,7 @@ struct Linear {
 struct Layer {
   Tensor attn_norm, ffn_norm;
   Linear wq, wk, wv, wo, gate, up, down;
-  Tensor k_cache, v_cache;  // [1, n_head_kv, ctx, head_dim] in LoadOptions::kv_type
+  Tensor k_cache, v_cache;  // [sequences, n_head_kv, ctx, head_dim] in LoadOptions::kv_type
 };
 
 std::optional<QuantFormat> quant_of(GgmlType t) {
@@ -97,10 +97,11 @@ struct LlamaModel::State {
   std::set<std::string> read;  // the tensors the forward uses (while loading)
   Tensor rope_cos, rope_sin;
   std::int64_t ctx = 0;
-  // The KV cache's fill and epoch (moved on by every use; see Sequence), and
-  // the lock that serializes every use of the cache.
-  std::int64_t pos = 0;
-  std::uint64_t epoch = 0;
+  // Per slot of the KV cache: its fill, its epoch (moved on by every use; see
+  // Sequence) and when it was last used; the lock serializes every use.
+  std::vector<std::int64_t> pos;
+  std::vector<std::uint64_t> epoch, last_use;
+  std::uint64_t clock = 0;
   std::mutex mu;
 
   State(GgufFile f, LlamaConfig c, Tokenizer t, Backend b)
@@ -156,8 +157,21 @@ struct LlamaModel::State {
     return *d == DType::F32 ? typed : typed.cast(DType::F32);
   }
 
-  Tensor forward(std::span<const std::int32_t> tokens, bool all_logits);
-  Tensor step(std::span<const std::int32_t> tokens, bool all_logits);
+  // A run of tokens appended to one slot in a forward step.
+  struct Part {
+    std::int64_t slot;
+    std::span<const std::int32_t> tokens;
+  };
+  void check_tokens(std::span<const std::int32_t> tokens, const char* op) const;
+  Tensor forward(std::int64_t slot, std::span<const std::int32_t> tokens, bool all_logits);
+  Tensor step(std::span<const Part> parts, bool all_logits);
+  void touch(std::int64_t slot) {
+    ++epoch[static_cast<std::size_t>(slot)];
+    last_use[static_cast<std::size_t>(slot)] = ++clock;
+  }
+  // Puts `seq` in a slot where its tokens are, recomputing them into the
+  // least recently used slot outside `busy` when its own moved on.
+  std::int64_t place(LlamaModel::Sequence& seq, const std::vector<std::int64_t>& busy);
 };
 
 LlamaModel LlamaModel::load(const std::string& path, Backend backend, const LoadOptions& opts) {
@@ -172,8 +186,8 @@ LlamaModel LlamaModel::load(GgufFile file, Backend backend, const LoadOptions& o
                 file.path() + ": the tokenizer has " + std::to_string(tok.vocab_size()) +
                     " tokens but the embedding has " + std::to_string(cfg.vocab) + " rows",
                 {.op = "load_model"});
-  if (opts.ctx < 0 || opts.max_batch <= 0)
-    throw Error(ErrorCode::InvalidArgument, "ctx must be >= 0 (0: the default) and max_batch > 0",
+  if (opts.ctx < 0 || opts.max_batch <= 0 || opts.sequences <= 0)
+    throw Error(ErrorCode::InvalidArgument, "ctx must be >= 0 (0: the default), max_batch and sequences > 0",
                 {.op = "load_model"});
   if (opts.kv_type != DType::F16 && opts.kv_type != DType::BF16 && opts.kv_type != DType::F32)
     throw Error(ErrorCode::InvalidArgument,
@@ -190,7 +204,11 @@ LlamaModel LlamaModel::load(GgufFile file, Backend backend, const LoadOptions& o
   State& s = *m.s_;
   s.opts = opts;
   s.ctx = ctx;
-  s.estimate = estimate_inference_memory(s.cfg, weight_bytes, ctx, opts.max_batch, false, opts.kv_type);
+  s.estimate = estimate_inference_memory(s.cfg, weight_bytes, ctx, opts.max_batch, false, opts.kv_type, opts.sequences);
+  const auto slots = static_cast<std::size_t>(opts.sequences);
+  s.pos.assign(slots, 0);
+  s.epoch.assign(slots, 0);
+  s.last_use.assign(slots, 0);
   const DeviceInfo& info = s.backend.info();
   const std::uint64_t free = info.free_memory.value_or(info.total_memory);
   if (opts.check_memory && free > 0 && s.estimate.total() > free)
@@ -219,8 +237,8 @@ LlamaModel LlamaModel::load(GgufFile file, Backend backend, const LoadOptions& o
     l.gate = s.linear(p + "ffn_gate.weight", c.n_ff, c.n_embd);
     l.up = s.linear(p + "ffn_up.weight", c.n_ff, c.n_embd);
     l.down = s.linear(p + "ffn_down.weight", c.n_embd, c.n_ff);
-    l.k_cache = s.backend.empty(Shape{1, c.n_head_kv, ctx, c.head_dim}, opts.kv_type);
-    l.v_cache = s.backend.empty(Shape{1, c.n_head_kv, ctx, c.head_dim}, opts.kv_type);
+    l.k_cache = s.backend.empty(Shape{opts.sequences, c.n_head_kv, ctx, c.head_dim}, opts.kv_type);
+    l.v_cache = s.backend.empty(Shape{opts.sequences, c.n_head_kv, ctx, c.head_dim}, opts.kv_type);
   }
   refuse_unread_tensors(s.file, s.read);
   s.read.clear();
@@ -234,71 +252,159 @@ const GgufFile& LlamaModel::file() const { return s_->file; }
 Backend LlamaModel::backend() const { return s_->backend; }
 const MemoryEstimate& LlamaModel::memory_estimate() const { return s_->estimate; }
 std::int64_t LlamaModel::context() const { return s_->ctx; }
+std::int64_t LlamaModel::sequences() const { return s_->opts.sequences; }
 std::int64_t LlamaModel::position() const {
   std::lock_guard lock(s_->mu);
-  return s_->pos;
+  return s_->pos[0];
 }
 
 void LlamaModel::reset() {
   std::lock_guard lock(s_->mu);
-  s_->pos = 0;
-  ++s_->epoch;
+  s_->pos[0] = 0;
+  s_->touch(0);
 }
 
 void LlamaModel::truncate(std::int64_t position) {
   std::lock_guard lock(s_->mu);
-  ++s_->epoch;
-  if (position < 0 || position > s_->pos)
+  s_->touch(0);
+  if (position < 0 || position > s_->pos[0])
     throw Error(
         ErrorCode::OutOfRange,
-        "truncate to " + std::to_string(position) + " but the cache holds " + std::to_string(s_->pos) + " tokens",
+        "truncate to " + std::to_string(position) + " but the cache holds " + std::to_string(s_->pos[0]) + " tokens",
         {.op = "truncate"});
-  s_->pos = position;
+  s_->pos[0] = position;
 }
 
 Tensor LlamaModel::forward(std::span<const std::int32_t> tokens, bool all_logits) {
   std::lock_guard lock(s_->mu);
-  ++s_->epoch;
-  return s_->forward(tokens, all_logits);
+  s_->touch(0);
+  return s_->forward(0, tokens, all_logits);
+}
+
+std::int64_t LlamaModel::State::place(LlamaModel::Sequence& seq, const std::vector<std::int64_t>& busy) {
+  const auto n = static_cast<std::int64_t>(pos.size());
+  if (seq.slot >= 0 && seq.slot < n && epoch[static_cast<std::size_t>(seq.slot)] == seq.epoch &&
+      std::find(busy.begin(), busy.end(), seq.slot) == busy.end())
+    return seq.slot;
+  // Its slot moved on since (another sequence, or forward/reset/truncate on
+  // slot 0): put its tokens back, in the slot used least recently.
+  std::int64_t pick = -1;
+  for (std::int64_t i = 0; i < n; ++i)
+    if (std::find(busy.begin(), busy.end(), i) == busy.end() &&
+        (pick < 0 || last_use[static_cast<std::size_t>(i)] < last_use[static_cast<std::size_t>(pick)]))
+      pick = i;
+  touch(pick);
+  pos[static_cast<std::size_t>(pick)] = 0;
+  if (!seq.tokens.empty()) forward(pick, seq.tokens, false);
+  seq.slot = pick;
+  seq.epoch = epoch[static_cast<std::size_t>(pick)];
+  return pick;
 }
 
 Tensor LlamaModel::extend(Sequence& seq, std::span<const std::int32_t> tokens, bool all_logits) {
   State& s = *s_;
   std::lock_guard lock(s.mu);
-  if (seq.epoch != s.epoch) {
-    // Another sequence or a direct forward/reset/truncate used the cache since:
-    // put this sequence's tokens back first.
-    ++s.epoch;
-    s.pos = 0;
-    if (!seq.tokens.empty()) s.forward(seq.tokens, false);
-  }
-  ++s.epoch;
-  Tensor logits = s.forward(tokens, all_logits);
+  const std::int64_t slot = s.place(seq, {});
+  s.touch(slot);
+  Tensor logits = s.forward(slot, tokens, all_logits);
   seq.tokens.insert(seq.tokens.end(), tokens.begin(), tokens.end());
-  seq.epoch = s.epoch;
+  seq.epoch = s.epoch[static_cast<std::size_t>(slot)];
   return logits;
 }
 
-Tensor LlamaModel::State::forward(std::span<const std::int32_t> tokens, bool all_logits) {
+Tensor LlamaModel::decode(std::span<Sequence* const> seqs, std::span<const std::int32_t> tokens) {
+  State& s = *s_;
+  const auto n = static_cast<std::int64_t>(seqs.size());
+  if (n == 0 || tokens.size() != seqs.size())
+    throw Error(ErrorCode::InvalidArgument,
+                "decode takes one token per sequence: " + std::to_string(seqs.size()) + " sequences and " +
+                    std::to_string(tokens.size()) + " tokens",
+                {.op = "decode"});
+  if (n > s.opts.sequences)
+    throw Error(
+        ErrorCode::InvalidArgument,
+        std::to_string(n) + " sequences in one decode, but the KV cache holds " + std::to_string(s.opts.sequences),
+        {.op = "decode"}, {"Load the model with LoadOptions::sequences >= " + std::to_string(n)});
+  for (std::size_t i = 0; i < seqs.size(); ++i) {
+    if (!seqs[i]) throw Error(ErrorCode::InvalidArgument, "decode was given a null sequence", {.op = "decode"});
+    if (std::find(seqs.begin(), seqs.begin() + static_cast<std::ptrdiff_t>(i), seqs[i]) !=
+        seqs.begin() + static_cast<std::ptrdiff_t>(i))
+      throw Error(ErrorCode::InvalidArgument, "decode needs distinct sequences (one token each)", {.op = "decode"});
+  }
+  std::lock_guard lock(s.mu);
+  s.check_tokens(tokens, "decode");
+  for (Sequence* q : seqs)
+    if (static_cast<std::int64_t>(q->tokens.size()) >= s.ctx)
+      throw Error(ErrorCode::OutOfRange,
+                  "a sequence of " + std::to_string(q->tokens.size()) + " tokens has no room left in the context of " +
+                      std::to_string(s.ctx),
+                  {.op = "decode"}, {"Load the model with a larger ctx, or end that sequence"});
+  // Sequences whose slot still holds their tokens keep it; the others are
+  // recomputed into slots that none of this batch holds.
+  std::vector<std::int64_t> slots(seqs.size(), -1), busy;
+  for (std::size_t i = 0; i < seqs.size(); ++i) {
+    const Sequence& q = *seqs[i];
+    if (q.slot >= 0 && q.slot < s.opts.sequences && s.epoch[static_cast<std::size_t>(q.slot)] == q.epoch)
+      busy.push_back(slots[i] = q.slot);
+  }
+  for (std::size_t i = 0; i < seqs.size(); ++i)
+    if (slots[i] < 0) busy.push_back(slots[i] = s.place(*seqs[i], busy));
+  std::vector<State::Part> parts;
+  for (std::int64_t i = 0; i < n; ++i) {
+    s.touch(slots[static_cast<std::size_t>(i)]);
+    parts.push_back({slots[static_cast<std::size_t>(i)], tokens.subspan(static_cast<std::size_t>(i), 1)});
+  }
+  Tensor logits = s.step(parts, false);
+  for (std::int64_t i = 0; i < n; ++i) {
+    Sequence& q = *seqs[static_cast<std::size_t>(i)];
+    q.tokens.push_back(tokens[static_cast<std::size_t>(i)]);
+    q.epoch = s.epoch[static_cast<std::size_t>(q.slot)];
+  }
+  return logits;
+}
+
+void LlamaModel::truncate(Sequence& seq, std::int64_t position) {
+  State& s = *s_;
+  std::lock_guard lock(s.mu);
+  if (position < 0 || position > static_cast<std::int64_t>(seq.tokens.size()))
+    throw Error(ErrorCode::OutOfRange,
+                "truncate to " + std::to_string(position) + " but the sequence holds " +
+                    std::to_string(seq.tokens.size()) + " tokens",
+                {.op = "truncate"});
+  const bool current =
+      seq.slot >= 0 && seq.slot < s.opts.sequences && s.epoch[static_cast<std::size_t>(seq.slot)] == seq.epoch;
+  seq.tokens.resize(static_cast<std::size_t>(position));
+  if (!current) return;  // recomputed from its tokens when next used
+  s.pos[static_cast<std::size_t>(seq.slot)] = position;
+  s.touch(seq.slot);
+  seq.epoch = s.epoch[static_cast<std::size_t>(seq.slot)];
+}
+
+void LlamaModel::State::check_tokens(std::span<const std::int32_t> tokens, const char* op) const {
+  for (std::int32_t t : tokens)
+    if (t < 0 || t >= cfg.vocab)
+      throw Error(ErrorCode::InvalidArgument,
+                  "token id " + std::to_string(t) + " is outside the vocabulary [0, " + std::to_string(cfg.vocab) + ")",
+                  {.op = op});
+}
+
+Tensor LlamaModel::State::forward(std::int64_t slot, std::span<const std::int32_t> tokens, bool all_logits) {
   State& s = *this;
   const auto n = static_cast<std::int64_t>(tokens.size());
+  const std::int64_t p = s.pos[static_cast<std::size_t>(slot)];
   if (n == 0) throw Error(ErrorCode::InvalidArgument, "forward needs at least one token", {.op = "forward"});
-  if (n > s.ctx - s.pos)
+  if (n > s.ctx - p)
     throw Error(ErrorCode::OutOfRange,
-                std::to_string(n) + " tokens at position " + std::to_string(s.pos) + " overflow the context of " +
+                std::to_string(n) + " tokens at position " + std::to_string(p) + " overflow the context of " +
                     std::to_string(s.ctx),
                 {.op = "forward"}, {"Load the model with a larger ctx, or reset() / truncate() the cache"});
-  for (std::int32_t t : tokens)
-    if (t < 0 || t >= s.cfg.vocab)
-      throw Error(
-          ErrorCode::InvalidArgument,
-          "token id " + std::to_string(t) + " is outside the vocabulary [0, " + std::to_string(s.cfg.vocab) + ")",
-          {.op = "forward"});
+  check_tokens(tokens, "forward");
   std::vector<Tensor> parts;
   for (std::int64_t i = 0; i < n; i += s.opts.max_batch) {
     const std::int64_t len = std::min(s.opts.max_batch, n - i);
     const bool last = i + len == n;
-    Tensor l = s.step(tokens.subspan(static_cast<std::size_t>(i), static_cast<std::size_t>(len)), all_logits);
+    const Part part{slot, tokens.subspan(static_cast<std::size_t>(i), static_cast<std::size_t>(len))};
+    Tensor l = s.step(std::span<const Part>(&part, 1), all_logits);
     if (all_logits)
       parts.push_back(l);
     else if (last)
@@ -315,38 +421,51 @@ Tensor LlamaModel::State::forward(std::span<const std::int32_t> tokens, bool all
   return out;
 }
 
-// One chunk of tokens at positions pos .. pos + S - 1.
-Tensor LlamaModel::State::step(std::span<const std::int32_t> tokens, bool all_logits) {
+// One forward step: each part's tokens at its slot's positions pos .. pos +
+// len - 1. The projections and the feed-forward take every part's rows in one
+// product; RoPE, the cache writes and the attention go part by part (each
+// against its own slot). Returns the logits of every row with all_logits
+// (one part), else of each part's last row.
+Tensor LlamaModel::State::step(std::span<const Part> parts, bool all_logits) {
   const LlamaConfig& c = cfg;
-  const auto S = static_cast<std::int64_t>(tokens.size());
-  const std::int64_t p = pos;
-  const Tensor ids = backend.from_host(tokens.data(), Shape{S}, DType::I32);
+  std::vector<std::int32_t> ids;
+  for (const Part& part : parts) ids.insert(ids.end(), part.tokens.begin(), part.tokens.end());
+  const auto R = static_cast<std::int64_t>(ids.size());
+  const Tensor id_tensor = backend.from_host(ids.data(), Shape{R}, DType::I32);
   Tensor x;
   if (const auto* q = std::get_if<QTensor>(&embedding)) {
-    x = ops::embedding(*q, ids);
+    x = ops::embedding(*q, id_tensor);
   } else {
-    x = ops::embedding(std::get<Tensor>(embedding), ids);
+    x = ops::embedding(std::get<Tensor>(embedding), id_tensor);
     if (x.dtype() != DType::F32) x = x.cast(DType::F32);
   }
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   for (Layer& l : layers) {
     Tensor h = ops::rms_norm(x, l.attn_norm, c.rms_eps);
-    Tensor q = l.wq(h).reshape({1, S, c.n_head, c.head_dim});
-    Tensor k = l.wk(h).reshape({1, S, c.n_head_kv, c.head_dim});
-    Tensor v = l.wv(h).reshape({1, S, c.n_head_kv, c.head_dim});
-    q = ops::rope(q, rope_cos, rope_sin, ops::RopeStyle::GptJ, p, c.rope_dim);
-    k = ops::rope(k, rope_cos, rope_sin, ops::RopeStyle::GptJ, p, c.rope_dim);
-    Tensor kdst = l.k_cache.slice(2, p, p + S), vdst = l.v_cache.slice(2, p, p + S);
-    ops::copy_into(k.permute({0, 2, 1, 3}), kdst);
-    ops::copy_into(v.permute({0, 2, 1, 3}), vdst);
-    // The queries in the cache's dtype: the attention reads K and V as stored.
-    Tensor qh = q.permute({0, 2, 1, 3});
-    if (qh.dtype() != l.k_cache.dtype()) qh = qh.cast(l.k_cache.dtype());
-    Tensor o = ops::attention(qh, l.k_cache.slice(2, 0, p + S), l.v_cache.slice(2, 0, p + S), true, scale,
-                              ops::CausalAlign::BottomRight);
-    Tensor attn = backend.empty(Shape{1, S, c.n_head, c.head_dim}, DType::F32);
-    ops::copy_into(o.permute({0, 2, 1, 3}), attn);
-    attn = attn.reshape({S, c.n_embd});
+    const Tensor q_all = l.wq(h), k_all = l.wk(h), v_all = l.wv(h);
+    Tensor attn = backend.empty(Shape{R, c.n_embd}, DType::F32);
+    std::int64_t r0 = 0;
+    for (const Part& part : parts) {
+      const auto S = static_cast<std::int64_t>(part.tokens.size());
+      const std::int64_t p = pos[static_cast<std::size_t>(part.slot)];
+      Tensor q = q_all.slice(0, r0, r0 + S).reshape({1, S, c.n_head, c.head_dim});
+      Tensor k = k_all.slice(0, r0, r0 + S).reshape({1, S, c.n_head_kv, c.head_dim});
+      Tensor v = v_all.slice(0, r0, r0 + S).reshape({1, S, c.n_head_kv, c.head_dim});
+      q = ops::rope(q, rope_cos, rope_sin, ops::RopeStyle::GptJ, p, c.rope_dim);
+      k = ops::rope(k, rope_cos, rope_sin, ops::RopeStyle::GptJ, p, c.rope_dim);
+      const Tensor kc = l.k_cache.slice(0, part.slot, part.slot + 1), vc = l.v_cache.slice(0, part.slot, part.slot + 1);
+      Tensor kdst = kc.slice(2, p, p + S), vdst = vc.slice(2, p, p + S);
+      ops::copy_into(k.permute({0, 2, 1, 3}), kdst);
+      ops::copy_into(v.permute({0, 2, 1, 3}), vdst);
+      // The queries in the cache's dtype: the attention reads K and V as stored.
+      Tensor qh = q.permute({0, 2, 1, 3});
+      if (qh.dtype() != kc.dtype()) qh = qh.cast(kc.dtype());
+      Tensor o =
+          ops::attention(qh, kc.slice(2, 0, p + S), vc.slice(2, 0, p + S), true, scale, ops::CausalAlign::BottomRight);
+      Tensor dst = attn.slice(0, r0, r0 + S).reshape({1, S, c.n_head, c.head_dim});
+      ops::copy_into(o.permute({0, 2, 1, 3}), dst);
+      r0 += S;
+    }
     ops::binary_(rt::BinaryOp::Add, x, l.wo(attn));
     h = ops::rms_norm(x, l.ffn_norm, c.rms_eps);
     Tensor g = l.gate(h);
@@ -354,8 +473,18 @@ Tensor LlamaModel::State::step(std::span<const std::int32_t> tokens, bool all_lo
     ops::binary_(rt::BinaryOp::Mul, g, l.up(h));
     ops::binary_(rt::BinaryOp::Add, x, l.down(g));
   }
-  pos = p + S;
-  Tensor last = all_logits ? x : x.slice(0, S - 1, S);
+  for (const Part& part : parts)
+    pos[static_cast<std::size_t>(part.slot)] += static_cast<std::int64_t>(part.tokens.size());
+  if (all_logits) return output(ops::rms_norm(x, out_norm, c.rms_eps));
+  if (parts.size() == 1) return output(ops::rms_norm(x.slice(0, R - 1, R), out_norm, c.rms_eps));
+  // Each part's last row.
+  Tensor last = backend.empty(Shape{static_cast<std::int64_t>(parts.size()), c.n_embd}, DType::F32);
+  std::int64_t r = 0;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    r += static_cast<std::int64_t>(parts[i].tokens.size());
+    Tensor dst = last.slice(0, static_cast<std::int64_t>(i), static_cast<std::int64_t>(i) + 1);
+    ops::copy_into(x.slice(0, r - 1, r), dst);
+  }
   return output(ops::rms_norm(last, out_norm, c.rms_eps));
 }
 

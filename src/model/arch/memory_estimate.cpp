@@ -24,12 +24,12 @@ std::string MemoryEstimate::to_string() const {
 }
 
 MemoryEstimate estimate_inference_memory(const LlamaConfig& c, std::uint64_t weight_bytes, std::int64_t ctx,
-                                         std::int64_t batch, bool all_logits, DType kv_type) {
+                                         std::int64_t batch, bool all_logits, DType kv_type, std::int64_t sequences) {
   MemoryEstimate e;
   e.weights = weight_bytes;
   const auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(std::max<std::int64_t>(v, 0)); };
-  // Keys and values for every layer and position.
-  e.kv_cache = 2 * u(c.n_layers) * u(c.n_head_kv) * u(c.head_dim) * u(ctx) * dtype_size(kv_type);
+  // Keys and values for every layer, position and sequence slot.
+  e.kv_cache = 2 * u(c.n_layers) * u(c.n_head_kv) * u(c.head_dim) * u(ctx) * u(sequences) * dtype_size(kv_type);
   const std::uint64_t s = u(std::min(batch, ctx));
   // Live f32 tensors of one layer at its widest point: the residual stream,
   // the normalised input, q/k/v, the attention output (and its transposed
