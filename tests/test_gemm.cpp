@@ -428,3 +428,25 @@ TEST(Gemm, TinyBlocksInBothLoopOrders) {
                                        : " pipelined"));
           }
 }
+
+// One row times a half-precision B stored transposed (x @ W^T, a linear
+// layer's weight kept in f16 / bf16): dot products along W's rows, widened in
+// registers, against the same product in f32 of the same rounded values;
+// rows that are not a multiple of the 4-row block or of the vector width.
+TEST(Gemm, HalfPrecisionMatrixVectorAgainstF32) {
+  for (DType dt : {DType::F16, DType::BF16})
+    for (auto [k, n] :
+         std::vector<std::array<std::int64_t, 2>>{{700, 301}, {40, 5003}, {576, 1537}, {7, 3}, {33, 64}}) {
+      const unsigned s = static_cast<unsigned>(k * 7 + n);
+      Tensor x = randn_like_host(Shape{1, k}, s, dt), w = randn_like_host(Shape{n, k}, s + 1, dt);
+      const std::vector<float> got = ops::gemm(x, w, 1.0f, 0.0f, std::nullopt, false, true).to_vector();
+      const std::vector<float> want =
+          ops::gemm(x.cast(DType::F32), w.cast(DType::F32), 1.0f, 0.0f, std::nullopt, false, true).to_vector();
+      ASSERT_EQ(got.size(), static_cast<std::size_t>(n));
+      // The result is rounded to dt: half an ulp of dt relative, plus f32 summation order.
+      const float rel = dt == DType::F16 ? 1.0f / 1024 : 1.0f / 128;
+      for (std::size_t i = 0; i < got.size(); ++i)
+        ASSERT_NEAR(got[i], want[i], rel * std::abs(want[i]) + 1e-4f * std::sqrt(float(k)))
+            << dtype_name(dt) << " k=" << k << " n=" << n << " i=" << i;
+    }
+}

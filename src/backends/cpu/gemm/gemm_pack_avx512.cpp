@@ -82,12 +82,14 @@ TORSH_PACK_INLINE void transpose16(__m512 (&r)[16]) {
   }
 }
 
-// dst[q * mr + i] = row i, column q for q < cols (32-bit elements), mr <= 16.
+// dst[q * ld + i] = row i, column q for q < cols (32-bit elements), mr <= 16
+// lanes stored (rows past `rows` are zeros); ld is mr for A panels.
 // `next` is the next panel's first row: its first lines are fetched while
 // this panel is transposed, since each panel reads its rows from a new place.
 template <class L>
 TORSH_PACK_INLINE void transpose_rows(const typename L::T* src, std::int64_t rs, std::int64_t rows, std::int64_t cols,
-                                      int mr, float* dst, const typename L::T* next, std::int64_t next_rows) {
+                                      int mr, float* dst, const typename L::T* next, std::int64_t next_rows,
+                                      std::int64_t ld) {
   constexpr std::int64_t kAhead = 64;  // columns: 4 blocks ahead along each row
   const __mmask16 out_mask = mask16(mr);
   for (std::int64_t q0 = 0; q0 < cols; q0 += 16) {
@@ -104,10 +106,10 @@ TORSH_PACK_INLINE void transpose_rows(const typename L::T* src, std::int64_t rs,
       r[i] = i < rows ? L::row(src + i * rs + q0 * L::kStep, in_mask) : _mm512_setzero_ps();
     }
     transpose16(r);
-    float* d = dst + q0 * mr;
+    float* d = dst + q0 * ld;
 #pragma GCC unroll 16
     for (int q = 0; q < 16; ++q)
-      if (q0 + q < cols) _mm512_mask_storeu_ps(d + q * mr, out_mask, r[q]);
+      if (q0 + q < cols) _mm512_mask_storeu_ps(d + q * ld, out_mask, r[q]);
   }
 }
 
@@ -118,7 +120,21 @@ TORSH_PACK_TARGET void transpose_panels(const typename L::T* src, std::int64_t r
   for (std::int64_t r = 0; r < rows; r += mr) {
     const std::int64_t n = rows - r < mr ? rows - r : mr;
     const std::int64_t next_rows = rows - r - n < mr ? rows - r - n : mr;
-    transpose_rows<L>(src + r * rs, rs, n, cols, mr, dst + r / mr * stride, src + (r + n) * rs, next_rows);
+    transpose_rows<L>(src + r * rs, rs, n, cols, mr, dst + r / mr * stride, src + (r + n) * rs, next_rows, mr);
+  }
+}
+
+// B panels of a B whose columns are contiguous (B = W^T for a weight W [n, k]
+// stored by rows, as a linear layer applies it): 16 rows of W at a time
+// transposed into 16 columns of a panel, zeros past the last row.
+template <class L>
+TORSH_PACK_TARGET void transposed_panels(const typename L::T* w, std::int64_t w_rs, std::int64_t kc, std::int64_t cols,
+                                         int nr, float* dst, std::int64_t stride) {
+  for (std::int64_t j = 0; j < (cols + nr - 1) / nr * nr; j += 16) {
+    const std::int64_t n = cols - j < 16 ? (cols - j > 0 ? cols - j : 0) : 16;
+    const std::int64_t next_rows = cols - j - 16 < 16 ? (cols - j - 16 > 0 ? cols - j - 16 : 0) : 16;
+    transpose_rows<L>(w + j * w_rs, w_rs, n, kc, 16, dst + j / nr * stride + j % nr, w + (j + 16) * w_rs, next_rows,
+                      nr);
   }
 }
 
@@ -191,6 +207,18 @@ void pack_a_avx512(const Kernel& kern, const Mat& a, std::int64_t rows, std::int
 }
 
 void pack_b_avx512(const Kernel& kern, const Mat& b, std::int64_t kc, std::int64_t cols, void* dst) {
+  if (b.rs == 1 && b.cs != 1 && kern.nr % 16 == 0 && kern.panel != Panel::Bf16Pairs) {
+    const auto stride = static_cast<std::int64_t>(b_panel_bytes(kern, kc) / 4);
+    const auto* w16 = static_cast<const std::uint16_t*>(b.p);
+    float* d = static_cast<float*>(dst);
+    switch (b.dtype) {
+      case DType::F32:
+        return transposed_panels<LoadF32>(static_cast<const float*>(b.p), b.cs, kc, cols, kern.nr, d, stride);
+      case DType::F16: return transposed_panels<LoadF16>(w16, b.cs, kc, cols, kern.nr, d, stride);
+      case DType::BF16: return transposed_panels<LoadBf16>(w16, b.cs, kc, cols, kern.nr, d, stride);
+      default: break;
+    }
+  }
   if (b.cs != 1 || kern.nr % 16) return pack_b_generic(kern, b, kc, cols, dst);
   const auto stride = static_cast<std::int64_t>(b_panel_bytes(kern, kc) / 4);
   const auto* s16 = static_cast<const std::uint16_t*>(b.p);
