@@ -3,6 +3,7 @@
 // registers them with the same dtypes and limits (and a new backend cannot
 // claim more than the kernel body does). A backend adds its own limits (grid
 // sizes, say) in its op file.
+#include <algorithm>
 #include "kernel_meta.hpp"
 #include "torsh/backend/kernel_table.hpp"
 #include "torsh/core/quant.hpp"
@@ -121,8 +122,20 @@ inline bool attention_fits(const rt::AttentionArgs& a) {
   };
   return a.q.shape[3] <= AT_MAX_D && a.v.shape[3] <= AT_MAX_D && a.k.shape[1] > 0 && packed(a.k) && packed(a.v);
 }
-// Work-groups of attention_rows: one per query row.
+// Query rows: attention_rows' work-groups without split-K, attention_combine's with.
 inline std::int64_t attention_groups(const rt::AttentionArgs& a) { return a.q.shape[0] * a.q.shape[1] * a.q.shape[2]; }
+// Split-K for decoding: with fewer query rows than would fill a GPU (a few
+// per head) and a long cache, each row's keys are split into parts of at
+// least kAttentionSplitMin keys, at most kAttentionSplitMax parts, so that
+// ~1024 work-groups run; 1 (no split) otherwise.
+inline constexpr std::int64_t kAttentionSplitMin = 256, kAttentionSplitMax = 64;
+inline std::int64_t attention_splits(const rt::AttentionArgs& a) {
+  const std::int64_t rows = attention_groups(a), skv = a.k.shape[2];
+  if (rows >= 1024 || skv < 2 * kAttentionSplitMin) return 1;
+  std::int64_t s = (1024 + rows - 1) / rows;
+  s = std::min(s, std::min(kAttentionSplitMax, skv / kAttentionSplitMin));
+  return std::max<std::int64_t>(s, 1);
+}
 // AttentionMeta with the tensors' own element offsets (CUDA passes pointers to
 // the first elements and zeroes them).
 inline AttentionMeta attention_meta(const rt::AttentionArgs& a) {
@@ -145,6 +158,9 @@ inline AttentionMeta attention_meta(const rt::AttentionArgs& a) {
   m.scale = a.scale;
   m.causal = a.causal ? 1 : 0;
   m.dt = elem_code(a.q.dtype);
+  m.splits = attention_splits(a);
+  // Whole tiles of AT_GROUP keys per split.
+  m.split_len = ((m.skv + m.splits - 1) / m.splits + AT_GROUP - 1) / AT_GROUP * AT_GROUP;
   return m;
 }
 

@@ -23,13 +23,26 @@ namespace {
 struct Linear {
   std::variant<QTensor, Tensor> w;
   QuantActivations activations = QuantActivations::Int16;
-  Tensor operator()(const Tensor& x) const {
+  // The dtype of the activations this weight multiplies, and of its product:
+  // f32, or the weight's own f16 / bf16.
+  DType input_dtype() const {
+    const auto* d = std::get_if<Tensor>(&w);
+    return d ? d->dtype() : DType::F32;
+  }
+  // x already in input_dtype() (one cast serves every weight that reads it).
+  Tensor apply(const Tensor& x) const {
     if (const auto* q = std::get_if<QTensor>(&w)) return ops::qmatmul(x, *q, activations);
-    const Tensor& d = std::get<Tensor>(w);
-    if (d.dtype() == DType::F32) return ops::gemm(x, d, 1.0f, 0.0f, std::nullopt, false, true);
-    return ops::gemm(x.cast(d.dtype()), d, 1.0f, 0.0f, std::nullopt, false, true).cast(DType::F32);
+    return ops::gemm(x, std::get<Tensor>(w), 1.0f, 0.0f, std::nullopt, false, true);
+  }
+  // f32 in, f32 out.
+  Tensor operator()(const Tensor& x) const {
+    const DType d = input_dtype();
+    Tensor y = apply(x.dtype() == d ? x : x.cast(d));
+    return y.dtype() == DType::F32 ? y : y.cast(DType::F32);
   }
 };
+
+Tensor as_dtype(const Tensor& x, DType d) { return x.dtype() == d ? x : x.cast(d); }
 
 struct Layer {
   Tensor attn_norm, ffn_norm;
@@ -441,9 +454,13 @@ Tensor LlamaModel::State::step(std::span<const Part> parts, bool all_logits) {
   }
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   for (Layer& l : layers) {
+    // q, k and v stay in the weights' dtype (f16 weights: f16, as the cache
+    // and the attention want them); one cast of the input serves all three.
     Tensor h = ops::rms_norm(x, l.attn_norm, c.rms_eps);
-    const Tensor q_all = l.wq(h), k_all = l.wk(h), v_all = l.wv(h);
-    Tensor attn = backend.empty(Shape{R, c.n_embd}, DType::F32);
+    const Tensor hq = as_dtype(h, l.wq.input_dtype());
+    const Tensor q_all = l.wq.apply(hq), k_all = l.wk.apply(as_dtype(hq, l.wk.input_dtype())),
+                 v_all = l.wv.apply(as_dtype(hq, l.wv.input_dtype()));
+    Tensor attn = backend.empty(Shape{R, c.n_embd}, l.wo.input_dtype());
     std::int64_t r0 = 0;
     for (const Part& part : parts) {
       const auto S = static_cast<std::int64_t>(part.tokens.size());
@@ -466,12 +483,14 @@ Tensor LlamaModel::State::step(std::span<const Part> parts, bool all_logits) {
       ops::copy_into(o.permute({0, 2, 1, 3}), dst);
       r0 += S;
     }
-    ops::binary_(rt::BinaryOp::Add, x, l.wo(attn));
+    ops::binary_(rt::BinaryOp::Add, x, as_dtype(l.wo.apply(attn), DType::F32));
+    // The feed-forward's elementwise steps in f32 (as llama.cpp computes them).
     h = ops::rms_norm(x, l.ffn_norm, c.rms_eps);
-    Tensor g = l.gate(h);
+    const Tensor hf = as_dtype(h, l.gate.input_dtype());
+    Tensor g = as_dtype(l.gate.apply(hf), DType::F32);
     ops::unary_out(rt::UnaryOp::Silu, g, g);
-    ops::binary_(rt::BinaryOp::Mul, g, l.up(h));
-    ops::binary_(rt::BinaryOp::Add, x, l.down(g));
+    ops::binary_(rt::BinaryOp::Mul, g, as_dtype(l.up.apply(as_dtype(hf, l.up.input_dtype())), DType::F32));
+    ops::binary_(rt::BinaryOp::Add, x, as_dtype(l.down.apply(as_dtype(g, l.down.input_dtype())), DType::F32));
   }
   for (const Part& part : parts)
     pos[static_cast<std::size_t>(part.slot)] += static_cast<std::int64_t>(part.tokens.size());

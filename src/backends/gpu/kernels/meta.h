@@ -122,12 +122,16 @@ typedef struct {
 /* Attention on q [b, hq, sq, d], k [b, hkv, skv, d], v [b, hkv, skv, dv] into
  * out [b, hq, sq, dv]: q and out contiguous, k and v with packed rows and the
  * given batch and head strides; element offsets of the first elements.
- * Causal: query i sees keys j <= i + shift. */
+ * Causal: query i sees keys j <= i + shift. Split-K (decoding): with splits
+ * > 1 each query row's keys go to `splits` work-groups of split_len keys,
+ * whose partial softmaxes (max, sum, dv unnormalised outputs) land in f32
+ * scratch and are combined by attention_combine. */
 typedef struct {
   long hq, sq, d, hkv, skv, dv;
   long kb, kh, vb, vh;
   long oq, ok, ov, oo;
   long shift;
+  long splits, split_len;
   float scale;
   int causal, dt;
 } AttentionMeta;
