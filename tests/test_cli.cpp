@@ -171,7 +171,7 @@ TEST(Cli, RunChecksItsOptions) {
   const auto help = torsh_cmd("run --help");
   EXPECT_EQ(help.status, 0) << help.out;
   for (const char* opt : {"--prompt", "--chat", "--backend", "--max-tokens", "--temp", "--top-k", "--top-p", "--seed",
-                          "--ctx", "--threads", "--activations"})
+                          "--ctx", "--threads", "--activations", "--kv-type", "--parallel", "--prompt-file"})
     EXPECT_NE(help.out.find(opt), std::string::npos) << opt;
   EXPECT_NE(help.out.find("TEMPERATURE>=0"), std::string::npos) << help.out;
   EXPECT_EQ(help.out.find("SECONDS"), std::string::npos) << help.out;
@@ -180,7 +180,9 @@ TEST(Cli, RunChecksItsOptions) {
            "run --prompt hi --top-p 1.5", "run --prompt hi --top-k -1", "run --prompt hi --max-tokens -3",
            "run --prompt hi --backend nosuch", "run --prompt hi --ctx -1", "run --prompt hi --bogus",
            "run --prompt hi --activations int4", "run --prompt hi --seed -1",
-           "run --prompt hi --seed 18446744073709551616", "run --prompt hi --seed 12x"}) {
+           "run --prompt hi --seed 18446744073709551616", "run --prompt hi --seed 12x", "run --prompt hi --kv-type q4",
+           "run --prompt hi --parallel 0", "run --prompt hi --parallel 2x", "run --prompt-file /nonexistent/p.txt",
+           "run --prompt hi --prompt-file /etc/hostname"}) {
     const auto r = torsh_cmd(args);
     EXPECT_EQ(r.status, 2) << args << ": " << r.out;
   }
@@ -202,6 +204,32 @@ TEST(Cli, RunAnswersAChatPromptWithTokensPerSecond) {
     EXPECT_NE(r.out.find("generation: 8 tokens"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("tokens/s"), std::string::npos) << r.out;
   }
+}
+
+// Several sequences decoded together: each continuation under its number,
+// then the aggregate rate; prompts from a file likewise.
+TEST(Cli, RunDecodesSeveralSequencesTogether) {
+  REQUIRE_CLI();
+  if (!torsh::model::find_model(torsh::model::kSmolLM2FileName))
+    GTEST_SKIP() << "the model is not cached (scripts/fetch-model.sh)";
+  const auto r = torsh_cmd(
+      "run --backend cpu --max-tokens 6 --ctx 64 --parallel 3 --temp 0.8 --kv-type f32 --prompt "
+      "'The capital of France is'");
+  EXPECT_EQ(r.status, 0) << r.out;
+  for (const char* tag : {"[1] The capital", "[2] The capital", "[3] The capital", "3 sequences", "over all sequences",
+                          "x 3 sequences, f32 KV cache"})
+    EXPECT_NE(r.out.find(tag), std::string::npos) << tag << "\n" << r.out;
+  const std::string file = ::testing::TempDir() + "torsh_cli_prompts.txt";
+  std::ofstream(file) << "One, two,\n\nThe sky is\n";
+  const auto f = torsh_cmd("run --backend cpu --max-tokens 4 --ctx 64 --prompt-file " + file);
+  EXPECT_EQ(f.status, 0) << f.out;
+  EXPECT_NE(f.out.find("[1] One, two,"), std::string::npos) << f.out;
+  EXPECT_NE(f.out.find("[2] The sky is"), std::string::npos) << f.out;
+  EXPECT_EQ(f.out.find("[3]"), std::string::npos) << f.out;
+  std::ofstream(file) << "\n\n";
+  const auto empty = torsh_cmd("run --backend cpu --prompt-file " + file);
+  EXPECT_EQ(empty.status, 2) << empty.out;
+  EXPECT_NE(empty.out.find("no prompt"), std::string::npos) << empty.out;
 }
 
 // Loading the WebGPU plugin without a runtime folder (servers, containers, CI)
