@@ -240,37 +240,6 @@ void norm_row_f32_portable(const float* x, float* y, const float* w, const float
   }
 }
 
-TORSH_SIMD_CLONES
-void attention_tile_f32(const float* q, std::int64_t nq, const float* kt, std::int64_t nk, const float* v,
-                        std::int64_t D, std::int64_t Dv, const std::int64_t* jmax, float* s, float* m, float* l,
-                        float* acc) {
-  for (std::int64_t i = 0; i < nq; ++i) {
-    const std::int64_t nj = jmax[i] < nk ? jmax[i] : nk;
-    if (nj <= 0) continue;
-    float* srow = s + i * nk;
-    // Scores as rank-1 updates over d, so the inner loop runs along keys and vectorises.
-    for (std::int64_t j = 0; j < nj; ++j) srow[j] = 0.0f;
-    for (std::int64_t d = 0; d < D; ++d) {
-      const float qd = q[i * D + d];
-      const float* kr = kt + d * nk;
-      for (std::int64_t j = 0; j < nj; ++j) srow[j] += qd * kr[j];
-    }
-    float rowmax = m[i];
-    for (std::int64_t j = 0; j < nj; ++j) rowmax = srow[j] > rowmax ? srow[j] : rowmax;
-    const float corr = exp_f32(m[i] - rowmax);
-    for (std::int64_t j = 0; j < nj; ++j) srow[j] = exp_f32(srow[j] - rowmax);
-    l[i] = l[i] * corr + lane_sum(nj, [&](std::int64_t j) { return srow[j]; });
-    m[i] = rowmax;
-    float* ai = acc + i * Dv;
-    for (std::int64_t d = 0; d < Dv; ++d) ai[d] *= corr;
-    for (std::int64_t j = 0; j < nj; ++j) {
-      const float p = srow[j];
-      const float* vj = v + j * Dv;
-      for (std::int64_t d = 0; d < Dv; ++d) ai[d] += p * vj[d];
-    }
-  }
-}
-
 namespace {
 
 TORSH_SIMD_CLONES
@@ -341,6 +310,26 @@ const float* widen(const void* x, DType t, std::int64_t n, std::vector<float>& b
 }
 
 }  // namespace
+
+TORSH_SIMD_CLONES
+void attention_tile_f32(const float* q, std::int64_t nq, const float* kt, std::int64_t nk, const float* v,
+                        std::int64_t D, std::int64_t Dv, const std::int64_t* jmax, float* s, float* m, float* l,
+                        float* acc) {
+  for (std::int64_t i = 0; i < nq; ++i) {
+    const std::int64_t nj = jmax[i] < nk ? jmax[i] : nk;
+    float* srow = s + i * nk;
+    // Scores as rank-1 updates over d, so the inner loop runs along keys and vectorises.
+    for (std::int64_t j = 0; j < nj; ++j) srow[j] = 0.0f;
+    for (std::int64_t d = 0; d < D; ++d) {
+      const float qd = q[i * D + d];
+      const float* kr = kt + d * nk;
+      for (std::int64_t j = 0; j < nj; ++j) srow[j] += qd * kr[j];
+    }
+    // The row's softmax step and values while its scores are in L1.
+    attention_online_softmax(1, nk, Dv, jmax + i, srow, m + i, l + i, acc + i * Dv);
+    attention_values_portable(srow, 1, nk, v, Dv, jmax + i, acc + i * Dv);
+  }
+}
 
 void attention_rows(const float* q, std::int64_t nq, const void* k, const void* v, DType kv, std::int64_t nk,
                     std::int64_t D, std::int64_t Dv, const std::int64_t* jmax, float* s, float* m, float* l, float* acc,
