@@ -430,3 +430,37 @@ TEST(OpsRandom, PhiloxKnownAnswersAndReproducibility) {
   EXPECT_EQ(error_code_of([&] { ops::bernoulli(b, Shape{4}, 1.5f, 1); }), ErrorCode::InvalidArgument);
   EXPECT_EQ(error_code_of([&] { ops::randn(b, Shape{4}, 1, DType::I32); }), ErrorCode::DTypeMismatch);
 }
+
+// Attention on a q8_0 KV cache against the f32 attention on the same cache
+// dequantized (the blocks are what both read): decode shapes (the split-K
+// path) and a prompt (the flash path), grouped heads, both alignments.
+TEST(OpsAttention, Q8CacheMatchesTheDequantizedCache) {
+  struct Case {
+    int Hq, Hkv, Sq, Skv, D, Dv;
+    bool causal;
+  };
+  for (auto c : {Case{9, 3, 1, 2000, 64, 64, true}, Case{4, 2, 3, 700, 32, 96, true}, Case{2, 1, 70, 90, 64, 64, true},
+                 Case{2, 2, 1, 300, 128, 64, false}}) {
+    Backend cpu = Backend::create(BackendType::Cpu);
+    auto q8 = [&](int heads, int d, unsigned seed) {
+      const Tensor f = make(rand_vec(heads * c.Skv * d, seed), {heads * c.Skv, d});
+      const QTensor blocks = QTensor::quantize(f, QuantFormat::Q8_0);
+      const auto rb = static_cast<std::int64_t>(blocks.row_bytes());
+      return std::pair{blocks.blocks().reshape({1, heads, c.Skv, rb}),
+                       ops::dequantize(blocks).reshape({1, heads, c.Skv, d})};
+    };
+    const auto [kq, kf] = q8(c.Hkv, c.D, 2);
+    const auto [vq, vf] = q8(c.Hkv, c.Dv, 3);
+    const Tensor q = make(rand_vec(c.Hq * c.Sq * c.D, 1), {1, c.Hq, c.Sq, c.D});
+    const auto got =
+        ops::attention(q, kq, vq, QuantFormat::Q8_0, c.causal, std::nullopt, ops::CausalAlign::BottomRight).to_vector();
+    const auto want = ops::attention(q, kf, vf, c.causal, std::nullopt, ops::CausalAlign::BottomRight).to_vector();
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-5) << "Skv=" << c.Skv << " i=" << i;
+  }
+  // Refused with the op named: another format, rows that are not q8_0 rows of D.
+  const Tensor q = make(rand_vec(64, 1), {1, 1, 1, 64});
+  const Tensor k = make(rand_vec(64, 2), {1, 1, 1, 64}).cast(DType::U8);
+  EXPECT_THROW(ops::attention(q, k, k, QuantFormat::Q4_0), Error);
+  EXPECT_THROW(ops::attention(q, k, k, QuantFormat::Q8_0), Error);
+}

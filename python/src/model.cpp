@@ -151,16 +151,13 @@ void bind_model(nb::module_& m) {
                           "Model.load: activations must be 'int16' or 'int8', got '" + activations + "'",
                           {.op = "Model.load"}, {"int16 (the default) is accurate; int8 is llama.cpp's numerics"});
             o.activations = *width;
-            if (kv_type == "f16")
-              o.kv_type = DType::F16;
-            else if (kv_type == "bf16")
-              o.kv_type = DType::BF16;
-            else if (kv_type == "f32")
-              o.kv_type = DType::F32;
-            else
+            const auto kv = kv_type_from_name(kv_type);
+            if (!kv)
               throw Error(ErrorCode::InvalidArgument,
-                          "Model.load: kv_type must be 'f16', 'bf16' or 'f32', got '" + kv_type + "'",
-                          {.op = "Model.load"}, {"f16 (the default) is llama.cpp's; f32 doubles the cache"});
+                          "Model.load: kv_type must be 'f16', 'bf16', 'f32' or 'q8_0', got '" + kv_type + "'",
+                          {.op = "Model.load"},
+                          {"f16 (the default) is llama.cpp's; f32 doubles the cache, q8_0 about halves it"});
+            o.kv_type = *kv;
             nb::gil_scoped_release unlocked;
             return LlamaModel::load(p, b, o);
           },
@@ -171,7 +168,8 @@ void bind_model(nb::module_& m) {
           "The integer kernels quantize activations per 32-block to `activations` levels: 'int16' (logits "
           "within 1e-3 of an f32 forward) or 'int8' (llama.cpp's numerics: faster prompts, logits off by a "
           "few percent). f32_weights dequantizes Q4/Q8 weights once and computes in f32 (5-7x the memory). "
-          "kv_type is the KV cache's dtype: 'f16' (the default, llama.cpp's), 'bf16' or 'f32'. sequences is "
+          "kv_type is the KV cache's element type: 'f16' (the default, llama.cpp's), 'bf16', 'f32' or 'q8_0' (CPU "
+          "only). sequences is "
           "how many sequences the cache holds at once (generate_parallel decodes that many together). "
           "Refuses with OutOfMemory, with the numbers, when it would not fit.")
       .def(

@@ -57,6 +57,7 @@ def test_config_and_memory_estimate(model):
     est = model.memory_estimate
     assert est["kv_cache"] == 2 * 30 * 3 * 64 * 512 * 2  # f16, the default
     assert tb.Model.load(str(MODEL), ctx=512, kv_type="f32").memory_estimate["kv_cache"] == 2 * est["kv_cache"]
+    assert tb.Model.load(str(MODEL), ctx=512, kv_type="q8_0").memory_estimate["kv_cache"] == est["kv_cache"] * 34 // 64
     with pytest.raises(tb.TorshError, match="kv_type"):
         tb.Model.load(str(MODEL), ctx=512, kv_type="q4")
     assert 90e6 < est["weights"] < 100e6 and est["total"] == est["weights"] + est["kv_cache"] + est["activations"]

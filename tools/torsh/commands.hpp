@@ -40,7 +40,7 @@ struct RunOptions {
   unsigned long long seed = 0;
   long long ctx = 0;                  // 0: min(trained context, 4096)
   std::string activations = "int16";  // the integer kernels' activation levels: int16 or int8
-  std::string kv_type = "f16";        // the KV cache's dtype: f16, bf16 or f32
+  std::string kv_type = "f16";        // the KV cache's element type: f16, bf16, f32 or q8_0
   int parallel = 1;                   // continuations of the prompt decoded together
   std::string prompt_file;            // one prompt per non-empty line, all decoded together
 };

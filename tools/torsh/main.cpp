@@ -156,9 +156,11 @@ int run(int argc, char** argv) {
                    "faster prompts)")
       ->capture_default_str()
       ->check(CLI::IsMember({"int16", "int8"}));
-  run_cmd->add_option("--kv-type", runo.kv_type, "The KV cache's dtype: f16 (llama.cpp's default), bf16 or f32")
+  run_cmd
+      ->add_option("--kv-type", runo.kv_type,
+                   "The KV cache's element type: f16 (llama.cpp's default), bf16, f32 or q8_0 (CPU only)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"f16", "bf16", "f32"}));
+      ->check(CLI::IsMember({"f16", "bf16", "f32", "q8_0"}));
 
   // `torsh help [command]`, as before CLI11.
   std::string help_topic;

@@ -80,7 +80,7 @@ int run(const RunOptions& opt) {
   LoadOptions lo;
   lo.ctx = opt.ctx;
   lo.activations = quant_activations_from_name(opt.activations).value_or(QuantActivations::Int16);
-  lo.kv_type = opt.kv_type == "f32" ? DType::F32 : opt.kv_type == "bf16" ? DType::BF16 : DType::F16;
+  lo.kv_type = kv_type_from_name(opt.kv_type).value_or(KvType::F16);
   std::vector<std::string> prompts;
   if (!opt.prompt_file.empty()) {
     std::ifstream in(opt.prompt_file);

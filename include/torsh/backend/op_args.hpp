@@ -112,6 +112,9 @@ struct AttentionArgs {
   float scale = 1.0f;
   bool causal = false;
   CausalAlign align = CausalAlign::TopLeft;
+  // k and v are Q8_0 blocks: U8 [B, Hkv, S, row bytes of D (Dv) values]
+  // (a quantized KV cache); only backends that say so in `fits` take it.
+  bool kv_q8_0 = false;
 };
 
 // out [m, n] = x [m, k] @ dequantize(w)^T, a linear layer on block-quantized

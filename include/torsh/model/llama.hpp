@@ -9,8 +9,10 @@
 // llama.cpp does), F32 weights compute in f32.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "torsh/core/quant.hpp"
@@ -35,6 +37,15 @@ struct LlamaConfig {
   static LlamaConfig from_gguf(const GgufFile& file);
 };
 
+// The KV cache's element type (LoadOptions::kv_type): f16 (llama.cpp's
+// default), bf16, f32, or q8_0 blocks (32 int8 and an f16 scale: 1.06 bytes
+// a value; the CPU backend only).
+enum class KvType { F16, BF16, F32, Q8_0 };
+std::string_view kv_type_name(KvType t);  // "f16", "bf16", "f32", "q8_0"
+std::optional<KvType> kv_type_from_name(std::string_view name);
+// Bytes of one cached key or value row of head_dim values.
+std::uint64_t kv_row_bytes(KvType t, std::int64_t head_dim);
+
 // What running a model needs, in bytes, before anything is allocated.
 struct MemoryEstimate {
   std::uint64_t weights = 0;      // as stored on the device (mapped in place on the CPU)
@@ -44,10 +55,10 @@ struct MemoryEstimate {
   std::string to_string() const;  // "weights 92.1 MiB + KV cache 45.0 MiB (ctx 2048) + ... = ..."
 };
 // ctx: context length; batch: the most tokens one forward step takes (prefill
-// chunk); kv_type: the KV cache's dtype (LoadOptions::kv_type); sequences:
-// the cache's slots of ctx tokens each (LoadOptions::sequences).
+// chunk); kv_type: the KV cache's element type (LoadOptions::kv_type);
+// sequences: the cache's slots of ctx tokens each (LoadOptions::sequences).
 MemoryEstimate estimate_inference_memory(const LlamaConfig& cfg, std::uint64_t weight_bytes, std::int64_t ctx,
-                                         std::int64_t batch, bool all_logits = false, DType kv_type = DType::F16,
+                                         std::int64_t batch, bool all_logits = false, KvType kv_type = KvType::F16,
                                          std::int64_t sequences = 1);
 // The same for a shape given as numbers, before any file exists: the weights
 // of a llama-style decoder (q/o hidden x hidden, k/v hidden x kv width, a
@@ -71,10 +82,12 @@ struct LoadOptions {
   // Dequantize Q4_0/Q4_1/Q8_0 weights to f32 once at load and compute in f32
   // (gemm): f32 numerics throughout, at 5-7x the weight memory.
   bool f32_weights = false;
-  // The KV cache's dtype: F16 (the default, llama.cpp's), BF16 or F32.
-  // Attention reads the cache in this dtype (queries rounded to it, f32
-  // accumulation); f32 costs twice the memory and cache bandwidth.
-  DType kv_type = DType::F16;
+  // The KV cache's element type: F16 (the default, llama.cpp's), BF16, F32
+  // or Q8_0 (CPU only, head sizes a multiple of 32). Attention reads the
+  // cache as stored (queries rounded to a float cache's dtype, f32
+  // accumulation); f32 costs twice f16's memory and cache bandwidth, q8_0
+  // about half.
+  KvType kv_type = KvType::F16;
   // Sequences the KV cache holds at once, ctx tokens each: that many
   // generations keep their tokens in the cache side by side, and decode()
   // advances them together in one forward pass.

@@ -94,6 +94,12 @@ Tensor rope(const Tensor& x, const Tensor& cos, const Tensor& sin, RopeStyle sty
 using rt::CausalAlign;
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal = false,
                  std::optional<float> scale = std::nullopt, CausalAlign align = CausalAlign::TopLeft);
+// The same with k and v block-quantized (a Q8_0 KV cache): U8 [B, Hkv, Skv,
+// quant_row_bytes(Q8_0, D)] and [B, Hkv, Skv, quant_row_bytes(Q8_0, Dv)]
+// with packed rows, D and Dv multiples of 32; `kv_format` must be Q8_0.
+// The result is q's dtype.
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, QuantFormat kv_format, bool causal = false,
+                 std::optional<float> scale = std::nullopt, CausalAlign align = CausalAlign::TopLeft);
 // LLM helpers: w [n, k] @ x [k] -> [n]; weights [m] . matrix [m, n] -> [n].
 Tensor matmul_vec(const Tensor& w, const Tensor& x);
 Tensor weighted_sum_rows(const Tensor& weights, const Tensor& matrix);

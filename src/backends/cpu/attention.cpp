@@ -10,7 +10,8 @@
 // one (batch, key/value head) and every query row of that head group, reads
 // each key and value row once (widened in L1-sized chunks from the cache's
 // own dtype), and leaves a partial softmax (max, sum, unnormalised output);
-// the partials of a head's ranges are then combined.
+// the partials of a head's ranges are then combined. A q8_0 cache
+// (AttentionArgs::kv_q8_0) is dequantized chunk by chunk the same way.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -19,6 +20,7 @@
 #include "device.hpp"
 #include "platform/thread_pool.hpp"
 #include "simd/simd.hpp"
+#include "torsh/core/quant.hpp"
 #include "types.hpp"
 
 namespace torsh::cpu {
@@ -30,24 +32,41 @@ constexpr std::int64_t kBq = 64, kBk = 256;
 // least this many keys.
 constexpr std::int64_t kSplitKMaxRows = 32, kChunk = 256, kMinSplitKeys = 128;
 
-template <class T>
-const float* widen_rows(const T* src, std::int64_t n, std::vector<float>& buf) {
-  if constexpr (std::is_same_v<T, float>) {
-    return src;
-  } else {
-    if (static_cast<std::int64_t>(buf.size()) < n) buf.resize(static_cast<std::size_t>(n));
-    if constexpr (std::is_same_v<T, f16_t>)
-      simd::widen_f16(reinterpret_cast<const std::uint16_t*>(src), buf.data(), n);
+// One operand of keys or values as the cache stores them: rows of f32, f16
+// or bf16 values, or of q8_0 blocks (a quantized cache), packed (the op
+// layer's condition), addressed in bytes.
+struct KvRows {
+  const char* base;
+  std::int64_t bs, hs, rs;  // batch, head and row strides in bytes
+  DType dt;                 // F32, F16, BF16; U8: q8_0 blocks
+  std::int64_t width;       // values per row
+
+  KvRows(const rt::TensorArg& t, std::int64_t values) : dt(t.dtype), width(values) {
+    const auto es = static_cast<std::int64_t>(dtype_size(t.dtype));
+    base = static_cast<const char*>(t.buffer->host_ptr()) + t.offset * es;
+    bs = t.strides[0] * es, hs = t.strides[1] * es, rs = t.strides[2] * es;
+  }
+  const char* row(std::int64_t b, std::int64_t h, std::int64_t j) const { return base + b * bs + h * hs + j * rs; }
+  // n rows from `first` as f32: in place for f32, else widened (dequantized) into buf.
+  const float* f32(const char* first, std::int64_t n, std::vector<float>& buf) const {
+    if (dt == DType::F32) return reinterpret_cast<const float*>(first);
+    if (static_cast<std::int64_t>(buf.size()) < n * width) buf.resize(static_cast<std::size_t>(n * width));
+    const auto* h = reinterpret_cast<const std::uint16_t*>(first);
+    if (dt == DType::F16)
+      simd::widen_f16(h, buf.data(), n * width);
+    else if (dt == DType::BF16)
+      simd::widen_bf16(h, buf.data(), n * width);
     else
-      simd::widen_bf16(reinterpret_cast<const std::uint16_t*>(src), buf.data(), n);
+      for (std::int64_t r = 0; r < n; ++r)
+        dequantize_row(QuantFormat::Q8_0, first + r * rs, buf.data() + r * width, width);
     return buf.data();
   }
-}
+};
 
 template <class T>
 void run_split_k(const rt::AttentionArgs& a) {
   const std::int64_t B = a.q.shape[0], Hq = a.q.shape[1], Sq = a.q.shape[2], D = a.q.shape[3];
-  const std::int64_t Hkv = a.k.shape[1], Skv = a.k.shape[2], Dv = a.v.shape[3];
+  const std::int64_t Hkv = a.k.shape[1], Skv = a.k.shape[2], Dv = a.out.shape[3];
   const std::int64_t group = Hq / Hkv, rows = group * Sq;
   const std::int64_t shift = a.align == rt::CausalAlign::BottomRight ? Skv - Sq : 0;
   // The keys any row sees; row (g, i) sees keys j < limit(i).
@@ -71,12 +90,10 @@ void run_split_k(const rt::AttentionArgs& a) {
   const std::int64_t slot = rows * (Dv + 2);
   std::vector<float> part(static_cast<std::size_t>(heads * splits * slot));
   const T* Q = data_of<T>(a.q);
-  const T* K = data_of<T>(a.k);
-  const T* V = data_of<T>(a.v);
+  const KvRows K(a.k, D), V(a.v, Dv);
   T* O = data_of<T>(a.out);
-  const std::int64_t krs = a.k.strides[2], vrs = a.v.strides[2];
   pool().parallel_for(heads * splits, 1, [&](std::int64_t t0, std::int64_t t1) {
-    thread_local std::vector<float> q, s;
+    thread_local std::vector<float> q, s, kb, vb;
     thread_local std::vector<std::int64_t> jmax;
     auto at_least = [](auto& v, std::int64_t n) {
       if (static_cast<std::int64_t>(v.size()) < n) v.resize(static_cast<std::size_t>(n));
@@ -96,8 +113,6 @@ void run_split_k(const rt::AttentionArgs& a) {
       float* acc = l + rows;
       std::fill(m, m + rows, -std::numeric_limits<float>::infinity());
       std::fill(l, l + rows + rows * Dv, 0.0f);
-      const T* kh = K + b * a.k.strides[0] + kvh * a.k.strides[1];
-      const T* vh = V + b * a.v.strides[0] + kvh * a.v.strides[1];
       for (std::int64_t c0 = j0; c0 < j1; c0 += kChunk) {
         const std::int64_t nk = std::min(kChunk, j1 - c0);
         std::int64_t seen = 0;
@@ -106,9 +121,14 @@ void run_split_k(const rt::AttentionArgs& a) {
           seen = std::max(seen, jmax[r]);
         }
         if (seen == 0) break;  // causal: no row sees this chunk or any later one
-        // Packed rows (the op layer's condition): a chunk is nk * D contiguous values.
-        simd::attention_rows(q.data(), rows, kh + c0 * krs, vh + c0 * vrs, a.k.dtype, nk, D, Dv, jmax.data(), s.data(),
-                             m, l, acc);
+        // Packed rows (the op layer's condition): a chunk is nk contiguous rows,
+        // read as stored (f32, f16, bf16) or dequantized in L1-sized chunks (q8_0).
+        const char *kc = K.row(b, kvh, c0), *vc = V.row(b, kvh, c0);
+        if (a.kv_q8_0)
+          simd::attention_rows(q.data(), rows, K.f32(kc, seen, kb), V.f32(vc, seen, vb), DType::F32, nk, D, Dv,
+                               jmax.data(), s.data(), m, l, acc);
+        else
+          simd::attention_rows(q.data(), rows, kc, vc, a.k.dtype, nk, D, Dv, jmax.data(), s.data(), m, l, acc);
       }
     }
   });
@@ -145,12 +165,11 @@ void run_split_k(const rt::AttentionArgs& a) {
 template <class T>
 void run(const rt::AttentionArgs& a) {
   const std::int64_t B = a.q.shape[0], Hq = a.q.shape[1], Sq = a.q.shape[2], D = a.q.shape[3];
-  const std::int64_t Hkv = a.k.shape[1], Skv = a.k.shape[2], Dv = a.v.shape[3];
+  const std::int64_t Hkv = a.k.shape[1], Skv = a.k.shape[2], Dv = a.out.shape[3];
   const std::int64_t group = Hq / Hkv;
   const std::int64_t qblocks = (Sq + kBq - 1) / kBq;
   const T* Q = data_of<T>(a.q);
-  const T* K = data_of<T>(a.k);
-  const T* V = data_of<T>(a.v);
+  const KvRows K(a.k, D), V(a.v, Dv);
   T* O = data_of<T>(a.out);
   // causal: query i sees keys j <= i + shift
   const std::int64_t shift = a.align == rt::CausalAlign::BottomRight ? Skv - Sq : 0;
@@ -178,12 +197,10 @@ void run(const rt::AttentionArgs& a) {
       const std::int64_t kend = a.causal ? std::min(Skv, i0 + nq + shift) : Skv;
       for (std::int64_t j0 = 0; j0 < kend; j0 += kBk) {
         const std::int64_t nk = std::min(kBk, kend - j0);
-        const T* kp = K + b * a.k.strides[0] + kvh * a.k.strides[1] + j0 * D;
-        const T* vp = V + b * a.v.strides[0] + kvh * a.v.strides[1] + j0 * Dv;
-        const float* kf = widen_rows(kp, nk * D, kw);
+        const float* kf = K.f32(K.row(b, kvh, j0), nk, kw);
         for (std::int64_t j = 0; j < nk; ++j)
           for (std::int64_t d = 0; d < D; ++d) kt[d * nk + j] = kf[j * D + d];
-        const float* vf = widen_rows(vp, nk * Dv, vb);
+        const float* vf = V.f32(V.row(b, kvh, j0), nk, vb);
         for (std::int64_t i = 0; i < nq; ++i) jmax[i] = a.causal ? i0 + i + shift + 1 - j0 : nk;
         simd::attention_tile_f32(q.data(), nq, kt.data(), nk, vf, D, Dv, jmax.data(), s.data(), m.data(), l.data(),
                                  acc.data());

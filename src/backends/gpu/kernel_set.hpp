@@ -120,7 +120,8 @@ inline bool attention_fits(const rt::AttentionArgs& a) {
   const auto packed = [](const rt::TensorArg& t) {
     return (t.shape[3] <= 1 || t.strides[3] == 1) && (t.shape[2] <= 1 || t.strides[2] == t.shape[3]);
   };
-  return a.q.shape[3] <= AT_MAX_D && a.v.shape[3] <= AT_MAX_D && a.k.shape[1] > 0 && packed(a.k) && packed(a.v);
+  return !a.kv_q8_0 && a.q.shape[3] <= AT_MAX_D && a.v.shape[3] <= AT_MAX_D && a.k.shape[1] > 0 && packed(a.k) &&
+         packed(a.v);
 }
 // Query rows: attention_rows' work-groups without split-K, attention_combine's with.
 inline std::int64_t attention_groups(const rt::AttentionArgs& a) { return a.q.shape[0] * a.q.shape[1] * a.q.shape[2]; }

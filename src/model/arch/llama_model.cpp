@@ -47,7 +47,9 @@ Tensor as_dtype(const Tensor& x, DType d) { return x.dtype() == d ? x : x.cast(d
 struct Layer {
   Tensor attn_norm, ffn_norm;
   Linear wq, wk, wv, wo, gate, up, down;
-  Tensor k_cache, v_cache;  // [sequences, n_head_kv, ctx, head_dim] in LoadOptions::kv_type
+  // [sequences, n_head_kv, ctx, head_dim] in a float kv_type; q8_0: U8 rows of
+  // kv_row_bytes(Q8_0, head_dim).
+  Tensor k_cache, v_cache;
 };
 
 std::optional<QuantFormat> quant_of(GgmlType t) {
@@ -202,11 +204,16 @@ LlamaModel LlamaModel::load(GgufFile file, Backend backend, const LoadOptions& o
   if (opts.ctx < 0 || opts.max_batch <= 0 || opts.sequences <= 0)
     throw Error(ErrorCode::InvalidArgument, "ctx must be >= 0 (0: the default), max_batch and sequences > 0",
                 {.op = "load_model"});
-  if (opts.kv_type != DType::F16 && opts.kv_type != DType::BF16 && opts.kv_type != DType::F32)
-    throw Error(ErrorCode::InvalidArgument,
-                "a KV cache of " + std::string(dtype_name(opts.kv_type)) + " is not supported",
-                {.op = "load_model", .dtypes = {std::string(dtype_name(opts.kv_type))}},
-                {"Use kv_type f16 (the default), bf16 or f32"});
+  if (opts.kv_type == KvType::Q8_0 && cfg.head_dim % kQuantBlock != 0)
+    throw Error(ErrorCode::Unsupported,
+                file.path() + ": a q8_0 KV cache needs head sizes that are a multiple of 32, this model's is " +
+                    std::to_string(cfg.head_dim),
+                {.op = "load_model"}, {"Use kv_type f16 (the default), bf16 or f32"});
+  if (opts.kv_type == KvType::Q8_0 && backend.type() != BackendType::Cpu)
+    throw Error(ErrorCode::Unsupported,
+                "a q8_0 KV cache is read by the CPU backend's attention only, not on " + backend.name(),
+                {.op = "load_model", .device = backend.device().to_string()},
+                {"Use kv_type f16 (the default) on this device, or run on the CPU"});
   const std::int64_t ctx = opts.ctx > 0 ? opts.ctx : std::min<std::int64_t>(cfg.n_ctx_train, 4096);
   std::uint64_t weight_bytes = 0;
   for (const auto& t : file.tensors())
@@ -250,8 +257,15 @@ LlamaModel LlamaModel::load(GgufFile file, Backend backend, const LoadOptions& o
     l.gate = s.linear(p + "ffn_gate.weight", c.n_ff, c.n_embd);
     l.up = s.linear(p + "ffn_up.weight", c.n_ff, c.n_embd);
     l.down = s.linear(p + "ffn_down.weight", c.n_embd, c.n_ff);
-    l.k_cache = s.backend.empty(Shape{opts.sequences, c.n_head_kv, ctx, c.head_dim}, opts.kv_type);
-    l.v_cache = s.backend.empty(Shape{opts.sequences, c.n_head_kv, ctx, c.head_dim}, opts.kv_type);
+    const bool q8 = opts.kv_type == KvType::Q8_0;
+    const Shape cache{opts.sequences, c.n_head_kv, ctx,
+                      q8 ? static_cast<std::int64_t>(kv_row_bytes(KvType::Q8_0, c.head_dim)) : c.head_dim};
+    const DType cache_dtype = q8                             ? DType::U8
+                              : opts.kv_type == KvType::F32  ? DType::F32
+                              : opts.kv_type == KvType::BF16 ? DType::BF16
+                                                             : DType::F16;
+    l.k_cache = s.backend.empty(cache, cache_dtype);
+    l.v_cache = s.backend.empty(cache, cache_dtype);
   }
   refuse_unread_tensors(s.file, s.read);
   s.read.clear();
@@ -472,13 +486,27 @@ Tensor LlamaModel::State::step(std::span<const Part> parts, bool all_logits) {
       k = ops::rope(k, rope_cos, rope_sin, ops::RopeStyle::GptJ, p, c.rope_dim);
       const Tensor kc = l.k_cache.slice(0, part.slot, part.slot + 1), vc = l.v_cache.slice(0, part.slot, part.slot + 1);
       Tensor kdst = kc.slice(2, p, p + S), vdst = vc.slice(2, p, p + S);
-      ops::copy_into(k.permute({0, 2, 1, 3}), kdst);
-      ops::copy_into(v.permute({0, 2, 1, 3}), vdst);
-      // The queries in the cache's dtype: the attention reads K and V as stored.
       Tensor qh = q.permute({0, 2, 1, 3});
-      if (qh.dtype() != kc.dtype()) qh = qh.cast(kc.dtype());
-      Tensor o =
-          ops::attention(qh, kc.slice(2, 0, p + S), vc.slice(2, 0, p + S), true, scale, ops::CausalAlign::BottomRight);
+      Tensor o;
+      if (kc.dtype() == DType::U8) {
+        // q8_0 cache: each new key and value row quantized into its slot's rows.
+        const auto put = [&](const Tensor& rows, Tensor& dst) {
+          const QTensor blocks =
+              QTensor::quantize(as_dtype(rows, DType::F32).reshape({S * c.n_head_kv, c.head_dim}), QuantFormat::Q8_0);
+          ops::copy_into(blocks.blocks().reshape({1, S, c.n_head_kv, dst.shape()[3]}).permute({0, 2, 1, 3}), dst);
+        };
+        put(ops::contiguous(k), kdst);
+        put(ops::contiguous(v), vdst);
+        o = ops::attention(qh, kc.slice(2, 0, p + S), vc.slice(2, 0, p + S), QuantFormat::Q8_0, true, scale,
+                           ops::CausalAlign::BottomRight);
+      } else {
+        ops::copy_into(k.permute({0, 2, 1, 3}), kdst);
+        ops::copy_into(v.permute({0, 2, 1, 3}), vdst);
+        // The queries in the cache's dtype: the attention reads K and V as stored.
+        if (qh.dtype() != kc.dtype()) qh = qh.cast(kc.dtype());
+        o = ops::attention(qh, kc.slice(2, 0, p + S), vc.slice(2, 0, p + S), true, scale,
+                           ops::CausalAlign::BottomRight);
+      }
       Tensor dst = attn.slice(0, r0, r0 + S).reshape({1, S, c.n_head, c.head_dim});
       ops::copy_into(o.permute({0, 2, 1, 3}), dst);
       r0 += S;

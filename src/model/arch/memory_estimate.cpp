@@ -18,18 +18,43 @@ std::string mib(std::uint64_t b) {
 
 }  // namespace
 
+std::string_view kv_type_name(KvType t) {
+  switch (t) {
+    case KvType::F16: return "f16";
+    case KvType::BF16: return "bf16";
+    case KvType::F32: return "f32";
+    case KvType::Q8_0: return "q8_0";
+  }
+  return "f16";
+}
+
+std::optional<KvType> kv_type_from_name(std::string_view name) {
+  for (KvType t : {KvType::F16, KvType::BF16, KvType::F32, KvType::Q8_0})
+    if (kv_type_name(t) == name) return t;
+  return std::nullopt;
+}
+
+std::uint64_t kv_row_bytes(KvType t, std::int64_t head_dim) {
+  const auto d = static_cast<std::uint64_t>(std::max<std::int64_t>(head_dim, 0));
+  switch (t) {
+    case KvType::F32: return 4 * d;
+    case KvType::Q8_0: return (d + kQuantBlock - 1) / kQuantBlock * 34;  // an f16 scale and 32 int8 per block
+    default: return 2 * d;
+  }
+}
+
 std::string MemoryEstimate::to_string() const {
   return "weights " + mib(weights) + " + KV cache " + mib(kv_cache) + " + activations " + mib(activations) + " = " +
          mib(total());
 }
 
 MemoryEstimate estimate_inference_memory(const LlamaConfig& c, std::uint64_t weight_bytes, std::int64_t ctx,
-                                         std::int64_t batch, bool all_logits, DType kv_type, std::int64_t sequences) {
+                                         std::int64_t batch, bool all_logits, KvType kv_type, std::int64_t sequences) {
   MemoryEstimate e;
   e.weights = weight_bytes;
   const auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(std::max<std::int64_t>(v, 0)); };
   // Keys and values for every layer, position and sequence slot.
-  e.kv_cache = 2 * u(c.n_layers) * u(c.n_head_kv) * u(c.head_dim) * u(ctx) * u(sequences) * dtype_size(kv_type);
+  e.kv_cache = 2 * u(c.n_layers) * u(c.n_head_kv) * u(ctx) * u(sequences) * kv_row_bytes(kv_type, c.head_dim);
   const std::uint64_t s = u(std::min(batch, ctx));
   // Live f32 tensors of one layer at its widest point: the residual stream,
   // the normalised input, q/k/v, the attention output (and its transposed
@@ -41,8 +66,8 @@ MemoryEstimate estimate_inference_memory(const LlamaConfig& c, std::uint64_t wei
   const std::uint64_t rope = 2 * u(ctx) * u(c.rope_dim / 2) * 4;
   // The CPU attention's per-task tiles: queries, keys, values and scores of a
   // 64 x 256 block; the queries and output rounded to the cache's dtype.
-  const std::uint64_t attention = 2 * 4 * (64 * u(c.head_dim) * 2 + 256 * u(c.head_dim) * 2 + 64 * 256) +
-                                  2 * s * u(c.n_head) * u(c.head_dim) * dtype_size(kv_type);
+  const std::uint64_t attention =
+      2 * 4 * (64 * u(c.head_dim) * 2 + 256 * u(c.head_dim) * 2 + 64 * 256) + 2 * s * u(c.n_head) * u(c.head_dim) * 4;
   e.activations = s * per_token + logits + rope + attention;
   return e;
 }
