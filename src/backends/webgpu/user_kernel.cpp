@@ -37,7 +37,13 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+// GCC 12 reports std::regex's own std::function members as maybe
+// uninitialized when sanitizers change its inlining; the warning is about
+// libstdc++, not this file.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <regex>
+#pragma GCC diagnostic pop
 #include <sstream>
 
 #include "launch.hpp"

@@ -10,6 +10,10 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
+// GCC 12's AVX-512 intrinsics pass an _mm256_undefined_* operand that its own
+// -Wmaybe-uninitialized then reports once they are inlined.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 namespace torsh::cpu::gemm {
 namespace {
 

@@ -43,7 +43,10 @@ constexpr std::int64_t kParallelMinWork = 96 * 1024;
 
 const Kernels& kernels_for(Isa isa) {
   switch (isa) {
-    case Isa::Avx2: return kernels_avx2();
+    // AVX-512 without VNNI has no integer kernels of its own: every such CPU runs the AVX2 ones.
+    case Isa::Avx2:
+    case Isa::Avx512:
+    case Isa::Avx512Bf16: return kernels_avx2();
     case Isa::AvxVnni: return kernels_avx_vnni();
     case Isa::Avx512Vnni: return kernels_avx512_vnni();
     case Isa::Generic: break;
