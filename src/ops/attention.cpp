@@ -7,6 +7,18 @@
 #include "dispatch.hpp"
 
 namespace torsh::ops {
+namespace {
+
+// k and v keep their batch and head strides when each head's [S, D] rows are
+// packed: a KV cache's prefix is such a view, and copying it every decoded
+// token would cost more than the attention itself.
+bool rows_packed(const Tensor& t) {
+  const auto& sh = t.shape();
+  const auto& st = t.strides();
+  return (sh[3] <= 1 || st[3] == 1) && (sh[2] <= 1 || st[2] == sh[3]);
+}
+
+}  // namespace
 
 Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, bool causal, std::optional<float> scale,
                  CausalAlign align) {
@@ -27,14 +39,6 @@ Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, boo
                 "incompatible attention shapes (batch must match, k/v must share heads and length, D must match, "
                 "Hq must be a multiple of Hkv)",
                 detail::context(name, {q_in, k_in, v_in}));
-  // k and v keep their batch and head strides when each head's [S, D] rows are
-  // packed: a KV cache's prefix is such a view, and copying it every decoded
-  // token would cost more than the attention itself.
-  const auto rows_packed = [](const Tensor& t) {
-    const auto& sh = t.shape();
-    const auto& st = t.strides();
-    return (sh[3] <= 1 || st[3] == 1) && (sh[2] <= 1 || st[2] == sh[3]);
-  };
   const Tensor q = q_in.contiguous();
   const Tensor k = rows_packed(k_in) ? k_in : k_in.contiguous();
   const Tensor v = rows_packed(v_in) ? v_in : v_in.contiguous();
@@ -67,7 +71,7 @@ Tensor attention(const Tensor& q_in, const Tensor& k, const Tensor& v, QuantForm
   const auto& qs = q_in.shape();
   const auto& ks = k.shape();
   const auto& vs = v.shape();
-  constexpr std::int64_t kBlockBytes = 34;  // q8_0: an f16 scale and 32 int8
+  const auto kBlockBytes = static_cast<std::int64_t>(quant_row_bytes(QuantFormat::Q8_0, kQuantBlock));
   const std::int64_t dv = vs[3] / kBlockBytes * kQuantBlock;
   if (qs[3] % kQuantBlock != 0 || ks[3] != static_cast<std::int64_t>(quant_row_bytes(QuantFormat::Q8_0, qs[3])) ||
       vs[3] % kBlockBytes != 0 || ks[0] != qs[0] || vs[0] != qs[0] || ks[1] != vs[1] || ks[2] != vs[2] || ks[1] == 0 ||
@@ -76,11 +80,6 @@ Tensor attention(const Tensor& q_in, const Tensor& k, const Tensor& v, QuantForm
                 "incompatible shapes for attention on a q8_0 cache (D a multiple of 32 with k rows of its q8_0 "
                 "bytes, batch matching, k/v sharing heads and length, Hq a multiple of Hkv)",
                 detail::context(name, {q_in, k, v}));
-  const auto rows_packed = [](const Tensor& t) {
-    const auto& sh = t.shape();
-    const auto& st = t.strides();
-    return (sh[3] <= 1 || st[3] == 1) && (sh[2] <= 1 || st[2] == sh[3]);
-  };
   if (!rows_packed(k) || !rows_packed(v))
     throw Error(ErrorCode::InvalidArgument, "a q8_0 KV cache's rows must be packed (each head's rows contiguous)",
                 detail::context(name, {q_in, k, v}));

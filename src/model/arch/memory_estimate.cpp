@@ -38,7 +38,9 @@ std::uint64_t kv_row_bytes(KvType t, std::int64_t head_dim) {
   const auto d = static_cast<std::uint64_t>(std::max<std::int64_t>(head_dim, 0));
   switch (t) {
     case KvType::F32: return 4 * d;
-    case KvType::Q8_0: return (d + kQuantBlock - 1) / kQuantBlock * 34;  // an f16 scale and 32 int8 per block
+    case KvType::Q8_0:
+      return quant_row_bytes(QuantFormat::Q8_0,
+                             static_cast<std::int64_t>((d + kQuantBlock - 1) / kQuantBlock * kQuantBlock));
     default: return 2 * d;
   }
 }
