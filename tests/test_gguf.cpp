@@ -291,6 +291,27 @@ TEST(Gguf, OpenMapsTheFileAndKeepaliveOutlivesIt) {
   keep.reset();
 }
 
+// read_tensor_data gives the bytes tensor_data views, read from the file for
+// an opened one and copied for a parsed one; a tensor from elsewhere is refused.
+TEST(Gguf, ReadTensorDataGivesTheMappedBytes) {
+  const auto sample = rich_sample(3, 64);
+  const auto path = write_file("rich_read.gguf", sample.bytes);
+  const auto opened = GgufFile::open(path);
+  const auto parsed = GgufFile::parse(sample.bytes);
+  for (const GgufFile* f : {&opened, &parsed})
+    for (const auto& t : f->tensors()) {
+      const auto mapped = f->tensor_data(t);
+      std::vector<std::byte> read(t.nbytes + 1, std::byte{0x5a});
+      f->read_tensor_data(t, read.data());
+      EXPECT_TRUE(std::equal(mapped.begin(), mapped.end(), read.begin())) << t.name;
+      EXPECT_EQ(read.back(), std::byte{0x5a}) << t.name << ": wrote past its bytes";
+    }
+  torsh::model::GgufTensorInfo outside = opened.tensors().front();
+  outside.offset = opened.file_size();
+  std::vector<std::byte> sink(outside.nbytes);
+  EXPECT_THROW(opened.read_tensor_data(outside, sink.data()), Error);
+}
+
 TEST(Gguf, OpenRefusesWhatIsNotAReadableFile) {
   const auto refuses = [](const std::string& path, const std::string& needle) {
     try {

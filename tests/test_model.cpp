@@ -151,6 +151,32 @@ void check_kv_cache_consistency(const std::string& path, bool f32_weights, Quant
   EXPECT_EQ(a.position(), static_cast<std::int64_t>(ids.size()));
 }
 
+// The weights read into the library's memory at load (the default on the CPU)
+// and used in place from the mapping (mmap_weights) are the same bytes: the
+// logits agree exactly, and only the default allocates the weights' bytes.
+TEST(LlamaModel, WeightsReadAtLoadAndMappedGiveTheSameLogits) {
+  NEED_MODEL();
+  Backend cpu = Backend::create(BackendType::Cpu);
+  const std::vector<std::int32_t> tokens{1, 504, 3458, 314, 4263, 28, 260, 1789};
+  std::vector<std::vector<float>> logits;
+  std::vector<std::uint64_t> grew;
+  for (bool mapped : {false, true}) {
+    LoadOptions lo;
+    lo.ctx = 64;
+    lo.max_batch = 8;
+    lo.mmap_weights = mapped;
+    const auto before = cpu.memory_stats().allocated_bytes;
+    LlamaModel m = LlamaModel::load(*path, cpu, lo);
+    grew.push_back(cpu.memory_stats().allocated_bytes - before);
+    logits.push_back(m.forward(tokens, true).to_vector());
+  }
+  EXPECT_EQ(logits[0], logits[1]);
+  const auto file = GgufFile::open(*path);
+  const std::uint64_t data = file.file_size() - file.data_offset();
+  EXPECT_GE(grew[0], data);
+  EXPECT_LT(grew[1], data / 2);
+}
+
 TEST(LlamaModel, PrefillChunksAndTokenByTokenDecodeAgree) {
   NEED_MODEL();
   check_kv_cache_consistency(*path, true, QuantActivations::Int16, 1e-4f);

@@ -137,7 +137,8 @@ void bind_model(nb::module_& m) {
       .def_static(
           "load",
           [](std::optional<std::string> path, const DeviceArg& backend, std::int64_t ctx, std::int64_t max_batch,
-             bool f32_weights, const std::string& activations, const std::string& kv_type, std::int64_t sequences) {
+             bool f32_weights, const std::string& activations, const std::string& kv_type, std::int64_t sequences,
+             bool mmap) {
             const std::string p = model_path(path);
             Backend b = to_backend(backend);
             LoadOptions o;
@@ -145,6 +146,7 @@ void bind_model(nb::module_& m) {
             o.max_batch = max_batch;
             o.f32_weights = f32_weights;
             o.sequences = sequences;
+            o.mmap_weights = mmap;
             const auto width = quant_activations_from_name(activations);
             if (!width)
               throw Error(ErrorCode::InvalidArgument,
@@ -163,15 +165,17 @@ void bind_model(nb::module_& m) {
           },
           nb::arg("path") = nb::none(), nb::arg("backend") = nb::none(), nb::arg("ctx") = 0, nb::arg("max_batch") = 256,
           nb::arg("f32_weights") = false, nb::arg("activations") = "int16", nb::arg("kv_type") = "f16",
-          nb::arg("sequences") = 1,
+          nb::arg("sequences") = 1, nb::arg("mmap") = false,
           "Loads a GGUF model (default: the cached SmolLM2-135M-Instruct) onto a backend (default: the CPU). "
           "The integer kernels quantize activations per 32-block to `activations` levels: 'int16' (logits "
           "within 1e-3 of an f32 forward) or 'int8' (llama.cpp's numerics: faster prompts, logits off by a "
           "few percent). f32_weights dequantizes Q4/Q8 weights once and computes in f32 (5-7x the memory). "
           "kv_type is the KV cache's element type: 'f16' (the default, llama.cpp's), 'bf16', 'f32' or 'q8_0' (CPU "
           "only). sequences is "
-          "how many sequences the cache holds at once (generate_parallel decodes that many together). "
-          "Refuses with OutOfMemory, with the numbers, when it would not fit.")
+          "how many sequences the cache holds at once (generate_parallel decodes that many together). mmap "
+          "computes on the file's mapped pages on the CPU instead of reading the weights into huge pages "
+          "(slower decode, pages shared with other processes). Refuses with OutOfMemory, with the numbers, when it "
+          "would not fit.")
       .def(
           "generate",
           [](LlamaModel& self, const std::string& prompt, std::int64_t max_tokens, float temperature,

@@ -898,14 +898,19 @@ class Model:
     """A llama-architecture GGUF language model on one backend."""
 
     @staticmethod
-    def load(path: str | None = None, backend: Backend | str | None = None, ctx: int = 0, max_batch: int = 256, f32_weights: bool = False, activations: str = 'int16') -> Model:
+    def load(path: str | None = None, backend: Backend | str | None = None, ctx: int = 0, max_batch: int = 256, f32_weights: bool = False, activations: str = 'int16', kv_type: str = 'f16', sequences: int = 1, mmap: bool = False) -> Model:
         """
-        Loads a GGUF model (default: the cached SmolLM2-135M-Instruct) onto a backend (default: the CPU). The integer kernels quantize activations per 32-block to `activations` levels: 'int16' (logits within 1e-3 of an f32 forward) or 'int8' (llama.cpp's numerics: faster prompts, logits off by a few percent). f32_weights dequantizes Q4/Q8 weights once and computes in f32 (5-7x the memory). Refuses with OutOfMemory, with the numbers, when it would not fit.
+        Loads a GGUF model (default: the cached SmolLM2-135M-Instruct) onto a backend (default: the CPU). The integer kernels quantize activations per 32-block to `activations` levels: 'int16' (logits within 1e-3 of an f32 forward) or 'int8' (llama.cpp's numerics: faster prompts, logits off by a few percent). f32_weights dequantizes Q4/Q8 weights once and computes in f32 (5-7x the memory). kv_type is the KV cache's element type: 'f16' (the default, llama.cpp's), 'bf16', 'f32' or 'q8_0' (CPU only). sequences is how many sequences the cache holds at once (generate_parallel decodes that many together). mmap computes on the file's mapped pages on the CPU instead of reading the weights into huge pages (slower decode, pages shared with other processes). Refuses with OutOfMemory, with the numbers, when it would not fit.
         """
 
     def generate(self, prompt: str, max_tokens: int = 128, temperature: float = 0.0, top_k: int = 0, top_p: float = 1.0, seed: int = 0, chat: bool = False) -> Generation:
         """
         A Generation: iterate it for text pieces (temperature 0 is greedy); chat wraps the prompt in the chat template.
+        """
+
+    def generate_parallel(self, prompts: Sequence[str], max_tokens: int = 128, temperature: float = 0.0, top_k: int = 0, top_p: float = 1.0, seed: int = 0, chat: bool = False) -> tuple:
+        """
+        Continuations of every prompt, decoded together (one forward pass per step for all of them; prompt i sampled with seed + i): (texts, finish reasons, stats with the aggregate decode_tokens_per_s). The model must hold len(prompts) sequences (load(sequences=...)).
         """
 
     def logits(self, tokens: object) -> object:
@@ -929,7 +934,11 @@ class Model:
 
     @property
     def context(self) -> int:
-        """KV cache length in tokens."""
+        """KV cache length in tokens (per sequence)."""
+
+    @property
+    def sequences(self) -> int:
+        """Sequences the KV cache holds at once."""
 
     @property
     def backend(self) -> Backend:

@@ -43,6 +43,7 @@ struct RunOptions {
   std::string kv_type = "f16";        // the KV cache's element type: f16, bf16, f32 or q8_0
   int parallel = 1;                   // continuations of the prompt decoded together
   std::string prompt_file;            // one prompt per non-empty line, all decoded together
+  bool mmap = false;                  // CPU: compute on the file's mapped pages (LoadOptions::mmap_weights)
 };
 
 int info(const InfoOptions& opt);

@@ -161,6 +161,9 @@ int run(int argc, char** argv) {
                    "The KV cache's element type: f16 (llama.cpp's default), bf16, f32 or q8_0 (CPU only)")
       ->capture_default_str()
       ->check(CLI::IsMember({"f16", "bf16", "f32", "q8_0"}));
+  run_cmd->add_flag("--mmap", runo.mmap,
+                    "CPU: compute on the file's mapped pages (shared with other processes) instead of reading the "
+                    "weights into huge pages at load (faster decode)");
 
   // `torsh help [command]`, as before CLI11.
   std::string help_topic;

@@ -81,6 +81,7 @@ int run(const RunOptions& opt) {
   lo.ctx = opt.ctx;
   lo.activations = quant_activations_from_name(opt.activations).value_or(QuantActivations::Int16);
   lo.kv_type = kv_type_from_name(opt.kv_type).value_or(KvType::F16);
+  lo.mmap_weights = opt.mmap;
   std::vector<std::string> prompts;
   if (!opt.prompt_file.empty()) {
     std::ifstream in(opt.prompt_file);

@@ -147,6 +147,10 @@ class GgufFile {
   const GgufTensorInfo& tensor(std::string_view name) const;       // InvalidArgument when absent
   // The tensor's bytes inside the mapping (valid while this file or a copy of it lives).
   std::span<const std::byte> tensor_data(const GgufTensorInfo& t) const;
+  // Copies the tensor's bytes (t.nbytes) into `dst`: read from the file for an
+  // opened file, whose mapped pages this leaves untouched (so they are not
+  // resident in this process); a copy for a parsed one.
+  void read_tensor_data(const GgufTensorInfo& t, void* dst) const;
   // Keeps the mapping alive: hand it to whatever wraps tensor_data() without copying.
   std::shared_ptr<const void> keepalive() const;
 

@@ -92,6 +92,13 @@ struct LoadOptions {
   // generations keep their tokens in the cache side by side, and decode()
   // advances them together in one forward pass.
   std::int64_t sequences = 1;
+  // CPU: compute on the file's own pages (mapped, read on first use, shared
+  // with other processes mapping the file) instead of reading the weights into
+  // memory of the library's own at load. That memory comes in 2 MiB pages,
+  // which the hardware prefetchers stream through without stopping every
+  // 4 KiB: F16 weights decode ~35% faster than from the mapping (Zen 4);
+  // quantized ones about the same. Both hold the weights once.
+  bool mmap_weights = false;
 };
 
 class LlamaModel {

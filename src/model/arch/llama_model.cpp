@@ -109,6 +109,9 @@ struct LlamaModel::State {
   Tensor out_norm;
   Linear output;
   std::vector<Layer> layers;
+  // CPU, unless LoadOptions::mmap_weights: the file's data section, read into
+  // one buffer (huge pages, tensors at their file offsets) as the tensors are.
+  Tensor weights;
   std::set<std::string> read;  // the tensors the forward uses (while loading)
   Tensor rope_cos, rope_sin;
   std::int64_t ctx = 0;
@@ -122,14 +125,36 @@ struct LlamaModel::State {
   State(GgufFile f, LlamaConfig c, Tokenizer t, Backend b)
       : file(std::move(f)), cfg(std::move(c)), tokenizer(std::move(t)), backend(std::move(b)) {}
 
-  // Raw tensor bytes as a U8 tensor on the backend: the mapping itself on the
-  // CPU (copy-on-write pages: nothing is read until used), one copy elsewhere.
+  // Raw tensor bytes as a U8 tensor on the backend. CPU: read into `weights`
+  // (LoadOptions::mmap_weights says why), or the mapping itself with
+  // mmap_weights (copy-on-write pages: nothing is read until used). Other
+  // backends: one copy, read from the file through a host buffer, so the
+  // mapping's pages never become this process's memory.
   Tensor bytes_of(const GgufTensorInfo& t, std::int64_t rows, std::int64_t row_bytes) {
-    const auto data = file.tensor_data(t);
-    void* p = const_cast<std::byte*>(data.data());
-    if (backend.type() == BackendType::Cpu)
-      return Tensor::wrap_host(p, DType::U8, Shape{rows, row_bytes}, file.keepalive());
-    return backend.from_host(p, Shape{rows, row_bytes}, DType::U8);
+    const Shape shape{rows, row_bytes};
+    if (backend.type() == BackendType::Cpu && opts.mmap_weights) {
+      void* p = const_cast<std::byte*>(file.tensor_data(t).data());
+      return Tensor::wrap_host(p, DType::U8, shape, file.keepalive());
+    }
+    if (backend.type() == BackendType::Cpu) {
+      if (!weights.defined())
+        weights = backend.empty(Shape{static_cast<std::int64_t>(file.file_size() - file.data_offset())}, DType::U8);
+      file.read_tensor_data(t, static_cast<std::byte*>(weights.buffer().host_ptr()) + t.offset);
+      return Tensor(weights.buffer(), DType::U8, shape, contiguous_strides(shape), static_cast<std::int64_t>(t.offset));
+    }
+    std::vector<std::byte> host(t.nbytes);
+    file.read_tensor_data(t, host.data());
+    return backend.from_host(host.data(), shape, DType::U8);
+  }
+
+  // The bytes of `raw` as `d` elements of `shape`: a view, or a copy where a
+  // file aligned to less than the element size put them between elements.
+  Tensor typed(const Tensor& raw, DType d, const Shape& shape) {
+    const auto size = static_cast<std::int64_t>(dtype_size(d));
+    if (raw.offset() % size == 0) return Tensor(raw.buffer(), d, shape, contiguous_strides(shape), raw.offset() / size);
+    Tensor out = backend.empty(shape, d);
+    out.copy_from_host(static_cast<const std::byte*>(raw.buffer().host_ptr()) + raw.offset(), raw.nbytes());
+    return out;
   }
 
   std::variant<QTensor, Tensor> matrix(const std::string& name, std::int64_t rows, std::int64_t cols) {
@@ -148,8 +173,7 @@ struct LlamaModel::State {
       return w;
     }
     if (auto d = float_of(t.type)) {
-      Tensor raw = bytes_of(t, rows, cols * static_cast<std::int64_t>(dtype_size(*d)));
-      return Tensor(raw.buffer(), *d, Shape{rows, cols}, contiguous_strides(Shape{rows, cols}));
+      return typed(bytes_of(t, rows, cols * static_cast<std::int64_t>(dtype_size(*d))), *d, Shape{rows, cols});
     }
     throw unsupported_type(file, t);
   }
@@ -167,9 +191,8 @@ struct LlamaModel::State {
                   {.op = "load_model"});
     auto d = float_of(t.type);
     if (!d) throw unsupported_type(file, t);
-    Tensor raw = bytes_of(t, 1, n * static_cast<std::int64_t>(dtype_size(*d)));
-    Tensor typed(raw.buffer(), *d, Shape{n}, contiguous_strides(Shape{n}));
-    return *d == DType::F32 ? typed : typed.cast(DType::F32);
+    const Tensor v = typed(bytes_of(t, 1, n * static_cast<std::int64_t>(dtype_size(*d))), *d, Shape{n});
+    return *d == DType::F32 ? v : v.cast(DType::F32);
   }
 
   // A run of tokens appended to one slot in a forward step.

@@ -23,11 +23,12 @@ constexpr std::size_t kPage = 4096;
               {"check the path and its permissions; scripts/fetch-model.sh puts the model in the cache directory"});
 }
 
-// Closes the descriptor when the mapping is made or has failed (the mapping
-// does not need it open).
+// Closes the descriptor unless the mapping took it.
 struct FdCloser {
   int fd;
-  ~FdCloser() { ::close(fd); }
+  ~FdCloser() {
+    if (fd >= 0) ::close(fd);
+  }
 };
 
 }  // namespace
@@ -37,7 +38,7 @@ FileBytes map_file(const std::string& path) {
   // forever; it changes nothing for the regular file that fstat then insists on.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) os_fail(path, "cannot open", errno);
-  const FdCloser closer{fd};
+  FdCloser closer{fd};
   struct stat st {};
   if (::fstat(fd, &st) != 0) os_fail(path, "cannot stat", errno);
   if (!S_ISREG(st.st_mode)) os_fail(path, "not a regular file", EINVAL);
@@ -48,8 +49,12 @@ FileBytes map_file(const std::string& path) {
   // user's op; that changes private pages, never the file, and never faults.
   void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
   if (p == MAP_FAILED) os_fail(path, "cannot map " + std::to_string(size) + " bytes", errno);
-  std::shared_ptr<const void> owner(p, [size](const void* q) { ::munmap(const_cast<void*>(q), size); });
-  return {std::move(owner), {static_cast<const std::byte*>(p), size}};
+  std::shared_ptr<const void> owner(p, [size, fd](const void* q) {
+    ::munmap(const_cast<void*>(q), size);
+    ::close(fd);
+  });
+  closer.fd = -1;
+  return {std::move(owner), {static_cast<const std::byte*>(p), size}, fd};
 }
 
 FileBytes copy_bytes(std::span<const std::byte> bytes) {
@@ -59,6 +64,27 @@ FileBytes copy_bytes(std::span<const std::byte> bytes) {
   if (!bytes.empty()) std::memcpy(p, bytes.data(), bytes.size());
   std::shared_ptr<const void> owner(p, [](const void* q) { std::free(const_cast<void*>(q)); });
   return {std::move(owner), {static_cast<const std::byte*>(p), bytes.size()}};
+}
+
+void read_bytes(const FileBytes& f, const std::string& path, std::size_t offset, std::size_t n, void* dst) {
+  if (offset > f.bytes.size() || n > f.bytes.size() - offset)
+    throw Error(ErrorCode::InvalidArgument,
+                "GGUF " + path + ": bytes [" + std::to_string(offset) + ", " + std::to_string(offset + n) +
+                    ") are past its end (" + std::to_string(f.bytes.size()) + " bytes)",
+                {.op = "gguf"});
+  if (f.fd < 0) {
+    if (n) std::memcpy(dst, f.bytes.data() + offset, n);
+    return;
+  }
+  auto* out = static_cast<char*>(dst);
+  for (std::size_t done = 0; done < n;) {
+    const ssize_t got = ::pread(f.fd, out + done, n - done, static_cast<off_t>(offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) os_fail(path, "cannot read " + std::to_string(n) + " bytes at " + std::to_string(offset), errno);
+    if (got == 0)
+      os_fail(path, "ends before byte " + std::to_string(offset + n) + " (changed since it was opened?)", EIO);
+    done += static_cast<std::size_t>(got);
+  }
 }
 
 }  // namespace torsh::model::detail

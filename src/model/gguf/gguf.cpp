@@ -164,6 +164,12 @@ std::span<const std::byte> GgufFile::tensor_data(const GgufTensorInfo& t) const 
   return s_->bytes.bytes.subspan(data_offset() + static_cast<std::size_t>(t.offset), t.nbytes);
 }
 
+void GgufFile::read_tensor_data(const GgufTensorInfo& t, void* dst) const {
+  const auto span = tensor_data(t);  // checks that t lies inside this file
+  detail::read_bytes(s_->bytes, s_->path, static_cast<std::size_t>(span.data() - s_->bytes.bytes.data()), span.size(),
+                     dst);
+}
+
 std::shared_ptr<const void> GgufFile::keepalive() const { return s_; }
 
 }  // namespace torsh::model
