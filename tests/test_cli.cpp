@@ -3,12 +3,15 @@
 // documented option keeps working.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "gguf_writer.hpp"
 #include "subprocess.hpp"
 #include "torsh/model/model_cache.hpp"
 
@@ -246,6 +249,36 @@ TEST(Cli, InfoPrintsNoErrorLinesWithoutARuntimeFolder) {
 // More CPU threads than cores: a note says so, and the oversubscribed pool
 // sleeps instead of spinning, so a short run stays short (it took minutes
 // when 256 spinning threads shared 2 cores). The largest seed is accepted.
+// `torsh info FILE` reads any file the reader parses, and says which tensor
+// types have no kernels here (the file `torsh run` would refuse).
+TEST(Cli, InfoDescribesAModelFileAndWhatItCannotRun) {
+  REQUIRE_CLI();
+  namespace fs = std::filesystem;
+  const fs::path file = fs::temp_directory_path() / ("torsh_cli_info_" + std::to_string(::getpid()) + ".gguf");
+  torsh::test::GgufWriter w;
+  w.kv("general.architecture", torsh::test::gv::str("llama"));
+  w.tensor({"blk.0.ffn_down.weight", {256, 2}, 23, torsh::test::Bytes(2 * 136, std::byte{0})});  // iq4_xs
+  w.tensor({"output_norm.weight", {256}, 0, torsh::test::Bytes(256 * 4, std::byte{0})});
+  {
+    const auto bytes = w.build();
+    std::ofstream(file, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  }
+  const auto r = torsh_cmd("info --tensors " + quote(file.string()));
+  fs::remove(file);
+  EXPECT_EQ(r.status, 0) << r.out;
+  for (const char* needle : {"GGUF v3", "2 tensors", "general.architecture", "iq4_xs", "no kernels here",
+                             "torsh run refuses this file: no kernels for iq4_xs (e.g. blk.0.ffn_down.weight)",
+                             "blk.0.ffn_down.weight", "{256, 2}", "f32"})
+    EXPECT_NE(r.out.find(needle), std::string::npos) << needle << " in:\n" << r.out;
+  const auto model = torsh::model::find_model(torsh::model::kSmolLM2FileName);
+  if (!model) return;
+  const auto ok = torsh_cmd("info " + quote(*model));
+  EXPECT_EQ(ok.status, 0) << ok.out;
+  EXPECT_NE(ok.out.find("every tensor type has kernels here"), std::string::npos) << ok.out;
+  EXPECT_NE(torsh_cmd("info /nonexistent.gguf").status, 0);
+}
+
 TEST(Cli, OversubscribedThreadsAreNotedAndStayUsable) {
   REQUIRE_CLI();
   if (!torsh::model::find_model(torsh::model::kSmolLM2FileName))

@@ -225,7 +225,8 @@ TEST(Gguf, ValuesPrintAndTypesAreNamed) {
   EXPECT_EQ(torsh::model::gguf_type_name(GgufType::Array), "array");
   EXPECT_EQ(torsh::model::ggml_type_name(GgmlType::Q4_1), "q4_1");
   EXPECT_EQ(torsh::model::ggml_type_name(GgmlType::BF16), "bf16");
-  EXPECT_EQ(torsh::model::ggml_type_name(static_cast<GgmlType>(42)), "type 42");
+  EXPECT_EQ(torsh::model::ggml_type_name(GgmlType::IQ4_XS), "iq4_xs");
+  EXPECT_EQ(torsh::model::ggml_type_name(static_cast<GgmlType>(99)), "type 99");
 }
 
 // Block sizes against the gguf Python package's GGML_QUANT_SIZES (gguf 0.x,
@@ -234,9 +235,42 @@ TEST(Gguf, ValuesPrintAndTypesAreNamed) {
 // still lists 40.
 TEST(Gguf, GgmlBlockSizes) {
   const std::vector<std::tuple<std::uint32_t, std::int64_t, std::size_t>> sizes = {
-      {0, 1, 4},   {1, 1, 2},     {2, 32, 18},    {3, 32, 20},    {6, 32, 22},    {7, 32, 24},    {8, 32, 34},
-      {9, 32, 36}, {10, 256, 84}, {11, 256, 110}, {12, 256, 144}, {13, 256, 176}, {14, 256, 210}, {15, 256, 292},
-      {24, 1, 1},  {25, 1, 2},    {26, 1, 4},     {27, 1, 8},     {28, 1, 8},     {30, 1, 2},
+      {0, 1, 4},
+      {1, 1, 2},
+      {2, 32, 18},
+      {3, 32, 20},
+      {6, 32, 22},
+      {7, 32, 24},
+      {8, 32, 34},
+      {9, 32, 36},
+      {10, 256, 84},
+      {11, 256, 110},
+      {12, 256, 144},
+      {13, 256, 176},
+      {14, 256, 210},
+      {15, 256, 292},
+      {24, 1, 1},
+      {25, 1, 2},
+      {26, 1, 4},
+      {27, 1, 8},
+      {28, 1, 8},
+      {30, 1, 2},
+      // The i-quants, ternary and fp4 types (gguf-py 0.19's GGML_QUANT_SIZES).
+      {16, 256, 66},
+      {17, 256, 74},
+      {18, 256, 98},
+      {19, 256, 50},
+      {20, 32, 18},
+      {21, 256, 110},
+      {22, 256, 82},
+      {23, 256, 136},
+      {29, 256, 56},
+      {34, 256, 54},
+      {35, 256, 66},
+      {39, 32, 17},
+      {40, 64, 36},
+      {41, 128, 18},
+      {42, 64, 18},
   };
   for (const auto& [type, elems, bytes] : sizes) {
     const auto block = torsh::model::ggml_type_block(type);
@@ -244,7 +278,8 @@ TEST(Gguf, GgmlBlockSizes) {
     EXPECT_EQ(block->first, elems) << type;
     EXPECT_EQ(block->second, bytes) << type;
   }
-  for (std::uint32_t unknown : {4u, 5u, 16u, 29u, 31u, 39u, 1000u})
+  // 4, 5, 31-33 and 36-38 were removed from the format.
+  for (std::uint32_t unknown : {4u, 5u, 31u, 32u, 33u, 36u, 37u, 38u, 43u, 1000u})
     EXPECT_FALSE(torsh::model::ggml_type_block(unknown)) << unknown;
 }
 

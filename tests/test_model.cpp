@@ -513,6 +513,17 @@ TEST(LlamaModel, RefusesFilesItWouldRunWrong) {
   });
   expect_load_refused(bias, ErrorCode::Unsupported, "blk.0.attn_q.bias");
 
+  // A type the reader knows but the forward has no kernels for: refused,
+  // naming the tensor, its type and what is computed with.
+  const auto iq = rewritten(*path, "iq4_xs.gguf", [](Metadata&, std::vector<test::TensorSpec>& t) {
+    for (auto& s : t)
+      if (s.name == "blk.3.ffn_down.weight") {
+        s.type = static_cast<std::uint32_t>(GgmlType::IQ4_XS);
+        s.data = test::Bytes(576 * (1536 / 256) * 136, std::byte{0});
+      }
+  });
+  expect_load_refused(iq, ErrorCode::Unsupported, "blk.3.ffn_down.weight is iq4_xs; the library computes with f32");
+
   const auto key = rewritten(*path, "key.gguf", [](Metadata& kv, std::vector<test::TensorSpec>&) {
     set_key(kv, "llama.attention.sliding_window", test::gv::u32(4096));
   });

@@ -8,6 +8,8 @@ namespace torsh::cli {
 
 struct InfoOptions {
   bool json = false;
+  std::string model;     // a GGUF file: describe it instead of the backends
+  bool tensors = false;  // with model: list every tensor
 };
 
 struct DemoOptions {
@@ -47,6 +49,7 @@ struct RunOptions {
 };
 
 int info(const InfoOptions& opt);
+int info_model(const InfoOptions& opt);
 int demo(const DemoOptions& opt);
 // Returns 2 (usage error) when --filter matches no case.
 int bench(const BenchOptions& opt);

@@ -56,6 +56,7 @@ std::string info_json() {
 }  // namespace
 
 int info(const InfoOptions& opt) {
+  if (!opt.model.empty()) return info_model(opt);
   if (opt.json) {
     std::puts(info_json().c_str());
     return 0;

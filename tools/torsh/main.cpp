@@ -75,6 +75,9 @@ int run(int argc, char** argv) {
   torsh::cli::InfoOptions info;
   auto* info_cmd = app.add_subcommand("info", "Backends, devices, and why each backend was or was not chosen");
   info_cmd->add_flag("--json", info.json, "One JSON object instead of the text report");
+  info_cmd->add_option("model", info.model,
+                       "A GGUF file: its architecture, tensor types and whether `torsh run` computes with them");
+  info_cmd->add_flag("--tensors", info.tensors, "With a model: list every tensor's type and dimensions");
 
   torsh::cli::DemoOptions demo;
   auto* demo_cmd = app.add_subcommand(

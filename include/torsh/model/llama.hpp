@@ -37,6 +37,13 @@ struct LlamaConfig {
   static LlamaConfig from_gguf(const GgufFile& file);
 };
 
+// Whether the forward computes with weights of GGML type `t` (quantized
+// formats with qmatmul kernels, and f32/f16/bf16); a file holding a tensor of
+// another type is refused at load, naming it. weight_types_supported() lists
+// them, "f32, f16, bf16, q4_0, q4_1 and q8_0".
+bool weight_type_supported(GgmlType t);
+std::string weight_types_supported();
+
 // The KV cache's element type (LoadOptions::kv_type): f16 (llama.cpp's
 // default), bf16, f32, or q8_0 blocks (32 int8 and an f16 scale: 1.06 bytes
 // a value; the CPU backend only).

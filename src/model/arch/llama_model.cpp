@@ -73,7 +73,7 @@ std::optional<DType> float_of(GgmlType t) {
 Error unsupported_type(const GgufFile& f, const GgufTensorInfo& t) {
   return Error(ErrorCode::Unsupported,
                f.path() + ": tensor " + t.name + " is " + std::string(ggml_type_name(t.type)) +
-                   "; the library computes with f32, f16, bf16, q4_0, q4_1 and q8_0",
+                   "; the library computes with " + weight_types_supported(),
                {.op = "load_model", .dtypes = {std::string(ggml_type_name(t.type))}},
                {"Use a GGUF file quantized to Q4_0, Q4_1 or Q8_0 (or an F16/F32 one)"});
 }
@@ -97,6 +97,19 @@ void refuse_unread_tensors(const GgufFile& f, const std::set<std::string>& read)
 }
 
 }  // namespace
+
+bool weight_type_supported(GgmlType t) { return quant_of(t) || float_of(t); }
+
+std::string weight_types_supported() {
+  std::vector<std::string> names;
+  for (std::uint32_t id = 0; id < 64; ++id)
+    if (ggml_type_block(id) && weight_type_supported(static_cast<GgmlType>(id)))
+      names.emplace_back(ggml_type_name(static_cast<GgmlType>(id)));
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  return out;
+}
 
 struct LlamaModel::State {
   GgufFile file;
@@ -124,6 +137,20 @@ struct LlamaModel::State {
 
   State(GgufFile f, LlamaConfig c, Tokenizer t, Backend b)
       : file(std::move(f)), cfg(std::move(c)), tokenizer(std::move(t)), backend(std::move(b)) {}
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
+  // The weights read at load go back to the system with the model, as a
+  // mapping would, not into the pool's cache (where a model loaded next would
+  // find a segment too small for its own and add to it).
+  ~State() {
+    if (!weights.defined()) return;
+    layers.clear();
+    embedding = Tensor();
+    out_norm = Tensor();
+    output = Linear{};
+    weights = Tensor();
+    backend.empty_cache();
+  }
 
   // Raw tensor bytes as a U8 tensor on the backend. CPU: read into `weights`
   // (LoadOptions::mmap_weights says why), or the mapping itself with

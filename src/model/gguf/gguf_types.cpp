@@ -49,17 +49,46 @@ struct GgmlTypeInfo {
   std::size_t block_bytes;
 };
 
-// Block layouts as ggml defines them (ggml-common.h). Q8_1 is 36 bytes there
-// (two f16 scales and 32 quants); the gguf Python package's table still says
-// 40, from before its scales became f16.
-constexpr std::array<GgmlTypeInfo, 20> kGgmlTypes{{
-    {GgmlType::F32, "f32", 1, 4},       {GgmlType::F16, "f16", 1, 2},       {GgmlType::Q4_0, "q4_0", 32, 18},
-    {GgmlType::Q4_1, "q4_1", 32, 20},   {GgmlType::Q5_0, "q5_0", 32, 22},   {GgmlType::Q5_1, "q5_1", 32, 24},
-    {GgmlType::Q8_0, "q8_0", 32, 34},   {GgmlType::Q8_1, "q8_1", 32, 36},   {GgmlType::Q2_K, "q2_k", 256, 84},
-    {GgmlType::Q3_K, "q3_k", 256, 110}, {GgmlType::Q4_K, "q4_k", 256, 144}, {GgmlType::Q5_K, "q5_k", 256, 176},
-    {GgmlType::Q6_K, "q6_k", 256, 210}, {GgmlType::Q8_K, "q8_k", 256, 292}, {GgmlType::I8, "i8", 1, 1},
-    {GgmlType::I16, "i16", 1, 2},       {GgmlType::I32, "i32", 1, 4},       {GgmlType::I64, "i64", 1, 8},
-    {GgmlType::F64, "f64", 1, 8},       {GgmlType::BF16, "bf16", 1, 2},
+// Block layouts as ggml defines them (ggml-common.h): every type a current
+// GGUF file can hold (31-33 and 36-38 were removed from the format). Q8_1 is
+// 36 bytes there (two f16 scales and 32 quants); the gguf Python package's
+// table still says 40, from before its scales became f16.
+constexpr std::array<GgmlTypeInfo, 35> kGgmlTypes{{
+    {GgmlType::F32, "f32", 1, 4},
+    {GgmlType::F16, "f16", 1, 2},
+    {GgmlType::Q4_0, "q4_0", 32, 18},
+    {GgmlType::Q4_1, "q4_1", 32, 20},
+    {GgmlType::Q5_0, "q5_0", 32, 22},
+    {GgmlType::Q5_1, "q5_1", 32, 24},
+    {GgmlType::Q8_0, "q8_0", 32, 34},
+    {GgmlType::Q8_1, "q8_1", 32, 36},
+    {GgmlType::Q2_K, "q2_k", 256, 84},
+    {GgmlType::Q3_K, "q3_k", 256, 110},
+    {GgmlType::Q4_K, "q4_k", 256, 144},
+    {GgmlType::Q5_K, "q5_k", 256, 176},
+    {GgmlType::Q6_K, "q6_k", 256, 210},
+    {GgmlType::Q8_K, "q8_k", 256, 292},
+    {GgmlType::I8, "i8", 1, 1},
+    {GgmlType::I16, "i16", 1, 2},
+    {GgmlType::I32, "i32", 1, 4},
+    {GgmlType::I64, "i64", 1, 8},
+    {GgmlType::F64, "f64", 1, 8},
+    {GgmlType::BF16, "bf16", 1, 2},
+    {GgmlType::IQ2_XXS, "iq2_xxs", 256, 66},
+    {GgmlType::IQ2_XS, "iq2_xs", 256, 74},
+    {GgmlType::IQ3_XXS, "iq3_xxs", 256, 98},
+    {GgmlType::IQ1_S, "iq1_s", 256, 50},
+    {GgmlType::IQ4_NL, "iq4_nl", 32, 18},
+    {GgmlType::IQ3_S, "iq3_s", 256, 110},
+    {GgmlType::IQ2_S, "iq2_s", 256, 82},
+    {GgmlType::IQ4_XS, "iq4_xs", 256, 136},
+    {GgmlType::IQ1_M, "iq1_m", 256, 56},
+    {GgmlType::TQ1_0, "tq1_0", 256, 54},
+    {GgmlType::TQ2_0, "tq2_0", 256, 66},
+    {GgmlType::MXFP4, "mxfp4", 32, 17},
+    {GgmlType::NVFP4, "nvfp4", 64, 36},
+    {GgmlType::Q1_0, "q1_0", 128, 18},
+    {GgmlType::Q2_0, "q2_0", 64, 18},
 }};
 
 const GgmlTypeInfo* ggml_type_info(std::uint32_t type) {
