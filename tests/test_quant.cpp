@@ -63,7 +63,7 @@ struct Vectors {
   struct Format {
     std::vector<unsigned char> blocks;
     std::vector<float> y;
-  } f[3];
+  } f[std::size(kAllQuantFormats)];
 };
 
 Vectors load_vectors() {
@@ -101,8 +101,8 @@ Vectors load_vectors() {
 // most sum_b amax_b / 2L * sum_e |w_e| (times 1.001 for the rounding of d
 // itself). The block sums are then scaled and added in f32: with nb blocks,
 // at most about (nb + 4) roundings of 2^-24 relative to sum (|d_w u| + |m_w|)
-// |x| (the kernel adds Q4_1's d_w u and m_w parts separately, so they may
-// cancel only after rounding); Int16's Q4_1 also sums each block's 32 x in
+// |x| (the kernel adds Q4_1's (Q5_1's) d_w u and m_w parts separately, so they may
+// cancel only after rounding); Int16's Q4_1 and Q5_1 also sum each block's 32 x in
 // f32 for the m_w part: 32 more roundings relative to |m_w| sum |x|.
 struct Reference {
   std::vector<double> out, bound;
@@ -118,10 +118,10 @@ Reference reference(QuantFormat f, const std::vector<unsigned char>& wq, const s
   const std::size_t rb = quant_row_bytes(f, k);
   for (std::int64_t j = 0; j < n; ++j) {
     dequantize_row(f, wq.data() + j * rb, w.data() + j * k, k);
-    if (f == QuantFormat::Q4_1)
+    if (quant_has_min(f))
       for (std::int64_t b = 0; b < nb; ++b) {
         std::uint16_t h;
-        std::memcpy(&h, wq.data() + j * rb + b * 20 + 2, 2);
+        std::memcpy(&h, wq.data() + j * rb + b * quant_block_bytes(f) + 2, 2);
         mins[j * nb + b] = f16_to_f32(h);
       }
   }
@@ -187,8 +187,11 @@ constexpr QuantActivations kWidths[] = {QuantActivations::Int16, QuantActivation
 TEST(Quant, FormatNamesAndSizes) {
   for (QuantFormat f : kAllQuantFormats) EXPECT_EQ(quant_format_from_name(quant_format_name(f)), f);
   EXPECT_EQ(quant_format_from_name("Q4_1"), QuantFormat::Q4_1);
-  EXPECT_FALSE(quant_format_from_name("q5_0").has_value());
+  EXPECT_EQ(quant_format_from_name("Q5_1"), QuantFormat::Q5_1);
+  EXPECT_FALSE(quant_format_from_name("q4_k").has_value());
   EXPECT_EQ(quant_row_bytes(QuantFormat::Q4_0, 64), 36u);
+  EXPECT_EQ(quant_row_bytes(QuantFormat::Q5_0, 64), 44u);
+  EXPECT_EQ(quant_row_bytes(QuantFormat::Q5_1, 576), 432u);
   EXPECT_EQ(quant_row_bytes(QuantFormat::Q4_1, 576), 360u);
   EXPECT_EQ(quant_row_bytes(QuantFormat::Q8_0, 1536), 1632u);
 }
@@ -197,7 +200,7 @@ TEST(Quant, HostQuantizersMatchTheGgufPackageBitForBit) {
   const Vectors v = load_vectors();
   ASSERT_EQ(v.x.size() % 32, 0u);
   const auto k = static_cast<std::int64_t>(v.x.size());
-  for (int fi = 0; fi < 3; ++fi) {
+  for (std::size_t fi = 0; fi < std::size(kAllQuantFormats); ++fi) {
     const QuantFormat f = kAllQuantFormats[fi];
     std::vector<unsigned char> b(quant_row_bytes(f, k));
     quantize_row(f, v.x.data(), b.data(), k);
@@ -217,7 +220,7 @@ TEST(Quant, DequantizeOpMatchesTheReferenceInEveryOutputDType) {
   const Vectors v = load_vectors();
   const std::int64_t rows = 2, cols = static_cast<std::int64_t>(v.x.size()) / 2;
   Backend b = cpu_backend();
-  for (int fi = 0; fi < 3; ++fi) {
+  for (std::size_t fi = 0; fi < std::size(kAllQuantFormats); ++fi) {
     const QuantFormat f = kAllQuantFormats[fi];
     const QTensor w = QTensor::from_host(b, f, rows, cols, v.f[fi].blocks.data(), v.f[fi].blocks.size());
     // quantize() on a tensor gives the same blocks as the host reference.

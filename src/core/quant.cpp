@@ -76,6 +76,49 @@ void quantize_q4_1(const float* x, unsigned char* b) {
   pack_nibbles(q, b + 4);
 }
 
+// Q5: the low nibbles as Q4 packs them, then bit 4 of each level in qh.
+void pack_q5(const int (&q)[kBlock], unsigned char* qh_then_qs) {
+  std::uint32_t qh = 0;
+  int low[kBlock];
+  for (int i = 0; i < kBlock; ++i) {
+    low[i] = q[i] & 0x0F;
+    qh |= static_cast<std::uint32_t>(q[i] >> 4) << i;
+  }
+  std::memcpy(qh_then_qs, &qh, 4);
+  pack_nibbles(low, qh_then_qs + 4);
+}
+
+void quantize_q5_0(const float* x, unsigned char* b) {
+  float amax = 0.0f, max = 0.0f;
+  for (int i = 0; i < kBlock; ++i)
+    if (std::fabs(x[i]) > amax) {
+      amax = std::fabs(x[i]);
+      max = x[i];
+    }
+  const float d = max / -16.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  int q[kBlock];
+  for (int i = 0; i < kBlock; ++i) q[i] = level(x[i] * id + 16.5f, 0, 31, 16);
+  put_f16(b, d);
+  pack_q5(q, b + 2);
+}
+
+void quantize_q5_1(const float* x, unsigned char* b) {
+  float min = x[0], max = x[0];
+  for (int i = 0; i < kBlock; ++i) {
+    if (x[i] < min || std::isnan(min)) min = x[i];
+    if (x[i] > max || std::isnan(max)) max = x[i];
+  }
+  if (std::isnan(min)) min = max = 0.0f;
+  const float d = (max - min) / 31.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  int q[kBlock];
+  for (int i = 0; i < kBlock; ++i) q[i] = level((x[i] - min) * id + 0.5f, 0, 31, 0);
+  put_f16(b, d);
+  put_f16(b + 2, min);
+  pack_q5(q, b + 4);
+}
+
 void quantize_q8_0(const float* x, unsigned char* b) {
   float amax = 0.0f;
   for (int i = 0; i < kBlock; ++i) amax = std::max(amax, std::fabs(x[i]));  // std::max keeps amax on NaN
@@ -105,6 +148,30 @@ void dequantize_q4_1(const unsigned char* b, float* y) {
   }
 }
 
+// The 5-bit levels of a Q5 block whose qh starts at p.
+void q5_levels(const unsigned char* p, int (&q)[kBlock]) {
+  std::uint32_t qh;
+  std::memcpy(&qh, p, 4);
+  for (int j = 0; j < kBlock / 2; ++j) {
+    q[j] = (p[4 + j] & 0x0F) | static_cast<int>(((qh >> j) & 1u) << 4);
+    q[j + kBlock / 2] = (p[4 + j] >> 4) | static_cast<int>(((qh >> (j + kBlock / 2)) & 1u) << 4);
+  }
+}
+
+void dequantize_q5_0(const unsigned char* b, float* y) {
+  const float d = get_f16(b);
+  int q[kBlock];
+  q5_levels(b + 2, q);
+  for (int i = 0; i < kBlock; ++i) y[i] = static_cast<float>(q[i] - 16) * d;
+}
+
+void dequantize_q5_1(const unsigned char* b, float* y) {
+  const float d = get_f16(b), m = get_f16(b + 2);
+  int q[kBlock];
+  q5_levels(b + 4, q);
+  for (int i = 0; i < kBlock; ++i) y[i] = static_cast<float>(q[i]) * d + m;
+}
+
 void dequantize_q8_0(const unsigned char* b, float* y) {
   const float d = get_f16(b);
   for (int i = 0; i < kBlock; ++i) y[i] = static_cast<float>(static_cast<std::int8_t>(b[2 + i])) * d;
@@ -117,6 +184,8 @@ std::string_view quant_format_name(QuantFormat f) {
     case QuantFormat::Q4_0: return "q4_0";
     case QuantFormat::Q4_1: return "q4_1";
     case QuantFormat::Q8_0: return "q8_0";
+    case QuantFormat::Q5_0: return "q5_0";
+    case QuantFormat::Q5_1: return "q5_1";
   }
   return "?";
 }
@@ -147,6 +216,8 @@ void quantize_row(QuantFormat f, const float* x, void* blocks, std::int64_t k) {
       case QuantFormat::Q4_0: quantize_q4_0(x + i, b); break;
       case QuantFormat::Q4_1: quantize_q4_1(x + i, b); break;
       case QuantFormat::Q8_0: quantize_q8_0(x + i, b); break;
+      case QuantFormat::Q5_0: quantize_q5_0(x + i, b); break;
+      case QuantFormat::Q5_1: quantize_q5_1(x + i, b); break;
     }
   }
 }
@@ -159,6 +230,8 @@ void dequantize_row(QuantFormat f, const void* blocks, float* y, std::int64_t k)
       case QuantFormat::Q4_0: dequantize_q4_0(b, y + i); break;
       case QuantFormat::Q4_1: dequantize_q4_1(b, y + i); break;
       case QuantFormat::Q8_0: dequantize_q8_0(b, y + i); break;
+      case QuantFormat::Q5_0: dequantize_q5_0(b, y + i); break;
+      case QuantFormat::Q5_1: dequantize_q5_1(b, y + i); break;
     }
   }
 }

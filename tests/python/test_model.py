@@ -201,3 +201,38 @@ def test_generate_parallel_decodes_each_prompt_as_alone():
     assert stats["decode_tokens_per_s"] > 0
     with pytest.raises(tb.TorshError, match="sequences"):
         m.generate_parallel(prompts + prompts, max_tokens=2)
+
+
+@pytest.fixture(scope="module", params=["q5_0", "q5_1"])
+def requantized(request, tmp_path_factory):
+    """The cached model with every weight matrix requantized by the gguf
+    package's own quantizer (tests/model/requantize.py), and the PyTorch
+    reference over that file."""
+    torch = pytest.importorskip("torch", reason="PyTorch is absent: the reference forward cannot run")
+    torch.set_num_threads(2)
+    pytest.importorskip("gguf", reason="the PyPI gguf package is absent: the file cannot be written")
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "model"))
+    from requantize import requantize
+    from torch_llama import TorchLlama
+    path = tmp_path_factory.mktemp("requantized") / f"smollm2-{request.param}.gguf"
+    requantize(str(MODEL), str(path), request.param)
+    return request.param, tb.Model.load(str(path), ctx=512), TorchLlama(str(path))
+
+
+@needs_model
+def test_q5_weights_match_pytorch(requantized):
+    # The same bound as the Q4_1 file's default: the 5-bit levels go through
+    # the same integer kernels (16-bit activations), so only their rounding of
+    # the activations separates the logits from the f32 reference's.
+    fmt, m, ref = requantized
+    assert m.memory_estimate["weights"] > 80e6
+    ids = m.tokenizer.encode(PASSAGE)[:64]
+    ref.reset()
+    err = relative_errors(m.logits(ids), ref.forward(ids).numpy())
+    print(f"{fmt}: max relative logit error over 64 positions {err.max():.2e}")
+    assert err.max() < 1e-2
+    ids = m.tokenizer.encode(PROMPTS[0])
+    gen = m.generate(PROMPTS[0], max_tokens=16)
+    text = "".join(gen)
+    ours = list(gen.tokens)
+    assert ours == ref.greedy(ids, 16)[:len(ours)], f"{fmt}: {text!r}"

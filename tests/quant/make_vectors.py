@@ -3,8 +3,9 @@
 quantizers (gguf.quants, which reproduce ggml's C reference bit for bit) make
 of them, for tests/test_quant.cpp.
 
-Layout (little-endian): b"TQV1", u32 n, f32 x[n]; then for q4_0, q4_1, q8_0 in
-that order: u32 nbytes, the blocks, f32 dequantized[n].
+Layout (little-endian): b"TQV1", u32 n, f32 x[n]; then for q4_0, q4_1, q8_0,
+q5_0, q5_1 in that order (torsh::kAllQuantFormats): u32 nbytes, the blocks,
+f32 dequantized[n].
 
 Run: build/pyenv/bin/python tests/quant/make_vectors.py (needs numpy and gguf).
 """
@@ -30,16 +31,19 @@ def blocks() -> np.ndarray:
         rng.uniform(0.5, 2.0, 32),                      # all positive
         rng.standard_normal(32) * 100.0,
         np.concatenate([[-16.0], np.arange(31) * 0.5 - 7.25]),  # Q4_0 levels and ties (scale 2)
+        np.concatenate([[-32.0], np.arange(31) - 15.5]),  # Q5_0 levels and ties (scale 2)
+        rng.uniform(-3.0, 5.0, 32),                     # off-centre: Q5_1's minimum and 31 steps
         rng.standard_normal(32) * 1e-3,
     ]
-    return np.concatenate(b).astype(np.float32).reshape(2, -1)  # two rows of 6 blocks
+    return np.concatenate(b).astype(np.float32).reshape(2, -1)  # two rows of 7 blocks
 
 
 def main() -> None:
     x = blocks()
     out = bytearray(b"TQV1")
     out += struct.pack("<I", x.size) + x.tobytes()
-    for t in (GGMLQuantizationType.Q4_0, GGMLQuantizationType.Q4_1, GGMLQuantizationType.Q8_0):
+    for t in (GGMLQuantizationType.Q4_0, GGMLQuantizationType.Q4_1, GGMLQuantizationType.Q8_0,
+              GGMLQuantizationType.Q5_0, GGMLQuantizationType.Q5_1):
         q = quantize(x, t)
         y = dequantize(q, t).astype(np.float32)
         out += struct.pack("<I", q.size) + q.tobytes() + y.tobytes()

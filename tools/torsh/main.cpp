@@ -118,7 +118,9 @@ int run(int argc, char** argv) {
   torsh::cli::RunOptions runo;
   auto* run_cmd = app.add_subcommand(
       "run", "Generate text from a GGUF language model (default: the cached SmolLM2-135M-Instruct), with tokens/s");
-  run_cmd->add_option("model", runo.model, "GGUF file (llama architecture; Q4_0, Q4_1, Q8_0, F16, BF16 or F32 weights)")
+  run_cmd
+      ->add_option("model", runo.model,
+                   "GGUF file (llama architecture; Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, F16, BF16 or F32 weights)")
       ->type_name("MODEL.gguf");
   auto* prompt_opt = run_cmd->add_option("-p,--prompt", runo.prompt, "The prompt");
   auto* prompt_file_opt =

@@ -71,9 +71,9 @@ struct GgufValue {
   std::string to_string(std::size_t max_elems = 8) const;  // for printing: arrays abbreviated
 };
 
-// ggml tensor types, numbered as in the file. The library computes with F32,
-// F16, BF16, Q4_0, Q4_1 and Q8_0; other types are read (their sizes known)
-// but refused where used.
+// ggml tensor types, numbered as in the file: every type a current GGUF file
+// can hold. The model computes with those model::weight_type_supported()
+// names; other types are read (their sizes known) but refused where used.
 enum class GgmlType : std::uint32_t {
   F32 = 0,
   F16 = 1,

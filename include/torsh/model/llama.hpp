@@ -4,7 +4,7 @@
 // llama files expect: the converter permutes the Q and K rows), grouped-query
 // attention over a KV cache allocated from the backend's pool (f16 by
 // default, as llama.cpp's), SwiGLU, tied or separate output embeddings.
-// Weights in Q4_0, Q4_1 and Q8_0 stay quantized; F16 and BF16 weights stay in
+// Weights in Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 stay quantized; F16 and BF16 weights stay in
 // their type (the activations are rounded to it for those products, as
 // llama.cpp does), F32 weights compute in f32.
 #include <cstdint>
@@ -40,7 +40,7 @@ struct LlamaConfig {
 // Whether the forward computes with weights of GGML type `t` (quantized
 // formats with qmatmul kernels, and f32/f16/bf16); a file holding a tensor of
 // another type is refused at load, naming it. weight_types_supported() lists
-// them, "f32, f16, bf16, q4_0, q4_1 and q8_0".
+// them, "f32, f16, q4_0, q4_1, q5_0, q5_1, q8_0 and bf16".
 bool weight_type_supported(GgmlType t);
 std::string weight_types_supported();
 
@@ -86,7 +86,7 @@ struct LoadOptions {
   // logits within 1e-3 relative of an f32 forward; Int8 (llama.cpp's numerics)
   // runs prompts faster and moves logits by a few percent.
   QuantActivations activations = QuantActivations::Int16;
-  // Dequantize Q4_0/Q4_1/Q8_0 weights to f32 once at load and compute in f32
+  // Dequantize quantized weights to f32 once at load and compute in f32
   // (gemm): f32 numerics throughout, at 5-7x the weight memory.
   bool f32_weights = false;
   // The KV cache's element type: F16 (the default, llama.cpp's), BF16, F32

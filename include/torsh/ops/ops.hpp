@@ -162,7 +162,7 @@ Tensor qlinear_matmul(const Tensor& a, const Tensor& a_scale, const Tensor& a_ze
                       const std::optional<Tensor>& y_scale = std::nullopt,
                       const std::optional<Tensor>& y_zero_point = std::nullopt);
 
-// ---- block-quantized weights (QTensor: Q4_0, Q4_1, Q8_0)
+// ---- block-quantized weights (QTensor: Q4_0, Q4_1, Q8_0, Q5_0, Q5_1)
 // The dense [rows, cols] tensor of `dtype` (f32, f16 or bf16) on w's device.
 Tensor dequantize(const QTensor& w, DType dtype = DType::F32);
 // A linear layer on quantized weights: x [..., k] @ dequantize(w)^T for w [n, k] -> [..., n].

@@ -23,6 +23,18 @@ inline float half_at(const unsigned char* p) {
   return _cvtsh_ss(h);
 }
 
+// Q5: bytes e = 0..31 of the result are 0x10 where bit e of the block's qh
+// (the u32 at p) is set: each byte takes qh's byte e / 8 and tests bit e % 8.
+TORSH_INLINE __m256i high_bits(const unsigned char* p) {
+  std::uint32_t qh;
+  std::memcpy(&qh, p, 4);
+  const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(qh)),
+                                             _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,  //
+                                                              2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+  const __m256i bit = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
+  return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(0x10));
+}
+
 template <class Dot, QuantFormat F>
 TORSH_INLINE __m256i block_dot(const unsigned char* blk, const std::int8_t* q, const std::int32_t* corr) {
   const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
@@ -32,11 +44,12 @@ TORSH_INLINE __m256i block_dot(const unsigned char* blk, const std::int8_t* q, c
     const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(corr));
     return Dot::dot(c, _mm256_xor_si256(w, _mm256_set1_epi8(-128)), x);
   } else {
-    constexpr int off = F == QuantFormat::Q4_1 ? 4 : 2;
+    constexpr int off = quant_nibbles_at(F);
     const __m128i y = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + off));
-    const __m256i u = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(y, 4), y), _mm256_set1_epi8(0x0F));
+    __m256i u = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(y, 4), y), _mm256_set1_epi8(0x0F));
+    if constexpr (quant_has_high_bits(F)) u = _mm256_or_si256(u, high_bits(blk + off - 4));
     const __m256i c =
-        F == QuantFormat::Q4_1 ? _mm256_setzero_si256() : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(corr));
+        quant_has_min(F) ? _mm256_setzero_si256() : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(corr));
     return Dot::dot(c, u, x);
   }
 }
@@ -50,14 +63,20 @@ TORSH_INLINE void levels16(const unsigned char* blk, __m256i& lo, __m256i& hi) {
     lo = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2)));
     hi = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 18)));
   } else {
-    constexpr int off = F == QuantFormat::Q4_1 ? 4 : 2;
+    constexpr int off = quant_nibbles_at(F);
     const __m128i y = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + off));
     const __m128i nib = _mm_set1_epi8(0x0F);
-    lo = _mm256_cvtepu8_epi16(_mm_and_si128(y, nib));
-    hi = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(y, 4), nib));
-    if constexpr (F == QuantFormat::Q4_0) {
-      lo = _mm256_sub_epi16(lo, _mm256_set1_epi16(8));
-      hi = _mm256_sub_epi16(hi, _mm256_set1_epi16(8));
+    __m128i l8 = _mm_and_si128(y, nib), h8 = _mm_and_si128(_mm_srli_epi16(y, 4), nib);
+    if constexpr (quant_has_high_bits(F)) {
+      const __m256i hb = high_bits(blk + off - 4);
+      l8 = _mm_or_si128(l8, _mm256_castsi256_si128(hb));
+      h8 = _mm_or_si128(h8, _mm256_extracti128_si256(hb, 1));
+    }
+    lo = _mm256_cvtepu8_epi16(l8);
+    hi = _mm256_cvtepu8_epi16(h8);
+    if constexpr (weight_offset(F) != 0) {
+      lo = _mm256_sub_epi16(lo, _mm256_set1_epi16(weight_offset(F)));
+      hi = _mm256_sub_epi16(hi, _mm256_set1_epi16(weight_offset(F)));
     }
   }
 }
@@ -72,8 +91,8 @@ TORSH_INLINE void step(const Tile& t, std::int64_t b, __m256 (&acc)[R][C]) {
   for (int j = 0; j < C; ++j) {
     const std::int64_t blk = (t.a0 + j) * a.nb + b;
     da[j] = _mm256_broadcast_ss(a.d + blk);
-    // Q4_1's m_w s_a lands on all eight lanes: s / 8 on each.
-    if constexpr (F == QuantFormat::Q4_1) sa[j] = _mm256_set1_ps(a.s[blk] * 0.125f);
+    // Q4_1's and Q5_1's m_w s_a lands on all eight lanes: s / 8 on each.
+    if constexpr (quant_has_min(F)) sa[j] = _mm256_set1_ps(a.s[blk] * 0.125f);
   }
 #pragma GCC unroll 4
   for (int i = 0; i < R; ++i) {
@@ -96,8 +115,7 @@ TORSH_INLINE void step(const Tile& t, std::int64_t b, __m256 (&acc)[R][C]) {
         dot = block_dot<Dot, F>(blk, a.q + ab * kBlock, a.corr + ab * 8);
       }
       acc[i][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, da[j]), acc[i][j]);
-      if constexpr (F == QuantFormat::Q4_1)
-        acc[i][j] = _mm256_fmadd_ps(_mm256_set1_ps(half_at(blk + 2)), sa[j], acc[i][j]);
+      if constexpr (quant_has_min(F)) acc[i][j] = _mm256_fmadd_ps(_mm256_set1_ps(half_at(blk + 2)), sa[j], acc[i][j]);
     }
   }
 }
@@ -143,5 +161,7 @@ void tile(const Tile& t) {
     case QuantFormat::Q4_0: return tile_f<Dot, QuantFormat::Q4_0, Wide>(t);
     case QuantFormat::Q4_1: return tile_f<Dot, QuantFormat::Q4_1, Wide>(t);
     case QuantFormat::Q8_0: return tile_f<Dot, QuantFormat::Q8_0, Wide>(t);
+    case QuantFormat::Q5_0: return tile_f<Dot, QuantFormat::Q5_0, Wide>(t);
+    case QuantFormat::Q5_1: return tile_f<Dot, QuantFormat::Q5_1, Wide>(t);
   }
 }

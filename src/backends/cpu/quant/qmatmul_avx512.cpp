@@ -63,10 +63,17 @@ template <QuantFormat F>
 struct ScaleLanes {
   static constexpr int bb = static_cast<int>(quant_block_bytes(F));
   // Q4: the pair's first 16 halves converted as they lie, so d of block b + 1
-  // sits at its byte offset / 2 (and Q4_1's m one lane later); Q8_0: lanes 0, 1.
+  // sits at its byte offset / 2 (and Q4_1's / Q5_1's m one lane later); Q8_0: lanes 0, 1.
   static constexpr int d1 = F == QuantFormat::Q8_0 ? 1 : bb / 2;
-  static constexpr int m0 = 1, m1 = d1 + 1;  // Q4_1
+  static constexpr int m0 = 1, m1 = d1 + 1;  // Q4_1, Q5_1
 };
+
+// A Q5 block's u32 of 5th bits.
+TORSH_INLINE std::uint32_t qh_of(const unsigned char* p) {
+  std::uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
 
 // Weight blocks b and b + 1 (the second only for a pair; for a single block
 // the upper half of u is unused, the activations there being zero): the
@@ -89,7 +96,7 @@ TORSH_INLINE void weight_pair(const unsigned char* b0, __m512i& u, __m512& f) {
     constexpr __mmask64 mask = (1ull << (Pair ? 2 * bb : bb)) - 1;
     const __m512i raw = _mm512_maskz_loadu_epi8(mask, b0);
     // Nibble bytes: element j low, j + 16 high; words 8-15 and 24-31 take the high nibbles.
-    constexpr short q0 = F == QuantFormat::Q4_1 ? 2 : 1, q1 = bb / 2 + q0;
+    constexpr short q0 = quant_nibbles_at(F) / 2, q1 = bb / 2 + q0;
     const __m512i idx = _mm512_set_epi16(q1 + 7, q1 + 6, q1 + 5, q1 + 4, q1 + 3, q1 + 2, q1 + 1, q1,  //
                                          q1 + 7, q1 + 6, q1 + 5, q1 + 4, q1 + 3, q1 + 2, q1 + 1, q1,  //
                                          q0 + 7, q0 + 6, q0 + 5, q0 + 4, q0 + 3, q0 + 2, q0 + 1, q0,  //
@@ -97,6 +104,11 @@ TORSH_INLINE void weight_pair(const unsigned char* b0, __m512i& u, __m512& f) {
     __m512i z = _mm512_permutexvar_epi16(idx, raw);
     z = _mm512_mask_srli_epi16(z, 0xFF00FF00u, z, 4);
     u = _mm512_and_si512(z, _mm512_set1_epi8(0x0F));
+    if constexpr (quant_has_high_bits(F)) {  // bit e of a block's qh: 16 on its element e
+      const __mmask64 high = qh_of(b0 + quant_nibbles_at(F) - 4) |
+                             (Pair ? std::uint64_t{qh_of(b0 + bb + quant_nibbles_at(F) - 4)} << 32 : 0);
+      u = _mm512_mask_add_epi8(u, high, u, _mm512_set1_epi8(0x10));
+    }
     f = _mm512_cvtph_ps(_mm512_castsi512_si256(raw));
   }
 }
@@ -121,15 +133,21 @@ TORSH_INLINE void weight_pair16(const unsigned char* b0, __m512i& lo, __m512i& h
   } else {
     // Each nibble byte widened to a word: its low nibble is element e, its
     // high nibble element e + 16, so the word's low and high nibbles are lo and hi.
-    constexpr int off = F == QuantFormat::Q4_1 ? 4 : 2;
+    constexpr int off = quant_nibbles_at(F);
     auto at = [](const unsigned char* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); };
     const __m512i w =
         _mm512_cvtepu8_epi16(_mm256_set_m128i(Pair ? at(b0 + bb + off) : _mm_setzero_si128(), at(b0 + off)));
     lo = _mm512_and_si512(w, _mm512_set1_epi16(0x0F));
     hi = _mm512_srli_epi16(w, 4);
-    if constexpr (F == QuantFormat::Q4_0) {  // a missing block's -8s meet zero activations
-      lo = _mm512_sub_epi16(lo, _mm512_set1_epi16(8));
-      hi = _mm512_sub_epi16(hi, _mm512_set1_epi16(8));
+    if constexpr (quant_has_high_bits(F)) {  // qh bits 0-15 go to lo's elements, 16-31 to hi's
+      const std::uint32_t h0 = qh_of(b0 + off - 4), h1 = Pair ? qh_of(b0 + bb + off - 4) : 0;
+      const __m512i sixteen = _mm512_set1_epi16(16);
+      lo = _mm512_mask_add_epi16(lo, __mmask32((h0 & 0xFFFFu) | (h1 << 16)), lo, sixteen);
+      hi = _mm512_mask_add_epi16(hi, __mmask32((h0 >> 16) | (h1 & 0xFFFF0000u)), hi, sixteen);
+    }
+    if constexpr (weight_offset(F) != 0) {  // a missing block's -8s (-16s) meet zero activations
+      lo = _mm512_sub_epi16(lo, _mm512_set1_epi16(weight_offset(F)));
+      hi = _mm512_sub_epi16(hi, _mm512_set1_epi16(weight_offset(F)));
     }
     // The scales, converted where they lie (ScaleLanes).
     const __m256i raw = _mm256_maskz_loadu_epi16(Pair ? __mmask16(0xFFFF) : __mmask16((1u << (bb / 2)) - 1), b0);
@@ -145,9 +163,9 @@ TORSH_INLINE __m512 spread_lanes(__m512 f, int lo, int hi) {
 
 // Weight rows packed once per chunk when many activation rows will read them
 // (prefill): per block pair the 64 unsigned levels (a single last block's
-// upper half zero), then the rows' d_w as f32 and, for Q4_1, m_w as f32 (a
+// upper half zero), then the rows' d_w as f32 and, for Q4_1 / Q5_1, m_w as f32 (a
 // missing last block's 0). The tiles then load levels and scales as they
-// are, and Q4_1's m_w s_a becomes one dot product per output at the end.
+// are, and the minimum's m_w s_a becomes one dot product per output at the end.
 // With Int16 activations (Wide) the levels of a pair are its two int16
 // vectors lo and hi (weight_pair16), 128 bytes.
 template <QuantFormat F, bool Wide = false>
@@ -155,7 +173,7 @@ struct PackedRow {
   static constexpr std::int64_t kLevelBytes = Wide ? 128 : 64;  // per block pair
   static std::int64_t pairs(std::int64_t nb) { return (nb + 1) / 2; }
   static std::size_t bytes(std::int64_t nb) {
-    const std::size_t scales = (F == QuantFormat::Q4_1 ? 2 : 1) * 2 * pairs(nb) * sizeof(float);
+    const std::size_t scales = (quant_has_min(F) ? 2 : 1) * 2 * pairs(nb) * sizeof(float);
     return (static_cast<std::size_t>(pairs(nb) * kLevelBytes) + scales + 63) / 64 * 64;
   }
   template <class Byte>  // unsigned char or const unsigned char
@@ -209,14 +227,13 @@ void pack_rows(const unsigned char* w, std::size_t w_stride, std::int64_t rows, 
       __m128i sc = _mm_castps_si128(_mm512_castps512_ps128(_mm512_permutexvar_ps(pick, f)));
       if (!pair) sc = _mm_and_si128(sc, _mm_setr_epi32(-1, 0, -1, 0));  // the missing block's scales: 0
       _mm_storel_epi64(reinterpret_cast<__m128i*>(d + 2 * p), sc);
-      if constexpr (F == QuantFormat::Q4_1)
-        _mm_storel_epi64(reinterpret_cast<__m128i*>(m + 2 * p), _mm_srli_si128(sc, 8));
+      if constexpr (quant_has_min(F)) _mm_storel_epi64(reinterpret_cast<__m128i*>(m + 2 * p), _mm_srli_si128(sc, 8));
     }
   }
 }
 
 // Activation block blk's (and blk + 1's, for a pair) d spread over the
-// blocks' lanes; WithS (Q4_1 read as it lies): s placed where the weights'
+// blocks' lanes; WithS (Q4_1 / Q5_1 read as they lie): s placed where the weights'
 // f holds m, for one masked FMA of m_w s_a.
 template <QuantFormat F, bool Pair, bool WithS>
 TORSH_INLINE void act_scales(const ActRows& a, std::int64_t blk, __m512& da, __m512& sa) {
@@ -239,7 +256,7 @@ TORSH_INLINE void step(const Tile& t, std::int64_t b, __m512 (&acc)[R][C]) {
 #pragma GCC unroll 4
   for (int j = 0; j < C; ++j) {
     const std::int64_t blk = (t.a0 + j) * a.nb + b;
-    act_scales<F, Pair, F == QuantFormat::Q4_1 && !Packed>(a, blk, da[j], sa[j]);
+    act_scales<F, Pair, quant_has_min(F) && !Packed>(a, blk, da[j], sa[j]);
     q[j] = a.q + blk * kBlock;
     corr[j] = a.corr + blk * 8;
   }
@@ -265,12 +282,12 @@ TORSH_INLINE void step(const Tile& t, std::int64_t b, __m512 (&acc)[R][C]) {
     for (int j = 0; j < C; ++j) {
       const __m512i x = Pair ? _mm512_loadu_si512(q[j]) : _mm512_maskz_loadu_epi8(0xFFFFFFFFull, q[j]);
       __m512i c = _mm512_setzero_si512();
-      if constexpr (F != QuantFormat::Q4_1)
+      if constexpr (!quant_has_min(F))
         c = Pair ? _mm512_loadu_si512(corr[j]) : _mm512_maskz_loadu_epi32(0x00FF, corr[j]);
       const __m512i dot = _mm512_dpbusd_epi32(c, u, x);
       acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(dw, da[j]), acc[i][j]);
       // The other lanes of f are nibble bytes read as f16 (maybe NaN): masked off.
-      if constexpr (F == QuantFormat::Q4_1 && !Packed)
+      if constexpr (quant_has_min(F) && !Packed)
         acc[i][j] = _mm512_mask3_fmadd_ps(f, sa[j], acc[i][j], __mmask16((1u << L::m0) | (Pair ? 1u << L::m1 : 0u)));
     }
   }
@@ -286,7 +303,7 @@ TORSH_INLINE void step16(const Tile& t, std::int64_t b, __m512 (&acc)[R][C]) {
 #pragma GCC unroll 4
   for (int j = 0; j < C; ++j) {
     const std::int64_t blk = (t.a0 + j) * a.nb + b;
-    act_scales<F, Pair, F == QuantFormat::Q4_1 && !Packed>(a, blk, da[j], sa[j]);
+    act_scales<F, Pair, quant_has_min(F) && !Packed>(a, blk, da[j], sa[j]);
     q[j] = act16_block(a, t.a0 + j, b);
   }
 #pragma GCC unroll 4
@@ -309,7 +326,7 @@ TORSH_INLINE void step16(const Tile& t, std::int64_t b, __m512 (&acc)[R][C]) {
       __m512i dot = _mm512_dpwssd_epi32(_mm512_setzero_si512(), lo, _mm512_loadu_si512(q[j]));
       dot = _mm512_dpwssd_epi32(dot, hi, _mm512_loadu_si512(q[j] + 32));
       acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(dw, da[j]), acc[i][j]);
-      if constexpr (F == QuantFormat::Q4_1 && !Packed)
+      if constexpr (quant_has_min(F) && !Packed)
         acc[i][j] = _mm512_mask3_fmadd_ps(f, sa[j], acc[i][j], __mmask16((1u << L::m0) | (Pair ? 1u << L::m1 : 0u)));
     }
   }
@@ -352,7 +369,7 @@ void tile_rc(const Tile& t) {
     for (; b + 2 <= nb; b += 2) step<F, R, C, true, Packed>(t, b, acc);
     if (b < nb) step<F, R, C, false, Packed>(t, b, acc);
   }
-  if constexpr (F == QuantFormat::Q4_1 && Packed) {
+  if constexpr (quant_has_min(F) && Packed) {
     // sum over blocks of m_w s_a, 16 blocks at a time.
     for (std::int64_t b0 = 0; b0 < nb; b0 += 16) {
       const __mmask16 k = nb - b0 >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (nb - b0)) - 1);
@@ -411,6 +428,8 @@ void tile(const Tile& t) {
     case QuantFormat::Q4_0: return tile_f<QuantFormat::Q4_0, Packed, Wide>(t);
     case QuantFormat::Q4_1: return tile_f<QuantFormat::Q4_1, Packed, Wide>(t);
     case QuantFormat::Q8_0: return tile_f<QuantFormat::Q8_0, Packed, Wide>(t);
+    case QuantFormat::Q5_0: return tile_f<QuantFormat::Q5_0, Packed, Wide>(t);
+    case QuantFormat::Q5_1: return tile_f<QuantFormat::Q5_1, Packed, Wide>(t);
   }
 }
 
@@ -420,6 +439,8 @@ std::size_t packed_row_bytes(QuantFormat f, std::int64_t nb) {
     case QuantFormat::Q4_0: return PackedRow<QuantFormat::Q4_0, Wide>::bytes(nb);
     case QuantFormat::Q4_1: return PackedRow<QuantFormat::Q4_1, Wide>::bytes(nb);
     case QuantFormat::Q8_0: return PackedRow<QuantFormat::Q8_0, Wide>::bytes(nb);
+    case QuantFormat::Q5_0: return PackedRow<QuantFormat::Q5_0, Wide>::bytes(nb);
+    case QuantFormat::Q5_1: return PackedRow<QuantFormat::Q5_1, Wide>::bytes(nb);
   }
   return 0;
 }
@@ -431,6 +452,8 @@ void pack(QuantFormat f, const unsigned char* w, std::size_t w_stride, std::int6
     case QuantFormat::Q4_0: return pack_rows<QuantFormat::Q4_0, Wide>(w, w_stride, rows, nb, dst);
     case QuantFormat::Q4_1: return pack_rows<QuantFormat::Q4_1, Wide>(w, w_stride, rows, nb, dst);
     case QuantFormat::Q8_0: return pack_rows<QuantFormat::Q8_0, Wide>(w, w_stride, rows, nb, dst);
+    case QuantFormat::Q5_0: return pack_rows<QuantFormat::Q5_0, Wide>(w, w_stride, rows, nb, dst);
+    case QuantFormat::Q5_1: return pack_rows<QuantFormat::Q5_1, Wide>(w, w_stride, rows, nb, dst);
   }
 }
 

@@ -24,10 +24,12 @@ void levels(QuantFormat f, const unsigned char* blk, int (&u)[kBlock]) {
     for (int e = 0; e < kBlock; ++e) u[e] = blk[2 + e] ^ 0x80;
     return;
   }
-  const unsigned char* qs = blk + (f == QuantFormat::Q4_1 ? 4 : 2);
+  const unsigned char* qs = blk + quant_nibbles_at(f);
+  std::uint32_t qh = 0;  // Q5: bit e is element e's 16
+  if (quant_has_high_bits(f)) std::memcpy(&qh, qs - 4, 4);
   for (int e = 0; e < kBlock / 2; ++e) {
-    u[e] = qs[e] & 0x0F;
-    u[e + kBlock / 2] = qs[e] >> 4;
+    u[e] = (qs[e] & 0x0F) | static_cast<int>(((qh >> e) & 1u) << 4);
+    u[e + kBlock / 2] = (qs[e] >> 4) | static_cast<int>(((qh >> (e + kBlock / 2)) & 1u) << 4);
   }
 }
 
@@ -65,7 +67,7 @@ void tile(const Tile& t) {
       for (int j = 0; j < t.cols; ++j) {
         const std::int64_t ab = (t.a0 + j) * a.nb + b;
         acc[j] += dw * a.d[ab] * static_cast<float>(block_dot<Wide>(a, t.format, u, t.a0 + j, b));
-        if (t.format == QuantFormat::Q4_1) acc[j] += f16_at(blk + 2) * a.s[ab];
+        if (quant_has_min(t.format)) acc[j] += f16_at(blk + 2) * a.s[ab];
       }
     }
     for (int j = 0; j < t.cols; ++j) t.out[(t.a0 + j) * t.ldo + i] = acc[j];

@@ -7,20 +7,23 @@
 //
 // Int16 (the default): d = amax / 32767, q = round-half-even(x / d), and s =
 // the block's f32 sum of x. Kernels widen the weight levels to signed int16
-// l (Q4_0: nibble - 8, Q4_1: nibble, Q8_0: the byte) and one block meets one
+// l (Q4_0: nibble - 8, Q4_1: nibble, Q5_0: 5-bit level - 16, Q5_1: 5-bit
+// level, Q8_0: the byte) and one block meets one
 // block as a pairwise int16 dot product (vpdpwssd, vpmaddwd). The levels of
 // blocks b, b + 1 (b even) lie interleaved by halves, [b 0-15, b+1 0-15,
 // b 16-31, b+1 16-31] (act16_block), so two vpdpwssd leave block b's sum in
 // the low eight int32 lanes and b + 1's in the high eight, scaled together;
 // a row with odd nb ends in a half-empty pair of zeros.
 //
-//   Q4_0, Q8_0: sum = d_w d_a (l.q)          Q4_1: sum = d_w d_a (l.q) + m_w s
+//   Q4_0, Q5_0, Q8_0: sum = d_w d_a (l.q)    Q4_1, Q5_1: sum = d_w d_a (l.q) + m_w s
 //
 // Int8 (ggml's Q8_1): d = amax / 127, s = d * sum(q). Weight levels stay
 // unsigned bytes u and meet the signed activation levels q in vpdpbusd (u8 x s8):
 //
 //   Q4_0: w = d_w (u - 8)        u = the nibble       sum = d_w d_a (u.q - 8 sum(q))
 //   Q4_1: w = d_w u + m_w        u = the nibble       sum = d_w d_a (u.q) + m_w s_a
+//   Q5_0: w = d_w (u - 16)       u = the 5-bit level  sum = d_w d_a (u.q - 16 sum(q))
+//   Q5_1: w = d_w u + m_w        u = the 5-bit level  sum = d_w d_a (u.q) + m_w s_a
 //   Q8_0: w = d_w (u - 128)      u = byte XOR 0x80    sum = d_w d_a (u.q - 128 sum(q))
 //
 // The "- offset sum(q)" term is exact integer arithmetic prepared with the
@@ -60,8 +63,11 @@ inline std::int16_t* act16_block(const ActRows& a, std::int64_t r, std::int64_t 
   return a.q16 + r * a.row16 + (b / 2) * 64 + (b % 2) * 16;
 }
 
-// The offset subtracted from a format's unsigned weight level: 8, 0, 128.
-constexpr int weight_offset(QuantFormat f) { return f == QuantFormat::Q4_0 ? 8 : f == QuantFormat::Q8_0 ? 128 : 0; }
+// The offset subtracted from a format's unsigned weight level: Q4_0 8, Q8_0
+// 128, Q5_0 16; 0 for the formats with a minimum.
+constexpr int weight_offset(QuantFormat f) {
+  return f == QuantFormat::Q4_0 ? 8 : f == QuantFormat::Q8_0 ? 128 : f == QuantFormat::Q5_0 ? 16 : 0;
+}
 
 // Bytes of scratch that quantized activations of m rows of k need.
 std::size_t act_scratch_bytes(QuantActivations width, std::int64_t m, std::int64_t k);

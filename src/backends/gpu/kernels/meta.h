@@ -32,6 +32,8 @@
 #define QUANT_Q4_0 0
 #define QUANT_Q4_1 1
 #define QUANT_Q8_0 2
+#define QUANT_Q5_0 3
+#define QUANT_Q5_1 4
 #define QM_GROUP 64
 #define QM_ROWS 4
 

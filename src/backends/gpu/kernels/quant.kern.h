@@ -1,20 +1,32 @@
-/* Block-quantized weights (torsh/core/quant.hpp: ggml's Q4_0, Q4_1 and Q8_0
- * layouts): rows dequantized, and qmatmul out[m, n] = x[m, k] @ dequantize(w)^T.
- * Blocks are 18, 20 or 34 bytes, so no field is 4-byte aligned: levels are read
- * as bytes and the f16 scales assembled from two bytes (dialect.h). */
+/* Block-quantized weights (torsh/core/quant.hpp: ggml's Q4_0, Q4_1, Q8_0, Q5_0
+ * and Q5_1 layouts): rows dequantized, and qmatmul out[m, n] = x[m, k] @
+ * dequantize(w)^T. Blocks are 18, 20, 34, 22 or 24 bytes, so no field is 4-byte
+ * aligned: levels are read as bytes and the f16 scales assembled from two
+ * bytes (dialect.h). */
 /* QUANT_*, QM_GROUP and QM_ROWS: meta.h. */
 
-DEVICE_FN long quant_block_bytes_of(int fmt) { return fmt == QUANT_Q4_0 ? 18 : fmt == QUANT_Q4_1 ? 20 : 34; }
+DEVICE_FN long quant_block_bytes_of(int fmt) {
+  return fmt == QUANT_Q4_0 ? 18 : fmt == QUANT_Q4_1 ? 20 : fmt == QUANT_Q5_0 ? 22 : fmt == QUANT_Q5_1 ? 24 : 34;
+}
+
+/* Formats with a minimum m (x = q d + m); the byte where a 4/5-bit format's nibbles start. */
+DEVICE_FN int quant_has_min(int fmt) { return fmt == QUANT_Q4_1 || fmt == QUANT_Q5_1; }
+DEVICE_FN int quant_nibbles_at(int fmt) {
+  return fmt == QUANT_Q4_0 ? 2 : fmt == QUANT_Q4_1 ? 4 : fmt == QUANT_Q5_0 ? 6 : 8;
+}
 
 DEVICE_FN float quant_half(GLOBAL const uchar* p) { return half_bits_to_float((uint)p[0] | ((uint)p[1] << 8)); }
 
-/* Level of element j (0..31) of a block: Q4 byte j % 16 holds j < 16 in its
- * low nibble, j + 16 in its high one (Q4_0 centred on 8); Q8_0 a signed byte. */
+/* Level of element j (0..31) of a block: nibble byte j % 16 holds j < 16 in
+ * its low nibble, j + 16 in its high one; Q5 adds bit j of the u32 before the
+ * nibbles as 16 (Q4_0 centred on 8, Q5_0 on 16); Q8_0 a signed byte. */
 DEVICE_FN int quant_level(int fmt, GLOBAL const uchar* blk, int j) {
   if (fmt == QUANT_Q8_0) return (int)(((uint)blk[2 + j] ^ 0x80u)) - 0x80;
-  const uint b = blk[(fmt == QUANT_Q4_1 ? 4 : 2) + (j & 15)];
-  const int q = (int)(j < 16 ? (b & 15u) : (b >> 4));
-  return fmt == QUANT_Q4_0 ? q - 8 : q;
+  const int at = quant_nibbles_at(fmt);
+  const uint b = blk[at + (j & 15)];
+  int q = (int)(j < 16 ? (b & 15u) : (b >> 4));
+  if (fmt == QUANT_Q5_0 || fmt == QUANT_Q5_1) q |= (int)(((uint)blk[at - 4 + (j >> 3)] >> (j & 7)) & 1u) << 4;
+  return fmt == QUANT_Q4_0 ? q - 8 : fmt == QUANT_Q5_0 ? q - 16 : q;
 }
 
 /* Element i of the [m, cols] output: column i % cols of weight row ids[i / cols]
@@ -27,7 +39,7 @@ DEVICE_FN float dequant_at(GLOBAL const uchar* w, GLOBAL const int* ids, int ids
   const long bytes = quant_block_bytes_of(fmt);
   GLOBAL const uchar* blk = w + (row * (cols / 32) + c / 32) * bytes;
   const float q = (float)quant_level(fmt, blk, (int)(c & 31)), d = quant_half(blk);
-  return fmt == QUANT_Q4_1 ? mul_add_unfused(q, d, quant_half(blk + 2)) : q * d;
+  return quant_has_min(fmt) ? mul_add_unfused(q, d, quant_half(blk + 2)) : q * d;
 }
 
 KERNEL void dequantize_f32(GLOBAL const uchar* w, GLOBAL const int* ids, GLOBAL float* out, int fmt, int ids_width,
@@ -74,7 +86,7 @@ KERNEL void qmatmul_f32(GLOBAL const float* x, GLOBAL const uchar* w, GLOBAL flo
     const long b = u >> 2;
     const int t = (int)(u & 3);
     GLOBAL const uchar* blk = wrow + b * bytes;
-    const float d = quant_half(blk), mn = fmt == QUANT_Q4_1 ? quant_half(blk + 2) : 0.0f;
+    const float d = quant_half(blk), mn = quant_has_min(fmt) ? quant_half(blk + 2) : 0.0f;
     float lv[8];
     for (int e = 0; e < 8; ++e) lv[e] = (float)quant_level(fmt, blk, 4 * t + (e < 4 ? e : e + 12));
     for (int r = 0; r < QM_ROWS; ++r) {
@@ -86,7 +98,7 @@ KERNEL void qmatmul_f32(GLOBAL const float* x, GLOBAL const uchar* w, GLOBAL flo
           dot += lv[e] * xv;
           sx += xv;
         }
-        acc[r] += fmt == QUANT_Q4_1 ? d * dot + mn * sx : d * dot;
+        acc[r] += quant_has_min(fmt) ? d * dot + mn * sx : d * dot;
       }
     }
   }

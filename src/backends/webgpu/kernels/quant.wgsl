@@ -1,24 +1,51 @@
 //! bind x:in w:in ids:in out:out
-// Block-quantized weights (torsh/core/quant.hpp: ggml's Q4_0, Q4_1, Q8_0), as
-// src/backends/gpu/kernels/quant.kern.h: rows dequantized (and embedding lookups), and
-// qmatmul out[m, n] = x[m, k] @ dequantize(w)^T with f32 activations. Blocks
-// are 18, 20 or 34 bytes, so levels are read as bytes and the f16 scales
-// assembled from two. An absent ids (or x) is bound to w and never read.
-// P (both): [0] format (0 Q4_0, 1 Q4_1, 2 Q8_0) [1] w offset (bytes) [2] x or
-// ids offset [3] out offset.
+// Block-quantized weights (torsh/core/quant.hpp: ggml's Q4_0, Q4_1, Q8_0, Q5_0,
+// Q5_1), as src/backends/gpu/kernels/quant.kern.h: rows dequantized (and
+// embedding lookups), and qmatmul out[m, n] = x[m, k] @ dequantize(w)^T with f32
+// activations. Blocks are 18, 20, 34, 22 or 24 bytes, so levels are read as
+// bytes and the f16 scales assembled from two. An absent ids (or x) is bound to
+// w and never read.
+// P (both): [0] format (0 Q4_0, 1 Q4_1, 2 Q8_0, 3 Q5_0, 4 Q5_1) [1] w offset
+// (bytes) [2] x or ids offset [3] out offset.
 
-fn block_bytes(fmt: u32) -> u32 { return select(select(34u, 20u, fmt == 1u), 18u, fmt == 0u); }
+fn block_bytes(fmt: u32) -> u32 {
+  switch (fmt) {
+    case 0u: { return 18u; }
+    case 1u: { return 20u; }
+    case 3u: { return 22u; }
+    case 4u: { return 24u; }
+    default: { return 34u; }
+  }
+}
+
+// Q4_1 and Q5_1 carry a minimum: x = q d + m.
+fn has_min(fmt: u32) -> bool { return fmt == 1u || fmt == 4u; }
+
+// The byte where a 4/5-bit format's nibbles start.
+fn nibbles_at(fmt: u32) -> u32 {
+  switch (fmt) {
+    case 0u: { return 2u; }
+    case 1u: { return 4u; }
+    case 3u: { return 6u; }
+    default: { return 8u; }
+  }
+}
 
 fn quant_half(at: u32) -> f32 { return half_bits_to_float(w_bits(at, 1u) | (w_bits(at + 1u, 1u) << 8u)); }
 
-// Level of element j (0..31) of the block at byte `blk`: Q4 byte j % 16 holds j
-// in its low nibble when j < 16, j - 16 in its high one (Q4_0 centred on 8);
-// Q8_0 a signed byte.
+// Level of element j (0..31) of the block at byte `blk`: nibble byte j % 16
+// holds j in its low nibble when j < 16, j - 16 in its high one; Q5 adds bit j
+// of the u32 before the nibbles as 16 (Q4_0 centred on 8, Q5_0 on 16); Q8_0 a
+// signed byte.
 fn quant_level(fmt: u32, blk: u32, j: u32) -> f32 {
   if (fmt == 2u) { return f32((i32(w_bits(blk + 2u + j, 1u)) << 24u) >> 24u); }
-  let b = w_bits(blk + select(2u, 4u, fmt == 1u) + (j & 15u), 1u);
-  let q = select(b >> 4u, b & 15u, j < 16u);
-  return select(f32(q), f32(i32(q) - 8), fmt == 0u);
+  let at = blk + nibbles_at(fmt);
+  let b = w_bits(at + (j & 15u), 1u);
+  var q = select(b >> 4u, b & 15u, j < 16u);
+  if (fmt >= 3u) { q = q | (((w_bits(at - 4u + (j >> 3u), 1u) >> (j & 7u)) & 1u) << 4u); }
+  if (fmt == 0u) { return f32(i32(q) - 8); }
+  if (fmt == 3u) { return f32(i32(q) - 16); }
+  return f32(q);
 }
 
 // P: [4] cols [5] total [6] ids width (0 none, 4 i32, 8 i64: the op layer has
@@ -38,7 +65,7 @@ fn dequantize_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
   let q = quant_level(fmt, blk, c & 31u);
   let d = quant_half(blk);
   var v: f32;
-  if (fmt == 1u) {
+  if (has_min(fmt)) {
     let p = unfused(q * d);  // rounded, then the sum, as the host
     v = p + quant_half(blk + 2u);
   } else {
@@ -76,7 +103,7 @@ fn qmatmul_rows(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgrou
     let blk = wrow + b * bytes;
     let d = quant_half(blk);
     var mn = 0.0;
-    if (fmt == 1u) { mn = quant_half(blk + 2u); }
+    if (has_min(fmt)) { mn = quant_half(blk + 2u); }
     var lv: array<f32, 8>;
     for (var e = 0u; e < 8u; e = e + 1u) { lv[e] = quant_level(fmt, blk, 4u * t + select(e + 12u, e, e < 4u)); }
     for (var r = 0u; r < 4u; r = r + 1u) {
@@ -89,7 +116,7 @@ fn qmatmul_rows(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgrou
           dot = dot + lv[e] * xv;
           sx = sx + xv;
         }
-        acc[r] = acc[r] + select(d * dot, d * dot + mn * sx, fmt == 1u);
+        acc[r] = acc[r] + select(d * dot, d * dot + mn * sx, has_min(fmt));
       }
     }
   }
