@@ -44,36 +44,36 @@ void pack_nibbles(const int (&q)[kBlock], unsigned char* qs) {
   for (int j = 0; j < kBlock / 2; ++j) qs[j] = static_cast<unsigned char>(q[j] | (q[j + kBlock / 2] << 4));
 }
 
-void quantize_q4_0(const float* x, unsigned char* b) {
-  float amax = 0.0f, max = 0.0f;  // the value of largest magnitude, with its sign
+// Q4_0 and Q5_0 (half = 8 or 16): d = the value of largest magnitude, with
+// its sign, / -half; levels 0 .. 2 half - 1 centred on half. x * id lies in
+// [-half, half]; + half + 0.5 then truncation rounds to the nearest of
+// 0 .. 2 half, and 2 half clamps to 2 half - 1. Returns d.
+float centred_levels(const float* x, int half, int (&q)[kBlock]) {
+  float amax = 0.0f, max = 0.0f;
   for (int i = 0; i < kBlock; ++i)
     if (std::fabs(x[i]) > amax) {
       amax = std::fabs(x[i]);
       max = x[i];
     }
-  const float d = max / -8.0f;
+  const float d = max / -static_cast<float>(half);
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
-  int q[kBlock];
-  // x * id is in [-8, 8]; + 8.5 then truncation rounds to the nearest of 0..16, and 16 clamps to 15.
-  for (int i = 0; i < kBlock; ++i) q[i] = level(x[i] * id + 8.5f, 0, 15, 8);
-  put_f16(b, d);
-  pack_nibbles(q, b + 2);
+  for (int i = 0; i < kBlock; ++i) q[i] = level(x[i] * id + (static_cast<float>(half) + 0.5f), 0, 2 * half - 1, half);
+  return d;
 }
 
-void quantize_q4_1(const float* x, unsigned char* b) {
-  float min = x[0], max = x[0];
+// Q4_1 and Q5_1 (top = 15 or 31): m = the minimum, d = (max - min) / top,
+// levels 0 .. top rounded to nearest.
+void min_levels(const float* x, int top, int (&q)[kBlock], float& d, float& min) {
+  float max = x[0];
+  min = x[0];
   for (int i = 0; i < kBlock; ++i) {
     if (x[i] < min || std::isnan(min)) min = x[i];
     if (x[i] > max || std::isnan(max)) max = x[i];
   }
   if (std::isnan(min)) min = max = 0.0f;  // every element NaN
-  const float d = (max - min) / 15.0f;
+  d = (max - min) / static_cast<float>(top);
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
-  int q[kBlock];
-  for (int i = 0; i < kBlock; ++i) q[i] = level((x[i] - min) * id + 0.5f, 0, 15, 0);
-  put_f16(b, d);
-  put_f16(b + 2, min);
-  pack_nibbles(q, b + 4);
+  for (int i = 0; i < kBlock; ++i) q[i] = level((x[i] - min) * id + 0.5f, 0, top, 0);
 }
 
 // Q5: the low nibbles as Q4 packs them, then bit 4 of each level in qh.
@@ -88,35 +88,21 @@ void pack_q5(const int (&q)[kBlock], unsigned char* qh_then_qs) {
   pack_nibbles(low, qh_then_qs + 4);
 }
 
-void quantize_q5_0(const float* x, unsigned char* b) {
-  float amax = 0.0f, max = 0.0f;
-  for (int i = 0; i < kBlock; ++i)
-    if (std::fabs(x[i]) > amax) {
-      amax = std::fabs(x[i]);
-      max = x[i];
-    }
-  const float d = max / -16.0f;
-  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+// Q4_0 (half 8) and Q5_0 (half 16): d, then the levels.
+void quantize_centred(const float* x, unsigned char* b, int half) {
   int q[kBlock];
-  for (int i = 0; i < kBlock; ++i) q[i] = level(x[i] * id + 16.5f, 0, 31, 16);
-  put_f16(b, d);
-  pack_q5(q, b + 2);
+  put_f16(b, centred_levels(x, half, q));
+  half == 8 ? pack_nibbles(q, b + 2) : pack_q5(q, b + 2);
 }
 
-void quantize_q5_1(const float* x, unsigned char* b) {
-  float min = x[0], max = x[0];
-  for (int i = 0; i < kBlock; ++i) {
-    if (x[i] < min || std::isnan(min)) min = x[i];
-    if (x[i] > max || std::isnan(max)) max = x[i];
-  }
-  if (std::isnan(min)) min = max = 0.0f;
-  const float d = (max - min) / 31.0f;
-  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+// Q4_1 (top 15) and Q5_1 (top 31): d, m, then the levels.
+void quantize_with_min(const float* x, unsigned char* b, int top) {
   int q[kBlock];
-  for (int i = 0; i < kBlock; ++i) q[i] = level((x[i] - min) * id + 0.5f, 0, 31, 0);
+  float d, min;
+  min_levels(x, top, q, d, min);
   put_f16(b, d);
   put_f16(b + 2, min);
-  pack_q5(q, b + 4);
+  top == 15 ? pack_nibbles(q, b + 4) : pack_q5(q, b + 4);
 }
 
 void quantize_q8_0(const float* x, unsigned char* b) {
@@ -213,11 +199,11 @@ void quantize_row(QuantFormat f, const float* x, void* blocks, std::int64_t k) {
   const std::size_t bytes = quant_block_bytes(f);
   for (std::int64_t i = 0; i + kBlock <= k; i += kBlock, b += bytes) {
     switch (f) {
-      case QuantFormat::Q4_0: quantize_q4_0(x + i, b); break;
-      case QuantFormat::Q4_1: quantize_q4_1(x + i, b); break;
+      case QuantFormat::Q4_0: quantize_centred(x + i, b, 8); break;
+      case QuantFormat::Q4_1: quantize_with_min(x + i, b, 15); break;
       case QuantFormat::Q8_0: quantize_q8_0(x + i, b); break;
-      case QuantFormat::Q5_0: quantize_q5_0(x + i, b); break;
-      case QuantFormat::Q5_1: quantize_q5_1(x + i, b); break;
+      case QuantFormat::Q5_0: quantize_centred(x + i, b, 16); break;
+      case QuantFormat::Q5_1: quantize_with_min(x + i, b, 31); break;
     }
   }
 }
