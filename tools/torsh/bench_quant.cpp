@@ -157,6 +157,8 @@ void bench_quant(Ctx& c) {
   qmatvec(c, F::Q4_1, 1536, 576);
   qmatvec(c, F::Q4_0, 576, 1536);
   qmatvec(c, F::Q8_0, 576, 1536);
+  qmatvec(c, F::Q5_0, 576, 1536);
+  qmatvec(c, F::Q5_1, 576, 1536);
   qmatvec(c, F::Q8_0, 576, 49152);
   for (F f : kAllQuantFormats) qmatmul(c, f, 128, 576, 1536);
   qmatmul(c, F::Q4_1, 128, 1536, 576);
