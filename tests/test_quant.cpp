@@ -17,12 +17,19 @@
 #include <vector>
 
 #include "backends/cpu/quant/qmatmul_kernels.hpp"
+#include "core/quant_k.hpp"
 #include "torsh/torsh.hpp"
 
 using namespace torsh;
 namespace q = torsh::cpu::quant;
 
 namespace {
+
+// The formats of 32-element blocks (gguf's reference quantizers exist for
+// these), and the K formats of 256-element super-blocks.
+constexpr QuantFormat k32Formats[] = {QuantFormat::Q4_0, QuantFormat::Q4_1, QuantFormat::Q8_0, QuantFormat::Q5_0,
+                                      QuantFormat::Q5_1};
+constexpr QuantFormat kKFormats[] = {QuantFormat::Q4_K, QuantFormat::Q5_K, QuantFormat::Q6_K};
 
 Backend cpu_backend() { return Backend::create(BackendType::Cpu); }
 
@@ -63,7 +70,7 @@ struct Vectors {
   struct Format {
     std::vector<unsigned char> blocks;
     std::vector<float> y;
-  } f[std::size(kAllQuantFormats)];
+  } f[std::size(k32Formats)], k[std::size(kKFormats)];  // k: random K blocks and their dequantization
 };
 
 Vectors load_vectors() {
@@ -85,6 +92,14 @@ Vectors load_vectors() {
     f.blocks.resize(u32());
     in.read(reinterpret_cast<char*>(f.blocks.data()), static_cast<std::streamsize>(f.blocks.size()));
     f.y.resize(v.x.size());
+    in.read(reinterpret_cast<char*>(f.y.data()), static_cast<std::streamsize>(f.y.size() * 4));
+  }
+  in.read(magic, 4);
+  EXPECT_EQ(std::string(magic, 4), "TQK1");
+  for (auto& f : v.k) {
+    f.blocks.resize(u32());
+    in.read(reinterpret_cast<char*>(f.blocks.data()), static_cast<std::streamsize>(f.blocks.size()));
+    f.y.resize(u32());
     in.read(reinterpret_cast<char*>(f.y.data()), static_cast<std::streamsize>(f.y.size() * 4));
   }
   EXPECT_TRUE(in) << path << " is truncated";
@@ -120,6 +135,12 @@ Reference reference(QuantFormat f, const std::vector<unsigned char>& wq, const s
     dequantize_row(f, wq.data() + j * rb, w.data() + j * k, k);
     if (quant_has_min(f))
       for (std::int64_t b = 0; b < nb; ++b) {
+        if (quant_is_k(f)) {
+          float dw;
+          kquant::sub_scales(f, wq.data() + j * rb + b / 8 * quant_block_bytes(f), static_cast<int>(b % 8), dw,
+                             mins[j * nb + b]);
+          continue;
+        }
         std::uint16_t h;
         std::memcpy(&h, wq.data() + j * rb + b * quant_block_bytes(f) + 2, 2);
         mins[j * nb + b] = f16_to_f32(h);
@@ -188,7 +209,14 @@ TEST(Quant, FormatNamesAndSizes) {
   for (QuantFormat f : kAllQuantFormats) EXPECT_EQ(quant_format_from_name(quant_format_name(f)), f);
   EXPECT_EQ(quant_format_from_name("Q4_1"), QuantFormat::Q4_1);
   EXPECT_EQ(quant_format_from_name("Q5_1"), QuantFormat::Q5_1);
-  EXPECT_FALSE(quant_format_from_name("q4_k").has_value());
+  EXPECT_EQ(quant_format_from_name("Q4_K"), QuantFormat::Q4_K);
+  EXPECT_EQ(quant_format_from_name("q6_k"), QuantFormat::Q6_K);
+  EXPECT_FALSE(quant_format_from_name("q3_k").has_value());
+  EXPECT_EQ(quant_row_bytes(QuantFormat::Q4_K, 512), 288u);
+  EXPECT_EQ(quant_row_bytes(QuantFormat::Q5_K, 256), 176u);
+  EXPECT_EQ(quant_row_bytes(QuantFormat::Q6_K, 1536), 1260u);
+  EXPECT_EQ(quant_block_elems(QuantFormat::Q6_K), 256);
+  EXPECT_EQ(quant_block_elems(QuantFormat::Q5_1), 32);
   EXPECT_EQ(quant_row_bytes(QuantFormat::Q4_0, 64), 36u);
   EXPECT_EQ(quant_row_bytes(QuantFormat::Q5_0, 64), 44u);
   EXPECT_EQ(quant_row_bytes(QuantFormat::Q5_1, 576), 432u);
@@ -200,8 +228,8 @@ TEST(Quant, HostQuantizersMatchTheGgufPackageBitForBit) {
   const Vectors v = load_vectors();
   ASSERT_EQ(v.x.size() % 32, 0u);
   const auto k = static_cast<std::int64_t>(v.x.size());
-  for (std::size_t fi = 0; fi < std::size(kAllQuantFormats); ++fi) {
-    const QuantFormat f = kAllQuantFormats[fi];
+  for (std::size_t fi = 0; fi < std::size(k32Formats); ++fi) {
+    const QuantFormat f = k32Formats[fi];
     std::vector<unsigned char> b(quant_row_bytes(f, k));
     quantize_row(f, v.x.data(), b.data(), k);
     ASSERT_EQ(b.size(), v.f[fi].blocks.size()) << quant_format_name(f);
@@ -220,8 +248,8 @@ TEST(Quant, DequantizeOpMatchesTheReferenceInEveryOutputDType) {
   const Vectors v = load_vectors();
   const std::int64_t rows = 2, cols = static_cast<std::int64_t>(v.x.size()) / 2;
   Backend b = cpu_backend();
-  for (std::size_t fi = 0; fi < std::size(kAllQuantFormats); ++fi) {
-    const QuantFormat f = kAllQuantFormats[fi];
+  for (std::size_t fi = 0; fi < std::size(k32Formats); ++fi) {
+    const QuantFormat f = k32Formats[fi];
     const QTensor w = QTensor::from_host(b, f, rows, cols, v.f[fi].blocks.data(), v.f[fi].blocks.size());
     // quantize() on a tensor gives the same blocks as the host reference.
     const QTensor w2 = QTensor::quantize(host_tensor(v.x, Shape{rows, cols}), f);
@@ -236,6 +264,59 @@ TEST(Quant, DequantizeOpMatchesTheReferenceInEveryOutputDType) {
       for (std::size_t i = 0; i < got.size(); ++i)
         ASSERT_EQ(std::memcmp(&got[i], &want[i], 4), 0) << quant_format_name(f) << " " << dtype_name(dt) << " " << i;
     }
+  }
+}
+
+TEST(Quant, KDequantizersMatchTheGgufPackageBitForBit) {
+  const Vectors v = load_vectors();
+  Backend b = cpu_backend();
+  for (std::size_t fi = 0; fi < std::size(kKFormats); ++fi) {
+    const QuantFormat f = kKFormats[fi];
+    const auto& want = v.k[fi];
+    const auto n = static_cast<std::int64_t>(want.y.size());
+    ASSERT_EQ(want.blocks.size(), quant_row_bytes(f, n)) << quant_format_name(f);
+    std::vector<float> y(want.y.size());
+    dequantize_row(f, want.blocks.data(), y.data(), n);
+    for (std::size_t i = 0; i < y.size(); ++i)
+      ASSERT_EQ(std::memcmp(&y[i], &want.y[i], 4), 0)
+          << quant_format_name(f) << " element " << i << ": " << y[i] << " vs " << want.y[i];
+    // The op, as rows of 512 (two super-blocks each).
+    const QTensor w = QTensor::from_host(b, f, n / 512, 512, want.blocks.data(), want.blocks.size());
+    EXPECT_EQ(ops::dequantize(w).to_vector(), want.y) << quant_format_name(f);
+  }
+}
+
+TEST(Quant, KQuantizersKeepEveryElementWithinItsLevelStep) {
+  // One pass, not ggml's search (quant.hpp): each element ends within half a
+  // level step of its value, the step being the sub-block's stored scale, plus
+  // what rounding the 6-bit minimum (Q4_K, Q5_K) adds.
+  const std::int64_t k = 1024;
+  std::vector<float> x = normal(k, 31, 0.02f);
+  for (std::int64_t e = 256; e < 512; ++e) x[e] = std::fabs(x[e]) + 0.5f;  // all positive: the minimum is 0
+  for (std::int64_t e = 512; e < 544; ++e) x[e] = 0.0f;                    // a zero sub-block
+  for (QuantFormat f : kKFormats) {
+    std::vector<unsigned char> blocks(quant_row_bytes(f, k));
+    quantize_row(f, x.data(), blocks.data(), k);
+    std::vector<float> y(k);
+    dequantize_row(f, blocks.data(), y.data(), k);
+    for (std::int64_t e = 0; e < k; ++e) {
+      const unsigned char* sb = blocks.data() + e / 256 * quant_block_bytes(f);
+      const int j = static_cast<int>(e % 256 / 32);
+      float dw, mw;
+      kquant::sub_scales(f, sb, j, dw, mw);
+      double step = std::fabs(dw);
+      if (f == QuantFormat::Q6_K) step *= std::abs(kquant::q6_scale(sb, j, static_cast<int>(e % 32 / 16)));
+      // The minimum is rounded to a 6-bit multiple of dmin: the levels may fall
+      // short of the sub-block's top by that much.
+      const double slack = f == QuantFormat::Q6_K ? 0.0 : kquant::half_at(sb + 2);
+      // Q6_K's levels run -32 .. 31: a value of the largest magnitude's
+      // opposite sign may clamp one step short.
+      const double steps = f == QuantFormat::Q6_K ? 1.0 : 0.5;
+      ASSERT_LE(std::fabs(y[e] - x[e]), steps * step + slack + 1e-7)
+          << quant_format_name(f) << " element " << e << ": " << y[e] << " vs " << x[e];
+    }
+    // An all-zero sub-block comes back as zeros.
+    for (std::int64_t e = 512; e < 544; ++e) ASSERT_EQ(y[e], 0.0f) << quant_format_name(f);
   }
 }
 
@@ -298,8 +379,9 @@ TEST(Quant, QMatmulOnEveryInstructionSetMatchesTheReference) {
   const std::vector<cpu::Isa> isas = usable_isas();
   Backend b = cpu_backend();
   unsigned seed = 100;
+  const std::vector<std::int64_t> ks32{32, 64, 96, 576, 1536}, ks_k{256, 512, 1536};
   for (QuantFormat f : kAllQuantFormats)
-    for (std::int64_t k : {32, 64, 96, 576, 1536})
+    for (std::int64_t k : quant_is_k(f) ? ks_k : ks32)
       for (std::int64_t n : {1, 5, 63, 64, 1000})
         for (std::int64_t m : {1, 2, 3, 7, 33, 128}) {
           if (m * n * k > 30'000'000 && !(m == 128 && n == 1000 && k == 1536)) continue;  // the big ones once
@@ -354,9 +436,10 @@ TEST(Quant, Int16ActivationsAreFarCloserThanInt8) {
 
 TEST(Quant, QMatmulAgreesWithDequantizeThenMatmul) {
   Backend b = cpu_backend();
-  const std::int64_t m = 5, n = 37, k = 192;
+  const std::int64_t m = 5, n = 37;
   for (QuantFormat f : kAllQuantFormats)
     for (QuantActivations width : kWidths) {
+      const std::int64_t k = quant_is_k(f) ? 512 : 192;
       const QTensor w = QTensor::quantize(host_tensor(normal(n * k, 7, 0.1f), Shape{n, k}), f);
       const Tensor x = host_tensor(normal(m * k, 8), Shape{m, k});
       const std::vector<float> got = ops::qmatmul(x, w, width).to_vector();
@@ -396,7 +479,7 @@ TEST(Quant, LeadingDimsMatmulVecAndOtherActivationDTypes) {
 
 TEST(Quant, ZeroBlocksExtremeValuesAndNaN) {
   Backend b = cpu_backend();
-  const std::int64_t m = 3, n = 9, k = 128;
+  const std::int64_t m = 3, n = 9, k = 256;
   for (cpu::Isa isa : usable_isas())
     for (QuantActivations width : kWidths) {
       const ForcedIsa forced(isa);
@@ -554,6 +637,7 @@ TEST(Quant, OpenCLRunsNatively) {
   for (const auto [m, n, k] : {std::array<std::int64_t, 3>{3, 45, 96}, {1, 1, 32}, {1, 70, 576}, {6, 9, 1536}}) {
     const std::vector<float> wv = normal(n * k, 17, 0.1f), xv = normal(m * k, 18);
     for (QuantFormat f : kAllQuantFormats) {
+      if (k % quant_block_elems(f) != 0) continue;
       SCOPED_TRACE(std::string(quant_format_name(f)) + " m=" + std::to_string(m) + " n=" + std::to_string(n) +
                    " k=" + std::to_string(k));
       const QTensor w = QTensor::quantize(host_tensor(wv, Shape{n, k}), f);

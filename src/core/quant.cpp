@@ -14,6 +14,7 @@
 #include <cstring>
 #include <string>
 
+#include "quant_k.hpp"
 #include "torsh/core/dtype.hpp"
 
 namespace torsh {
@@ -172,6 +173,9 @@ std::string_view quant_format_name(QuantFormat f) {
     case QuantFormat::Q8_0: return "q8_0";
     case QuantFormat::Q5_0: return "q5_0";
     case QuantFormat::Q5_1: return "q5_1";
+    case QuantFormat::Q4_K: return "q4_k";
+    case QuantFormat::Q5_K: return "q5_k";
+    case QuantFormat::Q6_K: return "q6_k";
   }
   return "?";
 }
@@ -197,6 +201,11 @@ std::optional<QuantActivations> quant_activations_from_name(std::string_view nam
 void quantize_row(QuantFormat f, const float* x, void* blocks, std::int64_t k) {
   auto* b = static_cast<unsigned char*>(blocks);
   const std::size_t bytes = quant_block_bytes(f);
+  if (quant_is_k(f)) {
+    for (std::int64_t i = 0; i + kQuantSuperBlock <= k; i += kQuantSuperBlock, b += bytes)
+      kquant::quantize_block(f, x + i, b);
+    return;
+  }
   for (std::int64_t i = 0; i + kBlock <= k; i += kBlock, b += bytes) {
     switch (f) {
       case QuantFormat::Q4_0: quantize_centred(x + i, b, 8); break;
@@ -204,6 +213,7 @@ void quantize_row(QuantFormat f, const float* x, void* blocks, std::int64_t k) {
       case QuantFormat::Q8_0: quantize_q8_0(x + i, b); break;
       case QuantFormat::Q5_0: quantize_centred(x + i, b, 16); break;
       case QuantFormat::Q5_1: quantize_with_min(x + i, b, 31); break;
+      default: break;  // the K formats: above
     }
   }
 }
@@ -211,6 +221,11 @@ void quantize_row(QuantFormat f, const float* x, void* blocks, std::int64_t k) {
 void dequantize_row(QuantFormat f, const void* blocks, float* y, std::int64_t k) {
   const auto* b = static_cast<const unsigned char*>(blocks);
   const std::size_t bytes = quant_block_bytes(f);
+  if (quant_is_k(f)) {
+    for (std::int64_t i = 0; i + kQuantSuperBlock <= k; i += kQuantSuperBlock, b += bytes)
+      kquant::dequantize_block(f, b, y + i);
+    return;
+  }
   for (std::int64_t i = 0; i + kBlock <= k; i += kBlock, b += bytes) {
     switch (f) {
       case QuantFormat::Q4_0: dequantize_q4_0(b, y + i); break;
@@ -218,6 +233,7 @@ void dequantize_row(QuantFormat f, const void* blocks, float* y, std::int64_t k)
       case QuantFormat::Q8_0: dequantize_q8_0(b, y + i); break;
       case QuantFormat::Q5_0: dequantize_q5_0(b, y + i); break;
       case QuantFormat::Q5_1: dequantize_q5_1(b, y + i); break;
+      default: break;  // the K formats: above
     }
   }
 }

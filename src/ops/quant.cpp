@@ -159,8 +159,9 @@ bool supports_qmatmul(const Backend& backend, QuantFormat format, DType activati
   a.format = format;
   a.x.dtype = a.out.dtype = DType::F32;
   a.w.dtype = DType::U8;
-  a.x.shape = Shape{1, kQuantBlock};
-  a.w.shape = Shape{1, static_cast<std::int64_t>(quant_row_bytes(format, kQuantBlock))};
+  a.k = quant_block_elems(format);
+  a.x.shape = Shape{1, a.k};
+  a.w.shape = Shape{1, static_cast<std::int64_t>(quant_row_bytes(format, a.k))};
   a.out.shape = Shape{1, 1};
   a.x.strides = contiguous_strides(a.x.shape);
   a.w.strides = contiguous_strides(a.w.shape);

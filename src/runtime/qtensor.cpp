@@ -14,12 +14,15 @@ ErrorContext ctx_of(const char* op, const Tensor& t) {
 }
 
 void check_cols(const char* op, QuantFormat format, std::int64_t rows, std::int64_t cols, const ErrorContext& ctx) {
-  if (rows < 0 || cols <= 0 || cols % kQuantBlock != 0)
+  const std::int64_t block = quant_block_elems(format);
+  if (rows < 0 || cols <= 0 || cols % block != 0)
     throw Error(ErrorCode::ShapeMismatch,
                 std::string(quant_format_name(format)) + " weights [" + std::to_string(rows) + ", " +
-                    std::to_string(cols) + "]: the row length must be a positive multiple of " +
-                    std::to_string(kQuantBlock),
-                ctx, {"Quantized formats pack 32 consecutive elements of a row into one block; pad the rows"});
+                    std::to_string(cols) + "]: the row length must be a positive multiple of " + std::to_string(block),
+                ctx,
+                {std::string(quant_format_name(format)) + " packs " + std::to_string(block) +
+                 " consecutive elements of a row into one block; pad the rows or pick a format with 32-element "
+                 "blocks (q8_0, q5_1, ...)"});
 }
 
 }  // namespace
@@ -38,7 +41,8 @@ QTensor::QTensor(Tensor blocks, QuantFormat format, std::int64_t rows, std::int6
                 std::string(quant_format_name(format)) + " [" + std::to_string(rows) + ", " + std::to_string(cols) +
                     "] needs u8 blocks " + want.to_string() + ", got " + blocks_.shape().to_string(),
                 ctx_of(op, blocks_),
-                {"Each row holds cols / 32 blocks of " + std::to_string(quant_block_bytes(format)) + " bytes"});
+                {"Each row holds cols / " + std::to_string(quant_block_elems(format)) + " blocks of " +
+                 std::to_string(quant_block_bytes(format)) + " bytes"});
   if (!blocks_.is_contiguous())
     throw Error(ErrorCode::InvalidArgument, "block bytes must be contiguous", ctx_of(op, blocks_),
                 {"Call contiguous() on the block tensor first"});
@@ -71,11 +75,13 @@ QTensor QTensor::from_host(Backend& backend, QuantFormat format, std::int64_t ro
   check_cols(op, format, rows, cols, {.op = op});
   const std::size_t row_bytes = quant_row_bytes(format, cols);
   if (bytes != static_cast<std::size_t>(rows) * row_bytes)
-    throw Error(
-        ErrorCode::ShapeMismatch,
-        std::string(quant_format_name(format)) + " [" + std::to_string(rows) + ", " + std::to_string(cols) + "] is " +
-            std::to_string(static_cast<std::size_t>(rows) * row_bytes) + " bytes, got " + std::to_string(bytes),
-        {.op = op}, {"Pass rows * cols / 32 blocks of " + std::to_string(quant_block_bytes(format)) + " bytes"});
+    throw Error(ErrorCode::ShapeMismatch,
+                std::string(quant_format_name(format)) + " [" + std::to_string(rows) + ", " + std::to_string(cols) +
+                    "] is " + std::to_string(static_cast<std::size_t>(rows) * row_bytes) + " bytes, got " +
+                    std::to_string(bytes),
+                {.op = op},
+                {"Pass rows * cols / " + std::to_string(quant_block_elems(format)) + " blocks of " +
+                 std::to_string(quant_block_bytes(format)) + " bytes"});
   Tensor t = backend.from_host(blocks, Shape{rows, static_cast<std::int64_t>(row_bytes)}, DType::U8);
   return QTensor(std::move(t), format, rows, cols);
 }

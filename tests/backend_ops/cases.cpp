@@ -1141,16 +1141,29 @@ void quant_cases(CaseList& L) {
       c.reference = [f, k](const Values& v) { return qmatmul_reference(f, k, v); };
       c.reference_tol = qmatmul_reference_tol(k, scale);
     };
-    qmm(in({3, 96}), in({37, 96}));
-    qmm(in({96, 5}).t(), in({64, 96}));
-    qmm(in({2, 1, 64}), in({130, 64}).range(-1e3, 1e3), 1e3);
-    qmm(in({1, 32}), in({1, 32}));                                          // one block, one output
-    qmm(in({1, 160}), in({67, 160}));                                       // decode: m = 1, 5 blocks
-    qmm(in({5, 224}), in({33, 224}));                                       // 7 blocks; m past QM_ROWS
-    qmm(in({9, 576}), in({19, 576}));                                       // more quarter blocks than work-items
-    qmm(in({4, 64}).range(-1e3, 1e3), in({21, 64}).range(-1e3, 1e3), 1e6);  // large values on both sides
+    // Row lengths in blocks: 32 elements, or 256 for the K formats.
+    const std::int64_t B = quant_block_elems(f);
+    if (quant_is_k(f)) {
+      qmm(in({3, 256}), in({37, 256}));
+      qmm(in({256, 5}).t(), in({64, 256}));
+      qmm(in({2, 1, 512}), in({130, 512}).range(-1e3, 1e3), 1e3);
+      qmm(in({1, 256}), in({1, 256}));                                          // one super-block, one output
+      qmm(in({1, 1280}), in({67, 1280}));                                       // decode: m = 1, 5 super-blocks
+      qmm(in({5, 768}), in({33, 768}));                                         // m past QM_ROWS
+      qmm(in({9, 1536}), in({19, 1536}));                                       // more sub-blocks than work-items
+      qmm(in({4, 256}).range(-1e3, 1e3), in({21, 256}).range(-1e3, 1e3), 1e6);  // large values on both sides
+    } else {
+      qmm(in({3, 96}), in({37, 96}));
+      qmm(in({96, 5}).t(), in({64, 96}));
+      qmm(in({2, 1, 64}), in({130, 64}).range(-1e3, 1e3), 1e3);
+      qmm(in({1, 32}), in({1, 32}));                                          // one block, one output
+      qmm(in({1, 160}), in({67, 160}));                                       // decode: m = 1, 5 blocks
+      qmm(in({5, 224}), in({33, 224}));                                       // 7 blocks; m past QM_ROWS
+      qmm(in({9, 576}), in({19, 576}));                                       // more quarter blocks than work-items
+      qmm(in({4, 64}).range(-1e3, 1e3), in({21, 64}).range(-1e3, 1e3), 1e6);  // large values on both sides
+    }
     for (DType t : {F32, F16, BF16}) {
-      for (const Shape& s : {Shape{9, 64}, Shape{1, 32}, Shape{5, 96}})
+      for (const Shape& s : {Shape{9, 2 * B}, Shape{1, B}, Shape{5, 3 * B}})
         L.add(
             "dequantize " + fmt + " to " + dt(t), K::Dequantize, t, {in(s)},
             [f, t](Backend&, std::vector<Tensor>& x) -> Outputs {
@@ -1158,19 +1171,19 @@ void quant_cases(CaseList& L) {
             },
             Tol::bitwise());
       L.add(
-          "embedding " + fmt + " to " + dt(t), K::Dequantize, t, {in({11, 32}), in({2, 3}, I64).range(0, 10)},
+          "embedding " + fmt + " to " + dt(t), K::Dequantize, t, {in({11, B}), in({2, 3}, I64).range(0, 10)},
           [f, t](Backend&, std::vector<Tensor>& x) -> Outputs {
             return {ops::embedding(QTensor::quantize(x[0], f), x[1], t)};
           },
           Tol::bitwise());
     }
     L.add(
-        "embedding " + fmt, K::Dequantize, F32, {in({11, 32}), in({2, 3}, I32).range(0, 10)},
+        "embedding " + fmt, K::Dequantize, F32, {in({11, B}), in({2, 3}, I32).range(0, 10)},
         [f](Backend&, std::vector<Tensor>& x) -> Outputs { return {ops::embedding(QTensor::quantize(x[0], f), x[1])}; },
         Tol::bitwise());
     L.add(
         "embedding " + fmt + " large values", K::Dequantize, F32,
-        {in({7, 96}).range(-6e4, 6e4), in({4}, I32).range(0, 6)},
+        {in({7, 3 * B}).range(-6e4, 6e4), in({4}, I32).range(0, 6)},
         [f](Backend&, std::vector<Tensor>& x) -> Outputs { return {ops::embedding(QTensor::quantize(x[0], f), x[1])}; },
         Tol::bitwise());
   }

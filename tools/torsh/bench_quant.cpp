@@ -160,7 +160,13 @@ void bench_quant(Ctx& c) {
   qmatvec(c, F::Q5_0, 576, 1536);
   qmatvec(c, F::Q5_1, 576, 1536);
   qmatvec(c, F::Q8_0, 576, 49152);
-  for (F f : kAllQuantFormats) qmatmul(c, f, 128, 576, 1536);
+  // The K formats need rows of a multiple of 256: the MLP's down projection (k = 1536).
+  for (F f : {F::Q4_K, F::Q5_K, F::Q6_K}) qmatvec(c, f, 1536, 576);
+  for (F f : kAllQuantFormats)
+    if (quant_is_k(f))
+      qmatmul(c, f, 128, 1536, 576);
+    else
+      qmatmul(c, f, 128, 576, 1536);
   qmatmul(c, F::Q4_1, 128, 1536, 576);
 }
 

@@ -1,7 +1,9 @@
 #pragma once
 // Block-quantized weight formats (ggml's layouts, so GGUF weights are used as
-// they lie in the file). Every format packs 32 consecutive elements of a row
-// into one block; a row of k elements (k a multiple of 32) is k / 32 blocks.
+// they lie in the file). The 32-formats pack 32 consecutive elements of a row
+// into one block; the K formats (ggml's "k-quants") 256 into a super-block of
+// eight 32-element sub-blocks. A row of k elements is k / quant_block_elems
+// blocks.
 //
 //   Q4_0 (18 bytes): f16 d, 16 bytes of nibbles; x = (q - 8) * d
 //   Q4_1 (20 bytes): f16 d, f16 m, 16 bytes of nibbles; x = q * d + m
@@ -11,6 +13,20 @@
 // In the nibble bytes, byte j holds element j in its low nibble and element
 // j + 16 in its high nibble; Q5's 5-bit level q adds bit j of qh (little
 // endian) as 16 to element j's nibble.
+//
+// K formats (ggml-common.h's block_q4_K, block_q5_K, block_q6_K):
+//   Q4_K (144 bytes): f16 d, f16 dmin, 12 bytes of 6-bit scales sc[8] and
+//     mins m[8], 128 bytes of nibbles; sub-block j: x = d sc[j] q - dmin m[j].
+//     The 12 bytes: byte i < 4 holds sc[i] in bits 0-5 and bits 4-5 of sc[i+4]
+//     in bits 6-7; byte 4 + i the same for m; byte 8 + i holds bits 0-3 of
+//     sc[i+4] (low) and of m[i+4] (high). Nibble byte 32 g + l holds element l
+//     of sub-block 2 g (low) and of 2 g + 1 (high).
+//   Q5_K (176 bytes): Q4_K's d, dmin and scales, then 32 bytes qh whose byte l
+//     bit j adds 16 to element l of sub-block j, then Q4_K's 128 nibble bytes.
+//   Q6_K (210 bytes): 128 bytes ql, 64 bytes qh, int8 sc[16], f16 d; element
+//     l of sub-block j (h = j / 4, s = j % 4) has the low four bits in nibble
+//     s / 2 of ql[64 h + 32 (s % 2) + l], the high two in bits 2 s, 2 s + 1 of
+//     qh[32 h + l]; x = d sc[2 j + l / 16] (q - 32).
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -19,11 +35,21 @@
 namespace torsh {
 
 // The values are the GPU kernels' format codes (gpu/kernels/meta.h).
-enum class QuantFormat : std::uint8_t { Q4_0, Q4_1, Q8_0, Q5_0, Q5_1 };
+enum class QuantFormat : std::uint8_t { Q4_0, Q4_1, Q8_0, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K };
 
 inline constexpr QuantFormat kAllQuantFormats[] = {QuantFormat::Q4_0, QuantFormat::Q4_1, QuantFormat::Q8_0,
-                                                   QuantFormat::Q5_0, QuantFormat::Q5_1};
-inline constexpr std::int64_t kQuantBlock = 32;  // elements per block, every format
+                                                   QuantFormat::Q5_0, QuantFormat::Q5_1, QuantFormat::Q4_K,
+                                                   QuantFormat::Q5_K, QuantFormat::Q6_K};
+// Elements per block of the 32-formats, and per sub-block of the K formats:
+// the unit every kernel scales by (one d_w, and one m_w, per 32 elements).
+inline constexpr std::int64_t kQuantBlock = 32;
+inline constexpr std::int64_t kQuantSuperBlock = 256;  // elements per K-format block
+
+constexpr bool quant_is_k(QuantFormat f) {
+  return f == QuantFormat::Q4_K || f == QuantFormat::Q5_K || f == QuantFormat::Q6_K;
+}
+// Elements per block: 32, or 256 for the K formats.
+constexpr std::int64_t quant_block_elems(QuantFormat f) { return quant_is_k(f) ? kQuantSuperBlock : kQuantBlock; }
 
 // How integer qmatmul kernels quantize f32 activations, per 32-block with a
 // block scale: Int16 (the default) keeps about 4.5 significant digits, so a
@@ -40,30 +66,46 @@ constexpr std::size_t quant_block_bytes(QuantFormat f) {
     case QuantFormat::Q8_0: return 34;
     case QuantFormat::Q5_0: return 22;
     case QuantFormat::Q5_1: return 24;
+    case QuantFormat::Q4_K: return 144;
+    case QuantFormat::Q5_K: return 176;
+    case QuantFormat::Q6_K: return 210;
   }
   return 0;
 }
-// Whether blocks carry a minimum m (x = q * d + m) besides the scale d.
-constexpr bool quant_has_min(QuantFormat f) { return f == QuantFormat::Q4_1 || f == QuantFormat::Q5_1; }
-// Q5_0 and Q5_1: a u32 of 5th bits after the scales.
+// Whether each 32 elements carry a minimum besides the scale (x = q d + m;
+// the K formats' x = d sc q - dmin m is the same with m = -dmin m).
+constexpr bool quant_has_min(QuantFormat f) {
+  return f == QuantFormat::Q4_1 || f == QuantFormat::Q5_1 || f == QuantFormat::Q4_K || f == QuantFormat::Q5_K;
+}
+// Q5_0 and Q5_1: a u32 of 5th bits after the scales (the 32-formats only).
 constexpr bool quant_has_high_bits(QuantFormat f) { return f == QuantFormat::Q5_0 || f == QuantFormat::Q5_1; }
-// Byte offset of a 4-bit format's nibbles in its block (Q4_0 2, Q4_1 4, Q5_0 6, Q5_1 8).
-constexpr int quant_nibbles_at(QuantFormat f) { return (quant_has_min(f) ? 4 : 2) + (quant_has_high_bits(f) ? 4 : 0); }
-std::string_view quant_format_name(QuantFormat f);                         // "q4_0", "q4_1", "q8_0", "q5_0", "q5_1"
+// Byte offset of a 32-format's nibbles in its block (Q4_0 2, Q4_1 4, Q5_0 6, Q5_1 8).
+constexpr int quant_nibbles_at(QuantFormat f) {
+  return (f == QuantFormat::Q4_1 || f == QuantFormat::Q5_1 ? 4 : 2) + (quant_has_high_bits(f) ? 4 : 0);
+}
+// "q4_0", "q4_1", "q8_0", "q5_0", "q5_1", "q4_k", "q5_k", "q6_k"
+std::string_view quant_format_name(QuantFormat f);
 std::optional<QuantFormat> quant_format_from_name(std::string_view name);  // case-insensitive
 
-// Bytes of one row of k elements; k must be a multiple of kQuantBlock.
+// Bytes of one row of k elements; k must be a multiple of quant_block_elems(f).
 constexpr std::size_t quant_row_bytes(QuantFormat f, std::int64_t k) {
-  return static_cast<std::size_t>(k / kQuantBlock) * quant_block_bytes(f);
+  return static_cast<std::size_t>(k / quant_block_elems(f)) * quant_block_bytes(f);
 }
 
-// Host reference conversions of one row (k a multiple of 32), as ggml rounds:
+// Host reference conversions of one row (k a multiple of the block), as ggml rounds:
 // the scale comes from the block's absolute maximum (Q4_0: the signed value of
 // largest magnitude / -8, Q5_0 / -16; Q4_1: (max - min) / 15 with m = min,
 // Q5_1 / 31; Q8_0: amax / 127),
 // stored as f16, and each element rounds to the nearest level (the gguf package's
 // reference quantizers, bit for bit). NaN elements are stored as the level of 0
 // (Q4_1: of the block minimum); an infinite element makes the block's scale infinite.
+// The K formats are quantized in one pass (not ggml's iterative scale search,
+// so a K block may differ from llama-quantize's for the same input): each
+// sub-block's range (Q4_K, Q5_K: min(0, min) .. max; Q6_K: per 16 elements,
+// the value of largest magnitude / -32), the 6-bit (int8) scales relative to
+// the largest (rounded up, so the levels cover the range), then levels
+// rounded to nearest under the stored scales.
+// Dequantization is ggml's, bit for bit.
 void quantize_row(QuantFormat f, const float* x, void* blocks, std::int64_t k);
 void dequantize_row(QuantFormat f, const void* blocks, float* y, std::int64_t k);
 

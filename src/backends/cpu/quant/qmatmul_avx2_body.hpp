@@ -81,9 +81,62 @@ TORSH_INLINE void levels16(const unsigned char* blk, __m256i& lo, __m256i& hi) {
   }
 }
 
+// K formats: sub-block j of the super-block at sb as signed int16 levels in
+// two ymm (elements 0-15, 16-31), Q6_K's per-16 scales multiplied in
+// (core/quant_k.hpp). The byte shifts by a variable count go through 16-bit
+// lanes; the bits a byte takes from its neighbour are masked off.
+template <QuantFormat F>
+TORSH_INLINE void levels16_k(const unsigned char* sb, int j, __m256i& lo, __m256i& hi) {
+  auto at = [](const unsigned char* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); };
+  const __m128i nib = _mm_set1_epi8(0x0F);
+  if constexpr (F == QuantFormat::Q6_K) {
+    const int h = j / 4, s = j % 4;
+    const unsigned char* ql = sb + 64 * h + 32 * (s % 2);
+    const unsigned char* qh = sb + kquant::kQ6High + 32 * h;
+    const __m128i ns = _mm_cvtsi32_si128(4 * (s / 2)), hs = _mm_cvtsi32_si128(2 * s), three = _mm_set1_epi8(3);
+    auto level = [&](int e) {  // elements e .. e + 15 as bytes 0..63
+      const __m128i low = _mm_and_si128(_mm_srl_epi16(at(ql + e), ns), nib);
+      return _mm_or_si128(low, _mm_slli_epi16(_mm_and_si128(_mm_srl_epi16(at(qh + e), hs), three), 4));
+    };
+    const __m256i c32 = _mm256_set1_epi16(32);
+    lo = _mm256_mullo_epi16(_mm256_sub_epi16(_mm256_cvtepu8_epi16(level(0)), c32),
+                            _mm256_set1_epi16(static_cast<short>(kquant::q6_scale(sb, j, 0))));
+    hi = _mm256_mullo_epi16(_mm256_sub_epi16(_mm256_cvtepu8_epi16(level(16)), c32),
+                            _mm256_set1_epi16(static_cast<short>(kquant::q6_scale(sb, j, 1))));
+  } else {
+    const unsigned char* qs = sb + (F == QuantFormat::Q4_K ? kquant::kQ4Nibbles : kquant::kQ5Nibbles) + 32 * (j / 2);
+    const __m128i ns = _mm_cvtsi32_si128(4 * (j % 2));
+    __m128i l8 = _mm_and_si128(_mm_srl_epi16(at(qs), ns), nib), h8 = _mm_and_si128(_mm_srl_epi16(at(qs + 16), ns), nib);
+    if constexpr (F == QuantFormat::Q5_K) {  // bit j of qh byte e: 16 on element e
+      const __m128i js = _mm_cvtsi32_si128(j), one = _mm_set1_epi8(1);
+      const unsigned char* qh = sb + kquant::kQ5High;
+      l8 = _mm_or_si128(l8, _mm_slli_epi16(_mm_and_si128(_mm_srl_epi16(at(qh), js), one), 4));
+      h8 = _mm_or_si128(h8, _mm_slli_epi16(_mm_and_si128(_mm_srl_epi16(at(qh + 16), js), one), 4));
+    }
+    lo = _mm256_cvtepu8_epi16(l8);
+    hi = _mm256_cvtepu8_epi16(h8);
+  }
+}
+
+// A K sub-block's d_w and m_w (kquant::sub_scales with the F16C conversion).
+template <QuantFormat F>
+TORSH_INLINE void scales_k(const unsigned char* sb, int j, float& dw, float& mw) {
+  if constexpr (F == QuantFormat::Q6_K) {
+    dw = half_at(sb + kquant::kQ6D);
+    mw = 0.0f;
+  } else {
+    int sc, m;
+    kquant::scale_min(sb + kquant::kScalesAt, j, sc, m);
+    dw = half_at(sb) * static_cast<float>(sc);
+    mw = -(half_at(sb + 2) * static_cast<float>(m));
+  }
+}
+
 // acc[i][j] += block b of weight row i . block b of activation row j, scaled.
+// K formats (Wide only): block b is sub-block b % 8 of super-block b / 8.
 template <class Dot, QuantFormat F, int R, int C, bool Wide>
 TORSH_INLINE void step(const Tile& t, std::int64_t b, __m256 (&acc)[R][C]) {
+  static_assert(Wide || !quant_is_k(F), "the K formats take Int16 activations");
   const ActRows& a = *t.act;
   const std::size_t bb = quant_block_bytes(F);
   __m256 da[C], sa[C];
@@ -96,12 +149,20 @@ TORSH_INLINE void step(const Tile& t, std::int64_t b, __m256 (&acc)[R][C]) {
   }
 #pragma GCC unroll 4
   for (int i = 0; i < R; ++i) {
-    const unsigned char* blk = t.w + i * t.w_stride + b * bb;
+    const unsigned char* blk = t.w + i * t.w_stride + (quant_is_k(F) ? b / 8 : b) * bb;
     // Two tiles ahead, as the AVX-512 tiles do: DRAM ahead of the hardware prefetcher.
     _mm_prefetch(reinterpret_cast<const char*>(blk + 2 * R * t.w_stride), _MM_HINT_T0);
-    const __m256 dw = _mm256_set1_ps(half_at(blk));
+    float dwf, mwf = 0.0f;
     __m256i lo, hi;
-    if constexpr (Wide) levels16<F>(blk, lo, hi);
+    if constexpr (quant_is_k(F)) {
+      scales_k<F>(blk, static_cast<int>(b % 8), dwf, mwf);
+      levels16_k<F>(blk, static_cast<int>(b % 8), lo, hi);
+    } else {
+      dwf = half_at(blk);
+      if constexpr (quant_has_min(F)) mwf = half_at(blk + 2);
+      if constexpr (Wide) levels16<F>(blk, lo, hi);
+    }
+    const __m256 dw = _mm256_set1_ps(dwf);
 #pragma GCC unroll 2
     for (int j = 0; j < C; ++j) {
       const std::int64_t ab = (t.a0 + j) * a.nb + b;
@@ -115,7 +176,7 @@ TORSH_INLINE void step(const Tile& t, std::int64_t b, __m256 (&acc)[R][C]) {
         dot = block_dot<Dot, F>(blk, a.q + ab * kBlock, a.corr + ab * 8);
       }
       acc[i][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, da[j]), acc[i][j]);
-      if constexpr (quant_has_min(F)) acc[i][j] = _mm256_fmadd_ps(_mm256_set1_ps(half_at(blk + 2)), sa[j], acc[i][j]);
+      if constexpr (quant_has_min(F)) acc[i][j] = _mm256_fmadd_ps(_mm256_set1_ps(mwf), sa[j], acc[i][j]);
     }
   }
 }
@@ -163,5 +224,14 @@ void tile(const Tile& t) {
     case QuantFormat::Q8_0: return tile_f<Dot, QuantFormat::Q8_0, Wide>(t);
     case QuantFormat::Q5_0: return tile_f<Dot, QuantFormat::Q5_0, Wide>(t);
     case QuantFormat::Q5_1: return tile_f<Dot, QuantFormat::Q5_1, Wide>(t);
+    case QuantFormat::Q4_K:
+    case QuantFormat::Q5_K:
+    case QuantFormat::Q6_K:
+      if constexpr (Wide) {  // the driver gives the K formats Int16 activations only
+        if (t.format == QuantFormat::Q4_K) return tile_f<Dot, QuantFormat::Q4_K, true>(t);
+        if (t.format == QuantFormat::Q5_K) return tile_f<Dot, QuantFormat::Q5_K, true>(t);
+        return tile_f<Dot, QuantFormat::Q6_K, true>(t);
+      }
+      break;
   }
 }

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "../../../core/quant_k.hpp"
 #include "qmatmul_kernels.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -351,6 +352,29 @@ TORSH_INLINE __m512 sum16(const __m512 (&v)[16]) {
   return _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(e0, e1)), _mm512_castpd_ps(_mm512_unpackhi_pd(e0, e1)));
 }
 
+// Each accumulator's horizontal sum to its output.
+template <int R, int C>
+TORSH_INLINE void store_tile(const Tile& t, const __m512 (&acc)[R][C]) {
+  if constexpr (R == 4 && C == 4) {
+    __m512 v[16];
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i)
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) v[4 * i + j] = acc[i][j];
+    // Quarter j: outputs i = 0..3 of activation row j, consecutive in out.
+    const __m512 sums = sum16(v);
+    _mm_storeu_ps(t.out + t.a0 * t.ldo, _mm512_castps512_ps128(sums));
+    _mm_storeu_ps(t.out + (t.a0 + 1) * t.ldo, _mm512_extractf32x4_ps(sums, 1));
+    _mm_storeu_ps(t.out + (t.a0 + 2) * t.ldo, _mm512_extractf32x4_ps(sums, 2));
+    _mm_storeu_ps(t.out + (t.a0 + 3) * t.ldo, _mm512_extractf32x4_ps(sums, 3));
+  } else {
+#pragma GCC unroll 4
+    for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+      for (int j = 0; j < C; ++j) t.out[(t.a0 + j) * t.ldo + i] = hsum(acc[i][j]);
+  }
+}
+
 // Wide: Int16 activations; else Int8. Packed: rows as pack_rows<F, Wide> wrote them.
 template <QuantFormat F, int R, int C, bool Packed, bool Wide>
 void tile_rc(const Tile& t) {
@@ -382,24 +406,7 @@ void tile_rc(const Tile& t) {
       }
     }
   }
-  if constexpr (R == 4 && C == 4) {
-    __m512 v[16];
-#pragma GCC unroll 4
-    for (int i = 0; i < 4; ++i)
-#pragma GCC unroll 4
-      for (int j = 0; j < 4; ++j) v[4 * i + j] = acc[i][j];
-    // Quarter j: outputs i = 0..3 of activation row j, consecutive in out.
-    const __m512 sums = sum16(v);
-    _mm_storeu_ps(t.out + t.a0 * t.ldo, _mm512_castps512_ps128(sums));
-    _mm_storeu_ps(t.out + (t.a0 + 1) * t.ldo, _mm512_extractf32x4_ps(sums, 1));
-    _mm_storeu_ps(t.out + (t.a0 + 2) * t.ldo, _mm512_extractf32x4_ps(sums, 2));
-    _mm_storeu_ps(t.out + (t.a0 + 3) * t.ldo, _mm512_extractf32x4_ps(sums, 3));
-  } else {
-#pragma GCC unroll 4
-    for (int i = 0; i < R; ++i)
-#pragma GCC unroll 4
-      for (int j = 0; j < C; ++j) t.out[(t.a0 + j) * t.ldo + i] = hsum(acc[i][j]);
-  }
+  store_tile<R, C>(t, acc);
 }
 
 template <QuantFormat F, int R, bool Packed, bool Wide>
@@ -422,6 +429,8 @@ void tile_f(const Tile& t) {
   }
 }
 
+#include "qmatmul_avx512_kquant.hpp"
+
 template <bool Packed, bool Wide = false>
 void tile(const Tile& t) {
   switch (t.format) {
@@ -430,6 +439,15 @@ void tile(const Tile& t) {
     case QuantFormat::Q8_0: return tile_f<QuantFormat::Q8_0, Packed, Wide>(t);
     case QuantFormat::Q5_0: return tile_f<QuantFormat::Q5_0, Packed, Wide>(t);
     case QuantFormat::Q5_1: return tile_f<QuantFormat::Q5_1, Packed, Wide>(t);
+    case QuantFormat::Q4_K:
+    case QuantFormat::Q5_K:
+    case QuantFormat::Q6_K:  // Int16 activations only (the driver's choice)
+      if constexpr (!Wide) break;
+      if constexpr (Packed) {  // pack_k_rows wrote Q4_1's or Q8_0's packed rows
+        if (t.format == QuantFormat::Q6_K) return tile_f<QuantFormat::Q8_0, true, true>(t);
+        return tile_f<QuantFormat::Q4_1, true, true>(t);
+      }
+      return tile_k(t);
   }
 }
 
@@ -441,6 +459,9 @@ std::size_t packed_row_bytes(QuantFormat f, std::int64_t nb) {
     case QuantFormat::Q8_0: return PackedRow<QuantFormat::Q8_0, Wide>::bytes(nb);
     case QuantFormat::Q5_0: return PackedRow<QuantFormat::Q5_0, Wide>::bytes(nb);
     case QuantFormat::Q5_1: return PackedRow<QuantFormat::Q5_1, Wide>::bytes(nb);
+    case QuantFormat::Q4_K:
+    case QuantFormat::Q5_K: return PackedRow<QuantFormat::Q4_1, true>::bytes(nb);
+    case QuantFormat::Q6_K: return PackedRow<QuantFormat::Q8_0, true>::bytes(nb);
   }
   return 0;
 }
@@ -454,6 +475,9 @@ void pack(QuantFormat f, const unsigned char* w, std::size_t w_stride, std::int6
     case QuantFormat::Q8_0: return pack_rows<QuantFormat::Q8_0, Wide>(w, w_stride, rows, nb, dst);
     case QuantFormat::Q5_0: return pack_rows<QuantFormat::Q5_0, Wide>(w, w_stride, rows, nb, dst);
     case QuantFormat::Q5_1: return pack_rows<QuantFormat::Q5_1, Wide>(w, w_stride, rows, nb, dst);
+    case QuantFormat::Q4_K: return pack_k_rows<QuantFormat::Q4_K>(w, w_stride, rows, nb, dst);
+    case QuantFormat::Q5_K: return pack_k_rows<QuantFormat::Q5_K>(w, w_stride, rows, nb, dst);
+    case QuantFormat::Q6_K: return pack_k_rows<QuantFormat::Q6_K>(w, w_stride, rows, nb, dst);
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "../../../core/quant_k.hpp"
 #include "qmatmul_kernels.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__)

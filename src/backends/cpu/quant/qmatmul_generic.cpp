@@ -3,6 +3,7 @@
 // reference the vector kernels are tested against.
 #include <cstring>
 
+#include "../../../core/quant_k.hpp"
 #include "qmatmul_kernels.hpp"
 #include "torsh/core/dtype.hpp"
 
@@ -52,8 +53,36 @@ std::int32_t block_dot(const ActRows& a, QuantFormat f, const int (&u)[kBlock], 
   return dot;
 }
 
+// K formats (Int16 activations only: the driver asks for nothing else):
+// per 32-element sub-block its signed levels and f32 d_w, m_w (core/quant_k.hpp).
+void tile_k(const Tile& t) {
+  const ActRows& a = *t.act;
+  const std::size_t bb = quant_block_bytes(t.format);
+  for (int i = 0; i < t.rows; ++i) {
+    const unsigned char* w = t.w + static_cast<std::size_t>(i) * t.w_stride;
+    float acc[kCols] = {};
+    for (std::int64_t b = 0; b < a.nb; ++b) {
+      const unsigned char* sb = w + static_cast<std::size_t>(b / kquant::kSubBlocks) * bb;
+      const int sub = static_cast<int>(b % kquant::kSubBlocks);
+      std::int16_t l[kBlock];
+      kquant::sub_levels16(t.format, sb, sub, l);
+      float dw, mw;
+      kquant::sub_scales(t.format, sb, sub, dw, mw);
+      for (int j = 0; j < t.cols; ++j) {
+        const std::int64_t ab = (t.a0 + j) * a.nb + b;
+        const std::int16_t* q = act16_block(a, t.a0 + j, b);
+        std::int32_t dot = 0;
+        for (int e = 0; e < kBlock; ++e) dot += l[e] * q[e < 16 ? e : e + 16];
+        acc[j] += dw * a.d[ab] * static_cast<float>(dot) + mw * a.s[ab];
+      }
+    }
+    for (int j = 0; j < t.cols; ++j) t.out[(t.a0 + j) * t.ldo + i] = acc[j];
+  }
+}
+
 template <bool Wide>
 void tile(const Tile& t) {
+  if (quant_is_k(t.format)) return tile_k(t);
   const ActRows& a = *t.act;
   const std::size_t bb = quant_block_bytes(t.format);
   for (int i = 0; i < t.rows; ++i) {

@@ -1,0 +1,208 @@
+#pragma once
+// AVX-512 tiles for the K formats (Int16 activations), included by
+// qmatmul_avx512.cpp inside its anonymous namespace, after the 32-format
+// tiles whose helpers (spread_floats, sum16, PackedRow, tile_f) it uses.
+//
+// A pair of sub-blocks 2g, 2g + 1 of a super-block is what a pair of 32-format
+// blocks is to those tiles: its levels land as [2g 0-15, 2g+1 0-15] and
+// [2g 16-31, 2g+1 16-31] (act16_block's layout), two vpdpwssd leave sub-block
+// 2g's sum in lanes 0-7 and 2g + 1's in 8-15. The super-block's eight d_w and
+// eight m_w are decoded once per weight row into one zmm (k_scales) and each
+// pair picks its two. Prompts use the 32-formats' packed tiles: pack_k writes
+// a K row as a packed Q4_1 row (levels, f32 d_w, f32 m_w) or, for Q6_K, as a
+// packed Q8_0 row (levels with the per-16 scales in them, f32 d).
+
+// [d sc0 .. d sc7, -dmin m0 .. -dmin m7] of a Q4_K / Q5_K super-block, each
+// product rounded in f32 as the dequantizer's; Q6_K: d in every lane.
+template <QuantFormat F>
+TORSH_INLINE __m512 k_scales(const unsigned char* sb) {
+  if constexpr (F == QuantFormat::Q6_K) {
+    std::uint16_t h;
+    std::memcpy(&h, sb + kquant::kQ6D, 2);
+    return _mm512_set1_ps(_cvtsh_ss(h));
+  } else {
+    // The twelve scale bytes as three words; byte i of each result word is
+    // sub-block i's (0-3) or i + 4's value (quant.hpp's layout).
+    std::uint32_t u[3];
+    std::memcpy(u, sb + kquant::kScalesAt, 12);
+    const std::uint32_t six = 0x3F3F3F3Fu, four = 0x0F0F0F0Fu, two = 0x03030303u;
+    const std::uint32_t sc_lo = u[0] & six, m_lo = u[1] & six;
+    const std::uint32_t sc_hi = (u[2] & four) | (((u[0] >> 6) & two) << 4);
+    const std::uint32_t m_hi = ((u[2] >> 4) & four) | (((u[1] >> 6) & two) << 4);
+    const __m128i bytes = _mm_setr_epi32(static_cast<int>(sc_lo), static_cast<int>(sc_hi), static_cast<int>(m_lo),
+                                         static_cast<int>(m_hi));
+    std::uint16_t h[2];
+    std::memcpy(h, sb, 4);
+    const __m128 dm = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(h[0] | (std::uint32_t{h[1]} << 16))));
+    // [d x 8, -dmin x 8]
+    const __m512 mul = _mm512_mask_sub_ps(spread(dm), 0xFF00, _mm512_setzero_ps(), spread(dm));
+    return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(bytes)), mul);
+  }
+}
+
+// The levels of sub-blocks 2g and 2g + 1 of the super-block at sb (signed
+// int16; Q6_K with its per-16 scales multiplied in) in the pair layout.
+template <QuantFormat F>
+TORSH_INLINE void k_pair16(const unsigned char* sb, int g, __m512i& lo, __m512i& hi) {
+  auto at = [](const unsigned char* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); };
+  if constexpr (F == QuantFormat::Q6_K) {
+    // Sub-blocks j = 2g, 2g + 1 of half h = g / 2: low nibbles (nibble g % 2) at
+    // ql[64h + l] and ql[64h + 32 + l], high bits 2s, 2s + 2 (s = 2 (g % 2)) of qh[32h + l].
+    const unsigned char* ql = sb + 64 * (g / 2);
+    const unsigned char* qh = sb + kquant::kQ6High + 32 * (g / 2);
+    const int s = 2 * (g % 2);
+    const __m512i nshift = _mm512_set1_epi16(static_cast<short>(4 * (g % 2)));
+    // Words: [j l0-15, j+1 l0-15] (lo) and [j l16-31, j+1 l16-31] (hi).
+    const __m512i lq = _mm512_cvtepu8_epi16(_mm256_set_m128i(at(ql + 32), at(ql)));
+    const __m512i hq = _mm512_cvtepu8_epi16(_mm256_set_m128i(at(ql + 48), at(ql + 16)));
+    const __m512i lh = _mm512_cvtepu8_epi16(_mm256_set_m128i(at(qh), at(qh)));
+    const __m512i hh = _mm512_cvtepu8_epi16(_mm256_set_m128i(at(qh + 16), at(qh + 16)));
+    // qh shift: 2s on the first sixteen words, 2s + 2 on the last sixteen.
+    const __m512i qshift = _mm512_mask_set1_epi16(_mm512_set1_epi16(static_cast<short>(2 * s)), 0xFFFF0000u,
+                                                  static_cast<short>(2 * s + 2));
+    const __m512i nib = _mm512_set1_epi16(0x0F), three = _mm512_set1_epi16(3), c32 = _mm512_set1_epi16(32);
+    auto level = [&](__m512i q, __m512i h) {
+      const __m512i low = _mm512_and_si512(_mm512_srlv_epi16(q, nshift), nib);
+      const __m512i high = _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(h, qshift), three), 4);
+      return _mm512_sub_epi16(_mm512_or_si512(low, high), c32);
+    };
+    // int8 scales sc[4g .. 4g + 3]: lo takes sc[4g] then sc[4g + 2], hi sc[4g + 1] then sc[4g + 3].
+    std::int32_t sc4;
+    std::memcpy(&sc4, sb + kquant::kQ6Scales + 4 * g, 4);
+    const __m512i sc = _mm512_cvtepi8_epi16(_mm256_castsi128_si256(_mm_cvtsi32_si128(sc4)));
+    const __m512i lo_sc = _mm512_permutexvar_epi16(_mm512_mask_set1_epi16(_mm512_setzero_si512(), 0xFFFF0000u, 2), sc);
+    const __m512i hi_sc = _mm512_permutexvar_epi16(_mm512_mask_set1_epi16(_mm512_set1_epi16(1), 0xFFFF0000u, 3), sc);
+    lo = _mm512_mullo_epi16(level(lq, lh), lo_sc);
+    hi = _mm512_mullo_epi16(level(hq, hh), hi_sc);
+  } else {
+    // Nibble byte 32g + l: element l of 2g (low), of 2g + 1 (high). Each half
+    // of the 32 bytes widened twice: words 0-15 keep the low nibbles, 16-31 the high.
+    const unsigned char* qs = sb + (F == QuantFormat::Q4_K ? kquant::kQ4Nibbles : kquant::kQ5Nibbles) + 32 * g;
+    const __m128i x0 = at(qs), x1 = at(qs + 16);
+    const __m512i w0 = _mm512_cvtepu8_epi16(_mm256_set_m128i(x0, x0)),
+                  w1 = _mm512_cvtepu8_epi16(_mm256_set_m128i(x1, x1));
+    const __m512i nib = _mm512_set1_epi16(0x0F);
+    lo = _mm512_and_si512(_mm512_mask_srli_epi16(w0, 0xFFFF0000u, w0, 4), nib);
+    hi = _mm512_and_si512(_mm512_mask_srli_epi16(w1, 0xFFFF0000u, w1, 4), nib);
+    if constexpr (F == QuantFormat::Q5_K) {  // bit j of qh byte l: 16 on element l of sub-block j
+      const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sb + kquant::kQ5High));
+      const std::uint32_t b0 = _mm256_test_epi8_mask(qh, _mm256_set1_epi8(static_cast<char>(1 << (2 * g))));
+      const std::uint32_t b1 = _mm256_test_epi8_mask(qh, _mm256_set1_epi8(static_cast<char>(2 << (2 * g))));
+      const __m512i sixteen = _mm512_set1_epi16(16);
+      lo = _mm512_mask_add_epi16(lo, __mmask32((b0 & 0xFFFFu) | (b1 << 16)), lo, sixteen);
+      hi = _mm512_mask_add_epi16(hi, __mmask32((b0 >> 16) | (b1 & 0xFFFF0000u)), hi, sixteen);
+    }
+  }
+}
+
+// acc[i][j] += sub-block pair g of super-block sb, weight row i (scales ks[i])
+// . activation row j. The minimum's term is added per super-block in tile_k.
+template <QuantFormat F, int R, int C>
+TORSH_INLINE void step_k(const Tile& t, std::int64_t sb, int g, const __m512 (&ks)[R], __m512 (&acc)[R][C]) {
+  const ActRows& a = *t.act;
+  const std::int64_t b = 8 * sb + 2 * g;
+  __m512 da[C];
+#pragma GCC unroll 4
+  for (int j = 0; j < C; ++j) da[j] = spread_floats<true>(a.d + (t.a0 + j) * a.nb + b);
+  const __m512i pick = _mm512_set_epi32(2 * g + 1, 2 * g + 1, 2 * g + 1, 2 * g + 1, 2 * g + 1, 2 * g + 1, 2 * g + 1,
+                                        2 * g + 1, 2 * g, 2 * g, 2 * g, 2 * g, 2 * g, 2 * g, 2 * g, 2 * g);
+  constexpr std::size_t bb = quant_block_bytes(F);
+#pragma GCC unroll 4
+  for (int i = 0; i < R; ++i) {
+    const unsigned char* blk = t.w + i * t.w_stride + sb * bb;
+    _mm_prefetch(reinterpret_cast<const char*>(blk + 64 * g + 2 * R * t.w_stride), _MM_HINT_T0);  // as in step
+    __m512i lo, hi;
+    k_pair16<F>(blk, g, lo, hi);
+    const __m512 dw = _mm512_permutexvar_ps(pick, ks[i]);
+#pragma GCC unroll 4
+    for (int j = 0; j < C; ++j) {
+      const std::int16_t* q = act16_block(a, t.a0 + j, b);
+      __m512i dot = _mm512_dpwssd_epi32(_mm512_setzero_si512(), lo, _mm512_loadu_si512(q));
+      dot = _mm512_dpwssd_epi32(dot, hi, _mm512_loadu_si512(q + 32));
+      acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(dw, da[j]), acc[i][j]);
+    }
+  }
+}
+
+template <QuantFormat F, int R, int C>
+void tile_k_rc(const Tile& t) {
+  __m512 acc[R][C];
+#pragma GCC unroll 4
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < C; ++j) acc[i][j] = _mm512_setzero_ps();
+  const ActRows& a = *t.act;
+  const std::int64_t nsb = a.nb / 8;
+  for (std::int64_t sb = 0; sb < nsb; ++sb) {
+    __m512 ks[R];
+#pragma GCC unroll 4
+    for (int i = 0; i < R; ++i) ks[i] = k_scales<F>(t.w + i * t.w_stride + sb * quant_block_bytes(F));
+    for (int g = 0; g < 4; ++g) step_k<F, R, C>(t, sb, g, ks, acc);
+    if constexpr (quant_has_min(F)) {
+      // m_w s_a of the eight sub-blocks: ks's lanes 8-15 against s in the same lanes.
+#pragma GCC unroll 4
+      for (int j = 0; j < C; ++j) {
+        const __m512 s = _mm512_castps256_ps512(_mm256_loadu_ps(a.s + (t.a0 + j) * a.nb + 8 * sb));
+        const __m512 s_hi = _mm512_shuffle_f32x4(s, s, _MM_SHUFFLE(1, 0, 1, 0));
+#pragma GCC unroll 4
+        for (int i = 0; i < R; ++i) acc[i][j] = _mm512_mask3_fmadd_ps(ks[i], s_hi, acc[i][j], 0xFF00);
+      }
+    }
+  }
+  store_tile<R, C>(t, acc);
+}
+
+template <QuantFormat F, int R>
+void tile_k_r(const Tile& t) {
+  switch (t.cols) {
+    case 1: return tile_k_rc<F, R, 1>(t);
+    case 2: return tile_k_rc<F, R, 2>(t);
+    case 3: return tile_k_rc<F, R, 3>(t);
+    default: return tile_k_rc<F, R, 4>(t);
+  }
+}
+
+template <QuantFormat F>
+void tile_k_f(const Tile& t) {
+  switch (t.rows) {
+    case 1: return tile_k_r<F, 1>(t);
+    case 2: return tile_k_r<F, 2>(t);
+    case 3: return tile_k_r<F, 3>(t);
+    default: return tile_k_r<F, 4>(t);
+  }
+}
+
+void tile_k(const Tile& t) {
+  switch (t.format) {
+    case QuantFormat::Q4_K: return tile_k_f<QuantFormat::Q4_K>(t);
+    case QuantFormat::Q5_K: return tile_k_f<QuantFormat::Q5_K>(t);
+    default: return tile_k_f<QuantFormat::Q6_K>(t);
+  }
+}
+
+// The packed layout a K format borrows: Q4_1's (levels, d_w, m_w) or Q8_0's (levels, d_w).
+constexpr QuantFormat packed_as(QuantFormat f) { return quant_has_min(f) ? QuantFormat::Q4_1 : QuantFormat::Q8_0; }
+
+template <QuantFormat F>
+void pack_k_rows(const unsigned char* w, std::size_t w_stride, std::int64_t rows, std::int64_t nb, unsigned char* dst) {
+  using P = PackedRow<packed_as(F), true>;
+  const std::size_t stride = P::bytes(nb);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const unsigned char* src = w + r * w_stride;
+    unsigned char* row = dst + r * stride;
+    float* d = P::d(row, nb);
+    for (std::int64_t sb = 0; sb < nb / 8; ++sb) {
+      const unsigned char* blk = src + sb * quant_block_bytes(F);
+      const __m512 ks = k_scales<F>(blk);
+      _mm256_storeu_ps(d + 8 * sb, _mm512_castps512_ps256(ks));
+      if constexpr (quant_has_min(F))
+        _mm256_storeu_ps(P::m(row, nb) + 8 * sb, _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(ks), 1)));
+      for (int g = 0; g < 4; ++g) {
+        __m512i lo, hi;
+        k_pair16<F>(blk, g, lo, hi);
+        _mm512_store_si512(P::levels(row, 4 * sb + g), lo);
+        _mm512_store_si512(P::levels(row, 4 * sb + g) + 64, hi);
+      }
+    }
+  }
+}

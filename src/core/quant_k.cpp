@@ -1,0 +1,146 @@
+// The K formats' host conversions. Dequantization rounds as ggml's reference
+// (and the gguf package) does: d * sc and dmin * m in f32, then
+// (d sc) q - dmin m, no fused multiply-add. Quantization takes one pass
+// (quant.hpp); the scales it picks are stored first, then every level is
+// rounded under the stored (f16, 6-bit) scales, so dequantizing gives the
+// nearest level of the block as stored.
+#include <algorithm>
+#include <cmath>
+
+#include "quant_k.hpp"
+
+namespace torsh::kquant {
+namespace {
+
+constexpr int kSub = 32;
+
+void put_f16(unsigned char* p, float v) {
+  const std::uint16_t h = f32_to_f16(v);
+  std::memcpy(p, &h, 2);
+}
+
+// Nearest integer in [lo, hi]; NaN (a NaN element or 0 / 0) gives `nan_level`.
+int nearest(float v, int lo, int hi, int nan_level) {
+  if (std::isnan(v)) return nan_level;
+  return static_cast<int>(std::nearbyint(std::clamp(v, static_cast<float>(lo), static_cast<float>(hi))));
+}
+
+// The 6-bit (8-bit) multiple of `unit` at least as large as |v| (so the levels
+// cover the sub-block's range), with v's sign, within [lo, hi].
+int covering(float v, float unit, int lo, int hi) {
+  if (!(unit != 0.0f) || std::isnan(v / unit)) return 0;
+  const float r = v / unit;
+  return static_cast<int>(
+      std::clamp(std::copysign(std::ceil(std::fabs(r)), r), static_cast<float>(lo), static_cast<float>(hi)));
+}
+
+// A value with NaN read as 0 (the level of 0 is what a NaN element gets).
+float finite_or_zero(float v) { return std::isnan(v) ? 0.0f : v; }
+
+// Q4_K (top 15) and Q5_K (top 31).
+void quantize_with_min(const float* x, unsigned char* b, int top) {
+  float scale[kSubBlocks], low[kSubBlocks];  // per sub-block: step and -min (>= 0)
+  float max_scale = 0.0f, max_low = 0.0f;
+  for (int j = 0; j < kSubBlocks; ++j) {
+    float mn = 0.0f, mx = 0.0f;  // the range always holds 0, as ggml's
+    for (int e = 0; e < kSub; ++e) {
+      const float v = finite_or_zero(x[kSub * j + e]);
+      mn = std::min(mn, v);
+      mx = std::max(mx, v);
+    }
+    scale[j] = (mx - mn) / static_cast<float>(top);
+    low[j] = -mn;
+    max_scale = std::max(max_scale, scale[j]);
+    max_low = std::max(max_low, low[j]);
+  }
+  put_f16(b, max_scale / 63.0f);
+  put_f16(b + 2, max_low / 63.0f);
+  const float d = half_at(b), dmin = half_at(b + 2);
+  int sc[kSubBlocks], m[kSubBlocks];
+  for (int j = 0; j < kSubBlocks; ++j) {
+    sc[j] = covering(scale[j], d, 0, 63);
+    m[j] = dmin > 0.0f ? nearest(low[j] / dmin, 0, 63, 0) : 0;
+  }
+  unsigned char* s = b + kScalesAt;
+  for (int i = 0; i < 4; ++i) {
+    s[i] = static_cast<unsigned char>(sc[i] | ((sc[i + 4] >> 4) << 6));
+    s[i + 4] = static_cast<unsigned char>(m[i] | ((m[i + 4] >> 4) << 6));
+    s[i + 8] = static_cast<unsigned char>((sc[i + 4] & 0x0F) | ((m[i + 4] & 0x0F) << 4));
+  }
+  const bool five = top == 31;
+  unsigned char* qs = b + (five ? kQ5Nibbles : kQ4Nibbles);
+  unsigned char* qh = b + kQ5High;
+  std::memset(qs, 0, 128);
+  if (five) std::memset(qh, 0, 32);
+  for (int j = 0; j < kSubBlocks; ++j) {
+    float dw, mw;
+    sub_scales(five ? QuantFormat::Q5_K : QuantFormat::Q4_K, b, j, dw, mw);
+    const float inv = dw > 0.0f ? 1.0f / dw : 0.0f;
+    for (int e = 0; e < kSub; ++e) {
+      const int q = nearest((finite_or_zero(x[kSub * j + e]) - mw) * inv, 0, top, 0);
+      qs[32 * (j / 2) + e] |= static_cast<unsigned char>((q & 0x0F) << (4 * (j % 2)));
+      if (five) qh[e] |= static_cast<unsigned char>((q >> 4) << j);
+    }
+  }
+}
+
+void quantize_q6_k(const float* x, unsigned char* b) {
+  float scale[16];  // per 16 elements: the value of largest magnitude / -32
+  float max_scale = 0.0f;
+  for (int g = 0; g < 16; ++g) {
+    float amax = 0.0f, max = 0.0f;
+    for (int e = 0; e < 16; ++e) {
+      const float v = finite_or_zero(x[16 * g + e]);
+      if (std::fabs(v) > amax) {
+        amax = std::fabs(v);
+        max = v;
+      }
+    }
+    scale[g] = max / -32.0f;
+    if (std::fabs(scale[g]) > std::fabs(max_scale)) max_scale = scale[g];
+  }
+  put_f16(b + kQ6D, max_scale / -128.0f);
+  const float d = half_at(b + kQ6D);
+  for (int g = 0; g < 16; ++g) {
+    const int sc = covering(scale[g], d, -128, 127);
+    b[kQ6Scales + g] = static_cast<unsigned char>(static_cast<std::int8_t>(sc));
+  }
+  std::memset(b, 0, kQ6Scales);
+  for (int j = 0; j < kSubBlocks; ++j) {
+    const int h = j / 4, s = j % 4;
+    for (int e = 0; e < kSub; ++e) {
+      const float dw = d * static_cast<float>(q6_scale(b, j, e / 16));
+      const float inv = dw != 0.0f ? 1.0f / dw : 0.0f;
+      const int q = nearest(finite_or_zero(x[kSub * j + e]) * inv, -32, 31, 0) + 32;
+      b[64 * h + 32 * (s % 2) + e] |= static_cast<unsigned char>((q & 0x0F) << (4 * (s / 2)));
+      b[kQ6High + 32 * h + e] |= static_cast<unsigned char>((q >> 4) << (2 * s));
+    }
+  }
+}
+
+}  // namespace
+
+void quantize_block(QuantFormat f, const float* x, unsigned char* b) {
+  if (f == QuantFormat::Q6_K)
+    quantize_q6_k(x, b);
+  else
+    quantize_with_min(x, b, f == QuantFormat::Q5_K ? 31 : 15);
+}
+
+void dequantize_block(QuantFormat f, const unsigned char* b, float* y) {
+  for (int j = 0; j < kSubBlocks; ++j) {
+    if (f == QuantFormat::Q6_K) {
+      const float d = half_at(b + kQ6D);
+      for (int e = 0; e < kSub; ++e) {
+        const float dw = d * static_cast<float>(q6_scale(b, j, e / 16));
+        y[kSub * j + e] = dw * static_cast<float>(sub_level(f, b, j, e));
+      }
+    } else {
+      float dw, mw;
+      sub_scales(f, b, j, dw, mw);
+      for (int e = 0; e < kSub; ++e) y[kSub * j + e] = dw * static_cast<float>(sub_level(f, b, j, e)) + mw;
+    }
+  }
+}
+
+}  // namespace torsh::kquant
