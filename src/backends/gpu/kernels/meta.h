@@ -34,6 +34,9 @@
 #define QUANT_Q8_0 2
 #define QUANT_Q5_0 3
 #define QUANT_Q5_1 4
+#define QUANT_Q4_K 5
+#define QUANT_Q5_K 6
+#define QUANT_Q6_K 7
 #define QM_GROUP 64
 #define QM_ROWS 4
 

@@ -1,12 +1,16 @@
 //! bind x:in w:in ids:in out:out
 // Block-quantized weights (torsh/core/quant.hpp: ggml's Q4_0, Q4_1, Q8_0, Q5_0,
-// Q5_1), as src/backends/gpu/kernels/quant.kern.h: rows dequantized (and
-// embedding lookups), and qmatmul out[m, n] = x[m, k] @ dequantize(w)^T with f32
-// activations. Blocks are 18, 20, 34, 22 or 24 bytes, so levels are read as
-// bytes and the f16 scales assembled from two. An absent ids (or x) is bound to
-// w and never read.
-// P (both): [0] format (0 Q4_0, 1 Q4_1, 2 Q8_0, 3 Q5_0, 4 Q5_1) [1] w offset
-// (bytes) [2] x or ids offset [3] out offset.
+// Q5_1 of 32 elements and the K formats Q4_K, Q5_K, Q6_K of 256), as
+// src/backends/gpu/kernels/quant.kern.h: rows dequantized (and embedding
+// lookups), and qmatmul out[m, n] = x[m, k] @ dequantize(w)^T with f32
+// activations. Every format is read per 32-element block b of a row (a K
+// format's sub-block b % 8 of super-block b / 8). Blocks are 18 .. 210 bytes,
+// so levels are read as bytes and the f16 scales assembled from two. An absent
+// ids (or x) is bound to w and never read.
+// P (both): [0] format (0 Q4_0, 1 Q4_1, 2 Q8_0, 3 Q5_0, 4 Q5_1, 5 Q4_K, 6 Q5_K,
+// 7 Q6_K) [1] w offset (bytes) [2] x or ids offset [3] out offset.
+
+fn is_k(fmt: u32) -> bool { return fmt >= 5u; }
 
 fn block_bytes(fmt: u32) -> u32 {
   switch (fmt) {
@@ -14,14 +18,20 @@ fn block_bytes(fmt: u32) -> u32 {
     case 1u: { return 20u; }
     case 3u: { return 22u; }
     case 4u: { return 24u; }
+    case 5u: { return 144u; }
+    case 6u: { return 176u; }
+    case 7u: { return 210u; }
     default: { return 34u; }
   }
 }
 
-// Q4_1 and Q5_1 carry a minimum: x = q d + m.
-fn has_min(fmt: u32) -> bool { return fmt == 1u || fmt == 4u; }
+// Elements per block.
+fn block_elems(fmt: u32) -> u32 { return select(32u, 256u, is_k(fmt)); }
 
-// The byte where a 4/5-bit format's nibbles start.
+// Q4_1, Q5_1, Q4_K and Q5_K carry a minimum: x = q d + m.
+fn has_min(fmt: u32) -> bool { return fmt == 1u || fmt == 4u || fmt == 5u || fmt == 6u; }
+
+// The byte where a 32-format's nibbles start.
 fn nibbles_at(fmt: u32) -> u32 {
   switch (fmt) {
     case 0u: { return 2u; }
@@ -33,16 +43,59 @@ fn nibbles_at(fmt: u32) -> u32 {
 
 fn quant_half(at: u32) -> f32 { return half_bits_to_float(w_bits(at, 1u) | (w_bits(at + 1u, 1u) << 8u)); }
 
-// Level of element j (0..31) of the block at byte `blk`: nibble byte j % 16
-// holds j in its low nibble when j < 16, j - 16 in its high one; Q5 adds bit j
+// Byte of the block holding 32-element block b of the row at byte `row`.
+fn block_of(row: u32, fmt: u32, b: u32) -> u32 { return row + select(b, b >> 3u, is_k(fmt)) * block_bytes(fmt); }
+
+// Q4_K / Q5_K: sub-block j's 6-bit scale (want_min false) or minimum (true)
+// from the 12 scale bytes at byte 4.
+fn k_scale(blk: u32, j: u32, want_min: bool) -> u32 {
+  let s = blk + 4u;
+  let mo = select(0u, 4u, want_min);
+  if (j < 4u) { return w_bits(s + j + mo, 1u) & 63u; }
+  let low = select(w_bits(s + j + 4u, 1u) & 15u, w_bits(s + j + 4u, 1u) >> 4u, want_min);
+  return low | ((w_bits(s + j - 4u + mo, 1u) >> 6u) << 4u);
+}
+
+// Scale of element e of block j (a K format's sub-block, else 0): f16 d, or
+// d * sc in f32 as the host's dequantizer rounds it (Q6_K: per 16 elements).
+fn quant_scale(fmt: u32, blk: u32, j: u32, e: u32) -> f32 {
+  if (fmt == 7u) {
+    let sc = (i32(w_bits(blk + 192u + 2u * j + (e >> 4u), 1u)) << 24u) >> 24u;
+    return unfused(quant_half(blk + 208u) * f32(sc));
+  }
+  if (is_k(fmt)) { return unfused(quant_half(blk) * f32(k_scale(blk, j, false))); }
+  return quant_half(blk);
+}
+
+// The minimum m of block j (formats with one).
+fn quant_min(fmt: u32, blk: u32, j: u32) -> f32 {
+  if (is_k(fmt)) { return -unfused(quant_half(blk + 2u) * f32(k_scale(blk, j, true))); }
+  return quant_half(blk + 2u);
+}
+
+// Level of element e (0..31) of block j: a 32-format's nibble byte e % 16
+// holds e in its low nibble when e < 16, e - 16 in its high one; Q5 adds bit e
 // of the u32 before the nibbles as 16 (Q4_0 centred on 8, Q5_0 on 16); Q8_0 a
-// signed byte.
-fn quant_level(fmt: u32, blk: u32, j: u32) -> f32 {
-  if (fmt == 2u) { return f32((i32(w_bits(blk + 2u + j, 1u)) << 24u) >> 24u); }
+// signed byte; the K formats as quant.hpp lays them out (Q6_K centred on 32).
+fn quant_level(fmt: u32, blk: u32, j: u32, e: u32) -> f32 {
+  if (fmt == 2u) { return f32((i32(w_bits(blk + 2u + e, 1u)) << 24u) >> 24u); }
+  if (fmt == 7u) {
+    let h = j >> 2u;
+    let s = j & 3u;
+    let low = (w_bits(blk + 64u * h + 32u * (s & 1u) + e, 1u) >> (4u * (s >> 1u))) & 15u;
+    let high = (w_bits(blk + 128u + 32u * h + e, 1u) >> (2u * s)) & 3u;
+    return f32(i32(low | (high << 4u)) - 32);
+  }
+  if (is_k(fmt)) {
+    let q5 = fmt == 6u;
+    var q = (w_bits(blk + select(16u, 48u, q5) + 32u * (j >> 1u) + e, 1u) >> (4u * (j & 1u))) & 15u;
+    if (q5) { q = q | (((w_bits(blk + 16u + e, 1u) >> j) & 1u) << 4u); }
+    return f32(q);
+  }
   let at = blk + nibbles_at(fmt);
-  let b = w_bits(at + (j & 15u), 1u);
-  var q = select(b >> 4u, b & 15u, j < 16u);
-  if (fmt >= 3u) { q = q | (((w_bits(at - 4u + (j >> 3u), 1u) >> (j & 7u)) & 1u) << 4u); }
+  let b = w_bits(at + (e & 15u), 1u);
+  var q = select(b >> 4u, b & 15u, e < 16u);
+  if (fmt >= 3u) { q = q | (((w_bits(at - 4u + (e >> 3u), 1u) >> (e & 7u)) & 1u) << 4u); }
   if (fmt == 0u) { return f32(i32(q) - 8); }
   if (fmt == 3u) { return f32(i32(q) - 16); }
   return f32(q);
@@ -61,13 +114,14 @@ fn dequantize_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
   var row = r;
   if (P[6] == 4u) { row = ids_word(P[2] + r); }
   if (P[6] == 8u) { row = ids_word(2u * (P[2] + r)); }
-  let blk = P[1] + (row * (cols / 32u) + c / 32u) * block_bytes(fmt);
-  let q = quant_level(fmt, blk, c & 31u);
-  let d = quant_half(blk);
+  let blk = block_of(P[1] + row * (cols / block_elems(fmt)) * block_bytes(fmt), fmt, c / 32u);
+  let j = select(0u, (c / 32u) & 7u, is_k(fmt));
+  let q = quant_level(fmt, blk, j, c & 31u);
+  let d = quant_scale(fmt, blk, j, c & 31u);
   var v: f32;
   if (has_min(fmt)) {
     let p = unfused(q * d);  // rounded, then the sum, as the host
-    v = p + quant_half(blk + 2u);
+    v = p + quant_min(fmt, blk, j);
   } else {
     v = q * d;
   }
@@ -94,29 +148,34 @@ fn qmatmul_rows(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgrou
   let r0 = (g / n) * 4u;
   let rows = min(m - r0, 4u);
   let nb = k / 32u;
-  let bytes = block_bytes(fmt);
-  let wrow = P[1] + row * nb * bytes;
+  let wrow = P[1] + row * (k / block_elems(fmt)) * block_bytes(fmt);
   var acc = vec4<f32>(0.0);
   for (var u = lid; u < nb * 4u; u = u + 64u) {
     let b = u >> 2u;
     let t = u & 3u;
-    let blk = wrow + b * bytes;
-    let d = quant_half(blk);
+    let blk = block_of(wrow, fmt, b);
+    let j = select(0u, b & 7u, is_k(fmt));
+    // Elements 4t.. lie in the block's first half, 16 + 4t.. in its second (Q6_K's scales differ).
+    let d0 = quant_scale(fmt, blk, j, 0u);
+    let d1 = quant_scale(fmt, blk, j, 16u);
     var mn = 0.0;
-    if (has_min(fmt)) { mn = quant_half(blk + 2u); }
+    if (has_min(fmt)) { mn = quant_min(fmt, blk, j); }
     var lv: array<f32, 8>;
-    for (var e = 0u; e < 8u; e = e + 1u) { lv[e] = quant_level(fmt, blk, 4u * t + select(e + 12u, e, e < 4u)); }
+    for (var e = 0u; e < 8u; e = e + 1u) { lv[e] = quant_level(fmt, blk, j, 4u * t + select(e + 12u, e, e < 4u)); }
     for (var r = 0u; r < 4u; r = r + 1u) {
       if (r < rows) {
         let xr = P[2] + (r0 + r) * k + b * 32u + 4u * t;
-        var dot = 0.0;
+        var dot0 = 0.0;
+        var dot1 = 0.0;
         var sx = 0.0;
-        for (var e = 0u; e < 8u; e = e + 1u) {
-          let xv = x_f(xr + select(e + 12u, e, e < 4u), ELEM_F32);
-          dot = dot + lv[e] * xv;
-          sx = sx + xv;
+        for (var e = 0u; e < 4u; e = e + 1u) {
+          let x0 = x_f(xr + e, ELEM_F32);
+          let x1 = x_f(xr + e + 16u, ELEM_F32);
+          dot0 = dot0 + lv[e] * x0;
+          dot1 = dot1 + lv[e + 4u] * x1;
+          sx = sx + x0 + x1;
         }
-        acc[r] = acc[r] + select(d * dot, d * dot + mn * sx, has_min(fmt));
+        acc[r] = acc[r] + select(d0 * dot0 + d1 * dot1, d0 * dot0 + d1 * dot1 + mn * sx, has_min(fmt));
       }
     }
   }
