@@ -236,3 +236,40 @@ def test_q5_weights_match_pytorch(requantized):
     text = "".join(gen)
     ours = list(gen.tokens)
     assert ours == ref.greedy(ids, 16)[:len(ours)], f"{fmt}: {text!r}"
+
+
+@pytest.fixture(scope="module", params=["q4_k", "q5_k", "q6_k"])
+def k_model(request, tmp_path_factory):
+    """A random-weight llama whose every matrix (the embedding and output head
+    included) is in one K format (tests/model/random_llama.py, blocks written
+    by tests/model/kquant.py), and the PyTorch reference over that file."""
+    torch = pytest.importorskip("torch", reason="PyTorch is absent: the reference forward cannot run")
+    torch.set_num_threads(2)
+    pytest.importorskip("gguf", reason="the PyPI gguf package is absent: the file cannot be written")
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "model"))
+    from random_llama import write
+    from torch_llama import TorchLlama
+    path = tmp_path_factory.mktemp("kquant") / f"random-llama-{request.param}.gguf"
+    write(str(MODEL), str(path), request.param)
+    return request.param, path, TorchLlama(str(path))
+
+
+@needs_model
+def test_k_weights_match_pytorch_on_every_backend(k_model):
+    # Logits of 64 positions against the PyTorch forward over gguf's own
+    # dequantization: the CPU's integer kernels (16-bit activations) and the
+    # GPU kernels (f32) both within the f16 KV cache's rounding, and the GPU
+    # backends without one op falling back to the CPU.
+    fmt, path, ref = k_model
+    ids = None
+    for st in tb.statuses():
+        if not st.available or st.type not in ("cpu", "opencl", "webgpu"):
+            continue
+        m = tb.Model.load(str(path), ctx=128, backend=st.type)
+        ids = ids or m.tokenizer.encode(PASSAGE)[:64]
+        ref.reset()
+        tb.reset_fallback_stats()
+        err = relative_errors(m.logits(ids), ref.forward(ids).numpy())
+        print(f"{fmt} on {st.type}: max relative logit error over 64 positions {err.max():.2e}")
+        assert err.max() < 2e-3, st.type
+        assert tb.fallback_stats()["ops"] == 0, st.type

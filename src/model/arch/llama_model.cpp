@@ -59,6 +59,9 @@ std::optional<QuantFormat> quant_of(GgmlType t) {
     case GgmlType::Q8_0: return QuantFormat::Q8_0;
     case GgmlType::Q5_0: return QuantFormat::Q5_0;
     case GgmlType::Q5_1: return QuantFormat::Q5_1;
+    case GgmlType::Q4_K: return QuantFormat::Q4_K;
+    case GgmlType::Q5_K: return QuantFormat::Q5_K;
+    case GgmlType::Q6_K: return QuantFormat::Q6_K;
     default: return std::nullopt;
   }
 }
@@ -77,7 +80,7 @@ Error unsupported_type(const GgufFile& f, const GgufTensorInfo& t) {
                f.path() + ": tensor " + t.name + " is " + std::string(ggml_type_name(t.type)) +
                    "; the library computes with " + weight_types_supported(),
                {.op = "load_model", .dtypes = {std::string(ggml_type_name(t.type))}},
-               {"Use a GGUF file quantized to Q4_0, Q4_1, Q5_0, Q5_1 or Q8_0 (or an F16/F32 one)"});
+               {"Use a GGUF file quantized to Q4_K_M, Q5_K_M, Q6_K, Q8_0, Q4_0 or Q5_x (or an F16/F32 one)"});
 }
 
 // Every tensor in the file must be one the forward uses: an unread one

@@ -1,0 +1,84 @@
+"""Q4_K, Q5_K and Q6_K quantizers in numpy, for writing test models (the PyPI
+``gguf`` package dequantizes these types but cannot quantize to them). One
+pass per super-block of 256, written from the block layouts of ggml-common.h,
+independently of torsh's C++ quantizer: per 32 elements (Q6_K: per 16) a
+scale (and minimum) covering the range, 6-bit (int8) multiples of an f16
+super-block scale, then levels rounded to nearest.
+"""
+
+import numpy as np
+
+QK = 256
+
+
+def _f16(x):
+    return x.astype(np.float16)
+
+
+def _div(a, b):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(b != 0, a / np.where(b != 0, b, 1), 0.0)
+
+
+def _pack_scales(sc, m):
+    """12 bytes per block from 6-bit sc[8], m[8] (ggml's get_scale_min_k4 inverse)."""
+    s = np.zeros((sc.shape[0], 12), np.uint8)
+    s[:, 0:4] = sc[:, 0:4] | ((sc[:, 4:8] >> 4) << 6)
+    s[:, 4:8] = m[:, 0:4] | ((m[:, 4:8] >> 4) << 6)
+    s[:, 8:12] = (sc[:, 4:8] & 0x0F) | ((m[:, 4:8] & 0x0F) << 4)
+    return s
+
+
+def _q45_k(x, top):
+    n = x.shape[0]
+    x = x.reshape(n, 8, 32).astype(np.float32)
+    lo = np.minimum(x.min(axis=-1), 0.0)
+    hi = np.maximum(x.max(axis=-1), 0.0)
+    scale = (hi - lo) / top
+    d = _f16(scale.max(axis=-1) / 63)
+    dmin = _f16((-lo).max(axis=-1) / 63)
+    df, dminf = d.astype(np.float32)[:, None], dmin.astype(np.float32)[:, None]
+    sc = np.clip(np.ceil(_div(scale, df)), 0, 63).astype(np.uint8)
+    m = np.clip(np.rint(_div(-lo, dminf)), 0, 63).astype(np.uint8)
+    dw = (df * sc.astype(np.float32))[:, :, None]
+    mw = (dminf * m.astype(np.float32))[:, :, None]
+    q = np.clip(np.rint(_div(x + mw, dw)), 0, top).astype(np.uint8)
+    qs = (q[:, 0::2] & 0x0F) | ((q[:, 1::2] & 0x0F) << 4)  # [n, 4 groups, 32]
+    parts = [d.view(np.uint8).reshape(n, 2), dmin.view(np.uint8).reshape(n, 2), _pack_scales(sc, m)]
+    if top == 31:
+        qh = np.zeros((n, 32), np.uint8)
+        for j in range(8):
+            qh |= ((q[:, j] >> 4) & 1) << j
+        parts.append(qh)
+    parts.append(qs.reshape(n, 128))
+    return np.concatenate(parts, axis=1)
+
+
+def _q6_k(x):
+    n = x.shape[0]
+    x = x.reshape(n, 16, 16).astype(np.float32)
+    idx = np.abs(x).argmax(axis=-1)
+    scale = np.take_along_axis(x, idx[..., None], axis=-1)[..., 0] / -32
+    big = np.take_along_axis(scale, np.abs(scale).argmax(axis=-1)[:, None], axis=-1)
+    d = _f16(big[:, 0] / -128)
+    df = d.astype(np.float32)[:, None]
+    r = _div(scale, df)
+    sc = np.clip(np.sign(r) * np.ceil(np.abs(r)), -128, 127).astype(np.int8)
+    dw = (df * sc.astype(np.float32))[:, :, None]
+    q = (np.clip(np.rint(_div(x, dw)), -32, 31) + 32).astype(np.uint8).reshape(n, 8, 32)
+    ql = np.zeros((n, 128), np.uint8)
+    qh = np.zeros((n, 64), np.uint8)
+    for j in range(8):
+        h, s = divmod(j, 4)
+        lo = 64 * h + 32 * (s % 2)
+        ql[:, lo:lo + 32] |= (q[:, j] & 0x0F) << (4 * (s // 2))
+        qh[:, 32 * h:32 * h + 32] |= (q[:, j] >> 4) << (2 * s)
+    return np.concatenate([ql, qh, sc.view(np.uint8), d.view(np.uint8).reshape(n, 2)], axis=1)
+
+
+def quantize(x, type_name):
+    """Rows of x (a multiple of 256 long) as ggml blocks of `type_name`, uint8 [rows, bytes]."""
+    rows, cols = x.shape
+    b = x.reshape(-1, QK)
+    out = {"q4_k": lambda: _q45_k(b, 15), "q5_k": lambda: _q45_k(b, 31), "q6_k": lambda: _q6_k(b)}[type_name]()
+    return out.reshape(rows, -1)

@@ -1,0 +1,85 @@
+"""Writes a small random-weight llama GGUF whose matrices all have rows of a
+multiple of 256, so every K format is the weight of every matmul (the token
+embedding and the separate output head included); SmolLM2's own rows (576)
+are not, so its K-quant files hold Q5_0/Q8_0 for most tensors. The tokenizer
+and chat template come from a real file (the cached SmolLM2). Weights are
+~N(0, 0.02) and norms near 1, as trained models have them.
+
+    python tests/model/random_llama.py TOKENIZER_SRC.gguf DST.gguf q4_k
+"""
+
+import pathlib
+import sys
+
+import gguf
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import kquant  # noqa: E402
+
+N_EMBD, N_FF, N_HEAD, N_HEAD_KV, N_LAYER = 256, 768, 4, 2, 2
+
+
+def write(src, dst, type_name, seed=7):
+    r = gguf.GGUFReader(src)
+    w = gguf.GGUFWriter(dst, "llama")
+    vocab = None
+    for key, field in r.fields.items():
+        if not key.startswith("tokenizer."):
+            continue
+        main = field.types[0]
+        sub = field.types[-1] if main == gguf.GGUFValueType.ARRAY else None
+        w.add_key_value(key, field.contents(), main, sub)
+        if key == "tokenizer.ggml.tokens":
+            vocab = len(field.contents())
+    w.add_name(f"random-llama-{type_name}")
+    w.add_block_count(N_LAYER)
+    w.add_context_length(2048)
+    w.add_embedding_length(N_EMBD)
+    w.add_feed_forward_length(N_FF)
+    w.add_head_count(N_HEAD)
+    w.add_head_count_kv(N_HEAD_KV)
+    w.add_rope_dimension_count(N_EMBD // N_HEAD)
+    w.add_rope_freq_base(10000.0)
+    w.add_layer_norm_rms_eps(1e-5)
+    w.add_vocab_size(vocab)
+
+    rng = np.random.default_rng(seed)
+    head_dim = N_EMBD // N_HEAD
+
+    def matrix(name, rows, cols):
+        x = (rng.standard_normal((rows, cols)) * 0.02).astype(np.float32)
+        if type_name in ("q4_k", "q5_k", "q6_k"):
+            qtype = gguf.GGMLQuantizationType[type_name.upper()]
+            w.add_tensor(name, kquant.quantize(x, type_name), raw_dtype=qtype)
+        elif type_name == "f32":
+            w.add_tensor(name, x)
+        else:
+            qtype = gguf.GGMLQuantizationType[type_name.upper()]
+            w.add_tensor(name, gguf.quants.quantize(x, qtype), raw_dtype=qtype)
+
+    def norm(name):
+        w.add_tensor(name, (1.0 + 0.1 * rng.standard_normal(N_EMBD)).astype(np.float32))
+
+    matrix("token_embd.weight", vocab, N_EMBD)
+    for i in range(N_LAYER):
+        p = f"blk.{i}."
+        norm(p + "attn_norm.weight")
+        matrix(p + "attn_q.weight", N_EMBD, N_EMBD)
+        matrix(p + "attn_k.weight", N_HEAD_KV * head_dim, N_EMBD)
+        matrix(p + "attn_v.weight", N_HEAD_KV * head_dim, N_EMBD)
+        matrix(p + "attn_output.weight", N_EMBD, N_EMBD)
+        norm(p + "ffn_norm.weight")
+        matrix(p + "ffn_gate.weight", N_FF, N_EMBD)
+        matrix(p + "ffn_up.weight", N_FF, N_EMBD)
+        matrix(p + "ffn_down.weight", N_EMBD, N_FF)
+    norm("output_norm.weight")
+    matrix("output.weight", vocab, N_EMBD)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+if __name__ == "__main__":
+    write(sys.argv[1], sys.argv[2], sys.argv[3])
