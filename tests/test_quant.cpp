@@ -29,7 +29,10 @@ namespace {
 // these), and the K formats of 256-element super-blocks.
 constexpr QuantFormat k32Formats[] = {QuantFormat::Q4_0, QuantFormat::Q4_1, QuantFormat::Q8_0, QuantFormat::Q5_0,
                                       QuantFormat::Q5_1};
-constexpr QuantFormat kKFormats[] = {QuantFormat::Q4_K, QuantFormat::Q5_K, QuantFormat::Q6_K};
+constexpr QuantFormat kKFormats[] = {QuantFormat::Q4_K, QuantFormat::Q5_K, QuantFormat::Q6_K, QuantFormat::IQ4_XS};
+// The formats vectors.bin holds random blocks of (gguf dequantizes them but has no quantizer).
+constexpr QuantFormat kRandomBlockFormats[] = {QuantFormat::Q4_K, QuantFormat::Q5_K, QuantFormat::Q6_K,
+                                               QuantFormat::IQ4_NL, QuantFormat::IQ4_XS};
 
 Backend cpu_backend() { return Backend::create(BackendType::Cpu); }
 
@@ -70,7 +73,7 @@ struct Vectors {
   struct Format {
     std::vector<unsigned char> blocks;
     std::vector<float> y;
-  } f[std::size(k32Formats)], k[std::size(kKFormats)];  // k: random K blocks and their dequantization
+  } f[std::size(k32Formats)], k[std::size(kRandomBlockFormats)];  // k: random blocks and their dequantization
 };
 
 Vectors load_vectors() {
@@ -135,7 +138,7 @@ Reference reference(QuantFormat f, const std::vector<unsigned char>& wq, const s
     dequantize_row(f, wq.data() + j * rb, w.data() + j * k, k);
     if (quant_has_min(f))
       for (std::int64_t b = 0; b < nb; ++b) {
-        if (quant_is_k(f)) {
+        if (quant_super_blocks(f)) {
           float dw;
           kquant::sub_scales(f, wq.data() + j * rb + b / 8 * quant_block_bytes(f), static_cast<int>(b % 8), dw,
                              mins[j * nb + b]);
@@ -267,11 +270,11 @@ TEST(Quant, DequantizeOpMatchesTheReferenceInEveryOutputDType) {
   }
 }
 
-TEST(Quant, KDequantizersMatchTheGgufPackageBitForBit) {
+TEST(Quant, KAndIq4DequantizersMatchTheGgufPackageBitForBit) {
   const Vectors v = load_vectors();
   Backend b = cpu_backend();
-  for (std::size_t fi = 0; fi < std::size(kKFormats); ++fi) {
-    const QuantFormat f = kKFormats[fi];
+  for (std::size_t fi = 0; fi < std::size(kRandomBlockFormats); ++fi) {
+    const QuantFormat f = kRandomBlockFormats[fi];
     const auto& want = v.k[fi];
     const auto n = static_cast<std::int64_t>(want.y.size());
     ASSERT_EQ(want.blocks.size(), quant_row_bytes(f, n)) << quant_format_name(f);
@@ -294,7 +297,7 @@ TEST(Quant, KQuantizersKeepEveryElementWithinItsLevelStep) {
   std::vector<float> x = normal(k, 31, 0.02f);
   for (std::int64_t e = 256; e < 512; ++e) x[e] = std::fabs(x[e]) + 0.5f;  // all positive: the minimum is 0
   for (std::int64_t e = 512; e < 544; ++e) x[e] = 0.0f;                    // a zero sub-block
-  for (QuantFormat f : kKFormats) {
+  for (QuantFormat f : {QuantFormat::Q4_K, QuantFormat::Q5_K, QuantFormat::Q6_K}) {
     std::vector<unsigned char> blocks(quant_row_bytes(f, k));
     quantize_row(f, x.data(), blocks.data(), k);
     std::vector<float> y(k);
@@ -317,6 +320,33 @@ TEST(Quant, KQuantizersKeepEveryElementWithinItsLevelStep) {
     }
     // An all-zero sub-block comes back as zeros.
     for (std::int64_t e = 512; e < 544; ++e) ASSERT_EQ(y[e], 0.0f) << quant_format_name(f);
+  }
+}
+
+TEST(Quant, Iq4QuantizersPickTheNearestLevel) {
+  // Each element lands on the level nearest its value under the block's
+  // scale: at most half the widest gap between levels (24) away, or, for a
+  // value of the sign opposite the block's largest, 14 levels short of 127.
+  const std::int64_t k = 512;
+  std::vector<float> x = normal(k, 41, 0.02f);
+  for (std::int64_t e = 32; e < 64; ++e) x[e] = 0.0f;  // a zero block
+  x[300] = std::numeric_limits<float>::quiet_NaN();    // NaN: the level nearest 0
+  for (QuantFormat f : {QuantFormat::IQ4_NL, QuantFormat::IQ4_XS}) {
+    std::vector<unsigned char> blocks(quant_row_bytes(f, k));
+    quantize_row(f, x.data(), blocks.data(), k);
+    std::vector<float> y(k);
+    dequantize_row(f, blocks.data(), y.data(), k);
+    for (std::int64_t e = 0; e < k; ++e) {
+      float dw, mw = 0.0f;
+      if (f == QuantFormat::IQ4_NL)
+        dw = kquant::half_at(blocks.data() + e / 32 * 18);
+      else
+        kquant::sub_scales(f, blocks.data() + e / 256 * 136, static_cast<int>(e % 256 / 32), dw, mw);
+      const float want = e == 300 ? 0.0f : x[e];
+      ASSERT_LE(std::fabs(y[e] - want), 14.0 * std::fabs(dw) * 1.0001 + 1e-9)
+          << quant_format_name(f) << " element " << e << ": " << y[e] << " vs " << want;
+    }
+    for (std::int64_t e = 32; e < 64; ++e) ASSERT_EQ(y[e], 0.0f) << quant_format_name(f);
   }
 }
 
@@ -379,9 +409,9 @@ TEST(Quant, QMatmulOnEveryInstructionSetMatchesTheReference) {
   const std::vector<cpu::Isa> isas = usable_isas();
   Backend b = cpu_backend();
   unsigned seed = 100;
-  const std::vector<std::int64_t> ks32{32, 64, 96, 576, 1536}, ks_k{256, 512, 1536};
+  const std::vector<std::int64_t> ks32{32, 64, 96, 576, 1536}, ks_k{256, 1536};
   for (QuantFormat f : kAllQuantFormats)
-    for (std::int64_t k : quant_is_k(f) ? ks_k : ks32)
+    for (std::int64_t k : quant_super_blocks(f) ? ks_k : ks32)
       for (std::int64_t n : {1, 5, 63, 64, 1000})
         for (std::int64_t m : {1, 2, 3, 7, 33, 128}) {
           if (m * n * k > 30'000'000 && !(m == 128 && n == 1000 && k == 1536)) continue;  // the big ones once
@@ -439,7 +469,7 @@ TEST(Quant, QMatmulAgreesWithDequantizeThenMatmul) {
   const std::int64_t m = 5, n = 37;
   for (QuantFormat f : kAllQuantFormats)
     for (QuantActivations width : kWidths) {
-      const std::int64_t k = quant_is_k(f) ? 512 : 192;
+      const std::int64_t k = quant_super_blocks(f) ? 512 : 192;
       const QTensor w = QTensor::quantize(host_tensor(normal(n * k, 7, 0.1f), Shape{n, k}), f);
       const Tensor x = host_tensor(normal(m * k, 8), Shape{m, k});
       const std::vector<float> got = ops::qmatmul(x, w, width).to_vector();

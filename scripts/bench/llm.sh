@@ -3,8 +3,9 @@
 # interleaved rounds, with each side's peak resident memory:
 #   - the cached Q4_1 file: prefill 128, decode 64 at depth 0, 512 and 2048
 #     (llama-bench -p 128 -n 64 -d 0,512,2048);
-#   - its F16 requantization (made once with llama-quantize into the model
-#     cache as SmolLM2-135M-Instruct.F16.gguf): the same cases;
+#   - its requantizations to F16, Q4_K_M, Q6_K and Q8_0 (made once with
+#     llama-quantize into the model cache as SmolLM2-135M-Instruct.TYPE.gguf;
+#     model::kSmolLM2Requantized): the same cases;
 #   - aggregate decode of 1, 2, 4 and 8 sequences (llama-batched-bench -npl).
 # LLAMA_BENCH names llama.cpp's build/bin directory's llama-bench (build it from
 # `pip download --no-deps --no-binary :all: llama-cpp-python`, vendor/llama.cpp,
@@ -15,12 +16,16 @@ cd "$(dirname "$0")/../.."
 unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
 rounds=${1:-3}
 model=$(bash scripts/fetch-model.sh | tail -n1)
-f16="$(dirname "$model")/SmolLM2-135M-Instruct.F16.gguf"
 torsh=${TORSH:-build/release/bin/torsh}
 bin=$(dirname "${LLAMA_BENCH:-/nonexistent/llama-bench}")
-if [ -n "${LLAMA_BENCH:-}" ] && [ ! -f "$f16" ] && [ -x "$bin/llama-quantize" ]; then
-  "$bin/llama-quantize" --allow-requantize "$model" "$f16" F16 > /dev/null 2>&1
-fi
+files=("$model")
+for type in F16 Q4_K_M Q6_K Q8_0; do
+  f="$(dirname "$model")/SmolLM2-135M-Instruct.$type.gguf"
+  if [ -n "${LLAMA_BENCH:-}" ] && [ ! -f "$f" ] && [ -x "$bin/llama-quantize" ]; then
+    "$bin/llama-quantize" --allow-requantize "$model" "$f" "$type" > /dev/null 2>&1
+  fi
+  files+=("$f")
+done
 grep -m1 "model name" /proc/cpuinfo
 llama_jsonl() {
   python3 -c '
@@ -41,7 +46,7 @@ for r in $(seq "$rounds"); do
   echo "== round $r"
   /usr/bin/time -f "torsh peak RSS %M KiB" "$torsh" bench --filter llm --threads 2 --json 2>&1
   if [ -n "${LLAMA_BENCH:-}" ]; then
-    for f in "$model" "$f16"; do
+    for f in "${files[@]}"; do
       [ -f "$f" ] || continue
       /usr/bin/time -f "llama.cpp peak RSS %M KiB" "$LLAMA_BENCH" -m "$f" -p 128 -n 64 -d 0,512,2048 -t 2 -r 3 \
         -o jsonl 2>&1 | llama_jsonl "$(basename "$f")"

@@ -176,6 +176,8 @@ std::string_view quant_format_name(QuantFormat f) {
     case QuantFormat::Q4_K: return "q4_k";
     case QuantFormat::Q5_K: return "q5_k";
     case QuantFormat::Q6_K: return "q6_k";
+    case QuantFormat::IQ4_NL: return "iq4_nl";
+    case QuantFormat::IQ4_XS: return "iq4_xs";
   }
   return "?";
 }
@@ -201,7 +203,7 @@ std::optional<QuantActivations> quant_activations_from_name(std::string_view nam
 void quantize_row(QuantFormat f, const float* x, void* blocks, std::int64_t k) {
   auto* b = static_cast<unsigned char*>(blocks);
   const std::size_t bytes = quant_block_bytes(f);
-  if (quant_is_k(f)) {
+  if (quant_super_blocks(f)) {
     for (std::int64_t i = 0; i + kQuantSuperBlock <= k; i += kQuantSuperBlock, b += bytes)
       kquant::quantize_block(f, x + i, b);
     return;
@@ -213,7 +215,8 @@ void quantize_row(QuantFormat f, const float* x, void* blocks, std::int64_t k) {
       case QuantFormat::Q8_0: quantize_q8_0(x + i, b); break;
       case QuantFormat::Q5_0: quantize_centred(x + i, b, 16); break;
       case QuantFormat::Q5_1: quantize_with_min(x + i, b, 31); break;
-      default: break;  // the K formats: above
+      case QuantFormat::IQ4_NL: kquant::quantize_iq4_nl(x + i, b); break;
+      default: break;  // the super-block formats: above
     }
   }
 }
@@ -221,7 +224,7 @@ void quantize_row(QuantFormat f, const float* x, void* blocks, std::int64_t k) {
 void dequantize_row(QuantFormat f, const void* blocks, float* y, std::int64_t k) {
   const auto* b = static_cast<const unsigned char*>(blocks);
   const std::size_t bytes = quant_block_bytes(f);
-  if (quant_is_k(f)) {
+  if (quant_super_blocks(f)) {
     for (std::int64_t i = 0; i + kQuantSuperBlock <= k; i += kQuantSuperBlock, b += bytes)
       kquant::dequantize_block(f, b, y + i);
     return;
@@ -233,7 +236,8 @@ void dequantize_row(QuantFormat f, const void* blocks, float* y, std::int64_t k)
       case QuantFormat::Q8_0: dequantize_q8_0(b, y + i); break;
       case QuantFormat::Q5_0: dequantize_q5_0(b, y + i); break;
       case QuantFormat::Q5_1: dequantize_q5_1(b, y + i); break;
-      default: break;  // the K formats: above
+      case QuantFormat::IQ4_NL: kquant::dequantize_iq4_nl(b, y + i); break;
+      default: break;  // the super-block formats: above
     }
   }
 }

@@ -118,18 +118,89 @@ void quantize_q6_k(const float* x, unsigned char* b) {
   }
 }
 
+// The nibble of the level nearest v (NaN takes the level nearest 0).
+int nearest_iq4(float v) {
+  if (std::isnan(v)) v = 0.0f;
+  int best = 0;
+  for (int q = 1; q < 16; ++q)
+    if (std::fabs(v - kIq4Levels[q]) < std::fabs(v - kIq4Levels[best])) best = q;
+  return best;
+}
+
+// 32 elements under scale d as Q4_0-laid nibbles: element e < 16 low, else high.
+void iq4_nibbles(const float* x, float d, unsigned char* qs) {
+  const float inv = d != 0.0f ? 1.0f / d : 0.0f;
+  for (int e = 0; e < 16; ++e)
+    qs[e] = static_cast<unsigned char>(nearest_iq4(finite_or_zero(x[e]) * inv) |
+                                       (nearest_iq4(finite_or_zero(x[e + 16]) * inv) << 4));
+}
+
+// The value of largest magnitude, with its sign, over n elements (NaN as 0).
+float signed_max(const float* x, int n) {
+  float amax = 0.0f, max = 0.0f;
+  for (int e = 0; e < n; ++e) {
+    const float v = finite_or_zero(x[e]);
+    if (std::fabs(v) > amax) {
+      amax = std::fabs(v);
+      max = v;
+    }
+  }
+  return max;
+}
+
+// IQ4_XS: per sub-block the scale that puts its value of largest magnitude on
+// the level -127, as a multiple (-32..31, rounded up in magnitude) of d.
+void quantize_iq4_xs(const float* x, unsigned char* b) {
+  float scale[kSubBlocks], big = 0.0f;
+  for (int j = 0; j < kSubBlocks; ++j) {
+    scale[j] = signed_max(x + kSub * j, kSub) / -127.0f;
+    if (std::fabs(scale[j]) > std::fabs(big)) big = scale[j];
+  }
+  put_f16(b, big / -32.0f);
+  const float d = half_at(b);
+  std::uint16_t high = 0;
+  std::memset(b + kXsScalesL, 0, 4);
+  for (int j = 0; j < kSubBlocks; ++j) {
+    const int ls = covering(scale[j], d, -32, 31) + 32;
+    b[kXsScalesL + j / 2] |= static_cast<unsigned char>((ls & 0x0F) << (4 * (j % 2)));
+    high |= static_cast<std::uint16_t>((ls >> 4) << (2 * j));
+  }
+  std::memcpy(b + kXsScalesH, &high, 2);
+  for (int j = 0; j < kSubBlocks; ++j) {
+    float dw, mw;
+    sub_scales(QuantFormat::IQ4_XS, b, j, dw, mw);
+    iq4_nibbles(x + kSub * j, dw, b + kXsNibbles + 16 * j);
+  }
+}
+
 }  // namespace
 
 void quantize_block(QuantFormat f, const float* x, unsigned char* b) {
   if (f == QuantFormat::Q6_K)
     quantize_q6_k(x, b);
+  else if (f == QuantFormat::IQ4_XS)
+    quantize_iq4_xs(x, b);
   else
     quantize_with_min(x, b, f == QuantFormat::Q5_K ? 31 : 15);
 }
 
+void quantize_iq4_nl(const float* x, unsigned char* b) {
+  put_f16(b, signed_max(x, kSub) / -127.0f);
+  iq4_nibbles(x, half_at(b), b + 2);
+}
+
+void dequantize_iq4_nl(const unsigned char* b, float* y) {
+  const float d = half_at(b);
+  for (int e = 0; e < kSub; ++e) y[e] = d * static_cast<float>(kIq4Levels[nibble_at(b + 2, e)]);
+}
+
 void dequantize_block(QuantFormat f, const unsigned char* b, float* y) {
   for (int j = 0; j < kSubBlocks; ++j) {
-    if (f == QuantFormat::Q6_K) {
+    if (f == QuantFormat::IQ4_XS) {
+      float dw, mw;
+      sub_scales(f, b, j, dw, mw);
+      for (int e = 0; e < kSub; ++e) y[kSub * j + e] = dw * static_cast<float>(sub_level(f, b, j, e));
+    } else if (f == QuantFormat::Q6_K) {
       const float d = half_at(b + kQ6D);
       for (int e = 0; e < kSub; ++e) {
         const float dw = d * static_cast<float>(q6_scale(b, j, e / 16));

@@ -1,8 +1,8 @@
 #pragma once
-// The K formats read per 32-element sub-block (torsh/core/quant.hpp has the
-// layouts): what the host reference conversions and the portable and AVX2
-// kernels share. Every kernel scales per 32 elements, so a K super-block is
-// eight sub-blocks, each with its own d_w (and m_w).
+// The super-block formats (the K formats and IQ4_XS) read per 32-element
+// sub-block (torsh/core/quant.hpp has the layouts), and IQ4_NL's blocks: what
+// the host reference conversions and the portable and AVX2 kernels share. Every kernel scales per 32 elements, so a K
+// super-block is eight sub-blocks, each with its own d_w (and m_w).
 #include <cstdint>
 #include <cstring>
 
@@ -38,6 +38,19 @@ inline constexpr int kQ5Nibbles = 48;  // Q5_K
 inline constexpr int kQ6High = 128;    // Q6_K: after 128 bytes of low nibbles
 inline constexpr int kQ6Scales = 192;  // Q6_K: int8 sc[16]
 inline constexpr int kQ6D = 208;       // Q6_K: f16 d at the end
+inline constexpr int kXsScalesH = 2;   // IQ4_XS: u16 high scale bits
+inline constexpr int kXsScalesL = 4;   // IQ4_XS: 4 bytes of low scale nibbles
+inline constexpr int kXsNibbles = 8;   // IQ4_XS: 16 nibble bytes per sub-block
+
+// IQ4_XS: sub-block j's scale ls - 32 (-32..31).
+inline int xs_scale(const unsigned char* sb, int j) {
+  const int low = (sb[kXsScalesL + j / 2] >> (4 * (j % 2))) & 0x0F;
+  const int high = ((sb[kXsScalesH] | (sb[kXsScalesH + 1] << 8)) >> (2 * j)) & 3;
+  return (low | (high << 4)) - 32;
+}
+
+// Element e (0..31) of 16 nibble bytes laid out as Q4_0's: e < 16 low, else high.
+inline int nibble_at(const unsigned char* qs, int e) { return (qs[e & 15] >> (e < 16 ? 0 : 4)) & 0x0F; }
 
 // Sub-block j's scale d_w and minimum m_w (x = d_w q + m_w; Q6_K: m_w = 0
 // and d_w = d, its per-16 scales being part of the level), each product in
@@ -48,6 +61,11 @@ inline void sub_scales(QuantFormat f, const unsigned char* sb, int j, float& dw,
     mw = 0.0f;
     return;
   }
+  if (f == QuantFormat::IQ4_XS) {
+    dw = half_at(sb) * static_cast<float>(xs_scale(sb, j));
+    mw = 0.0f;
+    return;
+  }
   int sc, m;
   scale_min(sb + kScalesAt, j, sc, m);
   dw = half_at(sb) * static_cast<float>(sc);
@@ -55,8 +73,9 @@ inline void sub_scales(QuantFormat f, const unsigned char* sb, int j, float& dw,
 }
 
 // Level of element l (0..31) of sub-block j: Q4_K 0..15, Q5_K 0..31, Q6_K
-// the signed 6-bit q - 32 (-32..31) without its scale.
+// the signed 6-bit q - 32 (-32..31) without its scale, IQ4_XS kIq4Levels[q].
 inline int sub_level(QuantFormat f, const unsigned char* sb, int j, int l) {
+  if (f == QuantFormat::IQ4_XS) return kIq4Levels[nibble_at(sb + kXsNibbles + 16 * j, l)];
   if (f == QuantFormat::Q6_K) {
     const int h = j / 4, s = j % 4;
     const int low = (sb[64 * h + 32 * (s % 2) + l] >> (4 * (s / 2))) & 0x0F;
@@ -90,5 +109,8 @@ namespace torsh::kquant {
 // One super-block of 256 elements, as quantize_row / dequantize_row describe.
 void quantize_block(QuantFormat f, const float* x, unsigned char* b);
 void dequantize_block(QuantFormat f, const unsigned char* b, float* y);
+// One IQ4_NL block of 32 elements.
+void quantize_iq4_nl(const float* x, unsigned char* b);
+void dequantize_iq4_nl(const unsigned char* b, float* y);
 
 }  // namespace torsh::kquant

@@ -1143,7 +1143,7 @@ void quant_cases(CaseList& L) {
     };
     // Row lengths in blocks: 32 elements, or 256 for the K formats.
     const std::int64_t B = quant_block_elems(f);
-    if (quant_is_k(f)) {
+    if (quant_super_blocks(f)) {
       qmm(in({3, 256}), in({37, 256}));
       qmm(in({256, 5}).t(), in({64, 256}));
       qmm(in({2, 1, 512}), in({130, 512}).range(-1e3, 1e3), 1e3);

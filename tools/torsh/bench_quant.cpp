@@ -163,7 +163,7 @@ void bench_quant(Ctx& c) {
   // The K formats need rows of a multiple of 256: the MLP's down projection (k = 1536).
   for (F f : {F::Q4_K, F::Q5_K, F::Q6_K}) qmatvec(c, f, 1536, 576);
   for (F f : kAllQuantFormats)
-    if (quant_is_k(f))
+    if (quant_super_blocks(f))
       qmatmul(c, f, 128, 1536, 576);
     else
       qmatmul(c, f, 128, 576, 1536);

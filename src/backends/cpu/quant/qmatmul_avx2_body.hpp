@@ -54,6 +54,15 @@ TORSH_INLINE __m256i block_dot(const unsigned char* blk, const std::int8_t* q, c
   }
 }
 
+// IQ4_NL / IQ4_XS: 16 nibble bytes laid out as Q4_0's to the signed int16
+// levels kIq4Levels[q] of elements 0-15 (lo) and 16-31 (hi), looked up by vpshufb.
+TORSH_INLINE void iq4_levels16(__m128i y, __m256i& lo, __m256i& hi) {
+  const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Levels));
+  const __m128i nib = _mm_set1_epi8(0x0F);
+  lo = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(table, _mm_and_si128(y, nib)));
+  hi = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(table, _mm_and_si128(_mm_srli_epi16(y, 4), nib)));
+}
+
 // Int16 activations: a block's weights as signed int16 levels l in two ymm
 // (elements 0-15, 16-31), for Dot::dot16's pairwise products with the
 // activation levels.
@@ -62,6 +71,8 @@ TORSH_INLINE void levels16(const unsigned char* blk, __m256i& lo, __m256i& hi) {
   if constexpr (F == QuantFormat::Q8_0) {
     lo = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2)));
     hi = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 18)));
+  } else if constexpr (F == QuantFormat::IQ4_NL) {
+    iq4_levels16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2)), lo, hi);
   } else {
     constexpr int off = quant_nibbles_at(F);
     const __m128i y = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + off));
@@ -89,7 +100,9 @@ template <QuantFormat F>
 TORSH_INLINE void levels16_k(const unsigned char* sb, int j, __m256i& lo, __m256i& hi) {
   auto at = [](const unsigned char* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); };
   const __m128i nib = _mm_set1_epi8(0x0F);
-  if constexpr (F == QuantFormat::Q6_K) {
+  if constexpr (F == QuantFormat::IQ4_XS) {
+    iq4_levels16(at(sb + kquant::kXsNibbles + 16 * j), lo, hi);
+  } else if constexpr (F == QuantFormat::Q6_K) {
     const int h = j / 4, s = j % 4;
     const unsigned char* ql = sb + 64 * h + 32 * (s % 2);
     const unsigned char* qh = sb + kquant::kQ6High + 32 * h;
@@ -124,6 +137,9 @@ TORSH_INLINE void scales_k(const unsigned char* sb, int j, float& dw, float& mw)
   if constexpr (F == QuantFormat::Q6_K) {
     dw = half_at(sb + kquant::kQ6D);
     mw = 0.0f;
+  } else if constexpr (F == QuantFormat::IQ4_XS) {
+    dw = half_at(sb) * static_cast<float>(kquant::xs_scale(sb, j));
+    mw = 0.0f;
   } else {
     int sc, m;
     kquant::scale_min(sb + kquant::kScalesAt, j, sc, m);
@@ -136,7 +152,7 @@ TORSH_INLINE void scales_k(const unsigned char* sb, int j, float& dw, float& mw)
 // K formats (Wide only): block b is sub-block b % 8 of super-block b / 8.
 template <class Dot, QuantFormat F, int R, int C, bool Wide>
 TORSH_INLINE void step(const Tile& t, std::int64_t b, __m256 (&acc)[R][C]) {
-  static_assert(Wide || !quant_is_k(F), "the K formats take Int16 activations");
+  static_assert(Wide || !quant_int16_only(F), "this format takes Int16 activations only");
   const ActRows& a = *t.act;
   const std::size_t bb = quant_block_bytes(F);
   __m256 da[C], sa[C];
@@ -149,12 +165,12 @@ TORSH_INLINE void step(const Tile& t, std::int64_t b, __m256 (&acc)[R][C]) {
   }
 #pragma GCC unroll 4
   for (int i = 0; i < R; ++i) {
-    const unsigned char* blk = t.w + i * t.w_stride + (quant_is_k(F) ? b / 8 : b) * bb;
+    const unsigned char* blk = t.w + i * t.w_stride + (quant_super_blocks(F) ? b / 8 : b) * bb;
     // Two tiles ahead, as the AVX-512 tiles do: DRAM ahead of the hardware prefetcher.
     _mm_prefetch(reinterpret_cast<const char*>(blk + 2 * R * t.w_stride), _MM_HINT_T0);
     float dwf, mwf = 0.0f;
     __m256i lo, hi;
-    if constexpr (quant_is_k(F)) {
+    if constexpr (quant_super_blocks(F)) {
       scales_k<F>(blk, static_cast<int>(b % 8), dwf, mwf);
       levels16_k<F>(blk, static_cast<int>(b % 8), lo, hi);
     } else {
@@ -227,10 +243,14 @@ void tile(const Tile& t) {
     case QuantFormat::Q4_K:
     case QuantFormat::Q5_K:
     case QuantFormat::Q6_K:
-      if constexpr (Wide) {  // the driver gives the K formats Int16 activations only
+    case QuantFormat::IQ4_NL:
+    case QuantFormat::IQ4_XS:
+      if constexpr (Wide) {  // the driver gives these Int16 activations only (quant_int16_only)
         if (t.format == QuantFormat::Q4_K) return tile_f<Dot, QuantFormat::Q4_K, true>(t);
         if (t.format == QuantFormat::Q5_K) return tile_f<Dot, QuantFormat::Q5_K, true>(t);
-        return tile_f<Dot, QuantFormat::Q6_K, true>(t);
+        if (t.format == QuantFormat::Q6_K) return tile_f<Dot, QuantFormat::Q6_K, true>(t);
+        if (t.format == QuantFormat::IQ4_NL) return tile_f<Dot, QuantFormat::IQ4_NL, true>(t);
+        return tile_f<Dot, QuantFormat::IQ4_XS, true>(t);
       }
       break;
   }

@@ -114,6 +114,14 @@ TORSH_INLINE void weight_pair(const unsigned char* b0, __m512i& u, __m512& f) {
   }
 }
 
+// IQ4_NL / IQ4_XS: nibbles (in int16 words) to their signed levels kIq4Levels[q].
+TORSH_INLINE void iq4_lookup(__m512i& lo, __m512i& hi) {
+  const __m512i table =
+      _mm512_cvtepi8_epi16(_mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Levels))));
+  lo = _mm512_permutexvar_epi16(lo, table);
+  hi = _mm512_permutexvar_epi16(hi, table);
+}
+
 // Int16 activations: weight blocks b and b + 1 (the second only for a pair)
 // as signed int16 levels in the activations' pair layout (act16_block): lo =
 // [b 0-15, b+1 0-15], hi = [b 16-31, b+1 16-31]; `f` as weight_pair's. Two
@@ -140,6 +148,7 @@ TORSH_INLINE void weight_pair16(const unsigned char* b0, __m512i& lo, __m512i& h
         _mm512_cvtepu8_epi16(_mm256_set_m128i(Pair ? at(b0 + bb + off) : _mm_setzero_si128(), at(b0 + off)));
     lo = _mm512_and_si512(w, _mm512_set1_epi16(0x0F));
     hi = _mm512_srli_epi16(w, 4);
+    if constexpr (F == QuantFormat::IQ4_NL) iq4_lookup(lo, hi);
     if constexpr (quant_has_high_bits(F)) {  // qh bits 0-15 go to lo's elements, 16-31 to hi's
       const std::uint32_t h0 = qh_of(b0 + off - 4), h1 = Pair ? qh_of(b0 + bb + off - 4) : 0;
       const __m512i sixteen = _mm512_set1_epi16(16);
@@ -439,12 +448,16 @@ void tile(const Tile& t) {
     case QuantFormat::Q8_0: return tile_f<QuantFormat::Q8_0, Packed, Wide>(t);
     case QuantFormat::Q5_0: return tile_f<QuantFormat::Q5_0, Packed, Wide>(t);
     case QuantFormat::Q5_1: return tile_f<QuantFormat::Q5_1, Packed, Wide>(t);
+    case QuantFormat::IQ4_NL:  // Int16 activations only (quant_int16_only)
+      if constexpr (Wide) return tile_f<QuantFormat::IQ4_NL, Packed, true>(t);
+      break;
     case QuantFormat::Q4_K:
     case QuantFormat::Q5_K:
-    case QuantFormat::Q6_K:  // Int16 activations only (the driver's choice)
+    case QuantFormat::Q6_K:
+    case QuantFormat::IQ4_XS:  // Int16 activations only (quant_int16_only)
       if constexpr (!Wide) break;
-      if constexpr (Packed) {  // pack_k_rows wrote Q4_1's or Q8_0's packed rows
-        if (t.format == QuantFormat::Q6_K) return tile_f<QuantFormat::Q8_0, true, true>(t);
+      if constexpr (Packed) {  // pack_k_rows wrote Q4_1's or Q8_0's packed rows (packed_as)
+        if (!quant_has_min(t.format)) return tile_f<QuantFormat::Q8_0, true, true>(t);
         return tile_f<QuantFormat::Q4_1, true, true>(t);
       }
       return tile_k(t);
@@ -461,7 +474,9 @@ std::size_t packed_row_bytes(QuantFormat f, std::int64_t nb) {
     case QuantFormat::Q5_1: return PackedRow<QuantFormat::Q5_1, Wide>::bytes(nb);
     case QuantFormat::Q4_K:
     case QuantFormat::Q5_K: return PackedRow<QuantFormat::Q4_1, true>::bytes(nb);
-    case QuantFormat::Q6_K: return PackedRow<QuantFormat::Q8_0, true>::bytes(nb);
+    case QuantFormat::Q6_K:
+    case QuantFormat::IQ4_XS: return PackedRow<QuantFormat::Q8_0, true>::bytes(nb);
+    case QuantFormat::IQ4_NL: return PackedRow<QuantFormat::IQ4_NL, true>::bytes(nb);
   }
   return 0;
 }
@@ -478,6 +493,10 @@ void pack(QuantFormat f, const unsigned char* w, std::size_t w_stride, std::int6
     case QuantFormat::Q4_K: return pack_k_rows<QuantFormat::Q4_K>(w, w_stride, rows, nb, dst);
     case QuantFormat::Q5_K: return pack_k_rows<QuantFormat::Q5_K>(w, w_stride, rows, nb, dst);
     case QuantFormat::Q6_K: return pack_k_rows<QuantFormat::Q6_K>(w, w_stride, rows, nb, dst);
+    case QuantFormat::IQ4_XS: return pack_k_rows<QuantFormat::IQ4_XS>(w, w_stride, rows, nb, dst);
+    case QuantFormat::IQ4_NL:
+      if constexpr (Wide) return pack_rows<QuantFormat::IQ4_NL, true>(w, w_stride, rows, nb, dst);
+      break;
   }
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// AVX-512 tiles for the K formats (Int16 activations), included by
+// AVX-512 tiles for the super-block formats (the K formats and IQ4_XS; Int16 activations), included by
 // qmatmul_avx512.cpp inside its anonymous namespace, after the 32-format
 // tiles whose helpers (spread_floats, sum16, PackedRow, tile_f) it uses.
 //
@@ -16,7 +16,14 @@
 // product rounded in f32 as the dequantizer's; Q6_K: d in every lane.
 template <QuantFormat F>
 TORSH_INLINE __m512 k_scales(const unsigned char* sb) {
-  if constexpr (F == QuantFormat::Q6_K) {
+  if constexpr (F == QuantFormat::IQ4_XS) {  // [d (ls - 32) x 8 sub-blocks, 0 x 8]
+    alignas(64) float v[16] = {};
+    std::uint16_t h;
+    std::memcpy(&h, sb, 2);
+    const float d = _cvtsh_ss(h);
+    for (int j = 0; j < 8; ++j) v[j] = d * static_cast<float>(kquant::xs_scale(sb, j));
+    return _mm512_load_ps(v);
+  } else if constexpr (F == QuantFormat::Q6_K) {
     std::uint16_t h;
     std::memcpy(&h, sb + kquant::kQ6D, 2);
     return _mm512_set1_ps(_cvtsh_ss(h));
@@ -45,7 +52,15 @@ TORSH_INLINE __m512 k_scales(const unsigned char* sb) {
 template <QuantFormat F>
 TORSH_INLINE void k_pair16(const unsigned char* sb, int g, __m512i& lo, __m512i& hi) {
   auto at = [](const unsigned char* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); };
-  if constexpr (F == QuantFormat::Q6_K) {
+  if constexpr (F == QuantFormat::IQ4_XS) {
+    // Sub-blocks 2g, 2g + 1: 16 nibble bytes each, laid out as Q4_0's, so the
+    // 32 bytes widened are [2g 0-15, 2g+1 0-15] in the low nibbles and the 16-31s in the high.
+    const __m512i w =
+        _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sb + kquant::kXsNibbles + 32 * g)));
+    lo = _mm512_and_si512(w, _mm512_set1_epi16(0x0F));
+    hi = _mm512_srli_epi16(w, 4);
+    iq4_lookup(lo, hi);
+  } else if constexpr (F == QuantFormat::Q6_K) {
     // Sub-blocks j = 2g, 2g + 1 of half h = g / 2: low nibbles (nibble g % 2) at
     // ql[64h + l] and ql[64h + 32 + l], high bits 2s, 2s + 2 (s = 2 (g % 2)) of qh[32h + l].
     const unsigned char* ql = sb + 64 * (g / 2);
@@ -176,6 +191,7 @@ void tile_k(const Tile& t) {
   switch (t.format) {
     case QuantFormat::Q4_K: return tile_k_f<QuantFormat::Q4_K>(t);
     case QuantFormat::Q5_K: return tile_k_f<QuantFormat::Q5_K>(t);
+    case QuantFormat::IQ4_XS: return tile_k_f<QuantFormat::IQ4_XS>(t);
     default: return tile_k_f<QuantFormat::Q6_K>(t);
   }
 }

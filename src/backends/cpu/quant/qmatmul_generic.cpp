@@ -26,6 +26,10 @@ void levels(QuantFormat f, const unsigned char* blk, int (&u)[kBlock]) {
     return;
   }
   const unsigned char* qs = blk + quant_nibbles_at(f);
+  if (f == QuantFormat::IQ4_NL) {  // signed levels (Int16 activations only)
+    for (int e = 0; e < kBlock; ++e) u[e] = kIq4Levels[kquant::nibble_at(qs, e)];
+    return;
+  }
   std::uint32_t qh = 0;  // Q5: bit e is element e's 16
   if (quant_has_high_bits(f)) std::memcpy(&qh, qs - 4, 4);
   for (int e = 0; e < kBlock / 2; ++e) {
@@ -53,7 +57,7 @@ std::int32_t block_dot(const ActRows& a, QuantFormat f, const int (&u)[kBlock], 
   return dot;
 }
 
-// K formats (Int16 activations only: the driver asks for nothing else):
+// Super-block formats (Int16 activations only: the driver asks for nothing else):
 // per 32-element sub-block its signed levels and f32 d_w, m_w (core/quant_k.hpp).
 void tile_k(const Tile& t) {
   const ActRows& a = *t.act;
@@ -82,7 +86,7 @@ void tile_k(const Tile& t) {
 
 template <bool Wide>
 void tile(const Tile& t) {
-  if (quant_is_k(t.format)) return tile_k(t);
+  if (quant_super_blocks(t.format)) return tile_k(t);
   const ActRows& a = *t.act;
   const std::size_t bb = quant_block_bytes(t.format);
   for (int i = 0; i < t.rows; ++i) {

@@ -74,10 +74,9 @@ void qmatmul(const rt::QMatmulArgs& g) {
   float* out = data_of<float>(g.out);
   const std::size_t row_bytes = quant_row_bytes(g.format, k);
 
-  // The K formats' kernels take Int16 activations only (an Int8 request gets
-  // the more accurate width): their per-16 (Q6_K) and per-32 scales fold into
-  // int16 levels, which vpdpbusd's bytes cannot hold.
-  const QuantActivations width = quant_is_k(g.format) ? QuantActivations::Int16 : g.activations;
+  // Some formats' kernels take Int16 activations only (quant_int16_only: an
+  // Int8 request gets the more accurate width).
+  const QuantActivations width = quant_int16_only(g.format) ? QuantActivations::Int16 : g.activations;
   thread_local Scratch scratch;
   const ActRows act = act_layout(width, scratch.get(act_scratch_bytes(width, m, k)), m, k);
   pool().parallel_for(m, std::max<std::int64_t>(1, 16384 / k),

@@ -37,6 +37,8 @@
 #define QUANT_Q4_K 5
 #define QUANT_Q5_K 6
 #define QUANT_Q6_K 7
+#define QUANT_IQ4_NL 8
+#define QUANT_IQ4_XS 9
 #define QM_GROUP 64
 #define QM_ROWS 4
 

@@ -1,5 +1,5 @@
-/* Block-quantized weights (torsh/core/quant.hpp: ggml's Q4_0, Q4_1, Q8_0, Q5_0
- * and Q5_1 layouts of 32 elements, and the K formats Q4_K, Q5_K, Q6_K of 256):
+/* Block-quantized weights (torsh/core/quant.hpp: ggml's Q4_0, Q4_1, Q8_0, Q5_0,
+ * Q5_1 and IQ4_NL layouts of 32 elements, and Q4_K, Q5_K, Q6_K, IQ4_XS of 256):
  * rows dequantized, and qmatmul out[m, n] = x[m, k] @ dequantize(w)^T. Every
  * format is read per 32-element block b of a row: a 32-format's block b, or
  * sub-block b % 8 of a K format's super-block b / 8. Blocks are 18 .. 210
@@ -7,17 +7,43 @@
  * scales assembled from two bytes (dialect.h). */
 /* QUANT_*, QM_GROUP and QM_ROWS: meta.h. */
 
-DEVICE_FN int quant_is_k(int fmt) { return fmt >= QUANT_Q4_K; }
+DEVICE_FN int quant_super_blocks(int fmt) {
+  return fmt == QUANT_Q4_K || fmt == QUANT_Q5_K || fmt == QUANT_Q6_K || fmt == QUANT_IQ4_XS;
+}
+
+/* IQ4_NL's and IQ4_XS's 16 levels (torsh::kIq4Levels). */
+DEVICE_FN int quant_iq4_level(uint q) {
+  switch (q) {
+    case 0: return -127;
+    case 1: return -104;
+    case 2: return -83;
+    case 3: return -65;
+    case 4: return -49;
+    case 5: return -35;
+    case 6: return -22;
+    case 7: return -10;
+    case 8: return 1;
+    case 9: return 13;
+    case 10: return 25;
+    case 11: return 38;
+    case 12: return 53;
+    case 13: return 69;
+    case 14: return 89;
+    default: return 113;
+  }
+}
 
 DEVICE_FN long quant_block_bytes_of(int fmt) {
-  return fmt == QUANT_Q4_0   ? 18
-         : fmt == QUANT_Q4_1 ? 20
-         : fmt == QUANT_Q5_0 ? 22
-         : fmt == QUANT_Q5_1 ? 24
-         : fmt == QUANT_Q4_K ? 144
-         : fmt == QUANT_Q5_K ? 176
-         : fmt == QUANT_Q6_K ? 210
-                             : 34;
+  return fmt == QUANT_Q4_0     ? 18
+         : fmt == QUANT_Q4_1   ? 20
+         : fmt == QUANT_Q5_0   ? 22
+         : fmt == QUANT_Q5_1   ? 24
+         : fmt == QUANT_Q4_K   ? 144
+         : fmt == QUANT_Q5_K   ? 176
+         : fmt == QUANT_Q6_K   ? 210
+         : fmt == QUANT_IQ4_NL ? 18
+         : fmt == QUANT_IQ4_XS ? 136
+                               : 34;
 }
 
 /* Formats with a minimum m (x = q d + m; the K formats' m = -dmin m6). */
@@ -26,14 +52,14 @@ DEVICE_FN int quant_has_min(int fmt) {
 }
 /* The byte where a 32-format's nibbles start. */
 DEVICE_FN int quant_nibbles_at(int fmt) {
-  return fmt == QUANT_Q4_0 ? 2 : fmt == QUANT_Q4_1 ? 4 : fmt == QUANT_Q5_0 ? 6 : 8;
+  return fmt == QUANT_Q4_0 || fmt == QUANT_IQ4_NL ? 2 : fmt == QUANT_Q4_1 ? 4 : fmt == QUANT_Q5_0 ? 6 : 8;
 }
 
 DEVICE_FN float quant_half(GLOBAL const uchar* p) { return half_bits_to_float((uint)p[0] | ((uint)p[1] << 8)); }
 
 /* The bytes of the block holding 32-element block b of the row at wrow. */
 DEVICE_FN GLOBAL const uchar* quant_block_of(GLOBAL const uchar* wrow, int fmt, long b) {
-  return wrow + (quant_is_k(fmt) ? b >> 3 : b) * quant_block_bytes_of(fmt);
+  return wrow + (quant_super_blocks(fmt) ? b >> 3 : b) * quant_block_bytes_of(fmt);
 }
 
 /* Q4_K / Q5_K: sub-block j's 6-bit scale (want_min 0) or minimum (1) from the
@@ -51,13 +77,18 @@ DEVICE_FN int quant_k_scale(GLOBAL const uchar* blk, int j, int want_min) {
 DEVICE_FN float quant_scale(int fmt, GLOBAL const uchar* blk, int j, int e) {
   if (fmt == QUANT_Q6_K)
     return quant_half(blk + 208) * (float)((int)((uint)blk[192 + 2 * j + (e >> 4)] ^ 0x80u) - 0x80);
-  if (quant_is_k(fmt)) return quant_half(blk) * (float)quant_k_scale(blk, j, 0);
+  if (fmt == QUANT_IQ4_XS) {
+    const uint low = ((uint)blk[4 + (j >> 1)] >> (4 * (j & 1))) & 15u;
+    const uint high = ((((uint)blk[2] | ((uint)blk[3] << 8)) >> (2 * j)) & 3u) << 4;
+    return quant_half(blk) * (float)((int)(low | high) - 32);
+  }
+  if (quant_super_blocks(fmt)) return quant_half(blk) * (float)quant_k_scale(blk, j, 0);
   return quant_half(blk);
 }
 
 /* The minimum m of block j (formats with one). */
 DEVICE_FN float quant_min(int fmt, GLOBAL const uchar* blk, int j) {
-  if (quant_is_k(fmt)) return -(quant_half(blk + 2) * (float)quant_k_scale(blk, j, 1));
+  if (quant_super_blocks(fmt)) return -(quant_half(blk + 2) * (float)quant_k_scale(blk, j, 1));
   return quant_half(blk + 2);
 }
 
@@ -67,13 +98,17 @@ DEVICE_FN float quant_min(int fmt, GLOBAL const uchar* blk, int j) {
  * signed byte. K formats as quant.hpp lays them out (Q6_K centred on 32). */
 DEVICE_FN int quant_level(int fmt, GLOBAL const uchar* blk, int j, int e) {
   if (fmt == QUANT_Q8_0) return (int)(((uint)blk[2 + e] ^ 0x80u)) - 0x80;
+  if (fmt == QUANT_IQ4_NL || fmt == QUANT_IQ4_XS) {
+    GLOBAL const uchar* qs = blk + (fmt == QUANT_IQ4_NL ? 2 : 8 + 16 * j);
+    return quant_iq4_level(((uint)qs[e & 15] >> (e < 16 ? 0 : 4)) & 15u);
+  }
   if (fmt == QUANT_Q6_K) {
     const int h = j >> 2, s = j & 3;
     const uint low = ((uint)blk[64 * h + 32 * (s & 1) + e] >> (4 * (s >> 1))) & 15u;
     const uint high = ((uint)blk[128 + 32 * h + e] >> (2 * s)) & 3u;
     return (int)(low | (high << 4)) - 32;
   }
-  if (quant_is_k(fmt)) {
+  if (quant_super_blocks(fmt)) {
     const int q5 = fmt == QUANT_Q5_K;
     int q = (int)(((uint)blk[(q5 ? 48 : 16) + 32 * (j >> 1) + e] >> (4 * (j & 1))) & 15u);
     if (q5) q |= (int)(((uint)blk[16 + e] >> j) & 1u) << 4;
@@ -93,9 +128,9 @@ DEVICE_FN int quant_level(int fmt, GLOBAL const uchar* blk, int j, int e) {
 DEVICE_FN float dequant_at(GLOBAL const uchar* w, GLOBAL const int* ids, int ids_width, int fmt, long cols, long i) {
   const long r = i / cols, c = i - r * cols;
   const long row = ids_width == 0 ? r : ids_width == 4 ? (long)ids[r] : (long)ids[2 * r];
-  const long bytes = quant_block_bytes_of(fmt), per_block = quant_is_k(fmt) ? 256 : 32;
+  const long bytes = quant_block_bytes_of(fmt), per_block = quant_super_blocks(fmt) ? 256 : 32;
   GLOBAL const uchar* blk = quant_block_of(w + row * (cols / per_block) * bytes, fmt, c / 32);
-  const int j = quant_is_k(fmt) ? (int)((c / 32) & 7) : 0, e = (int)(c & 31);
+  const int j = quant_super_blocks(fmt) ? (int)((c / 32) & 7) : 0, e = (int)(c & 31);
   const float q = (float)quant_level(fmt, blk, j, e), d = quant_scale(fmt, blk, j, e);
   /* A K format's minimum is a product too: both under dot2_unfused, so neither fuses. */
   if (fmt == QUANT_Q4_K || fmt == QUANT_Q5_K)
@@ -140,12 +175,12 @@ KERNEL void qmatmul_f32(GLOBAL const float* x, GLOBAL const uchar* w, GLOBAL flo
   const long row = g % n, r0 = (g / n) * QM_ROWS;
   const long rows = m - r0 < QM_ROWS ? m - r0 : QM_ROWS;
   const long nb = k / 32;
-  GLOBAL const uchar* wrow = w + row * (k / (quant_is_k(fmt) ? 256 : 32)) * quant_block_bytes_of(fmt);
+  GLOBAL const uchar* wrow = w + row * (k / (quant_super_blocks(fmt) ? 256 : 32)) * quant_block_bytes_of(fmt);
   float acc[QM_ROWS];
   for (int r = 0; r < QM_ROWS; ++r) acc[r] = 0.0f;
   for (long u = lid; u < nb * 4; u += QM_GROUP) {
     const long b = u >> 2;
-    const int t = (int)(u & 3), j = quant_is_k(fmt) ? (int)(b & 7) : 0;
+    const int t = (int)(u & 3), j = quant_super_blocks(fmt) ? (int)(b & 7) : 0;
     GLOBAL const uchar* blk = quant_block_of(wrow, fmt, b);
     /* Elements 4t.. lie in the block's first half, 16 + 4t.. in its second (Q6_K's scales differ). */
     const float d0 = quant_scale(fmt, blk, j, 0), d1 = quant_scale(fmt, blk, j, 16);

@@ -1,6 +1,6 @@
 //! bind x:in w:in ids:in out:out
 // Block-quantized weights (torsh/core/quant.hpp: ggml's Q4_0, Q4_1, Q8_0, Q5_0,
-// Q5_1 of 32 elements and the K formats Q4_K, Q5_K, Q6_K of 256), as
+// Q5_1, IQ4_NL of 32 elements and Q4_K, Q5_K, Q6_K, IQ4_XS of 256), as
 // src/backends/gpu/kernels/quant.kern.h: rows dequantized (and embedding
 // lookups), and qmatmul out[m, n] = x[m, k] @ dequantize(w)^T with f32
 // activations. Every format is read per 32-element block b of a row (a K
@@ -8,9 +8,13 @@
 // so levels are read as bytes and the f16 scales assembled from two. An absent
 // ids (or x) is bound to w and never read.
 // P (both): [0] format (0 Q4_0, 1 Q4_1, 2 Q8_0, 3 Q5_0, 4 Q5_1, 5 Q4_K, 6 Q5_K,
-// 7 Q6_K) [1] w offset (bytes) [2] x or ids offset [3] out offset.
+// 7 Q6_K, 8 IQ4_NL, 9 IQ4_XS) [1] w offset (bytes) [2] x or ids offset [3] out offset.
 
-fn is_k(fmt: u32) -> bool { return fmt >= 5u; }
+fn super_blocks(fmt: u32) -> bool { return fmt == 5u || fmt == 6u || fmt == 7u || fmt == 9u; }
+
+// IQ4_NL's and IQ4_XS's 16 levels (torsh::kIq4Levels).
+var<private> IQ4_LEVELS: array<i32, 16> = array<i32, 16>(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38,
+                                                         53, 69, 89, 113);
 
 fn block_bytes(fmt: u32) -> u32 {
   switch (fmt) {
@@ -21,12 +25,14 @@ fn block_bytes(fmt: u32) -> u32 {
     case 5u: { return 144u; }
     case 6u: { return 176u; }
     case 7u: { return 210u; }
+    case 8u: { return 18u; }
+    case 9u: { return 136u; }
     default: { return 34u; }
   }
 }
 
 // Elements per block.
-fn block_elems(fmt: u32) -> u32 { return select(32u, 256u, is_k(fmt)); }
+fn block_elems(fmt: u32) -> u32 { return select(32u, 256u, super_blocks(fmt)); }
 
 // Q4_1, Q5_1, Q4_K and Q5_K carry a minimum: x = q d + m.
 fn has_min(fmt: u32) -> bool { return fmt == 1u || fmt == 4u || fmt == 5u || fmt == 6u; }
@@ -34,7 +40,7 @@ fn has_min(fmt: u32) -> bool { return fmt == 1u || fmt == 4u || fmt == 5u || fmt
 // The byte where a 32-format's nibbles start.
 fn nibbles_at(fmt: u32) -> u32 {
   switch (fmt) {
-    case 0u: { return 2u; }
+    case 0u, 8u: { return 2u; }
     case 1u: { return 4u; }
     case 3u: { return 6u; }
     default: { return 8u; }
@@ -44,7 +50,7 @@ fn nibbles_at(fmt: u32) -> u32 {
 fn quant_half(at: u32) -> f32 { return half_bits_to_float(w_bits(at, 1u) | (w_bits(at + 1u, 1u) << 8u)); }
 
 // Byte of the block holding 32-element block b of the row at byte `row`.
-fn block_of(row: u32, fmt: u32, b: u32) -> u32 { return row + select(b, b >> 3u, is_k(fmt)) * block_bytes(fmt); }
+fn block_of(row: u32, fmt: u32, b: u32) -> u32 { return row + select(b, b >> 3u, super_blocks(fmt)) * block_bytes(fmt); }
 
 // Q4_K / Q5_K: sub-block j's 6-bit scale (want_min false) or minimum (true)
 // from the 12 scale bytes at byte 4.
@@ -63,13 +69,18 @@ fn quant_scale(fmt: u32, blk: u32, j: u32, e: u32) -> f32 {
     let sc = (i32(w_bits(blk + 192u + 2u * j + (e >> 4u), 1u)) << 24u) >> 24u;
     return unfused(quant_half(blk + 208u) * f32(sc));
   }
-  if (is_k(fmt)) { return unfused(quant_half(blk) * f32(k_scale(blk, j, false))); }
+  if (fmt == 9u) {
+    let low = (w_bits(blk + 4u + (j >> 1u), 1u) >> (4u * (j & 1u))) & 15u;
+    let high = (((w_bits(blk + 2u, 1u) | (w_bits(blk + 3u, 1u) << 8u)) >> (2u * j)) & 3u) << 4u;
+    return unfused(quant_half(blk) * f32(i32(low | high) - 32));
+  }
+  if (super_blocks(fmt)) { return unfused(quant_half(blk) * f32(k_scale(blk, j, false))); }
   return quant_half(blk);
 }
 
 // The minimum m of block j (formats with one).
 fn quant_min(fmt: u32, blk: u32, j: u32) -> f32 {
-  if (is_k(fmt)) { return -unfused(quant_half(blk + 2u) * f32(k_scale(blk, j, true))); }
+  if (super_blocks(fmt)) { return -unfused(quant_half(blk + 2u) * f32(k_scale(blk, j, true))); }
   return quant_half(blk + 2u);
 }
 
@@ -79,6 +90,10 @@ fn quant_min(fmt: u32, blk: u32, j: u32) -> f32 {
 // signed byte; the K formats as quant.hpp lays them out (Q6_K centred on 32).
 fn quant_level(fmt: u32, blk: u32, j: u32, e: u32) -> f32 {
   if (fmt == 2u) { return f32((i32(w_bits(blk + 2u + e, 1u)) << 24u) >> 24u); }
+  if (fmt == 8u || fmt == 9u) {
+    let qs = blk + select(8u + 16u * j, 2u, fmt == 8u);
+    return f32(IQ4_LEVELS[(w_bits(qs + (e & 15u), 1u) >> select(4u, 0u, e < 16u)) & 15u]);
+  }
   if (fmt == 7u) {
     let h = j >> 2u;
     let s = j & 3u;
@@ -86,7 +101,7 @@ fn quant_level(fmt: u32, blk: u32, j: u32, e: u32) -> f32 {
     let high = (w_bits(blk + 128u + 32u * h + e, 1u) >> (2u * s)) & 3u;
     return f32(i32(low | (high << 4u)) - 32);
   }
-  if (is_k(fmt)) {
+  if (super_blocks(fmt)) {
     let q5 = fmt == 6u;
     var q = (w_bits(blk + select(16u, 48u, q5) + 32u * (j >> 1u) + e, 1u) >> (4u * (j & 1u))) & 15u;
     if (q5) { q = q | (((w_bits(blk + 16u + e, 1u) >> j) & 1u) << 4u); }
@@ -115,7 +130,7 @@ fn dequantize_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
   if (P[6] == 4u) { row = ids_word(P[2] + r); }
   if (P[6] == 8u) { row = ids_word(2u * (P[2] + r)); }
   let blk = block_of(P[1] + row * (cols / block_elems(fmt)) * block_bytes(fmt), fmt, c / 32u);
-  let j = select(0u, (c / 32u) & 7u, is_k(fmt));
+  let j = select(0u, (c / 32u) & 7u, super_blocks(fmt));
   let q = quant_level(fmt, blk, j, c & 31u);
   let d = quant_scale(fmt, blk, j, c & 31u);
   var v: f32;
@@ -154,7 +169,7 @@ fn qmatmul_rows(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgrou
     let b = u >> 2u;
     let t = u & 3u;
     let blk = block_of(wrow, fmt, b);
-    let j = select(0u, b & 7u, is_k(fmt));
+    let j = select(0u, b & 7u, super_blocks(fmt));
     // Elements 4t.. lie in the block's first half, 16 + 4t.. in its second (Q6_K's scales differ).
     let d0 = quant_scale(fmt, blk, j, 0u);
     let d1 = quant_scale(fmt, blk, j, 16u);
