@@ -1,6 +1,6 @@
-"""Q4_K, Q5_K and Q6_K quantizers in numpy, for writing test models (the PyPI
-``gguf`` package dequantizes these types but cannot quantize to them). One
-pass per super-block of 256, written from the block layouts of ggml-common.h,
+"""Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS quantizers in numpy, for writing test
+models (the PyPI ``gguf`` package dequantizes these types but cannot quantize
+to them). One pass per block, written from the block layouts of ggml-common.h,
 independently of torsh's C++ quantizer: per 32 elements (Q6_K: per 16) a
 scale (and minimum) covering the range, 6-bit (int8) multiples of an f16
 super-block scale, then levels rounded to nearest.
@@ -76,9 +76,55 @@ def _q6_k(x):
     return np.concatenate([ql, qh, sc.view(np.uint8), d.view(np.uint8).reshape(n, 2)], axis=1)
 
 
+IQ4_LEVELS = np.array([-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113], np.float32)
+
+
+def _iq4_nibbles(x, dw):
+    """[n, 32] values under scales dw [n, 1] as 16 bytes each: the nearest level's
+    index, element e < 16 in the low nibble of byte e, e >= 16 in the high one."""
+    v = _div(x, dw)
+    q = np.abs(v[..., None] - IQ4_LEVELS).argmin(axis=-1).astype(np.uint8)
+    return q[:, :16] | (q[:, 16:] << 4)
+
+
+def _signed_max(x):
+    idx = np.abs(x).argmax(axis=-1)
+    return np.take_along_axis(x, idx[..., None], axis=-1)[..., 0]
+
+
+def _iq4_nl(x):
+    x = x.reshape(-1, 32).astype(np.float32)
+    d = _f16(_signed_max(x) / -127)
+    return np.concatenate([d.view(np.uint8).reshape(-1, 2), _iq4_nibbles(x, d.astype(np.float32)[:, None])], axis=1)
+
+
+def _iq4_xs(x):
+    n = x.shape[0]
+    x = x.reshape(n, 8, 32).astype(np.float32)
+    scale = _signed_max(x) / -127
+    big = np.take_along_axis(scale, np.abs(scale).argmax(axis=-1)[:, None], axis=-1)
+    d = _f16(big[:, 0] / -32)
+    df = d.astype(np.float32)[:, None]
+    r = _div(scale, df)
+    ls = (np.clip(np.sign(r) * np.ceil(np.abs(r)), -32, 31) + 32).astype(np.uint16)
+    low = (ls & 0x0F).astype(np.uint8)
+    scales_l = low[:, 0::2] | (low[:, 1::2] << 4)
+    scales_h = np.zeros(n, np.uint16)
+    for j in range(8):
+        scales_h |= (ls[:, j] >> 4) << (2 * j)
+    dw = (df * (ls.astype(np.float32) - 32)).reshape(-1, 1)
+    qs = _iq4_nibbles(x.reshape(-1, 32), dw).reshape(n, 128)
+    return np.concatenate([d.view(np.uint8).reshape(n, 2), scales_h.view(np.uint8).reshape(n, 2), scales_l, qs],
+                          axis=1)
+
+
+QUANTIZERS = {"q4_k": lambda b: _q45_k(b, 15), "q5_k": lambda b: _q45_k(b, 31), "q6_k": _q6_k,
+              "iq4_nl": _iq4_nl, "iq4_xs": _iq4_xs}
+
+
 def quantize(x, type_name):
-    """Rows of x (a multiple of 256 long) as ggml blocks of `type_name`, uint8 [rows, bytes]."""
+    """Rows of x as ggml blocks of `type_name` (rows a multiple of 256 long, of 32
+    for iq4_nl), uint8 [rows, bytes]."""
     rows, cols = x.shape
-    b = x.reshape(-1, QK)
-    out = {"q4_k": lambda: _q45_k(b, 15), "q5_k": lambda: _q45_k(b, 31), "q6_k": lambda: _q6_k(b)}[type_name]()
+    out = QUANTIZERS[type_name](x.reshape(-1, 32 if type_name == "iq4_nl" else QK))
     return out.reshape(rows, -1)

@@ -1,6 +1,6 @@
 """Writes a small random-weight llama GGUF whose matrices all have rows of a
-multiple of 256, so every K format is the weight of every matmul (the token
-embedding and the separate output head included); SmolLM2's own rows (576)
+multiple of 256, so every K format (and IQ4_NL, IQ4_XS) is the weight of every
+matmul (the token embedding, tied to the output head, included); SmolLM2's own rows (576)
 are not, so its K-quant files hold Q5_0/Q8_0 for most tensors. The tokenizer
 and chat template come from a real file (the cached SmolLM2). Weights are
 ~N(0, 0.02) and norms near 1, as trained models have them.
@@ -49,7 +49,7 @@ def write(src, dst, type_name, seed=7):
 
     def matrix(name, rows, cols):
         x = (rng.standard_normal((rows, cols)) * 0.02).astype(np.float32)
-        if type_name in ("q4_k", "q5_k", "q6_k"):
+        if type_name in kquant.QUANTIZERS:
             qtype = gguf.GGMLQuantizationType[type_name.upper()]
             w.add_tensor(name, kquant.quantize(x, type_name), raw_dtype=qtype)
         elif type_name == "f32":
@@ -73,8 +73,7 @@ def write(src, dst, type_name, seed=7):
         matrix(p + "ffn_gate.weight", N_FF, N_EMBD)
         matrix(p + "ffn_up.weight", N_FF, N_EMBD)
         matrix(p + "ffn_down.weight", N_EMBD, N_FF)
-    norm("output_norm.weight")
-    matrix("output.weight", vocab, N_EMBD)
+    norm("output_norm.weight")  # the output head is the token embedding (tied), as in SmolLM2
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()

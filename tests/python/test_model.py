@@ -238,10 +238,10 @@ def test_q5_weights_match_pytorch(requantized):
     assert ours == ref.greedy(ids, 16)[:len(ours)], f"{fmt}: {text!r}"
 
 
-@pytest.fixture(scope="module", params=["q4_k", "q5_k", "q6_k"])
+@pytest.fixture(scope="module", params=["q4_k", "q5_k", "q6_k", "iq4_nl", "iq4_xs"])
 def k_model(request, tmp_path_factory):
     """A random-weight llama whose every matrix (the embedding and output head
-    included) is in one K format (tests/model/random_llama.py, blocks written
+    included) is in one K or IQ4 format (tests/model/random_llama.py, blocks written
     by tests/model/kquant.py), and the PyTorch reference over that file."""
     torch = pytest.importorskip("torch", reason="PyTorch is absent: the reference forward cannot run")
     torch.set_num_threads(2)
@@ -255,7 +255,7 @@ def k_model(request, tmp_path_factory):
 
 
 @needs_model
-def test_k_weights_match_pytorch_on_every_backend(k_model):
+def test_k_and_iq4_weights_match_pytorch_on_every_backend(k_model):
     # Logits of 64 positions against the PyTorch forward over gguf's own
     # dequantization: the CPU's integer kernels (16-bit activations) and the
     # GPU kernels (f32) both within the f16 KV cache's rounding, and the GPU
