@@ -257,7 +257,7 @@ TEST(Cli, InfoDescribesAModelFileAndWhatItCannotRun) {
   const fs::path file = fs::temp_directory_path() / ("torsh_cli_info_" + std::to_string(::getpid()) + ".gguf");
   torsh::test::GgufWriter w;
   w.kv("general.architecture", torsh::test::gv::str("llama"));
-  w.tensor({"blk.0.ffn_down.weight", {256, 2}, 10, torsh::test::Bytes(2 * 84, std::byte{0})});  // q2_k
+  w.tensor({"blk.0.ffn_down.weight", {256, 2}, 16, torsh::test::Bytes(2 * 66, std::byte{0})});  // iq2_xxs
   w.tensor({"output_norm.weight", {256}, 0, torsh::test::Bytes(256 * 4, std::byte{0})});
   {
     const auto bytes = w.build();
@@ -267,8 +267,8 @@ TEST(Cli, InfoDescribesAModelFileAndWhatItCannotRun) {
   const auto r = torsh_cmd("info --tensors " + quote(file.string()));
   fs::remove(file);
   EXPECT_EQ(r.status, 0) << r.out;
-  for (const char* needle : {"GGUF v3", "2 tensors", "general.architecture", "q2_k", "no kernels here",
-                             "torsh run refuses this file: no kernels for q2_k (e.g. blk.0.ffn_down.weight)",
+  for (const char* needle : {"GGUF v3", "2 tensors", "general.architecture", "iq2_xxs", "no kernels here",
+                             "torsh run refuses this file: no kernels for iq2_xxs (e.g. blk.0.ffn_down.weight)",
                              "blk.0.ffn_down.weight", "{256, 2}", "f32"})
     EXPECT_NE(r.out.find(needle), std::string::npos) << needle << " in:\n" << r.out;
   const auto model = torsh::model::find_model(torsh::model::kSmolLM2FileName);

@@ -515,14 +515,14 @@ TEST(LlamaModel, RefusesFilesItWouldRunWrong) {
 
   // A type the reader knows but the forward has no kernels for: refused,
   // naming the tensor, its type and what is computed with.
-  const auto q2 = rewritten(*path, "q2_k.gguf", [](Metadata&, std::vector<test::TensorSpec>& t) {
+  const auto iq2 = rewritten(*path, "iq2_xxs.gguf", [](Metadata&, std::vector<test::TensorSpec>& t) {
     for (auto& s : t)
       if (s.name == "blk.3.ffn_down.weight") {
-        s.type = static_cast<std::uint32_t>(GgmlType::Q2_K);
-        s.data = test::Bytes(576 * (1536 / 256) * 84, std::byte{0});
+        s.type = static_cast<std::uint32_t>(GgmlType::IQ2_XXS);
+        s.data = test::Bytes(576 * (1536 / 256) * 66, std::byte{0});
       }
   });
-  expect_load_refused(q2, ErrorCode::Unsupported, "blk.3.ffn_down.weight is q2_k; the library computes with f32");
+  expect_load_refused(iq2, ErrorCode::Unsupported, "blk.3.ffn_down.weight is iq2_xxs; the library computes with f32");
 
   const auto key = rewritten(*path, "key.gguf", [](Metadata& kv, std::vector<test::TensorSpec>&) {
     set_key(kv, "llama.attention.sliding_window", test::gv::u32(4096));

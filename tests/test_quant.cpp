@@ -29,10 +29,12 @@ namespace {
 // these), and the K formats of 256-element super-blocks.
 constexpr QuantFormat k32Formats[] = {QuantFormat::Q4_0, QuantFormat::Q4_1, QuantFormat::Q8_0, QuantFormat::Q5_0,
                                       QuantFormat::Q5_1};
-constexpr QuantFormat kKFormats[] = {QuantFormat::Q4_K, QuantFormat::Q5_K, QuantFormat::Q6_K, QuantFormat::IQ4_XS};
+constexpr QuantFormat kKFormats[] = {QuantFormat::Q4_K, QuantFormat::Q5_K, QuantFormat::Q6_K,
+                                     QuantFormat::Q2_K, QuantFormat::Q3_K, QuantFormat::IQ4_XS};
 // The formats vectors.bin holds random blocks of (gguf dequantizes them but has no quantizer).
-constexpr QuantFormat kRandomBlockFormats[] = {QuantFormat::Q4_K, QuantFormat::Q5_K, QuantFormat::Q6_K,
-                                               QuantFormat::IQ4_NL, QuantFormat::IQ4_XS};
+constexpr QuantFormat kRandomBlockFormats[] = {QuantFormat::Q4_K,   QuantFormat::Q5_K,   QuantFormat::Q6_K,
+                                               QuantFormat::IQ4_NL, QuantFormat::IQ4_XS, QuantFormat::Q2_K,
+                                               QuantFormat::Q3_K};
 
 Backend cpu_backend() { return Backend::create(BackendType::Cpu); }
 
@@ -214,7 +216,8 @@ TEST(Quant, FormatNamesAndSizes) {
   EXPECT_EQ(quant_format_from_name("Q5_1"), QuantFormat::Q5_1);
   EXPECT_EQ(quant_format_from_name("Q4_K"), QuantFormat::Q4_K);
   EXPECT_EQ(quant_format_from_name("q6_k"), QuantFormat::Q6_K);
-  EXPECT_FALSE(quant_format_from_name("q3_k").has_value());
+  EXPECT_EQ(quant_format_from_name("q3_k"), QuantFormat::Q3_K);
+  EXPECT_FALSE(quant_format_from_name("iq2_xxs").has_value());
   EXPECT_EQ(quant_row_bytes(QuantFormat::Q4_K, 512), 288u);
   EXPECT_EQ(quant_row_bytes(QuantFormat::Q5_K, 256), 176u);
   EXPECT_EQ(quant_row_bytes(QuantFormat::Q6_K, 1536), 1260u);
@@ -297,7 +300,8 @@ TEST(Quant, KQuantizersKeepEveryElementWithinItsLevelStep) {
   std::vector<float> x = normal(k, 31, 0.02f);
   for (std::int64_t e = 256; e < 512; ++e) x[e] = std::fabs(x[e]) + 0.5f;  // all positive: the minimum is 0
   for (std::int64_t e = 512; e < 544; ++e) x[e] = 0.0f;                    // a zero sub-block
-  for (QuantFormat f : {QuantFormat::Q4_K, QuantFormat::Q5_K, QuantFormat::Q6_K}) {
+  for (QuantFormat f :
+       {QuantFormat::Q4_K, QuantFormat::Q5_K, QuantFormat::Q6_K, QuantFormat::Q2_K, QuantFormat::Q3_K}) {
     std::vector<unsigned char> blocks(quant_row_bytes(f, k));
     quantize_row(f, x.data(), blocks.data(), k);
     std::vector<float> y(k);
@@ -308,13 +312,15 @@ TEST(Quant, KQuantizersKeepEveryElementWithinItsLevelStep) {
       float dw, mw;
       kquant::sub_scales(f, sb, j, dw, mw);
       double step = std::fabs(dw);
-      if (f == QuantFormat::Q6_K) step *= std::abs(kquant::q6_scale(sb, j, static_cast<int>(e % 32 / 16)));
-      // The minimum is rounded to a 6-bit multiple of dmin: the levels may fall
-      // short of the sub-block's top by that much.
-      const double slack = f == QuantFormat::Q6_K ? 0.0 : kquant::half_at(sb + 2);
-      // Q6_K's levels run -32 .. 31: a value of the largest magnitude's
-      // opposite sign may clamp one step short.
-      const double steps = f == QuantFormat::Q6_K ? 1.0 : 0.5;
+      if (kquant::scales16(f)) step *= std::abs(kquant::scale16(f, sb, j, static_cast<int>(e % 32 / 16)));
+      // The minimum is rounded to a 6-bit (Q2_K: 4-bit) multiple of dmin: the
+      // levels may fall short of the range's top by that much.
+      const double slack = f == QuantFormat::Q2_K ? kquant::half_at(sb + kquant::kQ2D + 2)
+                           : kquant::scales16(f)  ? 0.0
+                                                  : kquant::half_at(sb + 2);
+      // Q6_K's levels run -32 .. 31 (Q3_K's -4 .. 3): a value of the largest
+      // magnitude's opposite sign may clamp one step short.
+      const double steps = f == QuantFormat::Q6_K || f == QuantFormat::Q3_K ? 1.0 : 0.5;
       ASSERT_LE(std::fabs(y[e] - x[e]), steps * step + slack + 1e-7)
           << quant_format_name(f) << " element " << e << ": " << y[e] << " vs " << x[e];
     }

@@ -178,6 +178,8 @@ std::string_view quant_format_name(QuantFormat f) {
     case QuantFormat::Q6_K: return "q6_k";
     case QuantFormat::IQ4_NL: return "iq4_nl";
     case QuantFormat::IQ4_XS: return "iq4_xs";
+    case QuantFormat::Q2_K: return "q2_k";
+    case QuantFormat::Q3_K: return "q3_k";
   }
   return "?";
 }

@@ -173,11 +173,75 @@ void quantize_iq4_xs(const float* x, unsigned char* b) {
   }
 }
 
+// Q2_K: per 16 elements a step (max - min) / 3 and minimum (range holding 0),
+// 4-bit multiples of d and dmin (the step rounded up), levels 0..3.
+void quantize_q2_k(const float* x, unsigned char* b) {
+  float step[16], low[16], max_step = 0.0f, max_low = 0.0f;
+  for (int g = 0; g < 16; ++g) {
+    float mn = 0.0f, mx = 0.0f;
+    for (int e = 0; e < 16; ++e) {
+      mn = std::min(mn, finite_or_zero(x[16 * g + e]));
+      mx = std::max(mx, finite_or_zero(x[16 * g + e]));
+    }
+    step[g] = (mx - mn) / 3.0f;
+    low[g] = -mn;
+    max_step = std::max(max_step, step[g]);
+    max_low = std::max(max_low, low[g]);
+  }
+  put_f16(b + kQ2D, max_step / 15.0f);
+  put_f16(b + kQ2D + 2, max_low / 15.0f);
+  const float d = half_at(b + kQ2D), dmin = half_at(b + kQ2D + 2);
+  for (int g = 0; g < 16; ++g)
+    b[g] = static_cast<unsigned char>(covering(step[g], d, 0, 15) |
+                                      ((dmin > 0.0f ? nearest(low[g] / dmin, 0, 15, 0) : 0) << 4));
+  std::memset(b + kQ2Bits, 0, 64);
+  for (int j = 0; j < kSubBlocks; ++j) {
+    float mins[2];
+    sub_mins16(b, j, mins);
+    for (int e = 0; e < kSub; ++e) {
+      const float dl = d * static_cast<float>(scale16(QuantFormat::Q2_K, b, j, e / 16));
+      const float inv = dl > 0.0f ? 1.0f / dl : 0.0f;
+      const int q = nearest((finite_or_zero(x[kSub * j + e]) - mins[e / 16]) * inv, 0, 3, 0);
+      b[kQ2Bits + 32 * (j / 4) + e] |= static_cast<unsigned char>(q << (2 * (j % 4)));
+    }
+  }
+}
+
+// Q3_K: per 16 elements the value of largest magnitude over -4 (levels -4..3),
+// 6-bit multiples (-32..31) of d.
+void quantize_q3_k(const float* x, unsigned char* b) {
+  float scale[16], big = 0.0f;
+  for (int g = 0; g < 16; ++g) {
+    scale[g] = signed_max(x + 16 * g, 16) / -4.0f;
+    if (std::fabs(scale[g]) > std::fabs(big)) big = scale[g];
+  }
+  put_f16(b + kQ3D, big / -32.0f);
+  const float d = half_at(b + kQ3D);
+  std::memset(b, 0, kQ3D);
+  for (int i = 0; i < 16; ++i) {
+    const int sc = covering(scale[i], d, -32, 31) + 32;
+    b[kQ3Scales + i % 8] |= static_cast<unsigned char>((sc & 0x0F) << (4 * (i / 8)));
+    b[kQ3Scales + 8 + i % 4] |= static_cast<unsigned char>((sc >> 4) << (2 * (i / 4)));
+  }
+  for (int j = 0; j < kSubBlocks; ++j)
+    for (int e = 0; e < kSub; ++e) {
+      const float dl = d * static_cast<float>(q3_scale(b, 2 * j + e / 16));
+      const float inv = dl != 0.0f ? 1.0f / dl : 0.0f;
+      const int q = nearest(finite_or_zero(x[kSub * j + e]) * inv, -4, 3, 0) + 4;  // 0..7
+      b[kQ3Bits + 32 * (j / 4) + e] |= static_cast<unsigned char>((q & 3) << (2 * (j % 4)));
+      if (q >= 4) b[e] |= static_cast<unsigned char>(1u << j);
+    }
+}
+
 }  // namespace
 
 void quantize_block(QuantFormat f, const float* x, unsigned char* b) {
   if (f == QuantFormat::Q6_K)
     quantize_q6_k(x, b);
+  else if (f == QuantFormat::Q2_K)
+    quantize_q2_k(x, b);
+  else if (f == QuantFormat::Q3_K)
+    quantize_q3_k(x, b);
   else if (f == QuantFormat::IQ4_XS)
     quantize_iq4_xs(x, b);
   else
@@ -196,7 +260,16 @@ void dequantize_iq4_nl(const unsigned char* b, float* y) {
 
 void dequantize_block(QuantFormat f, const unsigned char* b, float* y) {
   for (int j = 0; j < kSubBlocks; ++j) {
-    if (f == QuantFormat::IQ4_XS) {
+    if (f == QuantFormat::Q2_K || f == QuantFormat::Q3_K) {  // (d sc) q [- dmin m], per 16 elements
+      const float d = half_at(b + (f == QuantFormat::Q2_K ? kQ2D : kQ3D));
+      float mins[2] = {0.0f, 0.0f};
+      if (f == QuantFormat::Q2_K) sub_mins16(b, j, mins);
+      for (int e = 0; e < kSub; ++e) {
+        const float dl = d * static_cast<float>(scale16(f, b, j, e / 16));
+        const float v = dl * static_cast<float>(sub_level(f, b, j, e));
+        y[kSub * j + e] = f == QuantFormat::Q2_K ? v + mins[e / 16] : v;  // (Q3_K's -0 stays -0)
+      }
+    } else if (f == QuantFormat::IQ4_XS) {
       float dw, mw;
       sub_scales(f, b, j, dw, mw);
       for (int e = 0; e < kSub; ++e) y[kSub * j + e] = dw * static_cast<float>(sub_level(f, b, j, e));

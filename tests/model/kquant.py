@@ -1,4 +1,4 @@
-"""Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS quantizers in numpy, for writing test
+"""Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS quantizers in numpy, for writing test
 models (the PyPI ``gguf`` package dequantizes these types but cannot quantize
 to them). One pass per block, written from the block layouts of ggml-common.h,
 independently of torsh's C++ quantizer: per 32 elements (Q6_K: per 16) a
@@ -118,7 +118,55 @@ def _iq4_xs(x):
                           axis=1)
 
 
-QUANTIZERS = {"q4_k": lambda b: _q45_k(b, 15), "q5_k": lambda b: _q45_k(b, 31), "q6_k": _q6_k,
+def _pack2(q):
+    """[n, 8, 32] 2-bit levels: element l of sub-block j at bits 2 (j % 4) of byte 32 (j // 4) + l."""
+    out = np.zeros((q.shape[0], 64), np.uint8)
+    for j in range(8):
+        out[:, 32 * (j // 4):32 * (j // 4) + 32] |= (q[:, j] & 3) << (2 * (j % 4))
+    return out
+
+
+def _q2_k(x):
+    n = x.shape[0]
+    x = x.reshape(n, 16, 16).astype(np.float32)
+    lo = np.minimum(x.min(axis=-1), 0.0)
+    hi = np.maximum(x.max(axis=-1), 0.0)
+    step = (hi - lo) / 3
+    d = _f16(step.max(axis=-1) / 15)
+    dmin = _f16((-lo).max(axis=-1) / 15)
+    df, dminf = d.astype(np.float32)[:, None], dmin.astype(np.float32)[:, None]
+    sc = np.clip(np.ceil(_div(step, df)), 0, 15).astype(np.uint8)
+    m = np.clip(np.rint(_div(-lo, dminf)), 0, 15).astype(np.uint8)
+    dl = (df * sc.astype(np.float32))[:, :, None]
+    ml = (dminf * m.astype(np.float32))[:, :, None]
+    q = np.clip(np.rint(_div(x + ml, dl)), 0, 3).astype(np.uint8).reshape(n, 8, 32)
+    return np.concatenate([sc | (m << 4), _pack2(q), d.view(np.uint8).reshape(n, 2), dmin.view(np.uint8).reshape(n, 2)],
+                          axis=1)
+
+
+def _q3_k(x):
+    n = x.shape[0]
+    x = x.reshape(n, 16, 16).astype(np.float32)
+    scale = _signed_max(x) / -4
+    big = np.take_along_axis(scale, np.abs(scale).argmax(axis=-1)[:, None], axis=-1)
+    d = _f16(big[:, 0] / -32)
+    df = d.astype(np.float32)[:, None]
+    r = _div(scale, df)
+    sc = np.clip(np.sign(r) * np.ceil(np.abs(r)), -32, 31).astype(np.int32)
+    dl = (df * sc.astype(np.float32))[:, :, None]
+    q = (np.clip(np.rint(_div(x, dl)), -4, 3) + 4).astype(np.uint8).reshape(n, 8, 32)
+    hmask = np.zeros((n, 32), np.uint8)
+    for j in range(8):
+        hmask |= (q[:, j] >> 2) << j
+    u = (sc + 32).astype(np.uint8)
+    scales = np.zeros((n, 12), np.uint8)
+    for i in range(16):
+        scales[:, i % 8] |= (u[:, i] & 0x0F) << (4 * (i // 8))
+        scales[:, 8 + i % 4] |= (u[:, i] >> 4) << (2 * (i // 4))
+    return np.concatenate([hmask, _pack2(q), scales, d.view(np.uint8).reshape(n, 2)], axis=1)
+
+
+QUANTIZERS = {"q2_k": _q2_k, "q3_k": _q3_k, "q4_k": lambda b: _q45_k(b, 15), "q5_k": lambda b: _q45_k(b, 31), "q6_k": _q6_k,
               "iq4_nl": _iq4_nl, "iq4_xs": _iq4_xs}
 
 

@@ -238,7 +238,7 @@ def test_q5_weights_match_pytorch(requantized):
     assert ours == ref.greedy(ids, 16)[:len(ours)], f"{fmt}: {text!r}"
 
 
-@pytest.fixture(scope="module", params=["q4_k", "q5_k", "q6_k", "iq4_nl", "iq4_xs"])
+@pytest.fixture(scope="module", params=["q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "iq4_nl", "iq4_xs"])
 def k_model(request, tmp_path_factory):
     """A random-weight llama whose every matrix (the embedding and output head
     included) is in one K or IQ4 format (tests/model/random_llama.py, blocks written

@@ -5,7 +5,7 @@ of them, for tests/test_quant.cpp.
 
 Layout (little-endian): b"TQV1", u32 n, f32 x[n]; then for q4_0, q4_1, q8_0,
 q5_0, q5_1 in that order (torsh::kAllQuantFormats): u32 nbytes, the blocks,
-f32 dequantized[n]. Then b"TQK1" and, for q4_k, q5_k, q6_k, iq4_nl, iq4_xs: u32 nbytes,
+f32 dequantized[n]. Then b"TQK1" and, for q4_k, q5_k, q6_k, iq4_nl, iq4_xs, q2_k, q3_k: u32 nbytes,
 super-blocks of random bytes (the f16 scales set to finite values, plus edge
 blocks: zero scales, every 6-bit scale and minimum 63, subnormal scales),
 u32 n, f32 gguf-dequantized[n]. gguf has no quantizer for these; they check
@@ -44,7 +44,8 @@ def blocks() -> np.ndarray:
 
 def k_blocks(t: GGMLQuantizationType, rng: np.random.Generator) -> np.ndarray:
     size = {GGMLQuantizationType.Q4_K: 144, GGMLQuantizationType.Q5_K: 176, GGMLQuantizationType.Q6_K: 210,
-            GGMLQuantizationType.IQ4_NL: 18, GGMLQuantizationType.IQ4_XS: 136}[t]
+            GGMLQuantizationType.IQ4_NL: 18, GGMLQuantizationType.IQ4_XS: 136,
+            GGMLQuantizationType.Q2_K: 84, GGMLQuantizationType.Q3_K: 110}[t]
     n = 48 if t == GGMLQuantizationType.IQ4_NL else 6  # 1536 elements either way
     b = rng.integers(0, 256, size=(n, size), dtype=np.uint8)
     scales = [0.01, 0.5, 0.0, 3e-7, 1e-3, 40.0]  # 0: a zero scale; 3e-7: f16 subnormal
@@ -53,12 +54,20 @@ def k_blocks(t: GGMLQuantizationType, rng: np.random.Generator) -> np.ndarray:
                      np.float16)
         if t == GGMLQuantizationType.Q6_K:
             b[i, 208:210] = d[:1].view(np.uint8)
+        elif t == GGMLQuantizationType.Q2_K:
+            b[i, 80:84] = d.view(np.uint8)
+        elif t == GGMLQuantizationType.Q3_K:
+            b[i, 108:110] = d[:1].view(np.uint8)
         elif t in (GGMLQuantizationType.IQ4_NL, GGMLQuantizationType.IQ4_XS):
             b[i, 0:2] = d[:1].view(np.uint8)
         else:
             b[i, 0:4] = d.view(np.uint8)
     if t == GGMLQuantizationType.Q6_K:
         b[4, 192:208] = 0x80  # every scale -128
+    elif t == GGMLQuantizationType.Q2_K:
+        b[4, 0:16] = 0xFF  # every scale and minimum 15
+    elif t == GGMLQuantizationType.Q3_K:
+        b[4, 96:108] = 0xFF  # every scale 63 - 32
     elif t == GGMLQuantizationType.IQ4_XS:
         b[4, 2:8] = 0xFF  # every scale 63 - 32
     elif t != GGMLQuantizationType.IQ4_NL:
@@ -78,7 +87,8 @@ def main() -> None:
     out += b"TQK1"
     rng = np.random.default_rng(20261207)
     for t in (GGMLQuantizationType.Q4_K, GGMLQuantizationType.Q5_K, GGMLQuantizationType.Q6_K,
-              GGMLQuantizationType.IQ4_NL, GGMLQuantizationType.IQ4_XS):
+              GGMLQuantizationType.IQ4_NL, GGMLQuantizationType.IQ4_XS, GGMLQuantizationType.Q2_K,
+              GGMLQuantizationType.Q3_K):
         q = k_blocks(t, rng)
         y = dequantize(q, t).astype(np.float32).reshape(-1)
         assert np.isfinite(y).all()

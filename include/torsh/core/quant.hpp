@@ -27,6 +27,14 @@
 //     l of sub-block j (h = j / 4, s = j % 4) has the low four bits in nibble
 //     s / 2 of ql[64 h + 32 (s % 2) + l], the high two in bits 2 s, 2 s + 1 of
 //     qh[32 h + l]; x = d sc[2 j + l / 16] (q - 32).
+//   Q2_K (84 bytes): scales[16] (per 16 elements: 4-bit scale low, 4-bit
+//     minimum high), 64 bytes qs, f16 d, f16 dmin; element l of sub-block j
+//     (h = j / 4, s = j % 4) has its 2 bits at bits 2 s of qs[32 h + l];
+//     x = d sc[2 j + l / 16] q - dmin m[2 j + l / 16].
+//   Q3_K (110 bytes): 32 bytes hmask, 64 bytes qs (as Q2_K's), 12 bytes of
+//     6-bit scales, f16 d; scale i has bits 0-3 in nibble i / 8 of byte i % 8
+//     and bits 4-5 at bits 2 (i / 4) of byte 8 + i % 4; q = the 2 bits - 4
+//     unless bit j of hmask[l] is set; x = d (sc[2 j + l / 16] - 32) q.
 //
 // Non-linear 4-bit formats (ggml's iq4_nl levels: kIq4Levels):
 //   IQ4_NL (18 bytes, 32 elements): Q4_0's layout; x = d kIq4Levels[q].
@@ -43,11 +51,12 @@
 namespace torsh {
 
 // The values are the GPU kernels' format codes (gpu/kernels/meta.h).
-enum class QuantFormat : std::uint8_t { Q4_0, Q4_1, Q8_0, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS };
+enum class QuantFormat : std::uint8_t { Q4_0, Q4_1, Q8_0, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, Q2_K, Q3_K };
 
-inline constexpr QuantFormat kAllQuantFormats[] = {
-    QuantFormat::Q4_0, QuantFormat::Q4_1, QuantFormat::Q8_0, QuantFormat::Q5_0,   QuantFormat::Q5_1,
-    QuantFormat::Q4_K, QuantFormat::Q5_K, QuantFormat::Q6_K, QuantFormat::IQ4_NL, QuantFormat::IQ4_XS};
+inline constexpr QuantFormat kAllQuantFormats[] = {QuantFormat::Q4_0,   QuantFormat::Q4_1, QuantFormat::Q8_0,
+                                                   QuantFormat::Q5_0,   QuantFormat::Q5_1, QuantFormat::Q4_K,
+                                                   QuantFormat::Q5_K,   QuantFormat::Q6_K, QuantFormat::IQ4_NL,
+                                                   QuantFormat::IQ4_XS, QuantFormat::Q2_K, QuantFormat::Q3_K};
 // The 16 levels of IQ4_NL and IQ4_XS, indexed by the nibble.
 inline constexpr std::int8_t kIq4Levels[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
                                                1,    13,   25,  38,  53,  69,  89,  113};
@@ -58,8 +67,11 @@ inline constexpr std::int64_t kQuantSuperBlock = 256;  // elements per K-format 
 
 // The formats of 256-element super-blocks (the K formats and IQ4_XS).
 constexpr bool quant_super_blocks(QuantFormat f) {
-  return f == QuantFormat::Q4_K || f == QuantFormat::Q5_K || f == QuantFormat::Q6_K || f == QuantFormat::IQ4_XS;
+  return f == QuantFormat::Q4_K || f == QuantFormat::Q5_K || f == QuantFormat::Q6_K || f == QuantFormat::IQ4_XS ||
+         f == QuantFormat::Q2_K || f == QuantFormat::Q3_K;
 }
+// Q2_K: a minimum per 16 elements (the others' minimum, if any, is per 32).
+constexpr bool quant_has_min16(QuantFormat f) { return f == QuantFormat::Q2_K; }
 // The formats whose CPU kernels take Int16 activations only: a level with its
 // sub-block scale folded in (Q6_K) or a non-linear level does not fit the
 // unsigned bytes of the Int8 kernels (an Int8 request gets Int16).
@@ -89,6 +101,8 @@ constexpr std::size_t quant_block_bytes(QuantFormat f) {
     case QuantFormat::Q6_K: return 210;
     case QuantFormat::IQ4_NL: return 18;
     case QuantFormat::IQ4_XS: return 136;
+    case QuantFormat::Q2_K: return 84;
+    case QuantFormat::Q3_K: return 110;
   }
   return 0;
 }
@@ -103,7 +117,7 @@ constexpr bool quant_has_high_bits(QuantFormat f) { return f == QuantFormat::Q5_
 constexpr int quant_nibbles_at(QuantFormat f) {
   return (f == QuantFormat::Q4_1 || f == QuantFormat::Q5_1 ? 4 : 2) + (quant_has_high_bits(f) ? 4 : 0);
 }
-// "q4_0", "q4_1", "q8_0", "q5_0", "q5_1", "q4_k", "q5_k", "q6_k", "iq4_nl", "iq4_xs"
+// "q4_0", "q4_1", "q8_0", "q5_0", "q5_1", "q4_k", "q5_k", "q6_k", "iq4_nl", "iq4_xs", "q2_k", "q3_k"
 std::string_view quant_format_name(QuantFormat f);
 std::optional<QuantFormat> quant_format_from_name(std::string_view name);  // case-insensitive
 
@@ -122,7 +136,8 @@ constexpr std::size_t quant_row_bytes(QuantFormat f, std::int64_t k) {
 // The K formats are quantized in one pass (not ggml's iterative scale search,
 // so a K block may differ from llama-quantize's for the same input): each
 // sub-block's range (Q4_K, Q5_K: min(0, min) .. max; Q6_K: per 16 elements,
-// the value of largest magnitude / -32), the 6-bit (int8) scales relative to
+// the value of largest magnitude / -32; Q2_K as Q4_K per 16 elements, 4-bit;
+// Q3_K as Q6_K per 16 elements, over -4), the 6-bit (int8) scales relative to
 // the largest (rounded up, so the levels cover the range), then levels
 // rounded to nearest under the stored scales.
 // IQ4_NL and IQ4_XS likewise: the scale from the value of largest magnitude

@@ -171,7 +171,8 @@ static_assert(QUANT_Q4_0 == static_cast<int>(QuantFormat::Q4_0) && QUANT_Q4_1 ==
               QUANT_Q5_1 == static_cast<int>(QuantFormat::Q5_1) && QUANT_Q4_K == static_cast<int>(QuantFormat::Q4_K) &&
               QUANT_Q5_K == static_cast<int>(QuantFormat::Q5_K) && QUANT_Q6_K == static_cast<int>(QuantFormat::Q6_K) &&
               QUANT_IQ4_NL == static_cast<int>(QuantFormat::IQ4_NL) &&
-              QUANT_IQ4_XS == static_cast<int>(QuantFormat::IQ4_XS));
+              QUANT_IQ4_XS == static_cast<int>(QuantFormat::IQ4_XS) &&
+              QUANT_Q2_K == static_cast<int>(QuantFormat::Q2_K) && QUANT_Q3_K == static_cast<int>(QuantFormat::Q3_K));
 inline int quant_code(QuantFormat f) { return static_cast<int>(f); }
 // Work-groups of qmatmul_f32: one per weight row and QM_ROWS activation rows.
 inline std::int64_t qmatmul_groups(const rt::QMatmulArgs& a) { return a.n * ((a.m + QM_ROWS - 1) / QM_ROWS); }

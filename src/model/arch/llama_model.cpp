@@ -64,6 +64,8 @@ std::optional<QuantFormat> quant_of(GgmlType t) {
     case GgmlType::Q6_K: return QuantFormat::Q6_K;
     case GgmlType::IQ4_NL: return QuantFormat::IQ4_NL;
     case GgmlType::IQ4_XS: return QuantFormat::IQ4_XS;
+    case GgmlType::Q2_K: return QuantFormat::Q2_K;
+    case GgmlType::Q3_K: return QuantFormat::Q3_K;
     default: return std::nullopt;
   }
 }

@@ -50,14 +50,17 @@ void quantize_block(const float* x, std::int8_t* q, float* d, float* s, std::int
 // the f32 sum of x (Q4_1's m_w term then carries no activation rounding).
 // Elements 0-15 go to q[0, 16), 16-31 to q[32, 48) (act16_block).
 TORSH_SIMD_CLONES
-void quantize_block16(const float* x, std::int16_t* q, float* d, float* s) {
-  float amax = 0.0f, sum = 0.0f;
+void quantize_block16(const float* x, std::int16_t* q, float* d, float* s, float* s16) {
+  float amax = 0.0f, sum = 0.0f, half[2] = {0.0f, 0.0f};
   bool finite = true;
   for (int i = 0; i < kBlock; ++i) {
     amax = std::max(amax, std::fabs(x[i]));
     finite &= std::fabs(x[i]) <= std::numeric_limits<float>::max();
     sum += x[i];
+    half[i / 16] += x[i];
   }
+  s16[0] = half[0];
+  s16[1] = half[1];
   auto at = [q](int i) -> std::int16_t& { return q[i < 16 ? i : i + 16]; };
   if (!finite) {  // as in quantize_block: the row's outputs become NaN
     for (int i = 0; i < kBlock; ++i) at(i) = 0;
@@ -77,7 +80,7 @@ void quantize_block16(const float* x, std::int16_t* q, float* d, float* s) {
 std::size_t act_scratch_bytes(QuantActivations width, std::int64_t m, std::int64_t k) {
   const auto mk = static_cast<std::size_t>(m * k), mb = static_cast<std::size_t>(m * (k / kBlock));
   if (width == QuantActivations::Int16)
-    return align64(static_cast<std::size_t>(m * ((k / kBlock + 1) / 2) * 64) * 2) + 2 * align64(mb * sizeof(float));
+    return align64(static_cast<std::size_t>(m * ((k / kBlock + 1) / 2) * 64) * 2) + 4 * align64(mb * sizeof(float));
   return align64(mk) + 2 * align64(mb * sizeof(float)) + align64(mb * 8 * sizeof(std::int32_t));
 }
 
@@ -102,6 +105,7 @@ ActRows act_layout(QuantActivations width, void* scratch, std::int64_t m, std::i
   a.s = reinterpret_cast<float*>(p);
   p += align64(mb * sizeof(float));
   if (width == QuantActivations::Int8) a.corr = reinterpret_cast<std::int32_t*>(p);
+  if (width == QuantActivations::Int16) a.s16 = reinterpret_cast<float*>(p);  // 2 mb floats
   return a;
 }
 
@@ -112,7 +116,7 @@ void quantize_act_rows(const float* x, const ActRows& a, QuantFormat f, std::int
       const std::int64_t blk = r * a.nb + b;
       const float* xb = x + r * a.k + b * kBlock;
       if (a.width == QuantActivations::Int16)
-        quantize_block16(xb, act16_block(a, r, b), a.d + blk, a.s + blk);
+        quantize_block16(xb, act16_block(a, r, b), a.d + blk, a.s + blk, a.s16 + 2 * blk);
       else
         quantize_block(xb, a.q + blk * kBlock, a.d + blk, a.s + blk, a.corr + blk * 8, offset);
     }

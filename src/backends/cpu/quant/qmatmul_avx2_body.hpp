@@ -102,6 +102,23 @@ TORSH_INLINE void levels16_k(const unsigned char* sb, int j, __m256i& lo, __m256
   const __m128i nib = _mm_set1_epi8(0x0F);
   if constexpr (F == QuantFormat::IQ4_XS) {
     iq4_levels16(at(sb + kquant::kXsNibbles + 16 * j), lo, hi);
+  } else if constexpr (F == QuantFormat::Q2_K || F == QuantFormat::Q3_K) {
+    // 2 bits at bits 2 (j % 4) of 32 bytes (half j / 4); Q3_K: - 4 unless bit j of hmask.
+    const unsigned char* qs = sb + (F == QuantFormat::Q2_K ? kquant::kQ2Bits : kquant::kQ3Bits) + 32 * (j / 4);
+    const __m128i shift = _mm_cvtsi32_si128(2 * (j % 4)), three = _mm_set1_epi8(3);
+    __m128i l8 = _mm_and_si128(_mm_srl_epi16(at(qs), shift), three);
+    __m128i h8 = _mm_and_si128(_mm_srl_epi16(at(qs + 16), shift), three);
+    if constexpr (F == QuantFormat::Q3_K) {  // clear bit: - 4 (the bytes become signed -4..3)
+      const __m128i js = _mm_cvtsi32_si128(j), one = _mm_set1_epi8(1);
+      const __m128i four = _mm_set1_epi8(4);
+      l8 = _mm_sub_epi8(l8, _mm_andnot_si128(_mm_slli_epi16(_mm_and_si128(_mm_srl_epi16(at(sb), js), one), 2), four));
+      h8 = _mm_sub_epi8(h8,
+                        _mm_andnot_si128(_mm_slli_epi16(_mm_and_si128(_mm_srl_epi16(at(sb + 16), js), one), 2), four));
+    }
+    lo = _mm256_mullo_epi16(_mm256_cvtepi8_epi16(l8),
+                            _mm256_set1_epi16(static_cast<short>(kquant::scale16(F, sb, j, 0))));
+    hi = _mm256_mullo_epi16(_mm256_cvtepi8_epi16(h8),
+                            _mm256_set1_epi16(static_cast<short>(kquant::scale16(F, sb, j, 1))));
   } else if constexpr (F == QuantFormat::Q6_K) {
     const int h = j / 4, s = j % 4;
     const unsigned char* ql = sb + 64 * h + 32 * (s % 2);
@@ -140,6 +157,9 @@ TORSH_INLINE void scales_k(const unsigned char* sb, int j, float& dw, float& mw)
   } else if constexpr (F == QuantFormat::IQ4_XS) {
     dw = half_at(sb) * static_cast<float>(kquant::xs_scale(sb, j));
     mw = 0.0f;
+  } else if constexpr (F == QuantFormat::Q2_K || F == QuantFormat::Q3_K) {
+    dw = half_at(sb + (F == QuantFormat::Q2_K ? kquant::kQ2D : kquant::kQ3D));
+    mw = 0.0f;  // Q2_K's minima: per 16 elements, in step
   } else {
     int sc, m;
     kquant::scale_min(sb + kquant::kScalesAt, j, sc, m);
@@ -193,6 +213,13 @@ TORSH_INLINE void step(const Tile& t, std::int64_t b, __m256 (&acc)[R][C]) {
       }
       acc[i][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, da[j]), acc[i][j]);
       if constexpr (quant_has_min(F)) acc[i][j] = _mm256_fmadd_ps(_mm256_set1_ps(mwf), sa[j], acc[i][j]);
+      if constexpr (quant_has_min16(F)) {  // -dmin m per 16 elements times their f32 sums, in lane 0
+        float mins[2];
+        kquant::sub_mins16(blk, static_cast<int>(b % 8), mins);
+        const float* s16 = a.s16 + 2 * ab;
+        acc[i][j] = _mm256_add_ps(acc[i][j],
+                                  _mm256_set_m128(_mm_setzero_ps(), _mm_set_ss(mins[0] * s16[0] + mins[1] * s16[1])));
+      }
     }
   }
 }
@@ -245,7 +272,11 @@ void tile(const Tile& t) {
     case QuantFormat::Q6_K:
     case QuantFormat::IQ4_NL:
     case QuantFormat::IQ4_XS:
+    case QuantFormat::Q2_K:
+    case QuantFormat::Q3_K:
       if constexpr (Wide) {  // the driver gives these Int16 activations only (quant_int16_only)
+        if (t.format == QuantFormat::Q2_K) return tile_f<Dot, QuantFormat::Q2_K, true>(t);
+        if (t.format == QuantFormat::Q3_K) return tile_f<Dot, QuantFormat::Q3_K, true>(t);
         if (t.format == QuantFormat::Q4_K) return tile_f<Dot, QuantFormat::Q4_K, true>(t);
         if (t.format == QuantFormat::Q5_K) return tile_f<Dot, QuantFormat::Q5_K, true>(t);
         if (t.format == QuantFormat::Q6_K) return tile_f<Dot, QuantFormat::Q6_K, true>(t);

@@ -454,7 +454,9 @@ void tile(const Tile& t) {
     case QuantFormat::Q4_K:
     case QuantFormat::Q5_K:
     case QuantFormat::Q6_K:
-    case QuantFormat::IQ4_XS:  // Int16 activations only (quant_int16_only)
+    case QuantFormat::IQ4_XS:
+    case QuantFormat::Q2_K:
+    case QuantFormat::Q3_K:  // Int16 activations only (quant_int16_only)
       if constexpr (!Wide) break;
       if constexpr (Packed) {  // pack_k_rows wrote Q4_1's or Q8_0's packed rows (packed_as)
         if (!quant_has_min(t.format)) return tile_f<QuantFormat::Q8_0, true, true>(t);
@@ -475,7 +477,9 @@ std::size_t packed_row_bytes(QuantFormat f, std::int64_t nb) {
     case QuantFormat::Q4_K:
     case QuantFormat::Q5_K: return PackedRow<QuantFormat::Q4_1, true>::bytes(nb);
     case QuantFormat::Q6_K:
-    case QuantFormat::IQ4_XS: return PackedRow<QuantFormat::Q8_0, true>::bytes(nb);
+    case QuantFormat::IQ4_XS:
+    case QuantFormat::Q3_K: return PackedRow<QuantFormat::Q8_0, true>::bytes(nb);
+    case QuantFormat::Q2_K: break;  // not packed (qmatmul_run.cpp)
     case QuantFormat::IQ4_NL: return PackedRow<QuantFormat::IQ4_NL, true>::bytes(nb);
   }
   return 0;
@@ -494,6 +498,8 @@ void pack(QuantFormat f, const unsigned char* w, std::size_t w_stride, std::int6
     case QuantFormat::Q5_K: return pack_k_rows<QuantFormat::Q5_K>(w, w_stride, rows, nb, dst);
     case QuantFormat::Q6_K: return pack_k_rows<QuantFormat::Q6_K>(w, w_stride, rows, nb, dst);
     case QuantFormat::IQ4_XS: return pack_k_rows<QuantFormat::IQ4_XS>(w, w_stride, rows, nb, dst);
+    case QuantFormat::Q3_K: return pack_k_rows<QuantFormat::Q3_K>(w, w_stride, rows, nb, dst);
+    case QuantFormat::Q2_K: break;  // not packed (qmatmul_run.cpp)
     case QuantFormat::IQ4_NL:
       if constexpr (Wide) return pack_rows<QuantFormat::IQ4_NL, true>(w, w_stride, rows, nb, dst);
       break;

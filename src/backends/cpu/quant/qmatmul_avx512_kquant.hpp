@@ -23,9 +23,11 @@ TORSH_INLINE __m512 k_scales(const unsigned char* sb) {
     const float d = _cvtsh_ss(h);
     for (int j = 0; j < 8; ++j) v[j] = d * static_cast<float>(kquant::xs_scale(sb, j));
     return _mm512_load_ps(v);
-  } else if constexpr (F == QuantFormat::Q6_K) {
+  } else if constexpr (F == QuantFormat::Q6_K || F == QuantFormat::Q2_K || F == QuantFormat::Q3_K) {
+    // d everywhere: the per-16 scales are in the levels (Q2_K's minima: k_mins16).
+    constexpr int at = F == QuantFormat::Q6_K ? kquant::kQ6D : F == QuantFormat::Q2_K ? kquant::kQ2D : kquant::kQ3D;
     std::uint16_t h;
-    std::memcpy(&h, sb + kquant::kQ6D, 2);
+    std::memcpy(&h, sb + at, 2);
     return _mm512_set1_ps(_cvtsh_ss(h));
   } else {
     // The twelve scale bytes as three words; byte i of each result word is
@@ -47,6 +49,14 @@ TORSH_INLINE __m512 k_scales(const unsigned char* sb) {
   }
 }
 
+// Q2_K: the minima -dmin m of the super-block's sixteen 16-element groups.
+TORSH_INLINE __m512 k_mins16(const unsigned char* sb) {
+  std::uint16_t h;
+  std::memcpy(&h, sb + kquant::kQ2D + 2, 2);
+  const __m512i m = _mm512_srli_epi32(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sb))), 4);
+  return _mm512_mul_ps(_mm512_cvtepi32_ps(m), _mm512_set1_ps(-_cvtsh_ss(h)));
+}
+
 // The levels of sub-blocks 2g and 2g + 1 of the super-block at sb (signed
 // int16; Q6_K with its per-16 scales multiplied in) in the pair layout.
 template <QuantFormat F>
@@ -60,6 +70,37 @@ TORSH_INLINE void k_pair16(const unsigned char* sb, int g, __m512i& lo, __m512i&
     lo = _mm512_and_si512(w, _mm512_set1_epi16(0x0F));
     hi = _mm512_srli_epi16(w, 4);
     iq4_lookup(lo, hi);
+  } else if constexpr (F == QuantFormat::Q2_K || F == QuantFormat::Q3_K) {
+    // Sub-blocks j = 2g, 2g + 1 of half h = g / 2: bits 2s and 2s + 2 (s = 2 (g % 2))
+    // of the same 32 bytes; Q3_K subtracts 4 unless bit j (j + 1) of hmask[l] is set.
+    const unsigned char* qs = sb + (F == QuantFormat::Q2_K ? kquant::kQ2Bits : kquant::kQ3Bits) + 32 * (g / 2);
+    const int s = 2 * (g % 2);
+    const __m512i shift = _mm512_mask_set1_epi16(_mm512_set1_epi16(static_cast<short>(2 * s)), 0xFFFF0000u,
+                                                 static_cast<short>(2 * s + 2));
+    const __m512i three = _mm512_set1_epi16(3);
+    lo = _mm512_and_si512(_mm512_srlv_epi16(_mm512_cvtepu8_epi16(_mm256_set_m128i(at(qs), at(qs))), shift), three);
+    hi = _mm512_and_si512(_mm512_srlv_epi16(_mm512_cvtepu8_epi16(_mm256_set_m128i(at(qs + 16), at(qs + 16))), shift),
+                          three);
+    if constexpr (F == QuantFormat::Q3_K) {
+      const __m512i bit = _mm512_mask_set1_epi16(_mm512_set1_epi16(static_cast<short>(2 * g)), 0xFFFF0000u,
+                                                 static_cast<short>(2 * g + 1));
+      const __m512i one = _mm512_set1_epi16(1), four = _mm512_set1_epi16(4);
+      auto minus4 = [&](__m512i v, const unsigned char* hm) {  // - 4 where the bit is clear
+        const __m512i h =
+            _mm512_and_si512(_mm512_srlv_epi16(_mm512_cvtepu8_epi16(_mm256_set_m128i(at(hm), at(hm))), bit), one);
+        return _mm512_sub_epi16(v, _mm512_sub_epi16(four, _mm512_slli_epi16(h, 2)));
+      };
+      lo = minus4(lo, sb);
+      hi = minus4(hi, sb + 16);
+    }
+    // Per-16 scales sc[4g .. 4g + 3]: lo takes sc[4g] then sc[4g + 2], hi sc[4g + 1] then sc[4g + 3].
+    alignas(16) std::int16_t sc[8] = {};
+    for (int i = 0; i < 4; ++i) sc[i] = static_cast<std::int16_t>(kquant::scale16(F, sb, 2 * g + i / 2, i % 2));
+    const __m512i sc4 = _mm512_castsi128_si512(_mm_load_si128(reinterpret_cast<const __m128i*>(sc)));
+    lo = _mm512_mullo_epi16(
+        lo, _mm512_permutexvar_epi16(_mm512_mask_set1_epi16(_mm512_setzero_si512(), 0xFFFF0000u, 2), sc4));
+    hi = _mm512_mullo_epi16(
+        hi, _mm512_permutexvar_epi16(_mm512_mask_set1_epi16(_mm512_set1_epi16(1), 0xFFFF0000u, 3), sc4));
   } else if constexpr (F == QuantFormat::Q6_K) {
     // Sub-blocks j = 2g, 2g + 1 of half h = g / 2: low nibbles (nibble g % 2) at
     // ql[64h + l] and ql[64h + 32 + l], high bits 2s, 2s + 2 (s = 2 (g % 2)) of qh[32h + l].
@@ -153,6 +194,16 @@ void tile_k_rc(const Tile& t) {
 #pragma GCC unroll 4
     for (int i = 0; i < R; ++i) ks[i] = k_scales<F>(t.w + i * t.w_stride + sb * quant_block_bytes(F));
     for (int g = 0; g < 4; ++g) step_k<F, R, C>(t, sb, g, ks, acc);
+    if constexpr (quant_has_min16(F)) {
+      // Q2_K: -dmin m of the sixteen 16-element groups against their f32 activation sums.
+#pragma GCC unroll 4
+      for (int i = 0; i < R; ++i) {
+        const __m512 mins = k_mins16(t.w + i * t.w_stride + sb * quant_block_bytes(F));
+#pragma GCC unroll 4
+        for (int j = 0; j < C; ++j)
+          acc[i][j] = _mm512_fmadd_ps(mins, _mm512_loadu_ps(a.s16 + 2 * ((t.a0 + j) * a.nb + 8 * sb)), acc[i][j]);
+      }
+    }
     if constexpr (quant_has_min(F)) {
       // m_w s_a of the eight sub-blocks: ks's lanes 8-15 against s in the same lanes.
 #pragma GCC unroll 4
@@ -192,6 +243,8 @@ void tile_k(const Tile& t) {
     case QuantFormat::Q4_K: return tile_k_f<QuantFormat::Q4_K>(t);
     case QuantFormat::Q5_K: return tile_k_f<QuantFormat::Q5_K>(t);
     case QuantFormat::IQ4_XS: return tile_k_f<QuantFormat::IQ4_XS>(t);
+    case QuantFormat::Q2_K: return tile_k_f<QuantFormat::Q2_K>(t);
+    case QuantFormat::Q3_K: return tile_k_f<QuantFormat::Q3_K>(t);
     default: return tile_k_f<QuantFormat::Q6_K>(t);
   }
 }

@@ -70,14 +70,16 @@ void tile_k(const Tile& t) {
       const int sub = static_cast<int>(b % kquant::kSubBlocks);
       std::int16_t l[kBlock];
       kquant::sub_levels16(t.format, sb, sub, l);
-      float dw, mw;
+      float dw, mw, mins[2] = {0.0f, 0.0f};
       kquant::sub_scales(t.format, sb, sub, dw, mw);
+      if (quant_has_min16(t.format)) kquant::sub_mins16(sb, sub, mins);
       for (int j = 0; j < t.cols; ++j) {
         const std::int64_t ab = (t.a0 + j) * a.nb + b;
         const std::int16_t* q = act16_block(a, t.a0 + j, b);
         std::int32_t dot = 0;
         for (int e = 0; e < kBlock; ++e) dot += l[e] * q[e < 16 ? e : e + 16];
         acc[j] += dw * a.d[ab] * static_cast<float>(dot) + mw * a.s[ab];
+        if (quant_has_min16(t.format)) acc[j] += mins[0] * a.s16[2 * ab] + mins[1] * a.s16[2 * ab + 1];
       }
     }
     for (int j = 0; j < t.cols; ++j) t.out[(t.a0 + j) * t.ldo + i] = acc[j];

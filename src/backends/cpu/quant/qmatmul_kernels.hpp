@@ -53,6 +53,7 @@ struct ActRows {
   std::int8_t* q = nullptr;      // Int8: [m, k]
   float* d = nullptr;            // [m, nb]
   float* s = nullptr;            // [m, nb]: Int16: sum(x); Int8: d * sum(q)
+  float* s16 = nullptr;          // Int16: [m, nb, 2]: sum(x) over elements 0-15 and 16-31 (Q2_K's minima)
   std::int32_t* corr = nullptr;  // Int8: [m, nb, 8]: -offset(format) * sums of 4 consecutive q
   std::int64_t m = 0, k = 0, nb = 0;
   std::int64_t row16 = 0;  // Int16: elements from one row's levels to the next: 64 per block pair

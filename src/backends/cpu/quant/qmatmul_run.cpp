@@ -94,7 +94,8 @@ void qmatmul(const rt::QMatmulArgs& g) {
   }
   const bool wide = width == QuantActivations::Int16;
   const PackedKernels& packer = wide ? kern.packed16 : kern.packed;
-  const bool packing = packer.tile && m >= kPackMinRows;
+  // Q2_K's per-16 minima have no place in the packed rows: its tiles read the blocks.
+  const bool packing = packer.tile && m >= kPackMinRows && !quant_has_min16(g.format);
   auto run_chunk = [&](int c) {
     const std::int64_t i0 = groups * c / chunks * R, i1 = std::min(n, groups * (c + 1) / chunks * R);
     const unsigned char* rows = w + i0 * row_bytes;

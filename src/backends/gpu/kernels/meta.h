@@ -39,6 +39,8 @@
 #define QUANT_Q6_K 7
 #define QUANT_IQ4_NL 8
 #define QUANT_IQ4_XS 9
+#define QUANT_Q2_K 10
+#define QUANT_Q3_K 11
 #define QM_GROUP 64
 #define QM_ROWS 4
 

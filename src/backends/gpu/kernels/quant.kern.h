@@ -1,5 +1,5 @@
 /* Block-quantized weights (torsh/core/quant.hpp: ggml's Q4_0, Q4_1, Q8_0, Q5_0,
- * Q5_1 and IQ4_NL layouts of 32 elements, and Q4_K, Q5_K, Q6_K, IQ4_XS of 256):
+ * Q5_1 and IQ4_NL layouts of 32 elements, and Q2_K .. Q6_K, IQ4_XS of 256):
  * rows dequantized, and qmatmul out[m, n] = x[m, k] @ dequantize(w)^T. Every
  * format is read per 32-element block b of a row: a 32-format's block b, or
  * sub-block b % 8 of a K format's super-block b / 8. Blocks are 18 .. 210
@@ -8,7 +8,8 @@
 /* QUANT_*, QM_GROUP and QM_ROWS: meta.h. */
 
 DEVICE_FN int quant_super_blocks(int fmt) {
-  return fmt == QUANT_Q4_K || fmt == QUANT_Q5_K || fmt == QUANT_Q6_K || fmt == QUANT_IQ4_XS;
+  return fmt == QUANT_Q4_K || fmt == QUANT_Q5_K || fmt == QUANT_Q6_K || fmt == QUANT_IQ4_XS || fmt == QUANT_Q2_K ||
+         fmt == QUANT_Q3_K;
 }
 
 /* IQ4_NL's and IQ4_XS's 16 levels (torsh::kIq4Levels). */
@@ -43,12 +44,14 @@ DEVICE_FN long quant_block_bytes_of(int fmt) {
          : fmt == QUANT_Q6_K   ? 210
          : fmt == QUANT_IQ4_NL ? 18
          : fmt == QUANT_IQ4_XS ? 136
+         : fmt == QUANT_Q2_K   ? 84
+         : fmt == QUANT_Q3_K   ? 110
                                : 34;
 }
 
-/* Formats with a minimum m (x = q d + m; the K formats' m = -dmin m6). */
+/* Formats with a minimum m (x = q d + m; the K formats' m = -dmin m6; Q2_K's per 16 elements). */
 DEVICE_FN int quant_has_min(int fmt) {
-  return fmt == QUANT_Q4_1 || fmt == QUANT_Q5_1 || fmt == QUANT_Q4_K || fmt == QUANT_Q5_K;
+  return fmt == QUANT_Q4_1 || fmt == QUANT_Q5_1 || fmt == QUANT_Q4_K || fmt == QUANT_Q5_K || fmt == QUANT_Q2_K;
 }
 /* The byte where a 32-format's nibbles start. */
 DEVICE_FN int quant_nibbles_at(int fmt) {
@@ -74,7 +77,16 @@ DEVICE_FN int quant_k_scale(GLOBAL const uchar* blk, int j, int want_min) {
 /* Scale of element e of block j (the sub-block in a K format's super-block
  * blk, else 0): f16 d, or the K formats' d * sc (Q6_K's per 16 elements) in
  * f32, as the host's dequantizer rounds it. */
+/* Q3_K: the 6-bit scale i (0..15) less 32. */
+DEVICE_FN int quant_q3_scale(GLOBAL const uchar* blk, int i) {
+  const uint low = ((uint)blk[96 + (i & 7)] >> (4 * (i >> 3))) & 15u;
+  const uint high = ((uint)blk[104 + (i & 3)] >> (2 * (i >> 2))) & 3u;
+  return (int)(low | (high << 4)) - 32;
+}
+
 DEVICE_FN float quant_scale(int fmt, GLOBAL const uchar* blk, int j, int e) {
+  if (fmt == QUANT_Q2_K) return quant_half(blk + 80) * (float)((uint)blk[2 * j + (e >> 4)] & 15u);
+  if (fmt == QUANT_Q3_K) return quant_half(blk + 108) * (float)quant_q3_scale(blk, 2 * j + (e >> 4));
   if (fmt == QUANT_Q6_K)
     return quant_half(blk + 208) * (float)((int)((uint)blk[192 + 2 * j + (e >> 4)] ^ 0x80u) - 0x80);
   if (fmt == QUANT_IQ4_XS) {
@@ -86,8 +98,9 @@ DEVICE_FN float quant_scale(int fmt, GLOBAL const uchar* blk, int j, int e) {
   return quant_half(blk);
 }
 
-/* The minimum m of block j (formats with one). */
-DEVICE_FN float quant_min(int fmt, GLOBAL const uchar* blk, int j) {
+/* The minimum m of block j (formats with one; Q2_K: of element e's 16). */
+DEVICE_FN float quant_min(int fmt, GLOBAL const uchar* blk, int j, int e) {
+  if (fmt == QUANT_Q2_K) return -(quant_half(blk + 82) * (float)((uint)blk[2 * j + (e >> 4)] >> 4));
   if (quant_super_blocks(fmt)) return -(quant_half(blk + 2) * (float)quant_k_scale(blk, j, 1));
   return quant_half(blk + 2);
 }
@@ -98,6 +111,10 @@ DEVICE_FN float quant_min(int fmt, GLOBAL const uchar* blk, int j) {
  * signed byte. K formats as quant.hpp lays them out (Q6_K centred on 32). */
 DEVICE_FN int quant_level(int fmt, GLOBAL const uchar* blk, int j, int e) {
   if (fmt == QUANT_Q8_0) return (int)(((uint)blk[2 + e] ^ 0x80u)) - 0x80;
+  if (fmt == QUANT_Q2_K || fmt == QUANT_Q3_K) {
+    const int q = (int)(((uint)blk[(fmt == QUANT_Q2_K ? 16 : 32) + 32 * (j >> 2) + e] >> (2 * (j & 3))) & 3u);
+    return fmt == QUANT_Q2_K || (((uint)blk[e] >> j) & 1u) ? q : q - 4;
+  }
   if (fmt == QUANT_IQ4_NL || fmt == QUANT_IQ4_XS) {
     GLOBAL const uchar* qs = blk + (fmt == QUANT_IQ4_NL ? 2 : 8 + 16 * j);
     return quant_iq4_level(((uint)qs[e & 15] >> (e < 16 ? 0 : 4)) & 15u);
@@ -135,7 +152,8 @@ DEVICE_FN float dequant_at(GLOBAL const uchar* w, GLOBAL const int* ids, int ids
   /* A K format's minimum is a product too: both under dot2_unfused, so neither fuses. */
   if (fmt == QUANT_Q4_K || fmt == QUANT_Q5_K)
     return dot2_unfused(q, d, -quant_half(blk + 2), (float)quant_k_scale(blk, j, 1));
-  return quant_has_min(fmt) ? mul_add_unfused(q, d, quant_min(fmt, blk, j)) : q * d;
+  if (fmt == QUANT_Q2_K) return dot2_unfused(q, d, -quant_half(blk + 82), (float)((uint)blk[2 * j + (e >> 4)] >> 4));
+  return quant_has_min(fmt) ? mul_add_unfused(q, d, quant_min(fmt, blk, j, e)) : q * d;
 }
 
 KERNEL void dequantize_f32(GLOBAL const uchar* w, GLOBAL const int* ids, GLOBAL float* out, int fmt, int ids_width,
@@ -184,19 +202,22 @@ KERNEL void qmatmul_f32(GLOBAL const float* x, GLOBAL const uchar* w, GLOBAL flo
     GLOBAL const uchar* blk = quant_block_of(wrow, fmt, b);
     /* Elements 4t.. lie in the block's first half, 16 + 4t.. in its second (Q6_K's scales differ). */
     const float d0 = quant_scale(fmt, blk, j, 0), d1 = quant_scale(fmt, blk, j, 16);
-    const float mn = quant_has_min(fmt) ? quant_min(fmt, blk, j) : 0.0f;
+    /* The minima of the two halves (Q2_K's differ). */
+    const float m0 = quant_has_min(fmt) ? quant_min(fmt, blk, j, 0) : 0.0f;
+    const float m1 = quant_has_min(fmt) ? quant_min(fmt, blk, j, 16) : 0.0f;
     float lv[8];
     for (int e = 0; e < 8; ++e) lv[e] = (float)quant_level(fmt, blk, j, 4 * t + (e < 4 ? e : e + 12));
     for (int r = 0; r < QM_ROWS; ++r) {
       if (r < rows) {
         GLOBAL const float* xr = x + (r0 + r) * k + b * 32 + 4 * t;
-        float dot0 = 0.0f, dot1 = 0.0f, sx = 0.0f;
+        float dot0 = 0.0f, dot1 = 0.0f, sx0 = 0.0f, sx1 = 0.0f;
         for (int e = 0; e < 4; ++e) {
           dot0 += lv[e] * xr[e];
           dot1 += lv[e + 4] * xr[e + 16];
-          sx += xr[e] + xr[e + 16];
+          sx0 += xr[e];
+          sx1 += xr[e + 16];
         }
-        acc[r] += quant_has_min(fmt) ? d0 * dot0 + d1 * dot1 + mn * sx : d0 * dot0 + d1 * dot1;
+        acc[r] += d0 * dot0 + d1 * dot1 + m0 * sx0 + m1 * sx1;
       }
     }
   }

@@ -1,6 +1,6 @@
 //! bind x:in w:in ids:in out:out
 // Block-quantized weights (torsh/core/quant.hpp: ggml's Q4_0, Q4_1, Q8_0, Q5_0,
-// Q5_1, IQ4_NL of 32 elements and Q4_K, Q5_K, Q6_K, IQ4_XS of 256), as
+// Q5_1, IQ4_NL of 32 elements and Q2_K .. Q6_K, IQ4_XS of 256), as
 // src/backends/gpu/kernels/quant.kern.h: rows dequantized (and embedding
 // lookups), and qmatmul out[m, n] = x[m, k] @ dequantize(w)^T with f32
 // activations. Every format is read per 32-element block b of a row (a K
@@ -8,9 +8,9 @@
 // so levels are read as bytes and the f16 scales assembled from two. An absent
 // ids (or x) is bound to w and never read.
 // P (both): [0] format (0 Q4_0, 1 Q4_1, 2 Q8_0, 3 Q5_0, 4 Q5_1, 5 Q4_K, 6 Q5_K,
-// 7 Q6_K, 8 IQ4_NL, 9 IQ4_XS) [1] w offset (bytes) [2] x or ids offset [3] out offset.
+// 7 Q6_K, 8 IQ4_NL, 9 IQ4_XS, 10 Q2_K, 11 Q3_K) [1] w offset (bytes) [2] x or ids offset [3] out offset.
 
-fn super_blocks(fmt: u32) -> bool { return fmt == 5u || fmt == 6u || fmt == 7u || fmt == 9u; }
+fn super_blocks(fmt: u32) -> bool { return fmt == 5u || fmt == 6u || fmt == 7u || fmt >= 9u; }
 
 // IQ4_NL's and IQ4_XS's 16 levels (torsh::kIq4Levels).
 var<private> IQ4_LEVELS: array<i32, 16> = array<i32, 16>(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38,
@@ -27,6 +27,8 @@ fn block_bytes(fmt: u32) -> u32 {
     case 7u: { return 210u; }
     case 8u: { return 18u; }
     case 9u: { return 136u; }
+    case 10u: { return 84u; }
+    case 11u: { return 110u; }
     default: { return 34u; }
   }
 }
@@ -34,8 +36,15 @@ fn block_bytes(fmt: u32) -> u32 {
 // Elements per block.
 fn block_elems(fmt: u32) -> u32 { return select(32u, 256u, super_blocks(fmt)); }
 
-// Q4_1, Q5_1, Q4_K and Q5_K carry a minimum: x = q d + m.
-fn has_min(fmt: u32) -> bool { return fmt == 1u || fmt == 4u || fmt == 5u || fmt == 6u; }
+// Q4_1, Q5_1, Q4_K, Q5_K and Q2_K (per 16 elements) carry a minimum: x = q d + m.
+fn has_min(fmt: u32) -> bool { return fmt == 1u || fmt == 4u || fmt == 5u || fmt == 6u || fmt == 10u; }
+
+// Q3_K: the 6-bit scale i (0..15) less 32.
+fn q3_scale(blk: u32, i: u32) -> i32 {
+  let low = (w_bits(blk + 96u + (i & 7u), 1u) >> (4u * (i >> 3u))) & 15u;
+  let high = (w_bits(blk + 104u + (i & 3u), 1u) >> (2u * (i >> 2u))) & 3u;
+  return i32(low | (high << 4u)) - 32;
+}
 
 // The byte where a 32-format's nibbles start.
 fn nibbles_at(fmt: u32) -> u32 {
@@ -65,6 +74,8 @@ fn k_scale(blk: u32, j: u32, want_min: bool) -> u32 {
 // Scale of element e of block j (a K format's sub-block, else 0): f16 d, or
 // d * sc in f32 as the host's dequantizer rounds it (Q6_K: per 16 elements).
 fn quant_scale(fmt: u32, blk: u32, j: u32, e: u32) -> f32 {
+  if (fmt == 10u) { return unfused(quant_half(blk + 80u) * f32(w_bits(blk + 2u * j + (e >> 4u), 1u) & 15u)); }
+  if (fmt == 11u) { return unfused(quant_half(blk + 108u) * f32(q3_scale(blk, 2u * j + (e >> 4u)))); }
   if (fmt == 7u) {
     let sc = (i32(w_bits(blk + 192u + 2u * j + (e >> 4u), 1u)) << 24u) >> 24u;
     return unfused(quant_half(blk + 208u) * f32(sc));
@@ -78,8 +89,9 @@ fn quant_scale(fmt: u32, blk: u32, j: u32, e: u32) -> f32 {
   return quant_half(blk);
 }
 
-// The minimum m of block j (formats with one).
-fn quant_min(fmt: u32, blk: u32, j: u32) -> f32 {
+// The minimum m of block j (formats with one; Q2_K: of element e's 16).
+fn quant_min(fmt: u32, blk: u32, j: u32, e: u32) -> f32 {
+  if (fmt == 10u) { return -unfused(quant_half(blk + 82u) * f32(w_bits(blk + 2u * j + (e >> 4u), 1u) >> 4u)); }
   if (super_blocks(fmt)) { return -unfused(quant_half(blk + 2u) * f32(k_scale(blk, j, true))); }
   return quant_half(blk + 2u);
 }
@@ -90,6 +102,11 @@ fn quant_min(fmt: u32, blk: u32, j: u32) -> f32 {
 // signed byte; the K formats as quant.hpp lays them out (Q6_K centred on 32).
 fn quant_level(fmt: u32, blk: u32, j: u32, e: u32) -> f32 {
   if (fmt == 2u) { return f32((i32(w_bits(blk + 2u + e, 1u)) << 24u) >> 24u); }
+  if (fmt == 10u || fmt == 11u) {
+    let q = i32((w_bits(blk + select(32u, 16u, fmt == 10u) + 32u * (j >> 2u) + e, 1u) >> (2u * (j & 3u))) & 3u);
+    if (fmt == 10u || ((w_bits(blk + e, 1u) >> j) & 1u) == 1u) { return f32(q); }
+    return f32(q - 4);
+  }
   if (fmt == 8u || fmt == 9u) {
     let qs = blk + select(8u + 16u * j, 2u, fmt == 8u);
     return f32(IQ4_LEVELS[(w_bits(qs + (e & 15u), 1u) >> select(4u, 0u, e < 16u)) & 15u]);
@@ -136,7 +153,7 @@ fn dequantize_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
   var v: f32;
   if (has_min(fmt)) {
     let p = unfused(q * d);  // rounded, then the sum, as the host
-    v = p + quant_min(fmt, blk, j);
+    v = p + quant_min(fmt, blk, j, c & 31u);
   } else {
     v = q * d;
   }
@@ -173,8 +190,12 @@ fn qmatmul_rows(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgrou
     // Elements 4t.. lie in the block's first half, 16 + 4t.. in its second (Q6_K's scales differ).
     let d0 = quant_scale(fmt, blk, j, 0u);
     let d1 = quant_scale(fmt, blk, j, 16u);
-    var mn = 0.0;
-    if (has_min(fmt)) { mn = quant_min(fmt, blk, j); }
+    var m0 = 0.0;  // the minima of the two halves (Q2_K's differ)
+    var m1 = 0.0;
+    if (has_min(fmt)) {
+      m0 = quant_min(fmt, blk, j, 0u);
+      m1 = quant_min(fmt, blk, j, 16u);
+    }
     var lv: array<f32, 8>;
     for (var e = 0u; e < 8u; e = e + 1u) { lv[e] = quant_level(fmt, blk, j, 4u * t + select(e + 12u, e, e < 4u)); }
     for (var r = 0u; r < 4u; r = r + 1u) {
@@ -182,15 +203,17 @@ fn qmatmul_rows(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgrou
         let xr = P[2] + (r0 + r) * k + b * 32u + 4u * t;
         var dot0 = 0.0;
         var dot1 = 0.0;
-        var sx = 0.0;
+        var sx0 = 0.0;
+        var sx1 = 0.0;
         for (var e = 0u; e < 4u; e = e + 1u) {
           let x0 = x_f(xr + e, ELEM_F32);
           let x1 = x_f(xr + e + 16u, ELEM_F32);
           dot0 = dot0 + lv[e] * x0;
           dot1 = dot1 + lv[e + 4u] * x1;
-          sx = sx + x0 + x1;
+          sx0 = sx0 + x0;
+          sx1 = sx1 + x1;
         }
-        acc[r] = acc[r] + select(d0 * dot0 + d1 * dot1, d0 * dot0 + d1 * dot1 + mn * sx, has_min(fmt));
+        acc[r] = acc[r] + d0 * dot0 + d1 * dot1 + m0 * sx0 + m1 * sx1;
       }
     }
   }
