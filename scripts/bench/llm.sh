@@ -3,7 +3,7 @@
 # interleaved rounds, with each side's peak resident memory:
 #   - the cached Q4_1 file: prefill 128, decode 64 at depth 0, 512 and 2048
 #     (llama-bench -p 128 -n 64 -d 0,512,2048);
-#   - its requantizations to F16, Q4_K_M, Q6_K and Q8_0 (made once with
+#   - its requantizations to F16, Q4_K_M, Q5_K_M, Q6_K, Q8_0 and IQ4_XS (made once with
 #     llama-quantize into the model cache as SmolLM2-135M-Instruct.TYPE.gguf;
 #     model::kSmolLM2Requantized): the same cases;
 #   - aggregate decode of 1, 2, 4 and 8 sequences (llama-batched-bench -npl).
@@ -19,7 +19,7 @@ model=$(bash scripts/fetch-model.sh | tail -n1)
 torsh=${TORSH:-build/release/bin/torsh}
 bin=$(dirname "${LLAMA_BENCH:-/nonexistent/llama-bench}")
 files=("$model")
-for type in F16 Q4_K_M Q6_K Q8_0; do
+for type in F16 Q4_K_M Q5_K_M Q6_K Q8_0 IQ4_XS; do
   f="$(dirname "$model")/SmolLM2-135M-Instruct.$type.gguf"
   if [ -n "${LLAMA_BENCH:-}" ] && [ ! -f "$f" ] && [ -x "$bin/llama-quantize" ]; then
     "$bin/llama-quantize" --allow-requantize "$model" "$f" "$type" > /dev/null 2>&1

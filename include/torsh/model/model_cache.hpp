@@ -15,7 +15,7 @@ inline constexpr std::string_view kSmolLM2Sha256 = "b179c9523d0e6a0f98a330c7562b
 // The llama-quantize types scripts/bench/llm.sh requantizes the file to
 // (llama-quantize --allow-requantize), for the benchmarks of each weight type;
 // each lands in the cache as smollm2_file_name(type), made there, never fetched.
-inline constexpr std::string_view kSmolLM2Requantized[] = {"F16", "Q4_K_M", "Q6_K", "Q8_0"};
+inline constexpr std::string_view kSmolLM2Requantized[] = {"F16", "Q4_K_M", "Q5_K_M", "Q6_K", "Q8_0", "IQ4_XS"};
 inline std::string smollm2_file_name(std::string_view type) {
   return "SmolLM2-135M-Instruct." + std::string(type) + ".gguf";
 }

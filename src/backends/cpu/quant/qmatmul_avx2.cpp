@@ -33,7 +33,7 @@ struct Maddubs {
 }  // namespace
 
 const Kernels& kernels_avx2() {
-  static const Kernels k{Isa::Avx2, kRows, kCols, tile<Maddubs, false>, tile<Maddubs, true>};
+  static const Kernels k{Isa::Avx2, kRows, kCols, stream_rows, tile<Maddubs, false>, tile<Maddubs, true>};
   return k;
 }
 

@@ -286,3 +286,12 @@ void tile(const Tile& t) {
       break;
   }
 }
+
+// One weight row per tile for up to two activation rows where memory is the
+// limit (Q8_0, and the super-block formats, whose per-row scale decoding
+// gains nothing from sharing activations); the 4- and 5-bit 32-element
+// formats' unpacking at 256 bits is the limit, and several rows sharing each
+// activation load run faster.
+int stream_rows(QuantFormat f, std::int64_t m) {
+  return m <= 2 && (f == QuantFormat::Q8_0 || quant_super_blocks(f)) ? 1 : kRows;
+}

@@ -506,12 +506,16 @@ void pack(QuantFormat f, const unsigned char* w, std::size_t w_stride, std::int6
   }
 }
 
+// Each format's unpacking at 512 bits outruns memory up to two activation rows.
+int stream_rows(QuantFormat, std::int64_t m) { return m <= 2 ? 1 : kRows; }
+
 }  // namespace
 
 const Kernels& kernels_avx512_vnni() {
   static const Kernels k{Isa::Avx512Vnni,
                          kRows,
                          kCols,
+                         stream_rows,
                          tile<false>,
                          tile<false, true>,
                          {packed_row_bytes<false>, pack<false>, tile<true>},

@@ -28,7 +28,7 @@ struct Vnni {
 }  // namespace
 
 const Kernels& kernels_avx_vnni() {
-  static const Kernels k{Isa::AvxVnni, kRows, kCols, tile<Vnni, false>, tile<Vnni, true>};
+  static const Kernels k{Isa::AvxVnni, kRows, kCols, stream_rows, tile<Vnni, false>, tile<Vnni, true>};
   return k;
 }
 

@@ -112,7 +112,7 @@ void tile(const Tile& t) {
 }  // namespace
 
 const Kernels& kernels_generic() {
-  static const Kernels k{Isa::Generic, kRows, kCols, tile<false>, tile<true>};
+  static const Kernels k{Isa::Generic, kRows, kCols, [](QuantFormat, std::int64_t) { return kRows; }, tile<false>, tile<true>};
   return k;
 }
 

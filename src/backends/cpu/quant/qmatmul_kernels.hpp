@@ -107,7 +107,13 @@ struct PackedKernels {
 
 struct Kernels {
   Isa isa;
-  int max_rows, max_cols;         // largest tile
+  int max_rows, max_cols;  // largest tile
+  // Weight rows per tile where the tiles read the blocks as they lie
+  // (decode, small batches) for m activation rows. Several rows share each
+  // activation load but make the read that many interleaved streams, which
+  // the hardware prefetcher follows late: one row, one sequential stream, is
+  // faster wherever the unpacking costs less than the memory (src/backends/cpu/README.md, quant).
+  int (*stream_rows)(QuantFormat f, std::int64_t m);
   void (*tile)(const Tile& t);    // Int8 activations
   void (*tile16)(const Tile& t);  // Int16 activations
   PackedKernels packed = {};      // Int8 activations

@@ -82,7 +82,11 @@ void qmatmul(const rt::QMatmulArgs& g) {
   pool().parallel_for(m, std::max<std::int64_t>(1, 16384 / k),
                       [&](std::int64_t r0, std::int64_t r1) { quantize_act_rows(x, act, g.format, r0, r1); });
 
-  const int R = kern.max_rows, C = kern.max_cols;
+  const bool wide = width == QuantActivations::Int16;
+  const PackedKernels& packer = wide ? kern.packed16 : kern.packed;
+  // Q2_K's per-16 minima have no place in the packed rows: its tiles read the blocks.
+  const bool packing = packer.tile && m >= kPackMinRows && !quant_has_min16(g.format);
+  const int R = packing ? kern.max_rows : kern.stream_rows(g.format, m), C = kern.max_cols;
   const std::int64_t groups = (n + R - 1) / R;  // of R weight rows
   const std::int64_t work = n * static_cast<std::int64_t>(row_bytes) + n * m * k / 16;
   const int threads = pool().size();
@@ -92,10 +96,6 @@ void qmatmul(const rt::QMatmulArgs& g) {
     const std::int64_t by_size = static_cast<std::int64_t>(n * row_bytes / kChunkBytes) + 1;
     chunks = std::min(groups, std::max<std::int64_t>(3 * threads, by_size));
   }
-  const bool wide = width == QuantActivations::Int16;
-  const PackedKernels& packer = wide ? kern.packed16 : kern.packed;
-  // Q2_K's per-16 minima have no place in the packed rows: its tiles read the blocks.
-  const bool packing = packer.tile && m >= kPackMinRows && !quant_has_min16(g.format);
   auto run_chunk = [&](int c) {
     const std::int64_t i0 = groups * c / chunks * R, i1 = std::min(n, groups * (c + 1) / chunks * R);
     const unsigned char* rows = w + i0 * row_bytes;
