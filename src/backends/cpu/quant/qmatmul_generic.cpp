@@ -112,7 +112,8 @@ void tile(const Tile& t) {
 }  // namespace
 
 const Kernels& kernels_generic() {
-  static const Kernels k{Isa::Generic, kRows, kCols, [](QuantFormat, std::int64_t) { return kRows; }, tile<false>, tile<true>};
+  static const Kernels k{Isa::Generic, kRows,     kCols, [](QuantFormat, std::int64_t) { return kRows; },
+                         tile<false>,  tile<true>};
   return k;
 }
 
