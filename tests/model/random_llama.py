@@ -1,11 +1,17 @@
-"""Writes a small random-weight llama GGUF whose matrices all have rows of a
+"""Writes a random-weight llama GGUF whose matrices all have rows of a
 multiple of 256, so every K format (and IQ4_NL, IQ4_XS) is the weight of every
 matmul (the token embedding, tied to the output head, included); SmolLM2's own rows (576)
 are not, so its K-quant files hold Q5_0/Q8_0 for most tensors. The tokenizer
 and chat template come from a real file (the cached SmolLM2). Weights are
 ~N(0, 0.02) and norms near 1, as trained models have them.
 
-    python tests/model/random_llama.py TOKENIZER_SRC.gguf DST.gguf q4_k
+    python tests/model/random_llama.py TOKENIZER_SRC.gguf DST.gguf q4_k [small|1b]
+
+Shapes: "small" (the tests': 256 wide, 2 layers) and "1b" (Llama 3.2 1B's
+layers, 2048 wide, 16 layers, 32 query and 8 key/value heads, 8192 FFN, with
+SmolLM2's 49152-token vocabulary: 1.07e9 parameters; written as f16 for
+llama-quantize to turn into the files people download, for decode speed
+where memory bandwidth is the limit).
 """
 
 import pathlib
@@ -17,10 +23,14 @@ import numpy as np
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import kquant  # noqa: E402
 
-N_EMBD, N_FF, N_HEAD, N_HEAD_KV, N_LAYER = 256, 768, 4, 2, 2
+SHAPES = {  # n_embd, n_ff, n_head, n_head_kv, n_layer
+    "small": (256, 768, 4, 2, 2),
+    "1b": (2048, 8192, 32, 8, 16),
+}
 
 
-def write(src, dst, type_name, seed=7):
+def write(src, dst, type_name, seed=7, shape="small"):
+    N_EMBD, N_FF, N_HEAD, N_HEAD_KV, N_LAYER = SHAPES[shape]
     r = gguf.GGUFReader(src)
     w = gguf.GGUFWriter(dst, "llama")
     vocab = None
@@ -32,7 +42,7 @@ def write(src, dst, type_name, seed=7):
         w.add_key_value(key, field.contents(), main, sub)
         if key == "tokenizer.ggml.tokens":
             vocab = len(field.contents())
-    w.add_name(f"random-llama-{type_name}")
+    w.add_name(f"random-llama-{shape}-{type_name}")
     w.add_block_count(N_LAYER)
     w.add_context_length(2048)
     w.add_embedding_length(N_EMBD)
@@ -81,4 +91,4 @@ def write(src, dst, type_name, seed=7):
 
 
 if __name__ == "__main__":
-    write(sys.argv[1], sys.argv[2], sys.argv[3])
+    write(sys.argv[1], sys.argv[2], sys.argv[3], shape=sys.argv[4] if len(sys.argv) > 4 else "small")
