@@ -42,7 +42,9 @@ def main():
     for prompt in PROMPTS:
         pid = m.tokenizer.encode(prompt)
         gen = m.generate(prompt, max_tokens=a.tokens)
+        "".join(gen)  # runs the generation
         ours = list(gen.tokens)
+        assert len(ours) == a.tokens or ours[-1] in m.tokenizer.stop_tokens, "generation ended early"
         want = ref.greedy(pid, a.tokens)
         n = len(ours)
         if ours == want[:n]:
