@@ -131,15 +131,14 @@ TORSH_INLINE void k_pair16(const unsigned char* sb, int g, __m512i& lo, __m512i&
     lo = _mm512_mullo_epi16(level(lq, lh), lo_sc);
     hi = _mm512_mullo_epi16(level(hq, hh), hi_sc);
   } else {
-    // Nibble byte 32g + l: element l of 2g (low), of 2g + 1 (high). Each half
-    // of the 32 bytes widened twice: words 0-15 keep the low nibbles, 16-31 the high.
+    // Nibble byte 32g + l: element l of 2g (low), of 2g + 1 (high). The 32
+    // bytes widened once to words: their low nibbles are 2g's elements 0-31,
+    // their high nibbles 2g + 1's; 256-bit halves of the two then make the pair layout.
     const unsigned char* qs = sb + (F == QuantFormat::Q4_K ? kquant::kQ4Nibbles : kquant::kQ5Nibbles) + 32 * g;
-    const __m128i x0 = at(qs), x1 = at(qs + 16);
-    const __m512i w0 = _mm512_cvtepu8_epi16(_mm256_set_m128i(x0, x0)),
-                  w1 = _mm512_cvtepu8_epi16(_mm256_set_m128i(x1, x1));
-    const __m512i nib = _mm512_set1_epi16(0x0F);
-    lo = _mm512_and_si512(_mm512_mask_srli_epi16(w0, 0xFFFF0000u, w0, 4), nib);
-    hi = _mm512_and_si512(_mm512_mask_srli_epi16(w1, 0xFFFF0000u, w1, 4), nib);
+    const __m512i w = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs)));
+    const __m512i low = _mm512_and_si512(w, _mm512_set1_epi16(0x0F)), high = _mm512_srli_epi16(w, 4);
+    lo = _mm512_shuffle_i64x2(low, high, _MM_SHUFFLE(1, 0, 1, 0));
+    hi = _mm512_shuffle_i64x2(low, high, _MM_SHUFFLE(3, 2, 3, 2));
     if constexpr (F == QuantFormat::Q5_K) {  // bit j of qh byte l: 16 on element l of sub-block j
       const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sb + kquant::kQ5High));
       const std::uint32_t b0 = _mm256_test_epi8_mask(qh, _mm256_set1_epi8(static_cast<char>(1 << (2 * g))));
