@@ -109,7 +109,7 @@ void quantize_q6_k(const float* x, unsigned char* b) {
   for (int j = 0; j < kSubBlocks; ++j) {
     const int h = j / 4, s = j % 4;
     for (int e = 0; e < kSub; ++e) {
-      const float dw = d * static_cast<float>(q6_scale(b, j, e / 16));
+      const float dw = d * static_cast<float>(scale16(QuantFormat::Q6_K, b, j, e / 16));
       const float inv = dw != 0.0f ? 1.0f / dw : 0.0f;
       const int q = nearest(finite_or_zero(x[kSub * j + e]) * inv, -32, 31, 0) + 32;
       b[64 * h + 32 * (s % 2) + e] |= static_cast<unsigned char>((q & 0x0F) << (4 * (s / 2)));
@@ -276,7 +276,7 @@ void dequantize_block(QuantFormat f, const unsigned char* b, float* y) {
     } else if (f == QuantFormat::Q6_K) {
       const float d = half_at(b + kQ6D);
       for (int e = 0; e < kSub; ++e) {
-        const float dw = d * static_cast<float>(q6_scale(b, j, e / 16));
+        const float dw = d * static_cast<float>(scale16(QuantFormat::Q6_K, b, j, e / 16));
         y[kSub * j + e] = dw * static_cast<float>(sub_level(f, b, j, e));
       }
     } else {

@@ -60,7 +60,7 @@ inline int q3_scale(const unsigned char* sb, int i) {
 inline int scale16(QuantFormat f, const unsigned char* sb, int j, int h) {
   if (f == QuantFormat::Q3_K) return q3_scale(sb, 2 * j + h);
   if (f == QuantFormat::Q2_K) return sb[2 * j + h] & 0x0F;
-  return static_cast<std::int8_t>(sb[192 + 2 * j + h]);
+  return static_cast<std::int8_t>(sb[kQ6Scales + 2 * j + h]);
 }
 
 // IQ4_XS: sub-block j's scale ls - 32 (-32..31).
@@ -120,11 +120,6 @@ inline int sub_level(QuantFormat f, const unsigned char* sb, int j, int l) {
   return q;
 }
 
-// Q6_K's int8 scale of elements [16 h, 16 h + 16) of sub-block j (h = 0, 1).
-inline int q6_scale(const unsigned char* sb, int j, int h) {
-  return static_cast<std::int8_t>(sb[kQ6Scales + 2 * j + h]);
-}
-
 // Whether a format's per-16 scales are multiplied into the levels.
 constexpr bool scales16(QuantFormat f) {
   return f == QuantFormat::Q6_K || f == QuantFormat::Q2_K || f == QuantFormat::Q3_K;
@@ -145,10 +140,6 @@ inline void sub_mins16(const unsigned char* sb, int j, float (&m)[2]) {
   const float dmin = half_at(sb + kQ2D + 2);
   for (int h = 0; h < 2; ++h) m[h] = -(dmin * static_cast<float>(sb[2 * j + h] >> 4));
 }
-
-}  // namespace torsh::kquant
-
-namespace torsh::kquant {
 
 // One super-block of 256 elements, as quantize_row / dequantize_row describe.
 void quantize_block(QuantFormat f, const float* x, unsigned char* b);

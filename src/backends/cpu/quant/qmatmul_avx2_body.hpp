@@ -130,9 +130,9 @@ TORSH_INLINE void levels16_k(const unsigned char* sb, int j, __m256i& lo, __m256
     };
     const __m256i c32 = _mm256_set1_epi16(32);
     lo = _mm256_mullo_epi16(_mm256_sub_epi16(_mm256_cvtepu8_epi16(level(0)), c32),
-                            _mm256_set1_epi16(static_cast<short>(kquant::q6_scale(sb, j, 0))));
+                            _mm256_set1_epi16(static_cast<short>(kquant::scale16(QuantFormat::Q6_K, sb, j, 0))));
     hi = _mm256_mullo_epi16(_mm256_sub_epi16(_mm256_cvtepu8_epi16(level(16)), c32),
-                            _mm256_set1_epi16(static_cast<short>(kquant::q6_scale(sb, j, 1))));
+                            _mm256_set1_epi16(static_cast<short>(kquant::scale16(QuantFormat::Q6_K, sb, j, 1))));
   } else {
     const unsigned char* qs = sb + (F == QuantFormat::Q4_K ? kquant::kQ4Nibbles : kquant::kQ5Nibbles) + 32 * (j / 2);
     const __m128i ns = _mm_cvtsi32_si128(4 * (j % 2));
