@@ -114,12 +114,15 @@ TORSH_INLINE void weight_pair(const unsigned char* b0, __m512i& u, __m512& f) {
   }
 }
 
-// IQ4_NL / IQ4_XS: nibbles (in int16 words) to their signed levels kIq4Levels[q].
-TORSH_INLINE void iq4_lookup(__m512i& lo, __m512i& hi) {
-  const __m512i table =
-      _mm512_cvtepi8_epi16(_mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Levels))));
-  lo = _mm512_permutexvar_epi16(lo, table);
-  hi = _mm512_permutexvar_epi16(hi, table);
+// IQ4_NL / IQ4_XS: 32 nibble bytes (two blocks' 16, each laid out as Q4_0's)
+// to their signed levels kIq4Levels[q] as int16 in the pair layout: lo the
+// low nibbles, hi the high. Looked up on bytes (an in-lane vpshufb per half)
+// and widened after, one cross-lane step per vector.
+TORSH_INLINE void iq4_levels16(__m256i y, __m512i& lo, __m512i& hi) {
+  const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Levels)));
+  const __m256i nib = _mm256_set1_epi8(0x0F);
+  lo = _mm512_cvtepi8_epi16(_mm256_shuffle_epi8(table, _mm256_and_si256(y, nib)));
+  hi = _mm512_cvtepi8_epi16(_mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(y, 4), nib)));
 }
 
 // Int16 activations: weight blocks b and b + 1 (the second only for a pair)
@@ -144,11 +147,14 @@ TORSH_INLINE void weight_pair16(const unsigned char* b0, __m512i& lo, __m512i& h
     // high nibble element e + 16, so the word's low and high nibbles are lo and hi.
     constexpr int off = quant_nibbles_at(F);
     auto at = [](const unsigned char* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); };
-    const __m512i w =
-        _mm512_cvtepu8_epi16(_mm256_set_m128i(Pair ? at(b0 + bb + off) : _mm_setzero_si128(), at(b0 + off)));
-    lo = _mm512_and_si512(w, _mm512_set1_epi16(0x0F));
-    hi = _mm512_srli_epi16(w, 4);
-    if constexpr (F == QuantFormat::IQ4_NL) iq4_lookup(lo, hi);
+    const __m256i y = _mm256_set_m128i(Pair ? at(b0 + bb + off) : _mm_setzero_si128(), at(b0 + off));
+    if constexpr (F == QuantFormat::IQ4_NL) {  // a missing block's levels (kIq4Levels[0]) meet zero activations
+      iq4_levels16(y, lo, hi);
+    } else {
+      const __m512i w = _mm512_cvtepu8_epi16(y);
+      lo = _mm512_and_si512(w, _mm512_set1_epi16(0x0F));
+      hi = _mm512_srli_epi16(w, 4);
+    }
     if constexpr (quant_has_high_bits(F)) {  // qh bits 0-15 go to lo's elements, 16-31 to hi's
       const std::uint32_t h0 = qh_of(b0 + off - 4), h1 = Pair ? qh_of(b0 + bb + off - 4) : 0;
       const __m512i sixteen = _mm512_set1_epi16(16);

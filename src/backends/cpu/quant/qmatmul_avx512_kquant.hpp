@@ -65,11 +65,7 @@ TORSH_INLINE void k_pair16(const unsigned char* sb, int g, __m512i& lo, __m512i&
   if constexpr (F == QuantFormat::IQ4_XS) {
     // Sub-blocks 2g, 2g + 1: 16 nibble bytes each, laid out as Q4_0's, so the
     // 32 bytes widened are [2g 0-15, 2g+1 0-15] in the low nibbles and the 16-31s in the high.
-    const __m512i w =
-        _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sb + kquant::kXsNibbles + 32 * g)));
-    lo = _mm512_and_si512(w, _mm512_set1_epi16(0x0F));
-    hi = _mm512_srli_epi16(w, 4);
-    iq4_lookup(lo, hi);
+    iq4_levels16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sb + kquant::kXsNibbles + 32 * g)), lo, hi);
   } else if constexpr (F == QuantFormat::Q2_K || F == QuantFormat::Q3_K) {
     // Sub-blocks j = 2g, 2g + 1 of half h = g / 2: bits 2s and 2s + 2 (s = 2 (g % 2))
     // of the same 32 bytes; Q3_K subtracts 4 unless bit j (j + 1) of hmask[l] is set.
