@@ -6,6 +6,7 @@
 # model cache), against llama-bench on the same file, same threads,
 # interleaved rounds; then the bytes a decoded token reads (every weight
 # tensor once) over the STREAM triad of this machine (../shared/peers).
+# torsh runs at both activation widths (int8 is llama.cpp's numerics).
 #   LLAMA_BENCH=/path/llama.cpp/build/bin/llama-bench bash scripts/bench/llm_1b.sh [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -32,8 +33,10 @@ peers=$(mktemp -d)
 g++ -O3 -march=native -fopenmp ../shared/peers/stream_bw.cpp -o "$peers/stream_bw"
 for r in $(seq "$rounds"); do
   echo "== round $r"
-  "$torsh" run "$file" -p "The capital of France is" -n 64 --threads 2 2>&1 > /dev/null | grep generation |
-    sed 's/^/torsh /'
+  for act in int16 int8; do
+    "$torsh" run "$file" -p "The capital of France is" -n 64 --threads 2 --activations $act 2>&1 > /dev/null |
+      grep generation | sed "s/^/torsh $act /"
+  done
   "$LLAMA_BENCH" -m "$file" -p 128 -n 64 -t 2 -r 3 -o jsonl 2> /dev/null | "$py" -c '
 import json, sys
 for line in sys.stdin:

@@ -43,9 +43,10 @@ std::vector<unsigned char> random_blocks(QuantFormat f, std::int64_t rows, std::
 // that the whole suite stays under scripts/test.sh's 1 GiB resident cap.
 constexpr std::size_t kStreamBytes = std::size_t{512} << 20;
 
-void qmatvec(Ctx& c, QuantFormat f, std::int64_t k, std::int64_t n) {
+void qmatvec(Ctx& c, QuantFormat f, std::int64_t k, std::int64_t n, QuantActivations act = QuantActivations::Int16) {
   const std::string fmt(quant_format_name(f));
-  const std::string name = "qmatvec_" + fmt + "_" + std::to_string(k) + "x" + std::to_string(n);
+  const std::string name = "qmatvec_" + fmt + "_" + std::to_string(k) + "x" + std::to_string(n) +
+                           (act == QuantActivations::Int8 ? "_int8" : "");
   if (!wanted(c, name)) return;
   Backend& d = c.dev;
   d.empty_cache();  // what earlier cases left cached would add to these copies' footprint
@@ -66,7 +67,7 @@ void qmatvec(Ctx& c, QuantFormat f, std::int64_t k, std::int64_t n) {
   const double ms = median_ms(
       d,
       [&] {
-        for (const QTensor& w : ws) ops::matmul_vec(w, x);
+        for (const QTensor& w : ws) ops::matmul_vec(w, x, act);
       },
       15, c.min_seconds);
   const double total = static_cast<double>(bytes.size()) * static_cast<double>(copies);
@@ -162,6 +163,12 @@ void bench_quant(Ctx& c) {
   qmatvec(c, F::Q8_0, 576, 49152);
   // The K formats need rows of a multiple of 256: the MLP's down projection (k = 1536).
   for (F f : {F::Q4_K, F::Q5_K, F::Q6_K}) qmatvec(c, f, 1536, 576);
+  // A ~1B model's MLP (hidden 2048, 5632 wide) at both activation widths: the
+  // gate/up projections in Q4_K and the down projection in Q6_K, as a Q4_K_M file has them.
+  for (QuantActivations act : {QuantActivations::Int16, QuantActivations::Int8}) {
+    qmatvec(c, F::Q4_K, 2048, 5632, act);
+    qmatvec(c, F::Q6_K, 5632, 2048, act);
+  }
   for (F f : kAllQuantFormats)
     if (quant_super_blocks(f))
       qmatmul(c, f, 128, 1536, 576);

@@ -148,6 +148,30 @@ TORSH_INLINE void levels16_k(const unsigned char* sb, int j, __m256i& lo, __m256
   }
 }
 
+TORSH_INLINE __m256i load256(const unsigned char* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+
+// Int8 activations: sub-block j as its 32 unsigned levels in bytes. Q6_K:
+// 0..63, the 32 is the correction lanes' offset (weight_offset).
+template <QuantFormat F>
+TORSH_INLINE __m256i levels8_k(const unsigned char* sb, int j) {
+  if constexpr (F == QuantFormat::Q6_K) {  // as levels16_k's
+    const int h = j / 4, s = j % 4;
+    const __m256i low = _mm256_and_si256(
+        _mm256_srl_epi16(load256(sb + 64 * h + 32 * (s % 2)), _mm_cvtsi32_si128(4 * (s / 2))), _mm256_set1_epi8(0x0F));
+    const __m256i high = _mm256_and_si256(
+        _mm256_srl_epi16(load256(sb + kquant::kQ6High + 32 * h), _mm_cvtsi32_si128(2 * s)), _mm256_set1_epi8(3));
+    return _mm256_or_si256(low, _mm256_slli_epi16(high, 4));
+  }
+  const __m256i y = load256(sb + (F == QuantFormat::Q4_K ? kquant::kQ4Nibbles : kquant::kQ5Nibbles) + 32 * (j / 2));
+  __m256i u = _mm256_and_si256(_mm256_srl_epi16(y, _mm_cvtsi32_si128(4 * (j % 2))), _mm256_set1_epi8(0x0F));
+  if constexpr (F == QuantFormat::Q5_K) {  // bit j of qh byte e: 16 on element e
+    const __m256i bit =
+        _mm256_and_si256(_mm256_srl_epi16(load256(sb + kquant::kQ5High), _mm_cvtsi32_si128(j)), _mm256_set1_epi8(1));
+    u = _mm256_or_si256(u, _mm256_slli_epi16(bit, 4));
+  }
+  return u;
+}
+
 // A K sub-block's d_w and m_w (kquant::sub_scales with the F16C conversion).
 template <QuantFormat F>
 TORSH_INLINE void scales_k(const unsigned char* sb, int j, float& dw, float& mw) {
@@ -169,7 +193,7 @@ TORSH_INLINE void scales_k(const unsigned char* sb, int j, float& dw, float& mw)
 }
 
 // acc[i][j] += block b of weight row i . block b of activation row j, scaled.
-// K formats (Wide only): block b is sub-block b % 8 of super-block b / 8.
+// K formats: block b is sub-block b % 8 of super-block b / 8.
 template <class Dot, QuantFormat F, int R, int C, bool Wide>
 TORSH_INLINE void step(const Tile& t, std::int64_t b, __m256 (&acc)[R][C]) {
   static_assert(Wide || !quant_int16_only(F), "this format takes Int16 activations only");
@@ -192,13 +216,22 @@ TORSH_INLINE void step(const Tile& t, std::int64_t b, __m256 (&acc)[R][C]) {
     __m256i lo, hi;
     if constexpr (quant_super_blocks(F)) {
       scales_k<F>(blk, static_cast<int>(b % 8), dwf, mwf);
-      levels16_k<F>(blk, static_cast<int>(b % 8), lo, hi);
+      if constexpr (Wide)
+        levels16_k<F>(blk, static_cast<int>(b % 8), lo, hi);
+      else
+        lo = levels8_k<F>(blk, static_cast<int>(b % 8));
     } else {
       dwf = half_at(blk);
       if constexpr (quant_has_min(F)) mwf = half_at(blk + 2);
       if constexpr (Wide) levels16<F>(blk, lo, hi);
     }
-    const __m256 dw = _mm256_set1_ps(dwf);
+    // Int8 Q6_K: the dot's lanes 0-3 hold elements 0-15, lanes 4-7 16-31, each with its scale.
+    const __m256 dw =
+        F == QuantFormat::Q6_K && !Wide
+            ? _mm256_set_m128(
+                  _mm_set1_ps(dwf * static_cast<float>(kquant::scale16(F, blk, static_cast<int>(b % 8), 1))),
+                  _mm_set1_ps(dwf * static_cast<float>(kquant::scale16(F, blk, static_cast<int>(b % 8), 0))))
+            : _mm256_set1_ps(dwf);
 #pragma GCC unroll 2
     for (int j = 0; j < C; ++j) {
       const std::int64_t ab = (t.a0 + j) * a.nb + b;
@@ -208,6 +241,10 @@ TORSH_INLINE void step(const Tile& t, std::int64_t b, __m256 (&acc)[R][C]) {
         dot =
             Dot::dot16(Dot::dot16(_mm256_setzero_si256(), lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q))),
                        hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32)));
+      } else if constexpr (quant_super_blocks(F)) {  // correction lanes: Q6_K's offset (Q4_K, Q5_K have none)
+        const __m256i c = weight_offset(F) != 0 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.corr + ab * 8))
+                                                : _mm256_setzero_si256();
+        dot = Dot::dot(c, lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.q + ab * kBlock)));
       } else {
         dot = block_dot<Dot, F>(blk, a.q + ab * kBlock, a.corr + ab * 8);
       }
@@ -274,12 +311,12 @@ void tile(const Tile& t) {
     case QuantFormat::IQ4_XS:
     case QuantFormat::Q2_K:
     case QuantFormat::Q3_K:
-      if constexpr (Wide) {  // the driver gives these Int16 activations only (quant_int16_only)
+      if (t.format == QuantFormat::Q4_K) return tile_f<Dot, QuantFormat::Q4_K, Wide>(t);
+      if (t.format == QuantFormat::Q5_K) return tile_f<Dot, QuantFormat::Q5_K, Wide>(t);
+      if (t.format == QuantFormat::Q6_K) return tile_f<Dot, QuantFormat::Q6_K, Wide>(t);
+      if constexpr (Wide) {  // the driver gives the others Int16 activations only (quant_int16_only)
         if (t.format == QuantFormat::Q2_K) return tile_f<Dot, QuantFormat::Q2_K, true>(t);
         if (t.format == QuantFormat::Q3_K) return tile_f<Dot, QuantFormat::Q3_K, true>(t);
-        if (t.format == QuantFormat::Q4_K) return tile_f<Dot, QuantFormat::Q4_K, true>(t);
-        if (t.format == QuantFormat::Q5_K) return tile_f<Dot, QuantFormat::Q5_K, true>(t);
-        if (t.format == QuantFormat::Q6_K) return tile_f<Dot, QuantFormat::Q6_K, true>(t);
         if (t.format == QuantFormat::IQ4_NL) return tile_f<Dot, QuantFormat::IQ4_NL, true>(t);
         return tile_f<Dot, QuantFormat::IQ4_XS, true>(t);
       }

@@ -462,13 +462,12 @@ void tile(const Tile& t) {
     case QuantFormat::Q6_K:
     case QuantFormat::IQ4_XS:
     case QuantFormat::Q2_K:
-    case QuantFormat::Q3_K:  // Int16 activations only (quant_int16_only)
-      if constexpr (!Wide) break;
-      if constexpr (Packed) {  // pack_k_rows wrote Q4_1's or Q8_0's packed rows (packed_as)
+    case QuantFormat::Q3_K:    // Int16 activations only, but Q4_K, Q5_K and Q6_K (quant_int16_only)
+      if constexpr (Packed) {  // pack_k_rows(8) wrote Q4_1's or Q8_0's packed rows (packed_as)
         if (!quant_has_min(t.format)) return tile_f<QuantFormat::Q8_0, true, true>(t);
-        return tile_f<QuantFormat::Q4_1, true, true>(t);
+        return tile_f<QuantFormat::Q4_1, true, Wide>(t);
       }
-      return tile_k(t);
+      return tile_k<Wide>(t);
   }
 }
 
@@ -481,7 +480,7 @@ std::size_t packed_row_bytes(QuantFormat f, std::int64_t nb) {
     case QuantFormat::Q5_0: return PackedRow<QuantFormat::Q5_0, Wide>::bytes(nb);
     case QuantFormat::Q5_1: return PackedRow<QuantFormat::Q5_1, Wide>::bytes(nb);
     case QuantFormat::Q4_K:
-    case QuantFormat::Q5_K: return PackedRow<QuantFormat::Q4_1, true>::bytes(nb);
+    case QuantFormat::Q5_K: return PackedRow<QuantFormat::Q4_1, Wide>::bytes(nb);
     case QuantFormat::Q6_K:
     case QuantFormat::IQ4_XS:
     case QuantFormat::Q3_K: return PackedRow<QuantFormat::Q8_0, true>::bytes(nb);
@@ -500,9 +499,15 @@ void pack(QuantFormat f, const unsigned char* w, std::size_t w_stride, std::int6
     case QuantFormat::Q8_0: return pack_rows<QuantFormat::Q8_0, Wide>(w, w_stride, rows, nb, dst);
     case QuantFormat::Q5_0: return pack_rows<QuantFormat::Q5_0, Wide>(w, w_stride, rows, nb, dst);
     case QuantFormat::Q5_1: return pack_rows<QuantFormat::Q5_1, Wide>(w, w_stride, rows, nb, dst);
-    case QuantFormat::Q4_K: return pack_k_rows<QuantFormat::Q4_K>(w, w_stride, rows, nb, dst);
-    case QuantFormat::Q5_K: return pack_k_rows<QuantFormat::Q5_K>(w, w_stride, rows, nb, dst);
-    case QuantFormat::Q6_K: return pack_k_rows<QuantFormat::Q6_K>(w, w_stride, rows, nb, dst);
+    case QuantFormat::Q4_K:
+      if constexpr (Wide) return pack_k_rows<QuantFormat::Q4_K>(w, w_stride, rows, nb, dst);
+      return pack_k_rows8<QuantFormat::Q4_K>(w, w_stride, rows, nb, dst);
+    case QuantFormat::Q5_K:
+      if constexpr (Wide) return pack_k_rows<QuantFormat::Q5_K>(w, w_stride, rows, nb, dst);
+      return pack_k_rows8<QuantFormat::Q5_K>(w, w_stride, rows, nb, dst);
+    case QuantFormat::Q6_K:  // Int8: not packed, its per-16 scales stay in the blocks (qmatmul_run.cpp)
+      if constexpr (Wide) return pack_k_rows<QuantFormat::Q6_K>(w, w_stride, rows, nb, dst);
+      break;
     case QuantFormat::IQ4_XS: return pack_k_rows<QuantFormat::IQ4_XS>(w, w_stride, rows, nb, dst);
     case QuantFormat::Q3_K: return pack_k_rows<QuantFormat::Q3_K>(w, w_stride, rows, nb, dst);
     case QuantFormat::Q2_K: break;  // not packed (qmatmul_run.cpp)

@@ -146,36 +146,118 @@ TORSH_INLINE void k_pair16(const unsigned char* sb, int g, __m512i& lo, __m512i&
   }
 }
 
+// Int8 activations: the unsigned levels of sub-blocks 2g and 2g + 1 in
+// element order (one byte each, as Q4_1's pair in weight_pair). Q4_K / Q5_K:
+// the 32 nibble bytes' low nibbles are 2g's, their high nibbles 2g + 1's.
+// Q6_K: levels 0..63 (the 32 is the correction lanes' offset, weight_offset),
+// from the same bytes as k_pair16's.
+template <QuantFormat F>
+TORSH_INLINE __m512i k_pair8(const unsigned char* sb, int g) {
+  if constexpr (F == QuantFormat::Q6_K) {
+    const __m512i ql = _mm512_loadu_si512(sb + 64 * (g / 2));
+    const __m512i low = _mm512_and_si512(g % 2 ? _mm512_srli_epi16(ql, 4) : ql, _mm512_set1_epi8(0x0F));
+    const __m512i qh = _mm512_broadcast_i64x4(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sb + kquant::kQ6High + 32 * (g / 2))));
+    const int s = 2 * (g % 2);  // qh bits 2s, 2s + 1 for sub-block 2g, 2s + 2, 2s + 3 for 2g + 1
+    const __m512i shift = _mm512_mask_set1_epi16(_mm512_set1_epi16(static_cast<short>(2 * s)), 0xFFFF0000u,
+                                                 static_cast<short>(2 * s + 2));
+    const __m512i high = _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, shift), _mm512_set1_epi8(3)), 4);
+    return _mm512_or_si512(low, high);
+  } else {
+    const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
+        sb + (F == QuantFormat::Q4_K ? kquant::kQ4Nibbles : kquant::kQ5Nibbles) + 32 * g));
+    const __m256i nib = _mm256_set1_epi8(0x0F);
+    __m512i u = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_and_si256(y, nib)),
+                                   _mm256_and_si256(_mm256_srli_epi16(y, 4), nib), 1);
+    if constexpr (F == QuantFormat::Q5_K) {  // bit j of qh byte l: 16 on element l of sub-block j
+      const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sb + kquant::kQ5High));
+      const std::uint64_t b0 = _mm256_test_epi8_mask(qh, _mm256_set1_epi8(static_cast<char>(1 << (2 * g))));
+      const std::uint64_t b1 = _mm256_test_epi8_mask(qh, _mm256_set1_epi8(static_cast<char>(2 << (2 * g))));
+      u = _mm512_mask_add_epi8(u, b0 | (b1 << 32), u, _mm512_set1_epi8(16));
+    }
+    return u;
+  }
+}
+
+// Int8 activations, Q6_K: d sc[0..15], the sixteen per-16 scales of the
+// super-block (a pair's dot lanes 4i..4i + 3 cover its i-th 16 elements).
+TORSH_INLINE __m512 k_scales16_q6(const unsigned char* sb) {
+  std::uint16_t h;
+  std::memcpy(&h, sb + kquant::kQ6D, 2);
+  const __m512i sc = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sb + kquant::kQ6Scales)));
+  return _mm512_mul_ps(_mm512_cvtepi32_ps(sc), _mm512_set1_ps(_cvtsh_ss(h)));
+}
+
+// The scales a K tile decodes per super-block and weight row: lanes a pair picks from (pair_pick).
+template <QuantFormat F, bool Wide>
+TORSH_INLINE __m512 tile_scales(const unsigned char* sb) {
+  if constexpr (F == QuantFormat::Q6_K && !Wide) return k_scales16_q6(sb);
+  return k_scales<F>(sb);
+}
+
+// Which tile_scales lane each dot lane of pair g takes: per 32 elements
+// (sub-block 2g in lanes 0-7, 2g + 1 in 8-15) or, Int8 Q6_K, per 16.
+template <QuantFormat F, bool Wide>
+TORSH_INLINE __m512i pair_pick(int g) {
+  const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+  if constexpr (F == QuantFormat::Q6_K && !Wide)
+    return _mm512_add_epi32(_mm512_set1_epi32(4 * g), _mm512_srli_epi32(lane, 2));
+  return _mm512_add_epi32(_mm512_set1_epi32(2 * g), _mm512_srli_epi32(lane, 3));
+}
+
+// One activation row (decode): its eight block scales multiplied into the
+// lanes pair_pick takes once per super-block, so that each pair's scale is one
+// permute (the minima's lanes 8-15 of Q4_K / Q5_K stay as they are).
+template <QuantFormat F, bool Wide>
+TORSH_INLINE __m512 fold_act_scales(__m512 ks, const float* d8) {
+  const __m512 d = _mm512_castps256_ps512(_mm256_loadu_ps(d8));
+  if constexpr (F == QuantFormat::Q6_K && !Wide) {  // lane l: group l of 16, block l / 2
+    const __m512i half = _mm512_srli_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), 1);
+    return _mm512_mul_ps(ks, _mm512_permutexvar_ps(half, d));
+  }
+  return _mm512_mask_mul_ps(ks, 0x00FF, ks, d);
+}
+
 // acc[i][j] += sub-block pair g of super-block sb, weight row i (scales ks[i])
 // . activation row j. The minimum's term is added per super-block in tile_k.
-template <QuantFormat F, int R, int C>
+template <QuantFormat F, int R, int C, bool Wide>
 TORSH_INLINE void step_k(const Tile& t, std::int64_t sb, int g, const __m512 (&ks)[R], __m512 (&acc)[R][C]) {
   const ActRows& a = *t.act;
   const std::int64_t b = 8 * sb + 2 * g;
-  __m512 da[C];
+  __m512 da[C];  // C = 1: in ks already (fold_act_scales)
 #pragma GCC unroll 4
-  for (int j = 0; j < C; ++j) da[j] = spread_floats<true>(a.d + (t.a0 + j) * a.nb + b);
-  const __m512i pick = _mm512_set_epi32(2 * g + 1, 2 * g + 1, 2 * g + 1, 2 * g + 1, 2 * g + 1, 2 * g + 1, 2 * g + 1,
-                                        2 * g + 1, 2 * g, 2 * g, 2 * g, 2 * g, 2 * g, 2 * g, 2 * g, 2 * g);
+  for (int j = 0; j < C; ++j)
+    if constexpr (C > 1) da[j] = spread_floats<true>(a.d + (t.a0 + j) * a.nb + b);
+  const __m512i pick = pair_pick<F, Wide>(g);
   constexpr std::size_t bb = quant_block_bytes(F);
 #pragma GCC unroll 4
   for (int i = 0; i < R; ++i) {
     const unsigned char* blk = t.w + i * t.w_stride + sb * bb;
     _mm_prefetch(reinterpret_cast<const char*>(blk + 64 * g + 2 * R * t.w_stride), _MM_HINT_T0);  // as in step
     __m512i lo, hi;
-    k_pair16<F>(blk, g, lo, hi);
+    if constexpr (Wide)
+      k_pair16<F>(blk, g, lo, hi);
+    else
+      lo = k_pair8<F>(blk, g);
     const __m512 dw = _mm512_permutexvar_ps(pick, ks[i]);
 #pragma GCC unroll 4
     for (int j = 0; j < C; ++j) {
-      const std::int16_t* q = act16_block(a, t.a0 + j, b);
-      __m512i dot = _mm512_dpwssd_epi32(_mm512_setzero_si512(), lo, _mm512_loadu_si512(q));
-      dot = _mm512_dpwssd_epi32(dot, hi, _mm512_loadu_si512(q + 32));
-      acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(dw, da[j]), acc[i][j]);
+      __m512i dot;
+      if constexpr (Wide) {
+        const std::int16_t* q = act16_block(a, t.a0 + j, b);
+        dot = _mm512_dpwssd_epi32(_mm512_setzero_si512(), lo, _mm512_loadu_si512(q));
+        dot = _mm512_dpwssd_epi32(dot, hi, _mm512_loadu_si512(q + 32));
+      } else {  // the correction lanes of blocks b, b + 1 (zero but for Q6_K's offset)
+        const std::int64_t ab = (t.a0 + j) * a.nb + b;
+        const __m512i c = weight_offset(F) != 0 ? _mm512_loadu_si512(a.corr + ab * 8) : _mm512_setzero_si512();
+        dot = _mm512_dpbusd_epi32(c, lo, _mm512_loadu_si512(a.q + ab * kBlock));
+      }
+      acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), C > 1 ? _mm512_mul_ps(dw, da[j]) : dw, acc[i][j]);
     }
   }
 }
 
-template <QuantFormat F, int R, int C>
+template <QuantFormat F, int R, int C, bool Wide>
 void tile_k_rc(const Tile& t) {
   __m512 acc[R][C];
 #pragma GCC unroll 4
@@ -187,8 +269,11 @@ void tile_k_rc(const Tile& t) {
   for (std::int64_t sb = 0; sb < nsb; ++sb) {
     __m512 ks[R];
 #pragma GCC unroll 4
-    for (int i = 0; i < R; ++i) ks[i] = k_scales<F>(t.w + i * t.w_stride + sb * quant_block_bytes(F));
-    for (int g = 0; g < 4; ++g) step_k<F, R, C>(t, sb, g, ks, acc);
+    for (int i = 0; i < R; ++i) {
+      ks[i] = tile_scales<F, Wide>(t.w + i * t.w_stride + sb * quant_block_bytes(F));
+      if constexpr (C == 1) ks[i] = fold_act_scales<F, Wide>(ks[i], a.d + t.a0 * a.nb + 8 * sb);
+    }
+    for (int g = 0; g < 4; ++g) step_k<F, R, C, Wide>(t, sb, g, ks, acc);
     if constexpr (quant_has_min16(F)) {
       // Q2_K: -dmin m of the sixteen 16-element groups against their f32 activation sums.
 #pragma GCC unroll 4
@@ -213,39 +298,62 @@ void tile_k_rc(const Tile& t) {
   store_tile<R, C>(t, acc);
 }
 
-template <QuantFormat F, int R>
+template <QuantFormat F, int R, bool Wide>
 void tile_k_r(const Tile& t) {
   switch (t.cols) {
-    case 1: return tile_k_rc<F, R, 1>(t);
-    case 2: return tile_k_rc<F, R, 2>(t);
-    case 3: return tile_k_rc<F, R, 3>(t);
-    default: return tile_k_rc<F, R, 4>(t);
+    case 1: return tile_k_rc<F, R, 1, Wide>(t);
+    case 2: return tile_k_rc<F, R, 2, Wide>(t);
+    case 3: return tile_k_rc<F, R, 3, Wide>(t);
+    default: return tile_k_rc<F, R, 4, Wide>(t);
   }
 }
 
-template <QuantFormat F>
+template <QuantFormat F, bool Wide>
 void tile_k_f(const Tile& t) {
   switch (t.rows) {
-    case 1: return tile_k_r<F, 1>(t);
-    case 2: return tile_k_r<F, 2>(t);
-    case 3: return tile_k_r<F, 3>(t);
-    default: return tile_k_r<F, 4>(t);
+    case 1: return tile_k_r<F, 1, Wide>(t);
+    case 2: return tile_k_r<F, 2, Wide>(t);
+    case 3: return tile_k_r<F, 3, Wide>(t);
+    default: return tile_k_r<F, 4, Wide>(t);
   }
 }
 
+// Int8 activations reach Q4_K, Q5_K and Q6_K only (quant_int16_only).
+template <bool Wide>
 void tile_k(const Tile& t) {
-  switch (t.format) {
-    case QuantFormat::Q4_K: return tile_k_f<QuantFormat::Q4_K>(t);
-    case QuantFormat::Q5_K: return tile_k_f<QuantFormat::Q5_K>(t);
-    case QuantFormat::IQ4_XS: return tile_k_f<QuantFormat::IQ4_XS>(t);
-    case QuantFormat::Q2_K: return tile_k_f<QuantFormat::Q2_K>(t);
-    case QuantFormat::Q3_K: return tile_k_f<QuantFormat::Q3_K>(t);
-    default: return tile_k_f<QuantFormat::Q6_K>(t);
+  if (t.format == QuantFormat::Q4_K) return tile_k_f<QuantFormat::Q4_K, Wide>(t);
+  if (t.format == QuantFormat::Q5_K) return tile_k_f<QuantFormat::Q5_K, Wide>(t);
+  if (t.format == QuantFormat::Q6_K) return tile_k_f<QuantFormat::Q6_K, Wide>(t);
+  if constexpr (Wide) {
+    switch (t.format) {
+      case QuantFormat::IQ4_XS: return tile_k_f<QuantFormat::IQ4_XS, true>(t);
+      case QuantFormat::Q2_K: return tile_k_f<QuantFormat::Q2_K, true>(t);
+      default: return tile_k_f<QuantFormat::Q3_K, true>(t);
+    }
   }
 }
 
 // The packed layout a K format borrows: Q4_1's (levels, d_w, m_w) or Q8_0's (levels, d_w).
 constexpr QuantFormat packed_as(QuantFormat f) { return quant_has_min(f) ? QuantFormat::Q4_1 : QuantFormat::Q8_0; }
+
+// Int8, Q4_K / Q5_K: as a packed Q4_1 row of the Int8 tiles (unsigned levels, f32 d_w, m_w).
+template <QuantFormat F>
+void pack_k_rows8(const unsigned char* w, std::size_t w_stride, std::int64_t rows, std::int64_t nb,
+                  unsigned char* dst) {
+  using P = PackedRow<QuantFormat::Q4_1, false>;
+  const std::size_t stride = P::bytes(nb);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const unsigned char* src = w + r * w_stride;
+    unsigned char* row = dst + r * stride;
+    for (std::int64_t sb = 0; sb < nb / 8; ++sb) {
+      const unsigned char* blk = src + sb * quant_block_bytes(F);
+      const __m512 ks = k_scales<F>(blk);
+      _mm256_storeu_ps(P::d(row, nb) + 8 * sb, _mm512_castps512_ps256(ks));
+      _mm256_storeu_ps(P::m(row, nb) + 8 * sb, _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(ks), 1)));
+      for (int g = 0; g < 4; ++g) _mm512_store_si512(P::levels(row, 4 * sb + g), k_pair8<F>(blk, g));
+    }
+  }
+}
 
 template <QuantFormat F>
 void pack_k_rows(const unsigned char* w, std::size_t w_stride, std::int64_t rows, std::int64_t nb, unsigned char* dst) {

@@ -57,8 +57,11 @@ std::int32_t block_dot(const ActRows& a, QuantFormat f, const int (&u)[kBlock], 
   return dot;
 }
 
-// Super-block formats (Int16 activations only: the driver asks for nothing else):
-// per 32-element sub-block its signed levels and f32 d_w, m_w (core/quant_k.hpp).
+// Super-block formats: per 32-element sub-block its signed levels and f32
+// d_w, m_w (core/quant_k.hpp). Int8 (Q4_K, Q5_K, Q6_K: quant_int16_only):
+// the same levels against the int8 activations, s = d sum(q) as Q4_1's (the
+// vector kernels' correction lanes for Q6_K's offset are not needed here).
+template <bool Wide>
 void tile_k(const Tile& t) {
   const ActRows& a = *t.act;
   const std::size_t bb = quant_block_bytes(t.format);
@@ -75,9 +78,14 @@ void tile_k(const Tile& t) {
       if (quant_has_min16(t.format)) kquant::sub_mins16(sb, sub, mins);
       for (int j = 0; j < t.cols; ++j) {
         const std::int64_t ab = (t.a0 + j) * a.nb + b;
-        const std::int16_t* q = act16_block(a, t.a0 + j, b);
         std::int32_t dot = 0;
-        for (int e = 0; e < kBlock; ++e) dot += l[e] * q[e < 16 ? e : e + 16];
+        if constexpr (Wide) {
+          const std::int16_t* q = act16_block(a, t.a0 + j, b);
+          for (int e = 0; e < kBlock; ++e) dot += l[e] * q[e < 16 ? e : e + 16];
+        } else {
+          const std::int8_t* q = a.q + ab * kBlock;
+          for (int e = 0; e < kBlock; ++e) dot += l[e] * q[e];
+        }
         acc[j] += dw * a.d[ab] * static_cast<float>(dot) + mw * a.s[ab];
         if (quant_has_min16(t.format)) acc[j] += mins[0] * a.s16[2 * ab] + mins[1] * a.s16[2 * ab + 1];
       }
@@ -88,7 +96,7 @@ void tile_k(const Tile& t) {
 
 template <bool Wide>
 void tile(const Tile& t) {
-  if (quant_super_blocks(t.format)) return tile_k(t);
+  if (quant_super_blocks(t.format)) return tile_k<Wide>(t);
   const ActRows& a = *t.act;
   const std::size_t bb = quant_block_bytes(t.format);
   for (int i = 0; i < t.rows; ++i) {

@@ -65,9 +65,15 @@ inline std::int16_t* act16_block(const ActRows& a, std::int64_t r, std::int64_t 
 }
 
 // The offset subtracted from a format's unsigned weight level: Q4_0 8, Q8_0
-// 128, Q5_0 16; 0 for the formats with a minimum.
+// 128, Q5_0 16, Q6_K 32; 0 for the formats with a minimum.
 constexpr int weight_offset(QuantFormat f) {
-  return f == QuantFormat::Q4_0 ? 8 : f == QuantFormat::Q8_0 ? 128 : f == QuantFormat::Q5_0 ? 16 : 0;
+  switch (f) {
+    case QuantFormat::Q4_0: return 8;
+    case QuantFormat::Q8_0: return 128;
+    case QuantFormat::Q5_0: return 16;
+    case QuantFormat::Q6_K: return 32;
+    default: return 0;
+  }
 }
 
 // Bytes of scratch that quantized activations of m rows of k need.

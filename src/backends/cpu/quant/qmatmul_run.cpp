@@ -84,8 +84,10 @@ void qmatmul(const rt::QMatmulArgs& g) {
 
   const bool wide = width == QuantActivations::Int16;
   const PackedKernels& packer = wide ? kern.packed16 : kern.packed;
-  // Q2_K's per-16 minima have no place in the packed rows: its tiles read the blocks.
-  const bool packing = packer.tile && m >= kPackMinRows && !quant_has_min16(g.format);
+  // Q2_K's per-16 minima, and Int8 Q6_K's per-16 scales, have no place in the
+  // packed rows: their tiles read the blocks.
+  const bool per16 = quant_has_min16(g.format) || (!wide && g.format == QuantFormat::Q6_K);
+  const bool packing = packer.tile && m >= kPackMinRows && !per16;
   const int R = packing ? kern.max_rows : kern.stream_rows(g.format, m), C = kern.max_cols;
   const std::int64_t groups = (n + R - 1) / R;  // of R weight rows
   const std::int64_t work = n * static_cast<std::int64_t>(row_bytes) + n * m * k / 16;
