@@ -161,6 +161,7 @@ void bench_quant(Ctx& c) {
   qmatvec(c, F::Q5_0, 576, 1536);
   qmatvec(c, F::Q5_1, 576, 1536);
   qmatvec(c, F::Q8_0, 576, 49152);
+  for (QuantActivations act : {QuantActivations::Int16, QuantActivations::Int8}) qmatvec(c, F::IQ4_NL, 576, 1536, act);
   // The K formats need rows of a multiple of 256: the MLP's down projection (k = 1536).
   for (F f : {F::Q4_K, F::Q5_K, F::Q6_K}) qmatvec(c, f, 1536, 576);
   // A ~1B model's MLP (hidden 2048, 5632 wide) at both activation widths: the

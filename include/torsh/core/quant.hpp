@@ -72,15 +72,10 @@ constexpr bool quant_super_blocks(QuantFormat f) {
 }
 // Q2_K: a minimum per 16 elements (the others' minimum, if any, is per 32).
 constexpr bool quant_has_min16(QuantFormat f) { return f == QuantFormat::Q2_K; }
-// The formats whose CPU kernels take Int16 activations only: a level with its
-// per-16 scale folded in (Q3_K, Q2_K) or a non-linear level (IQ4_*) does not
-// fit the unsigned bytes of the Int8 kernels (an Int8 request gets Int16).
-// Q4_K and Q5_K are the Q4_1 form per sub-block, Q6_K the Q8_0 form (offset
-// 32) per 16 elements, and take both.
-constexpr bool quant_int16_only(QuantFormat f) {
-  return (quant_super_blocks(f) && f != QuantFormat::Q4_K && f != QuantFormat::Q5_K && f != QuantFormat::Q6_K) ||
-         f == QuantFormat::IQ4_NL;
-}
+// The formats whose CPU kernels take Int16 activations only (an Int8 request
+// gets Int16): Q3_K's and Q2_K's per-16 scales are multiplied into signed
+// int16 levels, which do not fit the unsigned bytes of the Int8 kernels.
+constexpr bool quant_int16_only(QuantFormat f) { return f == QuantFormat::Q2_K || f == QuantFormat::Q3_K; }
 // Elements per block: 32, or 256 for the K formats.
 constexpr std::int64_t quant_block_elems(QuantFormat f) {
   return quant_super_blocks(f) ? kQuantSuperBlock : kQuantBlock;

@@ -35,14 +35,30 @@ TORSH_INLINE __m256i high_bits(const unsigned char* p) {
   return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(0x10));
 }
 
+// Signed weight levels w (bytes; Q8_0, IQ4_*) against the activations x:
+// |w| . sign(x, w) where maddubs would saturate on w + 128 (kSignedQ8), else
+// the unsigned w + 128 with the correction lanes (weight_offset 128).
+template <class Dot>
+TORSH_INLINE __m256i signed_dot(__m256i w, __m256i x, const std::int32_t* corr) {
+  if constexpr (Dot::kSignedQ8) return Dot::dot(_mm256_setzero_si256(), _mm256_abs_epi8(w), _mm256_sign_epi8(x, w));
+  const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(corr));
+  return Dot::dot(c, _mm256_xor_si256(w, _mm256_set1_epi8(-128)), x);
+}
+
+// IQ4_NL / IQ4_XS: 16 nibble bytes laid out as Q4_0's to the 32 signed levels kIq4Levels[q] (bytes).
+TORSH_INLINE __m256i iq4_levels8(__m128i y) {
+  const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Levels)));
+  const __m128i nib = _mm_set1_epi8(0x0F);
+  return _mm256_shuffle_epi8(table, _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(y, 4), nib), _mm_and_si128(y, nib)));
+}
+
 template <class Dot, QuantFormat F>
 TORSH_INLINE __m256i block_dot(const unsigned char* blk, const std::int8_t* q, const std::int32_t* corr) {
   const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
   if constexpr (F == QuantFormat::Q8_0) {
-    const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
-    if constexpr (Dot::kSignedQ8) return Dot::dot(_mm256_setzero_si256(), _mm256_abs_epi8(w), _mm256_sign_epi8(x, w));
-    const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(corr));
-    return Dot::dot(c, _mm256_xor_si256(w, _mm256_set1_epi8(-128)), x);
+    return signed_dot<Dot>(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2)), x, corr);
+  } else if constexpr (F == QuantFormat::IQ4_NL) {
+    return signed_dot<Dot>(iq4_levels8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2))), x, corr);
   } else {
     constexpr int off = quant_nibbles_at(F);
     const __m128i y = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + off));
@@ -151,10 +167,13 @@ TORSH_INLINE void levels16_k(const unsigned char* sb, int j, __m256i& lo, __m256
 TORSH_INLINE __m256i load256(const unsigned char* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
 
 // Int8 activations: sub-block j as its 32 unsigned levels in bytes. Q6_K:
-// 0..63, the 32 is the correction lanes' offset (weight_offset).
+// 0..63, the 32 is the correction lanes' offset (weight_offset). IQ4_XS:
+// the signed levels (signed_dot).
 template <QuantFormat F>
 TORSH_INLINE __m256i levels8_k(const unsigned char* sb, int j) {
-  if constexpr (F == QuantFormat::Q6_K) {  // as levels16_k's
+  if constexpr (F == QuantFormat::IQ4_XS) {
+    return iq4_levels8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sb + kquant::kXsNibbles + 16 * j)));
+  } else if constexpr (F == QuantFormat::Q6_K) {  // as levels16_k's
     const int h = j / 4, s = j % 4;
     const __m256i low = _mm256_and_si256(
         _mm256_srl_epi16(load256(sb + 64 * h + 32 * (s % 2)), _mm_cvtsi32_si128(4 * (s / 2))), _mm256_set1_epi8(0x0F));
@@ -172,33 +191,126 @@ TORSH_INLINE __m256i levels8_k(const unsigned char* sb, int j) {
   return u;
 }
 
-// A K sub-block's d_w and m_w (kquant::sub_scales with the F16C conversion).
+// A K super-block's eight sub-block scales d_w and minima m_w (0 where the
+// format has none), each product rounded in f32 as kquant::sub_scales's.
+// Q6_K, Q3_K, Q2_K: d in every lane (their per-16 scales are in the levels,
+// or, Int8 Q6_K, in q6_scales16).
 template <QuantFormat F>
-TORSH_INLINE void scales_k(const unsigned char* sb, int j, float& dw, float& mw) {
-  if constexpr (F == QuantFormat::Q6_K) {
-    dw = half_at(sb + kquant::kQ6D);
-    mw = 0.0f;
+TORSH_INLINE void scales8_k(const unsigned char* sb, __m256& dw, __m256& mw) {
+  mw = _mm256_setzero_ps();
+  if constexpr (F == QuantFormat::Q6_K || F == QuantFormat::Q2_K || F == QuantFormat::Q3_K) {
+    constexpr int at = F == QuantFormat::Q6_K ? kquant::kQ6D : F == QuantFormat::Q2_K ? kquant::kQ2D : kquant::kQ3D;
+    dw = _mm256_set1_ps(half_at(sb + at));
   } else if constexpr (F == QuantFormat::IQ4_XS) {
-    dw = half_at(sb) * static_cast<float>(kquant::xs_scale(sb, j));
-    mw = 0.0f;
-  } else if constexpr (F == QuantFormat::Q2_K || F == QuantFormat::Q3_K) {
-    dw = half_at(sb + (F == QuantFormat::Q2_K ? kquant::kQ2D : kquant::kQ3D));
-    mw = 0.0f;  // Q2_K's minima: per 16 elements, in step
+    alignas(32) float v[8];
+    for (int j = 0; j < 8; ++j) v[j] = static_cast<float>(kquant::xs_scale(sb, j));
+    dw = _mm256_mul_ps(_mm256_load_ps(v), _mm256_set1_ps(half_at(sb)));
   } else {
-    int sc, m;
-    kquant::scale_min(sb + kquant::kScalesAt, j, sc, m);
-    dw = half_at(sb) * static_cast<float>(sc);
-    mw = -(half_at(sb + 2) * static_cast<float>(m));
+    // The twelve scale bytes as three words; byte i of each result word is
+    // sub-block i's (0-3) or i + 4's value (quant.hpp's layout).
+    std::uint32_t u[3];
+    std::memcpy(u, sb + kquant::kScalesAt, 12);
+    const std::uint32_t six = 0x3F3F3F3Fu, four = 0x0F0F0F0Fu, two = 0x03030303u;
+    const std::uint32_t sc_hi = (u[2] & four) | (((u[0] >> 6) & two) << 4);
+    const std::uint32_t m_hi = ((u[2] >> 4) & four) | (((u[1] >> 6) & two) << 4);
+    const __m128i sc = _mm_setr_epi32(static_cast<int>(u[0] & six), static_cast<int>(sc_hi), 0, 0);
+    const __m128i m = _mm_setr_epi32(static_cast<int>(u[1] & six), static_cast<int>(m_hi), 0, 0);
+    dw = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sc)), _mm256_set1_ps(half_at(sb)));
+    mw = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(m)), _mm256_set1_ps(-half_at(sb + 2)));
   }
 }
 
-// acc[i][j] += block b of weight row i . block b of activation row j, scaled.
-// K formats: block b is sub-block b % 8 of super-block b / 8.
+// Int8 Q6_K: d sc of the super-block's sixteen 16-element groups, 0-7 and 8-15.
+TORSH_INLINE void q6_scales16(const unsigned char* sb, __m256& lo, __m256& hi) {
+  const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(sb + kquant::kQ6Scales));
+  const __m256 d = _mm256_set1_ps(half_at(sb + kquant::kQ6D));
+  lo = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc)), d);
+  hi = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(sc, 8))), d);
+}
+
+// acc[i][j] += super-block sb of weight row i . activation row j: the scales
+// decoded once per super-block and row, each sub-block's dot scaled by its
+// lane of d_w d_a (an in-register permute), the minima's m_w s_a once per super-block.
 template <class Dot, QuantFormat F, int R, int C, bool Wide>
-TORSH_INLINE void step(const Tile& t, std::int64_t b, __m256 (&acc)[R][C]) {
+TORSH_INLINE void step_k(const Tile& t, std::int64_t sb, __m256 (&acc)[R][C]) {
   static_assert(Wide || !quant_int16_only(F), "this format takes Int16 activations only");
   const ActRows& a = *t.act;
-  const std::size_t bb = quant_block_bytes(F);
+  constexpr std::size_t bb = quant_block_bytes(F);
+#pragma GCC unroll 4
+  for (int i = 0; i < R; ++i) {
+    const unsigned char* blk = t.w + i * t.w_stride + sb * bb;
+    // Two tiles ahead, as the AVX-512 tiles do: DRAM ahead of the hardware prefetcher.
+    for (std::size_t o = 0; o < bb; o += 64)
+      _mm_prefetch(reinterpret_cast<const char*>(blk + o + 2 * R * t.w_stride), _MM_HINT_T0);
+    constexpr bool per16 = F == QuantFormat::Q6_K && !Wide;  // the dot's lanes 0-3: elements 0-15, 4-7: 16-31
+    __m256 dw, mw, s16[2];
+    scales8_k<F>(blk, dw, mw);
+    if constexpr (per16) q6_scales16(blk, s16[0], s16[1]);
+    __m256 dd[C];  // d_w d_a per sub-block (per16: d_a)
+#pragma GCC unroll 2
+    for (int j = 0; j < C; ++j) {
+      const __m256 da = _mm256_loadu_ps(a.d + (t.a0 + j) * a.nb + 8 * sb);
+      dd[j] = per16 ? da : _mm256_mul_ps(dw, da);
+    }
+#pragma GCC unroll 8
+    for (int l = 0; l < 8; ++l) {
+      const std::int64_t b = 8 * sb + l;
+      __m256i lo, hi;
+      if constexpr (Wide)
+        levels16_k<F>(blk, l, lo, hi);
+      else
+        lo = levels8_k<F>(blk, l);
+      __m256 w16;  // per16: the sub-block's two group scales, 4 lanes each
+      if constexpr (per16)
+        w16 = _mm256_permutevar8x32_ps(
+            s16[l / 4], _mm256_setr_epi32(2 * (l % 4), 2 * (l % 4), 2 * (l % 4), 2 * (l % 4), 2 * (l % 4) + 1,
+                                          2 * (l % 4) + 1, 2 * (l % 4) + 1, 2 * (l % 4) + 1));
+#pragma GCC unroll 2
+      for (int j = 0; j < C; ++j) {
+        const std::int64_t ab = (t.a0 + j) * a.nb + b;
+        __m256i dot;
+        if constexpr (Wide) {
+          const std::int16_t* q = act16_block(a, t.a0 + j, b);
+          dot = Dot::dot16(
+              Dot::dot16(_mm256_setzero_si256(), lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q))), hi,
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32)));
+        } else {
+          const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.q + ab * kBlock));
+          if constexpr (F == QuantFormat::IQ4_XS) {
+            dot = signed_dot<Dot>(lo, x, a.corr + ab * 8);
+          } else {  // correction lanes: Q6_K's offset (Q4_K, Q5_K have none)
+            const __m256i c = weight_offset(F) != 0
+                                  ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.corr + ab * 8))
+                                  : _mm256_setzero_si256();
+            dot = Dot::dot(c, lo, x);
+          }
+        }
+        const __m256 scale = per16 ? _mm256_mul_ps(w16, _mm256_permutevar8x32_ps(dd[j], _mm256_set1_epi32(l)))
+                                   : _mm256_permutevar8x32_ps(dd[j], _mm256_set1_epi32(l));
+        acc[i][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), scale, acc[i][j]);
+        if constexpr (quant_has_min16(F)) {  // -dmin m per 16 elements times their f32 sums, in lane 0
+          float mins[2];
+          kquant::sub_mins16(blk, l, mins);
+          const float* s = a.s16 + 2 * ab;
+          acc[i][j] =
+              _mm256_add_ps(acc[i][j], _mm256_set_m128(_mm_setzero_ps(), _mm_set_ss(mins[0] * s[0] + mins[1] * s[1])));
+        }
+      }
+    }
+    if constexpr (quant_has_min(F)) {
+#pragma GCC unroll 2
+      for (int j = 0; j < C; ++j)
+        acc[i][j] = _mm256_fmadd_ps(mw, _mm256_loadu_ps(a.s + (t.a0 + j) * a.nb + 8 * sb), acc[i][j]);
+    }
+  }
+}
+
+// acc[i][j] += block b of weight row i . block b of activation row j, scaled
+// (the 32-element formats).
+template <class Dot, QuantFormat F, int R, int C, bool Wide>
+TORSH_INLINE void step(const Tile& t, std::int64_t b, __m256 (&acc)[R][C]) {
+  const ActRows& a = *t.act;
+  constexpr std::size_t bb = quant_block_bytes(F);
   __m256 da[C], sa[C];
 #pragma GCC unroll 2
   for (int j = 0; j < C; ++j) {
@@ -209,29 +321,13 @@ TORSH_INLINE void step(const Tile& t, std::int64_t b, __m256 (&acc)[R][C]) {
   }
 #pragma GCC unroll 4
   for (int i = 0; i < R; ++i) {
-    const unsigned char* blk = t.w + i * t.w_stride + (quant_super_blocks(F) ? b / 8 : b) * bb;
+    const unsigned char* blk = t.w + i * t.w_stride + b * bb;
     // Two tiles ahead, as the AVX-512 tiles do: DRAM ahead of the hardware prefetcher.
     _mm_prefetch(reinterpret_cast<const char*>(blk + 2 * R * t.w_stride), _MM_HINT_T0);
-    float dwf, mwf = 0.0f;
+    const __m256 dw = _mm256_set1_ps(half_at(blk));
+    const float mwf = quant_has_min(F) ? half_at(blk + 2) : 0.0f;
     __m256i lo, hi;
-    if constexpr (quant_super_blocks(F)) {
-      scales_k<F>(blk, static_cast<int>(b % 8), dwf, mwf);
-      if constexpr (Wide)
-        levels16_k<F>(blk, static_cast<int>(b % 8), lo, hi);
-      else
-        lo = levels8_k<F>(blk, static_cast<int>(b % 8));
-    } else {
-      dwf = half_at(blk);
-      if constexpr (quant_has_min(F)) mwf = half_at(blk + 2);
-      if constexpr (Wide) levels16<F>(blk, lo, hi);
-    }
-    // Int8 Q6_K: the dot's lanes 0-3 hold elements 0-15, lanes 4-7 16-31, each with its scale.
-    const __m256 dw =
-        F == QuantFormat::Q6_K && !Wide
-            ? _mm256_set_m128(
-                  _mm_set1_ps(dwf * static_cast<float>(kquant::scale16(F, blk, static_cast<int>(b % 8), 1))),
-                  _mm_set1_ps(dwf * static_cast<float>(kquant::scale16(F, blk, static_cast<int>(b % 8), 0))))
-            : _mm256_set1_ps(dwf);
+    if constexpr (Wide) levels16<F>(blk, lo, hi);
 #pragma GCC unroll 2
     for (int j = 0; j < C; ++j) {
       const std::int64_t ab = (t.a0 + j) * a.nb + b;
@@ -241,22 +337,11 @@ TORSH_INLINE void step(const Tile& t, std::int64_t b, __m256 (&acc)[R][C]) {
         dot =
             Dot::dot16(Dot::dot16(_mm256_setzero_si256(), lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q))),
                        hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32)));
-      } else if constexpr (quant_super_blocks(F)) {  // correction lanes: Q6_K's offset (Q4_K, Q5_K have none)
-        const __m256i c = weight_offset(F) != 0 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.corr + ab * 8))
-                                                : _mm256_setzero_si256();
-        dot = Dot::dot(c, lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.q + ab * kBlock)));
       } else {
         dot = block_dot<Dot, F>(blk, a.q + ab * kBlock, a.corr + ab * 8);
       }
       acc[i][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, da[j]), acc[i][j]);
       if constexpr (quant_has_min(F)) acc[i][j] = _mm256_fmadd_ps(_mm256_set1_ps(mwf), sa[j], acc[i][j]);
-      if constexpr (quant_has_min16(F)) {  // -dmin m per 16 elements times their f32 sums, in lane 0
-        float mins[2];
-        kquant::sub_mins16(blk, static_cast<int>(b % 8), mins);
-        const float* s16 = a.s16 + 2 * ab;
-        acc[i][j] = _mm256_add_ps(acc[i][j],
-                                  _mm256_set_m128(_mm_setzero_ps(), _mm_set_ss(mins[0] * s16[0] + mins[1] * s16[1])));
-      }
     }
   }
 }
@@ -268,7 +353,10 @@ void tile_rc(const Tile& t) {
   for (int i = 0; i < R; ++i)
 #pragma GCC unroll 2
     for (int j = 0; j < C; ++j) acc[i][j] = _mm256_setzero_ps();
-  for (std::int64_t b = 0; b < t.act->nb; ++b) step<Dot, F, R, C, Wide>(t, b, acc);
+  if constexpr (quant_super_blocks(F))
+    for (std::int64_t sb = 0; sb < t.act->nb / 8; ++sb) step_k<Dot, F, R, C, Wide>(t, sb, acc);
+  else
+    for (std::int64_t b = 0; b < t.act->nb; ++b) step<Dot, F, R, C, Wide>(t, b, acc);
 #pragma GCC unroll 4
   for (int i = 0; i < R; ++i)
 #pragma GCC unroll 2
@@ -314,11 +402,11 @@ void tile(const Tile& t) {
       if (t.format == QuantFormat::Q4_K) return tile_f<Dot, QuantFormat::Q4_K, Wide>(t);
       if (t.format == QuantFormat::Q5_K) return tile_f<Dot, QuantFormat::Q5_K, Wide>(t);
       if (t.format == QuantFormat::Q6_K) return tile_f<Dot, QuantFormat::Q6_K, Wide>(t);
-      if constexpr (Wide) {  // the driver gives the others Int16 activations only (quant_int16_only)
+      if (t.format == QuantFormat::IQ4_NL) return tile_f<Dot, QuantFormat::IQ4_NL, Wide>(t);
+      if (t.format == QuantFormat::IQ4_XS) return tile_f<Dot, QuantFormat::IQ4_XS, Wide>(t);
+      if constexpr (Wide) {  // the driver gives Q2_K and Q3_K Int16 activations only (quant_int16_only)
         if (t.format == QuantFormat::Q2_K) return tile_f<Dot, QuantFormat::Q2_K, true>(t);
-        if (t.format == QuantFormat::Q3_K) return tile_f<Dot, QuantFormat::Q3_K, true>(t);
-        if (t.format == QuantFormat::IQ4_NL) return tile_f<Dot, QuantFormat::IQ4_NL, true>(t);
-        return tile_f<Dot, QuantFormat::IQ4_XS, true>(t);
+        return tile_f<Dot, QuantFormat::Q3_K, true>(t);
       }
       break;
   }

@@ -76,6 +76,14 @@ TORSH_INLINE std::uint32_t qh_of(const unsigned char* p) {
   return v;
 }
 
+// IQ4_NL / IQ4_XS, Int8 activations: nibbles 0..15 (bytes) to the unsigned
+// levels kIq4Levels[q] + 128 (weight_offset 128: the correction lanes take the 128 off).
+TORSH_INLINE __m512i iq4_levels8(__m512i nibbles) {
+  const __m512i table = _mm512_xor_si512(
+      _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4Levels))), _mm512_set1_epi8(-128));
+  return _mm512_shuffle_epi8(table, nibbles);
+}
+
 // Weight blocks b and b + 1 (the second only for a pair; for a single block
 // the upper half of u is unused, the activations there being zero): the
 // unsigned levels in element order, and `f` with the blocks' scales in the
@@ -105,6 +113,7 @@ TORSH_INLINE void weight_pair(const unsigned char* b0, __m512i& u, __m512& f) {
     __m512i z = _mm512_permutexvar_epi16(idx, raw);
     z = _mm512_mask_srli_epi16(z, 0xFF00FF00u, z, 4);
     u = _mm512_and_si512(z, _mm512_set1_epi8(0x0F));
+    if constexpr (F == QuantFormat::IQ4_NL) u = iq4_levels8(u);
     if constexpr (quant_has_high_bits(F)) {  // bit e of a block's qh: 16 on its element e
       const __mmask64 high = qh_of(b0 + quant_nibbles_at(F) - 4) |
                              (Pair ? std::uint64_t{qh_of(b0 + bb + quant_nibbles_at(F) - 4)} << 32 : 0);
@@ -161,7 +170,8 @@ TORSH_INLINE void weight_pair16(const unsigned char* b0, __m512i& lo, __m512i& h
       lo = _mm512_mask_add_epi16(lo, __mmask32((h0 & 0xFFFFu) | (h1 << 16)), lo, sixteen);
       hi = _mm512_mask_add_epi16(hi, __mmask32((h0 >> 16) | (h1 & 0xFFFF0000u)), hi, sixteen);
     }
-    if constexpr (weight_offset(F) != 0) {  // a missing block's -8s (-16s) meet zero activations
+    if constexpr (weight_offset(F) != 0 &&
+                  F != QuantFormat::IQ4_NL) {  // a missing block's -8s (-16s) meet zero activations
       lo = _mm512_sub_epi16(lo, _mm512_set1_epi16(weight_offset(F)));
       hi = _mm512_sub_epi16(hi, _mm512_set1_epi16(weight_offset(F)));
     }
@@ -454,17 +464,15 @@ void tile(const Tile& t) {
     case QuantFormat::Q8_0: return tile_f<QuantFormat::Q8_0, Packed, Wide>(t);
     case QuantFormat::Q5_0: return tile_f<QuantFormat::Q5_0, Packed, Wide>(t);
     case QuantFormat::Q5_1: return tile_f<QuantFormat::Q5_1, Packed, Wide>(t);
-    case QuantFormat::IQ4_NL:  // Int16 activations only (quant_int16_only)
-      if constexpr (Wide) return tile_f<QuantFormat::IQ4_NL, Packed, true>(t);
-      break;
+    case QuantFormat::IQ4_NL: return tile_f<QuantFormat::IQ4_NL, Packed, Wide>(t);
     case QuantFormat::Q4_K:
     case QuantFormat::Q5_K:
     case QuantFormat::Q6_K:
     case QuantFormat::IQ4_XS:
     case QuantFormat::Q2_K:
-    case QuantFormat::Q3_K:    // Int16 activations only, but Q4_K, Q5_K and Q6_K (quant_int16_only)
+    case QuantFormat::Q3_K:    // Q2_K, Q3_K: Int16 activations only (quant_int16_only)
       if constexpr (Packed) {  // pack_k_rows(8) wrote Q4_1's or Q8_0's packed rows (packed_as)
-        if (!quant_has_min(t.format)) return tile_f<QuantFormat::Q8_0, true, true>(t);
+        if (!quant_has_min(t.format)) return tile_f<QuantFormat::Q8_0, true, Wide>(t);
         return tile_f<QuantFormat::Q4_1, true, Wide>(t);
       }
       return tile_k<Wide>(t);
@@ -481,11 +489,11 @@ std::size_t packed_row_bytes(QuantFormat f, std::int64_t nb) {
     case QuantFormat::Q5_1: return PackedRow<QuantFormat::Q5_1, Wide>::bytes(nb);
     case QuantFormat::Q4_K:
     case QuantFormat::Q5_K: return PackedRow<QuantFormat::Q4_1, Wide>::bytes(nb);
-    case QuantFormat::Q6_K:
-    case QuantFormat::IQ4_XS:
+    case QuantFormat::IQ4_XS: return PackedRow<QuantFormat::Q8_0, Wide>::bytes(nb);
+    case QuantFormat::Q6_K:  // Int8: not packed (qmatmul_run.cpp)
     case QuantFormat::Q3_K: return PackedRow<QuantFormat::Q8_0, true>::bytes(nb);
     case QuantFormat::Q2_K: break;  // not packed (qmatmul_run.cpp)
-    case QuantFormat::IQ4_NL: return PackedRow<QuantFormat::IQ4_NL, true>::bytes(nb);
+    case QuantFormat::IQ4_NL: return PackedRow<QuantFormat::IQ4_NL, Wide>::bytes(nb);
   }
   return 0;
 }
@@ -508,12 +516,12 @@ void pack(QuantFormat f, const unsigned char* w, std::size_t w_stride, std::int6
     case QuantFormat::Q6_K:  // Int8: not packed, its per-16 scales stay in the blocks (qmatmul_run.cpp)
       if constexpr (Wide) return pack_k_rows<QuantFormat::Q6_K>(w, w_stride, rows, nb, dst);
       break;
-    case QuantFormat::IQ4_XS: return pack_k_rows<QuantFormat::IQ4_XS>(w, w_stride, rows, nb, dst);
+    case QuantFormat::IQ4_XS:
+      if constexpr (Wide) return pack_k_rows<QuantFormat::IQ4_XS>(w, w_stride, rows, nb, dst);
+      return pack_k_rows8<QuantFormat::IQ4_XS>(w, w_stride, rows, nb, dst);
     case QuantFormat::Q3_K: return pack_k_rows<QuantFormat::Q3_K>(w, w_stride, rows, nb, dst);
     case QuantFormat::Q2_K: break;  // not packed (qmatmul_run.cpp)
-    case QuantFormat::IQ4_NL:
-      if constexpr (Wide) return pack_rows<QuantFormat::IQ4_NL, true>(w, w_stride, rows, nb, dst);
-      break;
+    case QuantFormat::IQ4_NL: return pack_rows<QuantFormat::IQ4_NL, Wide>(w, w_stride, rows, nb, dst);
   }
 }
 

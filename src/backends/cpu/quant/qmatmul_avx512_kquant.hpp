@@ -147,13 +147,22 @@ TORSH_INLINE void k_pair16(const unsigned char* sb, int g, __m512i& lo, __m512i&
 }
 
 // Int8 activations: the unsigned levels of sub-blocks 2g and 2g + 1 in
-// element order (one byte each, as Q4_1's pair in weight_pair). Q4_K / Q5_K:
+// element order (one byte each, as Q4_1's pair in weight_pair). IQ4_XS:
+// kIq4Levels[q] + 128 (weight_offset). Q4_K / Q5_K:
 // the 32 nibble bytes' low nibbles are 2g's, their high nibbles 2g + 1's.
 // Q6_K: levels 0..63 (the 32 is the correction lanes' offset, weight_offset),
 // from the same bytes as k_pair16's.
 template <QuantFormat F>
 TORSH_INLINE __m512i k_pair8(const unsigned char* sb, int g) {
-  if constexpr (F == QuantFormat::Q6_K) {
+  if constexpr (F == QuantFormat::IQ4_XS) {
+    // Sub-block j's 16 bytes: elements 0-15 in the low nibbles, 16-31 in the
+    // high; the 128-bit quarters [2g lo, 2g+1 lo, 2g hi, 2g+1 hi] reordered to element order.
+    const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sb + kquant::kXsNibbles + 32 * g));
+    const __m256i nib = _mm256_set1_epi8(0x0F);
+    const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_and_si256(y, nib)),
+                                         _mm256_and_si256(_mm256_srli_epi16(y, 4), nib), 1);
+    return iq4_levels8(_mm512_shuffle_i64x2(q, q, _MM_SHUFFLE(3, 1, 2, 0)));
+  } else if constexpr (F == QuantFormat::Q6_K) {
     const __m512i ql = _mm512_loadu_si512(sb + 64 * (g / 2));
     const __m512i low = _mm512_and_si512(g % 2 ? _mm512_srli_epi16(ql, 4) : ql, _mm512_set1_epi8(0x0F));
     const __m512i qh = _mm512_broadcast_i64x4(
@@ -318,15 +327,15 @@ void tile_k_f(const Tile& t) {
   }
 }
 
-// Int8 activations reach Q4_K, Q5_K and Q6_K only (quant_int16_only).
+// Int8 activations reach all but Q2_K and Q3_K (quant_int16_only).
 template <bool Wide>
 void tile_k(const Tile& t) {
   if (t.format == QuantFormat::Q4_K) return tile_k_f<QuantFormat::Q4_K, Wide>(t);
   if (t.format == QuantFormat::Q5_K) return tile_k_f<QuantFormat::Q5_K, Wide>(t);
   if (t.format == QuantFormat::Q6_K) return tile_k_f<QuantFormat::Q6_K, Wide>(t);
+  if (t.format == QuantFormat::IQ4_XS) return tile_k_f<QuantFormat::IQ4_XS, Wide>(t);
   if constexpr (Wide) {
     switch (t.format) {
-      case QuantFormat::IQ4_XS: return tile_k_f<QuantFormat::IQ4_XS, true>(t);
       case QuantFormat::Q2_K: return tile_k_f<QuantFormat::Q2_K, true>(t);
       default: return tile_k_f<QuantFormat::Q3_K, true>(t);
     }
@@ -336,11 +345,12 @@ void tile_k(const Tile& t) {
 // The packed layout a K format borrows: Q4_1's (levels, d_w, m_w) or Q8_0's (levels, d_w).
 constexpr QuantFormat packed_as(QuantFormat f) { return quant_has_min(f) ? QuantFormat::Q4_1 : QuantFormat::Q8_0; }
 
-// Int8, Q4_K / Q5_K: as a packed Q4_1 row of the Int8 tiles (unsigned levels, f32 d_w, m_w).
+// Int8, Q4_K / Q5_K / IQ4_XS: as a packed Q4_1 (Q8_0) row of the Int8 tiles
+// (unsigned levels, f32 d_w and m_w).
 template <QuantFormat F>
 void pack_k_rows8(const unsigned char* w, std::size_t w_stride, std::int64_t rows, std::int64_t nb,
                   unsigned char* dst) {
-  using P = PackedRow<QuantFormat::Q4_1, false>;
+  using P = PackedRow<packed_as(F), false>;
   const std::size_t stride = P::bytes(nb);
   for (std::int64_t r = 0; r < rows; ++r) {
     const unsigned char* src = w + r * w_stride;
@@ -349,7 +359,8 @@ void pack_k_rows8(const unsigned char* w, std::size_t w_stride, std::int64_t row
       const unsigned char* blk = src + sb * quant_block_bytes(F);
       const __m512 ks = k_scales<F>(blk);
       _mm256_storeu_ps(P::d(row, nb) + 8 * sb, _mm512_castps512_ps256(ks));
-      _mm256_storeu_ps(P::m(row, nb) + 8 * sb, _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(ks), 1)));
+      if constexpr (quant_has_min(F))
+        _mm256_storeu_ps(P::m(row, nb) + 8 * sb, _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(ks), 1)));
       for (int g = 0; g < 4; ++g) _mm512_store_si512(P::levels(row, 4 * sb + g), k_pair8<F>(blk, g));
     }
   }
@@ -368,7 +379,8 @@ void pack_k_rows(const unsigned char* w, std::size_t w_stride, std::int64_t rows
       const __m512 ks = k_scales<F>(blk);
       _mm256_storeu_ps(d + 8 * sb, _mm512_castps512_ps256(ks));
       if constexpr (quant_has_min(F))
-        _mm256_storeu_ps(P::m(row, nb) + 8 * sb, _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(ks), 1)));
+        if constexpr (quant_has_min(F))
+          _mm256_storeu_ps(P::m(row, nb) + 8 * sb, _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(ks), 1)));
       for (int g = 0; g < 4; ++g) {
         __m512i lo, hi;
         k_pair16<F>(blk, g, lo, hi);

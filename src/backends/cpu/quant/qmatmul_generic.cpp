@@ -26,8 +26,8 @@ void levels(QuantFormat f, const unsigned char* blk, int (&u)[kBlock]) {
     return;
   }
   const unsigned char* qs = blk + quant_nibbles_at(f);
-  if (f == QuantFormat::IQ4_NL) {  // signed levels (Int16 activations only)
-    for (int e = 0; e < kBlock; ++e) u[e] = kIq4Levels[kquant::nibble_at(qs, e)];
+  if (f == QuantFormat::IQ4_NL) {  // the signed levels plus weight_offset
+    for (int e = 0; e < kBlock; ++e) u[e] = kIq4Levels[kquant::nibble_at(qs, e)] + 128;
     return;
   }
   std::uint32_t qh = 0;  // Q5: bit e is element e's 16
@@ -58,9 +58,9 @@ std::int32_t block_dot(const ActRows& a, QuantFormat f, const int (&u)[kBlock], 
 }
 
 // Super-block formats: per 32-element sub-block its signed levels and f32
-// d_w, m_w (core/quant_k.hpp). Int8 (Q4_K, Q5_K, Q6_K: quant_int16_only):
+// d_w, m_w (core/quant_k.hpp). Int8 (all but Q2_K, Q3_K: quant_int16_only):
 // the same levels against the int8 activations, s = d sum(q) as Q4_1's (the
-// vector kernels' correction lanes for Q6_K's offset are not needed here).
+// vector kernels' correction lanes for Q6_K's and IQ4_XS's offsets are not needed here).
 template <bool Wide>
 void tile_k(const Tile& t) {
   const ActRows& a = *t.act;

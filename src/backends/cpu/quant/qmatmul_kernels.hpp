@@ -65,11 +65,14 @@ inline std::int16_t* act16_block(const ActRows& a, std::int64_t r, std::int64_t 
 }
 
 // The offset subtracted from a format's unsigned weight level: Q4_0 8, Q8_0
-// 128, Q5_0 16, Q6_K 32; 0 for the formats with a minimum.
+// and IQ4_* 128 (their signed levels as bytes, bias 128), Q5_0 16, Q6_K 32;
+// 0 for the formats with a minimum.
 constexpr int weight_offset(QuantFormat f) {
   switch (f) {
     case QuantFormat::Q4_0: return 8;
-    case QuantFormat::Q8_0: return 128;
+    case QuantFormat::Q8_0:
+    case QuantFormat::IQ4_NL:
+    case QuantFormat::IQ4_XS: return 128;
     case QuantFormat::Q5_0: return 16;
     case QuantFormat::Q6_K: return 32;
     default: return 0;
