@@ -65,6 +65,20 @@ struct KvRows {
   }
 };
 
+// simd::attention_rows over a chunk of nk stored key and value rows: read as
+// stored (f32, f16, bf16), or for a q8_0 cache its first `used` rows (those
+// some query sees) dequantized into kbuf / vbuf.
+void attend_rows(const float* q, std::int64_t rows, const KvRows& K, const KvRows& V, const char* kc, const char* vc,
+                 bool q8_0, std::int64_t nk, std::int64_t used, const std::int64_t* jmax, float* s, float* m, float* l,
+                 float* acc, std::vector<float>& kbuf, std::vector<float>& vbuf) {
+  const std::int64_t D = K.width, Dv = V.width;
+  if (q8_0)
+    simd::attention_rows(q, rows, K.f32(kc, used, kbuf), V.f32(vc, used, vbuf), DType::F32, nk, D, Dv, jmax, s, m, l,
+                         acc);
+  else
+    simd::attention_rows(q, rows, kc, vc, K.dt, nk, D, Dv, jmax, s, m, l, acc);
+}
+
 template <class T>
 void run_split_k(const rt::AttentionArgs& a) {
   const std::int64_t B = a.q.shape[0], Hq = a.q.shape[1], Sq = a.q.shape[2], D = a.q.shape[3];
@@ -125,12 +139,8 @@ void run_split_k(const rt::AttentionArgs& a) {
         if (seen == 0) break;  // causal: no row sees this chunk or any later one
         // Packed rows (the op layer's condition): a chunk is nk contiguous rows,
         // read as stored (f32, f16, bf16) or dequantized in L1-sized chunks (q8_0).
-        const char *kc = K.row(b, kvh, c0), *vc = V.row(b, kvh, c0);
-        if (a.kv_q8_0)
-          simd::attention_rows(q.data(), rows, K.f32(kc, seen, kb), V.f32(vc, seen, vb), DType::F32, nk, D, Dv,
-                               jmax.data(), s.data(), m, l, acc);
-        else
-          simd::attention_rows(q.data(), rows, kc, vc, a.k.dtype, nk, D, Dv, jmax.data(), s.data(), m, l, acc);
+        attend_rows(q.data(), rows, K, V, K.row(b, kvh, c0), V.row(b, kvh, c0), a.kv_q8_0, nk, seen, jmax.data(),
+                    s.data(), m, l, acc, kb, vb);
       }
     }
   });
@@ -189,7 +199,8 @@ void run(const rt::AttentionArgs& a) {
     auto at_least = [](auto& v, std::int64_t n) {
       if (static_cast<std::int64_t>(v.size()) < n) v.resize(static_cast<std::size_t>(n));
     };
-    at_least(q, kBq * D), at_least(kt, D * kBk), at_least(vb, kBk * Dv), at_least(s, kBq * kBk);
+    at_least(q, kBq * D), at_least(vb, kBk * Dv), at_least(s, kBq * kBk);
+    if (!rows_kernels) at_least(kt, D * kBk);  // the transposed tile's keys
     at_least(acc, kBq * Dv), at_least(m, kBq), at_least(l, kBq), at_least(jmax, kBq);
     for (std::int64_t t = t0; t < t1; ++t) {
       const std::int64_t qb = t % qblocks, bh = t / qblocks, h = bh % Hq, b = bh / Hq;
@@ -205,14 +216,9 @@ void run(const rt::AttentionArgs& a) {
         const std::int64_t nk = std::min(kBk, kend - j0);
         for (std::int64_t i = 0; i < nq; ++i) jmax[i] = a.causal ? i0 + i + shift + 1 - j0 : nk;
         const char *kc = K.row(b, kvh, j0), *vc = V.row(b, kvh, j0);
-        if (rows_kernels) {
-          // The AVX-512 row bodies read the keys as stored, 16 per dot-product group.
-          if (a.kv_q8_0)
-            simd::attention_rows(q.data(), nq, K.f32(kc, nk, kw), V.f32(vc, nk, vb), DType::F32, nk, D, Dv, jmax.data(),
-                                 s.data(), m.data(), l.data(), acc.data());
-          else
-            simd::attention_rows(q.data(), nq, kc, vc, a.k.dtype, nk, D, Dv, jmax.data(), s.data(), m.data(), l.data(),
-                                 acc.data());
+        if (rows_kernels) {  // the AVX-512 row bodies read the keys as stored, 16 per dot-product group
+          attend_rows(q.data(), nq, K, V, kc, vc, a.kv_q8_0, nk, nk, jmax.data(), s.data(), m.data(), l.data(),
+                      acc.data(), kw, vb);
           continue;
         }
         const float* kf = K.f32(kc, nk, kw);

@@ -239,9 +239,11 @@ TORSH_INLINE void step_k(const Tile& t, std::int64_t sb, __m256 (&acc)[R][C]) {
 #pragma GCC unroll 4
   for (int i = 0; i < R; ++i) {
     const unsigned char* blk = t.w + i * t.w_stride + sb * bb;
-    // Two tiles ahead, as the AVX-512 tiles do: DRAM ahead of the hardware prefetcher.
-    for (std::size_t o = 0; o < bb; o += 64)
-      _mm_prefetch(reinterpret_cast<const char*>(blk + o + 2 * R * t.w_stride), _MM_HINT_T0);
+    // Several rows: two tiles ahead, as the AVX-512 tiles do, DRAM ahead of
+    // the hardware prefetcher; one row is a sequential stream it follows.
+    if constexpr (R > 1)
+      for (std::size_t o = 0; o < bb; o += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(blk + o + 2 * R * t.w_stride), _MM_HINT_T0);
     constexpr bool per16 = F == QuantFormat::Q6_K && !Wide;  // the dot's lanes 0-3: elements 0-15, 4-7: 16-31
     __m256 dw, mw, s16[2];
     scales8_k<F>(blk, dw, mw);

@@ -242,7 +242,8 @@ TORSH_INLINE void step_k(const Tile& t, std::int64_t sb, int g, const __m512 (&k
 #pragma GCC unroll 4
   for (int i = 0; i < R; ++i) {
     const unsigned char* blk = t.w + i * t.w_stride + sb * bb;
-    _mm_prefetch(reinterpret_cast<const char*>(blk + 64 * g + 2 * R * t.w_stride), _MM_HINT_T0);  // as in step
+    if constexpr (R > 1)  // as in step; one row is a sequential stream the hardware prefetcher follows
+      _mm_prefetch(reinterpret_cast<const char*>(blk + 64 * g + 2 * R * t.w_stride), _MM_HINT_T0);
     __m512i lo, hi;
     if constexpr (Wide)
       k_pair16<F>(blk, g, lo, hi);
