@@ -191,6 +191,14 @@ TORSH_INLINE __m256i levels8_k(const unsigned char* sb, int j) {
   return u;
 }
 
+// Int16 activations: a block's levels (lo: elements 0-15, hi: 16-31) against
+// its activations in act16_block's layout, to eight int32 lanes.
+template <class Dot>
+TORSH_INLINE __m256i dot16_block(__m256i lo, __m256i hi, const std::int16_t* q) {
+  const __m256i d = Dot::dot16(_mm256_setzero_si256(), lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q)));
+  return Dot::dot16(d, hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32)));
+}
+
 // A K super-block's eight sub-block scales d_w and minima m_w (0 where the
 // format has none), each product rounded in f32 as kquant::sub_scales's.
 // Q6_K, Q3_K, Q2_K: d in every lane (their per-16 scales are in the levels,
@@ -272,10 +280,7 @@ TORSH_INLINE void step_k(const Tile& t, std::int64_t sb, __m256 (&acc)[R][C]) {
         const std::int64_t ab = (t.a0 + j) * a.nb + b;
         __m256i dot;
         if constexpr (Wide) {
-          const std::int16_t* q = act16_block(a, t.a0 + j, b);
-          dot = Dot::dot16(
-              Dot::dot16(_mm256_setzero_si256(), lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q))), hi,
-              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32)));
+          dot = dot16_block<Dot>(lo, hi, act16_block(a, t.a0 + j, b));
         } else {
           const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.q + ab * kBlock));
           if constexpr (F == QuantFormat::IQ4_XS) {
@@ -335,10 +340,7 @@ TORSH_INLINE void step(const Tile& t, std::int64_t b, __m256 (&acc)[R][C]) {
       const std::int64_t ab = (t.a0 + j) * a.nb + b;
       __m256i dot;
       if constexpr (Wide) {
-        const std::int16_t* q = act16_block(a, t.a0 + j, b);
-        dot =
-            Dot::dot16(Dot::dot16(_mm256_setzero_si256(), lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q))),
-                       hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32)));
+        dot = dot16_block<Dot>(lo, hi, act16_block(a, t.a0 + j, b));
       } else {
         dot = block_dot<Dot, F>(blk, a.q + ab * kBlock, a.corr + ab * 8);
       }
