@@ -93,7 +93,7 @@ TEST(MemoryEstimate, ShapeGivenAsNumbersMatchesHandCount) {
 }
 
 TEST(MemoryEstimate, CountsTheKvCacheExactly) {
-  LlamaConfig c;
+  ModelConfig c;
   c.n_layers = 30, c.n_embd = 576, c.n_ff = 1536, c.n_head = 9, c.n_head_kv = 3, c.head_dim = 64, c.vocab = 49152;
   c.rope_dim = 64;
   const MemoryEstimate e = estimate_inference_memory(c, 1000, 2048, 256);
@@ -105,12 +105,12 @@ TEST(MemoryEstimate, CountsTheKvCacheExactly) {
   EXPECT_NE(e.to_string().find("KV cache"), std::string::npos);
 }
 
-TEST(LlamaModel, RefusesAContextThatCannotFitWithTheNumbers) {
+TEST(Model, RefusesAContextThatCannotFitWithTheNumbers) {
   NEED_MODEL();
   LoadOptions o;
   o.ctx = std::int64_t{1} << 26;  // ~2.8 TiB of KV cache
   try {
-    LlamaModel::load(*path, Backend::create(BackendType::Cpu), o);
+    Model::load(*path, Backend::create(BackendType::Cpu), o);
     FAIL() << "loaded a model whose KV cache cannot fit";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::OutOfMemory);
@@ -133,8 +133,8 @@ void check_kv_cache_consistency(const std::string& path, bool f32_weights, Quant
   one.kv_type = KvType::F32;  // f32 throughout: an f16 cache rounds keys that differ in the last bit apart
   LoadOptions chunked = one;
   chunked.max_batch = 5;
-  LlamaModel a = LlamaModel::load(path, Backend::create(BackendType::Cpu), one);
-  LlamaModel b = LlamaModel::load(path, Backend::create(BackendType::Cpu), chunked);
+  Model a = Model::load(path, Backend::create(BackendType::Cpu), one);
+  Model b = Model::load(path, Backend::create(BackendType::Cpu), chunked);
   const auto ids = a.tokenizer().encode("The quick brown fox jumps over the lazy dog, again and again.");
   ASSERT_GT(ids.size(), 12u);
   const auto whole = a.forward(ids, true).to_vector();
@@ -154,7 +154,7 @@ void check_kv_cache_consistency(const std::string& path, bool f32_weights, Quant
 // The weights read into the library's memory at load (the default on the CPU)
 // and used in place from the mapping (mmap_weights) are the same bytes: the
 // logits agree exactly, and only the default allocates the weights' bytes.
-TEST(LlamaModel, WeightsReadAtLoadAndMappedGiveTheSameLogits) {
+TEST(Model, WeightsReadAtLoadAndMappedGiveTheSameLogits) {
   NEED_MODEL();
   Backend cpu = Backend::create(BackendType::Cpu);
   const std::vector<std::int32_t> tokens{1, 504, 3458, 314, 4263, 28, 260, 1789};
@@ -166,7 +166,7 @@ TEST(LlamaModel, WeightsReadAtLoadAndMappedGiveTheSameLogits) {
     lo.max_batch = 8;
     lo.mmap_weights = mapped;
     const auto before = cpu.memory_stats().allocated_bytes;
-    LlamaModel m = LlamaModel::load(*path, cpu, lo);
+    Model m = Model::load(*path, cpu, lo);
     grew.push_back(cpu.memory_stats().allocated_bytes - before);
     logits.push_back(m.forward(tokens, true).to_vector());
   }
@@ -177,7 +177,7 @@ TEST(LlamaModel, WeightsReadAtLoadAndMappedGiveTheSameLogits) {
   EXPECT_LT(grew[1], data / 2);
 }
 
-TEST(LlamaModel, PrefillChunksAndTokenByTokenDecodeAgree) {
+TEST(Model, PrefillChunksAndTokenByTokenDecodeAgree) {
   NEED_MODEL();
   check_kv_cache_consistency(*path, true, QuantActivations::Int16, 1e-4f);
   check_kv_cache_consistency(*path, false, QuantActivations::Int16, 1e-3f);
@@ -192,13 +192,13 @@ TEST(LlamaModel, PrefillChunksAndTokenByTokenDecodeAgree) {
 // (measured on SmolLM2 over a 30-token prompt: f16 7e-4, bf16 4.5e-3, q8_0
 // 1.8e-2 of the largest logit: a block's small values lose most to its
 // largest). The bounds are about 3-4x those; the f32 cache is the reference.
-TEST(LlamaModel, F16Bf16AndQ8KvCachesStayNearTheF32Cache) {
+TEST(Model, F16Bf16AndQ8KvCachesStayNearTheF32Cache) {
   NEED_MODEL();
   LoadOptions o;
   o.ctx = 96;
   o.f32_weights = true;  // no activation quantization: the cache's rounding alone
   o.kv_type = KvType::F32;
-  LlamaModel ref = LlamaModel::load(*path, Backend::create(BackendType::Cpu), o);
+  Model ref = Model::load(*path, Backend::create(BackendType::Cpu), o);
   const auto ids = ref.tokenizer().encode(
       "In 1969, the Apollo 11 mission landed the first humans on the Moon. Neil Armstrong and Buzz Aldrin spent "
       "about two hours outside the lunar module.");
@@ -207,7 +207,7 @@ TEST(LlamaModel, F16Bf16AndQ8KvCachesStayNearTheF32Cache) {
   for (auto [kv, bound, bytes] : {std::tuple{KvType::F16, 3e-3f, 2.0}, std::tuple{KvType::BF16, 2e-2f, 2.0},
                                   std::tuple{KvType::Q8_0, 5e-2f, 34.0 / 32}}) {
     o.kv_type = kv;
-    LlamaModel m = LlamaModel::load(*path, Backend::create(BackendType::Cpu), o);
+    Model m = Model::load(*path, Backend::create(BackendType::Cpu), o);
     EXPECT_EQ(m.memory_estimate().kv_cache, static_cast<std::uint64_t>(ref.memory_estimate().kv_cache / 4 * bytes));
     // The whole prompt at once (the flash path), then token by token (split-K).
     const auto got = m.forward(ids, true).to_vector();
@@ -224,11 +224,11 @@ TEST(LlamaModel, F16Bf16AndQ8KvCachesStayNearTheF32Cache) {
   EXPECT_FALSE(kv_type_from_name("q4_0").has_value());
 }
 
-TEST(LlamaModel, BadInputIsAClearError) {
+TEST(Model, BadInputIsAClearError) {
   NEED_MODEL();
   LoadOptions o;
   o.ctx = 16;
-  LlamaModel m = LlamaModel::load(*path, Backend::create(BackendType::Cpu), o);
+  Model m = Model::load(*path, Backend::create(BackendType::Cpu), o);
   const std::vector<std::int32_t> bad{1, 49152};
   EXPECT_THROW(m.forward(bad), Error);
   EXPECT_EQ(m.position(), 0);  // nothing was appended
@@ -242,14 +242,14 @@ TEST(LlamaModel, BadInputIsAClearError) {
   EXPECT_THROW(m.forward(std::span<const std::int32_t>()), Error);
   EXPECT_THROW(m.truncate(3), Error);
   EXPECT_THROW(Generation(m, {}, {}), Error);
-  EXPECT_THROW(LlamaModel::load("/nonexistent/model.gguf", Backend::create(BackendType::Cpu)), Error);
+  EXPECT_THROW(Model::load("/nonexistent/model.gguf", Backend::create(BackendType::Cpu)), Error);
 }
 
-TEST(LlamaModel, GenerationStopsAtTheContextAndStreamsWholeCharacters) {
+TEST(Model, GenerationStopsAtTheContextAndStreamsWholeCharacters) {
   NEED_MODEL();
   LoadOptions o;
   o.ctx = 20;
-  LlamaModel m = LlamaModel::load(*path, Backend::create(BackendType::Cpu), o);
+  Model m = Model::load(*path, Backend::create(BackendType::Cpu), o);
   Generation g(m, m.tokenizer().encode("Emoji: 😀 and 日本語"), {.max_tokens = 100});
   const std::string text = g.run_to_end();
   EXPECT_EQ(g.finish_reason(), FinishReason::Context);
@@ -279,8 +279,8 @@ void expect_cpu_greedy_tokens(const std::string& path, BackendType type, int max
   if (std::find(av.begin(), av.end(), type) == av.end()) GTEST_SKIP() << backend_name(type) << " backend unavailable";
   LoadOptions o;
   o.ctx = 32;
-  LlamaModel cpu = LlamaModel::load(path, Backend::create(BackendType::Cpu), o);
-  LlamaModel dev = LlamaModel::load(path, Backend::create(type), o);
+  Model cpu = Model::load(path, Backend::create(BackendType::Cpu), o);
+  Model dev = Model::load(path, Backend::create(type), o);
   const auto prompt = cpu.tokenizer().encode("The capital of France is");
   Generation a(cpu, prompt, {.max_tokens = max_tokens});
   a.run_to_end();
@@ -295,13 +295,13 @@ void expect_cpu_greedy_tokens(const std::string& path, BackendType type, int max
   EXPECT_EQ(fb.ops, 0u);
 }
 
-TEST(LlamaModel, OpenClGivesTheCpuGreedyTokens) {
+TEST(Model, OpenClGivesTheCpuGreedyTokens) {
   NEED_MODEL();
   expect_cpu_greedy_tokens(*path, BackendType::OpenCl, 6);
 }
 
 // lavapipe runs WGSL on the CPU through LLVM: a handful of tokens keeps it quick.
-TEST(LlamaModel, WebGpuGivesTheCpuGreedyTokens) {
+TEST(Model, WebGpuGivesTheCpuGreedyTokens) {
   NEED_MODEL();
   expect_cpu_greedy_tokens(*path, BackendType::WebGpu, 4);
 }
@@ -317,7 +317,7 @@ TEST_P(GenerationSlots, InterleavedAndConcurrentGenerationsDoNotMix) {
   LoadOptions o;
   o.ctx = 64;
   o.sequences = GetParam();
-  LlamaModel m = LlamaModel::load(*path, Backend::create(BackendType::Cpu), o);
+  Model m = Model::load(*path, Backend::create(BackendType::Cpu), o);
   const auto a_ids = m.tokenizer().encode("The capital of France is");
   const auto b_ids = m.tokenizer().encode("1, 2, 3, 4,");
   const GenerationOptions go{.max_tokens = 6, .stop_at_eos = false};
@@ -355,12 +355,12 @@ INSTANTIATE_TEST_SUITE_P(Slots, GenerationSlots, ::testing::Values(1, 2));
 // gets alone (greedy), and logits within the rounding of the wider products
 // (the integer kernels quantize each row by itself; only summation orders
 // differ: 1e-3 of the largest logit, the bound of the chunked prefill).
-TEST(LlamaModel, BatchedDecodeGivesEachSequenceWhatItGetsAlone) {
+TEST(Model, BatchedDecodeGivesEachSequenceWhatItGetsAlone) {
   NEED_MODEL();
   LoadOptions o;
   o.ctx = 64;
   o.sequences = 3;
-  LlamaModel m = LlamaModel::load(*path, Backend::create(BackendType::Cpu), o);
+  Model m = Model::load(*path, Backend::create(BackendType::Cpu), o);
   const std::vector<std::string> prompts = {"The capital of France is", "1, 2, 3, 4,",
                                             "def fibonacci(n):\n    \"\"\"Return the"};
   constexpr int kSteps = 10;
@@ -374,7 +374,7 @@ TEST(LlamaModel, BatchedDecodeGivesEachSequenceWhatItGetsAlone) {
                                      l.begin() - static_cast<std::ptrdiff_t>(off));
   };
   for (std::size_t i = 0; i < 3; ++i) {
-    LlamaModel::Sequence seq;
+    Model::Sequence seq;
     std::vector<float> l = m.extend(seq, ids[i]).to_vector();
     for (int s = 0; s < kSteps; ++s) {
       const std::int32_t t = argmax(l, 0, vocab);
@@ -383,8 +383,8 @@ TEST(LlamaModel, BatchedDecodeGivesEachSequenceWhatItGetsAlone) {
       alone_logits[i].push_back(l);
     }
   }
-  std::vector<LlamaModel::Sequence> seqs(3);
-  std::vector<LlamaModel::Sequence*> live = {&seqs[0], &seqs[1], &seqs[2]};
+  std::vector<Model::Sequence> seqs(3);
+  std::vector<Model::Sequence*> live = {&seqs[0], &seqs[1], &seqs[2]};
   std::vector<std::int32_t> next(3);
   for (std::size_t i = 0; i < 3; ++i) next[i] = argmax(m.extend(seqs[i], ids[i]).to_vector(), 0, vocab);
   for (int s = 0; s < kSteps; ++s) {
@@ -414,11 +414,11 @@ TEST(LlamaModel, BatchedDecodeGivesEachSequenceWhatItGetsAlone) {
   }
 
   // Refused: more sequences than slots, one twice, a token per sequence missing.
-  LlamaModel::Sequence extra;
-  std::vector<LlamaModel::Sequence*> four = {&seqs[0], &seqs[1], &seqs[2], &extra};
+  Model::Sequence extra;
+  std::vector<Model::Sequence*> four = {&seqs[0], &seqs[1], &seqs[2], &extra};
   const std::vector<std::int32_t> t4 = {1, 2, 3, 4};
   EXPECT_THROW(m.decode(four, t4), Error);
-  std::vector<LlamaModel::Sequence*> twice = {&seqs[0], &seqs[0]};
+  std::vector<Model::Sequence*> twice = {&seqs[0], &seqs[0]};
   EXPECT_THROW(m.decode(twice, std::vector<std::int32_t>{1, 2}), Error);
   EXPECT_THROW(m.decode(live, std::vector<std::int32_t>{1, 2}), Error);
   EXPECT_THROW(m.truncate(seqs[0], 1000), Error);
@@ -431,7 +431,7 @@ TEST(Generation, ParallelContinuationsMatchTheSingleGreedyOne) {
   LoadOptions o;
   o.ctx = 64;
   o.sequences = 4;
-  LlamaModel m = LlamaModel::load(*path, Backend::create(BackendType::Cpu), o);
+  Model m = Model::load(*path, Backend::create(BackendType::Cpu), o);
   const auto ids = m.tokenizer().encode("The capital of France is");
   const GenerationOptions go{.max_tokens = 8, .stop_at_eos = false};
   Generation alone(m, ids, go);
@@ -484,7 +484,7 @@ void set_key(Metadata& kv, const std::string& key, GgufValue v) {
 // Loading `file` fails with `code`, naming `needle`, without the op-documentation advice.
 void expect_load_refused(const std::string& file, ErrorCode code, const std::string& needle) {
   try {
-    LlamaModel::load(file, Backend::create(BackendType::Cpu), {.ctx = 32});
+    Model::load(file, Backend::create(BackendType::Cpu), {.ctx = 32});
     ADD_FAILURE() << file << " loaded; expected a refusal naming " << needle;
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), code) << e.what();
@@ -498,10 +498,10 @@ void expect_load_refused(const std::string& file, ErrorCode code, const std::str
 // What the llama forward would run wrong is refused by name: a tensor it does
 // not read (rope_freqs.weight of Llama 3.1/3.2 files, a bias), a metadata key
 // it does not understand, mixture-of-experts counts, a zero trained context.
-TEST(LlamaModel, RefusesFilesItWouldRunWrong) {
+TEST(Model, RefusesFilesItWouldRunWrong) {
   NEED_MODEL();
   const auto same = rewritten(*path, "same.gguf", [](Metadata&, std::vector<test::TensorSpec>&) {});
-  EXPECT_NO_THROW(LlamaModel::load(same, Backend::create(BackendType::Cpu), {.ctx = 32}));
+  EXPECT_NO_THROW(Model::load(same, Backend::create(BackendType::Cpu), {.ctx = 32}));
 
   const auto freqs = rewritten(*path, "rope_freqs.gguf", [](Metadata&, std::vector<test::TensorSpec>& t) {
     t.push_back({"rope_freqs.weight", {32}, 0, test::Bytes(32 * 4, std::byte{0})});

@@ -23,7 +23,7 @@ nb::dict memory_dict(const MemoryEstimate& e) {
   return d;
 }
 
-nb::dict config_dict(const LlamaConfig& c) {
+nb::dict config_dict(const ModelConfig& c) {
   nb::dict d;
   d["architecture"] = c.architecture;
   d["name"] = text(c.name);
@@ -133,7 +133,7 @@ void bind_model(nb::module_& m) {
           },
           "Token counts, seconds and tokens/s of the prompt and the generation.");
 
-  nb::class_<LlamaModel>(m, "Model", "A llama-architecture GGUF language model on one backend.")
+  nb::class_<Model>(m, "Model", "A llama-architecture GGUF language model on one backend.")
       .def_static(
           "load",
           [](std::optional<std::string> path, const DeviceArg& backend, std::int64_t ctx, std::int64_t max_batch,
@@ -161,7 +161,7 @@ void bind_model(nb::module_& m) {
                           {"f16 (the default) is llama.cpp's; f32 doubles the cache, q8_0 about halves it"});
             o.kv_type = *kv;
             nb::gil_scoped_release unlocked;
-            return LlamaModel::load(p, b, o);
+            return Model::load(p, b, o);
           },
           nb::arg("path") = nb::none(), nb::arg("backend") = nb::none(), nb::arg("ctx") = 0, nb::arg("max_batch") = 256,
           nb::arg("f32_weights") = false, nb::arg("activations") = "int16", nb::arg("kv_type") = "f16",
@@ -178,8 +178,8 @@ void bind_model(nb::module_& m) {
           "would not fit.")
       .def(
           "generate",
-          [](LlamaModel& self, const std::string& prompt, std::int64_t max_tokens, float temperature,
-             std::int32_t top_k, float top_p, std::uint64_t seed, bool chat) {
+          [](Model& self, const std::string& prompt, std::int64_t max_tokens, float temperature, std::int32_t top_k,
+             float top_p, std::uint64_t seed, bool chat) {
             GenerationOptions o;
             o.max_tokens = max_tokens;
             o.sampling = SamplingParams{temperature, top_k, top_p, seed};
@@ -191,7 +191,7 @@ void bind_model(nb::module_& m) {
           "template.")
       .def(
           "generate_parallel",
-          [](LlamaModel& self, const std::vector<std::string>& prompts, std::int64_t max_tokens, float temperature,
+          [](Model& self, const std::vector<std::string>& prompts, std::int64_t max_tokens, float temperature,
              std::int32_t top_k, float top_p, std::uint64_t seed, bool chat) {
             GenerationOptions o;
             o.max_tokens = max_tokens;
@@ -220,13 +220,13 @@ void bind_model(nb::module_& m) {
           "must hold len(prompts) sequences (load(sequences=...)).")
       .def(
           "logits",
-          [](LlamaModel& self, nb::handle tokens) {
+          [](Model& self, nb::handle tokens) {
             const std::vector<std::int32_t> ids = to_ids(tokens);
             Tensor l;
             {
               nb::gil_scoped_release unlocked;
               // A sequence of its own: from position 0, whatever else uses the model meanwhile.
-              LlamaModel::Sequence fresh;
+              Model::Sequence fresh;
               l = self.extend(fresh, ids, true);
             }
             if (l.device().type != BackendType::Cpu) {
@@ -238,21 +238,21 @@ void bind_model(nb::module_& m) {
           nb::arg("tokens"),
           "Logits [len(tokens), vocab] (f32 NumPy array sharing the result's memory on the CPU) of the tokens from "
           "position 0.")
-      .def_prop_ro("tokenizer", &LlamaModel::tokenizer, "The model's tokenizer.")
+      .def_prop_ro("tokenizer", &Model::tokenizer, "The model's tokenizer.")
       .def_prop_ro(
-          "config", [](const LlamaModel& self) { return config_dict(self.config()); }, "Hyper-parameters.")
+          "config", [](const Model& self) { return config_dict(self.config()); }, "Hyper-parameters.")
       .def_prop_ro(
-          "memory_estimate", [](const LlamaModel& self) { return memory_dict(self.memory_estimate()); },
+          "memory_estimate", [](const Model& self) { return memory_dict(self.memory_estimate()); },
           "Bytes of weights, KV cache and activations (estimate_inference_memory at load).")
-      .def_prop_ro("context", &LlamaModel::context, "KV cache length in tokens (per sequence).")
-      .def_prop_ro("sequences", &LlamaModel::sequences, "Sequences the KV cache holds at once.")
-      .def_prop_ro("backend", &LlamaModel::backend, "Where the model runs.");
+      .def_prop_ro("context", &Model::context, "KV cache length in tokens (per sequence).")
+      .def_prop_ro("sequences", &Model::sequences, "Sequences the KV cache holds at once.")
+      .def_prop_ro("backend", &Model::backend, "Where the model runs.");
 
   m.def(
       "estimate_inference_memory",
       [](std::optional<std::string> path, std::int64_t ctx, std::int64_t batch) {
         GgufFile f = GgufFile::open(model_path(path));
-        const LlamaConfig c = LlamaConfig::from_gguf(f);
+        const ModelConfig c = ModelConfig::from_gguf(f);
         std::uint64_t w = 0;
         for (const auto& t : f.tensors()) w += t.nbytes;
         return memory_dict(

@@ -51,7 +51,7 @@ double GenerationStats::generation_tokens_per_s() const {
   return generation_seconds > 0 && generated_tokens > 1 ? (generated_tokens - 1) / generation_seconds : 0;
 }
 
-Generation::Generation(LlamaModel& model, std::vector<std::int32_t> prompt, GenerationOptions opts)
+Generation::Generation(Model& model, std::vector<std::int32_t> prompt, GenerationOptions opts)
     : model_(model), prompt_(std::move(prompt)), opts_(opts), sampler_(opts.sampling) {
   if (prompt_.empty())
     throw Error(ErrorCode::InvalidArgument, "generation needs a prompt of at least one token", {.op = "generate"},
@@ -124,7 +124,7 @@ std::optional<std::string> Generation::step() {
   return std::nullopt;
 }
 
-ParallelResult generate_parallel(LlamaModel& model, const std::vector<std::vector<std::int32_t>>& prompts,
+ParallelResult generate_parallel(Model& model, const std::vector<std::vector<std::int32_t>>& prompts,
                                  const GenerationOptions& opts) {
   const auto n = static_cast<std::int64_t>(prompts.size());
   if (n == 0)
@@ -145,7 +145,7 @@ ParallelResult generate_parallel(LlamaModel& model, const std::vector<std::vecto
   r.tokens.resize(prompts.size());
   r.texts.resize(prompts.size());
   r.finish.assign(prompts.size(), FinishReason::None);
-  std::vector<LlamaModel::Sequence> seqs(prompts.size());
+  std::vector<Model::Sequence> seqs(prompts.size());
   std::vector<Sampler> samplers;
   std::vector<Tensor> logits(prompts.size());
   const auto t0 = Clock::now();
@@ -176,7 +176,7 @@ ParallelResult generate_parallel(LlamaModel& model, const std::vector<std::vecto
   };
   for (std::size_t i = 0; i < prompts.size(); ++i) sample(i, logits[i].to_vector());
   for (;;) {
-    std::vector<LlamaModel::Sequence*> live;
+    std::vector<Model::Sequence*> live;
     std::vector<std::int32_t> next;
     std::vector<std::size_t> which;
     for (std::size_t i = 0; i < prompts.size(); ++i) {

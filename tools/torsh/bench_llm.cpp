@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "bench_common.hpp"
-#include "torsh/model/llama.hpp"
+#include "torsh/model/model.hpp"
 #include "torsh/model/model_cache.hpp"
 
 namespace torsh::cli {
@@ -41,7 +41,7 @@ void bench_file(Ctx& c, const std::string& path, const std::string& stem, const 
   lo.ctx = (decodes.empty() ? 0 : decodes.back()) + kPrompt + kGen;
   lo.max_batch = kPrompt;
   lo.activations = width;
-  model::LlamaModel m = model::LlamaModel::load(path, c.dev, lo);
+  model::Model m = model::Model::load(path, c.dev, lo);
   std::mt19937 rng(1);
   std::uniform_int_distribution<std::int32_t> id(0, static_cast<std::int32_t>(m.config().vocab) - 1);
   std::vector<std::int32_t> tokens(static_cast<std::size_t>(lo.ctx));
@@ -83,7 +83,7 @@ void bench_parallel(Ctx& c, const std::string& path) {
     lo.ctx = kPrompt + kGen;
     lo.max_batch = kPrompt;
     lo.sequences = n;
-    model::LlamaModel m = model::LlamaModel::load(path, c.dev, lo);
+    model::Model m = model::Model::load(path, c.dev, lo);
     std::mt19937 rng(static_cast<unsigned>(n));
     std::uniform_int_distribution<std::int32_t> id(0, static_cast<std::int32_t>(m.config().vocab) - 1);
     std::vector<std::vector<std::int32_t>> prompts(static_cast<std::size_t>(n), std::vector<std::int32_t>(kPrompt));
@@ -91,8 +91,8 @@ void bench_parallel(Ctx& c, const std::string& path) {
       for (auto& t : p) t = id(rng);
     std::vector<std::int32_t> next(static_cast<std::size_t>(n));
     for (auto& t : next) t = id(rng);
-    std::vector<model::LlamaModel::Sequence> seqs(static_cast<std::size_t>(n));
-    std::vector<model::LlamaModel::Sequence*> live;
+    std::vector<model::Model::Sequence> seqs(static_cast<std::size_t>(n));
+    std::vector<model::Model::Sequence*> live;
     for (auto& q : seqs) live.push_back(&q);
     // Prefill once; each timed run decodes 64 steps, then cuts every sequence back to its prompt.
     for (std::size_t i = 0; i < seqs.size(); ++i) m.extend(seqs[i], prompts[i]);

@@ -8,7 +8,7 @@
 
 #include "commands.hpp"
 #include "torsh/model/gguf.hpp"
-#include "torsh/model/llama.hpp"
+#include "torsh/model/model.hpp"
 
 namespace torsh::cli {
 

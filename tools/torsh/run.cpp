@@ -24,7 +24,7 @@ void report_fallbacks(Backend& dev) {
 
 // Several sequences decoded together: printed when all are done, each under
 // its number, then the aggregate decode rate.
-int run_batched(model::LlamaModel& m, const std::vector<std::string>& prompts, const RunOptions& opt,
+int run_batched(model::Model& m, const std::vector<std::string>& prompts, const RunOptions& opt,
                 const model::GenerationOptions& go) {
   std::vector<std::vector<std::int32_t>> ids;
   for (const auto& p : prompts) ids.push_back(model::encode_prompt(m.tokenizer(), p, opt.chat));
@@ -76,7 +76,7 @@ int run(const RunOptions& opt) {
                     : Backend::create(*type);
 
   GgufFile file = GgufFile::open(path);
-  const LlamaConfig cfg = LlamaConfig::from_gguf(file);
+  const ModelConfig cfg = ModelConfig::from_gguf(file);
   LoadOptions lo;
   lo.ctx = opt.ctx;
   lo.activations = quant_activations_from_name(opt.activations).value_or(QuantActivations::Int16);
@@ -108,7 +108,7 @@ int run(const RunOptions& opt) {
                    .c_str(),
                static_cast<long long>(ctx), static_cast<long long>(lo.sequences), opt.kv_type.c_str());
   std::fprintf(stderr, "device: %s%s\n", dev.name().c_str(), *type == BackendType::Auto ? " [auto-selected]" : "");
-  LlamaModel m = LlamaModel::load(std::move(file), dev, lo);
+  Model m = Model::load(std::move(file), dev, lo);
 
   GenerationOptions go;
   go.max_tokens = opt.max_tokens;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "torsh/model/llama.hpp"
+#include "torsh/model/model.hpp"
 #include "torsh/model/sampler.hpp"
 
 namespace torsh::model {
@@ -39,7 +39,7 @@ struct GenerationStats {
 
 // Continuations of several prompts decoded together: the prompts are
 // prefilled one by one, then every step decodes one token of each unfinished
-// sequence in one forward pass (LlamaModel::decode). Sequence i samples with
+// sequence in one forward pass (Model::decode). Sequence i samples with
 // seed opts.sampling.seed + i, so N copies of one prompt give N different
 // continuations at a temperature above 0. The model needs prompts.size()
 // sequence slots (LoadOptions::sequences).
@@ -55,17 +55,17 @@ struct ParallelResult {
   std::int64_t decode_tokens = 0;
   double decode_tokens_per_s() const { return decode_seconds > 0 ? decode_tokens / decode_seconds : 0; }
 };
-ParallelResult generate_parallel(LlamaModel& model, const std::vector<std::vector<std::int32_t>>& prompts,
+ParallelResult generate_parallel(Model& model, const std::vector<std::vector<std::int32_t>>& prompts,
                                  const GenerationOptions& opts = {});
 
 class Generation {
  public:
   // Runs nothing yet; the prompt is prefilled by the first next(). The
-  // generation owns its sequence (LlamaModel::Sequence): other generations or
+  // generation owns its sequence (Model::Sequence): other generations or
   // forward() calls on the same model between its steps cost a recompute of
   // its tokens, never a mixed cache. One Generation is advanced by one thread
   // at a time: a next() that overlaps another on the same object is refused.
-  Generation(LlamaModel& model, std::vector<std::int32_t> prompt, GenerationOptions opts = {});
+  Generation(Model& model, std::vector<std::int32_t> prompt, GenerationOptions opts = {});
 
   // The next piece of text (possibly empty while a UTF-8 sequence is incomplete
   // or a control token was produced); nullopt once finished.
@@ -79,8 +79,8 @@ class Generation {
  private:
   std::optional<std::string> step();
 
-  LlamaModel model_;  // a handle: shares the model with the caller
-  LlamaModel::Sequence seq_;
+  Model model_;  // a handle: shares the model with the caller
+  Model::Sequence seq_;
   std::unique_ptr<std::atomic<bool>> busy_ = std::make_unique<std::atomic<bool>>(false);  // in next()
   std::vector<std::int32_t> prompt_, generated_;
   GenerationOptions opts_;

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "torsh/core/error.hpp"
-#include "torsh/model/llama.hpp"
+#include "torsh/model/model.hpp"
 
 namespace torsh::model {
 namespace {
@@ -50,7 +50,7 @@ std::string MemoryEstimate::to_string() const {
          mib(total());
 }
 
-MemoryEstimate estimate_inference_memory(const LlamaConfig& c, std::uint64_t weight_bytes, std::int64_t ctx,
+MemoryEstimate estimate_inference_memory(const ModelConfig& c, std::uint64_t weight_bytes, std::int64_t ctx,
                                          std::int64_t batch, bool all_logits, KvType kv_type, std::int64_t sequences) {
   MemoryEstimate e;
   e.weights = weight_bytes;
@@ -82,7 +82,7 @@ MemoryEstimate estimate_inference_memory(std::uint64_t hidden, std::uint64_t int
                 "hidden must be a multiple of heads, heads a multiple of kv_heads, all non-zero",
                 {.op = "estimate_inference_memory"});
   const auto i = [](std::uint64_t v) { return static_cast<std::int64_t>(v); };
-  LlamaConfig c;
+  ModelConfig c;
   c.n_embd = i(hidden);
   c.n_ff = i(intermediate);
   c.n_layers = i(layers);

@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "torsh/core/error.hpp"
-#include "torsh/model/llama.hpp"
+#include "torsh/model/model.hpp"
 
 namespace torsh::model {
 namespace {
@@ -58,8 +58,8 @@ void refuse_unknown_keys(const GgufFile& f, const std::string& prefix) {
 
 }  // namespace
 
-LlamaConfig LlamaConfig::from_gguf(const GgufFile& f) {
-  LlamaConfig c;
+ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
+  ModelConfig c;
   c.architecture = f.get_string("general.architecture");
   if (c.architecture != "llama")
     throw Error(ErrorCode::Unsupported,

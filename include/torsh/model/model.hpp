@@ -23,7 +23,7 @@
 
 namespace torsh::model {
 
-struct LlamaConfig {
+struct ModelConfig {
   std::string architecture;  // general.architecture ("llama")
   std::string name;          // general.name
   std::int64_t n_layers = 0, n_embd = 0, n_ff = 0, n_head = 0, n_head_kv = 0, head_dim = 0, vocab = 0;
@@ -34,7 +34,7 @@ struct LlamaConfig {
   bool tied_embeddings = false;  // no output.weight: the token embedding is the output layer
   // Reads `{arch}.*` keys; InvalidArgument for missing or inconsistent values,
   // Unsupported for another architecture or RoPE scaling.
-  static LlamaConfig from_gguf(const GgufFile& file);
+  static ModelConfig from_gguf(const GgufFile& file);
 };
 
 // Whether the forward computes with weights of GGML type `t` (quantized
@@ -64,7 +64,7 @@ struct MemoryEstimate {
 // ctx: context length; batch: the most tokens one forward step takes (prefill
 // chunk); kv_type: the KV cache's element type (LoadOptions::kv_type);
 // sequences: the cache's slots of ctx tokens each (LoadOptions::sequences).
-MemoryEstimate estimate_inference_memory(const LlamaConfig& cfg, std::uint64_t weight_bytes, std::int64_t ctx,
+MemoryEstimate estimate_inference_memory(const ModelConfig& cfg, std::uint64_t weight_bytes, std::int64_t ctx,
                                          std::int64_t batch, bool all_logits = false, KvType kv_type = KvType::F16,
                                          std::int64_t sequences = 1);
 // The same for a shape given as numbers, before any file exists: the weights
@@ -108,14 +108,14 @@ struct LoadOptions {
   bool mmap_weights = false;
 };
 
-class LlamaModel {
+class Model {
  public:
   // Maps the file, checks the estimate against `backend`'s free memory, then
   // uses the weights in place (CPU) or copies them once into the backend's pool.
-  static LlamaModel load(const std::string& path, Backend backend, const LoadOptions& opts = {});
-  static LlamaModel load(GgufFile file, Backend backend, const LoadOptions& opts = {});
+  static Model load(const std::string& path, Backend backend, const LoadOptions& opts = {});
+  static Model load(GgufFile file, Backend backend, const LoadOptions& opts = {});
 
-  const LlamaConfig& config() const;
+  const ModelConfig& config() const;
   const Tokenizer& tokenizer() const;
   const GgufFile& file() const;
   Backend backend() const;

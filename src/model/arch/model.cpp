@@ -9,7 +9,7 @@
 #include <variant>
 
 #include "torsh/core/error.hpp"
-#include "torsh/model/llama.hpp"
+#include "torsh/model/model.hpp"
 #include "torsh/ops/ops.hpp"
 #include "torsh/runtime/qtensor.hpp"
 
@@ -120,9 +120,9 @@ std::string weight_types_supported() {
   return out;
 }
 
-struct LlamaModel::State {
+struct Model::State {
   GgufFile file;
-  LlamaConfig cfg;
+  ModelConfig cfg;
   Tokenizer tokenizer;
   Backend backend;
   LoadOptions opts;
@@ -144,7 +144,7 @@ struct LlamaModel::State {
   std::uint64_t clock = 0;
   std::mutex mu;
 
-  State(GgufFile f, LlamaConfig c, Tokenizer t, Backend b)
+  State(GgufFile f, ModelConfig c, Tokenizer t, Backend b)
       : file(std::move(f)), cfg(std::move(c)), tokenizer(std::move(t)), backend(std::move(b)) {}
   State(const State&) = delete;
   State& operator=(const State&) = delete;
@@ -245,15 +245,15 @@ struct LlamaModel::State {
   }
   // Puts `seq` in a slot where its tokens are, recomputing them into the
   // least recently used slot outside `busy` when its own moved on.
-  std::int64_t place(LlamaModel::Sequence& seq, const std::vector<std::int64_t>& busy);
+  std::int64_t place(Model::Sequence& seq, const std::vector<std::int64_t>& busy);
 };
 
-LlamaModel LlamaModel::load(const std::string& path, Backend backend, const LoadOptions& opts) {
+Model Model::load(const std::string& path, Backend backend, const LoadOptions& opts) {
   return load(GgufFile::open(path), std::move(backend), opts);
 }
 
-LlamaModel LlamaModel::load(GgufFile file, Backend backend, const LoadOptions& opts) {
-  LlamaConfig cfg = LlamaConfig::from_gguf(file);
+Model Model::load(GgufFile file, Backend backend, const LoadOptions& opts) {
+  ModelConfig cfg = ModelConfig::from_gguf(file);
   Tokenizer tok = Tokenizer::from_gguf(file);
   if (tok.vocab_size() != cfg.vocab)
     throw Error(ErrorCode::InvalidArgument,
@@ -278,7 +278,7 @@ LlamaModel LlamaModel::load(GgufFile file, Backend backend, const LoadOptions& o
   for (const auto& t : file.tensors())
     weight_bytes += opts.f32_weights && quant_of(t.type) ? static_cast<std::uint64_t>(t.numel()) * 4 : t.nbytes;
 
-  LlamaModel m;
+  Model m;
   m.s_ = std::make_shared<State>(std::move(file), std::move(cfg), std::move(tok), std::move(backend));
   State& s = *m.s_;
   s.opts = opts;
@@ -298,7 +298,7 @@ LlamaModel LlamaModel::load(GgufFile file, Backend backend, const LoadOptions& o
                 {"Use a smaller context (ctx " + std::to_string(ctx) + " now)", "Use a smaller max_batch",
                  "Pick a device with more free memory"});
 
-  const LlamaConfig& c = s.cfg;
+  const ModelConfig& c = s.cfg;
   s.embedding = s.matrix("token_embd.weight", c.vocab, c.n_embd);
   s.out_norm = s.vector("output_norm.weight", c.n_embd);
   s.output = c.tied_embeddings ? Linear{s.embedding, opts.activations} : s.linear("output.weight", c.vocab, c.n_embd);
@@ -332,25 +332,25 @@ LlamaModel LlamaModel::load(GgufFile file, Backend backend, const LoadOptions& o
   return m;
 }
 
-const LlamaConfig& LlamaModel::config() const { return s_->cfg; }
-const Tokenizer& LlamaModel::tokenizer() const { return s_->tokenizer; }
-const GgufFile& LlamaModel::file() const { return s_->file; }
-Backend LlamaModel::backend() const { return s_->backend; }
-const MemoryEstimate& LlamaModel::memory_estimate() const { return s_->estimate; }
-std::int64_t LlamaModel::context() const { return s_->ctx; }
-std::int64_t LlamaModel::sequences() const { return s_->opts.sequences; }
-std::int64_t LlamaModel::position() const {
+const ModelConfig& Model::config() const { return s_->cfg; }
+const Tokenizer& Model::tokenizer() const { return s_->tokenizer; }
+const GgufFile& Model::file() const { return s_->file; }
+Backend Model::backend() const { return s_->backend; }
+const MemoryEstimate& Model::memory_estimate() const { return s_->estimate; }
+std::int64_t Model::context() const { return s_->ctx; }
+std::int64_t Model::sequences() const { return s_->opts.sequences; }
+std::int64_t Model::position() const {
   std::lock_guard lock(s_->mu);
   return s_->pos[0];
 }
 
-void LlamaModel::reset() {
+void Model::reset() {
   std::lock_guard lock(s_->mu);
   s_->pos[0] = 0;
   s_->touch(0);
 }
 
-void LlamaModel::truncate(std::int64_t position) {
+void Model::truncate(std::int64_t position) {
   std::lock_guard lock(s_->mu);
   s_->touch(0);
   if (position < 0 || position > s_->pos[0])
@@ -361,13 +361,13 @@ void LlamaModel::truncate(std::int64_t position) {
   s_->pos[0] = position;
 }
 
-Tensor LlamaModel::forward(std::span<const std::int32_t> tokens, bool all_logits) {
+Tensor Model::forward(std::span<const std::int32_t> tokens, bool all_logits) {
   std::lock_guard lock(s_->mu);
   s_->touch(0);
   return s_->forward(0, tokens, all_logits);
 }
 
-std::int64_t LlamaModel::State::place(LlamaModel::Sequence& seq, const std::vector<std::int64_t>& busy) {
+std::int64_t Model::State::place(Model::Sequence& seq, const std::vector<std::int64_t>& busy) {
   const auto n = static_cast<std::int64_t>(pos.size());
   if (seq.slot >= 0 && seq.slot < n && epoch[static_cast<std::size_t>(seq.slot)] == seq.epoch &&
       std::find(busy.begin(), busy.end(), seq.slot) == busy.end())
@@ -387,7 +387,7 @@ std::int64_t LlamaModel::State::place(LlamaModel::Sequence& seq, const std::vect
   return pick;
 }
 
-Tensor LlamaModel::extend(Sequence& seq, std::span<const std::int32_t> tokens, bool all_logits) {
+Tensor Model::extend(Sequence& seq, std::span<const std::int32_t> tokens, bool all_logits) {
   State& s = *s_;
   std::lock_guard lock(s.mu);
   const std::int64_t slot = s.place(seq, {});
@@ -398,7 +398,7 @@ Tensor LlamaModel::extend(Sequence& seq, std::span<const std::int32_t> tokens, b
   return logits;
 }
 
-Tensor LlamaModel::decode(std::span<Sequence* const> seqs, std::span<const std::int32_t> tokens) {
+Tensor Model::decode(std::span<Sequence* const> seqs, std::span<const std::int32_t> tokens) {
   State& s = *s_;
   const auto n = static_cast<std::int64_t>(seqs.size());
   if (n == 0 || tokens.size() != seqs.size())
@@ -449,7 +449,7 @@ Tensor LlamaModel::decode(std::span<Sequence* const> seqs, std::span<const std::
   return logits;
 }
 
-void LlamaModel::truncate(Sequence& seq, std::int64_t position) {
+void Model::truncate(Sequence& seq, std::int64_t position) {
   State& s = *s_;
   std::lock_guard lock(s.mu);
   if (position < 0 || position > static_cast<std::int64_t>(seq.tokens.size()))
@@ -466,7 +466,7 @@ void LlamaModel::truncate(Sequence& seq, std::int64_t position) {
   seq.epoch = s.epoch[static_cast<std::size_t>(seq.slot)];
 }
 
-void LlamaModel::State::check_tokens(std::span<const std::int32_t> tokens, const char* op) const {
+void Model::State::check_tokens(std::span<const std::int32_t> tokens, const char* op) const {
   for (std::int32_t t : tokens)
     if (t < 0 || t >= cfg.vocab)
       throw Error(ErrorCode::InvalidArgument,
@@ -474,7 +474,7 @@ void LlamaModel::State::check_tokens(std::span<const std::int32_t> tokens, const
                   {.op = op});
 }
 
-Tensor LlamaModel::State::forward(std::int64_t slot, std::span<const std::int32_t> tokens, bool all_logits) {
+Tensor Model::State::forward(std::int64_t slot, std::span<const std::int32_t> tokens, bool all_logits) {
   State& s = *this;
   const auto n = static_cast<std::int64_t>(tokens.size());
   const std::int64_t p = s.pos[static_cast<std::size_t>(slot)];
@@ -512,8 +512,8 @@ Tensor LlamaModel::State::forward(std::int64_t slot, std::span<const std::int32_
 // product; RoPE, the cache writes and the attention go part by part (each
 // against its own slot). Returns the logits of every row with all_logits
 // (one part), else of each part's last row.
-Tensor LlamaModel::State::step(std::span<const Part> parts, bool all_logits) {
-  const LlamaConfig& c = cfg;
+Tensor Model::State::step(std::span<const Part> parts, bool all_logits) {
+  const ModelConfig& c = cfg;
   std::vector<std::int32_t> ids;
   for (const Part& part : parts) ids.insert(ids.end(), part.tokens.begin(), part.tokens.end());
   const auto R = static_cast<std::int64_t>(ids.size());
