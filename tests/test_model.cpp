@@ -495,23 +495,41 @@ void expect_load_refused(const std::string& file, ErrorCode code, const std::str
 
 }  // namespace
 
-// What the llama forward would run wrong is refused by name: a tensor it does
-// not read (rope_freqs.weight of Llama 3.1/3.2 files, a bias), a metadata key
-// it does not understand, mixture-of-experts counts, a zero trained context.
+// What the forward would run wrong is refused by name: an architecture not
+// in the table, a tensor it does not read (a norm's bias), frequency
+// factors it cannot apply, a bias of the wrong length, a metadata key it does not understand,
+// mixture-of-experts counts, a zero trained context.
 TEST(Model, RefusesFilesItWouldRunWrong) {
   NEED_MODEL();
   const auto same = rewritten(*path, "same.gguf", [](Metadata&, std::vector<test::TensorSpec>&) {});
   EXPECT_NO_THROW(Model::load(same, Backend::create(BackendType::Cpu), {.ctx = 32}));
 
+  const auto arch = rewritten(*path, "gemma2.gguf", [](Metadata& kv, std::vector<test::TensorSpec>&) {
+    set_key(kv, "general.architecture", test::gv::str("gemma2"));
+  });
+  expect_load_refused(arch, ErrorCode::Unsupported, "architecture 'gemma2' is not supported; the forward runs llama (");
+
+  // Llama 3.1's factors are read (tests/python/test_architectures.py), but a
+  // zero one would divide an angle by zero.
   const auto freqs = rewritten(*path, "rope_freqs.gguf", [](Metadata&, std::vector<test::TensorSpec>& t) {
     t.push_back({"rope_freqs.weight", {32}, 0, test::Bytes(32 * 4, std::byte{0})});
   });
-  expect_load_refused(freqs, ErrorCode::Unsupported, "rope_freqs.weight");
-
-  const auto bias = rewritten(*path, "bias.gguf", [](Metadata&, std::vector<test::TensorSpec>& t) {
-    t.push_back({"blk.0.attn_q.bias", {576}, 0, test::Bytes(576 * 4, std::byte{0})});
+  expect_load_refused(freqs, ErrorCode::InvalidArgument, "rope_freqs.weight");
+  const auto short_freqs = rewritten(*path, "rope_freqs16.gguf", [](Metadata&, std::vector<test::TensorSpec>& t) {
+    t.push_back({"rope_freqs.weight", {16}, 0, test::Bytes(16 * 4, std::byte{0})});
   });
-  expect_load_refused(bias, ErrorCode::Unsupported, "blk.0.attn_q.bias");
+  expect_load_refused(short_freqs, ErrorCode::InvalidArgument, "rope_freqs.weight should be a vector of 32");
+
+  // A linear layer's bias is read where a file has one (as llama.cpp's
+  // llama graph does); a norm's is not.
+  const auto bias = rewritten(*path, "bias.gguf", [](Metadata&, std::vector<test::TensorSpec>& t) {
+    t.push_back({"blk.0.attn_norm.bias", {576}, 0, test::Bytes(576 * 4, std::byte{0})});
+  });
+  expect_load_refused(bias, ErrorCode::Unsupported, "blk.0.attn_norm.bias is not used by the llama forward");
+  const auto q_bias = rewritten(*path, "q_bias.gguf", [](Metadata&, std::vector<test::TensorSpec>& t) {
+    t.push_back({"blk.0.attn_q.bias", {500}, 0, test::Bytes(500 * 4, std::byte{0})});
+  });
+  expect_load_refused(q_bias, ErrorCode::InvalidArgument, "blk.0.attn_q.bias should be a vector of 576");
 
   // A type the reader knows but the forward has no kernels for: refused,
   // naming the tensor, its type and what is computed with.

@@ -189,6 +189,12 @@ TEST(PreTokenizer, SmolLMSplitsEveryDigit) {
   EXPECT_EQ(words(PreTokenizer::SmolLM, "x²½"), (Strings{"x", "²", "½"}));  // \p{N}, not only 0-9
 }
 
+TEST(PreTokenizer, Qwen2RegexSplitsEveryDigit) {
+  EXPECT_EQ(words(PreTokenizer::Qwen2, "Hello 12345 world"),
+            (Strings{"Hello", " ", "1", "2", "3", "4", "5", " world"}));
+  EXPECT_EQ(words(PreTokenizer::Qwen2, "I'M OK"), (Strings{"I", "'M", " OK"}));
+}
+
 TEST(PreTokenizer, Llama3Regex) {
   EXPECT_EQ(words(PreTokenizer::Llama3, "Hello 12345 world\n\n  x"),
             (Strings{"Hello", " ", "123", "45", " world", "\n\n", " ", " x"}));
@@ -439,13 +445,13 @@ TEST(TokenizerData, BadDataIsRefused) {
     d.model = "bert";
     EXPECT_EQ(refused(d), ErrorCode::Unsupported);
     d = good;
-    d.pre = "qwen2";
+    d.pre = "chatglm-bpe";
     try {
       Tokenizer t(d);
       FAIL();
     } catch (const torsh::Error& e) {
       EXPECT_EQ(e.code(), ErrorCode::Unsupported);
-      EXPECT_NE(e.message().find("qwen2"), std::string::npos) << e.message();
+      EXPECT_NE(e.message().find("chatglm-bpe"), std::string::npos) << e.message();
     }
   }
   Tokenizer tok(good);
@@ -553,6 +559,32 @@ TEST(SmolLM2Tokenizer, MatchesHuggingFaceTokenizers) {
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("[ tokenizer ] %zu reference strings, %zu tokens; encode: %.2f M tokens/s\n", n, tokens,
               static_cast<double>(encoded) / seconds / 1e6);
+}
+
+// Llama 3's and Qwen2's regexes over SmolLM2's vocabulary and merges, against
+// Hugging Face tokenizers built the way those models' tokenizer.json files are
+// (tests/tokenizer/pre_tokenizer_ids.json).
+TEST(SmolLM2Tokenizer, OtherPreTokenizersMatchHuggingFaceTokenizers) {
+  auto path = torsh::model::find_model(torsh::model::kSmolLM2FileName);
+  if (!path)
+    GTEST_SKIP() << torsh::model::kSmolLM2FileName << " is not in " << torsh::model::model_cache_dir()
+                 << " (scripts/fetch-model.sh)";
+  std::ifstream in(TORSH_PRE_TOKENIZER_REFERENCE);
+  ASSERT_TRUE(in) << TORSH_PRE_TOKENIZER_REFERENCE;
+  const auto ref = nlohmann::json::parse(in);
+  const TokenizerData smollm = Tokenizer::from_gguf(torsh::model::GgufFile::open(*path)).data();
+  for (const char* pre : {"llama3", "qwen2"}) {
+    TokenizerData d = smollm;
+    d.pre = pre;
+    const Tokenizer tok(d);
+    std::size_t n = 0;
+    for (const auto& c : ref[pre]) {
+      const std::string text = c["text"];
+      EXPECT_EQ(tok.encode(text), c["ids"].get<std::vector<std::int32_t>>()) << pre << " text: \"" << text << "\"";
+      ++n;
+    }
+    EXPECT_GE(n, 300u) << pre;
+  }
 }
 
 TEST(SmolLM2Tokenizer, ChatTemplateMatchesJinja) {

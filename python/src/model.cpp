@@ -39,6 +39,9 @@ nb::dict config_dict(const ModelConfig& c) {
   d["rope_base"] = c.rope_base;
   d["rms_eps"] = c.rms_eps;
   d["tied_embeddings"] = c.tied_embeddings;
+  d["rope_style"] = c.rope_style == ops::RopeStyle::NeoX ? "neox" : "gptj";
+  d["qk_norm"] = c.qk_norm;
+  d["rope_freq_factors"] = c.rope_freq_factors;
   return d;
 }
 
@@ -133,7 +136,7 @@ void bind_model(nb::module_& m) {
           },
           "Token counts, seconds and tokens/s of the prompt and the generation.");
 
-  nb::class_<Model>(m, "Model", "A llama-architecture GGUF language model on one backend.")
+  nb::class_<Model>(m, "Model", "A GGUF decoder language model (llama, qwen2, qwen3) on one backend.")
       .def_static(
           "load",
           [](std::optional<std::string> path, const DeviceArg& backend, std::int64_t ctx, std::int64_t max_batch,

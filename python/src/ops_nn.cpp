@@ -101,13 +101,17 @@ void bind_norms(nb::module_& m) {
 void bind_transformer(nb::module_& m) {
   m.def(
       "rope_cache",
-      [](std::int64_t max_pos, std::int64_t rot_dim, double base, const DeviceArg& device) {
+      [](std::int64_t max_pos, std::int64_t rot_dim, double base, const DeviceArg& device,
+         const std::optional<std::vector<float>>& freq_factors) {
         Backend b = to_backend(device);
+        const std::vector<float> factors = freq_factors.value_or(std::vector<float>{});
         nb::gil_scoped_release r;
-        return ops::rope_cache(b, max_pos, rot_dim, base);
+        return ops::rope_cache(b, max_pos, rot_dim, base, factors);
       },
       arg("max_pos"), arg("rot_dim"), arg("base") = 10000.0, arg("device").none() = nb::none(),
-      "(cos, sin) tables [max_pos, rot_dim / 2] for the frequencies base ** (-2i / rot_dim).");
+      arg("freq_factors").none() = nb::none(),
+      "(cos, sin) tables [max_pos, rot_dim / 2] for the frequencies base ** (-2i / rot_dim), each divided by "
+      "freq_factors[i] when given (rot_dim / 2 factors > 0: Llama 3.1's rope_freqs).");
   m.def(
       "rope",
       [](const TensorLike& x, const TensorLike& cos, const TensorLike& sin, const std::string& style, std::int64_t pos0,

@@ -604,9 +604,9 @@ def batch_norm(x: Tensor | numpy.typing.ArrayLike, running_mean: Tensor | numpy.
     Per-channel normalisation of x [N, C, ...]. training=True normalises with the batch statistics and updates running_mean / running_var in place (NumPy arrays passed there are updated too: they are shared; read-only arrays and lists raise TorshError).
     """
 
-def rope_cache(max_pos: int, rot_dim: int, base: float = 10000.0, device: Backend | str | None = None) -> tuple[Tensor, Tensor]:
+def rope_cache(max_pos: int, rot_dim: int, base: float = 10000.0, device: Backend | str | None = None, freq_factors: Sequence[float] | None = None) -> tuple[Tensor, Tensor]:
     """
-    (cos, sin) tables [max_pos, rot_dim / 2] for the frequencies base ** (-2i / rot_dim).
+    (cos, sin) tables [max_pos, rot_dim / 2] for the frequencies base ** (-2i / rot_dim), each divided by freq_factors[i] when given (rot_dim / 2 factors > 0: Llama 3.1's rope_freqs).
     """
 
 def rope(x: Tensor | numpy.typing.ArrayLike, cos: Tensor | numpy.typing.ArrayLike, sin: Tensor | numpy.typing.ArrayLike, style: str = 'neox', pos0: int = 0, rot_dim: int = 0) -> Tensor:
@@ -620,7 +620,9 @@ def index_select(x: Tensor | numpy.typing.ArrayLike, axis: int, ids: Tensor | nu
     """
 
 def embedding(table: Tensor | numpy.typing.ArrayLike, ids: Tensor | numpy.typing.ArrayLike) -> Tensor:
-    """Rows of table [V, D] (any dtype) at ids (int32 or int64, any shape): ids.shape + [D]."""
+    """
+    Rows of table [V, D] (any dtype) at ids (int32 or int64, any shape): ids.shape + [D].
+    """
 
 def attention(q: Tensor | numpy.typing.ArrayLike, k: Tensor | numpy.typing.ArrayLike, v: Tensor | numpy.typing.ArrayLike, causal: bool = False, scale: float | None = None, align: str = 'top_left') -> Tensor:
     """
@@ -895,7 +897,7 @@ class Generation:
         """Token counts, seconds and tokens/s of the prompt and the generation."""
 
 class Model:
-    """A llama-architecture GGUF language model on one backend."""
+    """A GGUF decoder language model (llama, qwen2, qwen3) on one backend."""
 
     @staticmethod
     def load(path: str | None = None, backend: Backend | str | None = None, ctx: int = 0, max_batch: int = 256, f32_weights: bool = False, activations: str = 'int16', kv_type: str = 'f16', sequences: int = 1, mmap: bool = False) -> Model:

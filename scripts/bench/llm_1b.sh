@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Decode where memory bandwidth is the limit: a ~1B-parameter llama-shaped
-# random-weight file (tests/model/random_llama.py, shape "1b": Llama 3.2 1B's
+# random-weight file (tests/model/random_model.py, shape "1b": Llama 3.2 1B's
 # layers with SmolLM2's vocabulary), written as F16 and turned into Q4_K_M by
 # llama.cpp's llama-quantize (cached as random-llama-1b.Q4_K_M.gguf in the
 # model cache), against llama-bench on the same file, same threads,
@@ -19,7 +19,7 @@ model=$(bash scripts/fetch-model.sh | tail -n1)
 file="$(dirname "$model")/random-llama-1b.Q4_K_M.gguf"
 if [ ! -f "$file" ]; then
   f16=$(mktemp --suffix=.gguf)
-  "$py" tests/model/random_llama.py "$model" "$f16" f16 1b
+  "$py" tests/model/random_model.py "$model" "$f16" f16 1b
   "$bin/llama-quantize" "$f16" "$file" Q4_K_M > /dev/null 2>&1
   rm -f "$f16"
 fi

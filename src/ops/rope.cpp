@@ -32,11 +32,24 @@ Tensor rope_table(Backend& backend, std::int64_t max_pos, std::int64_t half) {
 }
 }  // namespace
 
-std::pair<Tensor, Tensor> rope_cache(Backend& backend, std::int64_t max_pos, std::int64_t rot_dim, float base) {
+std::pair<Tensor, Tensor> rope_cache(Backend& backend, std::int64_t max_pos, std::int64_t rot_dim, float base,
+                                     std::span<const float> freq_factors) {
   if (max_pos <= 0 || rot_dim <= 0 || rot_dim % 2 || !(base > 0.0f))
     throw Error(ErrorCode::InvalidArgument, "rope_cache needs max_pos > 0, an even rot_dim > 0 and base > 0",
                 {.op = "rope_cache"});
   const std::int64_t half = rot_dim / 2;
+  if (!freq_factors.empty()) {
+    if (static_cast<std::int64_t>(freq_factors.size()) != half)
+      throw Error(ErrorCode::ShapeMismatch,
+                  std::to_string(freq_factors.size()) + " frequency factors for " + std::to_string(half) +
+                      " rotated pairs (rot_dim " + std::to_string(rot_dim) + ")",
+                  {.op = "rope_cache"}, {"Pass rot_dim / 2 factors, or none"});
+    for (float f : freq_factors)
+      if (!(f > 0.0f) || !std::isfinite(f))
+        throw Error(ErrorCode::InvalidArgument,
+                    "frequency factor " + std::to_string(f) + ": each must be finite and > 0 (it divides an angle)",
+                    {.op = "rope_cache"});
+  }
   Tensor cos_t = rope_table(backend, max_pos, half), sin_t = rope_table(backend, max_pos, half);
   // Filled a block of rows at a time: the host holds a block, not a second copy of the tables.
   const std::int64_t rows = std::max<std::int64_t>(1, (std::int64_t{1} << 16) / half);
@@ -46,7 +59,8 @@ std::pair<Tensor, Tensor> rope_cache(Backend& backend, std::int64_t max_pos, std
     for (std::int64_t p = p0; p < p1; ++p)
       for (std::int64_t i = 0; i < half; ++i) {
         // Angles in double so long contexts keep their precision.
-        const double theta = static_cast<double>(p) * std::pow(static_cast<double>(base), -2.0 * i / rot_dim);
+        double theta = static_cast<double>(p) * std::pow(static_cast<double>(base), -2.0 * i / rot_dim);
+        if (!freq_factors.empty()) theta /= freq_factors[static_cast<std::size_t>(i)];
         c[(p - p0) * half + i] = static_cast<float>(std::cos(theta));
         s[(p - p0) * half + i] = static_cast<float>(std::sin(theta));
       }

@@ -1,5 +1,5 @@
 """A GGUF file's logits and greedy text against the PyTorch forward over the
-gguf package's own dequantization (torch_llama.py), for files made outside
+gguf package's own dequantization (torch_model.py), for files made outside
 the test set-up (llama-quantize's K-quant files of the cached SmolLM2):
 
     python tests/model/check_file.py FILE.gguf [--backend cpu] [--activations int16]
@@ -19,7 +19,7 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "python"))
-from torch_llama import TorchLlama  # noqa: E402
+from torch_model import TorchModel  # noqa: E402
 from test_model import PASSAGE, PROMPTS, relative_errors  # noqa: E402
 
 import torsh_backend as tb  # noqa: E402
@@ -33,7 +33,7 @@ def main():
     p.add_argument("--tokens", type=int, default=32)
     a = p.parse_args()
     m = tb.Model.load(a.file, ctx=512, backend=a.backend, activations=a.activations)
-    ref = TorchLlama(a.file)
+    ref = TorchModel(a.file)
     ids = m.tokenizer.encode(PASSAGE)[:64]
     ref.reset()
     err = relative_errors(m.logits(ids), ref.forward(ids).numpy())

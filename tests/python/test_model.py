@@ -46,8 +46,8 @@ def reference():
     torch.set_num_threads(2)
     pytest.importorskip("gguf", reason="the PyPI gguf package is absent: the reference cannot read the file")
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "model"))
-    from torch_llama import TorchLlama
-    return TorchLlama(str(MODEL))
+    from torch_model import TorchModel
+    return TorchModel(str(MODEL))
 
 
 @needs_model
@@ -213,10 +213,10 @@ def requantized(request, tmp_path_factory):
     pytest.importorskip("gguf", reason="the PyPI gguf package is absent: the file cannot be written")
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "model"))
     from requantize import requantize
-    from torch_llama import TorchLlama
+    from torch_model import TorchModel
     path = tmp_path_factory.mktemp("requantized") / f"smollm2-{request.param}.gguf"
     requantize(str(MODEL), str(path), request.param)
-    return request.param, tb.Model.load(str(path), ctx=512), TorchLlama(str(path))
+    return request.param, tb.Model.load(str(path), ctx=512), TorchModel(str(path))
 
 
 @needs_model
@@ -241,17 +241,17 @@ def test_q5_weights_match_pytorch(requantized):
 @pytest.fixture(scope="module", params=["q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "iq4_nl", "iq4_xs"])
 def k_model(request, tmp_path_factory):
     """A random-weight llama whose every matrix (the embedding and output head
-    included) is in one K or IQ4 format (tests/model/random_llama.py, blocks written
+    included) is in one K or IQ4 format (tests/model/random_model.py, blocks written
     by tests/model/kquant.py), and the PyTorch reference over that file."""
     torch = pytest.importorskip("torch", reason="PyTorch is absent: the reference forward cannot run")
     torch.set_num_threads(2)
     pytest.importorskip("gguf", reason="the PyPI gguf package is absent: the file cannot be written")
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "model"))
-    from random_llama import write
-    from torch_llama import TorchLlama
+    from random_model import write
+    from torch_model import TorchModel
     path = tmp_path_factory.mktemp("kquant") / f"random-llama-{request.param}.gguf"
     write(str(MODEL), str(path), request.param)
-    return request.param, path, TorchLlama(str(path))
+    return request.param, path, TorchModel(str(path))
 
 
 @needs_model

@@ -9,6 +9,12 @@ BPE with ranked merges; pre-tokenizer Digits(individual_digits) then
 ByteLevel(add_prefix_space=False) with the GPT-2 regex; control tokens added as
 special tokens. The strings are generated here, deterministically.
 
+It also writes tests/tokenizer/pre_tokenizer_ids.json: the same vocabulary and
+merges under each other byte-level pre-tokenizer the library knows (Llama 3's
+and Qwen2's regexes, as their tokenizer.json files define them: Split(regex,
+isolated) then ByteLevel without its own regex; Llama 3's BPE with
+ignore_merges), so each regex is checked on every string, not only SmolLM2's.
+
 Run: build/pyenv/bin/python tests/tokenizer/make_reference.py [model.gguf]
 (default: SmolLM2-135M-Instruct.Q4_1.gguf in $TORSH_MODEL_DIR, else
 $XDG_CACHE_HOME/torsh/models, else ~/.cache/torsh/models, as torsh::model::find_model).
@@ -21,10 +27,18 @@ import sys
 import jinja2
 import jinja2.sandbox
 from gguf import GGUFReader
-from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers
 
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference_ids.json")
+PRE_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pre_tokenizer_ids.json")
+# The regexes of the tokenizer.json files (Meta-Llama-3-8B, Qwen2.5-0.5B).
+REGEXES = {
+    "llama3": r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
+              r"\s*[\r\n]+|\s+(?!\S)|\s+",
+    "qwen2": r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
+             r"\s*[\r\n]+|\s+(?!\S)|\s+",
+}
 
 
 def model_path():
@@ -49,6 +63,19 @@ def hf_tokenizer(reader):
     # Control (3) and user-defined (4) tokens are matched verbatim before pre-tokenizing.
     tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t, ty in zip(tokens, types) if ty in (3, 4)])
     return tok, field
+
+
+def regex_tokenizer(reader, name):
+    """SmolLM2's vocabulary and merges under the `name` pre-tokenizer."""
+    field = lambda key: reader.fields[key].contents()
+    tokens, types, merges = field("tokenizer.ggml.tokens"), field("tokenizer.ggml.token_type"), field("tokenizer.ggml.merges")
+    vocab = {t: i for i, t in enumerate(tokens)}
+    tok = Tokenizer(models.BPE(vocab, [tuple(m.split(" ", 1)) for m in merges], ignore_merges=name == "llama3"))
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(REGEXES[name]), behavior="isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t, ty in zip(tokens, types) if ty in (3, 4)])
+    return tok
 
 
 def fixed_strings():
@@ -186,6 +213,15 @@ def main():
         json.dump(doc, f, ensure_ascii=False, separators=(",", ":"))
         f.write("\n")
     print(f"{len(cases)} strings, {len(chats)} chats -> {OUT} ({os.path.getsize(OUT)} bytes)")
+    plain = fixed_strings() + CODE + long_strings() + generated_strings(260)
+    pre = {"generator": "tests/tokenizer/make_reference.py (Hugging Face tokenizers)", "vocabulary": MODEL_FILE}
+    for name in REGEXES:
+        tok = regex_tokenizer(reader, name)
+        pre[name] = [{"text": t, "ids": tok.encode(t, add_special_tokens=False).ids} for t in plain]
+    with open(PRE_OUT, "w", encoding="utf-8") as f:
+        json.dump(pre, f, ensure_ascii=False, separators=(",", ":"))
+        f.write("\n")
+    print(f"{len(plain)} strings per pre-tokenizer ({', '.join(REGEXES)}) -> {PRE_OUT}")
 
 
 if __name__ == "__main__":

@@ -1,12 +1,14 @@
 #pragma once
-// Llama-architecture language models from GGUF files, run through the op
-// layer (so on any backend): RMSNorm, RoPE on adjacent pairs (the pairing GGUF
-// llama files expect: the converter permutes the Q and K rows), grouped-query
+// Decoder language models from GGUF files, run through the op layer (so on
+// any backend). One forward pass serves every architecture of the table in
+// src/model/arch/architecture.cpp (llama incl. Llama 3.x's frequency factors,
+// qwen2, qwen3): RMSNorm, RoPE (adjacent pairs or NeoX halves), grouped-query
 // attention over a KV cache allocated from the backend's pool (f16 by
-// default, as llama.cpp's), SwiGLU, tied or separate output embeddings.
-// Weights in Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 stay quantized; F16 and BF16 weights stay in
-// their type (the activations are rounded to it for those products, as
-// llama.cpp does), F32 weights compute in f32.
+// default, as llama.cpp's), optional Q/K/V/output biases, optional RMSNorm
+// over each query and key head, SwiGLU, tied or separate output embeddings.
+// Quantized weights stay quantized (weight_types_supported()); F16 and BF16
+// weights stay in their type (the activations are rounded to it for those
+// products, as llama.cpp does), F32 weights compute in f32.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -18,24 +20,37 @@
 #include "torsh/core/quant.hpp"
 #include "torsh/model/gguf.hpp"
 #include "torsh/model/tokenizer.hpp"
+#include "torsh/ops/ops.hpp"
 #include "torsh/runtime/backend.hpp"
 #include "torsh/runtime/tensor.hpp"
 
 namespace torsh::model {
 
 struct ModelConfig {
-  std::string architecture;  // general.architecture ("llama")
+  std::string architecture;  // general.architecture (supported_architectures())
   std::string name;          // general.name
+  // head_dim: of each query, key and value head ({arch}.attention.key_length,
+  // n_embd / n_head without it); the queries are n_head * head_dim wide.
   std::int64_t n_layers = 0, n_embd = 0, n_ff = 0, n_head = 0, n_head_kv = 0, head_dim = 0, vocab = 0;
   std::int64_t n_ctx_train = 0;  // the context the model was trained for
   std::int64_t rope_dim = 0;     // rotated dimensions per head (<= head_dim)
   float rope_base = 10000.0f;
   float rms_eps = 1e-5f;
   bool tied_embeddings = false;  // no output.weight: the token embedding is the output layer
+  // What the architecture changes in the forward:
+  ops::RopeStyle rope_style = ops::RopeStyle::GptJ;  // GptJ: adjacent pairs (llama); NeoX: halves (qwen2, qwen3)
+  bool qk_norm = false;                              // RMSNorm over each query and key head before RoPE (qwen3)
+  bool rope_freq_factors = false;                    // rope_freqs.weight divides each RoPE frequency (Llama 3.1 / 3.2)
+  std::int64_t q_width() const { return n_head * head_dim; }
+  std::int64_t kv_width() const { return n_head_kv * head_dim; }
   // Reads `{arch}.*` keys; InvalidArgument for missing or inconsistent values,
-  // Unsupported for another architecture or RoPE scaling.
+  // Unsupported for an architecture not in the table, RoPE scaling, or a key
+  // that would change the math unread.
   static ModelConfig from_gguf(const GgufFile& file);
 };
+
+// The architectures the forward runs, with the models each covers.
+std::string supported_architectures();
 
 // Whether the forward computes with weights of GGML type `t` (quantized
 // formats with qmatmul kernels, and f32/f16/bf16); a file holding a tensor of

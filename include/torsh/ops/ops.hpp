@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -82,9 +83,11 @@ Tensor batch_norm(const Tensor& x, const std::optional<Tensor>& running_mean, co
 
 // ---- transformer kernels
 enum class RopeStyle { NeoX, GptJ };
-// cos/sin tables [max_pos, rot_dim / 2] for base^(-2i/rot_dim), as f32 on `backend`.
+// cos/sin tables [max_pos, rot_dim / 2] of the angles pos * base^(-2i/rot_dim),
+// as f32 on `backend`; with freq_factors (rot_dim / 2 of them, each > 0: Llama
+// 3.1's rope_freqs) angle i is divided by factor i.
 std::pair<Tensor, Tensor> rope_cache(Backend& backend, std::int64_t max_pos, std::int64_t rot_dim,
-                                     float base = 10000.0f);
+                                     float base = 10000.0f, std::span<const float> freq_factors = {});
 // x [batch, seq, heads, head_dim]; rot_dim defaults to head_dim.
 Tensor rope(const Tensor& x, const Tensor& cos, const Tensor& sin, RopeStyle style = RopeStyle::NeoX,
             std::int64_t pos0 = 0, std::int64_t rot_dim = 0);

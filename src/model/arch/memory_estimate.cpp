@@ -63,7 +63,8 @@ MemoryEstimate estimate_inference_memory(const ModelConfig& c, std::uint64_t wei
   // copy), gate, up and their product, the down projection, plus the
   // activations quantized for the integer matmuls (about 1.1 bytes each).
   const std::uint64_t per_token =
-      4 * (4 * u(c.n_embd) + 2 * u(c.n_head_kv) * u(c.head_dim) + 3 * u(c.n_ff)) + 2 * u(std::max(c.n_embd, c.n_ff));
+      4 * (2 * u(c.n_embd) + 2 * u(std::max(c.n_embd, c.q_width())) + 2 * u(c.kv_width()) + 3 * u(c.n_ff)) +
+      2 * u(std::max({c.n_embd, c.n_ff, c.q_width()}));
   const std::uint64_t logits = 4 * u(c.vocab) * (all_logits ? s : 1);
   const std::uint64_t rope = 2 * u(ctx) * u(c.rope_dim / 2) * 4;
   // The CPU attention's per-task tiles: queries, keys, values and scores of a

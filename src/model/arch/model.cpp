@@ -1,5 +1,5 @@
-// Loading a llama-architecture GGUF model onto a backend, and its forward pass
-// through the op layer. Every op runs on the model's backend (or falls back to
+// Loading a GGUF decoder model onto a backend, and its forward pass through
+// the op layer (ModelConfig says what its architecture changes). Every op runs on the model's backend (or falls back to
 // the CPU, counted), so the same code is the model on every device.
 #include <algorithm>
 #include <cmath>
@@ -23,6 +23,7 @@ namespace {
 struct Linear {
   std::variant<QTensor, Tensor> w;
   QuantActivations activations = QuantActivations::Int16;
+  Tensor bias;  // [rows] in input_dtype(), added to the product; undefined: none
   // The dtype of the activations this weight multiplies, and of its product:
   // f32, or the weight's own f16 / bf16.
   DType input_dtype() const {
@@ -31,8 +32,11 @@ struct Linear {
   }
   // x already in input_dtype() (one cast serves every weight that reads it).
   Tensor apply(const Tensor& x) const {
-    if (const auto* q = std::get_if<QTensor>(&w)) return ops::qmatmul(x, *q, activations);
-    return ops::gemm(x, std::get<Tensor>(w), 1.0f, 0.0f, std::nullopt, false, true);
+    Tensor y = std::holds_alternative<QTensor>(w)
+                   ? ops::qmatmul(x, std::get<QTensor>(w), activations)
+                   : ops::gemm(x, std::get<Tensor>(w), 1.0f, 0.0f, std::nullopt, false, true);
+    if (bias.defined()) ops::binary_(rt::BinaryOp::Add, y, bias);
+    return y;
   }
   // f32 in, f32 out.
   Tensor operator()(const Tensor& x) const {
@@ -46,6 +50,7 @@ Tensor as_dtype(const Tensor& x, DType d) { return x.dtype() == d ? x : x.cast(d
 
 struct Layer {
   Tensor attn_norm, ffn_norm;
+  Tensor q_norm, k_norm;  // [head_dim] (ModelConfig::qk_norm)
   Linear wq, wk, wv, wo, gate, up, down;
   // [sequences, n_head_kv, ctx, head_dim] in a float kv_type; q8_0: U8 rows of
   // kv_row_bytes(Q8_0, head_dim).
@@ -92,16 +97,11 @@ Error unsupported_type(const GgufFile& f, const GgufTensorInfo& t) {
 void refuse_unread_tensors(const GgufFile& f, const std::set<std::string>& read) {
   for (const auto& t : f.tensors()) {
     if (read.count(t.name)) continue;
-    if (t.name == "rope_freqs.weight")
-      throw Error(ErrorCode::Unsupported,
-                  f.path() + ": rope_freqs.weight (the RoPE frequency factors of Llama 3.1 / 3.2 files) is not " +
-                      "applied by this forward; running without it would give wrong tokens",
-                  {.op = "load_model"}, {"Use a llama-architecture GGUF file without rope_freqs.weight"});
     throw Error(ErrorCode::Unsupported,
-                f.path() + ": tensor " + t.name + " is not used by the llama forward; running without it " +
-                    "would give wrong results",
+                f.path() + ": tensor " + t.name + " is not used by the " + f.get_string("general.architecture") +
+                    " forward; running without it would give wrong results",
                 {.op = "load_model"},
-                {"Use a plain llama-architecture GGUF file (attention, SwiGLU feed-forward, RMS norms)"});
+                {"Report the tensor if the model should load; the forward runs " + supported_architectures()});
   }
 }
 
@@ -201,7 +201,7 @@ struct Model::State {
                   file.path() + ": tensor " + name + " should be [" + std::to_string(rows) + ", " +
                       std::to_string(cols) + "] (ggml dims {" + std::to_string(cols) + ", " + std::to_string(rows) +
                       "})",
-                  {.op = "load_model"});
+                  {.op = "load_model"}, {"The file is damaged or its metadata does not match its tensors"});
     if (auto q = quant_of(t.type)) {
       const auto rb = static_cast<std::int64_t>(quant_row_bytes(*q, cols));
       QTensor w(bytes_of(t, rows, rb), *q, rows, cols);
@@ -214,8 +214,11 @@ struct Model::State {
     throw unsupported_type(file, t);
   }
 
-  Linear linear(const std::string& name, std::int64_t rows, std::int64_t cols) {
-    return Linear{matrix(name, rows, cols), opts.activations};
+  // `prefix`.weight, and `prefix`.bias where the file has one.
+  Linear linear(const std::string& prefix, std::int64_t rows, std::int64_t cols) {
+    Linear l{matrix(prefix + ".weight", rows, cols), opts.activations};
+    if (file.find_tensor(prefix + ".bias")) l.bias = as_dtype(vector(prefix + ".bias", rows), l.input_dtype());
+    return l;
   }
 
   Tensor vector(const std::string& name, std::int64_t n) {
@@ -224,7 +227,7 @@ struct Model::State {
     if (t.dims.size() != 1 || t.dims[0] != n)
       throw Error(ErrorCode::InvalidArgument,
                   file.path() + ": tensor " + name + " should be a vector of " + std::to_string(n),
-                  {.op = "load_model"});
+                  {.op = "load_model"}, {"The file is damaged or its metadata does not match its tensors"});
     auto d = float_of(t.type);
     if (!d) throw unsupported_type(file, t);
     const Tensor v = typed(bytes_of(t, 1, n * static_cast<std::int64_t>(dtype_size(*d))), *d, Shape{n});
@@ -301,21 +304,25 @@ Model Model::load(GgufFile file, Backend backend, const LoadOptions& opts) {
   const ModelConfig& c = s.cfg;
   s.embedding = s.matrix("token_embd.weight", c.vocab, c.n_embd);
   s.out_norm = s.vector("output_norm.weight", c.n_embd);
-  s.output = c.tied_embeddings ? Linear{s.embedding, opts.activations} : s.linear("output.weight", c.vocab, c.n_embd);
-  const std::int64_t kv = c.n_head_kv * c.head_dim;
+  s.output = c.tied_embeddings ? Linear{s.embedding, opts.activations} : s.linear("output", c.vocab, c.n_embd);
+  const std::int64_t kv = c.kv_width();
   s.layers.resize(static_cast<std::size_t>(c.n_layers));
   for (std::int64_t i = 0; i < c.n_layers; ++i) {
     const std::string p = "blk." + std::to_string(i) + ".";
     Layer& l = s.layers[static_cast<std::size_t>(i)];
     l.attn_norm = s.vector(p + "attn_norm.weight", c.n_embd);
     l.ffn_norm = s.vector(p + "ffn_norm.weight", c.n_embd);
-    l.wq = s.linear(p + "attn_q.weight", c.n_embd, c.n_embd);
-    l.wk = s.linear(p + "attn_k.weight", kv, c.n_embd);
-    l.wv = s.linear(p + "attn_v.weight", kv, c.n_embd);
-    l.wo = s.linear(p + "attn_output.weight", c.n_embd, c.n_embd);
-    l.gate = s.linear(p + "ffn_gate.weight", c.n_ff, c.n_embd);
-    l.up = s.linear(p + "ffn_up.weight", c.n_ff, c.n_embd);
-    l.down = s.linear(p + "ffn_down.weight", c.n_embd, c.n_ff);
+    l.wq = s.linear(p + "attn_q", c.q_width(), c.n_embd);
+    l.wk = s.linear(p + "attn_k", kv, c.n_embd);
+    l.wv = s.linear(p + "attn_v", kv, c.n_embd);
+    l.wo = s.linear(p + "attn_output", c.n_embd, c.q_width());
+    if (c.qk_norm) {
+      l.q_norm = s.vector(p + "attn_q_norm.weight", c.head_dim);
+      l.k_norm = s.vector(p + "attn_k_norm.weight", c.head_dim);
+    }
+    l.gate = s.linear(p + "ffn_gate", c.n_ff, c.n_embd);
+    l.up = s.linear(p + "ffn_up", c.n_ff, c.n_embd);
+    l.down = s.linear(p + "ffn_down", c.n_embd, c.n_ff);
     const bool q8 = opts.kv_type == KvType::Q8_0;
     const Shape cache{opts.sequences, c.n_head_kv, ctx,
                       q8 ? static_cast<std::int64_t>(kv_row_bytes(KvType::Q8_0, c.head_dim)) : c.head_dim};
@@ -326,9 +333,19 @@ Model Model::load(GgufFile file, Backend backend, const LoadOptions& opts) {
     l.k_cache = s.backend.empty(cache, cache_dtype);
     l.v_cache = s.backend.empty(cache, cache_dtype);
   }
+  std::vector<float> freq_factors;
+  if (c.rope_freq_factors) {
+    freq_factors = s.vector("rope_freqs.weight", c.rope_dim / 2).to_host<float>();
+    for (float f : freq_factors)
+      if (!(f > 0.0f) || !std::isfinite(f))
+        throw Error(ErrorCode::InvalidArgument,
+                    s.file.path() + ": rope_freqs.weight holds " + std::to_string(f) +
+                        "; each RoPE frequency factor divides an angle, so must be finite and > 0",
+                    {.op = "load_model"}, {"The file is damaged: convert the model again"});
+  }
   refuse_unread_tensors(s.file, s.read);
   s.read.clear();
-  std::tie(s.rope_cos, s.rope_sin) = ops::rope_cache(s.backend, ctx, c.rope_dim, c.rope_base);
+  std::tie(s.rope_cos, s.rope_sin) = ops::rope_cache(s.backend, ctx, c.rope_dim, c.rope_base, freq_factors);
   return m;
 }
 
@@ -533,7 +550,7 @@ Tensor Model::State::step(std::span<const Part> parts, bool all_logits) {
     const Tensor hq = as_dtype(h, l.wq.input_dtype());
     const Tensor q_all = l.wq.apply(hq), k_all = l.wk.apply(as_dtype(hq, l.wk.input_dtype())),
                  v_all = l.wv.apply(as_dtype(hq, l.wv.input_dtype()));
-    Tensor attn = backend.empty(Shape{R, c.n_embd}, l.wo.input_dtype());
+    Tensor attn = backend.empty(Shape{R, c.q_width()}, l.wo.input_dtype());
     std::int64_t r0 = 0;
     for (const Part& part : parts) {
       const auto S = static_cast<std::int64_t>(part.tokens.size());
@@ -541,8 +558,12 @@ Tensor Model::State::step(std::span<const Part> parts, bool all_logits) {
       Tensor q = q_all.slice(0, r0, r0 + S).reshape({1, S, c.n_head, c.head_dim});
       Tensor k = k_all.slice(0, r0, r0 + S).reshape({1, S, c.n_head_kv, c.head_dim});
       Tensor v = v_all.slice(0, r0, r0 + S).reshape({1, S, c.n_head_kv, c.head_dim});
-      q = ops::rope(q, rope_cos, rope_sin, ops::RopeStyle::GptJ, p, c.rope_dim);
-      k = ops::rope(k, rope_cos, rope_sin, ops::RopeStyle::GptJ, p, c.rope_dim);
+      if (c.qk_norm) {  // in f32, as llama.cpp's norms
+        q = ops::rms_norm(as_dtype(q, DType::F32), l.q_norm, c.rms_eps);
+        k = ops::rms_norm(as_dtype(k, DType::F32), l.k_norm, c.rms_eps);
+      }
+      q = ops::rope(q, rope_cos, rope_sin, c.rope_style, p, c.rope_dim);
+      k = ops::rope(k, rope_cos, rope_sin, c.rope_style, p, c.rope_dim);
       const Tensor kc = l.k_cache.slice(0, part.slot, part.slot + 1), vc = l.v_cache.slice(0, part.slot, part.slot + 1);
       Tensor kdst = kc.slice(2, p, p + S), vdst = vc.slice(2, p, p + S);
       Tensor qh = q.permute({0, 2, 1, 3});

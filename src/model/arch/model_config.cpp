@@ -1,9 +1,10 @@
-// The hyper-parameters of a llama-architecture GGUF file.
+// The hyper-parameters of a decoder GGUF file of an architecture in the table.
 #include <algorithm>
 #include <iterator>
 #include <string>
 #include <string_view>
 
+#include "architecture.hpp"
 #include "torsh/core/error.hpp"
 #include "torsh/model/model.hpp"
 
@@ -12,10 +13,10 @@ namespace {
 
 Error bad(const GgufFile& f, const std::string& what) {
   return Error(ErrorCode::InvalidArgument, f.path() + ": " + what, {.op = "load_model"},
-               {"Check that the file is a complete llama-architecture GGUF model"});
+               {"Check that the file is a complete GGUF model"});
 }
 
-// The `llama.*` keys this forward reads, or checks and may leave at their
+// The `{arch}.*` keys this forward reads, or checks and may leave at their
 // meaning (a key outside the list may change the math, so the file is refused).
 constexpr std::string_view kKnownKeys[] = {"block_count",
                                            "embedding_length",
@@ -43,17 +44,17 @@ void refuse_unknown_keys(const GgufFile& f, const std::string& prefix) {
     const std::string_view rest = std::string_view(key).substr(prefix.size());
     if (std::find(std::begin(kKnownKeys), std::end(kKnownKeys), rest) == std::end(kKnownKeys))
       throw Error(ErrorCode::Unsupported,
-                  f.path() + ": metadata key '" + key + "' is not understood by the llama forward, and it may " +
-                      "change the math; refusing rather than running the model without it",
-                  {.op = "load_model"},
-                  {"Use a plain llama-architecture GGUF file; report the key if the model should load"});
+                  f.path() + ": metadata key '" + key + "' is not understood by the " +
+                      prefix.substr(0, prefix.size() - 1) +
+                      " forward, and it may change the math; refusing rather than running the model without it",
+                  {.op = "load_model"}, {"Report the key if the model should load"});
   }
   for (const char* moe : {"expert_count", "expert_used_count"})
     if (f.get_int(prefix + moe, 0) != 0)
       throw Error(ErrorCode::Unsupported,
                   f.path() + ": " + prefix + moe + " = " + std::to_string(f.get_int(prefix + moe)) +
                       ": mixture-of-experts layers are not implemented",
-                  {.op = "load_model"}, {"Use a dense (non-MoE) llama-architecture GGUF file"});
+                  {.op = "load_model"}, {"Use a dense (non-MoE) model"});
 }
 
 }  // namespace
@@ -61,10 +62,15 @@ void refuse_unknown_keys(const GgufFile& f, const std::string& prefix) {
 ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
   ModelConfig c;
   c.architecture = f.get_string("general.architecture");
-  if (c.architecture != "llama")
+  const Architecture* arch = find_architecture(c.architecture);
+  if (!arch)
     throw Error(ErrorCode::Unsupported,
-                f.path() + ": architecture '" + c.architecture + "' is not supported (llama is)", {.op = "load_model"},
-                {"Use a llama-architecture GGUF file (Llama, SmolLM, TinyLlama, ...)"});
+                f.path() + ": architecture '" + c.architecture + "' is not supported; the forward runs " +
+                    supported_architectures(),
+                {.op = "load_model"}, {"Use a GGUF file of one of those architectures"});
+  c.rope_style = arch->rope;
+  c.qk_norm = arch->qk_norm;
+  c.rope_freq_factors = arch->rope_freqs && f.find_tensor("rope_freqs.weight") != nullptr;
   const std::string a = c.architecture + ".";
   c.name = f.get_string("general.name", "");
   c.n_layers = f.get_int(a + "block_count");
@@ -80,12 +86,18 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
   c.rms_eps = static_cast<float>(f.get_float(a + "attention.layer_norm_rms_epsilon", 1e-5));
   if (c.n_layers <= 0 || c.n_embd <= 0 || c.n_ff <= 0 || c.n_head <= 0 || c.n_head_kv <= 0)
     throw bad(f, "block_count, embedding_length, feed_forward_length and the head counts must be positive");
-  if (c.n_embd % c.n_head || c.n_head % c.n_head_kv)
+  if (c.n_head % c.n_head_kv)
+    throw bad(
+        f, "head_count " + std::to_string(c.n_head) + " must divide by head_count_kv " + std::to_string(c.n_head_kv));
+  if (!f.find(a + "attention.key_length") && c.n_embd % c.n_head)
     throw bad(f, "embedding_length " + std::to_string(c.n_embd) + " must divide by head_count " +
-                     std::to_string(c.n_head) + ", which must divide by head_count_kv " + std::to_string(c.n_head_kv));
+                     std::to_string(c.n_head) + " when attention.key_length does not give the head size");
   c.head_dim = f.get_int(a + "attention.key_length", c.n_embd / c.n_head);
-  if (c.head_dim * c.n_head != c.n_embd || f.get_int(a + "attention.value_length", c.head_dim) != c.head_dim)
-    throw Error(ErrorCode::Unsupported, f.path() + ": key/value lengths other than embedding_length / head_count",
+  if (c.head_dim <= 0) throw bad(f, "attention.key_length must be positive");
+  if (f.get_int(a + "attention.value_length", c.head_dim) != c.head_dim)
+    throw Error(ErrorCode::Unsupported,
+                f.path() + ": value heads of " + std::to_string(f.get_int(a + "attention.value_length")) +
+                    " but key heads of " + std::to_string(c.head_dim) + "; the attention takes one head size",
                 {.op = "load_model"});
   c.rope_dim = f.get_int(a + "rope.dimension_count", c.head_dim);
   if (c.rope_dim <= 0 || c.rope_dim > c.head_dim || c.rope_dim % 2)

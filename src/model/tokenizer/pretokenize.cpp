@@ -62,8 +62,9 @@ class Matcher {
     return spaces(i);  // cls(i) is Space here: anything else matched above
   }
 
-  // One Llama 3 word starting at i.
-  std::size_t llama3_word(std::size_t i) const {
+  // One Llama 3 word starting at i; Qwen2's regex is the same with one digit
+  // a word (\p{N} for \p{N}{1,3}).
+  std::size_t llama3_word(std::size_t i, std::size_t max_digits = 3) const {
     if (std::size_t k = contraction(i, true)) return k;
     // [^\r\n\p{L}\p{N}]?\p{L}+
     if (is(i, CharClass::Letter)) return run_of(i, CharClass::Letter);
@@ -72,7 +73,7 @@ class Matcher {
     // \p{N}{1,3}
     if (is(i, CharClass::Number)) {
       std::size_t k = i + 1;
-      while (k < i + 3 && is(k, CharClass::Number)) ++k;
+      while (k < i + max_digits && is(k, CharClass::Number)) ++k;
       return k;
     }
     // ' ?[^\s\p{L}\p{N}]+[\r\n]*'
@@ -111,7 +112,8 @@ void split_span(const std::vector<CodePoint>& cps, std::size_t begin, std::size_
 std::optional<PreTokenizer> pre_tokenizer_named(std::string_view name) {
   if (name == "smollm") return PreTokenizer::SmolLM;
   if (name == "default" || name == "gpt2") return PreTokenizer::Gpt2;
-  if (name == "llama3" || name == "llama-bpe") return PreTokenizer::Llama3;
+  if (name == "llama3" || name == "llama-v3" || name == "llama-bpe") return PreTokenizer::Llama3;
+  if (name == "qwen2" || name == "deepseek-r1-qwen" || name == "megrez") return PreTokenizer::Qwen2;
   return std::nullopt;
 }
 
@@ -122,6 +124,9 @@ void pretokenize(PreTokenizer kind, std::string_view text, std::vector<std::stri
     case PreTokenizer::Gpt2: split_span(cps, 0, cps.size(), text, words, gpt2); break;
     case PreTokenizer::Llama3:
       split_span(cps, 0, cps.size(), text, words, [](const Matcher& m, std::size_t i) { return m.llama3_word(i); });
+      break;
+    case PreTokenizer::Qwen2:
+      split_span(cps, 0, cps.size(), text, words, [](const Matcher& m, std::size_t i) { return m.llama3_word(i, 1); });
       break;
     case PreTokenizer::SmolLM: {
       // Each number character is a word; the regex runs on the text between them,

@@ -16,9 +16,12 @@ enum class PreTokenizer {
   // (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
   //   ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
   Llama3,
+  // Llama3's with single digits: ...|\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+...
+  Qwen2,
 };
 
-// tokenizer.ggml.pre names: "smollm", "default"/"gpt2", "llama3"/"llama-bpe".
+// tokenizer.ggml.pre names: "smollm", "default"/"gpt2", "llama3"/"llama-v3"/"llama-bpe",
+// "qwen2"/"deepseek-r1-qwen"/"megrez".
 std::optional<PreTokenizer> pre_tokenizer_named(std::string_view name);
 
 // Appends the words of `text` to `words` (views into `text`, in order, covering

@@ -1,30 +1,40 @@
-"""An independent llama forward pass in PyTorch, for checking torsh's.
+"""An independent decoder forward pass in PyTorch, for checking torsh's.
 
 Weights come from the GGUF file through the PyPI ``gguf`` package's own
-reader and dequantizer (not torsh's); the math is written out here in f32:
-RMSNorm, RoPE on adjacent pairs (GGUF llama files permute Q and K for it),
-grouped-query attention with a KV cache, SwiGLU, tied embeddings.
+reader and dequantizer (not torsh's); the math is written out here in f32 from
+each architecture's definition (llama.cpp's src/models/*.cpp):
+
+- llama: RMSNorm, RoPE on adjacent pairs (GGUF llama files permute Q and K
+  for it), Llama 3.1's frequency factors (rope_freqs.weight) dividing the
+  angles, grouped-query attention with a KV cache, SwiGLU, tied embeddings;
+- qwen2: the same with RoPE on NeoX halves and Q/K/V biases;
+- qwen3: NeoX halves, RMSNorm over each query and key head before RoPE, and a
+  head size of its own (attention.key_length).
 """
 
 import gguf
 import numpy as np
 import torch
 
+NEOX = {"llama": False, "qwen2": True, "qwen3": True}
 
-class TorchLlama:
+
+class TorchModel:
     def __init__(self, path):
         r = gguf.GGUFReader(path)
         f = {k: v.contents() for k, v in r.fields.items()
              if not k.startswith("tokenizer.")}
-        a = f["general.architecture"] + "."
+        self.arch = f["general.architecture"]
+        a = self.arch + "."
         self.n_layers = f[a + "block_count"]
         self.n_embd = f[a + "embedding_length"]
         self.n_head = f[a + "attention.head_count"]
         self.n_head_kv = f[a + "attention.head_count_kv"]
-        self.head_dim = self.n_embd // self.n_head
+        self.head_dim = f.get(a + "attention.key_length", self.n_embd // self.n_head)
         self.rope_dim = f.get(a + "rope.dimension_count", self.head_dim)
         self.base = float(f.get(a + "rope.freq_base", 10000.0))
         self.eps = float(f[a + "attention.layer_norm_rms_epsilon"])
+        self.neox = NEOX[self.arch]
         tensors = {t.name: t for t in r.tensors}
 
         def w(name):
@@ -35,12 +45,16 @@ class TorchLlama:
         self.embd = w("token_embd.weight")
         self.out_norm = w("output_norm.weight")
         self.output = w("output.weight") if "output.weight" in tensors else self.embd
+        self.freq_factors = w("rope_freqs.weight").double() if "rope_freqs.weight" in tensors else None
         self.layers = []
         for i in range(self.n_layers):
             p = f"blk.{i}."
-            self.layers.append({k: w(p + k + ".weight") for k in (
-                "attn_norm", "ffn_norm", "attn_q", "attn_k", "attn_v", "attn_output",
-                "ffn_gate", "ffn_up", "ffn_down")})
+            names = ["attn_norm", "ffn_norm", "attn_q", "attn_k", "attn_v", "attn_output",
+                     "ffn_gate", "ffn_up", "ffn_down", "attn_q_norm", "attn_k_norm"]
+            layer = {k: w(p + k + ".weight") for k in names if p + k + ".weight" in tensors}
+            for k in ("attn_q", "attn_k", "attn_v", "attn_output"):
+                layer[k + ".bias"] = w(p + k + ".bias") if p + k + ".bias" in tensors else 0.0
+            self.layers.append(layer)
         self.reset()
 
     def reset(self):
@@ -51,15 +65,23 @@ class TorchLlama:
     def rms_norm(self, x, w):
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * w
 
-    def rope(self, x, positions):  # x [S, H, D]: pairs (2i, 2i + 1) rotate by pos * base^(-2i/rot)
+    def rope(self, x, positions):
+        """x [S, H, D]: pair i (adjacent: 2i, 2i + 1; NeoX: i, i + rope_dim / 2)
+        rotates by pos * base^(-2i/rope_dim) / freq_factor[i]."""
         half = self.rope_dim // 2
         inv = self.base ** (-torch.arange(0, half, dtype=torch.float64) * 2 / self.rope_dim)
+        if self.freq_factors is not None:
+            inv = inv / self.freq_factors
         ang = positions[:, None].double() * inv[None, :]
         cos, sin = ang.cos().float()[:, None, :], ang.sin().float()[:, None, :]
         out = x.clone()
-        x0, x1 = x[..., 0:self.rope_dim:2], x[..., 1:self.rope_dim:2]
-        out[..., 0:self.rope_dim:2] = x0 * cos - x1 * sin
-        out[..., 1:self.rope_dim:2] = x0 * sin + x1 * cos
+        if self.neox:
+            i0, i1 = slice(0, half), slice(half, self.rope_dim)
+        else:
+            i0, i1 = slice(0, self.rope_dim, 2), slice(1, self.rope_dim, 2)
+        x0, x1 = x[..., i0], x[..., i1]
+        out[..., i0] = x0 * cos - x1 * sin
+        out[..., i1] = x0 * sin + x1 * cos
         return out
 
     @torch.no_grad()
@@ -71,9 +93,13 @@ class TorchLlama:
         group = self.n_head // self.n_head_kv
         for i, l in enumerate(self.layers):
             h = self.rms_norm(x, l["attn_norm"])
-            q = self.rope((h @ l["attn_q"].T).view(s, self.n_head, self.head_dim), positions)
-            k = self.rope((h @ l["attn_k"].T).view(s, self.n_head_kv, self.head_dim), positions)
-            v = (h @ l["attn_v"].T).view(s, self.n_head_kv, self.head_dim)
+            q = (h @ l["attn_q"].T + l["attn_q.bias"]).view(s, self.n_head, self.head_dim)
+            k = (h @ l["attn_k"].T + l["attn_k.bias"]).view(s, self.n_head_kv, self.head_dim)
+            v = (h @ l["attn_v"].T + l["attn_v.bias"]).view(s, self.n_head_kv, self.head_dim)
+            if "attn_q_norm" in l:
+                q = self.rms_norm(q, l["attn_q_norm"])
+                k = self.rms_norm(k, l["attn_k_norm"])
+            q, k = self.rope(q, positions), self.rope(k, positions)
             self.k[i] = k if self.k[i] is None else torch.cat([self.k[i], k])
             self.v[i] = v if self.v[i] is None else torch.cat([self.v[i], v])
             kk = self.k[i].repeat_interleave(group, dim=1)  # query head h reads kv head h // group
@@ -82,8 +108,8 @@ class TorchLlama:
             t = kk.shape[0]
             mask = torch.arange(t)[None, :] > (positions[:, None])  # causal: key j visible when j <= pos
             scores = scores.masked_fill(mask[None], float("-inf"))
-            o = torch.einsum("hst,thd->shd", scores.softmax(-1), vv).reshape(s, self.n_embd)
-            x = x + o @ l["attn_output"].T
+            o = torch.einsum("hst,thd->shd", scores.softmax(-1), vv).reshape(s, self.n_head * self.head_dim)
+            x = x + o @ l["attn_output"].T + l["attn_output.bias"]
             h = self.rms_norm(x, l["ffn_norm"])
             x = x + (torch.nn.functional.silu(h @ l["ffn_gate"].T) * (h @ l["ffn_up"].T)) @ l["ffn_down"].T
         self.pos += s

@@ -1,0 +1,142 @@
+"""Every architecture of the forward's table against an independent PyTorch
+forward written from its definition (tests/model/torch_model.py), on random-weight
+files written here (tests/model/random_model.py): Llama 3.1-style llama with
+rope_freqs.weight, qwen2 (NeoX RoPE, Q/K/V biases), qwen3 (NeoX RoPE, q/k
+head norms, 128-wide heads: queries wider than the embedding). And against
+llama.cpp's own forward on the same files where its logits program is built
+(tests/model/build_llama_logits.sh; TORSH_LLAMA_LOGITS names it), skipping
+visibly where it is not.
+"""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import torsh_backend as tb
+
+MODEL = pathlib.Path(tb.model_cache_dir()) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+needs_model = pytest.mark.skipif(not MODEL.exists(), reason=f"{MODEL} is absent (its tokenizer is copied into "
+                                 "the random files): run scripts/fetch-model.sh")
+ARCHS = ["llama3", "qwen2", "qwen3"]
+CONFIG = {  # gguf architecture, RoPE pairs, q/k norm, frequency factors, head size
+    "llama3": ("llama", "gptj", False, True, 64),
+    "qwen2": ("qwen2", "neox", False, False, 64),
+    "qwen3": ("qwen3", "neox", True, False, 128),
+}
+
+
+@pytest.fixture(scope="module", params=ARCHS)
+def arch(request, tmp_path_factory):
+    """The architecture's random-weight files (f32, q8_0, q4_k) and the PyTorch reference over each."""
+    torch = pytest.importorskip("torch", reason="PyTorch is absent: the reference forward cannot run")
+    torch.set_num_threads(2)
+    pytest.importorskip("gguf", reason="the PyPI gguf package is absent: the files cannot be written")
+    if not MODEL.exists():
+        pytest.skip(f"{MODEL} is absent: run scripts/fetch-model.sh")
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "model"))
+    from random_model import write
+    from torch_model import TorchModel
+    d = tmp_path_factory.mktemp(request.param)
+    files = {}
+    for fmt in ("f32", "q8_0", "q4_k"):
+        path = d / f"random-{request.param}-{fmt}.gguf"
+        write(str(MODEL), str(path), fmt, arch=request.param)
+        files[fmt] = (path, TorchModel(str(path)))
+    return request.param, files
+
+
+def relative_errors(ours, ref):
+    """Per position: max abs difference over the vocabulary / max abs reference logit."""
+    return np.abs(ours - ref).max(axis=1) / np.abs(ref).max(axis=1)
+
+
+PASSAGE = ("In 1969, the Apollo 11 mission landed the first humans on the Moon. Neil Armstrong and Buzz Aldrin "
+           "spent about two hours outside the lunar module, collecting samples and planting a flag, while Michael "
+           "Collins orbited above in the command module Columbia.")
+
+
+@needs_model
+def test_config_names_what_the_architecture_changes(arch):
+    name, files = arch
+    gguf_arch, rope, qk_norm, factors, head_dim = CONFIG[name]
+    c = tb.Model.load(str(files["f32"][0]), ctx=64).config
+    assert (c["architecture"], c["rope_style"], c["qk_norm"], c["rope_freq_factors"], c["head_dim"]) == \
+        (gguf_arch, rope, qk_norm, factors, head_dim)
+
+
+@needs_model
+def test_f32_weights_match_pytorch_on_every_backend(arch):
+    # F32 weights and an f32 KV cache: the forward's own math, within 1e-4 of
+    # the reference's (measured ~1e-6 on the CPU, PoCL and lavapipe); a missing
+    # frequency factor moves the llama3 logits by ~9e-4, a wrong RoPE pairing
+    # by ~3e-2. GPU backends with no op falling back to the CPU; 16 positions on
+    # WebGPU (lavapipe runs its shaders on the CPU).
+    name, files = arch
+    path, ref = files["f32"]
+    ran = []
+    for st in tb.statuses():
+        if not st.available or st.type not in ("cpu", "opencl", "webgpu"):
+            continue
+        m = tb.Model.load(str(path), ctx=128, backend=st.type, kv_type="f32")
+        ids = m.tokenizer.encode(PASSAGE)[:16 if st.type == "webgpu" else 64]
+        ref.reset()
+        tb.reset_fallback_stats()
+        err = relative_errors(m.logits(ids), ref.forward(ids).numpy())
+        print(f"{name} f32 on {st.type}: max relative logit error over {len(ids)} positions {err.max():.2e}")
+        assert err.max() < 1e-4, st.type
+        assert tb.fallback_stats()["ops"] == 0, st.type
+        ran.append(st.type)
+    assert "cpu" in ran
+
+
+@needs_model
+@pytest.mark.parametrize("fmt", ["q8_0", "q4_k"])
+def test_quantized_weights_match_pytorch(arch, fmt):
+    # The integer kernels (16-bit activations) and the f16 KV cache: the same
+    # bound as the K-quant llama files' (test_model.py).
+    name, files = arch
+    path, ref = files[fmt]
+    m = tb.Model.load(str(path), ctx=128)
+    ids = m.tokenizer.encode(PASSAGE)[:64]
+    ref.reset()
+    err = relative_errors(m.logits(ids), ref.forward(ids).numpy())
+    print(f"{name} {fmt}: max relative logit error over 64 positions {err.max():.2e}")
+    assert err.max() < 2e-3
+    prompt = "The capital of France is"
+    gen = m.generate(prompt, max_tokens=8)
+    "".join(gen)
+    ours = list(gen.tokens)
+    assert ours == ref.greedy(m.tokenizer.encode(prompt), 8)[:len(ours)]
+
+
+LLAMA_LOGITS = os.environ.get("TORSH_LLAMA_LOGITS", "")
+
+
+@needs_model
+@pytest.mark.skipif(not os.access(LLAMA_LOGITS, os.X_OK),
+                    reason="llama.cpp's logits program is absent: build it with tests/model/build_llama_logits.sh "
+                    "and set TORSH_LLAMA_LOGITS")
+def test_llama_cpp_agrees(arch, tmp_path):
+    # llama.cpp's forward on the same F32 file (an f32 KV cache, its flash
+    # attention off: that one rounds queries and keys to f16 on the CPU): its
+    # logits within 1e-5 of ours and of the reference's (measured ~1e-6), so
+    # the reference's reading of each architecture is llama.cpp's too.
+    name, files = arch
+    path, ref = files["f32"]
+    m = tb.Model.load(str(path), ctx=128, kv_type="f32")
+    ids = m.tokenizer.encode(PASSAGE)[:64]
+    out = tmp_path / "logits.f32"
+    r = subprocess.run([LLAMA_LOGITS, str(path), str(out)] + [str(i) for i in ids], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    peer = np.fromfile(out, dtype=np.float32).reshape(len(ids), -1)
+    ours = m.logits(ids)
+    ref.reset()
+    err = relative_errors(ours, peer)
+    ref_err = relative_errors(ref.forward(ids).numpy(), peer)
+    print(f"{name}: llama.cpp against ours {err.max():.2e}, against the reference {ref_err.max():.2e}")
+    assert err.max() < 1e-5 and ref_err.max() < 1e-5
+    assert (ours.argmax(1) == peer.argmax(1)).all()
