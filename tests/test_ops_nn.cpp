@@ -55,7 +55,7 @@ TEST(OpsRope, NeoXAndGptJLayouts) {
 namespace {
 std::vector<double> ref_attention(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
                                   int B, int Hq, int Hkv, int Sq, int Skv, int D, bool causal,
-                                  bool bottom_right = false) {
+                                  bool bottom_right = false, int window = 0, double softcap = 0) {
   std::vector<double> out(static_cast<std::size_t>(B) * Hq * Sq * D);
   const double scale = 1 / std::sqrt(double(D));
   for (int b = 0; b < B; ++b)
@@ -65,11 +65,14 @@ std::vector<double> ref_attention(const std::vector<float>& q, const std::vector
         std::vector<double> s(Skv, -INFINITY);
         double mx = -INFINITY;
         for (int j = 0; j < Skv; ++j) {
-          if (causal && j > i + (bottom_right ? Skv - Sq : 0)) continue;
+          const int last = i + (bottom_right ? Skv - Sq : 0);
+          if (causal && j > last) continue;
+          if (window > 0 && j <= last - window) continue;  // outside the sliding window
           double d = 0;
           for (int t = 0; t < D; ++t)
             d += double(q[((b * Hq + h) * Sq + i) * D + t]) * k[((b * Hkv + kh) * Skv + j) * D + t];
           s[j] = d * scale;
+          if (softcap > 0) s[j] = softcap * std::tanh(s[j] / softcap);
           mx = std::max(mx, s[j]);
         }
         if (mx == -INFINITY) continue;  // a query that sees no key: zeros
@@ -429,6 +432,61 @@ TEST(OpsRandom, PhiloxKnownAnswersAndReproducibility) {
   EXPECT_EQ(error_code_of([&] { ops::rand(b, Shape{4}, 1, DType::F32, 1.f, 1.f); }), ErrorCode::InvalidArgument);
   EXPECT_EQ(error_code_of([&] { ops::bernoulli(b, Shape{4}, 1.5f, 1); }), ErrorCode::InvalidArgument);
   EXPECT_EQ(error_code_of([&] { ops::randn(b, Shape{4}, 1, DType::I32); }), ErrorCode::DTypeMismatch);
+}
+
+// A sliding window and a logit soft-cap (Mistral's / Gemma's local layers,
+// Gemma 2) on both CPU paths: prompts (flash tiles, windows starting inside
+// a key tile) and decoding (split-K, the window cutting the cache), windows
+// shorter and longer than the tiles; on a q8_0 cache against the same cache
+// dequantized.
+TEST(OpsAttention, SlidingWindowAndSoftCapMatchReference) {
+  struct Case {
+    int B, Hq, Hkv, Sq, Skv, D, window;
+    float softcap;
+  };
+  for (auto c :
+       {Case{1, 2, 1, 70, 70, 16, 5, 0}, Case{1, 4, 2, 130, 300, 64, 100, 0}, Case{2, 2, 2, 33, 33, 8, 1, 0},
+        Case{1, 2, 1, 300, 300, 64, 257, 0}, Case{1, 4, 4, 40, 40, 16, 0, 2.5f}, Case{1, 4, 2, 70, 90, 64, 30, 1.0f},
+        Case{1, 9, 3, 1, 2000, 64, 512, 0}, Case{2, 8, 2, 3, 1000, 64, 300, 50.0f}, Case{1, 4, 4, 1, 777, 40, 4096, 0},
+        Case{1, 6, 1, 2, 1500, 96, 0, 0.5f}})
+    for (bool bottom_right : {false, true}) {
+      auto q = rand_vec(c.B * c.Hq * c.Sq * c.D, 1), k = rand_vec(c.B * c.Hkv * c.Skv * c.D, 2),
+           v = rand_vec(c.B * c.Hkv * c.Skv * c.D, 3);
+      for (auto& x : q) x *= 4.0f;  // scores large enough for the soft-cap to bend them
+      const auto align = bottom_right ? ops::CausalAlign::BottomRight : ops::CausalAlign::TopLeft;
+      auto got = ops::attention(make(q, {c.B, c.Hq, c.Sq, c.D}), make(k, {c.B, c.Hkv, c.Skv, c.D}),
+                                make(v, {c.B, c.Hkv, c.Skv, c.D}), true, std::nullopt, align, c.window, c.softcap)
+                     .to_vector();
+      auto ref = ref_attention(q, k, v, c.B, c.Hq, c.Hkv, c.Sq, c.Skv, c.D, true, bottom_right, c.window, c.softcap);
+      for (std::size_t i = 0; i < ref.size(); ++i)
+        ASSERT_NEAR(got[i], ref[i], 2e-5) << "Sq=" << c.Sq << " Skv=" << c.Skv << " window=" << c.window
+                                          << " softcap=" << c.softcap << " bottom_right=" << bottom_right << " i=" << i;
+      if (c.D % 32 || !bottom_right) continue;
+      // The same on a q8_0 cache, against that cache dequantized.
+      auto q8 = [&](const std::vector<float>& x) {
+        const QTensor blocks = QTensor::quantize(make(x, {c.B * c.Hkv * c.Skv, c.D}), QuantFormat::Q8_0);
+        const auto rb = static_cast<std::int64_t>(blocks.row_bytes());
+        return std::pair{blocks.blocks().reshape({c.B, c.Hkv, c.Skv, rb}),
+                         ops::dequantize(blocks).reshape({c.B, c.Hkv, c.Skv, c.D})};
+      };
+      const auto [kq, kf] = q8(k);
+      const auto [vq, vf] = q8(v);
+      const Tensor qt = make(q, {c.B, c.Hq, c.Sq, c.D});
+      const auto g8 =
+          ops::attention(qt, kq, vq, QuantFormat::Q8_0, true, std::nullopt, align, c.window, c.softcap).to_vector();
+      const auto w8 = ops::attention(qt, kf, vf, true, std::nullopt, align, c.window, c.softcap).to_vector();
+      for (std::size_t i = 0; i < g8.size(); ++i) ASSERT_NEAR(g8[i], w8[i], 1e-5) << "q8_0 window=" << c.window;
+    }
+  // Refused, naming the op: a window without causal, a negative one, a negative or non-finite cap.
+  const Tensor q = make(rand_vec(64, 1), {1, 1, 4, 16});
+  EXPECT_EQ(error_code_of([&] { ops::attention(q, q, q, false, std::nullopt, ops::CausalAlign::TopLeft, 4); }),
+            ErrorCode::InvalidArgument);
+  EXPECT_EQ(error_code_of([&] { ops::attention(q, q, q, true, std::nullopt, ops::CausalAlign::TopLeft, -1); }),
+            ErrorCode::InvalidArgument);
+  EXPECT_EQ(error_code_of([&] { ops::attention(q, q, q, true, std::nullopt, ops::CausalAlign::TopLeft, 0, -1.0f); }),
+            ErrorCode::InvalidArgument);
+  EXPECT_EQ(error_code_of([&] { ops::attention(q, q, q, true, std::nullopt, ops::CausalAlign::TopLeft, 0, NAN); }),
+            ErrorCode::InvalidArgument);
 }
 
 // Attention on a q8_0 KV cache against the f32 attention on the same cache

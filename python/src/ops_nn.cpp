@@ -151,7 +151,7 @@ void bind_transformer(nb::module_& m) {
   m.def(
       "attention",
       [](const TensorLike& q, const TensorLike& k, const TensorLike& v, bool causal, std::optional<double> scale,
-         const std::string& align) {
+         const std::string& align, std::int64_t window, double softcap) {
         if (align != "top_left" && align != "bottom_right")
           raise_error(ErrorCode::InvalidArgument, "unknown causal alignment '" + align + "'", "attention",
                       {"Use 'top_left' (PyTorch's is_causal) or 'bottom_right' (queries at the end of the keys, as "
@@ -160,13 +160,17 @@ void bind_transformer(nb::module_& m) {
         Tensor tk = as_tensor(k, &tq), tv = as_tensor(v, &tq);
         nb::gil_scoped_release r;
         return ops::attention(tq, tk, tv, causal, scale,
-                              align == "top_left" ? ops::CausalAlign::TopLeft : ops::CausalAlign::BottomRight);
+                              align == "top_left" ? ops::CausalAlign::TopLeft : ops::CausalAlign::BottomRight, window,
+                              static_cast<float>(softcap));
       },
       arg("q"), arg("k"), arg("v"), arg("causal") = false, arg("scale").none() = nb::none(), arg("align") = "top_left",
+      arg("window") = 0, arg("softcap") = 0.0,
       "Scaled dot-product attention: q [B, Hq, Sq, D], k/v [B, Hkv, Skv, D] (grouped heads when Hkv divides Hq); "
       "scale defaults to 1/sqrt(D). With causal=True and Sq != Skv, align='top_left' (the default, PyTorch's "
       "is_causal) lets query i see keys j <= i; align='bottom_right' puts the queries at the end of the keys "
-      "(j <= i + Skv - Sq, a KV cache); a query that sees no key gets zeros.");
+      "(j <= i + Skv - Sq, a KV cache); a query that sees no key gets zeros. window > 0 (causal only): a sliding "
+      "window, each query seeing only the last `window` keys of its causal range; softcap > 0: each scaled score "
+      "s becomes softcap * tanh(s / softcap) before the softmax (Gemma 2).");
 }
 
 void bind_conv(nb::module_& m) {

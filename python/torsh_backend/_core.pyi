@@ -624,9 +624,9 @@ def embedding(table: Tensor | numpy.typing.ArrayLike, ids: Tensor | numpy.typing
     Rows of table [V, D] (any dtype) at ids (int32 or int64, any shape): ids.shape + [D].
     """
 
-def attention(q: Tensor | numpy.typing.ArrayLike, k: Tensor | numpy.typing.ArrayLike, v: Tensor | numpy.typing.ArrayLike, causal: bool = False, scale: float | None = None, align: str = 'top_left') -> Tensor:
+def attention(q: Tensor | numpy.typing.ArrayLike, k: Tensor | numpy.typing.ArrayLike, v: Tensor | numpy.typing.ArrayLike, causal: bool = False, scale: float | None = None, align: str = 'top_left', window: int = 0, softcap: float = 0.0) -> Tensor:
     """
-    Scaled dot-product attention: q [B, Hq, Sq, D], k/v [B, Hkv, Skv, D] (grouped heads when Hkv divides Hq); scale defaults to 1/sqrt(D). With causal=True and Sq != Skv, align='top_left' (the default, PyTorch's is_causal) lets query i see keys j <= i; align='bottom_right' puts the queries at the end of the keys (j <= i + Skv - Sq, a KV cache); a query that sees no key gets zeros.
+    Scaled dot-product attention: q [B, Hq, Sq, D], k/v [B, Hkv, Skv, D] (grouped heads when Hkv divides Hq); scale defaults to 1/sqrt(D). With causal=True and Sq != Skv, align='top_left' (the default, PyTorch's is_causal) lets query i see keys j <= i; align='bottom_right' puts the queries at the end of the keys (j <= i + Skv - Sq, a KV cache); a query that sees no key gets zeros. window > 0 (causal only): a sliding window, each query seeing only the last `window` keys of its causal range; softcap > 0: each scaled score s becomes softcap * tanh(s / softcap) before the softmax (Gemma 2).
     """
 
 def conv2d(x: Tensor | numpy.typing.ArrayLike, weight: Tensor | numpy.typing.ArrayLike, bias: Tensor | numpy.typing.ArrayLike | None = None, *, stride: int | tuple[int, int] = 1, padding: int | tuple[int, int] = 0, dilation: int | tuple[int, int] = 1, groups: int = 1, algorithm: str = 'auto') -> Tensor:

@@ -18,11 +18,23 @@ bool rows_packed(const Tensor& t) {
   return (sh[3] <= 1 || st[3] == 1) && (sh[2] <= 1 || st[2] == sh[3]);
 }
 
+void check_mask(const char* name, std::int64_t window, float softcap, bool causal, const detail::TensorRefs& ts) {
+  if (window < 0 || (window > 0 && !causal))
+    throw Error(ErrorCode::InvalidArgument,
+                "attention's sliding window " + std::to_string(window) + " must be >= 0, and > 0 only with causal",
+                detail::context(name, ts), {"Pass causal=true with a window, or window 0 for none"});
+  if (!(softcap >= 0.0f) || !std::isfinite(softcap))
+    throw Error(ErrorCode::InvalidArgument,
+                "attention's logit soft-cap " + std::to_string(softcap) + " must be finite and >= 0 (0: none)",
+                detail::context(name, ts));
+}
+
 }  // namespace
 
 Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, bool causal, std::optional<float> scale,
-                 CausalAlign align) {
+                 CausalAlign align, std::int64_t window, float softcap) {
   const char* name = "attention";
+  check_mask(name, window, softcap, causal, {q_in, k_in, v_in});
   detail::check_same_device(name, {q_in, k_in, v_in});
   detail::check_same_dtype(name, {q_in, k_in, v_in});
   if (!is_floating(q_in.dtype()))
@@ -46,14 +58,18 @@ Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in, boo
   if (out.numel() == 0) return out;
   const float sc = scale.value_or(1.0f / std::sqrt(static_cast<float>(qs[3] > 0 ? qs[3] : 1)));
   detail::launch<rt::OpKind::Attention>(name, {q, k, v}, {out}, [=](auto& in, auto& o) {
-    return rt::AttentionArgs{in[0], in[1], in[2], o[0], sc, causal, align};
+    rt::AttentionArgs a{in[0], in[1], in[2], o[0], sc, causal, align};
+    a.window = window;
+    a.softcap = softcap;
+    return a;
   });
   return out;
 }
 
 Tensor attention(const Tensor& q_in, const Tensor& k, const Tensor& v, QuantFormat kv_format, bool causal,
-                 std::optional<float> scale, CausalAlign align) {
+                 std::optional<float> scale, CausalAlign align, std::int64_t window, float softcap) {
   const char* name = "attention";
+  check_mask(name, window, softcap, causal, {q_in, k, v});
   detail::check_same_device(name, {q_in, k, v});
   if (kv_format != QuantFormat::Q8_0)
     throw Error(
@@ -89,6 +105,8 @@ Tensor attention(const Tensor& q_in, const Tensor& k, const Tensor& v, QuantForm
   const float sc = scale.value_or(1.0f / std::sqrt(static_cast<float>(qs[3] > 0 ? qs[3] : 1)));
   detail::launch<rt::OpKind::Attention>(name, {q, k, v}, {out}, [=](auto& in, auto& o) {
     rt::AttentionArgs a{in[0], in[1], in[2], o[0], sc, causal, align};
+    a.window = window;
+    a.softcap = softcap;
     a.kv_q8_0 = true;
     return a;
   });

@@ -916,6 +916,36 @@ void attention_cases(CaseList& L) {
   L.add("attention kv-cache prefix Hq=3 Hkv=1", K::Attention, F32,
         {in({1, 3, 5, 40}), in({1, 1, 90, 40}).slice(2, 0, 67), in({1, 1, 90, 40}).slice(2, 0, 67)}, attn_br(false),
         Tol::reduction(107, 64, 2));
+  // Sliding windows and logit soft-caps (Mistral's and Gemma's local layers,
+  // Gemma 2): prompts with the window starting inside a key tile, decoding
+  // with the window cutting a deep cache (split-K), scores large enough for
+  // the cap to bend.
+  const auto attn_mask = [](std::int64_t window, float softcap, ops::CausalAlign align) -> Run {
+    return [=](Backend&, std::vector<Tensor>& x) -> Outputs {
+      return {ops::attention(x[0], x[1], x[2], true, std::nullopt, align, window, softcap)};
+    };
+  };
+  const auto TL = ops::CausalAlign::TopLeft, BR = ops::CausalAlign::BottomRight;
+  for (DType t : {F32, F16}) {
+    L.add("attention window=5 causal", K::Attention, t,
+          {in({1, 2, 70, 16}, t), in({1, 2, 70, 16}, t), in({1, 2, 70, 16}, t)}, attn_mask(5, 0.0f, TL),
+          Tol::reduction(21, 64, 2));
+    L.add("attention window=100 Hq=4 Hkv=2 causal bottom-right", K::Attention, t,
+          {in({1, 4, 130, 64}, t), in({1, 2, 300, 64}, t), in({1, 2, 300, 64}, t)}, attn_mask(100, 0.0f, BR),
+          Tol::reduction(164, 64, 2));
+    L.add("attention softcap=2.5 causal", K::Attention, t,
+          {in({1, 4, 40, 16}, t).range(-4, 4), in({1, 4, 40, 16}, t), in({1, 4, 40, 16}, t)}, attn_mask(0, 2.5f, TL),
+          Tol::reduction(56, 64, 2));
+    L.add("attention window=30 softcap=1 Hq=4 Hkv=2 causal bottom-right", K::Attention, t,
+          {in({1, 4, 70, 64}, t).range(-4, 4), in({1, 2, 90, 64}, t), in({1, 2, 90, 64}, t)}, attn_mask(30, 1.0f, BR),
+          Tol::reduction(94, 64, 2));
+    L.add("attention decode window=512 depth=2000 Hq=9 Hkv=3 causal bottom-right", K::Attention, t,
+          {in({1, 9, 1, 64}, t), in({1, 3, 2005, 64}, t).slice(2, 0, 2000), in({1, 3, 2005, 64}, t).slice(2, 0, 2000)},
+          attn_mask(512, 0.0f, BR), Tol::reduction(576, 64, 2));
+    L.add("attention decode window=300 softcap=50 depth=1000 Hq=8 Hkv=2 Sq=3 causal bottom-right", K::Attention, t,
+          {in({2, 8, 3, 64}, t), in({2, 2, 1000, 64}, t), in({2, 2, 1000, 64}, t)}, attn_mask(300, 50.0f, BR),
+          Tol::reduction(364, 64, 2));
+  }
 }
 
 // ---------------------------------------------------------------- conv2d, pooling

@@ -16,7 +16,8 @@ attn_q_norm / attn_k_norm over 128-wide heads (key_length, so the queries are
 wider than the embedding, as Qwen3's are). The tokenizer is SmolLM2's
 vocabulary under the pre-tokenizer each family's files name (llama-bpe, qwen2).
 
-Shapes: "small" (the tests': 256 wide, 2 layers) and "1b" (Llama 3.2 1B's
+Shapes: "small" (the tests': 256 wide, 2 layers), "qwen2-0.5b" and "qwen3-0.6b"
+(those models' layers, for scripts/bench/llm_arch.sh) and "1b" (Llama 3.2 1B's
 layers, 2048 wide, 16 layers, 32 query and 8 key/value heads, 8192 FFN, with
 SmolLM2's 49152-token vocabulary: 1.07e9 parameters; written as f16 for
 llama-quantize to turn into the files people download, for decode speed
@@ -35,6 +36,9 @@ import kquant  # noqa: E402
 SHAPES = {  # n_embd, n_ff, n_head, n_head_kv, n_layer
     "small": (256, 768, 4, 2, 2),
     "1b": (2048, 8192, 32, 8, 16),
+    # Qwen2.5-0.5B's and Qwen3-0.6B's layers (qwen3: 128-wide heads), SmolLM2's vocabulary.
+    "qwen2-0.5b": (896, 4864, 14, 2, 24),
+    "qwen3-0.6b": (1024, 3072, 16, 8, 28),
 }
 
 

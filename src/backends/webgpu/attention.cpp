@@ -30,6 +30,7 @@ void attention(WebGpuDevice& dev, const rt::AttentionArgs& a) {
     l.param(l.offset(0)).param(l.offset(1)).param(l.offset(2)).param(l.offset(3));
     l.param(static_cast<std::uint32_t>(static_cast<std::int32_t>(m.shift))).param(m.scale).param(m.causal);
     l.param(m.dt).param(m.splits).param(m.split_len);
+    l.param(m.window).param(m.softcap);
   };
   Launch rows_launch(dev);
   bind(rows_launch);
@@ -44,8 +45,10 @@ bool attention_fits(const rt::DeviceImpl& d, const rt::AttentionArgs& a) {
   const std::int64_t shift = gpu::attention_meta(a).shift;
   // Per tile of 64 keys: the scores (d), the weighted values (64 per 64 of dv) and the reductions.
   const std::int64_t skv = a.k.shape[2], dq = a.q.shape[3], dv = a.v.shape[3];
+  // The shader's window arithmetic is in i32.
   return gpu::attention_fits(a) && shift > -(std::int64_t{1} << 30) && shift < (std::int64_t{1} << 30) &&
-         loops_fit(d, strided(skv, 64) * (dq + 64 * strided(dv, 64) + 32) + 16) && fits(d, {&a.q, &a.k, &a.v, &a.out});
+         a.window < (std::int64_t{1} << 30) && loops_fit(d, strided(skv, 64) * (dq + 64 * strided(dv, 64) + 32) + 16) &&
+         fits(d, {&a.q, &a.k, &a.v, &a.out});
 }
 
 const rt::KernelRegistration registered(kernel_table(), [](rt::KernelTable& t) {

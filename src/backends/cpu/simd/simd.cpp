@@ -298,6 +298,15 @@ void attention_values_portable(const float* s, std::int64_t nq, std::int64_t nk,
   }
 }
 
+// Gemma 2's logit soft-cap on each row's scores that the row sees.
+void cap_scores(std::int64_t nq, std::int64_t nk, const std::int64_t* jmax, float* s, float cap) {
+  const float inv = 1.0f / cap;
+  for (std::int64_t i = 0; i < nq; ++i) {
+    const std::int64_t nj = jmax[i] < nk ? jmax[i] : nk;
+    for (std::int64_t j = 0; j < nj; ++j) s[i * nk + j] = cap * std::tanh(s[i * nk + j] * inv);
+  }
+}
+
 // The portable loops read f32: f16 and bf16 rows are widened first.
 const float* widen(const void* x, DType t, std::int64_t n, std::vector<float>& buf) {
   if (t == DType::F32) return static_cast<const float*>(x);
@@ -314,7 +323,7 @@ const float* widen(const void* x, DType t, std::int64_t n, std::vector<float>& b
 TORSH_SIMD_CLONES
 void attention_tile_f32(const float* q, std::int64_t nq, const float* kt, std::int64_t nk, const float* v,
                         std::int64_t D, std::int64_t Dv, const std::int64_t* jmax, float* s, float* m, float* l,
-                        float* acc) {
+                        float* acc, float softcap) {
   for (std::int64_t i = 0; i < nq; ++i) {
     const std::int64_t nj = jmax[i] < nk ? jmax[i] : nk;
     float* srow = s + i * nk;
@@ -325,6 +334,7 @@ void attention_tile_f32(const float* q, std::int64_t nq, const float* kt, std::i
       const float* kr = kt + d * nk;
       for (std::int64_t j = 0; j < nj; ++j) srow[j] += qd * kr[j];
     }
+    if (softcap > 0.0f) cap_scores(1, nk, jmax + i, srow, softcap);
     // The row's softmax step and values while its scores are in L1.
     attention_online_softmax(1, nk, Dv, jmax + i, srow, m + i, l + i, acc + i * Dv);
     attention_values_portable(srow, 1, nk, v, Dv, jmax + i, acc + i * Dv);
@@ -333,13 +343,14 @@ void attention_tile_f32(const float* q, std::int64_t nq, const float* kt, std::i
 
 void attention_rows(const float* q, std::int64_t nq, const void* k, const void* v, DType kv, std::int64_t nk,
                     std::int64_t D, std::int64_t Dv, const std::int64_t* jmax, float* s, float* m, float* l, float* acc,
-                    bool portable) {
+                    bool portable, float softcap) {
   const bool wide = !portable && isa_usable(Isa::Avx512);
   std::int64_t seen = 0;
   for (std::int64_t i = 0; i < nq; ++i) seen = std::max(seen, std::min(jmax[i], nk));
   thread_local std::vector<float> kb, vb;
   if (!(wide && attention_scores_avx512(q, nq, k, kv, nk, D, jmax, s)))
     attention_scores_portable(q, nq, widen(k, kv, seen * D, kb), nk, D, jmax, s);
+  if (softcap > 0.0f) cap_scores(nq, nk, jmax, s, softcap);
   if (!(wide && attention_softmax_avx512(nq, nk, Dv, jmax, s, m, l, acc)))
     attention_online_softmax(nq, nk, Dv, jmax, s, m, l, acc);
   if (!(wide && attention_values_avx512(s, nq, nk, v, kv, Dv, jmax, acc)))

@@ -41,10 +41,11 @@ void norm_row_f32(const float* x, float* y, const float* w, const float* b, std:
 // One flash-attention tile: queries q [nq, D] (pre-scaled) against keys kt
 // [D, nk] (transposed) and values v [nk, Dv]. Updates the running row max m,
 // row sum l and unnormalised output acc [nq, Dv]. Query i sees keys j < jmax[i].
-// s is scratch of nq * nk floats.
+// s is scratch of nq * nk floats. softcap > 0: each score s becomes
+// softcap * tanh(s / softcap) before the softmax.
 void attention_tile_f32(const float* q, std::int64_t nq, const float* kt, std::int64_t nk, const float* v,
                         std::int64_t D, std::int64_t Dv, const std::int64_t* jmax, float* s, float* m, float* l,
-                        float* acc);
+                        float* acc, float softcap = 0.0f);
 // Queries q [nq, D] (pre-scaled) against keys k [nk, D] and values v
 // [nk, Dv] of dtype kv (F32, F16 or BF16), both one row per key as a KV cache
 // stores them: each score is a dot product along D, so the keys need no
@@ -54,7 +55,7 @@ void attention_tile_f32(const float* q, std::int64_t nq, const float* kt, std::i
 // f32) instead of the AVX-512 bodies that read the cache's dtype directly.
 void attention_rows(const float* q, std::int64_t nq, const void* k, const void* v, DType kv, std::int64_t nk,
                     std::int64_t D, std::int64_t Dv, const std::int64_t* jmax, float* s, float* m, float* l, float* acc,
-                    bool portable = false);
+                    bool portable = false, float softcap = 0.0f);
 // n contiguous f16 / bf16 values (their bits) widened to f32; the portable
 // loop is what CPUs without F16C run, callable anywhere so tests check it.
 void widen_f16(const std::uint16_t* x, float* y, std::int64_t n);

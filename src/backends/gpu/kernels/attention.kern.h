@@ -5,7 +5,9 @@
  * is stored: O(d + AT_GROUP) local memory per work-group whatever the
  * sequence length. Each work-item scores one key of the tile, then owns the
  * output dimensions lid, lid + AT_GROUP, ... (d, dv <= AT_MAX_D). Grouped-
- * query heads read k/v head h / (hq / hkv). A query that sees no key (causal,
+ * query heads read k/v head h / (hq / hkv). A sliding window (m.window > 0)
+ * moves the first key a row sees; a soft-cap (m.softcap > 0) bends each score
+ * through tanh before the softmax. A query that sees no key (causal,
  * shift < -i) gets zeros, as the CPU backend's attention.cpp. f32, f16 or
  * bf16 storage (m.dt: ELEM_*) with f32 math. */
 
@@ -26,9 +28,10 @@ KERNEL void attention_rows(GLOBAL const uchar* q, GLOBAL const uchar* k, GLOBAL 
     const long lim = i + m.shift + 1;
     kend = lim < kend ? (lim > 0 ? lim : 0) : kend;
   }
-  /* This work-group's share of the keys: [jbeg, kend). */
-  const long jbeg = split * m.split_len;
+  /* This work-group's share of the keys: [jbeg, kend), within the window. */
+  long jbeg = split * m.split_len;
   if (m.splits > 1) kend = jbeg + m.split_len < kend ? jbeg + m.split_len : kend;
+  if (m.window > 0 && i + m.shift - m.window + 1 > jbeg) jbeg = i + m.shift - m.window + 1;
   float acc[AT_MAX_D / AT_GROUP];
   for (int r = 0; r < AT_MAX_D / AT_GROUP; ++r) acc[r] = 0.0f;
   float mx = -INFINITY, l = 0.0f;
@@ -40,6 +43,7 @@ KERNEL void attention_rows(GLOBAL const uchar* q, GLOBAL const uchar* k, GLOBAL 
       s = 0.0f;
       const long kr = kbase + j * m.d;
       for (long d = 0; d < m.d; ++d) s += qs[d] * load_elem(k, kr + d, m.dt);
+      if (m.softcap > 0.0f) s = m.softcap * tanh_sat(s / m.softcap);
     }
     /* The tile's max, then the new running max and the rescale of what came before. */
     red[lid] = s;

@@ -131,7 +131,9 @@ typedef struct {
 /* Attention on q [b, hq, sq, d], k [b, hkv, skv, d], v [b, hkv, skv, dv] into
  * out [b, hq, sq, dv]: q and out contiguous, k and v with packed rows and the
  * given batch and head strides; element offsets of the first elements.
- * Causal: query i sees keys j <= i + shift. Split-K (decoding): with splits
+ * Causal: query i sees keys j <= i + shift, and with window > 0 only those
+ * with j > i + shift - window; softcap > 0: scores s become softcap *
+ * tanh(s / softcap). Split-K (decoding): with splits
  * > 1 each query row's keys go to `splits` work-groups of split_len keys,
  * whose partial softmaxes (max, sum, dv unnormalised outputs) land in f32
  * scratch and are combined by attention_combine. */
@@ -141,7 +143,8 @@ typedef struct {
   long oq, ok, ov, oo;
   long shift;
   long splits, split_len;
-  float scale;
+  long window;
+  float scale, softcap;
   int causal, dt;
 } AttentionMeta;
 

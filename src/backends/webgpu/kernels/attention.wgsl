@@ -11,7 +11,9 @@
 // P: [0] hq [1] sq [2] d [3] hkv [4] skv [5] dv [6] k batch stride [7] k head
 // stride [8] v batch stride [9] v head stride [10] q offset [11] k offset
 // [12] v offset [13] out offset [14] causal shift (i32 bits) [15] scale (f32
-// bits) [16] causal [17] dtype [18] splits [19] split length.
+// bits) [16] causal [17] dtype [18] splits [19] split length [20] sliding
+// window (0: none; the first key row i sees is i + shift - window + 1)
+// [21] logit soft-cap (f32 bits; 0: none, else s = cap tanh(s / cap)).
 
 var<workgroup> qs: array<f32, 256>;
 var<workgroup> p: array<f32, 64>;
@@ -45,9 +47,14 @@ fn attention_rows(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgr
     let lim = i32(i) + bitcast<i32>(P[14]) + 1;
     kend = u32(clamp(lim, 0, i32(skv)));
   }
-  // This work-group's share of the keys: [jbeg, kend).
-  let jbeg = split * P[19];
+  // This work-group's share of the keys: [jbeg, kend), within the window.
+  var jbeg = split * P[19];
   if (splits > 1u) { kend = min(kend, jbeg + P[19]); }
+  if (P[20] > 0u) {
+    let first = i32(i) + bitcast<i32>(P[14]) - i32(P[20]) + 1;
+    if (first > i32(jbeg)) { jbeg = u32(first); }
+  }
+  let cap = bitcast<f32>(P[21]);
   var acc: array<f32, 4>;
   for (var r = 0u; r < 4u; r = r + 1u) { acc[r] = 0.0; }
   var mx = neg_inf();
@@ -60,6 +67,7 @@ fn attention_rows(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgr
       s = 0.0;
       let kr = kbase + j * dq;
       for (var d = 0u; d < dq; d = d + 1u) { s = s + qs[d] * k_f(kr + d, dt); }
+      if (cap > 0.0) { s = cap * tanh_acc(s / cap); }
     }
     red[lid] = s;
     workgroupBarrier();
