@@ -504,10 +504,10 @@ TEST(Model, RefusesFilesItWouldRunWrong) {
   const auto same = rewritten(*path, "same.gguf", [](Metadata&, std::vector<test::TensorSpec>&) {});
   EXPECT_NO_THROW(Model::load(same, Backend::create(BackendType::Cpu), {.ctx = 32}));
 
-  const auto arch = rewritten(*path, "gemma2.gguf", [](Metadata& kv, std::vector<test::TensorSpec>&) {
-    set_key(kv, "general.architecture", test::gv::str("gemma2"));
+  const auto arch = rewritten(*path, "phi2.gguf", [](Metadata& kv, std::vector<test::TensorSpec>&) {
+    set_key(kv, "general.architecture", test::gv::str("phi2"));
   });
-  expect_load_refused(arch, ErrorCode::Unsupported, "architecture 'gemma2' is not supported; the forward runs llama (");
+  expect_load_refused(arch, ErrorCode::Unsupported, "architecture 'phi2' is not supported; the forward runs llama (");
 
   // Llama 3.1's factors are read (tests/python/test_architectures.py), but a
   // zero one would divide an angle by zero.

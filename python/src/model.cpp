@@ -42,6 +42,16 @@ nb::dict config_dict(const ModelConfig& c) {
   d["rope_style"] = c.rope_style == ops::RopeStyle::NeoX ? "neox" : "gptj";
   d["qk_norm"] = c.qk_norm;
   d["rope_freq_factors"] = c.rope_freq_factors;
+  d["rope_scale"] = c.rope_scale;
+  d["attn_scale"] = c.attn_scale;
+  d["gemma"] = c.gemma;
+  d["embed_scale"] = c.embed_scale;
+  d["sliding_window"] = c.sliding_window;
+  d["local_layers"] = std::vector<bool>(c.local_layers.begin(), c.local_layers.end());
+  d["rope_base_local"] = c.rope_base_local;
+  d["rope_scale_local"] = c.rope_scale_local;
+  d["attn_softcap"] = c.attn_softcap;
+  d["final_softcap"] = c.final_softcap;
   return d;
 }
 
@@ -136,7 +146,7 @@ void bind_model(nb::module_& m) {
           },
           "Token counts, seconds and tokens/s of the prompt and the generation.");
 
-  nb::class_<Model>(m, "Model", "A GGUF decoder language model (llama, qwen2, qwen3) on one backend.")
+  nb::class_<Model>(m, "Model", "A GGUF decoder language model (llama, qwen2, qwen3, gemma2, gemma3) on one backend.")
       .def_static(
           "load",
           [](std::optional<std::string> path, const DeviceArg& backend, std::int64_t ctx, std::int64_t max_batch,

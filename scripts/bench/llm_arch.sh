@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The other architectures against llama.cpp: random-weight files of
-# Qwen2.5-0.5B's and Qwen3-0.6B's layers (tests/model/random_model.py shapes
-# "qwen2-0.5b", "qwen3-0.6b"; SmolLM2's 49152-token vocabulary, not their
-# 151936), written as F16 and turned into Q4_K_M by llama.cpp's llama-quantize
+# Qwen2.5-0.5B's, Qwen3-0.6B's and Gemma-3-1B's layers (tests/model/random_model.py
+# shapes "qwen2-0.5b", "qwen3-0.6b", "gemma3-1b"; SmolLM2's 49152-token
+# vocabulary, not their 151936 / 262144), written as F16 and turned into Q4_K_M by llama.cpp's llama-quantize
 # (cached as random-ARCH-SIZE.Q4_K_M.gguf in the model cache); prefill 128 and
 # decode 64 at depth 0 against `llama-bench -p 128 -n 64 -t 2` on the same
 # file, interleaved rounds. torsh runs at both activation widths (int8 is
@@ -17,7 +17,7 @@ py=${PYTHON:-build/pyenv/bin/python}
 bin=$(dirname "${LLAMA_BENCH:?LLAMA_BENCH names llama.cpp build/bin/llama-bench (its llama-quantize makes the files)}")
 model=$(bash scripts/fetch-model.sh | tail -n1)
 files=()
-for spec in qwen2:qwen2-0.5b qwen3:qwen3-0.6b; do
+for spec in qwen2:qwen2-0.5b qwen3:qwen3-0.6b gemma3:gemma3-1b; do
   arch=${spec%%:*} shape=${spec#*:}
   file="$(dirname "$model")/random-$shape.Q4_K_M.gguf"
   if [ ! -f "$file" ]; then

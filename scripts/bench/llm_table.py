@@ -25,9 +25,9 @@ def main(path):
             if m:
                 torsh[(m[1], m[2], m[3] or "")].append(d["tokens_per_s"])
             # scripts/bench/llm_arch.sh's files: llm_random_qwen2_0_5b_q4_k_m_... for random-qwen2-0.5b.Q4_K_M.gguf
-            m = re.fullmatch(r"llm_random_([a-z0-9]+)_(\d+)_(\d+b)_q4_k_m_(prefill128|decode)(_int8)?", d["name"])
+            m = re.fullmatch(r"llm_random_([a-z0-9]+)_((?:\d+_)?\d+b)_q4_k_m_(prefill128|decode)(_int8)?", d["name"])
             if m:
-                torsh[(f"random-{m[1]}-{m[2]}.{m[3]}.q4_k_m", m[4], m[5] or "")].append(d["tokens_per_s"])
+                torsh[(f"random-{m[1]}-{m[2].replace('_', '.')}.q4_k_m", m[3], m[4] or "")].append(d["tokens_per_s"])
         m = re.fullmatch(r"llama\.cpp (?:SmolLM2-135M-Instruct\.)?(\S+)\.gguf (\S+) ([\d.]+) tokens/s", line)
         if m:
             peer[(m[1].lower(), m[2])].append(float(m[3]))

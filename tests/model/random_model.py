@@ -1,12 +1,12 @@
 """Writes a random-weight decoder GGUF of an architecture (llama, llama3:
-llama with Llama 3.1's rope_freqs.weight, qwen2, qwen3) whose matrices all have rows of a
+llama with Llama 3.1's rope_freqs.weight, qwen2, qwen3, gemma2, gemma3) whose matrices all have rows of a
 multiple of 256, so every K format (and IQ4_NL, IQ4_XS) is the weight of every
 matmul (the token embedding, tied to the output head, included); SmolLM2's own rows (576)
 are not, so its K-quant files hold Q5_0/Q8_0 for most tensors. The tokenizer
 and chat template come from a real file (the cached SmolLM2). Weights are
 ~N(0, 0.02) and norms near 1, as trained models have them.
 
-    python tests/model/random_model.py TOKENIZER_SRC.gguf DST.gguf q4_k [small|1b] [llama|llama3|qwen2|qwen3]
+    python tests/model/random_model.py TOKENIZER_SRC.gguf DST.gguf q4_k [small|1b|...] [llama|llama3|qwen2|qwen3|gemma2|gemma3]
 
 Per architecture, what its files carry beyond llama's tensors: llama3 the
 frequency factors Llama 3.1's converter writes (factor 8, low/high frequency
@@ -36,10 +36,12 @@ import kquant  # noqa: E402
 SHAPES = {  # n_embd, n_ff, n_head, n_head_kv, n_layer
     "small": (256, 768, 4, 2, 2),
     "1b": (2048, 8192, 32, 8, 16),
-    # Qwen2.5-0.5B's and Qwen3-0.6B's layers (qwen3: 128-wide heads), SmolLM2's vocabulary.
+    # Qwen2.5-0.5B's, Qwen3-0.6B's and Gemma-3-1B's layers (head sizes 64, 128, 256), SmolLM2's vocabulary.
     "qwen2-0.5b": (896, 4864, 14, 2, 24),
     "qwen3-0.6b": (1024, 3072, 16, 8, 28),
+    "gemma3-1b": (1152, 6912, 4, 1, 26),
 }
+HEAD_DIM = {"gemma3-1b": 256}  # else 128 for qwen3 / gemma3, n_embd / n_head for the others
 
 
 def llama3_freq_factors(head_dim, base, factor=8.0, low=1.0, high=4.0, original=8192):
@@ -64,7 +66,7 @@ def write(src, dst, type_name, seed=7, shape="small", arch="llama"):
     w = gguf.GGUFWriter(dst, gguf_arch)
     vocab = None
     # The pre-tokenizer each family's files name (SmolLM2's vocabulary under it).
-    pre = {"llama3": "llama-bpe", "qwen2": "qwen2", "qwen3": "qwen2"}.get(arch)
+    pre = {"llama3": "llama-bpe", "qwen2": "qwen2", "qwen3": "qwen2"}.get(arch)  # gemma: SmolLM2's own
     if pre:
         w.add_tokenizer_pre(pre)
     for key, field in r.fields.items():
@@ -82,11 +84,26 @@ def write(src, dst, type_name, seed=7, shape="small", arch="llama"):
     w.add_feed_forward_length(N_FF)
     w.add_head_count(N_HEAD)
     w.add_head_count_kv(N_HEAD_KV)
-    head_dim = 128 if arch == "qwen3" else N_EMBD // N_HEAD
-    base = 500000.0 if arch == "llama3" else 10000.0
-    if arch == "qwen3":
+    head_dim = HEAD_DIM.get(shape, 128 if arch in ("qwen3", "gemma3") else N_EMBD // N_HEAD)
+    base = {"llama3": 500000.0, "gemma3": 1000000.0}.get(arch, 10000.0)
+    if arch in ("qwen3", "gemma3"):
         w.add_key_length(head_dim)
         w.add_value_length(head_dim)
+    if arch.startswith("gemma") and shape != "small":
+        w.add_sliding_window(512)  # Gemma 3 1B's, with its pattern of 6 (the default)
+    elif arch.startswith("gemma"):
+        # A window of 8 and a local/global pattern of 2, so a 64-token prompt
+        # crosses both kinds of layer; soft-caps (gemma2) small enough to bend
+        # random weights' scores and logits; gemma3's global layers with
+        # linear RoPE scaling 8 (as Gemma 3 4B's), its local ones at base 10000.
+        w.add_sliding_window(8)
+        w.add_uint32(f"{arch}.attention.sliding_window_pattern", 2)
+        if arch == "gemma2":
+            w.add_float32("gemma2.attn_logit_softcapping", 0.5)
+            w.add_float32("gemma2.final_logit_softcapping", 2.0)
+        else:
+            w.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
+            w.add_rope_scaling_factor(8.0)
     if arch != "qwen2":  # qwen2 files leave it to the head size
         w.add_rope_dimension_count(head_dim)
     w.add_rope_freq_base(base)
@@ -125,14 +142,18 @@ def write(src, dst, type_name, seed=7, shape="small", arch="llama"):
             bias(p + "attn_q.bias", N_HEAD * head_dim)
             bias(p + "attn_k.bias", N_HEAD_KV * head_dim)
             bias(p + "attn_v.bias", N_HEAD_KV * head_dim)
-        if arch == "qwen3":
+        if arch in ("qwen3", "gemma3"):
             norm(p + "attn_q_norm.weight", head_dim)
             norm(p + "attn_k_norm.weight", head_dim)
         matrix(p + "attn_output.weight", N_EMBD, N_HEAD * head_dim)
+        if arch.startswith("gemma"):
+            norm(p + "post_attention_norm.weight")
         norm(p + "ffn_norm.weight")
         matrix(p + "ffn_gate.weight", N_FF, N_EMBD)
         matrix(p + "ffn_up.weight", N_FF, N_EMBD)
         matrix(p + "ffn_down.weight", N_EMBD, N_FF)
+        if arch.startswith("gemma"):
+            norm(p + "post_ffw_norm.weight")
     norm("output_norm.weight")  # the output head is the token embedding (tied), as in SmolLM2
     w.write_header_to_file()
     w.write_kv_data_to_file()

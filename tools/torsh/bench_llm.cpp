@@ -33,6 +33,7 @@ struct ArchitectureFile {
 constexpr ArchitectureFile kArchitectureFiles[] = {
     {"llm_random_qwen2_0_5b_q4_k_m", "random-qwen2-0.5b.Q4_K_M.gguf"},
     {"llm_random_qwen3_0_6b_q4_k_m", "random-qwen3-0.6b.Q4_K_M.gguf"},
+    {"llm_random_gemma3_1b_q4_k_m", "random-gemma3-1b.Q4_K_M.gguf"},
 };
 
 std::string decode_name(const std::string& stem, int depth, const std::string& suffix) {

@@ -120,7 +120,8 @@ int run(int argc, char** argv) {
       "run", "Generate text from a GGUF language model (default: the cached SmolLM2-135M-Instruct), with tokens/s");
   run_cmd
       ->add_option("model", runo.model,
-                   "GGUF file (llama, qwen2 or qwen3 architecture; F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K "
+                   "GGUF file (llama, qwen2, qwen3, gemma2 or gemma3 architecture; F32, F16, BF16, Q4_0, Q4_1, Q5_0, "
+                   "Q5_1, Q8_0, Q2_K "
                    "to Q6_K, IQ4_NL or "
                    "IQ4_XS weights)")
       ->type_name("MODEL.gguf");

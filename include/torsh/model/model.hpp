@@ -2,10 +2,12 @@
 // Decoder language models from GGUF files, run through the op layer (so on
 // any backend). One forward pass serves every architecture of the table in
 // src/model/arch/architecture.cpp (llama incl. Llama 3.x's frequency factors,
-// qwen2, qwen3): RMSNorm, RoPE (adjacent pairs or NeoX halves), grouped-query
-// attention over a KV cache allocated from the backend's pool (f16 by
-// default, as llama.cpp's), optional Q/K/V/output biases, optional RMSNorm
-// over each query and key head, SwiGLU, tied or separate output embeddings.
+// qwen2, qwen3, gemma2, gemma3): RMSNorm, RoPE (adjacent pairs or NeoX halves,
+// linear scaling), grouped-query attention over a KV cache allocated from the
+// backend's pool (f16 by default, as llama.cpp's) with sliding-window layers
+// and logit soft-caps where the architecture has them, optional Q/K/V/output
+// biases, optional RMSNorm over each query and key head, SwiGLU or GeGLU,
+// Gemma's post norms and scaled embeddings, tied or separate output embeddings.
 // Quantized weights stay quantized (weight_types_supported()); F16 and BF16
 // weights stay in their type (the activations are rounded to it for those
 // products, as llama.cpp does), F32 weights compute in f32.
@@ -41,6 +43,22 @@ struct ModelConfig {
   ops::RopeStyle rope_style = ops::RopeStyle::GptJ;  // GptJ: adjacent pairs (llama); NeoX: halves (qwen2, qwen3)
   bool qk_norm = false;                              // RMSNorm over each query and key head before RoPE (qwen3)
   bool rope_freq_factors = false;                    // rope_freqs.weight divides each RoPE frequency (Llama 3.1 / 3.2)
+  float rope_scale = 1.0f;                           // linear RoPE scaling ({arch}.rope.scaling.factor): positions / it
+  float attn_scale = 0.0f;  // the scores' scale: 1 / sqrt(head_dim) unless the architecture says
+  // Gemma (gemma2, gemma3): embeddings times embed_scale (sqrt(n_embd)), GeGLU
+  // (tanh GELU) for SwiGLU, RMSNorm on the attention's and the feed-forward's
+  // outputs before the residual.
+  bool gemma = false;
+  float embed_scale = 1.0f;
+  // Sliding-window attention: local_layers[i] says whether layer i's queries
+  // see only the last sliding_window keys (with RoPE base rope_base_local and
+  // scale rope_scale_local); empty: none.
+  std::int64_t sliding_window = 0;
+  std::vector<bool> local_layers;
+  float rope_base_local = 10000.0f, rope_scale_local = 1.0f;
+  // Logit soft-caps (Gemma 2): attention scores and output logits become
+  // cap * tanh(x / cap); 0: none.
+  float attn_softcap = 0.0f, final_softcap = 0.0f;
   std::int64_t q_width() const { return n_head * head_dim; }
   std::int64_t kv_width() const { return n_head_kv * head_dim; }
   // Reads `{arch}.*` keys; InvalidArgument for missing or inconsistent values,

@@ -14,10 +14,21 @@ namespace {
 
 using ops::RopeStyle;
 
+constexpr std::string_view kGemma2Keys[] = {"attention.sliding_window", "attention.sliding_window_pattern",
+                                            "rope.freq_base_swa", "attn_logit_softcapping", "final_logit_softcapping"};
+constexpr std::string_view kGemma3Keys[] = {"attention.sliding_window", "attention.sliding_window_pattern",
+                                            "rope.freq_base_swa", "final_logit_softcapping"};
+
+// llama.cpp's src/models/{llama,qwen2,qwen3,gemma2,gemma3}.cpp are the reference for each row.
 constexpr Architecture kArchitectures[] = {
     {"llama", RopeStyle::GptJ, false, true, "Llama 1-3.x, SmolLM, TinyLlama, Mistral without a sliding window"},
     {"qwen2", RopeStyle::NeoX, false, false, "Qwen2, Qwen2.5"},
     {"qwen3", RopeStyle::NeoX, true, false, "Qwen3 dense"},
+    // Gemma 2: local layers (window 4096 unless the file says) alternate with global ones,
+    // attention and final logits soft-capped at 50 and 30 unless the file says.
+    {"gemma2", RopeStyle::NeoX, false, false, "Gemma 2", true, 2, 4096, 50.0f, 30.0f, kGemma2Keys},
+    // Gemma 3: five local layers (their own RoPE base, 10000 by default) to one global, q/k head norms.
+    {"gemma3", RopeStyle::NeoX, true, false, "Gemma 3 text", true, 6, 0, 0.0f, 0.0f, kGemma3Keys},
 };
 
 }  // namespace

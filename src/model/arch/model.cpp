@@ -50,7 +50,9 @@ Tensor as_dtype(const Tensor& x, DType d) { return x.dtype() == d ? x : x.cast(d
 
 struct Layer {
   Tensor attn_norm, ffn_norm;
-  Tensor q_norm, k_norm;  // [head_dim] (ModelConfig::qk_norm)
+  Tensor q_norm, k_norm;                 // [head_dim] (ModelConfig::qk_norm)
+  Tensor attn_post_norm, ffn_post_norm;  // [n_embd] (ModelConfig::gemma)
+  bool local = false;                    // a sliding-window layer (ModelConfig::local_layers)
   Linear wq, wk, wv, wo, gate, up, down;
   // [sequences, n_head_kv, ctx, head_dim] in a float kv_type; q8_0: U8 rows of
   // kv_row_bytes(Q8_0, head_dim).
@@ -136,6 +138,9 @@ struct Model::State {
   Tensor weights;
   std::set<std::string> read;  // the tensors the forward uses (while loading)
   Tensor rope_cos, rope_sin;
+  Tensor rope_cos_local, rope_sin_local;  // the sliding-window layers' (ModelConfig::rope_base_local)
+  // One-element f32 factors: the embeddings' scale, the final soft-cap's 1 / cap and cap.
+  Tensor embed_scale, cap_in, cap_out;
   std::int64_t ctx = 0;
   // Per slot of the KV cache: its fill, its epoch (moved on by every use; see
   // Sequence) and when it was last used; the lock serializes every use.
@@ -320,6 +325,11 @@ Model Model::load(GgufFile file, Backend backend, const LoadOptions& opts) {
       l.q_norm = s.vector(p + "attn_q_norm.weight", c.head_dim);
       l.k_norm = s.vector(p + "attn_k_norm.weight", c.head_dim);
     }
+    if (c.gemma) {
+      l.attn_post_norm = s.vector(p + "post_attention_norm.weight", c.n_embd);
+      l.ffn_post_norm = s.vector(p + "post_ffw_norm.weight", c.n_embd);
+    }
+    l.local = !c.local_layers.empty() && c.local_layers[static_cast<std::size_t>(i)];
     l.gate = s.linear(p + "ffn_gate", c.n_ff, c.n_embd);
     l.up = s.linear(p + "ffn_up", c.n_ff, c.n_embd);
     l.down = s.linear(p + "ffn_down", c.n_embd, c.n_ff);
@@ -345,7 +355,23 @@ Model Model::load(GgufFile file, Backend backend, const LoadOptions& opts) {
   }
   refuse_unread_tensors(s.file, s.read);
   s.read.clear();
-  std::tie(s.rope_cos, s.rope_sin) = ops::rope_cache(s.backend, ctx, c.rope_dim, c.rope_base, freq_factors);
+  // Linear RoPE scaling divides every angle by the factor: a frequency factor on each pair.
+  const auto tables = [&](float base, float scale) {
+    std::vector<float> f = freq_factors;
+    if (scale != 1.0f) {
+      f.resize(static_cast<std::size_t>(c.rope_dim / 2), 1.0f);
+      for (float& x : f) x *= scale;
+    }
+    return ops::rope_cache(s.backend, ctx, c.rope_dim, base, f);
+  };
+  std::tie(s.rope_cos, s.rope_sin) = tables(c.rope_base, c.rope_scale);
+  if (c.rope_base_local != c.rope_base || c.rope_scale_local != c.rope_scale)
+    std::tie(s.rope_cos_local, s.rope_sin_local) = tables(c.rope_base_local, c.rope_scale_local);
+  else
+    s.rope_cos_local = s.rope_cos, s.rope_sin_local = s.rope_sin;
+  const auto scalar = [&](float v) { return s.backend.from_host(&v, Shape{1}, DType::F32); };
+  if (c.gemma) s.embed_scale = scalar(c.embed_scale);
+  if (c.final_softcap > 0.0f) s.cap_in = scalar(1.0f / c.final_softcap), s.cap_out = scalar(c.final_softcap);
   return m;
 }
 
@@ -542,7 +568,8 @@ Tensor Model::State::step(std::span<const Part> parts, bool all_logits) {
     x = ops::embedding(std::get<Tensor>(embedding), id_tensor);
     if (x.dtype() != DType::F32) x = x.cast(DType::F32);
   }
-  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  if (c.gemma) ops::binary_(rt::BinaryOp::Mul, x, embed_scale);
+  const float scale = c.attn_scale;
   for (Layer& l : layers) {
     // q, k and v stay in the weights' dtype (f16 weights: f16, as the cache
     // and the attention want them); one cast of the input serves all three.
@@ -562,8 +589,11 @@ Tensor Model::State::step(std::span<const Part> parts, bool all_logits) {
         q = ops::rms_norm(as_dtype(q, DType::F32), l.q_norm, c.rms_eps);
         k = ops::rms_norm(as_dtype(k, DType::F32), l.k_norm, c.rms_eps);
       }
-      q = ops::rope(q, rope_cos, rope_sin, c.rope_style, p, c.rope_dim);
-      k = ops::rope(k, rope_cos, rope_sin, c.rope_style, p, c.rope_dim);
+      const Tensor& cos = l.local ? rope_cos_local : rope_cos;
+      const Tensor& sin = l.local ? rope_sin_local : rope_sin;
+      q = ops::rope(q, cos, sin, c.rope_style, p, c.rope_dim);
+      k = ops::rope(k, cos, sin, c.rope_style, p, c.rope_dim);
+      const std::int64_t window = l.local ? c.sliding_window : 0;
       const Tensor kc = l.k_cache.slice(0, part.slot, part.slot + 1), vc = l.v_cache.slice(0, part.slot, part.slot + 1);
       Tensor kdst = kc.slice(2, p, p + S), vdst = vc.slice(2, p, p + S);
       Tensor qh = q.permute({0, 2, 1, 3});
@@ -578,32 +608,46 @@ Tensor Model::State::step(std::span<const Part> parts, bool all_logits) {
         put(ops::contiguous(k), kdst);
         put(ops::contiguous(v), vdst);
         o = ops::attention(qh, kc.slice(2, 0, p + S), vc.slice(2, 0, p + S), QuantFormat::Q8_0, true, scale,
-                           ops::CausalAlign::BottomRight);
+                           ops::CausalAlign::BottomRight, window, c.attn_softcap);
       } else {
         ops::copy_into(k.permute({0, 2, 1, 3}), kdst);
         ops::copy_into(v.permute({0, 2, 1, 3}), vdst);
         // The queries in the cache's dtype: the attention reads K and V as stored.
         if (qh.dtype() != kc.dtype()) qh = qh.cast(kc.dtype());
-        o = ops::attention(qh, kc.slice(2, 0, p + S), vc.slice(2, 0, p + S), true, scale,
-                           ops::CausalAlign::BottomRight);
+        o = ops::attention(qh, kc.slice(2, 0, p + S), vc.slice(2, 0, p + S), true, scale, ops::CausalAlign::BottomRight,
+                           window, c.attn_softcap);
       }
       Tensor dst = attn.slice(0, r0, r0 + S).reshape({1, S, c.n_head, c.head_dim});
       ops::copy_into(o.permute({0, 2, 1, 3}), dst);
       r0 += S;
     }
-    ops::binary_(rt::BinaryOp::Add, x, as_dtype(l.wo.apply(attn), DType::F32));
+    Tensor a = as_dtype(l.wo.apply(attn), DType::F32);
+    if (c.gemma) a = ops::rms_norm(a, l.attn_post_norm, c.rms_eps);
+    ops::binary_(rt::BinaryOp::Add, x, a);
     // The feed-forward's elementwise steps in f32 (as llama.cpp computes them).
     h = ops::rms_norm(x, l.ffn_norm, c.rms_eps);
     const Tensor hf = as_dtype(h, l.gate.input_dtype());
     Tensor g = as_dtype(l.gate.apply(hf), DType::F32);
-    ops::unary_out(rt::UnaryOp::Silu, g, g);
+    ops::unary_out(c.gemma ? rt::UnaryOp::GeluTanh : rt::UnaryOp::Silu, g, g);
     ops::binary_(rt::BinaryOp::Mul, g, as_dtype(l.up.apply(as_dtype(hf, l.up.input_dtype())), DType::F32));
-    ops::binary_(rt::BinaryOp::Add, x, as_dtype(l.down.apply(as_dtype(g, l.down.input_dtype())), DType::F32));
+    Tensor f = as_dtype(l.down.apply(as_dtype(g, l.down.input_dtype())), DType::F32);
+    if (c.gemma) f = ops::rms_norm(f, l.ffn_post_norm, c.rms_eps);
+    ops::binary_(rt::BinaryOp::Add, x, f);
   }
   for (const Part& part : parts)
     pos[static_cast<std::size_t>(part.slot)] += static_cast<std::int64_t>(part.tokens.size());
-  if (all_logits) return output(ops::rms_norm(x, out_norm, c.rms_eps));
-  if (parts.size() == 1) return output(ops::rms_norm(x.slice(0, R - 1, R), out_norm, c.rms_eps));
+  // The output layer, and Gemma 2's soft-cap on its logits.
+  const auto logits = [&](const Tensor& rows) {
+    Tensor y = output(ops::rms_norm(rows, out_norm, c.rms_eps));
+    if (c.final_softcap > 0.0f) {
+      ops::binary_(rt::BinaryOp::Mul, y, cap_in);
+      ops::unary_out(rt::UnaryOp::Tanh, y, y);
+      ops::binary_(rt::BinaryOp::Mul, y, cap_out);
+    }
+    return y;
+  };
+  if (all_logits) return logits(x);
+  if (parts.size() == 1) return logits(x.slice(0, R - 1, R));
   // Each part's last row.
   Tensor last = backend.empty(Shape{static_cast<std::int64_t>(parts.size()), c.n_embd}, DType::F32);
   std::int64_t r = 0;
@@ -612,7 +656,7 @@ Tensor Model::State::step(std::span<const Part> parts, bool all_logits) {
     Tensor dst = last.slice(0, static_cast<std::int64_t>(i), static_cast<std::int64_t>(i) + 1);
     ops::copy_into(x.slice(0, r - 1, r), dst);
   }
-  return output(ops::rms_norm(last, out_norm, c.rms_eps));
+  return logits(last);
 }
 
 }  // namespace torsh::model

@@ -1,5 +1,6 @@
 // The hyper-parameters of a decoder GGUF file of an architecture in the table.
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 #include <string>
 #include <string_view>
@@ -38,11 +39,12 @@ constexpr std::string_view kKnownKeys[] = {"block_count",
                                            "expert_used_count"};
 
 // Keys that change the math unless they hold their neutral value.
-void refuse_unknown_keys(const GgufFile& f, const std::string& prefix) {
+void refuse_unknown_keys(const GgufFile& f, const std::string& prefix, const Architecture& arch) {
   for (const auto& [key, value] : f.metadata()) {
     if (key.compare(0, prefix.size(), prefix) != 0) continue;
     const std::string_view rest = std::string_view(key).substr(prefix.size());
-    if (std::find(std::begin(kKnownKeys), std::end(kKnownKeys), rest) == std::end(kKnownKeys))
+    if (std::find(std::begin(kKnownKeys), std::end(kKnownKeys), rest) == std::end(kKnownKeys) &&
+        std::find(arch.keys.begin(), arch.keys.end(), rest) == arch.keys.end())
       throw Error(ErrorCode::Unsupported,
                   f.path() + ": metadata key '" + key + "' is not understood by the " +
                       prefix.substr(0, prefix.size() - 1) +
@@ -78,7 +80,7 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
   c.n_ff = f.get_int(a + "feed_forward_length");
   c.n_head = f.get_int(a + "attention.head_count");
   c.n_head_kv = f.get_int(a + "attention.head_count_kv", c.n_head);
-  refuse_unknown_keys(f, a);
+  refuse_unknown_keys(f, a, *arch);
   c.n_ctx_train = f.get_int(a + "context_length", 2048);
   if (c.n_ctx_train <= 0)
     throw bad(f, a + "context_length is " + std::to_string(c.n_ctx_train) + "; the trained context must be positive");
@@ -105,9 +107,54 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
                      std::to_string(c.head_dim));
   if (!(c.rope_base > 0.0f) || !(c.rms_eps > 0.0f)) throw bad(f, "rope.freq_base and the RMS epsilon must be > 0");
   const std::string scaling = f.get_string(a + "rope.scaling.type", "none");
-  if (scaling != "none" && f.get_float(a + "rope.scaling.factor", 1.0) != 1.0)
-    throw Error(ErrorCode::Unsupported, f.path() + ": RoPE scaling '" + scaling + "' is not implemented",
+  const double factor = f.get_float(a + "rope.scaling.factor", 1.0);
+  if (scaling == "linear") {
+    if (!(factor > 0.0) || !std::isfinite(factor))
+      throw bad(f, a + "rope.scaling.factor " + std::to_string(factor) + " must be finite and > 0");
+    c.rope_scale = static_cast<float>(factor);
+  } else if (scaling != "none" && factor != 1.0) {
+    throw Error(ErrorCode::Unsupported, f.path() + ": RoPE scaling '" + scaling + "' is not implemented (linear is)",
                 {.op = "load_model"});
+  }
+  c.attn_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  c.rope_base_local = c.rope_base;
+  c.rope_scale_local = c.rope_scale;
+  if (arch->gemma) {
+    c.gemma = true;
+    c.embed_scale = std::sqrt(static_cast<float>(c.n_embd));
+    // As llama.cpp (after gemma_pytorch's config): the 27B models scale the
+    // scores by n_embd / n_head, known there by their layer count.
+    if ((c.architecture == "gemma2" && c.n_layers == 46) || (c.architecture == "gemma3" && c.n_layers == 62))
+      c.attn_scale = 1.0f / std::sqrt(static_cast<float>(c.n_embd / c.n_head));
+    c.attn_softcap = static_cast<float>(f.get_float(a + "attn_logit_softcapping", arch->default_attn_softcap));
+    c.final_softcap = static_cast<float>(f.get_float(a + "final_logit_softcapping", arch->default_final_softcap));
+    if (!(c.attn_softcap >= 0.0f) || !(c.final_softcap >= 0.0f) || !std::isfinite(c.attn_softcap) ||
+        !std::isfinite(c.final_softcap))
+      throw bad(f, "the logit soft-caps must be finite and >= 0");
+  }
+  if (arch->swa_pattern > 0) {
+    c.sliding_window = f.get_int(a + "attention.sliding_window", arch->default_window);
+    if (c.sliding_window < 0) throw bad(f, a + "attention.sliding_window must be >= 0");
+  }
+  if (c.sliding_window > 0) {
+    // Gemma 3's local layers: RoPE base 10000 and no scaling unless the file says; Gemma 2's: the global ones'.
+    if (c.architecture == "gemma3") c.rope_base_local = 10000.0f, c.rope_scale_local = 1.0f;
+    c.rope_base_local = static_cast<float>(f.get_float(a + "rope.freq_base_swa", c.rope_base_local));
+    if (!(c.rope_base_local > 0.0f)) throw bad(f, a + "rope.freq_base_swa must be > 0");
+    c.local_layers.assign(static_cast<std::size_t>(c.n_layers), false);
+    const GgufValue* pattern = f.find(a + "attention.sliding_window_pattern");
+    if (pattern && !pattern->array.empty()) {  // one flag per layer
+      if (static_cast<std::int64_t>(pattern->array.size()) != c.n_layers)
+        throw bad(f, a + "attention.sliding_window_pattern has " + std::to_string(pattern->array.size()) +
+                         " flags for " + std::to_string(c.n_layers) + " layers");
+      for (std::size_t i = 0; i < pattern->array.size(); ++i) c.local_layers[i] = pattern->array[i].as_int() != 0;
+    } else {
+      const std::int64_t n = pattern ? pattern->as_int() : arch->swa_pattern;
+      if (n < 0) throw bad(f, a + "attention.sliding_window_pattern must be >= 0");
+      for (std::int64_t i = 0; i < c.n_layers; ++i)
+        c.local_layers[static_cast<std::size_t>(i)] = n == 0 || i % n < n - 1;
+    }
+  }
   if (const GgufValue* v = f.find(a + "vocab_size")) {
     c.vocab = v->as_int();
   } else if (const GgufValue* t = f.find("tokenizer.ggml.tokens")) {
