@@ -10,19 +10,8 @@
 #   LLAMA_BENCH=/path/llama.cpp/build/bin/llama-bench bash scripts/bench/llm_1b.sh [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
-rounds=${1:-3}
-torsh=${TORSH:-build/release/bin/torsh}
-py=${PYTHON:-build/pyenv/bin/python}
-bin=$(dirname "${LLAMA_BENCH:?LLAMA_BENCH names llama.cpp build/bin/llama-bench (its llama-quantize makes the file)}")
-model=$(bash scripts/fetch-model.sh | tail -n1)
-file="$(dirname "$model")/random-llama-1b.Q4_K_M.gguf"
-if [ ! -f "$file" ]; then
-  f16=$(mktemp --suffix=.gguf)
-  "$py" tests/model/random_model.py "$model" "$f16" f16 1b
-  "$bin/llama-quantize" "$f16" "$file" Q4_K_M > /dev/null 2>&1
-  rm -f "$f16"
-fi
+source scripts/bench/random_q4_k_m.sh
+file=$(random_q4_k_m 1b llama random-llama-1b)
 grep -m1 "model name" /proc/cpuinfo
 bytes=$("$py" -c '
 import gguf, sys

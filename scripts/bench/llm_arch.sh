@@ -10,23 +10,10 @@
 #   LLAMA_BENCH=/path/llama.cpp/build/bin/llama-bench bash scripts/bench/llm_arch.sh [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
-rounds=${1:-3}
-torsh=${TORSH:-build/release/bin/torsh}
-py=${PYTHON:-build/pyenv/bin/python}
-bin=$(dirname "${LLAMA_BENCH:?LLAMA_BENCH names llama.cpp build/bin/llama-bench (its llama-quantize makes the files)}")
-model=$(bash scripts/fetch-model.sh | tail -n1)
+source scripts/bench/random_q4_k_m.sh
 files=()
 for spec in qwen2:qwen2-0.5b qwen3:qwen3-0.6b gemma3:gemma3-1b; do
-  arch=${spec%%:*} shape=${spec#*:}
-  file="$(dirname "$model")/random-$shape.Q4_K_M.gguf"
-  if [ ! -f "$file" ]; then
-    f16=$(mktemp --suffix=.gguf)
-    "$py" tests/model/random_model.py "$model" "$f16" f16 "$shape" "$arch"
-    "$bin/llama-quantize" "$f16" "$file" Q4_K_M > /dev/null 2>&1
-    rm -f "$f16"
-  fi
-  files+=("$file")
+  files+=("$(random_q4_k_m "${spec#*:}" "${spec%%:*}" "random-${spec#*:}")")
 done
 grep -m1 "model name" /proc/cpuinfo
 for r in $(seq "$rounds"); do

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import torsh_backend as tb
+from test_model import PASSAGE, check_every_backend, relative_errors
 
 MODEL = pathlib.Path(tb.model_cache_dir()) / "SmolLM2-135M-Instruct.Q4_1.gguf"
 needs_model = pytest.mark.skipif(not MODEL.exists(), reason=f"{MODEL} is absent (its tokenizer is copied into "
@@ -54,16 +55,6 @@ def arch(request, tmp_path_factory):
     return request.param, files
 
 
-def relative_errors(ours, ref):
-    """Per position: max abs difference over the vocabulary / max abs reference logit."""
-    return np.abs(ours - ref).max(axis=1) / np.abs(ref).max(axis=1)
-
-
-PASSAGE = ("In 1969, the Apollo 11 mission landed the first humans on the Moon. Neil Armstrong and Buzz Aldrin "
-           "spent about two hours outside the lunar module, collecting samples and planting a flag, while Michael "
-           "Collins orbited above in the command module Columbia.")
-
-
 @needs_model
 def test_config_names_what_the_architecture_changes(arch):
     name, files = arch
@@ -88,20 +79,7 @@ def test_f32_weights_match_pytorch_on_every_backend(arch):
     # WebGPU (lavapipe runs its shaders on the CPU).
     name, files = arch
     path, ref = files["f32"]
-    ran = []
-    for st in tb.statuses():
-        if not st.available or st.type not in ("cpu", "opencl", "webgpu"):
-            continue
-        m = tb.Model.load(str(path), ctx=128, backend=st.type, kv_type="f32")
-        ids = m.tokenizer.encode(PASSAGE)[:16 if st.type == "webgpu" else 64]
-        ref.reset()
-        tb.reset_fallback_stats()
-        err = relative_errors(m.logits(ids), ref.forward(ids).numpy())
-        print(f"{name} f32 on {st.type}: max relative logit error over {len(ids)} positions {err.max():.2e}")
-        assert err.max() < 1e-4, st.type
-        assert tb.fallback_stats()["ops"] == 0, st.type
-        ran.append(st.type)
-    assert "cpu" in ran
+    assert "cpu" in check_every_backend(path, ref, f"{name} f32", 1e-4, kv_type="f32")
 
 
 @needs_model

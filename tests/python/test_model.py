@@ -74,6 +74,27 @@ def relative_errors(ours, ref):
     return np.abs(ours - ref).max(axis=1) / np.abs(ref).max(axis=1)
 
 
+def check_every_backend(path, ref, label, bound, **load):
+    """The passage's first 64 tokens' logits (16 on WebGPU: lavapipe runs its
+    shaders on the CPU, ~10x slower) within `bound` of the reference forward
+    `ref` on the CPU, OpenCL and WebGPU where present, no op falling back to
+    the CPU on the GPU backends. Returns the backends that ran."""
+    ran = []
+    for st in tb.statuses():
+        if not st.available or st.type not in ("cpu", "opencl", "webgpu"):
+            continue
+        m = tb.Model.load(str(path), ctx=128, backend=st.type, **load)
+        ids = m.tokenizer.encode(PASSAGE)[:16 if st.type == "webgpu" else 64]
+        ref.reset()
+        tb.reset_fallback_stats()
+        err = relative_errors(m.logits(ids), ref.forward(ids).numpy())
+        print(f"{label} on {st.type}: max relative logit error over {len(ids)} positions {err.max():.2e}")
+        assert err.max() < bound, st.type
+        assert tb.fallback_stats()["ops"] == 0, st.type
+        ran.append(st.type)
+    return ran
+
+
 @needs_model
 @pytest.mark.parametrize("which", ["default", "f32_weights"])
 def test_logits_of_a_64_token_prompt_match_pytorch(model, exact, reference, which):
@@ -262,14 +283,4 @@ def test_k_and_iq4_weights_match_pytorch_on_every_backend(k_model):
     # falling back to the CPU. 64 positions on the CPU and OpenCL, 16 on
     # WebGPU (lavapipe runs its shaders on the CPU, ~10x slower).
     fmt, path, ref = k_model
-    for st in tb.statuses():
-        if not st.available or st.type not in ("cpu", "opencl", "webgpu"):
-            continue
-        m = tb.Model.load(str(path), ctx=128, backend=st.type)
-        ids = m.tokenizer.encode(PASSAGE)[:16 if st.type == "webgpu" else 64]
-        ref.reset()
-        tb.reset_fallback_stats()
-        err = relative_errors(m.logits(ids), ref.forward(ids).numpy())
-        print(f"{fmt} on {st.type}: max relative logit error over {len(ids)} positions {err.max():.2e}")
-        assert err.max() < 2e-3, st.type
-        assert tb.fallback_stats()["ops"] == 0, st.type
+    assert "cpu" in check_every_backend(path, ref, fmt, 2e-3)
