@@ -146,7 +146,8 @@ void bind_model(nb::module_& m) {
           },
           "Token counts, seconds and tokens/s of the prompt and the generation.");
 
-  nb::class_<Model>(m, "Model", "A GGUF decoder language model (llama, qwen2, qwen3, gemma2, gemma3) on one backend.")
+  nb::class_<Model>(m, "Model",
+                    "A GGUF decoder language model (llama, qwen2, qwen3, gemma2, gemma3, phi3) on one backend.")
       .def_static(
           "load",
           [](std::optional<std::string> path, const DeviceArg& backend, std::int64_t ctx, std::int64_t max_batch,

@@ -897,7 +897,7 @@ class Generation:
         """Token counts, seconds and tokens/s of the prompt and the generation."""
 
 class Model:
-    """A GGUF decoder language model (llama, qwen2, qwen3, gemma2, gemma3) on one backend."""
+    """A GGUF decoder language model (llama, qwen2, qwen3, gemma2, gemma3, phi3) on one backend."""
 
     @staticmethod
     def load(path: str | None = None, backend: Backend | str | None = None, ctx: int = 0, max_batch: int = 256, f32_weights: bool = False, activations: str = 'int16', kv_type: str = 'f16', sequences: int = 1, mmap: bool = False) -> Model:

@@ -77,7 +77,9 @@ def write(src, dst, type_name, seed=7, shape="small", arch="llama"):
         w.add_key_value(key, field.contents(), main, sub)
         if key == "tokenizer.ggml.tokens":
             vocab = len(field.contents())
-    w.add_name(f"random-{arch}-{shape}-{type_name}")
+    # (llama.cpp sets Phi-3's special tokens' attributes when the name says
+    # "phi3", and SmolLM2's vocabulary has none of them: that file is "ph-3".)
+    w.add_name(f"random-{arch.replace('phi3', 'ph-3')}-{shape}-{type_name}")
     w.add_block_count(N_LAYER)
     w.add_context_length(2048)
     w.add_embedding_length(N_EMBD)
@@ -89,6 +91,13 @@ def write(src, dst, type_name, seed=7, shape="small", arch="llama"):
     if arch in ("qwen3", "gemma3"):
         w.add_key_length(head_dim)
         w.add_value_length(head_dim)
+    if arch == "phi3":
+        # Phi-3-mini-128k's kind of file: LongRoPE factor pairs with an
+        # attention factor and an original context (the short factors apply
+        # within it), and the sliding window its files name.
+        w.add_uint32("phi3.rope.scaling.original_context_length", 4096)
+        w.add_float32("phi3.rope.scaling.attn_factor", 1.19)
+        w.add_sliding_window(2047)
     if arch.startswith("gemma") and shape != "small":
         w.add_sliding_window(512)  # Gemma 3 1B's, with its pattern of 6 (the default)
     elif arch.startswith("gemma"):
@@ -132,12 +141,18 @@ def write(src, dst, type_name, seed=7, shape="small", arch="llama"):
     matrix("token_embd.weight", vocab, N_EMBD)
     if arch == "llama3":
         w.add_tensor("rope_freqs.weight", llama3_freq_factors(head_dim, base))
+    if arch == "phi3":
+        w.add_tensor("rope_factors_short.weight", (1.0 + 2.0 * rng.random(head_dim // 2)).astype(np.float32))
+        w.add_tensor("rope_factors_long.weight", (4.0 + 20.0 * rng.random(head_dim // 2)).astype(np.float32))
     for i in range(N_LAYER):
         p = f"blk.{i}."
         norm(p + "attn_norm.weight")
-        matrix(p + "attn_q.weight", N_HEAD * head_dim, N_EMBD)
-        matrix(p + "attn_k.weight", N_HEAD_KV * head_dim, N_EMBD)
-        matrix(p + "attn_v.weight", N_HEAD_KV * head_dim, N_EMBD)
+        if arch == "phi3":  # fused: Q, K and V rows in one matrix
+            matrix(p + "attn_qkv.weight", (N_HEAD + 2 * N_HEAD_KV) * head_dim, N_EMBD)
+        else:
+            matrix(p + "attn_q.weight", N_HEAD * head_dim, N_EMBD)
+            matrix(p + "attn_k.weight", N_HEAD_KV * head_dim, N_EMBD)
+            matrix(p + "attn_v.weight", N_HEAD_KV * head_dim, N_EMBD)
         if arch == "qwen2":
             bias(p + "attn_q.bias", N_HEAD * head_dim)
             bias(p + "attn_k.bias", N_HEAD_KV * head_dim)
@@ -149,12 +164,17 @@ def write(src, dst, type_name, seed=7, shape="small", arch="llama"):
         if arch.startswith("gemma"):
             norm(p + "post_attention_norm.weight")
         norm(p + "ffn_norm.weight")
-        matrix(p + "ffn_gate.weight", N_FF, N_EMBD)
-        matrix(p + "ffn_up.weight", N_FF, N_EMBD)
+        if arch == "phi3":  # fused: the gate's rows, then the up projection's
+            matrix(p + "ffn_up.weight", 2 * N_FF, N_EMBD)
+        else:
+            matrix(p + "ffn_gate.weight", N_FF, N_EMBD)
+            matrix(p + "ffn_up.weight", N_FF, N_EMBD)
         matrix(p + "ffn_down.weight", N_EMBD, N_FF)
         if arch.startswith("gemma"):
             norm(p + "post_ffw_norm.weight")
     norm("output_norm.weight")  # the output head is the token embedding (tied), as in SmolLM2
+    if arch == "phi3":  # except Phi-3's, a matrix of its own
+        matrix("output.weight", vocab, N_EMBD)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()

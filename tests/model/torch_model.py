@@ -15,19 +15,24 @@ each architecture's definition (llama.cpp's src/models/*.cpp):
   residual, sliding-window layers (every layer i with i % n < n - 1, n the
   pattern: 2 for gemma2, 6 for gemma3 unless the file says) with their own RoPE
   base (gemma3: 10000 and no linear scaling), logit soft-caps on the scores and
-  the output (gemma2; 50 and 30 unless the file says), q/k head norms (gemma3).
+  the output (gemma2; 50 and 30 unless the file says), q/k head norms (gemma3);
+- phi3: NeoX halves, Q, K and V as row ranges of one fused attn_qkv, the gate
+  and up projections as the two halves of ffn_up, LongRoPE's factors (the
+  short ones unless `ctx` exceeds the original context, as llama.cpp picks)
+  and the RoPE attention factor on the rotated queries and keys (scores times
+  its square).
 """
 
 import gguf
 import numpy as np
 import torch
 
-NEOX = {"llama": False, "qwen2": True, "qwen3": True, "gemma2": True, "gemma3": True}
+NEOX = {"llama": False, "qwen2": True, "qwen3": True, "gemma2": True, "gemma3": True, "phi3": True}
 SWA_PATTERN = {"gemma2": 2, "gemma3": 6}
 
 
 class TorchModel:
-    def __init__(self, path):
+    def __init__(self, path, ctx=0):
         r = gguf.GGUFReader(path)
         f = {k: v.contents() for k, v in r.fields.items()
              if not k.startswith("tokenizer.")}
@@ -68,7 +73,13 @@ class TorchModel:
         self.embd = w("token_embd.weight")
         self.out_norm = w("output_norm.weight")
         self.output = w("output.weight") if "output.weight" in tensors else self.embd
-        self.freq_factors = w("rope_freqs.weight").double() if "rope_freqs.weight" in tensors else None
+        self.freq_factors = None
+        n_ctx_orig = f.get(a + "rope.scaling.original_context_length", f.get(a + "context_length", 0))
+        long = ctx > n_ctx_orig
+        for name in ("rope_freqs.weight", "rope_factors_long.weight" if long else "rope_factors_short.weight"):
+            if name in tensors:
+                self.freq_factors = w(name).double()
+        self.attn_factor = float(f.get(a + "rope.scaling.attn_factor", 1.0))
         self.layers = []
         for i in range(self.n_layers):
             p = f"blk.{i}."
@@ -76,6 +87,13 @@ class TorchModel:
                      "ffn_gate", "ffn_up", "ffn_down", "attn_q_norm", "attn_k_norm", "post_attention_norm",
                      "post_ffw_norm"]
             layer = {k: w(p + k + ".weight") for k in names if p + k + ".weight" in tensors}
+            if p + "attn_qkv.weight" in tensors:  # rows: Q, then K, then V
+                qkv = w(p + "attn_qkv.weight")
+                nq, nkv = self.n_head * self.head_dim, self.n_head_kv * self.head_dim
+                layer["attn_q"], layer["attn_k"], layer["attn_v"] = qkv[:nq], qkv[nq:nq + nkv], qkv[nq + nkv:]
+            if "ffn_gate" not in layer:  # ffn_up's rows: the gate's, then the up projection's
+                n_ff = layer["ffn_up"].shape[0] // 2
+                layer["ffn_gate"], layer["ffn_up"] = layer["ffn_up"][:n_ff], layer["ffn_up"][n_ff:]
             for k in ("attn_q", "attn_k", "attn_v", "attn_output"):
                 layer[k + ".bias"] = w(p + k + ".bias") if p + k + ".bias" in tensors else 0.0
             self.layers.append(layer)
@@ -131,7 +149,7 @@ class TorchModel:
             self.v[i] = v if self.v[i] is None else torch.cat([self.v[i], v])
             kk = self.k[i].repeat_interleave(group, dim=1)  # query head h reads kv head h // group
             vv = self.v[i].repeat_interleave(group, dim=1)
-            scores = torch.einsum("shd,thd->hst", q, kk) / self.head_dim ** 0.5
+            scores = torch.einsum("shd,thd->hst", q, kk) / self.head_dim ** 0.5 * self.attn_factor ** 2
             if self.attn_cap:
                 scores = self.attn_cap * torch.tanh(scores / self.attn_cap)
             t = kk.shape[0]

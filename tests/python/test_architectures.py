@@ -4,8 +4,10 @@ files written here (tests/model/random_model.py): Llama 3.1-style llama with
 rope_freqs.weight, qwen2 (NeoX RoPE, Q/K/V biases), qwen3 (NeoX RoPE, q/k
 head norms, 128-wide heads: queries wider than the embedding), gemma2
 (sliding-window layers, logit soft-caps, GeGLU, post norms, scaled
-embeddings) and gemma3 (sliding-window layers with their own RoPE base, linear
-RoPE scaling on the global ones, q/k head norms). And against
+embeddings), gemma3 (sliding-window layers with their own RoPE base, linear
+RoPE scaling on the global ones, q/k head norms) and phi3 (fused QKV and
+gate-up tensors read as views, LongRoPE factors, the RoPE attention factor,
+a separate output matrix). And against
 llama.cpp's own forward on the same files where its logits program is built
 (tests/model/build_llama_logits.sh; TORSH_LLAMA_LOGITS names it), skipping
 visibly where it is not.
@@ -25,13 +27,14 @@ from test_model import PASSAGE, check_every_backend, relative_errors
 MODEL = pathlib.Path(tb.model_cache_dir()) / "SmolLM2-135M-Instruct.Q4_1.gguf"
 needs_model = pytest.mark.skipif(not MODEL.exists(), reason=f"{MODEL} is absent (its tokenizer is copied into "
                                  "the random files): run scripts/fetch-model.sh")
-ARCHS = ["llama3", "qwen2", "qwen3", "gemma2", "gemma3"]
+ARCHS = ["llama3", "qwen2", "qwen3", "gemma2", "gemma3", "phi3"]
 CONFIG = {  # gguf architecture, RoPE pairs, q/k norm, frequency factors, head size, sliding window
     "llama3": ("llama", "gptj", False, True, 64, 0),
     "qwen2": ("qwen2", "neox", False, False, 64, 0),
     "qwen3": ("qwen3", "neox", True, False, 128, 0),
     "gemma2": ("gemma2", "neox", False, False, 64, 8),
     "gemma3": ("gemma3", "neox", True, False, 128, 8),
+    "phi3": ("phi3", "neox", False, True, 64, 0),  # its window (2047) named, not applied, as llama.cpp
 }
 
 
@@ -80,6 +83,24 @@ def test_f32_weights_match_pytorch_on_every_backend(arch):
     name, files = arch
     path, ref = files["f32"]
     assert "cpu" in check_every_backend(path, ref, f"{name} f32", 1e-4, kv_type="f32")
+
+
+@needs_model
+def test_phi3_long_context_takes_the_long_rope_factors(arch):
+    # Past the original context (4096 in the file) LongRoPE's long factors
+    # replace the short ones, picked at load from the context asked for.
+    name, files = arch
+    if name != "phi3":
+        pytest.skip("Phi-3's LongRoPE only")
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "model"))
+    from torch_model import TorchModel
+    path = files["f32"][0]
+    m = tb.Model.load(str(path), ctx=4200, kv_type="f32")
+    ids = m.tokenizer.encode(PASSAGE)[:32]
+    long_ref, short_ref = TorchModel(str(path), ctx=4200), TorchModel(str(path))
+    ours = m.logits(ids)
+    assert relative_errors(ours, long_ref.forward(ids).numpy()).max() < 1e-4
+    assert relative_errors(ours, short_ref.forward(ids).numpy()).max() > 1e-2
 
 
 @needs_model

@@ -119,11 +119,12 @@ int run(int argc, char** argv) {
   auto* run_cmd = app.add_subcommand(
       "run", "Generate text from a GGUF language model (default: the cached SmolLM2-135M-Instruct), with tokens/s");
   run_cmd
-      ->add_option("model", runo.model,
-                   "GGUF file (llama, qwen2, qwen3, gemma2 or gemma3 architecture; F32, F16, BF16, Q4_0, Q4_1, Q5_0, "
-                   "Q5_1, Q8_0, Q2_K "
-                   "to Q6_K, IQ4_NL or "
-                   "IQ4_XS weights)")
+      ->add_option(
+          "model", runo.model,
+          "GGUF file (llama, qwen2, qwen3, gemma2, gemma3 or phi3 architecture; F32, F16, BF16, Q4_0, Q4_1, Q5_0, "
+          "Q5_1, Q8_0, Q2_K "
+          "to Q6_K, IQ4_NL or "
+          "IQ4_XS weights)")
       ->type_name("MODEL.gguf");
   auto* prompt_opt = run_cmd->add_option("-p,--prompt", runo.prompt, "The prompt");
   auto* prompt_file_opt =

@@ -2,11 +2,12 @@
 // Decoder language models from GGUF files, run through the op layer (so on
 // any backend). One forward pass serves every architecture of the table in
 // src/model/arch/architecture.cpp (llama incl. Llama 3.x's frequency factors,
-// qwen2, qwen3, gemma2, gemma3): RMSNorm, RoPE (adjacent pairs or NeoX halves,
-// linear scaling), grouped-query attention over a KV cache allocated from the
-// backend's pool (f16 by default, as llama.cpp's) with sliding-window layers
-// and logit soft-caps where the architecture has them, optional Q/K/V/output
-// biases, optional RMSNorm over each query and key head, SwiGLU or GeGLU,
+// qwen2, qwen3, gemma2, gemma3, phi3): RMSNorm, RoPE (adjacent pairs or NeoX
+// halves, frequency factors, linear scaling), grouped-query attention over a
+// KV cache allocated from the backend's pool (f16 by default, as llama.cpp's)
+// with sliding-window layers and logit soft-caps where the architecture has
+// them, optional Q/K/V/output biases, fused QKV and gate-up tensors read as
+// views, optional RMSNorm over each query and key head, SwiGLU or GeGLU,
 // Gemma's post norms and scaled embeddings, tied or separate output embeddings.
 // Quantized weights stay quantized (weight_types_supported()); F16 and BF16
 // weights stay in their type (the activations are rounded to it for those
@@ -35,15 +36,19 @@ struct ModelConfig {
   // n_embd / n_head without it); the queries are n_head * head_dim wide.
   std::int64_t n_layers = 0, n_embd = 0, n_ff = 0, n_head = 0, n_head_kv = 0, head_dim = 0, vocab = 0;
   std::int64_t n_ctx_train = 0;  // the context the model was trained for
-  std::int64_t rope_dim = 0;     // rotated dimensions per head (<= head_dim)
+  std::int64_t n_ctx_orig =
+      0;  // before RoPE scaling (rope.scaling.original_context_length): Phi-3's short factors' reach
+  std::int64_t rope_dim = 0;  // rotated dimensions per head (<= head_dim)
   float rope_base = 10000.0f;
   float rms_eps = 1e-5f;
   bool tied_embeddings = false;  // no output.weight: the token embedding is the output layer
   // What the architecture changes in the forward:
   ops::RopeStyle rope_style = ops::RopeStyle::GptJ;  // GptJ: adjacent pairs (llama); NeoX: halves (qwen2, qwen3)
   bool qk_norm = false;                              // RMSNorm over each query and key head before RoPE (qwen3)
-  bool rope_freq_factors = false;                    // rope_freqs.weight divides each RoPE frequency (Llama 3.1 / 3.2)
-  float rope_scale = 1.0f;                           // linear RoPE scaling ({arch}.rope.scaling.factor): positions / it
+  // rope_freqs.weight divides each RoPE frequency (Llama 3.1 / 3.2); also Phi-3's
+  // LongRoPE factors (the short ones while the context is at most n_ctx_orig).
+  bool rope_freq_factors = false;
+  float rope_scale = 1.0f;  // linear RoPE scaling ({arch}.rope.scaling.factor): positions / it
   float attn_scale = 0.0f;  // the scores' scale: 1 / sqrt(head_dim) unless the architecture says
   // Gemma (gemma2, gemma3): embeddings times embed_scale (sqrt(n_embd)), GeGLU
   // (tanh GELU) for SwiGLU, RMSNorm on the attention's and the feed-forward's

@@ -19,7 +19,12 @@ constexpr std::string_view kGemma2Keys[] = {"attention.sliding_window", "attenti
 constexpr std::string_view kGemma3Keys[] = {"attention.sliding_window", "attention.sliding_window_pattern",
                                             "rope.freq_base_swa", "final_logit_softcapping"};
 
-// llama.cpp's src/models/{llama,qwen2,qwen3,gemma2,gemma3}.cpp are the reference for each row.
+// Phi-3's files name a sliding window that llama.cpp does not apply (its
+// src/models/phi3.cpp: "Phi SWA is currently disabled"); it is read and not
+// applied here either, so both run the same model.
+constexpr std::string_view kPhi3Keys[] = {"attention.sliding_window"};
+
+// llama.cpp's src/models/{llama,qwen2,qwen3,gemma2,gemma3,phi3}.cpp are the reference for each row.
 constexpr Architecture kArchitectures[] = {
     {"llama", RopeStyle::GptJ, false, true, "Llama 1-3.x, SmolLM, TinyLlama, Mistral without a sliding window"},
     {"qwen2", RopeStyle::NeoX, false, false, "Qwen2, Qwen2.5"},
@@ -29,6 +34,8 @@ constexpr Architecture kArchitectures[] = {
     {"gemma2", RopeStyle::NeoX, false, false, "Gemma 2", true, 2, 4096, 50.0f, 30.0f, kGemma2Keys},
     // Gemma 3: five local layers (their own RoPE base, 10000 by default) to one global, q/k head norms.
     {"gemma3", RopeStyle::NeoX, true, false, "Gemma 3 text", true, 6, 0, 0.0f, 0.0f, kGemma3Keys},
+    // Phi-3: fused attn_qkv and gate-up ffn_up (any architecture's fused tensors are read as views).
+    {"phi3", RopeStyle::NeoX, false, true, "Phi-3, Phi-3.5 mini and medium", false, 0, 0, 0.0f, 0.0f, kPhi3Keys},
 };
 
 }  // namespace

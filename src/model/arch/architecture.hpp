@@ -14,8 +14,11 @@ struct Architecture {
   // llama: adjacent pairs (the converter permutes Q and K rows for them);
   // qwen2 / qwen3: NeoX halves (i, i + rope_dim / 2), the checkpoint's own order.
   ops::RopeStyle rope;
-  bool qk_norm;             // attn_q_norm / attn_k_norm: RMSNorm over each head before RoPE
-  bool rope_freqs;          // may carry rope_freqs.weight (Llama 3.1 / 3.2's frequency factors)
+  bool qk_norm;  // attn_q_norm / attn_k_norm: RMSNorm over each head before RoPE
+  // May carry frequency factors: rope_freqs.weight (Llama 3.1 / 3.2) or, Phi-3's
+  // LongRoPE, rope_factors_short / rope_factors_long.weight (the short ones up to
+  // rope.scaling.original_context_length tokens of context, as llama.cpp picks).
+  bool rope_freqs;
   std::string_view models;  // what users know the files as, for messages
   // Gemma's decoder: embeddings scaled by sqrt(n_embd), GeGLU (tanh GELU)
   // for SwiGLU, RMSNorm on the attention's and the feed-forward's outputs

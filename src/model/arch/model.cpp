@@ -226,6 +226,31 @@ struct Model::State {
     return l;
   }
 
+  // A fused `prefix`.weight (and .bias) whose rows are the given layers' one
+  // after another (Phi-3's attn_qkv, its gate-then-up ffn_up): each layer a view
+  // of its rows, so nothing is copied and each product is the unfused one's.
+  std::vector<Linear> fused(const std::string& prefix, const std::vector<std::int64_t>& rows, std::int64_t cols) {
+    std::int64_t total = 0;
+    for (std::int64_t r : rows) total += r;
+    const std::variant<QTensor, Tensor> w = matrix(prefix + ".weight", total, cols);
+    Tensor bias;
+    if (file.find_tensor(prefix + ".bias")) bias = vector(prefix + ".bias", total);
+    std::vector<Linear> out;
+    std::int64_t r0 = 0;
+    for (std::int64_t r : rows) {
+      Linear l;
+      l.activations = opts.activations;
+      if (const auto* q = std::get_if<QTensor>(&w))
+        l.w = QTensor(q->blocks().slice(0, r0, r0 + r), q->format(), r, cols);
+      else
+        l.w = std::get<Tensor>(w).slice(0, r0, r0 + r);
+      if (bias.defined()) l.bias = as_dtype(bias.slice(0, r0, r0 + r), l.input_dtype());
+      out.push_back(std::move(l));
+      r0 += r;
+    }
+    return out;
+  }
+
   Tensor vector(const std::string& name, std::int64_t n) {
     const GgufTensorInfo& t = file.tensor(name);
     read.insert(name);
@@ -317,9 +342,14 @@ Model Model::load(GgufFile file, Backend backend, const LoadOptions& opts) {
     Layer& l = s.layers[static_cast<std::size_t>(i)];
     l.attn_norm = s.vector(p + "attn_norm.weight", c.n_embd);
     l.ffn_norm = s.vector(p + "ffn_norm.weight", c.n_embd);
-    l.wq = s.linear(p + "attn_q", c.q_width(), c.n_embd);
-    l.wk = s.linear(p + "attn_k", kv, c.n_embd);
-    l.wv = s.linear(p + "attn_v", kv, c.n_embd);
+    if (s.file.find_tensor(p + "attn_qkv.weight")) {
+      auto qkv = s.fused(p + "attn_qkv", {c.q_width(), kv, kv}, c.n_embd);
+      l.wq = std::move(qkv[0]), l.wk = std::move(qkv[1]), l.wv = std::move(qkv[2]);
+    } else {
+      l.wq = s.linear(p + "attn_q", c.q_width(), c.n_embd);
+      l.wk = s.linear(p + "attn_k", kv, c.n_embd);
+      l.wv = s.linear(p + "attn_v", kv, c.n_embd);
+    }
     l.wo = s.linear(p + "attn_output", c.n_embd, c.q_width());
     if (c.qk_norm) {
       l.q_norm = s.vector(p + "attn_q_norm.weight", c.head_dim);
@@ -330,8 +360,13 @@ Model Model::load(GgufFile file, Backend backend, const LoadOptions& opts) {
       l.ffn_post_norm = s.vector(p + "post_ffw_norm.weight", c.n_embd);
     }
     l.local = !c.local_layers.empty() && c.local_layers[static_cast<std::size_t>(i)];
-    l.gate = s.linear(p + "ffn_gate", c.n_ff, c.n_embd);
-    l.up = s.linear(p + "ffn_up", c.n_ff, c.n_embd);
+    if (!s.file.find_tensor(p + "ffn_gate.weight")) {  // ffn_up holds the gate's rows, then the up projection's
+      auto gate_up = s.fused(p + "ffn_up", {c.n_ff, c.n_ff}, c.n_embd);
+      l.gate = std::move(gate_up[0]), l.up = std::move(gate_up[1]);
+    } else {
+      l.gate = s.linear(p + "ffn_gate", c.n_ff, c.n_embd);
+      l.up = s.linear(p + "ffn_up", c.n_ff, c.n_embd);
+    }
     l.down = s.linear(p + "ffn_down", c.n_embd, c.n_ff);
     const bool q8 = opts.kv_type == KvType::Q8_0;
     const Shape cache{opts.sequences, c.n_head_kv, ctx,
@@ -345,11 +380,19 @@ Model Model::load(GgufFile file, Backend backend, const LoadOptions& opts) {
   }
   std::vector<float> freq_factors;
   if (c.rope_freq_factors) {
-    freq_factors = s.vector("rope_freqs.weight", c.rope_dim / 2).to_host<float>();
+    // Llama 3.1's one set, or Phi-3's LongRoPE pair: the short factors while
+    // the context stays within the original one, else the long ones (as llama.cpp).
+    const bool phi = !s.file.find_tensor("rope_freqs.weight");
+    const std::string name = !phi                 ? "rope_freqs.weight"
+                             : ctx > c.n_ctx_orig ? "rope_factors_long.weight"
+                                                  : "rope_factors_short.weight";
+    freq_factors = s.vector(name, c.rope_dim / 2).to_host<float>();
+    for (const char* other : {"rope_factors_short.weight", "rope_factors_long.weight"})
+      if (phi && s.file.find_tensor(other)) s.vector(other, c.rope_dim / 2);  // read (and checked) either way
     for (float f : freq_factors)
       if (!(f > 0.0f) || !std::isfinite(f))
         throw Error(ErrorCode::InvalidArgument,
-                    s.file.path() + ": rope_freqs.weight holds " + std::to_string(f) +
+                    s.file.path() + ": " + name + " holds " + std::to_string(f) +
                         "; each RoPE frequency factor divides an angle, so must be finite and > 0",
                     {.op = "load_model"}, {"The file is damaged: convert the model again"});
   }

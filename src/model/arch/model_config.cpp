@@ -34,6 +34,7 @@ constexpr std::string_view kKnownKeys[] = {"block_count",
                                            "rope.scaling.factor",
                                            "rope.scaling.original_context_length",
                                            "rope.scaling.finetuned",
+                                           "rope.scaling.attn_factor",
                                            "vocab_size",
                                            "expert_count",
                                            "expert_used_count"};
@@ -72,7 +73,9 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
                 {.op = "load_model"}, {"Use a GGUF file of one of those architectures"});
   c.rope_style = arch->rope;
   c.qk_norm = arch->qk_norm;
-  c.rope_freq_factors = arch->rope_freqs && f.find_tensor("rope_freqs.weight") != nullptr;
+  c.rope_freq_factors =
+      arch->rope_freqs && (f.find_tensor("rope_freqs.weight") || f.find_tensor("rope_factors_short.weight") ||
+                           f.find_tensor("rope_factors_long.weight"));
   const std::string a = c.architecture + ".";
   c.name = f.get_string("general.name", "");
   c.n_layers = f.get_int(a + "block_count");
@@ -117,6 +120,13 @@ ModelConfig ModelConfig::from_gguf(const GgufFile& f) {
                 {.op = "load_model"});
   }
   c.attn_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  // RoPE's attention factor scales the rotated queries and keys (llama.cpp's
+  // rope mscale), so the scores by its square.
+  const double attn_factor = f.get_float(a + "rope.scaling.attn_factor", 1.0);
+  if (!(attn_factor > 0.0) || !std::isfinite(attn_factor))
+    throw bad(f, a + "rope.scaling.attn_factor must be finite and > 0");
+  c.attn_scale *= static_cast<float>(attn_factor * attn_factor);
+  c.n_ctx_orig = f.get_int(a + "rope.scaling.original_context_length", c.n_ctx_train);
   c.rope_base_local = c.rope_base;
   c.rope_scale_local = c.rope_scale;
   if (arch->gemma) {
