@@ -498,8 +498,36 @@ TEST(ChatTemplate, Families) {
             "[INST] <<SYS>>\nS\n<</SYS>>\n\nQ1 [/INST] A1 </s><s>[INST] Q2 [/INST]");
   EXPECT_EQ(error_code_of([&] { llama2.apply_chat_template({{"tool", "x"}}); }), ErrorCode::InvalidArgument);
 
-  s.chat_template = "{{ messages }}";
+  // Gemma 3's template (system before the first user message, "model" turns,
+  // contents trimmed) and its end-of-turn token as a stop token.
+  d.chat_template = "{{ bos_token }}...{{ '<start_of_turn>' + role + '\\n' ...";
+  d.tokens.push_back("<end_of_turn>"), d.token_types.push_back(3);
+  d.add_bos = false;
+  Tokenizer gemma(d);
+  EXPECT_EQ(gemma.apply_chat_template({{"system", "S"}, {"user", " Hi "}, {"assistant", "Hello"}, {"user", "Q"}}),
+            "<|endoftext|><start_of_turn>user\nS\n\nHi<end_of_turn>\n<start_of_turn>model\nHello<end_of_turn>\n"
+            "<start_of_turn>user\nQ<end_of_turn>\n<start_of_turn>model\n");
+  EXPECT_EQ(gemma.stop_tokens(), (std::vector<std::int32_t>{0, static_cast<std::int32_t>(d.tokens.size() - 1)}));
+  EXPECT_EQ(error_code_of([&] { gemma.apply_chat_template({{"tool", "x"}}); }), ErrorCode::InvalidArgument);
+  // Phi-3's: "<|role|>\ncontent<|end|>\n", EOS without a generation prompt.
+  d.chat_template = "{% for message in messages %}{{'<|user|>\\n' + message['content'] + '<|end|>\\n'}}...";
+  d.tokens.push_back("<|end|>"), d.token_types.push_back(3);
+  d.eos = 0;
+  Tokenizer phi3(d);
+  EXPECT_EQ(phi3.apply_chat_template({{"system", "S"}, {"user", "Hi"}}),
+            "<|system|>\nS<|end|>\n<|user|>\nHi<|end|>\n<|assistant|>\n");
+  EXPECT_EQ(phi3.apply_chat_template({{"user", "Hi"}, {"assistant", "A"}}, false),
+            "<|user|>\nHi<|end|>\n<|assistant|>\nA<|end|>\n<|endoftext|>");
+  EXPECT_EQ(phi3.stop_tokens(), (std::vector<std::int32_t>{0, static_cast<std::int32_t>(d.tokens.size() - 1)}));
+
+  s.chat_template = "{{ messages }}\nmore";
   EXPECT_EQ(error_code_of([&] { Tokenizer(s).apply_chat_template({{"user", "x"}}); }), ErrorCode::Unsupported);
+  try {  // refused with the template's first line shown
+    Tokenizer(s).apply_chat_template({{"user", "x"}});
+  } catch (const torsh::Error& e) {
+    EXPECT_NE(e.message().find("it begins: {{ messages }}"), std::string::npos) << e.message();
+    EXPECT_EQ(e.message().find("more"), std::string::npos) << e.message();
+  }
   s.chat_template = "";
   EXPECT_EQ(error_code_of([&] { Tokenizer(s).apply_chat_template({{"user", "x"}}); }), ErrorCode::Unsupported);
 }

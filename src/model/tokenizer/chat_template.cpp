@@ -1,5 +1,7 @@
 #include "chat_template.hpp"
 
+#include <algorithm>
+
 #include "torsh/core/error.hpp"
 #include "unicode.hpp"
 
@@ -87,6 +89,38 @@ std::string render_llama2(const std::vector<ChatMessage>& messages, std::string_
   return out;
 }
 
+// Gemma 2 / 3 (Gemma 3's template; Gemma 2's refuses a system message, Gemma
+// 3's puts it before the first user message, as here): "assistant" is the
+// "model" turn, contents trimmed.
+std::string render_gemma(const std::vector<ChatMessage>& messages, bool add_generation_prompt, std::string_view bos,
+                         bool leading_bos) {
+  std::string out(leading_bos ? bos : std::string_view{}), prefix;
+  std::size_t first = 0;
+  if (!messages.empty() && messages.front().role == "system") prefix = messages.front().content + "\n\n", first = 1;
+  for (std::size_t i = first; i < messages.size(); ++i) {
+    const auto& m = messages[i];
+    if (m.role != "user" && m.role != "assistant") bad_role("Gemma", m, "system (first only), user and assistant");
+    out.append("<start_of_turn>").append(m.role == "assistant" ? "model" : "user").append("\n");
+    if (i == first) out.append(prefix);
+    out.append(trim(m.content)).append("<end_of_turn>\n");
+  }
+  if (add_generation_prompt) out += "<start_of_turn>model\n";
+  return out;
+}
+
+// Phi-3's: each message "<|role|>\ncontent<|end|>\n"; without a generation
+// prompt the conversation ends with EOS.
+std::string render_phi3(const std::vector<ChatMessage>& messages, bool add_generation_prompt, std::string_view eos) {
+  std::string out;
+  for (const auto& m : messages) {
+    if (m.role != "system" && m.role != "user" && m.role != "assistant")
+      bad_role("Phi-3", m, "system, user and assistant");
+    out.append("<|").append(m.role).append("|>\n").append(m.content).append("<|end|>\n");
+  }
+  out += add_generation_prompt ? std::string("<|assistant|>\n") : std::string(eos);
+  return out;
+}
+
 std::string render_llama3(const std::vector<ChatMessage>& messages, bool add_generation_prompt, std::string_view bos,
                           bool leading_bos) {
   std::string out(leading_bos ? bos : std::string_view{});
@@ -111,10 +145,15 @@ ChatTemplate ChatTemplate::recognise(std::string_view jinja) {
     t.default_system = chatml_default_system(jinja);
   } else if (jinja.find("<|start_header_id|>") != std::string_view::npos) {
     t.format = ChatFormat::Llama3;
+  } else if (jinja.find("<start_of_turn>") != std::string_view::npos) {
+    t.format = ChatFormat::Gemma;
+  } else if (jinja.find("<|user|>") != std::string_view::npos && jinja.find("<|end|>") != std::string_view::npos) {
+    t.format = ChatFormat::Phi3;
   } else if (jinja.find("[INST]") != std::string_view::npos) {
     t.format = ChatFormat::Llama2;
   } else {
     t.format = ChatFormat::Unknown;
+    t.first_line = std::string(jinja.substr(0, std::min(jinja.find('\n'), std::size_t{120})));
   }
   return t;
 }
@@ -125,6 +164,8 @@ std::string ChatTemplate::render(const std::vector<ChatMessage>& messages, bool 
     case ChatFormat::ChatML: return render_chatml(*this, messages, add_generation_prompt);
     case ChatFormat::Llama2: return render_llama2(messages, bos_text, eos_text, leading_bos);
     case ChatFormat::Llama3: return render_llama3(messages, add_generation_prompt, bos_text, leading_bos);
+    case ChatFormat::Gemma: return render_gemma(messages, add_generation_prompt, bos_text, leading_bos);
+    case ChatFormat::Phi3: return render_phi3(messages, add_generation_prompt, eos_text);
     case ChatFormat::None:
       throw Error(ErrorCode::Unsupported, "the model has no chat template (tokenizer.chat_template)",
                   {.op = "apply_chat_template"}, {"Write the prompt in the model's format and encode() it"});
@@ -132,7 +173,9 @@ std::string ChatTemplate::render(const std::vector<ChatMessage>& messages, bool 
   }
   throw Error(
       ErrorCode::Unsupported,
-      "the model's chat template (tokenizer.chat_template) is of no recognised family (ChatML, Llama 2, Llama 3 are)",
+      "the model's chat template (tokenizer.chat_template) is of no recognised family (ChatML, Llama 2, Llama 3, "
+      "Gemma and Phi-3 are); it begins: " +
+          first_line,
       {.op = "apply_chat_template"}, {"Write the prompt in the model's format and encode() it"});
 }
 

@@ -15,6 +15,8 @@ enum class ChatFormat {
   ChatML,   // <|im_start|>role\ncontent<|im_end|>\n
   Llama2,   // <s>[INST] <<SYS>>\n...\n<</SYS>>\n\nuser [/INST] assistant </s>
   Llama3,   // <|start_header_id|>role<|end_header_id|>\n\ncontent<|eot_id|>
+  Gemma,    // <start_of_turn>user\ncontent<end_of_turn>\n<start_of_turn>model\n
+  Phi3,     // <|user|>\ncontent<|end|>\n<|assistant|>\n
 };
 
 struct ChatTemplate {
@@ -22,6 +24,8 @@ struct ChatTemplate {
   // ChatML: the system message the template writes when the conversation does
   // not start with one (empty when it writes none).
   std::string default_system;
+  // Unknown: the template's first line (for the refusal's message).
+  std::string first_line;
 
   static ChatTemplate recognise(std::string_view jinja);
 

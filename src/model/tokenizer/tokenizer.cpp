@@ -133,6 +133,8 @@ Tokenizer::Tokenizer(TokenizerData data) {
   if (d.eos >= 0) s->stop.push_back(d.eos);
   std::string_view end_of_turn = s->chat.format == ChatFormat::ChatML   ? "<|im_end|>"
                                  : s->chat.format == ChatFormat::Llama3 ? "<|eot_id|>"
+                                 : s->chat.format == ChatFormat::Gemma  ? "<end_of_turn>"
+                                 : s->chat.format == ChatFormat::Phi3   ? "<|end|>"
                                                                         : "";
   if (std::int32_t id = end_of_turn.empty() ? -1 : find_token(s->index, end_of_turn); id >= 0 && id != d.eos)
     s->stop.push_back(id);
